@@ -1,0 +1,54 @@
+# cvo-py: `make demo` and `make test` are all a new user needs (see README.md).
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+CLUSTER := $(PY) hack/localcluster.py
+export CVO_PY_CLUSTER_DIR ?= $(CURDIR)/.local-cluster
+
+.PHONY: all venv build-apiserver cluster-up cluster-down cluster-restart cluster-status lint test test-unit demo bench clean
+
+all: test
+
+# Installs the project and its test tools into .venv; redone when pyproject.toml changes.
+$(VENV)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e '.[test]'
+	touch $@
+
+venv: $(VENV)/.installed
+
+build-apiserver: venv
+	$(CLUSTER) build
+
+cluster-up: venv
+	$(CLUSTER) up
+
+cluster-down: venv
+	$(CLUSTER) down
+
+cluster-restart: venv
+	$(CLUSTER) restart
+
+cluster-status: venv
+	$(CLUSTER) status
+
+lint: venv
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/mypy
+	$(VENV)/bin/lint-imports
+
+test-unit: venv
+	$(PY) -m pytest -m "not integration"
+
+test: venv build-apiserver lint
+	$(PY) -m pytest
+
+demo: venv build-apiserver
+	$(PY) hack/demo.py $(DEMO_ARGS)
+
+bench: venv build-apiserver
+	@for b in bench/*.py; do echo "== $$b"; $(PY) $$b || exit 1; done
+
+clean: cluster-down
+	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache *.egg-info

@@ -1,0 +1,3 @@
+from cvo_py.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,433 @@
+"""A small, dict-based Kubernetes REST client.
+
+Every object is the plain JSON dict the API server sends, for core types and custom resources
+alike, so pure functions elsewhere never depend on generated model classes. Credentials and TLS
+come from the official client's configuration loaders (kubeconfig, in-cluster, exec plugins).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import ssl
+import threading
+import time
+from collections.abc import Callable, Generator, Mapping
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import quote, urlencode
+
+import urllib3
+
+JSON = dict[str, Any]
+
+MERGE_PATCH = "application/merge-patch+json"
+JSON_PATCH = "application/json-patch+json"
+STRATEGIC_MERGE_PATCH = "application/strategic-merge-patch+json"
+TOO_MANY_REQUESTS_RETRIES = 5
+
+
+@dataclass(frozen=True)
+class Resource:
+    """Where a kind lives in the REST API."""
+
+    api_version: str  # "v1" or "group/version"
+    kind: str
+    plural: str
+    namespaced: bool
+
+    @property
+    def group(self) -> str:
+        return self.api_version.split("/")[0] if "/" in self.api_version else ""
+
+    def path(self, namespace: str | None = None, name: str | None = None, subresource: str = "") -> str:
+        base = "/api/v1" if self.api_version == "v1" else f"/apis/{self.api_version}"
+        if self.namespaced and namespace:
+            base += f"/namespaces/{quote(namespace, safe='')}"
+        base += f"/{self.plural}"
+        if name is not None:
+            base += f"/{quote(name, safe='')}"
+        if subresource:
+            base += f"/{subresource}"
+        return base
+
+    def __str__(self) -> str:
+        return f"{self.plural}.{self.group}" if self.group else self.plural
+
+
+PODS = Resource("v1", "Pod", "pods", True)
+NODES = Resource("v1", "Node", "nodes", False)
+CONFIGMAPS = Resource("v1", "ConfigMap", "configmaps", True)
+NAMESPACES = Resource("v1", "Namespace", "namespaces", False)
+SERVICEACCOUNTS = Resource("v1", "ServiceAccount", "serviceaccounts", True)
+EVENTS = Resource("v1", "Event", "events", True)
+PODTEMPLATES = Resource("v1", "PodTemplate", "podtemplates", True)
+LEASES = Resource("coordination.k8s.io/v1", "Lease", "leases", True)
+CRDS = Resource("apiextensions.k8s.io/v1", "CustomResourceDefinition", "customresourcedefinitions", False)
+CLUSTERVERSIONS = Resource("config.openshift.io/v1", "ClusterVersion", "clusterversions", False)
+CLUSTEROPERATORS = Resource("config.openshift.io/v1", "ClusterOperator", "clusteroperators", False)
+MACHINECONFIGPOOLS = Resource("machineconfiguration.openshift.io/v1", "MachineConfigPool", "machineconfigpools", False)
+MACHINECONFIGS = Resource("machineconfiguration.openshift.io/v1", "MachineConfig", "machineconfigs", False)
+
+
+class ApiError(Exception):
+    """A non-2xx answer from the API server, with its `Status` fields parsed."""
+
+    def __init__(self, status: int, body: str, method: str = "", path: str = "") -> None:
+        self.status = status
+        self.body = body
+        self.method = method
+        self.path = path
+        parsed: JSON = {}
+        try:
+            loaded = json.loads(body) if body else {}
+            if isinstance(loaded, dict):
+                parsed = loaded
+        except ValueError:
+            pass
+        self.status_object = parsed
+        self.reason: str = str(parsed.get("reason", "")) if parsed else ""
+        self.message: str = str(parsed.get("message", "")) if parsed else body.strip()[:500]
+        details = parsed.get("details") if parsed else None
+        self.details: JSON = details if isinstance(details, dict) else {}
+        super().__init__(f"{method} {path}: {status} {self.reason}: {self.message}".strip())
+
+    @property
+    def causes(self) -> list[JSON]:
+        causes = self.details.get("causes")
+        return [c for c in causes if isinstance(c, dict)] if isinstance(causes, list) else []
+
+    def is_conflict(self) -> bool:
+        return self.status == 409 and self.reason != "AlreadyExists"
+
+    def is_already_exists(self) -> bool:
+        return self.status == 409 and self.reason == "AlreadyExists"
+
+    def is_not_found(self) -> bool:
+        return self.status == 404
+
+    def is_gone(self) -> bool:
+        return self.status == 410
+
+    def is_invalid(self) -> bool:
+        return self.status == 422
+
+    def retry_after(self) -> float | None:
+        seconds = self.details.get("retryAfterSeconds")
+        return float(seconds) if isinstance(seconds, int | float) else None
+
+
+class ServerUnreachable(Exception):
+    """The API server could not be reached at all (connection refused, DNS, TLS, timeout)."""
+
+    def __init__(self, server: str, cause: BaseException) -> None:
+        self.server = server
+        self.cause = cause
+        super().__init__(f"cannot reach the Kubernetes API server at {server}: {_short_cause(cause)}")
+
+
+def _short_cause(cause: BaseException) -> str:
+    text = str(cause)
+    for marker in ("Connection refused", "Name or service not known", "timed out", "CERTIFICATE_VERIFY_FAILED"):
+        if marker in text:
+            return marker.lower() if marker != "CERTIFICATE_VERIFY_FAILED" else "certificate verify failed"
+    return text.splitlines()[0][:200] if text else type(cause).__name__
+
+
+class ConfigError(Exception):
+    """No usable client configuration."""
+
+
+@dataclass
+class ClientConfig:
+    host: str
+    ca_file: str | None = None
+    cert_file: str | None = None
+    key_file: str | None = None
+    verify: bool = True
+    token: str | None = None
+    # The official loaders refresh short-lived credentials (in-cluster tokens, exec plugins).
+    official: Any = None
+
+    def authorization(self) -> str | None:
+        if self.official is not None:
+            # Calls the loaders' refresh hook (rotated in-cluster tokens, exec plugins) first.
+            value = self.official.get_api_key_with_prefix("BearerToken", alias="authorization")
+            if value:
+                return str(value) if " " in str(value) else f"Bearer {value}"
+        return f"Bearer {self.token}" if self.token else None
+
+
+def load_config(kubeconfig: str | None = None, context: str | None = None) -> ClientConfig:
+    """Explicit kubeconfig, else in-cluster, else $KUBECONFIG, else ~/.kube/config."""
+    from kubernetes import client as k8s_client
+    from kubernetes import config as k8s_config
+
+    official = k8s_client.Configuration()
+    source = ""
+    try:
+        if kubeconfig:
+            if not os.path.exists(kubeconfig):
+                raise ConfigError(f"kubeconfig {kubeconfig!r} does not exist")
+            source = kubeconfig
+            k8s_config.load_kube_config(  # type: ignore[no-untyped-call]
+                config_file=kubeconfig, context=context, client_configuration=official
+            )
+        elif os.environ.get("KUBERNETES_SERVICE_HOST") and os.path.exists(
+            "/var/run/secrets/kubernetes.io/serviceaccount/token"
+        ):
+            source = "in-cluster configuration"
+            k8s_config.load_incluster_config(client_configuration=official)  # type: ignore[no-untyped-call]
+        else:
+            path = os.environ.get("KUBECONFIG", "").split(os.pathsep)[0] or os.path.expanduser("~/.kube/config")
+            if not os.path.exists(path):
+                raise ConfigError(
+                    f"no Kubernetes configuration: not running in a pod, and kubeconfig {path!r} does not "
+                    "exist (pass --kubeconfig)"
+                )
+            source = path
+            k8s_config.load_kube_config(  # type: ignore[no-untyped-call]
+                config_file=path, context=context, client_configuration=official
+            )
+    except ConfigError:
+        raise
+    except Exception as exc:  # the loaders raise many unrelated types for a bad file
+        raise ConfigError(f"cannot load Kubernetes configuration from {source}: {exc}") from exc
+    return ClientConfig(
+        host=official.host.rstrip("/"),
+        ca_file=official.ssl_ca_cert,
+        cert_file=official.cert_file,
+        key_file=official.key_file,
+        verify=bool(official.verify_ssl),
+        official=official,
+    )
+
+
+class KubeClient:
+    """Thread-safe REST client returning plain dicts."""
+
+    def __init__(self, config: ClientConfig, user_agent: str = "cvo-py", timeout: float = 30.0) -> None:
+        self.config = config
+        self.timeout = timeout
+        kwargs: dict[str, Any] = {"maxsize": 16, "retries": False}
+        if config.host.startswith("https"):
+            if config.verify:
+                kwargs.update(cert_reqs=ssl.CERT_REQUIRED, ca_certs=config.ca_file)
+            else:
+                kwargs.update(cert_reqs=ssl.CERT_NONE)
+                urllib3.disable_warnings(urllib3.exceptions.InsecureRequestWarning)
+            if config.cert_file:
+                kwargs.update(cert_file=config.cert_file, key_file=config.key_file)
+        self._pool = urllib3.PoolManager(**kwargs)
+        self._user_agent = user_agent
+        self._lock = threading.Lock()
+
+    @property
+    def server(self) -> str:
+        return self.config.host
+
+    def with_token(self, token: str) -> KubeClient:
+        """The same server and TLS trust, authenticated as someone else (e.g. a ServiceAccount)."""
+        cfg = ClientConfig(host=self.config.host, ca_file=self.config.ca_file, verify=self.config.verify, token=token)
+        return KubeClient(cfg, user_agent=self._user_agent, timeout=self.timeout)
+
+    # -- raw requests -----------------------------------------------------------------------------
+
+    def _headers(self, content_type: str | None = None) -> dict[str, str]:
+        headers = {"Accept": "application/json", "User-Agent": self._user_agent}
+        auth = self.config.authorization()
+        if auth:
+            headers["Authorization"] = auth
+        if content_type:
+            headers["Content-Type"] = content_type
+        return headers
+
+    def request(
+        self,
+        method: str,
+        path: str,
+        *,
+        query: Mapping[str, Any] | None = None,
+        body: Any = None,
+        content_type: str = "application/json",
+        timeout: float | None = None,
+    ) -> Any:
+        url = self.config.host + path
+        if query:
+            url += "?" + urlencode({k: _query_value(v) for k, v in query.items() if v is not None})
+        data = json.dumps(body).encode() if body is not None else None
+        # 429 (API priority and fairness, storage initializing) asks to come back later: honour
+        # Retry-After a few times before giving the error to the caller.
+        for attempt in range(TOO_MANY_REQUESTS_RETRIES + 1):
+            try:
+                return self._request_once(method, path, url, data, content_type, timeout)
+            except ApiError as exc:
+                if exc.status != 429 or attempt == TOO_MANY_REQUESTS_RETRIES:
+                    raise
+                time.sleep(min(exc.retry_after() or 1.0, 5.0) * (0.5 + random.random() / 2))
+        raise AssertionError("unreachable")
+
+    def _request_once(
+        self, method: str, path: str, url: str, data: bytes | None, content_type: str, timeout: float | None
+    ) -> Any:
+        try:
+            resp = self._pool.request(
+                method,
+                url,
+                body=data,
+                headers=self._headers(content_type if data is not None else None),
+                timeout=urllib3.Timeout(connect=10.0, read=timeout or self.timeout),
+                preload_content=True,
+            )
+        except (urllib3.exceptions.HTTPError, OSError) as exc:
+            raise ServerUnreachable(self.config.host, exc) from exc
+        text = resp.data.decode("utf-8", errors="replace")
+        if resp.status >= 300:
+            error = ApiError(resp.status, text, method, path)
+            if error.retry_after() is None and resp.headers.get("Retry-After", "").isdigit():
+                error.details["retryAfterSeconds"] = int(resp.headers["Retry-After"])
+            raise error
+        if not text:
+            return {}
+        try:
+            return json.loads(text)
+        except ValueError:
+            return text
+
+    def stream_lines(
+        self,
+        path: str,
+        query: Mapping[str, Any],
+        read_timeout: float,
+        on_open: Callable[[Any], None] | None = None,
+    ) -> Generator[bytes, None, None]:
+        """GET a streaming endpoint (watch) and yield its lines; closes the response when done.
+
+        `on_open` receives the live response so another thread can `shutdown()` it.
+        """
+        url = self.config.host + path + "?" + urlencode({k: _query_value(v) for k, v in query.items()})
+        try:
+            resp = self._pool.request(
+                "GET",
+                url,
+                headers=self._headers(),
+                timeout=urllib3.Timeout(connect=10.0, read=read_timeout),
+                preload_content=False,
+            )
+        except (urllib3.exceptions.HTTPError, OSError) as exc:
+            raise ServerUnreachable(self.config.host, exc) from exc
+        if on_open is not None:
+            on_open(resp)
+        try:
+            if resp.status >= 300:
+                raise ApiError(resp.status, resp.read().decode("utf-8", errors="replace"), "WATCH", path)
+            buffer = b""
+            for chunk in resp.stream(65536, decode_content=True):
+                buffer += chunk
+                while b"\n" in buffer:
+                    line, buffer = buffer.split(b"\n", 1)
+                    if line.strip():
+                        yield line
+            if buffer.strip():
+                yield buffer
+        finally:
+            resp.release_conn()
+            resp.close()
+
+    # -- verbs ------------------------------------------------------------------------------------
+
+    def get(self, res: Resource, name: str, namespace: str | None = None, subresource: str = "") -> JSON:
+        result: JSON = self.request("GET", res.path(namespace, name, subresource))
+        return result
+
+    def list(
+        self,
+        res: Resource,
+        namespace: str | None = None,
+        *,
+        label_selector: str | None = None,
+        field_selector: str | None = None,
+        resource_version: str | None = None,
+        limit: int | None = None,
+        continue_token: str | None = None,
+    ) -> JSON:
+        query = {
+            "labelSelector": label_selector,
+            "fieldSelector": field_selector,
+            "resourceVersion": resource_version,
+            "limit": limit,
+            "continue": continue_token,
+        }
+        result: JSON = self.request("GET", res.path(namespace), query=query)
+        return result
+
+    def create(self, res: Resource, body: JSON, namespace: str | None = None) -> JSON:
+        ns = namespace or body.get("metadata", {}).get("namespace")
+        result: JSON = self.request("POST", res.path(ns), body=_with_type(res, body))
+        return result
+
+    def replace(self, res: Resource, body: JSON, subresource: str = "") -> JSON:
+        meta = body.get("metadata", {})
+        result: JSON = self.request(
+            "PUT", res.path(meta.get("namespace"), meta["name"], subresource), body=_with_type(res, body)
+        )
+        return result
+
+    def replace_status(self, res: Resource, body: JSON) -> JSON:
+        return self.replace(res, body, "status")
+
+    def patch(
+        self,
+        res: Resource,
+        name: str,
+        patch: Any,
+        namespace: str | None = None,
+        *,
+        subresource: str = "",
+        content_type: str = MERGE_PATCH,
+    ) -> JSON:
+        result: JSON = self.request(
+            "PATCH", res.path(namespace, name, subresource), body=patch, content_type=content_type
+        )
+        return result
+
+    def delete(
+        self,
+        res: Resource,
+        name: str,
+        namespace: str | None = None,
+        *,
+        grace_period_seconds: int | None = None,
+        propagation_policy: str | None = None,
+        preconditions: JSON | None = None,
+    ) -> JSON:
+        body: JSON = {"apiVersion": "v1", "kind": "DeleteOptions"}
+        if grace_period_seconds is not None:
+            body["gracePeriodSeconds"] = grace_period_seconds
+        if propagation_policy:
+            body["propagationPolicy"] = propagation_policy
+        if preconditions:
+            body["preconditions"] = preconditions
+        result: JSON = self.request("DELETE", res.path(namespace, name), body=body)
+        return result
+
+    def server_version(self) -> JSON:
+        result: JSON = self.request("GET", "/version")
+        return result
+
+
+def _query_value(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def _with_type(res: Resource, body: JSON) -> JSON:
+    if "apiVersion" in body and "kind" in body:
+        return body
+    return {"apiVersion": res.api_version, "kind": res.kind, **body}
+
+
+def connect(kubeconfig: str | None = None, user_agent: str = "cvo-py") -> KubeClient:
+    return KubeClient(load_config(kubeconfig), user_agent=user_agent)

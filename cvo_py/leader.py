@@ -1,0 +1,169 @@
+"""Leader election on a coordination.k8s.io/v1 Lease, with library-go's default timings.
+
+Only the holder runs the controllers; a replica that cannot renew within the renew deadline
+stops leading (the caller exits, as upstream does), and another replica takes the Lease once
+it has not been renewed for the lease duration.
+"""
+
+from __future__ import annotations
+
+import logging
+import socket
+import threading
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+from cvo_py.kube import JSON, LEASES, ApiError, KubeClient, ServerUnreachable
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class LeaseTimings:
+    lease_duration: float = 137.0
+    renew_deadline: float = 107.0
+    retry_period: float = 26.0
+
+
+def default_identity() -> str:
+    return f"{socket.gethostname()}_{uuid.uuid4()}"
+
+
+def micro_time(when: datetime) -> str:
+    return when.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def parse_time(text: str | None) -> datetime | None:
+    if not text:
+        return None
+    return datetime.fromisoformat(text.replace("Z", "+00:00"))
+
+
+def lease_free_for(lease: JSON, identity: str, now: datetime) -> bool:
+    """Whether `identity` may take or renew this Lease at `now` (pure)."""
+    spec = lease.get("spec") or {}
+    holder = spec.get("holderIdentity") or ""
+    if not holder or holder == identity:
+        return True
+    renewed = parse_time(spec.get("renewTime") or spec.get("acquireTime"))
+    duration = float(spec.get("leaseDurationSeconds") or 0)
+    return renewed is None or (now - renewed).total_seconds() > duration
+
+
+class LeaderElector:
+    def __init__(
+        self,
+        client: KubeClient,
+        namespace: str,
+        name: str,
+        *,
+        identity: str | None = None,
+        timings: LeaseTimings = LeaseTimings(),
+        now: Callable[[], datetime] = lambda: datetime.now(UTC),
+    ) -> None:
+        self.client = client
+        self.namespace = namespace
+        self.name = name
+        self.identity = identity or default_identity()
+        self.timings = timings
+        self.now = now
+        self.leading = threading.Event()
+        self.lost = threading.Event()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def _try(self) -> bool:
+        now = self.now()
+        spec = {
+            "holderIdentity": self.identity,
+            "leaseDurationSeconds": int(self.timings.lease_duration),
+            "renewTime": micro_time(now),
+        }
+        try:
+            lease = self.client.get(LEASES, self.name, self.namespace)
+        except ApiError as exc:
+            if not exc.is_not_found():
+                raise
+            spec["acquireTime"] = micro_time(now)
+            body = {"metadata": {"name": self.name, "namespace": self.namespace}, "spec": spec}
+            try:
+                self.client.create(LEASES, body)
+                return True
+            except ApiError as create_exc:
+                if create_exc.is_already_exists():
+                    return False
+                raise
+        if not lease_free_for(lease, self.identity, now):
+            return False
+        old = lease.get("spec") or {}
+        if old.get("holderIdentity") != self.identity:
+            spec["acquireTime"] = micro_time(now)
+            spec["leaseTransitions"] = int(old.get("leaseTransitions") or 0) + 1
+        else:
+            spec["acquireTime"] = old.get("acquireTime") or micro_time(now)
+            spec["leaseTransitions"] = int(old.get("leaseTransitions") or 0)
+        lease["spec"] = spec
+        try:
+            self.client.replace(LEASES, lease)
+            return True
+        except ApiError as exc:
+            if exc.is_conflict():
+                return False
+            raise
+
+    def _attempt(self) -> bool:
+        try:
+            return self._try()
+        except (ApiError, ServerUnreachable) as exc:
+            log.warning("error retrieving or updating lease %s/%s: %s", self.namespace, self.name, exc)
+            return False
+
+    def run(self, on_started_leading: Callable[[], None]) -> None:
+        """Block until leading (then call `on_started_leading`), renew until stopped or lost."""
+        log.info("attempting to acquire leader lease %s/%s as %s...", self.namespace, self.name, self.identity)
+        while not self._stop.is_set():
+            if self._attempt():
+                break
+            self._stop.wait(self.timings.retry_period)
+        if self._stop.is_set():
+            return
+        log.info("successfully acquired lease %s/%s", self.namespace, self.name)
+        self.leading.set()
+        on_started_leading()
+        last_renew = time.monotonic()
+        while not self._stop.wait(self.timings.retry_period):
+            if self._attempt():
+                last_renew = time.monotonic()
+            elif time.monotonic() - last_renew > self.timings.renew_deadline:
+                log.error(
+                    "failed to renew lease %s/%s within %.0fs: leader lost",
+                    self.namespace,
+                    self.name,
+                    self.timings.renew_deadline,
+                )
+                self.leading.clear()
+                self.lost.set()
+                return
+
+    def start(self, on_started_leading: Callable[[], None]) -> LeaderElector:
+        self._thread = threading.Thread(target=self.run, args=(on_started_leading,), name="leader", daemon=True)
+        self._thread.start()
+        return self
+
+    def release(self) -> None:
+        """Stop renewing and hand the Lease back so a standby replica takes over at once."""
+        self._stop.set()
+        if not self.leading.is_set():
+            return
+        try:
+            lease = self.client.get(LEASES, self.name, self.namespace)
+            if (lease.get("spec") or {}).get("holderIdentity") == self.identity:
+                lease["spec"]["holderIdentity"] = ""
+                lease["spec"]["leaseDurationSeconds"] = 1
+                self.client.replace(LEASES, lease)
+        except (ApiError, ServerUnreachable) as exc:
+            log.warning("could not release lease %s/%s: %s", self.namespace, self.name, exc)
+        self.leading.clear()

@@ -1,0 +1,78 @@
+"""A coalescing work trigger: many `poke()`s while a sync runs lead to one more sync, not many."""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable
+
+from cvo_py.informer import Backoff
+
+log = logging.getLogger(__name__)
+
+
+class SyncLoop:
+    """Runs `sync()` on its own thread whenever poked (and every `resync` seconds).
+
+    Bursts of pokes are coalesced: `min_interval` bounds how often sync runs. A sync that
+    raises is retried with jittered backoff.
+    """
+
+    def __init__(
+        self,
+        name: str,
+        sync: Callable[[], None],
+        *,
+        resync: float | None = None,
+        min_interval: float = 0.0,
+    ) -> None:
+        self.name = name
+        self._sync = sync
+        self.resync = resync
+        self.min_interval = min_interval
+        self._wake = threading.Event()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._backoff = Backoff(base=0.5, cap=30.0)
+        self.runs = 0
+        self.failures = 0
+        self.idle = threading.Event()
+
+    def poke(self) -> None:
+        self._wake.set()
+
+    def start(self) -> SyncLoop:
+        self._thread = threading.Thread(target=self._run, name=self.name, daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self, timeout: float = 5.0) -> None:
+        self._stop.set()
+        self._wake.set()
+        if self._thread is not None:
+            self._thread.join(timeout)
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            self.idle.set()
+            self._wake.wait(self.resync)
+            if self._stop.is_set():
+                return
+            self.idle.clear()
+            self._wake.clear()
+            started = time.monotonic()
+            try:
+                self._sync()
+                self.runs += 1
+                self._backoff.reset()
+            except Exception:
+                self.failures += 1
+                delay = self._backoff.next()
+                log.exception("%s: sync failed; retrying in %.1fs", self.name, delay)
+                self._stop.wait(delay)
+                self._wake.set()
+                continue
+            spent = time.monotonic() - started
+            if self.min_interval > spent:
+                self._stop.wait(self.min_interval - spent)

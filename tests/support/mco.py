@@ -1,0 +1,98 @@
+"""Acts as the Machine Config Operator and its daemons: Node annotations, conditions, pool status."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import UTC, datetime
+
+from cvo_py.kube import JSON, MACHINECONFIGPOOLS, MACHINECONFIGS, MERGE_PATCH, NODES, ApiError, KubeClient, Resource
+
+CURRENT_CONFIG = "machineconfiguration.openshift.io/currentConfig"
+DESIRED_CONFIG = "machineconfiguration.openshift.io/desiredConfig"
+STATE = "machineconfiguration.openshift.io/state"
+REASON = "machineconfiguration.openshift.io/reason"
+RELEASE_IMAGE_VERSION = "machineconfiguration.openshift.io/release-image-version"
+
+
+def now_rfc3339() -> str:
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+class MCO:
+    def __init__(self, client: KubeClient) -> None:
+        self.client = client
+
+    def create_machineconfig(self, name: str, version: str) -> JSON:
+        body: JSON = {
+            "metadata": {
+                "name": name,
+                "annotations": {"machineconfiguration.openshift.io/release-image-version": version},
+            },
+            "spec": {"config": {"ignition": {"version": "3.4.0"}}},
+        }
+        return self.client.create(MACHINECONFIGS, body)
+
+    def create_node(self, name: str, roles: list[str], config: str, labels: dict[str, str] | None = None) -> JSON:
+        node_labels = {f"node-role.kubernetes.io/{role}": "" for role in roles}
+        node_labels["kubernetes.io/hostname"] = name
+        node_labels.update(labels or {})
+        body: JSON = {
+            "metadata": {
+                "name": name,
+                "labels": node_labels,
+                "annotations": {CURRENT_CONFIG: config, DESIRED_CONFIG: config, STATE: "Done", REASON: ""},
+            },
+            "spec": {},
+        }
+        node = self.client.create(NODES, body)
+        return self.set_node_condition(name, "Ready", "True", "KubeletReady", "kubelet is posting ready status") or node
+
+    def annotate_node(self, name: str, annotations: dict[str, str]) -> JSON:
+        return self.client.patch(NODES, name, {"metadata": {"annotations": annotations}}, content_type=MERGE_PATCH)
+
+    def set_unschedulable(self, name: str, unschedulable: bool) -> JSON:
+        return self.client.patch(NODES, name, {"spec": {"unschedulable": unschedulable or None}})
+
+    def set_node_condition(self, name: str, type_: str, status: str, reason: str = "", message: str = "") -> JSON:
+        def mutate(node_status: JSON) -> None:
+            conditions = [c for c in node_status.get("conditions", []) if c.get("type") != type_]
+            stamp = now_rfc3339()
+            conditions.append(
+                {
+                    "type": type_,
+                    "status": status,
+                    "reason": reason,
+                    "message": message,
+                    "lastTransitionTime": stamp,
+                    "lastHeartbeatTime": stamp,
+                }
+            )
+            node_status["conditions"] = conditions
+
+        return self._update_status(NODES, name, mutate)
+
+    def create_pool(self, name: str, node_selector: dict[str, str], config: str, paused: bool = False) -> JSON:
+        body: JSON = {
+            "metadata": {"name": name},
+            "spec": {
+                "machineConfigSelector": {"matchLabels": {"machineconfiguration.openshift.io/role": name}},
+                "nodeSelector": {"matchLabels": node_selector},
+                "paused": paused,
+                "configuration": {"name": config},
+            },
+        }
+        return self.client.create(MACHINECONFIGPOOLS, body)
+
+    def set_pool_status(self, name: str, mutate: Callable[[JSON], None]) -> JSON:
+        return self._update_status(MACHINECONFIGPOOLS, name, mutate)
+
+    def _update_status(self, res: Resource, name: str, mutate: Callable[[JSON], None], retries: int = 5) -> JSON:
+        for _ in range(retries):
+            obj = self.client.get(res, name)
+            mutate(obj.setdefault("status", {}))
+            try:
+                return self.client.replace_status(res, obj)
+            except ApiError as exc:
+                if not exc.is_conflict():
+                    raise
+        raise RuntimeError(f"{name}: status write kept conflicting")

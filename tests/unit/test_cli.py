@@ -1,0 +1,65 @@
+"""The command line: subcommands, help, exit codes and one-line errors (run as real processes)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def cvo(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "cvo_py", *args], cwd=REPO, capture_output=True, text=True, timeout=60, env=env
+    )
+
+
+def test_help_lists_the_four_subcommands() -> None:
+    result = cvo("--help")
+    assert result.returncode == 0
+    for name in ("start", "update-status-controller", "upgrade-status", "version"):
+        assert name in result.stdout
+
+
+@pytest.mark.parametrize("sub", ["start", "update-status-controller", "upgrade-status", "version"])
+def test_every_subcommand_has_help_with_common_flags(sub: str) -> None:
+    result = cvo(sub, "--help")
+    assert result.returncode == 0, result.stderr
+    for flag in ("--kubeconfig", "--v", "--listen"):
+        assert flag in result.stdout
+
+
+def test_unknown_flag_exits_2_with_one_line() -> None:
+    result = cvo("version", "--no-such-flag")
+    assert result.returncode == 2
+    assert result.stderr.strip().count("\n") == 0
+    assert "unrecognized arguments: --no-such-flag" in result.stderr
+
+
+def test_bad_verbosity_exits_2() -> None:
+    result = cvo("version", "--v=loud")
+    assert result.returncode == 2
+    assert "invalid verbosity 'loud'" in result.stderr
+
+
+def test_missing_kubeconfig_is_a_clear_error(tmp_path: Path) -> None:
+    result = cvo("version", "--kubeconfig", str(tmp_path / "nope"))
+    assert result.returncode == 1
+    assert "does not exist" in result.stdout + result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_unreachable_server_names_the_server(tmp_path: Path) -> None:
+    kubeconfig = tmp_path / "kubeconfig"
+    kubeconfig.write_text(
+        "apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster:\n    server: https://127.0.0.1:1\n"
+        "users:\n- name: u\n  user:\n    token: t\ncontexts:\n- name: x\n  context:\n    cluster: c\n"
+        "    user: u\ncurrent-context: x\n"
+    )
+    result = cvo("version", "--kubeconfig", str(kubeconfig))
+    assert result.returncode == 1
+    assert "cannot reach the Kubernetes API server at https://127.0.0.1:1: connection refused" in result.stdout
+    assert "Traceback" not in result.stderr

@@ -1,0 +1,135 @@
+"""Pure pieces of the plumbing: relist diffs, backoff, klog lines, listen addresses, API errors,
+lease decisions."""
+
+from __future__ import annotations
+
+import io
+import json
+import logging
+import re
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from cvo_py import klog
+from cvo_py.informer import ADDED, DELETED, MODIFIED, Backoff, diff_relist, object_key
+from cvo_py.kube import ApiError, Resource
+from cvo_py.leader import lease_free_for
+from cvo_py.metrics import ListenAddressError, parse_listen
+
+
+def obj(name: str, rv: str, namespace: str | None = None) -> dict:
+    meta = {"name": name, "resourceVersion": rv}
+    if namespace:
+        meta["namespace"] = namespace
+    return {"metadata": meta}
+
+
+def test_relist_diff_reports_only_real_changes() -> None:
+    old = {"a": obj("a", "1"), "b": obj("b", "2"), "gone": obj("gone", "3")}
+    new, events = diff_relist(old, [obj("a", "1"), obj("b", "5"), obj("new", "6")])
+    assert set(new) == {"a", "b", "new"}
+    assert sorted((t, o["metadata"]["name"]) for t, o, _ in events) == [
+        (ADDED, "new"),
+        (DELETED, "gone"),
+        (MODIFIED, "b"),
+    ]
+    modified = next(e for e in events if e[0] == MODIFIED)
+    assert modified[2] == obj("b", "2")
+
+
+def test_object_key_is_namespace_slash_name_or_name() -> None:
+    assert object_key(obj("x", "1", "ns")) == "ns/x"
+    assert object_key(obj("version", "1")) == "version"
+
+
+@pytest.mark.parametrize("attempt, low, high", [(0, 0.1, 0.3), (3, 0.8, 2.4), (20, 15.0, 45.0)])
+def test_backoff_grows_is_capped_and_jittered(attempt: int, low: float, high: float) -> None:
+    backoff = Backoff(base=0.2, cap=30.0, jitter=0.5, attempt=attempt)
+    delays = {round(Backoff(base=0.2, cap=30.0, jitter=0.5, attempt=attempt).next(), 6) for _ in range(20)}
+    assert all(low <= d <= high for d in delays)
+    assert len(delays) > 1  # jittered
+    backoff.next()
+    backoff.reset()
+    assert backoff.attempt == 0
+
+
+def test_klog_line_format_and_verbosity() -> None:
+    stream = io.StringIO()
+    klog.setup(2, stream)
+    try:
+        logging.getLogger("cvo_py.test").warning("disk %s", "full")
+        klog.v(2).info("shown at -v 2")
+        klog.v(4).info("hidden at -v 2")
+    finally:
+        klog.setup(0)
+    lines = stream.getvalue().splitlines()
+    assert len(lines) == 2
+    pattern = r"^[IWEF]\d{4} \d{2}:\d{2}:\d{2}\.\d{6} +\d+ [\w.]+\.py:\d+\] "
+    assert re.match(pattern + "disk full$", lines[0]) and lines[0].startswith("W")
+    assert re.match(pattern + "shown at -v 2$", lines[1]) and "test_foundation.py" in lines[1]
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [("0.0.0.0:9099", ("0.0.0.0", 9099)), (":8443", ("0.0.0.0", 8443)), ("[::1]:9099", ("::1", 9099))],
+)
+def test_parse_listen(text: str, expected: tuple[str, int]) -> None:
+    assert parse_listen(text) == expected
+
+
+@pytest.mark.parametrize("text", ["9099", "host:", "host:port", "1.2.3.4:70000"])
+def test_parse_listen_rejects(text: str) -> None:
+    with pytest.raises(ListenAddressError, match="invalid --listen address"):
+        parse_listen(text)
+
+
+def test_api_error_parses_status_and_causes() -> None:
+    body = json.dumps(
+        {
+            "kind": "Status",
+            "status": "Failure",
+            "reason": "Invalid",
+            "code": 422,
+            "message": 'ClusterVersion.config.openshift.io "version" is invalid: ...',
+            "details": {
+                "name": "version",
+                "kind": "ClusterVersion",
+                "causes": [
+                    {"reason": "FieldValueNotSupported", "message": "Unsupported value", "field": "status.x[0]"}
+                ],
+            },
+        }
+    )
+    error = ApiError(422, body, "PUT", "/apis/x")
+    assert error.is_invalid() and not error.is_conflict()
+    assert error.reason == "Invalid"
+    assert error.causes[0]["field"] == "status.x[0]"
+    assert ApiError(409, json.dumps({"reason": "AlreadyExists"})).is_already_exists()
+    assert ApiError(409, json.dumps({"reason": "Conflict"})).is_conflict()
+    garbage = ApiError(502, "<html>bad gateway</html>")
+    assert garbage.message == "<html>bad gateway</html>" and garbage.causes == []
+
+
+def test_resource_paths() -> None:
+    pods = Resource("v1", "Pod", "pods", True)
+    cv = Resource("config.openshift.io/v1", "ClusterVersion", "clusterversions", False)
+    assert pods.path("ns", "p", "status") == "/api/v1/namespaces/ns/pods/p/status"
+    assert pods.path() == "/api/v1/pods"
+    assert (
+        cv.path(name="version", subresource="status") == "/apis/config.openshift.io/v1/clusterversions/version/status"
+    )
+    assert str(cv) == "clusterversions.config.openshift.io"
+
+
+def test_lease_decisions() -> None:
+    now = datetime(2026, 11, 21, 10, 0, tzinfo=UTC)
+
+    def lease(holder: str, renewed_ago: float, duration: int = 137) -> dict:
+        renew = (now - timedelta(seconds=renewed_ago)).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+        return {"spec": {"holderIdentity": holder, "renewTime": renew, "leaseDurationSeconds": duration}}
+
+    assert lease_free_for(lease("me", 10), "me", now)
+    assert not lease_free_for(lease("other", 10), "me", now)
+    assert lease_free_for(lease("other", 200), "me", now)
+    assert lease_free_for(lease("", 1), "me", now)
