@@ -1,0 +1,42 @@
+"""The local control plane's own behaviour: clear failures, idempotent start, restart keeps data."""
+
+from __future__ import annotations
+
+import socket
+from pathlib import Path
+
+import pytest
+
+from tests.support.cluster import LocalCluster, localcluster
+
+
+def test_port_clash_is_a_clear_message(cluster: LocalCluster, tmp_path: Path) -> None:
+    holder = socket.socket()
+    holder.bind(("127.0.0.1", 0))
+    holder.listen(1)
+    port = holder.getsockname()[1]
+    try:
+        with pytest.raises(localcluster.ClusterError) as caught:
+            localcluster.up(tmp_path / "clash", port=port, quiet=True)
+    finally:
+        holder.close()
+        localcluster.down(tmp_path / "clash")
+    message = str(caught.value)
+    assert f"port {port} is not available for the API server" in message
+    assert "address already in use" in message
+
+
+def test_up_twice_reuses_the_running_server(cluster: LocalCluster) -> None:
+    again = localcluster.up(cluster.dir, quiet=True)
+    assert again.state["pid"] == cluster.state["pid"]
+    assert again.server == cluster.state["server"]
+
+
+def test_service_account_tokens_are_real_and_rbac_applies(cluster: LocalCluster, namespace: str) -> None:
+    from cvo_py.kube import CONFIGMAPS, ApiError
+
+    client = cluster.service_account_client(namespace, "nobody")
+    with pytest.raises(ApiError) as caught:
+        client.list(CONFIGMAPS, namespace)
+    assert caught.value.status == 403
+    assert f'User "system:serviceaccount:{namespace}:nobody" cannot list resource "configmaps"' in caught.value.message

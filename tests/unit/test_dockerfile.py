@@ -1,0 +1,79 @@
+"""The Dockerfile's structure (no Docker engine here to build it), and the wheel its build stage makes."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def stages() -> list[list[str]]:
+    """Instructions per stage, continuation lines joined."""
+    text = (REPO / "Dockerfile").read_text().replace("\\\n", " ")
+    result: list[list[str]] = []
+    for line in text.splitlines():
+        line = line.strip()
+        if not line or line.startswith("#"):
+            continue
+        if line.upper().startswith("FROM "):
+            result.append([])
+        result[-1].append(line)
+    return result
+
+
+def test_multi_stage_with_a_slim_python_runtime() -> None:
+    all_stages = stages()
+    assert len(all_stages) >= 2
+    assert all_stages[0][0].startswith("FROM python:3.11") and " AS build" in all_stages[0][0]
+    assert all_stages[-1][0].startswith("FROM python:3.11-slim")
+
+
+def test_final_stage_copies_only_the_venv_and_manifests() -> None:
+    final = stages()[-1]
+    copies = [line for line in final if line.startswith("COPY")]
+    assert "COPY --from=build /opt/cvo-py /opt/cvo-py" in copies
+    assert "COPY install /manifests" in copies
+    assert len(copies) == 2
+    text = " ".join(final)
+    for tool in ("gcc", "build-essential", "apt-get install", "pip install", "go build"):
+        assert tool not in text
+
+
+def test_runs_as_numeric_non_root_that_works_with_an_arbitrary_uid_in_group_0() -> None:
+    final = stages()[-1]
+    users = [line.split()[1] for line in final if line.startswith("USER ")]
+    assert users and users[-1].isdigit() and users[-1] != "0"
+    text = " ".join(final)
+    assert "--gid 0" in text and "chmod -R g=u" in text and "chown -R 1001:0" in text
+
+
+def test_entrypoint_labels_and_port() -> None:
+    final = stages()[-1]
+    assert 'ENTRYPOINT ["cluster-version-operator"]' in final
+    labels = " ".join(line for line in final if line.startswith("LABEL"))
+    for label in (
+        "org.opencontainers.image.title",
+        "org.opencontainers.image.version",
+        "org.opencontainers.image.licenses",
+    ):
+        assert label in labels
+    assert "EXPOSE 9099" in final
+
+
+def test_build_stage_wheel_contains_the_packages_and_console_script(tmp_path: Path) -> None:
+    subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--wheel-dir", str(tmp_path), str(REPO)],
+        check=True,
+        capture_output=True,
+        timeout=300,
+    )
+    wheel = next(tmp_path.glob("cvo_py-*.whl"))
+    names = zipfile.ZipFile(wheel).namelist()
+    for package in ("cvo_py/cli.py", "payload/__init__.py", "status/__init__.py"):
+        assert package in names
+    assert not any(name.startswith("tests/") for name in names)
+    entry_points = next(name for name in names if name.endswith("entry_points.txt"))
+    assert "cluster-version-operator = cvo_py.cli:main" in zipfile.ZipFile(wheel).read(entry_points).decode()
