@@ -36,7 +36,7 @@ class _Parser(argparse.ArgumentParser):
         raise SystemExit(2)
 
 
-def common_flags() -> argparse.ArgumentParser:
+def common_flags() -> _Parser:
     common = _Parser(add_help=False)
     common.add_argument(
         "--kubeconfig",

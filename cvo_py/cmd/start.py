@@ -1,0 +1,208 @@
+"""`start`: keep ClusterVersion status current, retrieve requested payloads, serve CVO metrics.
+
+Upstream's `start` flags that apply to cvo-py, with upstream's defaults and validation messages.
+cvo-py applies no manifests and evaluates no conditional-update risks, so the PromQL flags
+(`--metrics-url`, ...), `--enable-auto-update`, `--update-service` and `--hypershift` are not
+offered.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import signal
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from types import FrameType
+
+SHORT_HELP = "Starts Cluster Version Operator"
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Options:
+    kubeconfig: str | None
+    listen: str
+    release_image: str
+    release_version: str
+    node_name: str
+    serving_cert_file: str
+    serving_key_file: str
+    always_enable_capabilities: tuple[str, ...]
+    name: str
+    namespace: str
+    local_payload_dir: str
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--release-image", default="", help="pull spec of the release this operator runs (required)")
+    parser.add_argument(
+        "--node-name",
+        default=os.environ.get("NODE_NAME", ""),
+        help="name of the node this operator runs on (required; default $NODE_NAME)",
+    )
+    parser.add_argument(
+        "--serving-cert-file",
+        default="",
+        help="PEM certificate for serving metrics over HTTPS (required unless --listen is empty)",
+    )
+    parser.add_argument(
+        "--serving-key-file",
+        default="",
+        help="PEM private key for serving metrics over HTTPS (required unless --listen is empty)",
+    )
+    parser.add_argument(
+        "--always-enable-capabilities",
+        action="append",
+        default=[],
+        metavar="NAME[,NAME...]",
+        help="capabilities to keep enabled whatever the spec says (comma-separated; may be repeated)",
+    )
+
+
+def validate(args: argparse.Namespace) -> Options:
+    from cvo_py.cli import UsageError
+    from cvo_py.metrics import ListenAddressError, parse_listen
+    from status import capabilities
+    from status.operator import read_release_version
+
+    if not args.node_name:
+        raise UsageError("node-name is required")
+    if not args.release_image:
+        raise UsageError("missing --release-image flag, it is required")
+    if args.listen:
+        if not args.serving_cert_file:
+            raise UsageError("--listen was not set empty, so --serving-cert-file must be set")
+        if not args.serving_key_file:
+            raise UsageError("--listen was not set empty, so --serving-key-file must be set")
+        try:
+            parse_listen(args.listen)
+        except ListenAddressError as exc:
+            raise UsageError(str(exc)) from None
+        for flag, path in (
+            ("--serving-cert-file", args.serving_cert_file),
+            ("--serving-key-file", args.serving_key_file),
+        ):
+            if not os.path.isfile(path):
+                raise UsageError(f"{flag} {path!r}: no such file")
+    always = tuple(
+        n.strip() for value in args.always_enable_capabilities for n in value.split(",") if n.strip()
+    )
+    unknown = capabilities.unknown_names(always)
+    if unknown:
+        raise UsageError(f"--always-enable-capabilities: unknown capabilities: [{' '.join(unknown)}]")
+    payload_dir = os.environ.get("PAYLOAD_OVERRIDE") or "/"
+    try:
+        version = read_release_version(payload_dir)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    return Options(
+        kubeconfig=args.kubeconfig,
+        listen=args.listen,
+        release_image=args.release_image,
+        release_version=version,
+        node_name=args.node_name,
+        serving_cert_file=args.serving_cert_file,
+        serving_key_file=args.serving_key_file,
+        always_enable_capabilities=always,
+        name=os.environ.get("CVO_NAME") or "version",
+        namespace=os.environ.get("CVO_NAMESPACE") or "openshift-cluster-version",
+        local_payload_dir=payload_dir,
+    )
+
+
+def run(options: Options) -> int:
+    from prometheus_client import CollectorRegistry
+
+    from cvo_py import __version__
+    from cvo_py.kube import connect
+    from cvo_py.leader import LeaderElector
+    from cvo_py.metrics import MetricsServer
+    from payload.acceptance import ReleaseAcceptance
+    from payload.metrics import PayloadMetrics
+    from payload.retrieval import PayloadRetriever, RetrieverOptions
+    from status.metrics import StatusCollector
+    from status.operator import Retriever, StatusOperator, StatusOptions
+
+    version = options.release_version or "unknown"
+    log.info(
+        "ClusterVersionOperator cvo-py v%s, running release %s (%s)",
+        __version__,
+        version,
+        options.release_image,
+    )
+    client = connect(options.kubeconfig, user_agent="cvo-py/start")
+    client.server_version()  # fail fast, with one clear line, when the server is unreachable
+
+    registry = CollectorRegistry()
+    payload_metrics = PayloadMetrics(registry)
+    retriever_options = RetrieverOptions(
+        namespace=options.namespace,
+        operator_name=options.name,
+        node_name=options.node_name,
+        release_image=options.release_image,
+        local_payload_dir=options.local_payload_dir,
+    )
+
+    def make_retriever(report: Callable[[ReleaseAcceptance], None]) -> Retriever:
+        return PayloadRetriever(client, retriever_options, report, metrics=payload_metrics)
+
+    operator = StatusOperator(
+        client,
+        StatusOptions(
+            name=options.name,
+            release_image=options.release_image,
+            release_version=options.release_version,
+            always_enabled=options.always_enable_capabilities,
+        ),
+        retriever_factory=make_retriever,
+    )
+    registry.register(
+        StatusCollector(operator.snapshot, lambda: operator.running, options.always_enable_capabilities)
+    )
+    elector = LeaderElector(client, options.namespace, options.name)
+
+    def ready() -> bool:
+        # A standby is healthy; the leader is ready once it has synced status at least once.
+        return not elector.leading.is_set() or operator.synced.is_set()
+
+    server = (
+        MetricsServer(
+            options.listen,
+            registry,
+            ready=ready,
+            cert_file=options.serving_cert_file,
+            key_file=options.serving_key_file,
+        ).start()
+        if options.listen
+        else None
+    )
+    stop = threading.Event()
+
+    def on_signal(signum: int, frame: FrameType | None) -> None:
+        log.info("Received %s: shutting down", signal.Signals(signum).name)
+        stop.set()
+
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGINT, on_signal)
+    code = 0
+    try:
+
+        def on_started_leading() -> None:
+            operator.start()
+
+        elector.start(on_started_leading)
+        while not stop.wait(0.5):
+            if elector.lost.is_set():
+                code = 1  # as upstream: a leader that lost its Lease exits and is restarted
+                break
+    finally:
+        operator.stop()
+        elector.release()
+        if server is not None:
+            server.stop()
+    log.info("Graceful shutdown complete for %s.", version)
+    return code

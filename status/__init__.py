@@ -1,0 +1,1 @@
+"""ClusterVersion status and update status insights."""

@@ -1,0 +1,307 @@
+"""The `start` status loop: watch ClusterVersion and ClusterOperators, recompute, write.
+
+Informers on the ClusterVersion (name from CVO_NAME, as upstream) and on ClusterOperators poke one
+SyncLoop; each sync computes the whole status with `status.cvstatus.desired_status` and hands it
+to the one writer. When `spec.desiredUpdate` names a release other than `status.desired`, a
+`RetrievalCoordinator` runs payload retrieval on its own thread (one at a time; a newer target
+supersedes) and pokes the loop on every state it reports, so `ReleaseAccepted` follows within a
+sync.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import random
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Protocol
+
+from cvo_py.informer import Informer, InformerSet
+from cvo_py.kube import CLUSTEROPERATORS, CLUSTERVERSIONS, JSON, KubeClient
+from cvo_py.loop import SyncLoop
+from payload.acceptance import ReleaseAcceptance
+from status import capabilities, cvstatus
+from status.cvstatus import Acceptance, Release, StatusInputs
+from status.cvwriter import ClusterVersionStatusWriter, StatusRejected, StatusWriteError
+from status.metrics import WriteCounts
+
+log = logging.getLogger(__name__)
+
+Report = Callable[[ReleaseAcceptance], None]
+
+
+class Retriever(Protocol):
+    def retrieve(self, image: str, version: str, force: bool) -> ReleaseAcceptance: ...
+
+
+# Builds a retriever that reports through the given callback (payload.retrieval.PayloadRetriever).
+RetrieverFactory = Callable[[Report], Retriever]
+
+
+def read_release_version(payload_dir: str) -> str:
+    """The version in `<payload_dir>/release-manifests/release-metadata`, or "" when there is none."""
+    path = Path(payload_dir) / "release-manifests" / "release-metadata"
+    try:
+        metadata = json.loads(path.read_text())
+    except FileNotFoundError:
+        return ""
+    except (OSError, ValueError) as exc:
+        raise ValueError(f"cannot read release metadata {path}: {exc}") from exc
+    if not isinstance(metadata, dict):
+        raise ValueError(f"release metadata {path} is not a JSON object")
+    return str(metadata.get("version") or "")
+
+
+class RetrievalCoordinator:
+    """At most one retrieval at a time, for the newest requested target.
+
+    `request()` is called from every sync with what the spec asks for (or None). Reports of a
+    superseded retrieval are dropped. A failed target is tried again after `retry_after` seconds
+    (or at once when `force` changes); a retrieved one is not retried.
+    """
+
+    def __init__(
+        self,
+        make_retriever: RetrieverFactory,
+        on_change: Callable[[], None],
+        *,
+        retry_after: float = 60.0,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self._make = make_retriever
+        self._on_change = on_change
+        self.retry_after = retry_after
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._wake = threading.Event()
+        self._stop = threading.Event()
+        self._wanted: tuple[Release, bool] | None = None
+        self._running: tuple[Release, bool] | None = None
+        self._latest: Acceptance | None = None
+        self._finished: dict[tuple[Release, bool], tuple[str, float]] = {}  # → (status, when)
+        self._thread: threading.Thread | None = None
+        self.retrievals = 0
+
+    def start(self) -> RetrievalCoordinator:
+        self._thread = threading.Thread(target=self._run, name="payload-retrieval", daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self, timeout: float = 5.0) -> None:
+        self._stop.set()
+        self._wake.set()
+        if self._thread is not None:
+            self._thread.join(timeout)
+
+    def request(self, target: Release | None, force: bool = False) -> None:
+        with self._lock:
+            if target is None:
+                self._wanted, self._latest = None, None
+                return
+            wanted = (target, force)
+            if self._wanted != wanted:
+                self._wanted = wanted
+                if self._latest is not None and not self._latest.target.same_as(target):
+                    self._latest = None
+            if self._should_start(wanted):
+                self._wake.set()
+
+    def acceptance(self) -> Acceptance | None:
+        with self._lock:
+            return self._latest
+
+    def idle(self) -> bool:
+        with self._lock:
+            return self._running is None and (self._wanted is None or not self._should_start(self._wanted))
+
+    def _should_start(self, wanted: tuple[Release, bool]) -> bool:
+        if self._running == wanted:
+            return False
+        finished = self._finished.get(wanted)
+        if finished is None:
+            return True
+        status, when = finished
+        return status != "True" and self._clock() - when >= self.retry_after
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            self._wake.wait(self.retry_after)
+            self._wake.clear()
+            if self._stop.is_set():
+                return
+            with self._lock:
+                wanted = self._wanted
+                if wanted is None or not self._should_start(wanted) or self._running is not None:
+                    continue
+                self._running = wanted
+            self._retrieve(wanted)
+
+    def _retrieve(self, wanted: tuple[Release, bool]) -> None:
+        target, force = wanted
+
+        def report(state: ReleaseAcceptance) -> None:
+            with self._lock:
+                if self._wanted != wanted:
+                    return  # superseded: the admin asked for something else meanwhile
+                self._latest = Acceptance(target, state, self._latest.verified if self._latest else False)
+            self._on_change()
+
+        self.retrievals += 1
+        retriever: Retriever | None = None
+        try:
+            retriever = self._make(report)
+            final = retriever.retrieve(target.image, target.version, force)
+        except Exception as exc:  # a bug or an I/O failure outside retrieval's own reporting
+            log.exception("payload retrieval of %s failed", target.label())
+            final = ReleaseAcceptance("False", "RetrievePayload", f"Retrieving payload failed: {exc}")
+        # PayloadRetriever also tells the loaded version and whether the release was verified.
+        result = getattr(retriever, "last_result", None)
+        loaded_version = str(getattr(result, "version", "") or "")
+        verified = bool(getattr(result, "verified", False))
+        with self._lock:
+            self._running = None
+            self._finished[wanted] = (final.status, self._clock())
+            if self._wanted == wanted:
+                filled = Release(target.version or loaded_version, target.image, target.url, target.channels)
+                self._latest = Acceptance(filled, final, verified)
+            more = self._wanted is not None and self._should_start(self._wanted)
+        if more:
+            self._wake.set()
+        self._on_change()
+
+
+@dataclass(frozen=True)
+class StatusOptions:
+    name: str = "version"
+    release_image: str = ""
+    release_version: str = ""
+    always_enabled: tuple[str, ...] = ()
+    resync: float = 120.0  # upstream resyncs the ClusterVersion every 2m × rand[1,2)
+    min_interval: float = 0.2
+    retrieval_retry: float = 60.0
+
+
+class StatusOperator:
+    def __init__(
+        self,
+        client: KubeClient,
+        options: StatusOptions,
+        *,
+        retriever_factory: RetrieverFactory | None = None,
+        writer: ClusterVersionStatusWriter | None = None,
+        now: Callable[[], datetime] = lambda: datetime.now(UTC),
+    ) -> None:
+        self.client = client
+        self.options = options
+        self.now = now
+        self.writer = writer or ClusterVersionStatusWriter(client, options.name, now=now)
+        self.informers = InformerSet()
+        self.cv_informer = self.informers.add(
+            Informer(client, CLUSTERVERSIONS, field_selector=f"metadata.name={options.name}")
+        )
+        self.co_informer = self.informers.add(Informer(client, CLUSTEROPERATORS, transform=_slim_co))
+        self.loop = SyncLoop(
+            "clusterversion-status",
+            self.sync,
+            resync=options.resync * (1 + random.random()),
+            min_interval=options.min_interval,
+        )
+        self.coordinator = (
+            RetrievalCoordinator(retriever_factory, self.loop.poke, retry_after=options.retrieval_retry)
+            if retriever_factory is not None
+            else None
+        )
+        self._missing_logged = False
+        self._last_rejection = ""
+        self.synced = threading.Event()
+        for informer in (self.cv_informer, self.co_informer):
+            informer.add_handler(lambda _type, _obj, _old: self.loop.poke())
+
+    @property
+    def running(self) -> Release:
+        return Release(self.options.release_version, self.options.release_image)
+
+    def start(self) -> StatusOperator:
+        self.informers.start()
+        if self.coordinator is not None:
+            self.coordinator.start()
+        self.loop.start()
+        threading.Thread(target=self._poke_when_synced, name="status-wait-sync", daemon=True).start()
+        return self
+
+    def stop(self) -> None:
+        self.loop.stop()
+        if self.coordinator is not None:
+            self.coordinator.stop()
+        self.informers.stop()
+
+    def _poke_when_synced(self) -> None:
+        while not self.informers.wait_for_sync(5.0):
+            log.info("waiting for the ClusterVersion and ClusterOperator caches to sync")
+        self.loop.poke()
+
+    def sync(self) -> None:
+        if not (self.cv_informer.has_synced and self.co_informer.has_synced):
+            return
+        cv = self.cv_informer.get(self.options.name)
+        if cv is None:
+            if not self._missing_logged:
+                log.warning("ClusterVersion %s not found; waiting for it to be created", self.options.name)
+                self._missing_logged = True
+            return
+        self._missing_logged = False
+        if self.coordinator is not None:
+            pending = cvstatus.pending_update(cv, self.running)
+            self.coordinator.request(*(pending or (None, False)))
+        inputs = StatusInputs(
+            running=self.running,
+            acceptance=self.coordinator.acceptance() if self.coordinator is not None else None,
+            always_enabled=self.options.always_enabled,
+            prior_enabled=self.writer.pruned_snapshot().get(capabilities.ENABLED, ()),
+        )
+        operators = self.co_informer.items()
+
+        def compute(obj: JSON) -> JSON:
+            return cvstatus.desired_status(obj, operators, inputs, self.now())
+
+        try:
+            self.writer.write(cv, compute)
+        except StatusRejected as exc:
+            # Not retried blindly: the next change or resync tries again; log each distinct error once.
+            if str(exc) != self._last_rejection:
+                log.error("%s", exc)
+                self._last_rejection = str(exc)
+            return
+        except StatusWriteError:
+            raise  # SyncLoop retries with backoff
+        self._last_rejection = ""
+        self.synced.set()
+
+    def snapshot(self) -> tuple[JSON | None, list[JSON], WriteCounts]:
+        stats = self.writer.stats
+        counts = WriteCounts(
+            writes=stats.writes,
+            unchanged=stats.unchanged,
+            conflicts=stats.conflicts,
+            failures=stats.failures,
+            rejections=dict(stats.rejections),
+            pruned=self.writer.pruned_snapshot(),
+        )
+        return self.cv_informer.get(self.options.name), self.co_informer.items(), counts
+
+
+def _slim_co(obj: JSON) -> JSON:
+    """Keep what status and metrics read from a ClusterOperator (not relatedObjects, extension)."""
+    meta = obj.get("metadata") or {}
+    status = obj.get("status") or {}
+    return {
+        "apiVersion": obj.get("apiVersion"),
+        "kind": obj.get("kind"),
+        "metadata": {k: meta[k] for k in ("name", "annotations", "resourceVersion", "uid") if k in meta},
+        "status": {k: status[k] for k in ("conditions", "versions") if k in status},
+    }

@@ -1,0 +1,347 @@
+"""`cluster-version-operator start` as a process: flag validation, status written, metrics over
+HTTPS checked by name and value, a rollback through it, and a graceful shutdown."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import signal
+import socket
+import ssl
+import subprocess
+import sys
+import urllib.request
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from cvo_py.kube import CLUSTERVERSIONS, KubeClient
+from tests.integration.status_support import (
+    IMG_4141,
+    IMG_41310,
+    condition,
+    create_cv,
+    history_entry,
+    put_co,
+    status_414,
+    wait_until,
+)
+from tests.support.cluster import LocalCluster
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def run_cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "cvo_py", *args],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, **(env or {})},
+    )
+
+
+@pytest.mark.parametrize(
+    ("args", "env", "message"),
+    [
+        ([], {"NODE_NAME": ""}, "node-name is required"),
+        (["--node-name", "n"], {}, "missing --release-image flag, it is required"),
+        (
+            ["--node-name", "n", "--release-image", "x"],
+            {},
+            "--listen was not set empty, so --serving-cert-file must be set",
+        ),
+        (
+            ["--node-name", "n", "--release-image", "x", "--serving-cert-file", "c"],
+            {},
+            "--listen was not set empty, so --serving-key-file must be set",
+        ),
+        (
+            [
+                "--release-image",
+                "x",
+                "--listen",
+                "",
+                "--always-enable-capabilities",
+                "Ingress,bogus",
+                "--always-enable-capabilities",
+                "Zed",
+            ],
+            {"NODE_NAME": "from-env"},
+            "--always-enable-capabilities: unknown capabilities: [Zed bogus]",
+        ),
+        (
+            [
+                "--node-name",
+                "n",
+                "--release-image",
+                "x",
+                "--listen",
+                "nonsense",
+                "--serving-cert-file",
+                "c",
+                "--serving-key-file",
+                "k",
+            ],
+            {},
+            "invalid --listen address 'nonsense'",
+        ),
+    ],
+)
+def test_start_validation(args: list[str], env: dict[str, str], message: str) -> None:
+    result = run_cli("start", *args, env=env)
+    assert result.returncode == 2, result.stderr
+    assert result.stderr.strip().endswith(message) or message in result.stderr, result.stderr
+
+
+@dataclass
+class Running:
+    proc: subprocess.Popen[str]
+    port: int
+    log: Path
+
+    def get(self, path: str) -> tuple[int, str]:
+        context = ssl.create_default_context()
+        context.check_hostname = False
+        context.verify_mode = ssl.CERT_NONE  # a self-signed test certificate
+        try:
+            with urllib.request.urlopen(
+                f"https://127.0.0.1:{self.port}{path}", context=context, timeout=10
+            ) as r:
+                return r.status, r.read().decode()
+        except urllib.error.HTTPError as exc:
+            return exc.code, exc.read().decode()
+
+    def metrics(self) -> dict[str, float]:
+        status, text = self.get("/metrics")
+        assert status == 200
+        out: dict[str, float] = {}
+        for line in text.splitlines():
+            if line and not line.startswith("#"):
+                series, _, value = line.rpartition(" ")
+                out[series] = float(value)
+        return out
+
+    def stop(self) -> str:
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            self.proc.wait(30)
+        return self.log.read_text()
+
+
+@pytest.fixture
+def tls(tmp_path: Path) -> tuple[str, str]:
+    if shutil.which("openssl") is None:
+        pytest.skip("openssl not found: cannot make a serving certificate for the metrics endpoint")
+    cert, key = tmp_path / "tls.crt", tmp_path / "tls.key"
+    subprocess.run(
+        [
+            "openssl",
+            "req",
+            "-x509",
+            "-newkey",
+            "rsa:2048",
+            "-nodes",
+            "-days",
+            "1",
+            "-subj",
+            "/CN=localhost",
+            "-keyout",
+            str(key),
+            "-out",
+            str(cert),
+        ],
+        check=True,
+        capture_output=True,
+        timeout=60,
+    )
+    return str(cert), str(key)
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.fixture
+def start(cluster: LocalCluster, namespace: str, tls: tuple[str, str], tmp_path: Path) -> Iterator[Any]:
+    started: list[Running] = []
+
+    def launch(release_image: str, version: str, *extra: str) -> Running:
+        payload = tmp_path / f"payload-{len(started)}"
+        (payload / "release-manifests").mkdir(parents=True)
+        (payload / "release-manifests" / "release-metadata").write_text(json.dumps({"version": version}))
+        port = free_port()
+        log = tmp_path / f"start-{len(started)}.log"
+        proc = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "cvo_py",
+                "start",
+                "--kubeconfig",
+                cluster.kubeconfig,
+                "--v",
+                "2",
+                "--listen",
+                f"127.0.0.1:{port}",
+                "--serving-cert-file",
+                tls[0],
+                "--serving-key-file",
+                tls[1],
+                "--release-image",
+                release_image,
+                "--node-name",
+                "node-0",
+                *extra,
+            ],
+            cwd=REPO,
+            stdout=subprocess.DEVNULL,
+            stderr=log.open("w"),
+            text=True,
+            env={**os.environ, "CVO_NAMESPACE": namespace, "PAYLOAD_OVERRIDE": str(payload)},
+        )
+        running = Running(proc, port, log)
+        started.append(running)
+        wait_until(lambda: proc.poll() is not None or _listening(port), what="metrics endpoint up")
+        assert proc.poll() is None, log.read_text()
+        return running
+
+    yield launch
+    for running in started:
+        running.stop()
+
+
+def _listening(port: int) -> bool:
+    with socket.socket() as s:
+        return s.connect_ex(("127.0.0.1", port)) == 0
+
+
+pytestmark = pytest.mark.usefixtures("clusterversion_cleanup")
+
+
+def test_start_writes_status_and_serves_metrics(kube: KubeClient, start: Any) -> None:
+    create_cv(kube, {"clusterID": str(uuid.uuid4()), "channel": "stable-4.14"}, None)
+    put_co(kube, "etcd", "4.14.1")
+    put_co(kube, "dns", "4.14.0", degraded="True")
+    running = start(IMG_4141, "4.14.1", "--always-enable-capabilities", "Ingress")
+
+    cv = wait_until(
+        lambda: (c := kube.get(CLUSTERVERSIONS, "version")).get("status", {}).get("history") and c,
+        what="first status",
+    )
+    assert cv["status"]["desired"] == {"version": "4.14.1", "image": IMG_4141}
+    assert cv["status"]["history"][0]["state"] == "Partial"
+    assert condition(cv, "Progressing")["message"].startswith("Unable to apply 4.14.1: ")  # type: ignore[index]
+    put_co(kube, "dns", "4.14.1")
+    cv = wait_until(
+        lambda: (
+            (c := kube.get(CLUSTERVERSIONS, "version"))["status"]["history"][0]["state"] == "Completed" and c
+        ),
+        what="Completed",
+    )
+    assert "Ingress" in cv["status"]["capabilities"]["enabledCapabilities"]
+
+    assert running.get("/healthz") == (200, "ok")
+    assert running.get("/readyz") == (200, "ok")
+    metrics = wait_until(
+        lambda: (
+            (m := running.metrics()).get(
+                'cluster_operator_conditions{condition="Available",name="version",reason=""}'
+            )
+            == 1.0
+            and m
+        ),
+        what="Available in metrics",
+    )
+    completion = cv["status"]["history"][0]["completionTime"]
+    assert (
+        metrics[f'cluster_version{{from_version="",image="{IMG_4141}",type="completed",version="4.14.1"}}']
+        == datetime.fromisoformat(completion.replace("Z", "+00:00")).timestamp()
+    )
+    assert (
+        metrics[
+            f'cluster_version{{from_version="4.14.1",image="{IMG_4141}",type="current",version="4.14.1"}}'
+        ]
+        == 0
+    )
+    assert metrics['cluster_operator_up{name="etcd",reason="AsExpected",version="4.14.1"}'] == 1.0
+    assert metrics['cluster_operator_up{name="version",reason="",version="4.14.1"}'] == 1.0
+    assert metrics['cluster_operator_conditions{condition="Failing",name="version",reason=""}'] == 0.0
+    assert (
+        metrics[
+            'cluster_operator_conditions{condition="ReleaseAccepted",name="version",reason="PayloadLoaded"}'
+        ]
+        == 1
+    )
+    assert metrics['cluster_version_capability{name="Ingress"}'] == 1.0
+    assert metrics['cluster_version_capability{name="Build"}'] == 1.0
+    assert metrics['cluster_version_payload{type="applied",version="4.14.1"}'] == 2.0
+    assert metrics['cluster_version_payload{type="pending",version="4.14.1"}'] == 0.0
+    assert metrics["cluster_version_status_writes_total"] >= 2
+    assert metrics["cluster_version_status_write_failures_total"] == 0
+    log = running.stop()
+    assert running.proc.returncode == 0, log
+    assert "Graceful shutdown complete for 4.14.1." in log
+    assert re.search(
+        r"^I\d{4} \d\d:\d\d:\d\d\.\d{6} +\d+ start\.py:\d+\] ClusterVersionOperator", log, re.M
+    ), log
+
+
+def test_start_through_a_rollback(kube: KubeClient, crds: Any, start: Any) -> None:
+    crds.install_clusterversion("current")
+    enabled = sorted(["baremetal", "marketplace", "openshift-samples", "MachineAPI", "Build"])
+    status = status_414(enabled)
+    status["desired"] = {"version": "4.13.10", "image": IMG_41310}
+    status["history"].insert(0, history_entry("4.13.10", IMG_41310, "Partial", "2024-02-01T00:00:00Z", None))
+    create_cv(
+        kube,
+        {
+            "clusterID": str(uuid.uuid4()),
+            "capabilities": {"baselineCapabilitySet": "v4.11", "additionalEnabledCapabilities": ["Console"]},
+        },
+        status,
+    )
+    put_co(kube, "etcd", "4.13.10")
+    crds.install_clusterversion("4.13")
+    running = start(IMG_41310, "4.13.10")
+
+    cv = wait_until(
+        lambda: (
+            (c := kube.get(CLUSTERVERSIONS, "version"))["status"]["history"][0]["state"] == "Completed" and c
+        ),
+        what="rollback completed",
+    )
+    assert cv["status"]["capabilities"]["enabledCapabilities"] == [
+        "Console",
+        "baremetal",
+        "marketplace",
+        "openshift-samples",
+    ]
+    assert "enabledCapabilities Build, MachineAPI" in condition(cv, "CapabilitiesPruned")["message"]  # type: ignore[index]
+    metrics = running.metrics()
+    assert (
+        metrics['cluster_version_status_pruned_capabilities{field="enabledCapabilities",name="Build"}'] == 1.0
+    )
+    assert (
+        metrics['cluster_version_status_pruned_capabilities{field="enabledCapabilities",name="MachineAPI"}']
+        == 1.0
+    )
+    assert (
+        metrics[
+            'cluster_version_status_write_rejections_total{field="status.capabilities.enabledCapabilities"}'
+        ]
+        == 2
+    )
+    assert metrics['cluster_version_capability{name="MachineAPI"}'] == 1.0  # still enabled
+    log = running.stop()
+    assert log.count('rejected status.capabilities.enabledCapabilities value "MachineAPI"') == 1, log

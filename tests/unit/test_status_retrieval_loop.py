@@ -1,0 +1,195 @@
+"""The status loop's retrieval coordination, with a small fake retriever (no API server)."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+import pytest
+
+from payload.acceptance import ReleaseAcceptance, payload_loaded, retrieval_failed, retrieving
+from status.cvstatus import Release
+from status.operator import RetrievalCoordinator, read_release_version
+
+WAIT = 10.0  # generous bound for thread hand-offs; the tests assert outcomes, not timings
+A = Release("4.14.2", "img-a")
+B = Release("4.14.3", "img-b")
+
+
+@dataclass
+class FakeResult:
+    version: str
+    verified: bool
+
+
+@dataclass
+class FakeRetriever:
+    """Reports `retrieving`, then blocks until the test releases the image, then ends as told."""
+
+    report: object
+    outcomes: dict[str, ReleaseAcceptance]
+    gates: dict[str, threading.Event]
+    calls: list[tuple[str, str, bool]]
+    started: threading.Semaphore
+    last_result: FakeResult | None = None
+
+    def retrieve(self, image: str, version: str, force: bool) -> ReleaseAcceptance:
+        self.calls.append((image, version, force))
+        assert callable(self.report)
+        self.report(retrieving(version, image))
+        self.started.release()
+        self.gates[image].wait(WAIT)
+        final = self.outcomes[image]
+        self.last_result = FakeResult(version="4.14.9" if not version else version, verified=True)
+        self.report(final)
+        return final
+
+
+@dataclass
+class Harness:
+    outcomes: dict[str, ReleaseAcceptance] = field(default_factory=dict)
+    gates: dict[str, threading.Event] = field(default_factory=dict)
+    calls: list[tuple[str, str, bool]] = field(default_factory=list)
+    started: threading.Semaphore = field(default_factory=lambda: threading.Semaphore(0))
+    changes: threading.Semaphore = field(default_factory=lambda: threading.Semaphore(0))
+    clock: list[float] = field(default_factory=lambda: [0.0])
+
+    def make(self, report: object) -> FakeRetriever:
+        return FakeRetriever(report, self.outcomes, self.gates, self.calls, self.started)
+
+    def gate(self, image: str, outcome: ReleaseAcceptance) -> threading.Event:
+        self.outcomes[image] = outcome
+        self.gates[image] = threading.Event()
+        return self.gates[image]
+
+
+@pytest.fixture
+def harness() -> Iterator[tuple[Harness, RetrievalCoordinator]]:
+    h = Harness()
+    coordinator = RetrievalCoordinator(h.make, h.changes.release, retry_after=60.0, clock=lambda: h.clock[0])
+    coordinator.start()
+    yield h, coordinator
+    for gate in h.gates.values():
+        gate.set()
+    coordinator.stop()
+
+
+def wait_idle(coordinator: RetrievalCoordinator) -> None:
+    done = threading.Event()
+    for _ in range(int(WAIT / 0.01)):
+        if coordinator.idle():
+            done.set()
+            break
+        done.wait(0.01)
+    assert done.is_set(), "coordinator did not become idle"
+
+
+def test_success_is_reported_and_not_repeated(harness: tuple[Harness, RetrievalCoordinator]) -> None:
+    h, coordinator = harness
+    gate = h.gate("img-a", payload_loaded("4.14.2", "img-a", "amd64"))
+    coordinator.request(A, False)
+    assert h.started.acquire(timeout=WAIT)
+    current = coordinator.acceptance()
+    assert current is not None and current.state.status == "Unknown" and current.target == A
+    gate.set()
+    wait_idle(coordinator)
+    final = coordinator.acceptance()
+    assert final is not None and final.state.reason == "PayloadLoaded" and final.verified
+    coordinator.request(A, False)
+    wait_idle(coordinator)
+    assert h.calls == [("img-a", "4.14.2", False)]
+
+
+def test_newer_target_supersedes_and_old_reports_are_dropped(
+    harness: tuple[Harness, RetrievalCoordinator],
+) -> None:
+    h, coordinator = harness
+    gate_a = h.gate("img-a", payload_loaded("4.14.2", "img-a"))
+    gate_b = h.gate("img-b", payload_loaded("4.14.3", "img-b"))
+    coordinator.request(A, False)
+    assert h.started.acquire(timeout=WAIT)
+    coordinator.request(B, False)  # while A is still running: B waits, A's reports no longer count
+    assert coordinator.acceptance() is None
+    gate_a.set()
+    assert h.started.acquire(timeout=WAIT)  # B starts only after A has returned
+    assert [c[0] for c in h.calls] == ["img-a", "img-b"]
+    running = coordinator.acceptance()
+    assert running is not None and running.target == B and running.state.status == "Unknown"
+    gate_b.set()
+    wait_idle(coordinator)
+    final = coordinator.acceptance()
+    assert final is not None and final.target == B and final.state.status == "True"
+
+
+def test_failure_is_retried_only_after_the_retry_interval(
+    harness: tuple[Harness, RetrievalCoordinator],
+) -> None:
+    h, coordinator = harness
+    h.gate("img-a", retrieval_failed("4.14.2", "img-a", "boom")).set()
+    coordinator.request(A, False)
+    assert h.started.acquire(timeout=WAIT)
+    wait_idle(coordinator)
+    failed = coordinator.acceptance()
+    assert failed is not None and failed.state.status == "False"
+    coordinator.request(A, False)
+    wait_idle(coordinator)
+    assert len(h.calls) == 1
+    h.clock[0] = 61.0
+    coordinator.request(A, False)
+    assert h.started.acquire(timeout=WAIT)
+    wait_idle(coordinator)
+    assert len(h.calls) == 2
+    coordinator.request(A, True)  # forcing is a new request: at once
+    assert h.started.acquire(timeout=WAIT)
+    wait_idle(coordinator)
+    assert h.calls[-1] == ("img-a", "4.14.2", True)
+
+
+def test_withdrawn_request_clears_the_acceptance(harness: tuple[Harness, RetrievalCoordinator]) -> None:
+    h, coordinator = harness
+    h.gate("img-a", payload_loaded("4.14.2", "img-a")).set()
+    coordinator.request(A, False)
+    assert h.started.acquire(timeout=WAIT)
+    wait_idle(coordinator)
+    assert coordinator.acceptance() is not None
+    coordinator.request(None)
+    assert coordinator.acceptance() is None
+
+
+def test_image_only_request_gets_the_loaded_version(harness: tuple[Harness, RetrievalCoordinator]) -> None:
+    h, coordinator = harness
+    h.gate("img-x", payload_loaded("", "img-x")).set()
+    coordinator.request(Release("", "img-x"), False)
+    assert h.started.acquire(timeout=WAIT)
+    wait_idle(coordinator)
+    final = coordinator.acceptance()
+    assert final is not None and final.target == Release("4.14.9", "img-x")
+
+
+def test_every_report_pokes_the_status_loop(harness: tuple[Harness, RetrievalCoordinator]) -> None:
+    h, coordinator = harness
+    h.gate("img-a", payload_loaded("4.14.2", "img-a")).set()
+    coordinator.request(A, False)
+    assert h.started.acquire(timeout=WAIT)
+    wait_idle(coordinator)
+    # retrieving, payload loaded, and the end of the retrieval.
+    assert all(h.changes.acquire(timeout=WAIT) for _ in range(3))
+
+
+def test_read_release_version(tmp_path: pytest.TempPathFactory) -> None:
+    from pathlib import Path
+
+    root = Path(str(tmp_path))
+    assert read_release_version(str(root)) == ""
+    (root / "release-manifests").mkdir()
+    (root / "release-manifests" / "release-metadata").write_text(
+        '{"kind": "cincinnati-metadata-v0", "version": "4.13.7"}'
+    )
+    assert read_release_version(str(root)) == "4.13.7"
+    (root / "release-manifests" / "release-metadata").write_text("[1]")
+    with pytest.raises(ValueError, match="not a JSON object"):
+        read_release_version(str(root))
+    (root / "release-manifests" / "release-metadata").write_text("{")
+    with pytest.raises(ValueError, match="cannot read release metadata"):
+        read_release_version(str(root))
