@@ -13,6 +13,7 @@ import logging
 import os
 import signal
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from types import FrameType
@@ -123,7 +124,7 @@ def run(options: Options) -> int:
     from cvo_py.metrics import MetricsServer
     from payload.acceptance import ReleaseAcceptance
     from payload.metrics import PayloadMetrics
-    from payload.retrieval import PayloadRetriever, RetrieverOptions
+    from payload.retrieval import PayloadRetriever, PruneError, RetrieverOptions
     from status.metrics import StatusCollector
     from status.operator import Retriever, StatusOperator, StatusOptions
 
@@ -192,6 +193,13 @@ def run(options: Options) -> int:
     try:
 
         def on_started_leading() -> None:
+            # Version Pods left by an earlier run would compete with ours: remove them first.
+            try:
+                PayloadRetriever(client, retriever_options, lambda _: None, metrics=payload_metrics).prune(
+                    deadline=time.monotonic() + 30.0
+                )
+            except PruneError as exc:
+                log.warning("Could not prune version Pods left by an earlier run: %s", exc)
             operator.start()
 
         elector.start(on_started_leading)

@@ -1,0 +1,217 @@
+#!/usr/bin/env python3
+"""How fast does the admin see why payload retrieval fails?
+
+For each failure mode: time from the kubelet's status write on the version Pod to the moment the
+ClusterVersion's ReleaseAccepted condition carries that mode's reason, measured on the real local
+API server with `cluster-version-operator start` running as a separate process. Prints p50/p99
+per mode and upstream's bound for comparison (upstream fails fast on two modes only; the others
+surface when the Pod's 120 s active deadline kills it).
+
+    CVO_PY_CLUSTER_DIR=.local-cluster-bench python bench/payload_failure_latency.py [--runs 30]
+
+It deletes and recreates the ClusterVersion `version` of that cluster: use a dedicated data dir.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+import threading
+import time
+import uuid
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from cvo_py.informer import Informer  # noqa: E402
+from cvo_py.kube import CLUSTERVERSIONS, MERGE_PATCH, PODS, KubeClient  # noqa: E402
+from payload.podspec import POD_LABEL_SELECTOR  # noqa: E402
+from tests.integration.payload_harness import ClusterVerification, StartProcess, ensure_priority_class  # noqa: E402
+from tests.integration.status_support import create_cv, status_414  # noqa: E402
+from tests.support import cluster as local  # noqa: E402
+from tests.support.kubelet import Kubelet, running, terminated, waiting  # noqa: E402
+
+DEADLINE_MSG = "Pod was active on the node longer than the specified deadline"
+
+Act = Callable[[Kubelet, str, str, str], Any]  # (kubelet, pod, namespace, image)
+
+
+def init(container: str, reason: str, message: str, **extra: Any) -> Act:
+    return lambda k, pod, ns, image: k.set_container_state(
+        pod, ns, container, waiting(reason, message.format(image=image)), init=True, **extra
+    )
+
+
+def init_exit(container: str) -> Act:
+    return lambda k, pod, ns, image: k.set_container_state(
+        pod, ns, container, terminated(1, "Error", "cp: cannot stat '/manifests': No such file or directory"),
+        init=True,
+    )
+
+
+def main_exit() -> Act:
+    return lambda k, pod, ns, image: k.set_container_state(
+        pod, ns, "rename-to-final-location", terminated(1, "Error", "mv: Read-only file system")
+    )
+
+
+def phase_failed(reason: str, message: str) -> Act:
+    return lambda k, pod, ns, image: k.set_phase(pod, ns, "Failed", reason, message)
+
+
+def delete(k: Kubelet, pod: str, ns: str, image: str) -> Any:
+    return k.client.delete(PODS, pod, ns)
+
+
+FAST, SLOW = "fails fast", "120 s (pod deadline)"
+# (mode, what the kubelet does, text the condition must carry, upstream's bound)
+MODES: list[tuple[str, Act, str, str]] = [
+    ("SignatureValidationFailed",
+     init("cleanup", "SignatureValidationFailed", "image pull failed for {image} because the signature validation "
+          "failed: Source image rejected: A signature was required, but no signature exists"),
+     "SignatureValidationFailed", FAST),
+    ("ErrImagePull manifest unknown",
+     init("cleanup", "ErrImagePull", "reading manifest in quay.io/openshift-release-dev/ocp-release: manifest unknown"),
+     "manifest unknown", FAST),
+    ("ErrImagePull unauthorized",
+     init("cleanup", "ErrImagePull", "reading manifest: unauthorized: authentication required"), "unauthorized", SLOW),
+    ("ErrImagePull other (transient)",
+     init("cleanup", "ErrImagePull", "dial tcp 10.0.0.1:443: i/o timeout"), "i/o timeout", SLOW),
+    ("ImagePullBackOff (transient)",
+     init("cleanup", "ImagePullBackOff", 'Back-off pulling image "{image}"'), "ImagePullBackOff", SLOW),
+    ("InvalidImageName", init("cleanup", "InvalidImageName", "couldn't parse image name"), "InvalidImageName", SLOW),
+    ("CreateContainerConfigError",
+     init("cleanup", "CreateContainerConfigError", "container has runAsNonRoot and image will run as root"),
+     "CreateContainerConfigError", SLOW),
+    ("CreateContainerError", init("cleanup", "CreateContainerError", "context deadline exceeded"),
+     "CreateContainerError", SLOW),
+    ("RunContainerError", init("cleanup", "RunContainerError", 'exec: "sh": executable file not found'),
+     "RunContainerError", SLOW),
+    ("init container exit 1", init_exit("cleanup"), "exit code 1", FAST),
+    ("main container exit 1", main_exit(), "exit code 1", SLOW),  # the Pod is Running by then
+    ("CrashLoopBackOff",
+     init("cleanup", "CrashLoopBackOff", "back-off 10s restarting failed container=cleanup", restartCount=2),
+     "CrashLoopBackOff", SLOW),
+    ("Failed DeadlineExceeded", phase_failed("DeadlineExceeded", DEADLINE_MSG), "DeadlineExceeded", FAST),
+    ("Failed Evicted", phase_failed("Evicted", "The node was low on resource: ephemeral-storage."), "Evicted", FAST),
+    ("pod deleted", delete, "being deleted", "240 s (retrieval timeout)"),
+    ("unknown reason (transient)", init("cleanup", "ImageInspectError", "Failed to inspect image"),
+     "ImageInspectError", SLOW),
+]
+
+
+class ConditionWatch:
+    """Records when ReleaseAccepted first carries some text, from the ClusterVersion watch."""
+
+    def __init__(self, kube: KubeClient) -> None:
+        self.cond = threading.Condition()
+        self.message = ""
+        self.seen_at = 0.0
+        self.informer = Informer(kube, CLUSTERVERSIONS, field_selector="metadata.name=version")
+        self.informer.add_handler(self._on_event)
+
+    def _on_event(self, _type: str, obj: dict[str, Any], _old: dict[str, Any] | None) -> None:
+        now = time.monotonic()
+        for c in (obj.get("status") or {}).get("conditions") or []:
+            if c.get("type") == "ReleaseAccepted":
+                with self.cond:
+                    if c.get("message", "") != self.message:
+                        self.message, self.seen_at = c.get("message", ""), now
+                        self.cond.notify_all()
+
+    def wait_for(self, text: str, image: str, timeout: float = 30.0) -> float:
+        with self.cond:
+            ok = self.cond.wait_for(lambda: image in self.message and text in self.message, timeout)
+            if not ok:
+                raise TimeoutError(f"condition never carried {text!r}; last: {self.message}")
+            return self.seen_at
+
+
+def wait_pod(kube: KubeClient, ns: str, timeout: float = 60.0) -> str:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        pods = [p for p in kube.list(PODS, ns, label_selector=POD_LABEL_SELECTOR).get("items") or []
+                if not p["metadata"].get("deletionTimestamp")]
+        if pods:
+            return str(pods[0]["metadata"]["name"])
+        time.sleep(0.01)
+    raise TimeoutError("no version pod")
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    index = min(len(ordered) - 1, max(0, round(q * (len(ordered) - 1))))
+    return ordered[index]
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=30, help="runs per mode (default 30)")
+    parser.add_argument("--mode", action="append", default=[], help="only modes containing this text")
+    args = parser.parse_args()
+    if args.runs < 1:
+        parser.error("--runs must be at least 1")
+
+    handle = local.start()
+    kube = handle.client
+    ns = local.unique_name("bench-payload")
+    local.ensure_namespace(kube, ns)
+    ensure_priority_class(kube)
+    local.delete_all_cluster_scoped_update_objects(kube)
+    kubelet = Kubelet(kube)
+    modes = [m for m in MODES if not args.mode or any(s.lower() in m[0].lower() for s in args.mode)]
+    results: dict[str, list[float]] = {m[0]: [] for m in modes}
+    verification = ClusterVerification(kube)  # every image is signed: the Pod path is measured
+    with tempfile.TemporaryDirectory() as tmp:
+        start = StartProcess(handle.kubeconfig, ns, Path(tmp))
+        watch = ConditionWatch(kube)
+        watch.informer.start()
+        try:
+            create_cv(kube, {"clusterID": str(uuid.uuid4())}, status_414())
+            for run in range(args.runs):
+                for name, act, text, _bound in modes:
+                    image = f"quay.io/openshift-release-dev/ocp-release@sha256:{uuid.uuid4().hex * 2}"
+                    verification.sign(image)
+                    kube.patch(CLUSTERVERSIONS, "version", {"spec": {"desiredUpdate": {"image": image}}},
+                               content_type=MERGE_PATCH)
+                    pod = wait_pod(kube, ns)
+                    watch.wait_for("Retrieving and verifying payload", image)
+                    if name == "pod deleted":
+                        kubelet.set_container_state(pod, ns, "cleanup", running(), init=True)
+                    started = time.monotonic()
+                    act(kubelet, pod, ns, image)
+                    seen = watch.wait_for(text, image)
+                    results[name].append(seen - started)
+                    if "transient" in name:
+                        # End the retrieval so the next target starts at once.
+                        kubelet.set_phase(pod, ns, "Failed", "DeadlineExceeded", DEADLINE_MSG)
+                        watch.wait_for("DeadlineExceeded", image)
+                    if name == "pod deleted":
+                        kubelet.finish_deletion(pod, ns)
+                print(f"run {run + 1}/{args.runs} done", file=sys.stderr)
+        finally:
+            watch.informer.stop()
+            start.stop()
+            verification.remove()
+            local.delete_all_cluster_scoped_update_objects(kube)
+
+    print(f"\nkubelet status write → ReleaseAccepted carries the reason ({args.runs} runs per mode, "
+          "real kube-apiserver, `start` as a separate process)\n")
+    print(f"| {'mode':<32} | {'p50 ms':>7} | {'p99 ms':>7} | {'max ms':>7} | upstream bound")
+    print(f"|{'-' * 34}|{'-' * 9}|{'-' * 9}|{'-' * 9}|{'-' * 27}")
+    worst = 0.0
+    for name, _act, _text, bound in modes:
+        values = results[name]
+        p50, p99 = percentile(values, 0.5) * 1000, percentile(values, 0.99) * 1000
+        worst = max(worst, p99)
+        print(f"| {name:<32} | {p50:7.0f} | {p99:7.0f} | {max(values) * 1000:7.0f} | {bound}")
+    print(f"\nworst p99: {worst:.0f} ms (target < 1000 ms)")
+    return 0 if worst < 1000 else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

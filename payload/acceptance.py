@@ -1,0 +1,137 @@
+"""What retrieval tells the admin: the `ReleaseAccepted` condition's status, reason and message (pure).
+
+Reasons are upstream's load-payload steps; messages keep upstream's shapes (Go `%q` quoting
+included) so existing tooling and alerts read them the same way.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from dataclasses import dataclass
+from typing import Literal
+
+Status = Literal["True", "False", "Unknown"]
+
+RETRIEVE_PAYLOAD = "RetrievePayload"
+LOAD_PAYLOAD = "LoadPayload"
+VERIFY_PAYLOAD_VERSION = "VerifyPayloadVersion"
+PRECONDITION_CHECKS = "PreconditionChecks"
+PAYLOAD_LOADED = "PayloadLoaded"
+
+# Upstream's prefix for download failures; alerts and must-gather greps key on it.
+DOWNLOAD_FAILED = "Unable to download and prepare the update: "
+NOT_VERIFIED = "The update cannot be verified: "
+
+# Conditions are read in `oc` and consoles: keep any one message readable.
+MAX_MESSAGE = 2048
+
+
+@dataclass(frozen=True)
+class ReleaseAcceptance:
+    """One state of the `ReleaseAccepted` condition."""
+
+    status: Status
+    reason: str
+    message: str
+
+    def __post_init__(self) -> None:
+        if self.status not in ("True", "False", "Unknown"):
+            raise ValueError(f"ReleaseAcceptance status must be True, False or Unknown, not {self.status!r}")
+        if not self.reason:
+            raise ValueError("ReleaseAcceptance needs a reason")
+
+
+def go_quote(text: str) -> str:
+    """Go's `%q` / strconv.Quote for a valid UTF-8 string."""
+    out = ['"']
+    for ch in text:
+        code = ord(ch)
+        if ch in ('"', "\\"):
+            out.append("\\" + ch)
+        elif ch in _GO_ESCAPES:
+            out.append(_GO_ESCAPES[ch])
+        elif code < 0x20 or code == 0x7F:
+            out.append(f"\\x{code:02x}")
+        elif ch == " " or (ch.isprintable() and unicodedata.category(ch) != "Zs"):
+            out.append(ch)
+        elif 0xD800 <= code <= 0xDFFF:
+            out.append("\\ufffd")  # Go turns invalid UTF-8 into the replacement rune
+        elif code > 0xFFFF:
+            out.append(f"\\U{code:08x}")
+        else:
+            out.append(f"\\u{code:04x}")
+    out.append('"')
+    return "".join(out)
+
+
+_GO_ESCAPES = {"\a": "\\a", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t", "\v": "\\v"}
+
+
+def bounded(text: str, limit: int) -> str:
+    """One line, at most `limit` characters; long text keeps its head and tail (where errors are)."""
+    flat = " // ".join(line.strip() for line in text.strip().splitlines() if line.strip())
+    if len(flat) <= limit:
+        return flat
+    marker = " […] "
+    keep = max(limit - len(marker), 2)
+    head = keep * 2 // 3
+    return flat[:head] + marker + flat[len(flat) - (keep - head) :]
+
+
+def _ids(version: str, image: str) -> str:
+    return f"version={go_quote(version)} image={go_quote(image)}"
+
+
+def retrieving(version: str, image: str) -> ReleaseAcceptance:
+    return ReleaseAcceptance(
+        "Unknown", RETRIEVE_PAYLOAD, f"Retrieving and verifying payload {_ids(version, image)}"
+    )
+
+
+def still_waiting(version: str, image: str, problem: str) -> ReleaseAcceptance:
+    """A problem that may clear by itself: the admin sees it while retrieval keeps waiting."""
+    text = f"Retrieving and verifying payload {_ids(version, image)}; still waiting: {problem}"
+    return ReleaseAcceptance("Unknown", RETRIEVE_PAYLOAD, bounded(text, MAX_MESSAGE))
+
+
+def retrieval_failed(version: str, image: str, failure: str) -> ReleaseAcceptance:
+    """`failure` is the whole failure text, e.g. `download_failed(...)` or `not_verified(...)`."""
+    text = f"Retrieving payload failed {_ids(version, image)} failure={failure}"
+    return ReleaseAcceptance("False", RETRIEVE_PAYLOAD, bounded(text, MAX_MESSAGE))
+
+
+def download_failed(problem: str) -> str:
+    return DOWNLOAD_FAILED + problem
+
+
+def not_verified(problem: str) -> str:
+    return NOT_VERIFIED + problem
+
+
+def verification_forced(version: str, image: str, problem: str) -> ReleaseAcceptance:
+    """Verification failed but the admin forced the update: retrieval goes on, and says why."""
+    text = (
+        f"Target release {_ids(version, image)} cannot be verified, but continuing anyway because the "
+        f"update was forced: {problem}"
+    )
+    return ReleaseAcceptance("Unknown", RETRIEVE_PAYLOAD, bounded(text, MAX_MESSAGE))
+
+
+def load_failed(version: str, image: str, failure: str) -> ReleaseAcceptance:
+    text = f"Loading payload failed {_ids(version, image)} failure={failure}"
+    return ReleaseAcceptance("False", LOAD_PAYLOAD, bounded(text, MAX_MESSAGE))
+
+
+def version_mismatch(version: str, image: str, payload_version: str) -> ReleaseAcceptance:
+    text = (
+        f"Verifying payload failed {_ids(version, image)} failure=release image version {payload_version} "
+        f"does not match the expected upstream version {version}"
+    )
+    return ReleaseAcceptance("False", VERIFY_PAYLOAD_VERSION, bounded(text, MAX_MESSAGE))
+
+
+def payload_loaded(version: str, image: str, architecture: str | None = None) -> ReleaseAcceptance:
+    text = f"Payload loaded {_ids(version, image)}"
+    if architecture is not None:
+        text += f" architecture={go_quote(architecture)}"
+    return ReleaseAcceptance("True", PAYLOAD_LOADED, text)

@@ -1,0 +1,519 @@
+"""Retrieve a release payload: verify it, run the version Pod, watch it, and report every state.
+
+This is the thin I/O layer; what a Pod state means is decided by `payload.classify`, and what the
+admin reads by `payload.acceptance`. One retrieval runs at a time, so there is never more than one
+version Pod: stale ones are pruned before a new one is created, and ours is deleted when done.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import logging
+import os
+import platform
+import queue
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Protocol
+
+from cvo_py import klog
+from cvo_py.informer import DELETED, Informer
+from cvo_py.kube import JSON, PODS, ApiError, KubeClient, Resource, ServerUnreachable
+from payload import acceptance as acc
+from payload.acceptance import ReleaseAcceptance
+from payload.classify import (
+    PROGRESSING,
+    SUCCEEDED,
+    TERMINAL,
+    TRANSIENT,
+    Limits,
+    Verdict,
+    classify,
+    pull_errors,
+)
+from payload.metrics import PayloadMetrics
+from payload.podspec import (
+    DEFAULT_PAYLOAD_DIR,
+    POD_LABEL_SELECTOR,
+    PodSpecError,
+    PodSpecOptions,
+    build_version_pod,
+    random_suffix,
+    target_dir,
+)
+
+log = logging.getLogger(__name__)
+
+# Jobs left by 4.18 and older operators (`version-*`); there is no JOBS in cvo_py.kube.
+JOBS = Resource("batch/v1", "Job", "jobs", True)
+
+# What a payload directory must contain (upstream's payload.ValidateDirectory).
+PAYLOAD_PATHS = (
+    "manifests",
+    "release-manifests",
+    "release-manifests/release-metadata",
+    "release-manifests/image-references",
+)
+
+_GO_ARCH = {
+    "x86_64": "amd64",
+    "amd64": "amd64",
+    "aarch64": "arm64",
+    "arm64": "arm64",
+    "ppc64le": "ppc64le",
+    "s390x": "s390x",
+}
+
+
+class PruneError(Exception):
+    """Left-over version Pods or Jobs could not be deleted."""
+
+
+class VerificationError(Exception):
+    """The release cannot be verified; the text is what follows "The update cannot be verified: "."""
+
+
+class Verifier(Protocol):
+    def verify(self, image: str, timeout: float) -> None:
+        """Return when `image`'s digest is signed by a trusted key; raise VerificationError otherwise."""
+
+
+def _env(name: str, default: str) -> str:
+    return os.environ.get(name) or default
+
+
+@dataclass(frozen=True)
+class RetrieverOptions:
+    namespace: str = field(default_factory=lambda: _env("CVO_NAMESPACE", "openshift-cluster-version"))
+    operator_name: str = field(default_factory=lambda: _env("CVO_NAME", "version"))
+    node_name: str = field(default_factory=lambda: os.environ.get("NODE_NAME", ""))
+    # The operator's own release (--release-image): its manifests are already local, no Pod needed.
+    release_image: str = ""
+    local_payload_dir: str = field(default_factory=lambda: _env("PAYLOAD_OVERRIDE", "/"))
+    # Where the version Pod writes on the node; the operator mounts the same host path here.
+    # UPDATE_PAYLOADS_DIR moves it (testing without a node, like PAYLOAD_OVERRIDE).
+    payload_dir: str = field(default_factory=lambda: _env("UPDATE_PAYLOADS_DIR", DEFAULT_PAYLOAD_DIR))
+    retrieve_timeout: float = 240.0  # upstream's retrieveTimeout (4 min), verification included
+    pod_active_deadline: int = 120
+    service_account: str = "update-payload"
+    priority_class: str = "openshift-user-critical"
+    limits: Limits = Limits()
+    # How long pruning waits for stale Pods that are still running to terminate gracefully.
+    prune_timeout: float = 30.0
+    # Verify the release signature before the Pod (upstream always does; tests of the Pod alone don't).
+    verify: bool = True
+    verification_namespace: str = "openshift-config-managed"
+
+    def pod_spec_options(self) -> PodSpecOptions:
+        return PodSpecOptions(
+            operator_name=self.operator_name,
+            namespace=self.namespace,
+            payload_dir=self.payload_dir,
+            service_account=self.service_account,
+            active_deadline_seconds=self.pod_active_deadline,
+            priority_class=self.priority_class,
+        )
+
+
+@dataclass(frozen=True)
+class RetrievalResult:
+    """What the last retrieval produced, beyond the condition: where the manifests are, and so on."""
+
+    acceptance: ReleaseAcceptance
+    directory: str = ""
+    local: bool = False
+    verified: bool = False
+    verification_error: str = ""
+    version: str = ""  # from the payload's release-metadata once loaded
+    pod_name: str = ""
+
+
+class _Failed(Exception):
+    """Ends a retrieval with this acceptance (a False condition) and metric reason."""
+
+    def __init__(self, acceptance: ReleaseAcceptance, reason: str) -> None:
+        super().__init__(acceptance.message)
+        self.acceptance = acceptance
+        self.reason = reason
+
+
+def validate_directory(directory: str) -> str | None:
+    """None when `directory` holds release-image content, else what is missing."""
+    for rel in PAYLOAD_PATHS:
+        path = os.path.join(directory, rel)
+        if not os.path.exists(path):
+            return f"stat {path}: no such file or directory"
+    return None
+
+
+def _architecture(metadata: JSON) -> str:
+    annotations = metadata.get("metadata") if isinstance(metadata.get("metadata"), dict) else {}
+    if str((annotations or {}).get("release.openshift.io/architecture", "")).lower() == "multi":
+        return "Multi"
+    machine = platform.machine().lower()
+    return _GO_ARCH.get(machine, machine)
+
+
+class PayloadRetriever:
+    """`retrieve()` blocks until the payload is in place or has failed, reporting every change."""
+
+    def __init__(
+        self,
+        client: KubeClient,
+        options: RetrieverOptions,
+        report: Callable[[ReleaseAcceptance], None],
+        *,
+        verifier: Verifier | None = None,
+        metrics: PayloadMetrics | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.client = client
+        self.options = options
+        self._report_fn = report
+        self.metrics = metrics or PayloadMetrics()
+        if verifier is None and options.verify:
+            from payload.verify.verifier import cluster_verifier
+
+            verifier = cluster_verifier(client, options.verification_namespace, options.operator_name, self.metrics)
+        self.verifier = verifier
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._last: ReleaseAcceptance | None = None
+        self.last_result: RetrievalResult | None = None
+        # The informer of the retrieval in flight; exposed so tests can drop its watch.
+        self.informer: Informer | None = None
+
+    # -- reporting -------------------------------------------------------------------------------
+
+    def _report(self, acceptance: ReleaseAcceptance) -> None:
+        if acceptance == self._last:
+            return
+        self._last = acceptance
+        klog.v(2).info("ReleaseAccepted=%s %s: %s", acceptance.status, acceptance.reason, acceptance.message)
+        try:
+            self._report_fn(acceptance)
+        except Exception:  # a failed status write must not abort the retrieval; the next report retries
+            log.exception("reporting payload retrieval state failed")
+
+    # -- the retrieval ---------------------------------------------------------------------------
+
+    def retrieve(self, image: str, version: str, force: bool) -> ReleaseAcceptance:
+        with self._lock:
+            self._last = None
+            started = self._clock()
+            result = self._retrieve(image, version, force, started)
+            self.last_result = result
+            self._report(result.acceptance)
+            outcome = "success" if result.acceptance.status == "True" else "failure"
+            self.metrics.retrieval_duration.labels(outcome).observe(max(0.0, self._clock() - started))
+            return result.acceptance
+
+    def _retrieve(self, image: str, version: str, force: bool, started: float) -> RetrievalResult:
+        if not image:
+            failure = (
+                "no payload image has been specified and the contents of the payload cannot be retrieved"
+            )
+            self.metrics.retrieval_failures.labels("NoImage").inc()
+            return RetrievalResult(acc.retrieval_failed(version, image, failure))
+        if image == self.options.release_image:
+            return self._load(
+                image,
+                version,
+                self.options.local_payload_dir,
+                RetrievalResult(
+                    acc.retrieving(version, image), directory=self.options.local_payload_dir, local=True
+                ),
+            )
+
+        progress = acc.retrieving(version, image)
+        self._report(progress)
+        deadline = started + self.options.retrieve_timeout
+        base = RetrievalResult(progress)
+        try:
+            if self.verifier is not None:
+                progress, base = self._verify(image, version, force, deadline)
+            directory = target_dir(image, self.options.payload_dir)
+            try:
+                self.prune(deadline)
+            except PruneError as exc:
+                raise _download_failed(version, image, str(exc), "PrunePods") from None
+            problem = validate_directory(directory)
+            pod_name = ""
+            if problem is not None:
+                pod_name = self._fetch(image, version, progress, deadline)
+                problem = validate_directory(directory)
+                if problem is not None:
+                    where = acc.go_quote(directory)
+                    text = f"confirming the presence of release-image content in {where}: {problem}"
+                    raise _download_failed(version, image, text, "PayloadMissing")
+            else:
+                klog.v(2).info("Payload for %s is already in %s", image, directory)
+            return self._load(
+                image,
+                version,
+                directory,
+                RetrievalResult(
+                    progress,
+                    directory=directory,
+                    verified=base.verified,
+                    verification_error=base.verification_error,
+                    pod_name=pod_name,
+                ),
+            )
+        except _Failed as failed:
+            self.metrics.retrieval_failures.labels(failed.reason).inc()
+            return RetrievalResult(
+                failed.acceptance, verified=base.verified, verification_error=base.verification_error
+            )
+
+    def _verify(
+        self, image: str, version: str, force: bool, deadline: float
+    ) -> tuple[ReleaseAcceptance, RetrievalResult]:
+        assert self.verifier is not None
+        # Upstream gives verification half of the time left, so the Pod always gets the other half.
+        budget = max(0.0, (deadline - self._clock()) / 2)
+        try:
+            self.verifier.verify(image, budget)
+        except VerificationError as exc:
+            if not force:
+                self.metrics.verifications.labels("failed").inc()
+                raise _Failed(
+                    acc.retrieval_failed(version, image, acc.not_verified(str(exc))),
+                    "ImageVerificationFailed",
+                ) from None
+            self.metrics.verifications.labels("forced").inc()
+            log.warning(
+                "Target release version=%r image=%r cannot be verified, continuing because the update "
+                "was forced: %s",
+                version,
+                image,
+                exc,
+            )
+            forced = acc.verification_forced(version, image, str(exc))
+            self._report(forced)
+            return forced, RetrievalResult(forced, verification_error=str(exc))
+        return acc.retrieving(version, image), RetrievalResult(acc.retrieving(version, image), verified=True)
+
+    def _load(self, image: str, version: str, directory: str, result: RetrievalResult) -> RetrievalResult:
+        """Read the payload's release metadata: the loaded version and architecture."""
+        metadata_path = Path(directory) / "release-manifests" / "release-metadata"
+        try:
+            metadata = json.loads(metadata_path.read_text())
+            if not isinstance(metadata, dict):
+                raise ValueError("not a JSON object")
+        except (OSError, ValueError) as exc:
+            if result.local and not metadata_path.exists():
+                # Running without a local payload (e.g. outside the release image): nothing to read.
+                return _replace(result, acc.payload_loaded(version, image))
+            self.metrics.retrieval_failures.labels("LoadPayload").inc()
+            failure = f"loading {metadata_path}: {exc}"
+            return _replace(result, acc.load_failed(version, image, failure))
+        payload_version = str(metadata.get("version") or "")
+        if version and payload_version and payload_version != version:
+            self.metrics.retrieval_failures.labels("VerifyPayloadVersion").inc()
+            return _replace(result, acc.version_mismatch(version, image, payload_version))
+        loaded = acc.payload_loaded(version or payload_version, image, _architecture(metadata))
+        return dataclasses.replace(result, acceptance=loaded, version=payload_version)
+
+    # -- pruning ---------------------------------------------------------------------------------
+
+    def prune(self, deadline: float | None = None) -> None:
+        """Delete version Pods (and legacy `version-*` Jobs) left by earlier runs; wait until gone."""
+        ns = self.options.namespace
+        errors: list[str] = []
+        try:
+            jobs = self.client.list(JOBS, ns).get("items") or []
+            for job in jobs:
+                name = job["metadata"]["name"]
+                if name.startswith(f"{self.options.operator_name}-"):
+                    try:
+                        # Background: unlike upstream's empty options, do not orphan the Job's Pods.
+                        self.client.delete(JOBS, name, ns, propagation_policy="Background")
+                    except ApiError as exc:
+                        if not exc.is_not_found():
+                            errors.append(f"failed to delete job {name}: {exc.message or exc}")
+        except ApiError as exc:
+            if not exc.is_not_found():  # batch/v1 may be disabled
+                errors.append(exc.message or str(exc))
+        except ServerUnreachable as exc:
+            errors.append(str(exc))
+        try:
+            pods = self._list_version_pods()
+            for pod in pods:
+                errors.extend(self._delete_pod(pod, prune=True))
+            if pods and not errors:
+                self._wait_pruned(deadline)
+        except (ApiError, ServerUnreachable) as exc:
+            errors.append(exc.message if isinstance(exc, ApiError) and exc.message else str(exc))
+        if errors:
+            aggregate = errors[0] if len(errors) == 1 else "[" + ", ".join(errors) + "]"
+            raise PruneError(f"failed to prune pods: error deleting pods: {aggregate}")
+
+    def _list_version_pods(self) -> list[JSON]:
+        items = self.client.list(PODS, self.options.namespace, label_selector=POD_LABEL_SELECTOR).get("items")
+        return list(items or [])
+
+    def _delete_pod(self, pod: JSON, prune: bool = False) -> list[str]:
+        name = pod["metadata"]["name"]
+        statuses = (pod.get("status") or {}).get("initContainerStatuses", []) + (
+            (pod.get("status") or {}).get("containerStatuses", [])
+        )
+        running = any("running" in (s.get("state") or {}) for s in statuses if isinstance(s, dict))
+        if prune:
+            log.info("Pruning version pod %s left by an earlier retrieval", name)
+        try:
+            # Nothing running: remove at once. Running: let the kubelet stop it gracefully.
+            self.client.delete(
+                PODS, name, self.options.namespace, grace_period_seconds=None if running else 0
+            )
+        except ApiError as exc:
+            if not exc.is_not_found():
+                return [f"failed to delete pod {name}: {exc.message or exc}"]
+        return []
+
+    def _wait_pruned(self, deadline: float | None) -> None:
+        limit = self._clock() + self.options.prune_timeout
+        if deadline is not None:
+            limit = min(limit, deadline)
+        while True:
+            left = self._list_version_pods()
+            if not left:
+                return
+            if self._clock() >= limit:
+                break
+            time.sleep(0.1)
+        # The node did not confirm in time (or there is no kubelet): remove them from the API.
+        for pod in left:
+            log.warning(
+                "Version pod %s did not terminate in time; deleting it without grace", pod["metadata"]["name"]
+            )
+            try:
+                self.client.delete(
+                    PODS, pod["metadata"]["name"], self.options.namespace, grace_period_seconds=0
+                )
+            except ApiError as exc:
+                if not exc.is_not_found():
+                    raise
+
+    # -- the version Pod -------------------------------------------------------------------------
+
+    def _fetch(self, image: str, version: str, progress: ReleaseAcceptance, deadline: float) -> str:
+        """Create the version Pod and wait for it; returns its name on success, raises _Failed."""
+        opts = self.options
+        try:
+            pod = build_version_pod(
+                image,
+                version,
+                opts.node_name,
+                opts.pod_spec_options(),
+                name_suffix=random_suffix(),
+                tmp_suffix=random_suffix(),
+            )
+        except PodSpecError as exc:
+            raise _download_failed(version, image, str(exc), "InvalidPod") from None
+        name = pod["metadata"]["name"]
+        events: queue.Queue[tuple[str, JSON]] = queue.Queue()
+        informer = Informer(
+            self.client,
+            PODS,
+            namespace=opts.namespace,
+            field_selector=f"metadata.name={name}",
+            inactivity_timeout=30.0,
+        )
+        informer.add_handler(lambda event_type, obj, _old: events.put((event_type, obj)))
+        self.informer = informer
+        informer.start()
+        created = False
+        latest: dict[str, JSON] = {"pod": pod}
+        try:
+            informer.wait_for_sync(max(0.1, min(10.0, deadline - self._clock())))
+            log.info("Spawning Pod %s ...", name)
+            try:
+                latest["pod"] = self.client.create(PODS, pod, opts.namespace)
+                created = True
+            except (ApiError, ServerUnreachable) as exc:
+                text = exc.message if isinstance(exc, ApiError) and exc.message else str(exc)
+                problem = f"fetching update payload: creating pod {name}: {text}"
+                raise _download_failed(version, image, problem, "PodCreateFailed") from None
+            return self._watch(image, version, progress, deadline, name, latest, events)
+        finally:
+            informer.stop()
+            self.informer = None
+            if created:
+                for problem in self._delete_pod(latest["pod"]):
+                    log.warning("Cleaning up after retrieval: %s", problem)
+
+    def _watch(
+        self,
+        image: str,
+        version: str,
+        progress: ReleaseAcceptance,
+        deadline: float,
+        name: str,
+        latest: dict[str, JSON],
+        events: queue.Queue[tuple[str, JSON]],
+    ) -> str:
+        limits = self.options.limits
+        pod = latest["pod"]
+        remembered: dict[str, str] = {}
+        state_key: str | None = None
+        since = self._clock()
+        deleted = False
+        verdict: Verdict | None = None
+        while True:
+            now = self._clock()
+            remembered.update(pull_errors(pod))
+            verdict = classify(pod, deleted=deleted, limits=limits, remembered_pull_errors=remembered)
+            if verdict.key != state_key:
+                state_key, since = verdict.key, now
+            verdict = classify(
+                pod, deleted=deleted, stuck_for=now - since, limits=limits, remembered_pull_errors=remembered
+            )
+            klog.v(4).info("version pod %s: %s %s: %s", name, verdict.kind, verdict.reason, verdict.problem)
+            if verdict.kind == SUCCEEDED:
+                return name
+            if verdict.kind == TERMINAL:
+                raise _download_failed(
+                    version, image, f"fetching update payload: {verdict.problem}", verdict.reason
+                )
+            self._report(
+                acc.still_waiting(version, image, verdict.problem) if verdict.kind == TRANSIENT else progress
+            )
+            # Wake up for the next event, or when time alone could change the verdict.
+            wake = deadline
+            if verdict.kind == TRANSIENT:
+                wake = min(wake, since + limits.stuck_after)
+            elif verdict.kind == PROGRESSING and verdict.reason == "NotStarted":
+                wake = min(wake, since + limits.not_started_after)
+            if self._clock() >= deadline:
+                problem = (
+                    f"fetching update payload: the version pod gave no result within the "
+                    f"{self.options.retrieve_timeout:.0f}s retrieval limit; last observed: {verdict.problem}"
+                )
+                raise _download_failed(version, image, problem, "RetrievalTimeout")
+            timeout = wake - self._clock()
+            try:
+                event_type, obj = events.get(timeout=max(0.0, timeout))
+            except queue.Empty:
+                continue
+            # Drain bursts: only the newest state matters (a DELETED is never skipped).
+            while True:
+                if event_type == DELETED:
+                    deleted = True
+                pod = latest["pod"] = obj
+                try:
+                    event_type, obj = events.get_nowait()
+                except queue.Empty:
+                    break
+
+
+def _download_failed(version: str, image: str, problem: str, reason: str) -> _Failed:
+    return _Failed(acc.retrieval_failed(version, image, acc.download_failed(problem)), reason)
+
+
+def _replace(result: RetrievalResult, acceptance: ReleaseAcceptance) -> RetrievalResult:
+    return dataclasses.replace(result, acceptance=acceptance)

@@ -1,0 +1,292 @@
+"""Verify a release digest against trusted keyrings, with signatures from ConfigMaps and HTTP stores.
+
+OpenPGP is done by pysequoia (Sequoia-PGP's Python binding): maintained, ships manylinux wheels
+with no system gpg or native build needed, and verifies inline signed messages as release
+signatures are. Signature ConfigMaps are tried first; then every store is searched in parallel
+(`signature-1`…`signature-10`, stopping at 404), and the first valid signature wins.
+"""
+
+from __future__ import annotations
+
+import base64
+import logging
+import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from typing import Any
+
+import pysequoia
+import requests
+
+from cvo_py.kube import CONFIGMAPS, ApiError, KubeClient
+from payload.metrics import PayloadMetrics
+from payload.retrieval import VerificationError
+from payload.verify.config import SIGNATURES_LABEL, Store, VerifierConfig, load_config
+from payload.verify.signature import (
+    Attempt,
+    DigestError,
+    check_simple_signing,
+    failure_text,
+    image_digest,
+    parse_digest,
+)
+
+log = logging.getLogger(__name__)
+
+MAX_SIGNATURES = 10
+# Sequoia does not say which: a key outside the keyrings, or a signature past its expiry.
+UNTRUSTED = "no valid signature by a trusted key (not signed by one, or expired)"
+MAX_SIGNATURE_BYTES = 64 * 1024
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
+class ReleaseVerifier:
+    """`verify(image, timeout)`: returns when signed by a trusted key, else raises VerificationError."""
+
+    def __init__(
+        self,
+        load: Callable[[], VerifierConfig],
+        *,
+        persist: Callable[[str, bytes], None] | None = None,
+        session: requests.Session | None = None,
+        metrics: PayloadMetrics | None = None,
+        fetch_timeout: float = 10.0,
+    ) -> None:
+        self._load = load
+        self._persist = persist
+        self._session = session or requests.Session()
+        self.metrics = metrics or PayloadMetrics()
+        self.fetch_timeout = fetch_timeout
+        self._verified: set[str] = set()
+        self._lock = threading.Lock()
+
+    def verify(self, image: str, timeout: float) -> None:
+        deadline = time.monotonic() + max(0.0, timeout)
+        try:
+            digest = image_digest(image)
+            algo, hexpart = parse_digest(digest)
+        except DigestError as exc:
+            self.metrics.verifications.labels("failed").inc()
+            raise VerificationError(str(exc)) from None
+        with self._lock:
+            if digest in self._verified:
+                self.metrics.verifications.labels("cached").inc()
+                return
+        config = self._load()
+        if config.problem:
+            self.metrics.verifications.labels("not_configured").inc()
+            raise VerificationError(f"verification is not possible: {config.problem}")
+        certs: list[Any] = []
+        for name, armored in config.keyrings.items():
+            try:
+                certs.extend(pysequoia.Cert.split_bytes(armored.encode()))
+            except Exception as exc:  # pysequoia raises plain errors for unparsable keys
+                self.metrics.verifications.labels("not_configured").inc()
+                raise VerificationError(
+                    "the release verifier is incorrectly configured, unable to verify digests: "
+                    f"keyring {name} in {config.source}: {_first_line(exc)}"
+                ) from None
+        keyrings = list(config.keyrings)
+        attempts: list[Attempt] = []
+        prefix = f"{algo}-{hexpart}"
+        for cm in config.signature_configmaps:
+            meta = cm.get("metadata") or {}
+            for key, data in _configmap_signatures(cm, prefix):
+                source = f"ConfigMap {meta.get('namespace')}/{meta.get('name')} key {key}"
+                reason = self._check(data, certs, digest)
+                if reason is None:
+                    return self._accept(digest, None)
+                attempts.append(Attempt(source, reason))
+        found = self._search_stores(config.stores, algo, hexpart, certs, digest, deadline, attempts)
+        if found is not None:
+            return self._accept(digest, found)
+        self.metrics.verifications.labels("failed").inc()
+        raise VerificationError(failure_text(digest, keyrings, attempts))
+
+    def _accept(self, digest: str, signature: bytes | None) -> None:
+        with self._lock:
+            self._verified.add(digest)
+        self.metrics.verifications.labels("verified").inc()
+        if signature is not None and self._persist is not None:
+            try:
+                self._persist(digest, signature)
+            except Exception as exc:  # keeping a copy is best effort; the release is verified
+                log.warning("could not store the verified signature for %s: %s", digest, exc)
+
+    # -- one signature ---------------------------------------------------------------------------
+
+    def _check(self, data: bytes, certs: list[Any], digest: str) -> str | None:
+        """None when `data` is a valid signature of `digest` by a trusted key, else why not."""
+        if not data:
+            return "empty signature"
+        try:
+            result = pysequoia.verify(bytes=data, store=lambda _ids: certs)
+        except Exception as exc:
+            text = _first_line(exc)
+            if "no valid signatures" in text or "signature" in text.lower():
+                return UNTRUSTED
+            return f"not an OpenPGP signed message ({text})"
+        if not result.valid_sigs or result.bytes is None:
+            return UNTRUSTED
+        return check_simple_signing(result.bytes, digest)
+
+    # -- HTTP stores -----------------------------------------------------------------------------
+
+    def _search_stores(
+        self,
+        stores: tuple[Store, ...],
+        algo: str,
+        hexpart: str,
+        certs: list[Any],
+        digest: str,
+        deadline: float,
+        attempts: list[Attempt],
+    ) -> bytes | None:
+        if not stores:
+            return None
+        stop = threading.Event()
+        pool = ThreadPoolExecutor(max_workers=len(stores), thread_name_prefix="signature-store")
+        futures: dict[Future[tuple[bytes | None, list[Attempt]]], Store] = {
+            pool.submit(self._search_store, s, algo, hexpart, certs, digest, deadline, stop): s for s in stores
+        }
+        found: bytes | None = None
+        pending = set(futures)
+        try:
+            while pending and found is None:
+                left = deadline - time.monotonic()
+                done, pending = wait(pending, timeout=max(0.0, left), return_when=FIRST_COMPLETED)
+                if not done:
+                    for future in pending:
+                        attempts.append(Attempt(futures[future].url, "no answer before the verification deadline"))
+                    break
+                for future in done:
+                    signature, store_attempts = future.result()
+                    attempts.extend(store_attempts)
+                    if signature is not None and found is None:
+                        found = signature
+        finally:
+            stop.set()
+            # Slow stores are not waited for: their requests end at their own timeouts.
+            pool.shutdown(wait=False, cancel_futures=True)
+        return found
+
+    def _search_store(
+        self,
+        store: Store,
+        algo: str,
+        hexpart: str,
+        certs: list[Any],
+        digest: str,
+        deadline: float,
+        stop: threading.Event,
+    ) -> tuple[bytes | None, list[Attempt]]:
+        attempts: list[Attempt] = []
+        base = store.url.rstrip("/")
+        for index in range(1, MAX_SIGNATURES + 1):
+            if stop.is_set():
+                break
+            url = f"{base}/{algo}={hexpart}/signature-{index}"
+            left = deadline - time.monotonic()
+            if left <= 0:
+                attempts.append(Attempt(url, "no answer before the verification deadline"))
+                break
+            timeout = min(self.fetch_timeout, left)
+            started = time.monotonic()
+            try:
+                resp = self._session.get(url, timeout=(min(timeout, 5.0), timeout), stream=True)
+                try:
+                    body = resp.raw.read(MAX_SIGNATURE_BYTES + 1, decode_content=True) if resp.ok else b""
+                finally:
+                    resp.close()
+            except requests.Timeout:
+                self._fetch_error(store, "timeout")
+                attempts.append(Attempt(url, f"store unreachable: no answer within {timeout:.1f}s"))
+                break
+            except requests.RequestException as exc:
+                self._fetch_error(store, "connection")
+                attempts.append(Attempt(url, f"store unreachable: {_short_request_error(exc)}"))
+                break
+            finally:
+                self.metrics.store_fetch_duration.labels(store.url).observe(time.monotonic() - started)
+            if resp.status_code == 404:
+                if index == 1:
+                    attempts.append(Attempt(url, "no signature in this store (HTTP 404)"))
+                break
+            if not resp.ok:
+                self._fetch_error(store, f"http_{resp.status_code}")
+                attempts.append(Attempt(url, f"store unreachable: HTTP {resp.status_code} {resp.reason or ''}".strip()))
+                break
+            if len(body) > MAX_SIGNATURE_BYTES:
+                self._fetch_error(store, "garbage")
+                attempts.append(Attempt(url, f"larger than {MAX_SIGNATURE_BYTES} bytes, not a signature"))
+                continue
+            reason = self._check(body, certs, digest)
+            if reason is None:
+                return body, attempts
+            if reason.startswith("not an OpenPGP"):
+                self._fetch_error(store, "garbage")
+            attempts.append(Attempt(url, reason))
+        return None, attempts
+
+    def _fetch_error(self, store: Store, kind: str) -> None:
+        self.metrics.store_fetch_errors.labels(store.url, kind).inc()
+
+
+def _short_request_error(exc: requests.RequestException) -> str:
+    text = _first_line(exc)
+    for marker in ("Connection refused", "Name or service not known", "No route to host", "certificate verify failed"):
+        if marker in text:
+            return marker.lower()
+    return text[:200]
+
+
+def _configmap_signatures(cm: dict[str, Any], prefix: str) -> list[tuple[str, bytes]]:
+    """Signatures stored for one digest: binaryData (or data) keys `<algo>-<hex>-<N>`, in order."""
+    found: list[tuple[int, str, bytes]] = []
+    for field_name in ("binaryData", "data"):
+        for key, value in (cm.get(field_name) or {}).items():
+            head, _, index = str(key).rpartition("-")
+            if head != prefix or not index.isdigit():
+                continue
+            try:
+                data = base64.b64decode(value) if field_name == "binaryData" else str(value).encode()
+            except ValueError:
+                continue
+            found.append((int(index), key, data))
+    return [(key, data) for _, key, data in sorted(found)]
+
+
+def persist_signature(client: KubeClient, namespace: str, digest: str, signature: bytes) -> None:
+    """Keep a verified signature in the cluster, as upstream: ConfigMap `<algo>-<hex>`, labelled,
+    key `<algo>-<hex>-1` in binaryData."""
+    prefix = digest.replace(":", "-", 1)
+    body = {
+        "metadata": {"name": prefix, "namespace": namespace, "labels": {SIGNATURES_LABEL: ""}},
+        "binaryData": {f"{prefix}-1": base64.b64encode(signature).decode()},
+    }
+    try:
+        client.create(CONFIGMAPS, body, namespace)
+    except ApiError as exc:
+        if not exc.is_already_exists():
+            raise
+
+
+def cluster_verifier(
+    client: KubeClient,
+    namespace: str,
+    cv_name: str = "version",
+    metrics: PayloadMetrics | None = None,
+    session: requests.Session | None = None,
+) -> ReleaseVerifier:
+    """A verifier configured from the cluster, re-read for every verification."""
+    return ReleaseVerifier(
+        lambda: load_config(client, namespace, cv_name),
+        persist=lambda digest, sig: persist_signature(client, namespace, digest, sig),
+        metrics=metrics,
+        session=session,
+    )

@@ -1,0 +1,140 @@
+"""Verification before the version Pod, on the real API server: the configuration ConfigMap,
+a real HTTP signature store (a local server), and what the admin reads."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pysequoia
+import pytest
+
+from cvo_py.kube import CONFIGMAPS, KubeClient
+from payload.acceptance import ReleaseAcceptance
+from payload.verify.config import CONFIG_ANNOTATION, SIGNATURES_LABEL
+from tests.integration.payload_harness import (
+    IMAGE,
+    Retrieval,
+    SignatureStore,
+    ensure_priority_class,
+    options,
+    version_pods,
+    write_payload,
+)
+from tests.support.kubelet import Kubelet
+
+HEX = IMAGE.rsplit(":", 1)[1]
+
+
+@pytest.fixture(scope="module")
+def key() -> Any:
+    return pysequoia.Tsk.generate("test release key <release@example.com>")
+
+
+@pytest.fixture
+def store() -> Iterator[SignatureStore]:
+    s = SignatureStore()
+    yield s
+    s.close()
+
+
+def sign(key: Any, digest: str) -> bytes:
+    doc = {"critical": {"type": "atomic container signature", "image": {"docker-manifest-digest": digest},
+                        "identity": {"docker-reference": IMAGE}}, "optional": {}}
+    return bytes(pysequoia.sign(key.signer(), json.dumps(doc).encode(), armor=False))
+
+
+def configure(kube: KubeClient, namespace: str, key: Any, store_url: str) -> None:
+    kube.create(CONFIGMAPS, {
+        "metadata": {"name": "release-verification", "namespace": namespace,
+                     "annotations": {CONFIG_ANNOTATION: ""}},
+        "data": {"verifier-public-key-test": str(key.extract_certificate()), "store-local": store_url},
+    })
+
+
+def verifying(namespace: str, payload_dir: Path) -> Any:
+    return options(namespace, payload_dir, verify=True, verification_namespace=namespace)
+
+
+@pytest.fixture
+def payload_dir(tmp_path: Path) -> Path:
+    (tmp_path / "p").mkdir()
+    return tmp_path / "p"
+
+
+def test_unsigned_unforced_update_is_blocked_before_any_pod(
+    kube: KubeClient, namespace: str, payload_dir: Path, key: Any, store: SignatureStore
+) -> None:
+    configure(kube, namespace, key, store.url)
+    result = Retrieval(kube, verifying(namespace, payload_dir)).start().finish(timeout=20)
+    assert result == ReleaseAcceptance(
+        "False", "RetrievePayload",
+        f'Retrieving payload failed version="4.19.1" image="{IMAGE}" failure=The update cannot be verified: unable '
+        f"to verify sha256:{HEX} against keyrings: verifier-public-key-test; {store.url}/sha256={HEX}/signature-1: "
+        "no signature in this store (HTTP 404)",
+    )
+    assert not version_pods(kube, namespace)
+
+
+def test_unreachable_store_is_named_with_its_error(
+    kube: KubeClient, namespace: str, payload_dir: Path, key: Any, store: SignatureStore
+) -> None:
+    url = store.url
+    store.close()  # nothing listens there any more
+    configure(kube, namespace, key, url)
+    result = Retrieval(kube, verifying(namespace, payload_dir)).start().finish(timeout=20)
+    assert result.message == (
+        f'Retrieving payload failed version="4.19.1" image="{IMAGE}" failure=The update cannot be verified: unable '
+        f"to verify sha256:{HEX} against keyrings: verifier-public-key-test; {url}/sha256={HEX}/signature-1: "
+        "store unreachable: connection refused"
+    )
+
+
+def test_no_configuration_means_verification_is_not_possible(
+    kube: KubeClient, namespace: str, payload_dir: Path
+) -> None:
+    result = Retrieval(kube, verifying(namespace, payload_dir)).start().finish(timeout=20)
+    assert result.message == (
+        f'Retrieving payload failed version="4.19.1" image="{IMAGE}" failure=The update cannot be verified: '
+        f"verification is not possible: no ConfigMap in {namespace} is annotated {CONFIG_ANNOTATION}"
+    )
+
+
+def test_forced_update_continues_to_the_pod_and_says_so(
+    kube: KubeClient, namespace: str, payload_dir: Path, kubelet: Kubelet, key: Any, store: SignatureStore
+) -> None:
+    ensure_priority_class(kube)
+    configure(kube, namespace, key, store.url)
+    run = Retrieval(kube, verifying(namespace, payload_dir), force=True).start()
+    pod = run.wait_pod()["metadata"]["name"]
+    forced = run.wait_report(lambda r: "forced" in r.message)
+    assert forced.message.startswith(
+        f'Target release version="4.19.1" image="{IMAGE}" cannot be verified, but continuing anyway because the '
+        f"update was forced: unable to verify sha256:{HEX} against keyrings: verifier-public-key-test"
+    )
+    write_payload(payload_dir, IMAGE)
+    kubelet.succeed(pod, namespace)
+    assert run.finish(timeout=20).reason == "PayloadLoaded"
+    assert run.retriever.last_result is not None and not run.retriever.last_result.verified
+
+
+def test_signed_update_goes_on_to_the_pod_and_keeps_the_signature(
+    kube: KubeClient, namespace: str, payload_dir: Path, kubelet: Kubelet, key: Any, store: SignatureStore
+) -> None:
+    ensure_priority_class(kube)
+    signature = sign(key, f"sha256:{HEX}")
+    store.signatures[f"/sigs/sha256={HEX}/signature-1"] = signature
+    configure(kube, namespace, key, store.url)
+    run = Retrieval(kube, verifying(namespace, payload_dir)).start()
+    pod = run.wait_pod()["metadata"]["name"]
+    write_payload(payload_dir, IMAGE)
+    kubelet.succeed(pod, namespace)
+    assert run.finish(timeout=20).status == "True"
+    assert run.retriever.last_result is not None and run.retriever.last_result.verified
+    kept = kube.get(CONFIGMAPS, f"sha256-{HEX}", namespace)
+    assert SIGNATURES_LABEL in kept["metadata"]["labels"]
+    import base64
+
+    assert base64.b64decode(kept["binaryData"][f"sha256-{HEX}-1"]) == signature
