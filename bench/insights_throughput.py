@@ -1,0 +1,169 @@
+"""Pure node insight throughput, and the ConfigMap bytes per node insight (target ≥ 50,000 nodes/s).
+
+Builds a synthetic cluster (N nodes over a master pool and P worker pools, a rolling update in
+progress: some nodes updated, some draining, updating, rebooting, pending, a few unavailable or
+degraded), then times `compute.node_insights` and reports node insights per second, plus
+`configmap.encode` time, bytes per node insight and the shard plan for the whole cluster.
+
+    .venv/bin/python bench/insights_throughput.py [--nodes 5000] [--pools 20] [--repeat 5]
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from status.insights import compute, configmap  # noqa: E402
+from status.insights.models import NodeStatusInsight  # noqa: E402
+
+OLD, NEW = "4.14.0", "4.14.1"
+MCO = "machineconfiguration.openshift.io/"
+
+
+def synthetic_cluster(
+    n_nodes: int, n_pools: int
+) -> tuple[dict[str, Any], list[Any], list[Any], dict[str, str]]:
+    cv = {
+        "kind": "ClusterVersion",
+        "metadata": {"name": "version"},
+        "status": {
+            "desired": {"version": NEW},
+            "history": [
+                {
+                    "state": "Partial",
+                    "version": NEW,
+                    "image": "img-new",
+                    "startedTime": "2024-01-01T10:00:00Z",
+                },
+                {
+                    "state": "Completed",
+                    "version": OLD,
+                    "image": "img-old",
+                    "startedTime": "2023-12-01T10:00:00Z",
+                    "completionTime": "2023-12-01T11:00:00Z",
+                },
+            ],
+            "conditions": [
+                {"type": "Progressing", "status": "True", "lastTransitionTime": "2024-01-01T10:00:00Z"},
+                {"type": "Failing", "status": "False", "lastTransitionTime": "2024-01-01T10:00:00Z"},
+            ],
+        },
+    }
+    pools = [_pool("master", "node-role.kubernetes.io/master")]
+    pools += [_pool(f"worker-{i}" if i else "worker", f"pool-{i}") for i in range(n_pools - 1)]
+    versions = {}
+    for p in pools:
+        name = p["metadata"]["name"]
+        versions[f"rendered-{name}-old"] = OLD
+        versions[f"rendered-{name}-new"] = NEW
+    nodes = []
+    for i in range(n_nodes):
+        pool = pools[0] if i < 3 else pools[1 + i % (len(pools) - 1)]
+        nodes.append(_node(i, pool))
+    return cv, nodes, pools, versions
+
+
+def _pool(name: str, label: str) -> dict[str, Any]:
+    return {
+        "kind": "MachineConfigPool",
+        "metadata": {"name": name},
+        "spec": {
+            "nodeSelector": {"matchLabels": {label: ""}},
+            "configuration": {"name": f"rendered-{name}-new"},
+            "paused": False,
+        },
+    }
+
+
+def _node(i: int, pool: dict[str, Any]) -> dict[str, Any]:
+    pool_name = pool["metadata"]["name"]
+    label = next(iter(pool["spec"]["nodeSelector"]["matchLabels"]))
+    kind = i % 10
+    current = f"rendered-{pool_name}-new" if kind < 4 else f"rendered-{pool_name}-old"
+    desired = f"rendered-{pool_name}-new" if kind < 7 else current
+    state = {4: "Working", 5: "Rebooting", 6: "Working", 9: "Degraded"}.get(kind, "Done")
+    drain = f"drain-{desired}" if kind == 6 else f"uncordon-{current}"
+    ready = "False" if kind == 8 else "True"
+    return {
+        "kind": "Node",
+        "metadata": {
+            "name": f"ip-10-0-{i // 250}-{i % 250}.us-east-2.compute.internal",
+            "labels": {label: "", "kubernetes.io/os": "linux"},
+            "annotations": {
+                MCO + "currentConfig": current,
+                MCO + "desiredConfig": desired,
+                MCO + "state": state,
+                MCO + "reason": "failed to drain node" if kind == 9 else "",
+                MCO + "desiredDrain": drain,
+                MCO + "lastAppliedDrain": f"uncordon-{current}",
+            },
+        },
+        "spec": {"unschedulable": kind == 6},
+        "status": {
+            "conditions": [
+                {"type": "DiskPressure", "status": "False", "lastTransitionTime": "2024-01-01T09:00:00Z"},
+                {
+                    "type": "Ready",
+                    "status": ready,
+                    "message": "kubelet stopped posting",
+                    "lastTransitionTime": "2024-01-01T10:20:00Z",
+                },
+            ]
+        },
+    }
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--nodes", type=int, default=5000)
+    parser.add_argument("--pools", type=int, default=20)
+    parser.add_argument("--repeat", type=int, default=15)
+    args = parser.parse_args()
+    cv, nodes, pools, versions = synthetic_cluster(args.nodes, args.pools)
+    now = 1_704_106_800_000_000_000 + 368_975  # 2024-01-01T11:00:00Z + 368975ns
+
+    compute.node_insights(nodes, pools, versions, now, cv=cv)  # warm-up
+    rates, cpu_rates = [], []
+    for _ in range(args.repeat):
+        t0, c0 = time.perf_counter(), time.process_time()
+        insights = compute.node_insights(nodes, pools, versions, now, cv=cv)
+        rates.append(args.nodes / (time.perf_counter() - t0))
+        cpu_rates.append(args.nodes / max(time.process_time() - c0, 1e-9))
+    node_insights = [i for i in insights if isinstance(i, NodeStatusInsight)]
+
+    t0 = time.perf_counter()
+    data = configmap.encode(insights)
+    encode_s = time.perf_counter() - t0
+    node_bytes = [len(configmap.key_of(n)) + len(data[configmap.key_of(n)]) for n in node_insights]
+    shard_plan = configmap.plan(data)
+
+    print(f"nodes: {args.nodes} in {args.pools} pools, {len(insights)} insights (nodes, pools, health)")
+    # best run: what the code does on an otherwise idle core; median: under whatever else runs here
+    print(
+        f"node insights/s (wall): best {max(rates):,.0f}, median {statistics.median(rates):,.0f}, "
+        f"worst {min(rates):,.0f} over {args.repeat} runs"
+    )
+    print(
+        f"node insights/s (CPU time): best {max(cpu_rates):,.0f}, median {statistics.median(cpu_rates):,.0f}"
+    )
+    print(f"encode: {encode_s * 1000:.0f} ms for {len(data)} keys ({args.nodes / encode_s:,.0f} nodes/s)")
+    print(
+        f"bytes per node insight (key + value): mean {statistics.mean(node_bytes):.0f}, max {max(node_bytes)}"
+    )
+    print(
+        f"all insights: {configmap.data_size(data):,} bytes; shard plan: {shard_plan.shards} node shards, "
+        f"largest ConfigMap {max(shard_plan.sizes.values()):,} bytes, ok={shard_plan.ok}"
+    )
+    for problem in shard_plan.problems:
+        print(f"  problem: {problem}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,101 @@
+"""Firing alerts (the Thanos `/api/v1/alerts` response) → health insights, as oc selects them."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from status.insights import gotime
+from status.insights.controlplane import CONFIG_GROUP, health, health_uid
+from status.insights.models import HealthInsight, ImpactLevel, ImpactType, ResourceRef, ScopeType
+from status.insights.objects import InputError
+
+# alerts oc knows to affect updates, reported even when they started before the update
+ALLOWLISTED = frozenset({"PodDisruptionBudgetLimit", "PodDisruptionBudgetAtLimit"})
+NO_RUNBOOK = "<alert does not have a runbook_url annotation>"
+
+_LEVELS = {"warning": ImpactLevel.WARNING, "critical": ImpactLevel.CRITICAL}
+
+
+def alerts_list(response: Any) -> list[dict[str, Any]]:
+    """The alerts of a response `{"status":…, "data": {"alerts": [...]}}` (or a bare list)."""
+    alerts: Any
+    if isinstance(response, list):
+        alerts = response
+    elif isinstance(response, dict):
+        data = response.get("data")
+        if data is not None and not isinstance(data, dict):
+            raise InputError("alerts: data must be an object holding alerts")
+        alerts = (data or {}).get("alerts") or []
+    else:
+        raise InputError(f"alerts: expected an object with data.alerts, not {type(response).__name__}")
+    if not isinstance(alerts, list) or not all(isinstance(a, dict) for a in alerts):
+        raise InputError("alerts: data.alerts must be a list of objects")
+    return alerts
+
+
+def alert_insights(response: Any, update_started_at: int) -> list[HealthInsight]:
+    out: list[HealthInsight] = []
+    seen: dict[str, int] = {}
+    for alert in alerts_list(response):
+        labels = _strings(alert.get("labels"))
+        annotations = _strings(alert.get("annotations"))
+        name = labels.get("alertname", "")
+        if not name:
+            continue
+        active_text = str(alert.get("activeAt") or "")
+        try:
+            active_at = gotime.parse_time(active_text) if active_text else gotime.ZERO_TIME
+        except gotime.TimeFormatError as exc:
+            raise InputError(f"alert {name}: activeAt: {exc}") from None
+        during_update = update_started_at < active_at
+        allowlisted = name in ALLOWLISTED
+        if allowlisted:
+            description = (
+                "Alert known to affect updates started firing during the update."
+                if during_update
+                else "Alert known to affect updates has been firing since before the update started."
+            )
+        elif during_update:
+            description = "Alert started firing during the update."
+        else:
+            continue
+        if alert.get("state") == "pending":
+            continue
+        level = _LEVELS.get(labels.get("severity", ""), ImpactLevel.INFO)
+        if level.severity < ImpactLevel.WARNING.severity:
+            continue
+        reference = annotations.get("runbook_url") or NO_RUNBOOK
+        desc, msg = annotations.get("description", ""), annotations.get("message", "")
+        if desc and msg:
+            description += f" The alert description is: {desc} | {msg}"
+        elif desc or msg:
+            description += f" The alert description is: {desc or msg}"
+        else:
+            description += " The alert has no description."
+        summary = f"Alert is firing: {annotations.get('summary') or name}"
+        identity = json.dumps(labels, sort_keys=True)
+        uid = health_uid("alert", name, identity=identity)
+        seen[uid] = seen.get(uid, 0) + 1
+        if seen[uid] > 1:  # the same labels twice: keep both, with distinct ids
+            uid = health_uid("alert", name, identity=f"{identity}#{seen[uid]}")
+        insight = health(
+            uid,
+            active_at,
+            ScopeType.CLUSTER,
+            [ResourceRef.of(CONFIG_GROUP, "alerts", name, labels.get("namespace", ""))],
+            level,
+            ImpactType.UNKNOWN,
+            summary,
+            description,
+            reference,
+        )
+        if insight:
+            out.append(insight)
+    return out
+
+
+def _strings(value: Any) -> dict[str, str]:
+    if not isinstance(value, dict):
+        return {}
+    return {str(k): "" if v is None else str(v) for k, v in value.items()}

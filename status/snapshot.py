@@ -1,0 +1,208 @@
+"""Load an oc-style snapshot: NAME-cv.yaml and its sibling files.
+
+Files (all found from the `-cv.yaml` path by replacing its first `-cv.yaml`): `-co.yaml`,
+`-mc.yaml`, `-mcp.yaml`, `-node.yaml` (required), `-alerts.json` and `-mco-deployment.yaml`
+(optional). Each may be YAML or JSON; lists are `v1 List` or `<Kind>List`. A missing or malformed
+file is a `SnapshotError` whose one-line message names the file.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from status.insights import compute, gotime
+from status.insights.models import Insight
+from status.insights.nodes import RELEASE_IMAGE_VERSION
+
+JSON = dict[str, Any]
+
+CV_SUFFIX = "-cv.yaml"
+MOCK_NOW_OFFSET = 368_975  # ns oc adds to the newest condition time, to exercise rounding
+
+
+class SnapshotError(Exception):
+    """A snapshot file that is missing or cannot be used; the message names it."""
+
+
+_SafeLoader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+class _Loader(_SafeLoader):  # type: ignore[valid-type,misc]
+    """YAML 1.1 would turn unquoted timestamps into datetimes and `4.14` into a float: keep strings."""
+
+
+_DROP = {"tag:yaml.org,2002:timestamp", "tag:yaml.org,2002:float"}
+_Loader.yaml_implicit_resolvers = {
+    ch: [(tag, rx) for tag, rx in resolvers if tag not in _DROP]
+    for ch, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+}
+
+
+@dataclass
+class Snapshot:
+    name: str
+    clusterversion: JSON
+    operators: list[JSON]
+    machineconfigs: list[JSON]
+    pools: list[JSON]
+    nodes: list[JSON]
+    alerts: Any | None  # the alerts response, or None when the snapshot has none
+    mco_deployment: JSON | None
+
+    def machineconfig_versions(self) -> dict[str, str]:
+        out = {}
+        for mc in self.machineconfigs:
+            meta = mc.get("metadata") or {}
+            version = (meta.get("annotations") or {}).get(RELEASE_IMAGE_VERSION)
+            if version:
+                out[str(meta.get("name"))] = str(version)
+        return out
+
+    def mco_image(self) -> str:
+        """The machine-config-operator container's image; "" without a deployment file (as oc)."""
+        if self.mco_deployment is None:
+            return ""
+        spec = ((self.mco_deployment.get("spec") or {}).get("template") or {}).get("spec") or {}
+        for container in spec.get("containers") or []:
+            if isinstance(container, dict) and container.get("name") == "machine-config-operator":
+                return str(container.get("image") or "")
+        return ""
+
+    def insights(self, now: int | None = None, wall_clock: int | None = None) -> tuple[list[Insight], int]:
+        """oc's assessment of the snapshot: (insights, the "now" they are assessed at).
+
+        Without `now`, the snapshot's own "now" (`mock_now`) is used, and node unavailability is
+        aged at `wall_clock` as oc does (it measures that against the real clock even for
+        snapshots). An explicit `now` is used for both.
+        """
+        at = self.mock_now() if now is None else now
+        node_clock = wall_clock if now is None and wall_clock is not None else at
+        out = compute.all_insights(
+            self.clusterversion,
+            self.operators,
+            self.nodes,
+            self.pools,
+            self.machineconfig_versions(),
+            at,
+            mco_image=self.mco_image(),
+            alerts=self.alerts,
+            node_clock=node_clock,
+        )
+        return out, at
+
+    def mock_now(self) -> int:
+        """Newest ClusterVersion, then ClusterOperator, condition time + 368975 ns, as oc computes it."""
+        now = gotime.ZERO_TIME
+        for obj in [self.clusterversion, *self.operators]:
+            for cond in (obj.get("status") or {}).get("conditions") or []:
+                text = cond.get("lastTransitionTime") if isinstance(cond, dict) else None
+                if not text:
+                    continue
+                try:
+                    ltt = gotime.parse_time(str(text))
+                except gotime.TimeFormatError as exc:
+                    raise SnapshotError(f"{self.name}: {exc}") from None
+                if ltt > now:
+                    now = ltt + MOCK_NOW_OFFSET
+        return now
+
+
+def paths(cv_path: Path) -> dict[str, Path]:
+    text = str(cv_path)
+    if CV_SUFFIX not in text:
+        raise SnapshotError(f"{cv_path}: the ClusterVersion file name must end with {CV_SUFFIX}")
+    return {
+        suffix: Path(text.replace(CV_SUFFIX, suffix, 1))
+        for suffix in (
+            "-cv.yaml",
+            "-co.yaml",
+            "-mc.yaml",
+            "-mcp.yaml",
+            "-node.yaml",
+            "-alerts.json",
+            "-mco-deployment.yaml",
+        )
+    }
+
+
+def load(cv_path: str | Path) -> Snapshot:
+    files = paths(Path(cv_path))
+    cv = _single(files["-cv.yaml"], "ClusterVersion")
+    alerts = None
+    if files["-alerts.json"].exists():
+        alerts = _parse(files["-alerts.json"])
+        if not isinstance(alerts, dict | list):
+            raise SnapshotError(f"{files['-alerts.json']}: expected an alerts response object")
+    deployment = None
+    if files["-mco-deployment.yaml"].exists():
+        deployment = _single(files["-mco-deployment.yaml"], "Deployment")
+    return Snapshot(
+        name=str(files["-cv.yaml"]),
+        clusterversion=cv,
+        operators=_list(files["-co.yaml"], "ClusterOperator"),
+        machineconfigs=_list(files["-mc.yaml"], "MachineConfig"),
+        pools=_list(files["-mcp.yaml"], "MachineConfigPool"),
+        nodes=_list(files["-node.yaml"], "Node"),
+        alerts=alerts,
+        mco_deployment=deployment,
+    )
+
+
+def _parse(path: Path) -> Any:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise SnapshotError(f"{path}: file not found") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise SnapshotError(f"{path}: cannot read: {exc}") from None
+    if text.lstrip().startswith(("{", "[")):
+        try:
+            return json.loads(text)
+        except json.JSONDecodeError:
+            pass  # YAML flow style is not always JSON; let the YAML parser say what is wrong
+    try:
+        return yaml.load(text, Loader=_Loader)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 1}" if mark is not None else ""
+        problem = getattr(exc, "problem", None) or "invalid YAML"
+        raise SnapshotError(f"{path}: cannot parse{where}: {problem}") from None
+
+
+def _items(path: Path, doc: Any, kind: str) -> list[JSON]:
+    if not isinstance(doc, dict):
+        raise SnapshotError(f"{path}: expected a {kind} or a list of them, got {type(doc).__name__}")
+    doc_kind = doc.get("kind")
+    if doc_kind == kind:
+        return [doc]
+    if doc_kind not in ("List", f"{kind}List"):
+        raise SnapshotError(
+            f"{path}: unexpected object type {doc_kind or '<no kind>'} (want {kind} or a List)"
+        )
+    items = doc.get("items") or []
+    if not isinstance(items, list):
+        raise SnapshotError(f"{path}: items is not a list")
+    for i, item in enumerate(items):
+        item_kind = item.get("kind") if isinstance(item, dict) else type(item).__name__
+        # <Kind>List items may omit kind (as the API server sends them)
+        if not isinstance(item, dict) or (
+            item_kind not in (kind, None) or (item_kind is None and doc_kind == "List")
+        ):
+            raise SnapshotError(f"{path}: unexpected object type {item_kind} in List content at index {i}")
+    return items
+
+
+def _list(path: Path, kind: str) -> list[JSON]:
+    return _items(path, _parse(path), kind)
+
+
+def _single(path: Path, kind: str) -> JSON:
+    items = _items(path, _parse(path), kind)
+    if not items:
+        raise SnapshotError(f"{path}: the list holds no {kind}")
+    return items[0]

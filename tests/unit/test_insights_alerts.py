@@ -1,0 +1,113 @@
+"""Alerts from a snapshot's alerts.json become health insights the way oc selects them."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from status.insights import alerts
+from status.insights.models import ImpactLevel, ImpactType, ScopeType
+from tests.support.insight_objects import at, ns
+
+STARTED = ns(0)
+
+
+def alert(
+    name: str = "KubeNodeNotReady",
+    active: str = at(5),
+    severity: str = "warning",
+    state: str = "firing",
+    namespace: str = "openshift-x",
+    **annotations: str,
+) -> dict[str, Any]:
+    return {
+        "labels": {"alertname": name, "severity": severity, "namespace": namespace},
+        "annotations": annotations,
+        "state": state,
+        "activeAt": active,
+    }
+
+
+def one(a: dict[str, Any]) -> list[Any]:
+    return alerts.alert_insights({"status": "success", "data": {"alerts": [a]}}, STARTED)
+
+
+@pytest.mark.parametrize(
+    "kwargs,description_start",
+    [
+        ({}, "Alert started firing during the update."),
+        ({"active": at(-5)}, None),  # before the update, not allowlisted
+        (
+            {"name": "PodDisruptionBudgetAtLimit"},
+            "Alert known to affect updates started firing during the update.",
+        ),
+        (
+            {"name": "PodDisruptionBudgetLimit", "active": at(-5)},
+            "Alert known to affect updates has been firing since before the update started.",
+        ),
+        ({"state": "pending"}, None),
+        ({"severity": "info"}, None),
+        ({"severity": "none"}, None),
+        ({"active": at(0)}, None),  # not strictly after the start
+    ],
+)
+def test_which_alerts_are_reported(kwargs: dict[str, Any], description_start: str | None) -> None:
+    found = one(alert(**kwargs))
+    if description_start is None:
+        assert found == []
+    else:
+        assert [h.impact.description.startswith(description_start) for h in found] == [True]
+
+
+@pytest.mark.parametrize(
+    "annotations,suffix",
+    [
+        ({"description": "d", "message": "m"}, " The alert description is: d | m"),
+        ({"description": "d"}, " The alert description is: d"),
+        ({"message": "m"}, " The alert description is: m"),
+        ({}, " The alert has no description."),
+    ],
+)
+def test_description_suffix(annotations: dict[str, str], suffix: str) -> None:
+    (h,) = one(alert(**annotations))
+    assert h.impact.description == "Alert started firing during the update." + suffix
+
+
+def test_fields() -> None:
+    (h,) = one(alert(severity="critical", summary="Node is down", runbook_url="https://runbooks/x"))
+    assert (h.impact.summary, h.impact.level, h.impact.type) == (
+        "Alert is firing: Node is down",
+        ImpactLevel.CRITICAL,
+        ImpactType.UNKNOWN,
+    )
+    assert (h.remediation.reference, h.started_at, h.scope.type) == (
+        "https://runbooks/x",
+        ns(5),
+        ScopeType.CLUSTER,
+    )
+    (ref,) = h.scope.resources
+    assert (ref.group, ref.resource, ref.namespace, ref.name) == (
+        "config.openshift.io",
+        "alerts",
+        "openshift-x",
+        "KubeNodeNotReady",
+    )
+    (plain,) = one(alert())
+    assert plain.impact.summary == "Alert is firing: KubeNodeNotReady"
+    assert plain.remediation.reference == "<alert does not have a runbook_url annotation>"
+
+
+def test_same_alert_twice_gets_distinct_ids() -> None:
+    found = alerts.alert_insights([alert(), alert()], STARTED)
+    assert len({h.uid for h in found}) == 2
+
+
+def test_alerts_without_a_name_are_skipped() -> None:
+    assert one(alert(name="")) == []
+
+
+@pytest.mark.parametrize("bad", ["text", {"data": "x"}, {"data": {"alerts": [1]}}])
+def test_malformed_alerts_are_a_clear_error(bad: Any) -> None:
+    with pytest.raises(alerts.InputError, match="alerts"):
+        alerts.alert_insights(bad, STARTED)

@@ -1,0 +1,183 @@
+"""The ConfigMap wire format: keys, values, round trips, errors, and sharding at 5,000 nodes."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import pytest
+import yaml
+
+from status.insights import compute, configmap
+from status.insights.models import HealthInsight, NodeStatusInsight
+from tests.support.insight_objects import (
+    VERSIONS,
+    at,
+    clusterversion,
+    node,
+    ns,
+    operator,
+    pool,
+)
+
+KEY = re.compile(r"^[-._a-zA-Z0-9]+$")
+
+
+def sample() -> list[Any]:
+    nodes = [
+        node("m1", role="master", current="rendered-master-new"),
+        node("w1", ready="False", ready_ltt=at(-30)),
+        node("w2", desired="rendered-worker-new", state="Degraded", reason="failed to drain\nsecond line"),
+    ]
+    ops = [
+        operator("etcd", degraded="True", degraded_ltt=at(-60)),
+        operator("dns", version="4.14.0", progressing="True"),
+    ]
+    return compute.all_insights(
+        clusterversion(), ops, nodes, [pool("master"), pool("worker")], VERSIONS, ns(1)
+    )
+
+
+def test_keys_identify_the_resource_and_are_valid() -> None:
+    data = configmap.encode(sample())
+    assert {
+        "usc-cv-version",
+        "usc-co-etcd",
+        "usc-co-dns",
+        "usc-mcp-master",
+        "usc-mcp-worker",
+        "usc-node-m1",
+        "usc-node-w1",
+        "usc-node-w2",
+    } <= set(data)
+    assert any(k.startswith("usc-health-co-etcd-degraded") for k in data)
+    for key in data:
+        assert KEY.match(key) and len(key) <= 253, key
+
+
+def test_long_names_get_short_unique_keys() -> None:
+    long_a, long_b = "a" * 250 + ".x", "a" * 250 + ".y"
+    insights = [
+        i
+        for i in compute.node_insights(
+            [node(long_a), node(long_b)],
+            [pool("master"), pool("worker")],
+            VERSIONS,
+            ns(1),
+            cv=clusterversion(),
+        )
+        if isinstance(i, NodeStatusInsight)
+    ]
+    keys = [configmap.key_of(i) for i in insights]
+    assert len(set(keys)) == 2 and all(len(k) <= 253 and KEY.match(k) for k in keys)
+    assert {
+        i.name for i in configmap.decode(configmap.encode(insights)) if isinstance(i, NodeStatusInsight)
+    } == {long_a, long_b}
+
+
+def test_values_use_the_api_json_names() -> None:
+    data = configmap.encode(sample())
+    cv = yaml.safe_load(data["usc-cv-version"])
+    assert {"conditions", "resource", "assessment", "versions", "completion", "startedAt"} <= set(cv)
+    n = yaml.safe_load(data["usc-node-w1"])  # one-line JSON, which is YAML too
+    assert {"poolResource", "scopeType"} <= set(n) and "estToComplete" not in n  # unknown estimate: omitted
+    assert yaml.safe_load(data["usc-node-m1"])["estToComplete"] == "0s"
+    assert n["conditions"][1]["lastTransitionTime"] == at(-30)
+    assert "\n" not in data["usc-node-w1"]
+    health = [yaml.safe_load(v) for k, v in data.items() if k.startswith("usc-health-")]
+    assert all({"uid", "startedAt", "scope", "impact", "remediation"} <= set(h) for h in health)
+
+
+def test_round_trip_keeps_every_field_including_nanoseconds() -> None:
+    insights = sample()
+    back = configmap.decode(configmap.encode(insights))
+    assert sorted(i.model_dump_json() for i in back) == sorted(i.model_dump_json() for i in insights)
+
+
+def test_decode_ignores_keys_it_does_not_own() -> None:
+    data = configmap.encode(sample())
+    data["admin-notes"] = "hello"
+    data["usc-future-kind-x"] = "whatever: 1"
+    assert len(configmap.decode(data)) == len(sample())
+
+
+@pytest.mark.parametrize(
+    "value,message",
+    [
+        ("[not, a, mapping]", "expected a mapping"),
+        ("{unclosed", "not YAML"),
+        ("conditions: []\nname: x\n", "resource"),
+        ("name: x\nresource: {resource: clusteroperators, name: x}\nbogus: 1\n", "bogus"),
+    ],
+)
+def test_decode_errors_name_the_key(value: str, message: str) -> None:
+    with pytest.raises(configmap.DecodeError, match=f"ConfigMap key usc-co-x: .*{message}"):
+        configmap.decode({"usc-co-x": value})
+
+
+def test_decode_order_is_canonical() -> None:
+    insights = sample()
+    back = configmap.decode(configmap.encode(list(reversed(insights))))
+    kinds = [type(i).__name__ for i in back]
+    assert kinds == sorted(
+        kinds,
+        key=[
+            "ClusterVersionStatusInsight",
+            "ClusterOperatorStatusInsight",
+            "MachineConfigPoolStatusInsight",
+            "NodeStatusInsight",
+            "HealthInsight",
+        ].index,
+    )
+    health = [i for i in back if isinstance(i, HealthInsight)]
+    assert [h.scope.resources[0].resource for h in health] == ["nodes", "nodes", "clusteroperators"]
+
+
+def test_small_clusters_fit_in_one_configmap() -> None:
+    plan = configmap.plan(configmap.encode(sample()))
+    assert plan.ok and plan.shards == 0 and list(plan.configmaps) == [configmap.CONFIGMAP]
+
+
+def big_data(n: int, value_size: int = 780) -> dict[str, str]:
+    data = {"usc-cv-version": "x" * 2000}
+    for i in range(n):
+        data[f"usc-node-ip-10-0-{i // 250}-{i % 250}.us-east-2.compute.internal"] = "v" * value_size
+    return data
+
+
+def test_5000_nodes_are_sharded_deterministically_under_the_budget() -> None:
+    data = big_data(5000)
+    plan = configmap.plan(data)
+    assert plan.ok, plan.problems
+    assert plan.shards in (4, 8) and all(size <= configmap.SHARD_BUDGET for size in plan.sizes.values())
+    main = plan.configmaps[configmap.CONFIGMAP]
+    assert configmap.shard_names(main) == [configmap.shard_name(i) for i in range(plan.shards)]
+    assert not any(k.startswith("usc-node-") for k in main)
+    merged: dict[str, str] = {}
+    for shard_data in plan.configmaps.values():
+        merged.update(shard_data)
+    merged.pop(configmap.SHARDS_KEY)
+    assert merged == data
+    assert configmap.plan(dict(reversed(list(data.items())))).configmaps == plan.configmaps
+
+
+def test_one_node_change_touches_one_shard() -> None:
+    data = big_data(5000)
+    before = configmap.plan(data)
+    key = next(k for k in data if k.startswith("usc-node-"))
+    data[key] = "w" * 780
+    after = configmap.plan(data)
+    changed = [name for name in before.configmaps if before.configmaps[name] != after.configmaps[name]]
+    assert changed == [configmap.shard_name(configmap.shard_of(key, before.shards))]
+
+
+def test_limits_that_would_be_crossed_are_reported_not_written() -> None:
+    plan = configmap.plan(big_data(5000), budget=100_000, max_shards=8)
+    assert not plan.ok
+    assert all("over the budget of 100000 bytes" in p for p in plan.problems)
+    assert any("maximum of 8 node shards" in p for p in plan.problems)
+
+
+def test_shard_names_rejects_foreign_names() -> None:
+    with pytest.raises(configmap.DecodeError, match="usc-shards"):
+        configmap.shard_names({configmap.SHARDS_KEY: "[kube-root-ca.crt]"})

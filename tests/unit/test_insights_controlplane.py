@@ -1,0 +1,388 @@
+"""ClusterVersion / ClusterOperator insights and control-plane health, rule by rule (oc's rules)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from status import snapshot
+from status.insights import compute, controlplane, gotime
+from status.insights.gotime import HOUR, MINUTE, SECOND
+from status.insights.models import (
+    ClusterOperatorStatusInsight,
+    ClusterVersionAssessment,
+    ClusterVersionStatusInsight,
+    ConditionStatus,
+    HealthInsight,
+    ImpactLevel,
+    ImpactType,
+    VersionMetadataKey,
+    find_condition,
+)
+from tests.support.insight_objects import T0, at, clusterversion, entry, ns, operator
+
+EXAMPLES = Path(__file__).resolve().parents[2] / ".." / "shared" / "oc-examples"
+
+
+@pytest.mark.parametrize(
+    "baseline,to_last,updating_for,x,want",
+    [  # oc's worked values
+        (HOUR, 30 * MINUTE, 30 * MINUTE, 0.0, 36 * MINUTE),
+        (HOUR, 30 * MINUTE, 31 * MINUTE, 0.0, 35 * MINUTE),
+        (HOUR, 30 * MINUTE, 30 * MINUTE, 0.2, HOUR + 9 * MINUTE),
+        (HOUR, 30 * MINUTE, 35 * MINUTE, 0.2, HOUR + 3 * MINUTE),
+        (HOUR, 30 * MINUTE, 30 * MINUTE, 0.75, 50 * MINUTE),
+        (HOUR, 20 * MINUTE, 20 * MINUTE, 0.99, 4 * MINUTE + 50 * SECOND),
+        (80 * MINUTE, 4 * MINUTE, 10 * MINUTE, 0.05, HOUR + 24 * MINUTE),
+        (HOUR, HOUR, HOUR, 1.0, 0),
+    ],
+)
+def test_estimate_completion(baseline: int, to_last: int, updating_for: int, x: float, want: int) -> None:
+    assert controlplane.estimate_completion(baseline, to_last, updating_for, x) == want
+
+
+def test_negative_estimates_are_not_rounded_to_minutes() -> None:
+    est = controlplane.estimate_completion(HOUR, 0, 2 * HOUR + 7 * SECOND, 0.5)
+    assert est == -3005 * SECOND  # (3600 - 7207) / 1.2, truncated toward zero
+    assert est < 0 and est % SECOND == 0 and est % MINUTE != 0
+
+
+@pytest.mark.parametrize(
+    "history,want",
+    [
+        ([entry("4.14.1", "Partial", T0)], HOUR),  # fewer than 3 entries
+        ([entry("4.14.1", "Partial", T0), entry("4.14.0", "Completed", at(-60), at(-50))], HOUR),
+        (
+            [
+                entry("4.14.1", "Partial", T0),
+                entry("4.14.0", "Completed", at(-60), at(-20)),
+                entry("4.13", "Completed", at(-90), at(-89)),
+            ],
+            40 * MINUTE,
+        ),
+        (  # skips the current entry and the install entry
+            [
+                entry("4.14.1", "Partial", T0),
+                entry("4.14.0", "Partial", at(-60)),
+                entry("4.13", "Completed", at(-90), at(-89)),
+            ],
+            HOUR,
+        ),
+    ],
+)
+def test_baseline_is_the_last_completed_update(history: list[dict[str, object]], want: int) -> None:
+    assert controlplane.baseline_duration(history, clusterversion(history)) == want
+
+
+def _cv_insight(
+    cv: dict[str, object], operators: list[dict[str, object]], now: int
+) -> ClusterVersionStatusInsight:
+    out = compute.controlplane_insights(cv, operators, now)
+    first = out[0]
+    assert isinstance(first, ClusterVersionStatusInsight)
+    return first
+
+
+def test_only_operators_with_release_annotations_count() -> None:
+    ops = [
+        operator("a"),
+        operator("b", version="4.14.0"),
+        operator("hidden", version="4.14.0", counted=False),
+    ]
+    insights = compute.controlplane_insights(clusterversion(), ops, ns(5))
+    names = [i.name for i in insights if isinstance(i, ClusterOperatorStatusInsight)]
+    assert names == ["a", "b"]
+    assert _cv_insight(clusterversion(), ops, ns(5)).completion == 50
+
+
+@pytest.mark.parametrize(
+    "kwargs,status,reason",
+    [
+        ({}, ConditionStatus.FALSE, "Updated"),
+        ({"version": "4.14.0", "progressing": "True"}, ConditionStatus.TRUE, "Progressing"),
+        ({"version": "4.14.0", "progressing": "False"}, ConditionStatus.FALSE, "Pending"),
+        ({"version": "4.14.0", "progressing": None}, ConditionStatus.UNKNOWN, "CannotDetermine"),
+        ({"version": "4.14.0", "progressing": "Unknown"}, ConditionStatus.UNKNOWN, "CannotDetermine"),
+    ],
+)
+def test_operator_updating_condition(kwargs: dict[str, object], status: ConditionStatus, reason: str) -> None:
+    co = compute.controlplane_insights(clusterversion(), [operator("x", **kwargs)], ns(1))[1]  # type: ignore[arg-type]
+    assert isinstance(co, ClusterOperatorStatusInsight)
+    updating = find_condition(co.conditions, "Updating")
+    assert updating is not None and (updating.status, updating.reason) == (status, reason)
+
+
+@pytest.mark.parametrize(
+    "available,degraded,status,reason",
+    [
+        ("True", "False", ConditionStatus.TRUE, "AsExpected"),
+        ("False", "False", ConditionStatus.FALSE, "Unavailable"),
+        ("Unknown", "True", ConditionStatus.FALSE, "Unavailable"),
+        ("True", "True", ConditionStatus.FALSE, "Degraded"),
+        (None, "False", ConditionStatus.UNKNOWN, "CannotDetermine"),
+    ],
+)
+def test_operator_healthy_condition(
+    available: str | None, degraded: str, status: ConditionStatus, reason: str
+) -> None:
+    co = compute.controlplane_insights(
+        clusterversion(), [operator("x", available=available, degraded=degraded)], ns(1)
+    )[1]
+    assert isinstance(co, ClusterOperatorStatusInsight)
+    healthy = find_condition(co.conditions, "Healthy")
+    assert healthy is not None and (healthy.status, healthy.reason) == (status, reason)
+
+
+@pytest.mark.parametrize(
+    "image_version,mco_image,updated",
+    [
+        (None, "", True),  # no operator-image entry
+        ("quay.io/mco@sha256:1", "", False),  # snapshot without the MCO deployment: never updated
+        ("quay.io/mco@sha256:1", "quay.io/mco@sha256:1", True),
+        ("quay.io/mco@sha256:1", "quay.io/mco@sha256:2", False),  # multi-arch migration in progress
+    ],
+)
+def test_machine_config_operator_image_rule(image_version: str | None, mco_image: str, updated: bool) -> None:
+    extra = [{"name": "operator-image", "version": image_version}] if image_version else []
+    co = operator("machine-config", extra_versions=extra)
+    state = controlplane.assess_operator(co, "4.14.1", mco_image)
+    assert state.updated is updated
+
+
+@pytest.mark.parametrize(
+    "history,target,previous,prev_meta,target_meta",
+    [
+        (
+            [entry("4.14.1", "Completed", T0, at(30))],
+            "4.14.1",
+            "<none>",
+            [VersionMetadataKey.INSTALLATION],
+            [],
+        ),
+        (
+            [entry("4.14.1", "Partial", T0), entry("4.14.0", "Partial", at(-60))],
+            "4.14.1",
+            "4.14.0",
+            [VersionMetadataKey.PARTIAL],
+            [],
+        ),
+        (
+            [
+                entry("4.14.1", "Partial", T0, image="b"),
+                entry("4.14.1", "Completed", at(-60), at(-1), image="a"),
+            ],
+            "4.14.1",
+            "4.14.1",
+            [],
+            [VersionMetadataKey.ARCHITECTURE],
+        ),
+        (
+            [entry("4.14.1", "Partial", T0), entry("4.14.0", "Completed", at(-60), at(-1))],
+            "4.14.1",
+            "4.14.0",
+            [],
+            [],
+        ),
+        ([], "unknown", "unknown", [], []),
+    ],
+)
+def test_versions_from_history(
+    history: list[dict[str, object]], target: str, previous: str, prev_meta: list[str], target_meta: list[str]
+) -> None:
+    v = controlplane.versions_from_history(history)
+    assert (v.target.version, v.previous.version) == (target, previous)
+    assert [m.key for m in v.previous.metadata] == prev_meta
+    assert [m.key for m in v.target.metadata] == target_meta
+
+
+@pytest.mark.parametrize(
+    "history,progressing,status,reason",
+    [
+        (None, "True", ConditionStatus.TRUE, "ClusterVersionProgressing"),
+        (
+            [entry("4.14.1", "Completed", at(-60), at(-1))],
+            "False",
+            ConditionStatus.FALSE,
+            "ClusterVersionNotProgressing",
+        ),
+        (
+            [entry("4.14.1", "Completed", at(-60), at(-1))],
+            "True",
+            ConditionStatus.UNKNOWN,
+            "CannotDetermineUpdating",
+        ),
+        ([entry("4.14.1", "Partial", at(-60))], "False", ConditionStatus.UNKNOWN, "CannotDetermineUpdating"),
+        ([], "True", ConditionStatus.UNKNOWN, "CannotDetermineUpdating"),
+        (None, None, ConditionStatus.UNKNOWN, "CannotDetermineUpdating"),
+    ],
+)
+def test_clusterversion_updating_condition(
+    history: list[dict[str, object]] | None, progressing: str | None, status: ConditionStatus, reason: str
+) -> None:
+    cv = _cv_insight(clusterversion(history, progressing=progressing), [operator("a")], ns(1))
+    updating = find_condition(cv.conditions, "Updating")
+    assert updating is not None and (updating.status, updating.reason) == (status, reason)
+    # the ClusterVersion's own Progressing rides along for clients that reproduce oc's output
+    assert (find_condition(cv.conditions, "Progressing") is not None) is (progressing is not None)
+
+
+def test_completed_assessment_when_every_counted_operator_is_updated() -> None:
+    cv = _cv_insight(clusterversion(), [operator("a"), operator("b")], ns(10))
+    assert (cv.assessment, cv.completion, cv.estimated_completed_at) == (
+        ClusterVersionAssessment.COMPLETED,
+        100,
+        None,
+    )
+
+
+def test_estimate_is_stored_as_the_completion_instant() -> None:
+    # 1 of 4 updated, progress last observed 30m after the start, now = start + 40m
+    ops = [
+        operator("a", ltt=at(30)),
+        *(operator(n, version="4.14.0", progressing="True", ltt=at(1)) for n in "bcd"),
+    ]
+    now = ns(40)
+    cv = _cv_insight(clusterversion(), ops, now)
+    x = 0.25
+    est = controlplane.estimate_completion(
+        HOUR, 30 * MINUTE, 40 * MINUTE, x
+    )  # baseline: the 4.14.0 update took 1h
+    assert cv.assessment == ClusterVersionAssessment.PROGRESSING and cv.completion == 25
+    assert cv.estimated_completed_at == now + est
+
+
+def test_stalled_update_is_assessed_degraded() -> None:
+    ops = [operator("a"), operator("b", version="4.14.0", progressing="True", ltt=at(1))]
+    cv = _cv_insight(clusterversion(), ops, ns(5 * 60))  # 5 hours into a 1-hour update
+    assert cv.assessment == ClusterVersionAssessment.DEGRADED
+    assert cv.estimated_completed_at is not None and cv.estimated_completed_at < ns(5 * 60) - 10 * MINUTE
+
+
+def _health(cv: dict[str, object], ops: list[dict[str, object]], now: int) -> list[HealthInsight]:
+    return [i for i in compute.controlplane_insights(cv, ops, now) if isinstance(i, HealthInsight)]
+
+
+@pytest.mark.parametrize(
+    "minutes,level",
+    [(5, None), (5.01, ImpactLevel.WARNING), (20, ImpactLevel.WARNING), (20.01, ImpactLevel.ERROR)],
+)
+def test_unavailable_operator_thresholds(minutes: float, level: ImpactLevel | None) -> None:
+    ops = [operator("etcd", available="False", available_ltt=T0)]
+    found = _health(clusterversion(), ops, ns(minutes))
+    assert [h.impact.level for h in found] == ([level] if level else [])
+    if level:
+        assert found[0].impact.summary == "Cluster Operator etcd is unavailable (AvailReason)"
+        assert found[0].impact.type == ImpactType.API_AVAILABILITY and found[0].started_at == ns(0)
+
+
+@pytest.mark.parametrize(
+    "minutes,level",
+    [(5, None), (6, ImpactLevel.WARNING), (40, ImpactLevel.WARNING), (40.01, ImpactLevel.ERROR)],
+)
+def test_degraded_operator_thresholds(minutes: float, level: ImpactLevel | None) -> None:
+    ops = [operator("etcd", degraded="True", degraded_ltt=T0)]
+    found = _health(clusterversion(), ops, ns(minutes))
+    assert [h.impact.level for h in found] == ([level] if level else [])
+
+
+def test_available_unknown_counts_as_unavailable_but_raises_no_insight() -> None:
+    assert _health(clusterversion(), [operator("etcd", available="Unknown")], ns(60)) == []
+
+
+@pytest.mark.parametrize(
+    "failing,reason,message,summary",
+    [
+        (
+            "True",
+            "ClusterOperatorsDegraded",
+            "boom",
+            "Cluster Version version is failing to proceed with the update (ClusterOperatorsDegraded)",
+        ),
+        (
+            "Unknown",
+            "Slow",
+            "hmm",
+            "Cluster Version version may be failing to proceed with the update (Slow)",
+        ),
+        ("True", "NoMessage", "", None),  # an empty description drops the insight
+        ("False", "", "", None),
+    ],
+)
+def test_clusterversion_failing_insight(failing: str, reason: str, message: str, summary: str | None) -> None:
+    cv = clusterversion(failing=failing, failing_reason=reason, failing_message=message)
+    found = _health(cv, [operator("a")], ns(1))
+    assert [h.impact.summary for h in found] == ([summary] if summary else [])
+
+
+def test_missing_failing_condition_is_reported_now() -> None:
+    found = _health(clusterversion(failing=None), [operator("a")], ns(1))
+    assert [(h.impact.summary, h.started_at) for h in found] == [
+        ("Cluster Version version has no Failing condition", ns(1))
+    ]
+
+
+def test_previous_update_incomplete_insight() -> None:
+    history = [
+        entry("4.14.2", "Partial", at(0)),
+        entry("4.14.1", "Partial", at(-60)),
+        entry("4.14.0", "Completed", at(-200), at(-150)),
+    ]
+    found = _health(clusterversion(history, desired="4.14.2"), [operator("a", version="4.14.1")], ns(1))
+    assert [h.impact.summary for h in found] == [
+        "Previous update to 4.14.1 never completed, last complete update was 4.14.0"
+    ]
+    assert found[0].impact.type == ImpactType.NONE and found[0].started_at == ns(0)
+    # once the control plane completed, it is no longer reported
+    assert _health(clusterversion(history, desired="4.14.2"), [operator("a", version="4.14.2")], ns(1)) == []
+
+
+@pytest.mark.parametrize(
+    "kind,parts,identity",
+    [
+        ("co", ("etcd", "degraded"), ""),
+        ("node", ("ip-10-0-1-2.ec2.internal", "unavailable"), ""),
+        ("node", ("x" * 253, "degraded"), ""),
+        ("alert", ("KubePodCrashLooping",), '{"pod": "a"}'),
+    ],
+)
+def test_health_uids_are_valid_and_stable(kind: str, parts: tuple[str, ...], identity: str) -> None:
+    uid = controlplane.health_uid(kind, *parts, identity=identity)
+    assert controlplane._UID.match(uid) and len(uid) <= 63
+    assert uid == controlplane.health_uid(kind, *parts, identity=identity)
+    assert uid.startswith(kind + "-")
+
+
+def test_health_uids_do_not_collide_after_sanitizing() -> None:
+    assert controlplane.health_uid("node", "a.b", "x") != controlplane.health_uid("node", "a-b", "x")
+
+
+# --- the shared oc examples: completion, assessment, estimate and health from the real objects ---------
+
+
+@pytest.mark.parametrize(
+    "name,assessment,completion,est_minutes,health",
+    [
+        ("4.14.1-degraded", ClusterVersionAssessment.DEGRADED, 97, None, 6),
+        ("4.14.1-paused-worker-pool", ClusterVersionAssessment.PROGRESSING, 12, 72, 0),
+        ("4.14.1-workers-started-updating-multiple-pools", ClusterVersionAssessment.PROGRESSING, 97, None, 0),
+        ("4.16.0-single-node", ClusterVersionAssessment.PROGRESSING, 6, 69, 0),
+        ("not-upgrading", ClusterVersionAssessment.COMPLETED, 100, None, 0),
+    ],
+)
+def test_shared_examples(
+    name: str, assessment: ClusterVersionAssessment, completion: int, est_minutes: int | None, health: int
+) -> None:
+    if not EXAMPLES.is_dir():
+        pytest.skip(f"../shared/oc-examples not found (looked in {EXAMPLES.resolve()})")
+    snap = snapshot.load(EXAMPLES / f"{name}-cv.yaml")
+    now = snap.mock_now()
+    insights = compute.controlplane_insights(snap.clusterversion, snap.operators, now)
+    cv = insights[0]
+    assert isinstance(cv, ClusterVersionStatusInsight)
+    assert (cv.assessment, cv.completion) == (assessment, completion)
+    if est_minutes is not None:
+        assert cv.estimated_completed_at is not None
+        remaining = cv.estimated_completed_at - now
+        assert gotime.round_duration(remaining, MINUTE) == est_minutes * MINUTE
+    assert len([i for i in insights if isinstance(i, HealthInsight)]) == health

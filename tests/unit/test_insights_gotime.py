@@ -1,0 +1,109 @@
+"""Go time semantics the output depends on: Duration.String, Round/Truncate, oc's shortDuration."""
+
+from __future__ import annotations
+
+import pytest
+
+from status.insights import gotime
+from status.insights.gotime import HOUR, MICROSECOND, MILLISECOND, MINUTE, SECOND
+
+
+@pytest.mark.parametrize(
+    "d,want",
+    [
+        (0, "0s"),
+        (1, "1ns"),
+        (1500, "1.5µs"),
+        (368_975, "368.975µs"),
+        (500 * MILLISECOND, "500ms"),
+        (45 * SECOND, "45s"),
+        (415 * SECOND, "6m55s"),
+        (HOUR + 5 * SECOND, "1h0m5s"),
+        (HOUR + 59 * MINUTE, "1h59m0s"),
+        (2 * HOUR, "2h0m0s"),
+        (415 * SECOND + 368_975, "6m55.000368975s"),
+        (-5 * MINUTE, "-5m0s"),
+        (-1500 * MICROSECOND, "-1.5ms"),
+    ],
+)
+def test_duration_string_matches_go(d: int, want: str) -> None:
+    assert gotime.duration_string(d) == want
+
+
+@pytest.mark.parametrize(
+    "d,want",
+    [
+        (0, "now"),
+        (2 * HOUR, "2h"),
+        (HOUR + 59 * MINUTE, "1h59m"),
+        (5 * MINUTE, "5m"),
+        (45 * SECOND, "45s"),
+        (HOUR + 4 * MINUTE + 41 * SECOND + 368_975, "1h4m41s"),
+        (2 * MINUTE + 368_975, "2m"),  # 2m0.000368975s → 2m0s → 2m
+        (368_975, "6m8s"),  # oc's quirk: "368.975µs" → "368s" → 6m8s
+        (500 * MILLISECOND, "500ms"),
+        (-5 * MINUTE, "-5m"),
+    ],
+)
+def test_short_duration_reproduces_oc(d: int, want: str) -> None:
+    assert gotime.short_duration(d) == want
+
+
+@pytest.mark.parametrize(
+    "d,m,rounded,truncated",
+    [
+        (90 * SECOND, MINUTE, 2 * MINUTE, MINUTE),  # halfway rounds away from zero
+        (89 * SECOND, MINUTE, MINUTE, MINUTE),
+        (-90 * SECOND, MINUTE, -2 * MINUTE, -MINUTE),
+        (-89 * SECOND, MINUTE, -MINUTE, -MINUTE),
+        (1_499_999_999, SECOND, SECOND, SECOND),
+    ],
+)
+def test_round_and_truncate_match_go(d: int, m: int, rounded: int, truncated: int) -> None:
+    assert gotime.round_duration(d, m) == rounded
+    assert gotime.truncate_duration(d, m) == truncated
+
+
+def test_seconds_truncates_toward_zero_then_adds_the_fraction() -> None:
+    assert gotime.seconds(-1500 * MILLISECOND) == -1.5
+    assert gotime.seconds(90 * SECOND + 1) == 90.000000001
+
+
+@pytest.mark.parametrize(
+    "text,want",
+    [
+        ("2023-11-03T16:28:43Z", 1699028923 * SECOND),
+        ("2023-11-03T16:28:43.000368975Z", 1699028923 * SECOND + 368_975),
+        ("2023-11-03T17:28:43+01:00", 1699028923 * SECOND),
+        ("0001-01-01T00:00:00Z", gotime.ZERO_TIME),
+    ],
+)
+def test_parse_time_keeps_nanoseconds(text: str, want: int) -> None:
+    assert gotime.parse_time(text) == want
+
+
+def test_format_time_round_trips_nanoseconds_and_trims_zeros() -> None:
+    t = gotime.parse_time("2023-11-03T16:28:43.1Z")
+    assert gotime.format_time(t) == "2023-11-03T16:28:43.1Z"
+    assert gotime.format_time(t, nanos=False) == "2023-11-03T16:28:43Z"
+    assert gotime.format_time(gotime.ZERO_TIME) == "0001-01-01T00:00:00Z"
+
+
+@pytest.mark.parametrize("bad", ["", "yesterday", "2023-13-01T00:00:00Z", "2023-11-03 16:28:43"])
+def test_parse_time_rejects_bad_input_clearly(bad: str) -> None:
+    with pytest.raises(gotime.TimeFormatError, match="timestamp"):
+        gotime.parse_time(bad)
+
+
+@pytest.mark.parametrize(
+    "text,want",
+    [("10m0s", 10 * MINUTE), ("1h4m41s", 3881 * SECOND), ("1.5µs", 1500), ("-2m", -2 * MINUTE), ("0", 0)],
+)
+def test_parse_duration_matches_go(text: str, want: int) -> None:
+    assert gotime.parse_duration(text) == want
+
+
+@pytest.mark.parametrize("bad", ["", "10", "5 minutes", "m"])
+def test_parse_duration_rejects_bad_input(bad: str) -> None:
+    with pytest.raises(gotime.TimeFormatError):
+        gotime.parse_duration(bad)
