@@ -48,7 +48,10 @@ def init(container: str, reason: str, message: str, **extra: Any) -> Act:
 
 def init_exit(container: str) -> Act:
     return lambda k, pod, ns, image: k.set_container_state(
-        pod, ns, container, terminated(1, "Error", "cp: cannot stat '/manifests': No such file or directory"),
+        pod,
+        ns,
+        container,
+        terminated(1, "Error", "cp: cannot stat '/manifests': No such file or directory"),
         init=True,
     )
 
@@ -70,37 +73,95 @@ def delete(k: Kubelet, pod: str, ns: str, image: str) -> Any:
 FAST, SLOW = "fails fast", "120 s (pod deadline)"
 # (mode, what the kubelet does, text the condition must carry, upstream's bound)
 MODES: list[tuple[str, Act, str, str]] = [
-    ("SignatureValidationFailed",
-     init("cleanup", "SignatureValidationFailed", "image pull failed for {image} because the signature validation "
-          "failed: Source image rejected: A signature was required, but no signature exists"),
-     "SignatureValidationFailed", FAST),
-    ("ErrImagePull manifest unknown",
-     init("cleanup", "ErrImagePull", "reading manifest in quay.io/openshift-release-dev/ocp-release: manifest unknown"),
-     "manifest unknown", FAST),
-    ("ErrImagePull unauthorized",
-     init("cleanup", "ErrImagePull", "reading manifest: unauthorized: authentication required"), "unauthorized", SLOW),
-    ("ErrImagePull other (transient)",
-     init("cleanup", "ErrImagePull", "dial tcp 10.0.0.1:443: i/o timeout"), "i/o timeout", SLOW),
-    ("ImagePullBackOff (transient)",
-     init("cleanup", "ImagePullBackOff", 'Back-off pulling image "{image}"'), "ImagePullBackOff", SLOW),
-    ("InvalidImageName", init("cleanup", "InvalidImageName", "couldn't parse image name"), "InvalidImageName", SLOW),
-    ("CreateContainerConfigError",
-     init("cleanup", "CreateContainerConfigError", "container has runAsNonRoot and image will run as root"),
-     "CreateContainerConfigError", SLOW),
-    ("CreateContainerError", init("cleanup", "CreateContainerError", "context deadline exceeded"),
-     "CreateContainerError", SLOW),
-    ("RunContainerError", init("cleanup", "RunContainerError", 'exec: "sh": executable file not found'),
-     "RunContainerError", SLOW),
+    (
+        "SignatureValidationFailed",
+        init(
+            "cleanup",
+            "SignatureValidationFailed",
+            "image pull failed for {image} because the signature validation "
+            "failed: Source image rejected: A signature was required, but no signature exists",
+        ),
+        "SignatureValidationFailed",
+        FAST,
+    ),
+    (
+        "ErrImagePull manifest unknown",
+        init(
+            "cleanup",
+            "ErrImagePull",
+            "reading manifest in quay.io/openshift-release-dev/ocp-release: manifest unknown",
+        ),
+        "manifest unknown",
+        FAST,
+    ),
+    (
+        "ErrImagePull unauthorized",
+        init("cleanup", "ErrImagePull", "reading manifest: unauthorized: authentication required"),
+        "unauthorized",
+        SLOW,
+    ),
+    (
+        "ErrImagePull other (transient)",
+        init("cleanup", "ErrImagePull", "dial tcp 10.0.0.1:443: i/o timeout"),
+        "i/o timeout",
+        SLOW,
+    ),
+    (
+        "ImagePullBackOff (transient)",
+        init("cleanup", "ImagePullBackOff", 'Back-off pulling image "{image}"'),
+        "ImagePullBackOff",
+        SLOW,
+    ),
+    (
+        "InvalidImageName",
+        init("cleanup", "InvalidImageName", "couldn't parse image name"),
+        "InvalidImageName",
+        SLOW,
+    ),
+    (
+        "CreateContainerConfigError",
+        init(
+            "cleanup", "CreateContainerConfigError", "container has runAsNonRoot and image will run as root"
+        ),
+        "CreateContainerConfigError",
+        SLOW,
+    ),
+    (
+        "CreateContainerError",
+        init("cleanup", "CreateContainerError", "context deadline exceeded"),
+        "CreateContainerError",
+        SLOW,
+    ),
+    (
+        "RunContainerError",
+        init("cleanup", "RunContainerError", 'exec: "sh": executable file not found'),
+        "RunContainerError",
+        SLOW,
+    ),
     ("init container exit 1", init_exit("cleanup"), "exit code 1", FAST),
     ("main container exit 1", main_exit(), "exit code 1", SLOW),  # the Pod is Running by then
-    ("CrashLoopBackOff",
-     init("cleanup", "CrashLoopBackOff", "back-off 10s restarting failed container=cleanup", restartCount=2),
-     "CrashLoopBackOff", SLOW),
+    (
+        "CrashLoopBackOff",
+        init(
+            "cleanup", "CrashLoopBackOff", "back-off 10s restarting failed container=cleanup", restartCount=2
+        ),
+        "CrashLoopBackOff",
+        SLOW,
+    ),
     ("Failed DeadlineExceeded", phase_failed("DeadlineExceeded", DEADLINE_MSG), "DeadlineExceeded", FAST),
-    ("Failed Evicted", phase_failed("Evicted", "The node was low on resource: ephemeral-storage."), "Evicted", FAST),
+    (
+        "Failed Evicted",
+        phase_failed("Evicted", "The node was low on resource: ephemeral-storage."),
+        "Evicted",
+        FAST,
+    ),
     ("pod deleted", delete, "being deleted", "240 s (retrieval timeout)"),
-    ("unknown reason (transient)", init("cleanup", "ImageInspectError", "Failed to inspect image"),
-     "ImageInspectError", SLOW),
+    (
+        "unknown reason (transient)",
+        init("cleanup", "ImageInspectError", "Failed to inspect image"),
+        "ImageInspectError",
+        SLOW,
+    ),
 ]
 
 
@@ -134,8 +195,11 @@ class ConditionWatch:
 def wait_pod(kube: KubeClient, ns: str, timeout: float = 60.0) -> str:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        pods = [p for p in kube.list(PODS, ns, label_selector=POD_LABEL_SELECTOR).get("items") or []
-                if not p["metadata"].get("deletionTimestamp")]
+        pods = [
+            p
+            for p in kube.list(PODS, ns, label_selector=POD_LABEL_SELECTOR).get("items") or []
+            if not p["metadata"].get("deletionTimestamp")
+        ]
         if pods:
             return str(pods[0]["metadata"]["name"])
         time.sleep(0.01)
@@ -176,8 +240,12 @@ def main() -> int:
                 for name, act, text, _bound in modes:
                     image = f"quay.io/openshift-release-dev/ocp-release@sha256:{uuid.uuid4().hex * 2}"
                     verification.sign(image)
-                    kube.patch(CLUSTERVERSIONS, "version", {"spec": {"desiredUpdate": {"image": image}}},
-                               content_type=MERGE_PATCH)
+                    kube.patch(
+                        CLUSTERVERSIONS,
+                        "version",
+                        {"spec": {"desiredUpdate": {"image": image}}},
+                        content_type=MERGE_PATCH,
+                    )
                     pod = wait_pod(kube, ns)
                     watch.wait_for("Retrieving and verifying payload", image)
                     if name == "pod deleted":
@@ -199,8 +267,10 @@ def main() -> int:
             verification.remove()
             local.delete_all_cluster_scoped_update_objects(kube)
 
-    print(f"\nkubelet status write → ReleaseAccepted carries the reason ({args.runs} runs per mode, "
-          "real kube-apiserver, `start` as a separate process)\n")
+    print(
+        f"\nkubelet status write → ReleaseAccepted carries the reason ({args.runs} runs per mode, "
+        "real kube-apiserver, `start` as a separate process)\n"
+    )
     print(f"| {'mode':<32} | {'p50 ms':>7} | {'p99 ms':>7} | {'max ms':>7} | upstream bound")
     print(f"|{'-' * 34}|{'-' * 9}|{'-' * 9}|{'-' * 9}|{'-' * 27}")
     worst = 0.0

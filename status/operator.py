@@ -6,6 +6,10 @@ to the one writer. When `spec.desiredUpdate` names a release other than `status.
 `RetrievalCoordinator` runs payload retrieval on its own thread (one at a time; a newer target
 supersedes) and pokes the loop on every state it reports, so `ReleaseAccepted` follows within a
 sync.
+
+When the ClusterVersion does not exist (never created, or deleted while running), `start` creates
+it as upstream does: a random `spec.clusterID`, `spec.channel` only when the running release names
+exactly one channel, and the status the next write computes from the running release.
 """
 
 from __future__ import annotations
@@ -15,14 +19,15 @@ import logging
 import random
 import threading
 import time
-from collections.abc import Callable
+import uuid
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 from cvo_py.informer import Informer, InformerSet
-from cvo_py.kube import CLUSTEROPERATORS, CLUSTERVERSIONS, JSON, KubeClient
+from cvo_py.kube import CLUSTEROPERATORS, CLUSTERVERSIONS, JSON, ApiError, KubeClient
 from cvo_py.loop import SyncLoop
 from payload.acceptance import ReleaseAcceptance
 from status import capabilities, cvstatus
@@ -43,18 +48,58 @@ class Retriever(Protocol):
 RetrieverFactory = Callable[[Report], Retriever]
 
 
-def read_release_version(payload_dir: str) -> str:
-    """The version in `<payload_dir>/release-manifests/release-metadata`, or "" when there is none."""
+# release-metadata `metadata` keys upstream reads into the running release.
+METADATA_URL = "url"
+METADATA_CHANNELS = "io.openshift.upgrades.graph.release.channels"
+
+
+def read_release_metadata(payload_dir: str) -> JSON:
+    """`<payload_dir>/release-manifests/release-metadata` as a dict, or {} when there is none."""
     path = Path(payload_dir) / "release-manifests" / "release-metadata"
     try:
         metadata = json.loads(path.read_text())
     except FileNotFoundError:
-        return ""
+        return {}
     except (OSError, ValueError) as exc:
         raise ValueError(f"cannot read release metadata {path}: {exc}") from exc
     if not isinstance(metadata, dict):
         raise ValueError(f"release metadata {path} is not a JSON object")
-    return str(metadata.get("version") or "")
+    return metadata
+
+
+def read_release_version(payload_dir: str) -> str:
+    """The version in `<payload_dir>/release-manifests/release-metadata`, or "" when there is none."""
+    return str(read_release_metadata(payload_dir).get("version") or "")
+
+
+def release_from_metadata(image: str, metadata: Mapping[str, Any]) -> Release:
+    """The running release as upstream loads it: version, plus url and the sorted channel list from
+    the metadata's `metadata` map (channels are one comma-separated value)."""
+    extra = metadata.get("metadata")
+    extra = extra if isinstance(extra, Mapping) else {}
+    channels = sorted({c.strip() for c in str(extra.get(METADATA_CHANNELS) or "").split(",") if c.strip()})
+    version = str(metadata.get("version") or "")
+    return Release(version, image, str(extra.get(METADATA_URL) or ""), tuple(channels))
+
+
+def default_channel(channels: Sequence[str]) -> str:
+    """The channel a newly created ClusterVersion follows: the release's channel when it names
+    exactly one; with several, choosing is the administrator's call, so none."""
+    return channels[0] if len(channels) == 1 else ""
+
+
+def new_cluster_version(name: str, running: Release, cluster_id: str) -> JSON:
+    """The ClusterVersion `start` creates when there is none; status comes with the first write."""
+    spec: JSON = {"clusterID": cluster_id}
+    channel = default_channel(running.channels)
+    if channel:
+        spec["channel"] = channel
+    return {
+        "apiVersion": CLUSTERVERSIONS.api_version,
+        "kind": CLUSTERVERSIONS.kind,
+        "metadata": {"name": name},
+        "spec": spec,
+    }
 
 
 class RetrievalCoordinator:
@@ -180,7 +225,11 @@ class StatusOptions:
     name: str = "version"
     release_image: str = ""
     release_version: str = ""
+    release_url: str = ""
+    release_channels: tuple[str, ...] = ()
     always_enabled: tuple[str, ...] = ()
+    # Create the ClusterVersion when it is missing (as `start` does); else wait for someone to.
+    create_missing: bool = False
     resync: float = 120.0  # upstream resyncs the ClusterVersion every 2m × rand[1,2)
     min_interval: float = 0.2
     retrieval_retry: float = 60.0
@@ -195,10 +244,12 @@ class StatusOperator:
         retriever_factory: RetrieverFactory | None = None,
         writer: ClusterVersionStatusWriter | None = None,
         now: Callable[[], datetime] = lambda: datetime.now(UTC),
+        new_cluster_id: Callable[[], str] = lambda: str(uuid.uuid4()),
     ) -> None:
         self.client = client
         self.options = options
         self.now = now
+        self.new_cluster_id = new_cluster_id
         self.writer = writer or ClusterVersionStatusWriter(client, options.name, now=now)
         self.informers = InformerSet()
         self.cv_informer = self.informers.add(
@@ -217,6 +268,8 @@ class StatusOperator:
             else None
         )
         self._missing_logged = False
+        self._seen_uid: str | None = None  # the ClusterVersion this run last synced
+        self.created = 0  # ClusterVersions this run created
         self._last_rejection = ""
         self.synced = threading.Event()
         for informer in (self.cv_informer, self.co_informer):
@@ -224,7 +277,8 @@ class StatusOperator:
 
     @property
     def running(self) -> Release:
-        return Release(self.options.release_version, self.options.release_image)
+        o = self.options
+        return Release(o.release_version, o.release_image, o.release_url, o.release_channels)
 
     def start(self) -> StatusOperator:
         self.informers.start()
@@ -249,12 +303,15 @@ class StatusOperator:
         if not (self.cv_informer.has_synced and self.co_informer.has_synced):
             return
         cv = self.cv_informer.get(self.options.name)
+        if cv is None and self.options.create_missing:
+            cv = self._get_or_create()
         if cv is None:
             if not self._missing_logged:
                 log.warning("ClusterVersion %s not found; waiting for it to be created", self.options.name)
                 self._missing_logged = True
             return
         self._missing_logged = False
+        self._seen_uid = (cv.get("metadata") or {}).get("uid")
         if self.coordinator is not None:
             pending = cvstatus.pending_update(cv, self.running)
             self.coordinator.request(*(pending or (None, False)))
@@ -281,6 +338,37 @@ class StatusOperator:
             raise  # SyncLoop retries with backoff
         self._last_rejection = ""
         self.synced.set()
+
+    def _get_or_create(self) -> JSON:
+        """The cache has no ClusterVersion: read it live (the cache may lag our own create), else
+        create it. API errors propagate: the loop retries with backoff."""
+        name = self.options.name
+        try:
+            return self.client.get(CLUSTERVERSIONS, name)
+        except ApiError as exc:
+            if not exc.is_not_found():
+                raise
+        body = new_cluster_version(name, self.running, self.new_cluster_id())
+        if self._seen_uid is not None:
+            log.warning(
+                "ClusterVersion %s (uid %s) was deleted while running; recreating it", name, self._seen_uid
+            )
+        try:
+            created = self.client.create(CLUSTERVERSIONS, body)
+        except ApiError as exc:
+            if not exc.is_already_exists():
+                raise
+            return self.client.get(CLUSTERVERSIONS, name)  # created meanwhile by someone else
+        self.created += 1
+        spec = body["spec"]
+        log.info(
+            "Created ClusterVersion %s for release %s: clusterID %s, channel %s",
+            name,
+            self.running.label(),
+            spec["clusterID"],
+            json.dumps(spec.get("channel", "")),
+        )
+        return created
 
     def snapshot(self) -> tuple[JSON | None, list[JSON], WriteCounts]:
         stats = self.writer.stats

@@ -17,6 +17,10 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from types import FrameType
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from cvo_py.metrics import TLSOptions
 
 SHORT_HELP = "Starts Cluster Version Operator"
 
@@ -29,9 +33,12 @@ class Options:
     listen: str
     release_image: str
     release_version: str
+    release_url: str
+    release_channels: tuple[str, ...]
     node_name: str
     serving_cert_file: str
     serving_key_file: str
+    tls: TLSOptions
     always_enable_capabilities: tuple[str, ...]
     name: str
     namespace: str
@@ -56,6 +63,21 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="PEM private key for serving metrics over HTTPS (required unless --listen is empty)",
     )
     parser.add_argument(
+        "--tls-min-version",
+        default="",
+        metavar="VERSION",
+        help="minimum TLS version for the metrics server: VersionTLS10, VersionTLS11, VersionTLS12 or "
+        "VersionTLS13 (default: the Intermediate TLS profile's, VersionTLS12)",
+    )
+    parser.add_argument(
+        "--tls-cipher-suites",
+        action="append",
+        default=[],
+        metavar="NAME[,NAME...]",
+        help="cipher suites for the metrics server, Go crypto/tls names (comma-separated; may be repeated; "
+        "default: the Intermediate TLS profile's); TLS 1.3 suites are always enabled for TLS 1.3",
+    )
+    parser.add_argument(
         "--always-enable-capabilities",
         action="append",
         default=[],
@@ -66,9 +88,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def validate(args: argparse.Namespace) -> Options:
     from cvo_py.cli import UsageError
-    from cvo_py.metrics import ListenAddressError, parse_listen
+    from cvo_py.metrics import ListenAddressError, TLSConfigError, parse_listen, parse_tls_options
     from status import capabilities
-    from status.operator import read_release_version
+    from status.operator import read_release_metadata, release_from_metadata
 
     if not args.node_name:
         raise UsageError("node-name is required")
@@ -95,19 +117,27 @@ def validate(args: argparse.Namespace) -> Options:
     unknown = capabilities.unknown_names(always)
     if unknown:
         raise UsageError(f"--always-enable-capabilities: unknown capabilities: [{' '.join(unknown)}]")
+    suites = [n.strip() for value in args.tls_cipher_suites for n in value.split(",") if n.strip()]
+    try:
+        tls = parse_tls_options(args.tls_min_version, suites)
+    except TLSConfigError as exc:
+        raise UsageError(f"invalid TLS configuration: {exc}") from None
     payload_dir = os.environ.get("PAYLOAD_OVERRIDE") or "/"
     try:
-        version = read_release_version(payload_dir)
+        release = release_from_metadata(args.release_image, read_release_metadata(payload_dir))
     except ValueError as exc:
         raise UsageError(str(exc)) from None
     return Options(
         kubeconfig=args.kubeconfig,
         listen=args.listen,
         release_image=args.release_image,
-        release_version=version,
+        release_version=release.version,
+        release_url=release.url,
+        release_channels=release.channels,
         node_name=args.node_name,
         serving_cert_file=args.serving_cert_file,
         serving_key_file=args.serving_key_file,
+        tls=tls,
         always_enable_capabilities=always,
         name=os.environ.get("CVO_NAME") or "version",
         namespace=os.environ.get("CVO_NAMESPACE") or "openshift-cluster-version",
@@ -157,7 +187,10 @@ def run(options: Options) -> int:
             name=options.name,
             release_image=options.release_image,
             release_version=options.release_version,
+            release_url=options.release_url,
+            release_channels=options.release_channels,
             always_enabled=options.always_enable_capabilities,
+            create_missing=True,
         ),
         retriever_factory=make_retriever,
     )
@@ -177,6 +210,7 @@ def run(options: Options) -> int:
             ready=ready,
             cert_file=options.serving_cert_file,
             key_file=options.serving_key_file,
+            tls=options.tls,
         ).start()
         if options.listen
         else None

@@ -42,6 +42,8 @@ def start(
     cluster: LocalCluster, kube: KubeClient, namespace: str, tmp_path: Path, verification: ClusterVerification
 ) -> Iterator[StartProcess]:
     ensure_priority_class(kube)
+    # The ClusterVersion exists before `start` runs (otherwise `start` creates one itself).
+    create_cv(kube, {"clusterID": str(uuid.uuid4())}, status_414())
     proc = StartProcess(cluster.kubeconfig, namespace, tmp_path)
     yield proc
     proc.stop()
@@ -52,11 +54,7 @@ def accepted(kube: KubeClient) -> dict[str, Any]:
 
 
 def request_update(kube: KubeClient, image: str, version: str = "") -> None:
-    create_cv(
-        kube,
-        {"clusterID": str(uuid.uuid4()), "desiredUpdate": {"image": image, "version": version}},
-        status_414(),
-    )
+    kube.patch(CLUSTERVERSIONS, "version", {"spec": {"desiredUpdate": {"image": image, "version": version}}})
 
 
 def the_pod(kube: KubeClient, namespace: str, start: StartProcess) -> str:
