@@ -1,0 +1,198 @@
+"""`update-status-controller`: publish update status insights in the ConfigMap API."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import signal
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from types import FrameType
+
+from cvo_py.leader import LeaseTimings
+
+SHORT_HELP = (
+    "The Update Status Controller watches cluster state/health during the update process and "
+    "exposes it through the UpdateStatus API (a ConfigMap for now)."
+)
+SA_NAMESPACE_FILE = "/var/run/secrets/kubernetes.io/serviceaccount/namespace"
+DEFAULT_NAMESPACE = "openshift-update-status-controller"
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Options:
+    kubeconfig: str | None
+    listen: str
+    namespace: str
+    leader_elect: bool
+    timings: LeaseTimings
+    identity: str | None
+    resync: float
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--namespace",
+        default=None,
+        help="namespace of the ConfigMap API and the leader Lease (auto-detected when run in a pod; "
+        f"default {DEFAULT_NAMESPACE})",
+    )
+    parser.add_argument(
+        "--leader-elect",
+        default=True,
+        action=argparse.BooleanOptionalAction,
+        help="run only while holding the Lease update-status-controller-lock (default true)",
+    )
+    defaults = LeaseTimings()
+    parser.add_argument(
+        "--leader-elect-lease-duration",
+        type=_seconds,
+        default=defaults.lease_duration,
+        metavar="SECONDS",
+        help=f"how long a standby waits before taking an unrenewed "
+        f"Lease (default {defaults.lease_duration:g})",
+    )
+    parser.add_argument(
+        "--leader-elect-renew-deadline",
+        type=_seconds,
+        default=defaults.renew_deadline,
+        metavar="SECONDS",
+        help=f"how long the leader keeps trying to renew before it "
+        f"stops (default {defaults.renew_deadline:g})",
+    )
+    parser.add_argument(
+        "--leader-elect-retry-period",
+        type=_seconds,
+        default=defaults.retry_period,
+        metavar="SECONDS",
+        help=f"interval between Lease attempts (default {defaults.retry_period:g})",
+    )
+    parser.add_argument(
+        "--resync",
+        type=_seconds,
+        default=30.0,
+        metavar="SECONDS",
+        help="recompute at least this often, for time-based thresholds (default 30)",
+    )
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text.removesuffix("s"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"invalid duration {text!r}: want seconds, e.g. 15 or 15s") from None
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"invalid duration {text!r}: must be positive")
+    return value
+
+
+def detect_namespace(explicit: str | None, sa_file: str = SA_NAMESPACE_FILE) -> str:
+    if explicit:
+        return explicit
+    path = Path(sa_file)
+    if path.is_file():
+        detected = path.read_text().strip()
+        if detected:
+            return detected
+    return DEFAULT_NAMESPACE
+
+
+def validate(args: argparse.Namespace) -> Options:
+    from cvo_py.cli import UsageError
+    from cvo_py.metrics import ListenAddressError, parse_listen
+
+    timings = LeaseTimings(
+        lease_duration=args.leader_elect_lease_duration,
+        renew_deadline=args.leader_elect_renew_deadline,
+        retry_period=args.leader_elect_retry_period,
+    )
+    if timings.renew_deadline >= timings.lease_duration:
+        raise UsageError("--leader-elect-renew-deadline must be shorter than --leader-elect-lease-duration")
+    if timings.retry_period >= timings.renew_deadline:
+        raise UsageError("--leader-elect-retry-period must be shorter than --leader-elect-renew-deadline")
+    if args.listen:
+        try:
+            parse_listen(args.listen)
+        except ListenAddressError as exc:
+            raise UsageError(str(exc)) from None
+    namespace = detect_namespace(args.namespace)
+    if not _is_dns_label(namespace):
+        raise UsageError(f"invalid --namespace {namespace!r}: want a DNS label")
+    pod = os.environ.get("POD_NAME")
+    return Options(
+        kubeconfig=args.kubeconfig,
+        listen=args.listen,
+        namespace=namespace,
+        leader_elect=args.leader_elect,
+        timings=timings,
+        identity=f"{pod}_{os.urandom(4).hex()}" if pod else None,
+        resync=args.resync,
+    )
+
+
+def _is_dns_label(text: str) -> bool:
+    return (
+        0 < len(text) <= 63
+        and text[0].isalnum()
+        and text[-1].isalnum()
+        and all(c.islower() or c.isdigit() or c == "-" for c in text)
+    )
+
+
+def run(options: Options) -> int:
+    from prometheus_client import CollectorRegistry
+
+    from cvo_py.kube import connect
+    from cvo_py.leader import LeaderElector
+    from cvo_py.metrics import MetricsServer
+    from status.usc.controller import LEASE, UpdateStatusController
+
+    client = connect(options.kubeconfig, user_agent="cvo-py/update-status-controller")
+    client.server_version()  # fail fast, with one clear line, when the server is unreachable
+    registry = CollectorRegistry()
+    controller = UpdateStatusController(client, options.namespace, resync=options.resync, registry=registry)
+    elector = (
+        LeaderElector(client, options.namespace, LEASE, identity=options.identity, timings=options.timings)
+        if options.leader_elect
+        else None
+    )
+
+    def ready() -> bool:
+        # A standby is healthy; a leader is ready once its caches are listed.
+        return elector is not None and not elector.leading.is_set() or controller.synced.is_set()
+
+    server = MetricsServer(options.listen, registry, ready=ready).start() if options.listen else None
+    stop = threading.Event()
+
+    def on_signal(signum: int, frame: FrameType | None) -> None:
+        log.info("Received %s: shutting down", signal.Signals(signum).name)
+        stop.set()
+
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGINT, on_signal)
+    code = 0
+    try:
+        if elector is None:
+            controller.start()
+            stop.wait()
+        else:
+
+            def on_started_leading() -> None:
+                controller.start()
+
+            elector.start(on_started_leading)
+            while not stop.wait(0.5):
+                if elector.lost.is_set():
+                    code = 1  # as upstream: a leader that lost its Lease exits and is restarted
+                    break
+    finally:
+        controller.stop()
+        if elector is not None:
+            elector.release()
+        if server is not None:
+            server.stop()
+    return code

@@ -1,0 +1,1 @@
+"""The Update Status Controller: publishes update status insights in the ConfigMap API."""

@@ -1,0 +1,205 @@
+"""The ConfigMap writer's decisions: which keys to patch, what fits, what the caches keep."""
+
+from __future__ import annotations
+
+import pytest
+
+from status.usc.controller import (
+    RELEASE_VERSION_ANNOTATION,
+    machineconfig_transform,
+    machineconfig_versions,
+    node_transform,
+    without_resource_version,
+)
+from status.usc.publish import apply_patch, data_size, fit_patch, plan_patch, resource_version_newer
+
+
+@pytest.mark.parametrize(
+    ("name", "current", "desired", "patch"),
+    [
+        ("nothing exists yet: write all", None, {"usc-cv-version": "a"}, {"usc-cv-version": "a"}),
+        (
+            "empty ConfigMap",
+            {},
+            {"usc-cv-version": "a", "usc-co-dns": "b"},
+            {"usc-cv-version": "a", "usc-co-dns": "b"},
+        ),
+        ("unchanged: no write at all", {"usc-cv-version": "a"}, {"usc-cv-version": "a"}, {}),
+        (
+            "only the changed key",
+            {"usc-cv-version": "a", "usc-co-dns": "b"},
+            {"usc-cv-version": "a", "usc-co-dns": "c"},
+            {"usc-co-dns": "c"},
+        ),
+        (
+            "object gone: its key removed",
+            {"usc-cv-version": "a", "usc-node-n1": "x"},
+            {"usc-cv-version": "a"},
+            {"usc-node-n1": None},
+        ),
+        (
+            "foreign keys kept",
+            {"note": "mine", "usc-cv-version": "a"},
+            {"usc-cv-version": "b"},
+            {"usc-cv-version": "b"},
+        ),
+        ("foreign keys never removed", {"note": "mine", "other-usc": "x"}, {}, {}),
+    ],
+)
+def test_plan_patch(
+    name: str, current: dict[str, str] | None, desired: dict[str, str], patch: dict[str, str | None]
+) -> None:
+    assert plan_patch(current, desired) == patch, name
+    # Applying the plan yields exactly the desired owned keys plus the untouched foreign ones.
+    after = apply_patch(current, patch)
+    assert {k: v for k, v in after.items() if k.startswith("usc-")} == desired
+    assert {k: v for k, v in after.items() if not k.startswith("usc-")} == {
+        k: v for k, v in (current or {}).items() if not k.startswith("usc-")
+    }
+    assert plan_patch(after, desired) == {}, "a second sync must not write again"
+
+
+def test_plan_patch_rejects_keys_it_does_not_own() -> None:
+    with pytest.raises(ValueError, match="'note' does not start with 'usc-'"):
+        plan_patch({}, {"note": "x"})
+
+
+def test_data_size_counts_utf8_bytes_of_keys_and_values() -> None:
+    assert data_size({"ab": "c", "d": "é"}) == 2 + 1 + 1 + 2
+
+
+@pytest.mark.parametrize(
+    ("name", "current", "desired", "limit", "patch", "omitted"),
+    [
+        ("fits", {}, {"usc-a": "1234", "usc-b": "1234"}, 100, {"usc-a": "1234", "usc-b": "1234"}, ()),
+        ("exactly at the limit fits", {}, {"usc-a": "1234"}, 9, {"usc-a": "1234"}, ()),
+        (
+            "over: later keys left out",
+            {},
+            {"usc-a": "1234", "usc-b": "1234"},
+            12,
+            {"usc-a": "1234"},
+            ("usc-b",),
+        ),
+        (
+            "a smaller later key still fits",
+            {},
+            {"usc-a": "1234", "usc-b": "123456789", "usc-c": "1"},
+            16,
+            {"usc-a": "1234", "usc-c": "1"},
+            ("usc-b",),
+        ),
+        (
+            "foreign keys count first",
+            {"note": "123456"},
+            {"usc-a": "1234", "usc-b": "1"},
+            17,
+            {"usc-b": "1"},
+            ("usc-a",),
+        ),
+        (
+            "an omitted key already present is removed",
+            {"usc-b": "old"},
+            {"usc-a": "1234", "usc-b": "12345"},
+            10,
+            {"usc-a": "1234", "usc-b": None},
+            ("usc-b",),
+        ),
+    ],
+)
+def test_fit_patch_never_exceeds_the_limit(
+    name: str,
+    current: dict[str, str],
+    desired: dict[str, str],
+    limit: int,
+    patch: dict[str, str | None],
+    omitted: tuple[str, ...],
+) -> None:
+    plan = fit_patch(current, desired, limit)
+    assert (plan.patch, plan.omitted) == (patch, omitted), name
+    assert plan.size == data_size(apply_patch(current, plan.patch)) <= limit
+
+
+@pytest.mark.parametrize(
+    ("candidate", "than", "newer"),
+    [
+        ("12", "9", True),
+        ("9", "12", False),
+        ("12", "12", False),
+        (None, "1", False),
+        ("1", None, True),
+        ("abc", "abd", True),
+        ("abc", "abc", False),
+    ],
+)
+def test_resource_version_newer(candidate: str | None, than: str | None, newer: bool) -> None:
+    assert resource_version_newer(candidate, than) is newer
+
+
+def test_machineconfig_transform_keeps_only_name_and_release_version() -> None:
+    mc = {
+        "apiVersion": "machineconfiguration.openshift.io/v1",
+        "kind": "MachineConfig",
+        "metadata": {
+            "name": "rendered-worker-1",
+            "resourceVersion": "7",
+            "annotations": {RELEASE_VERSION_ANNOTATION: "4.16.0", "other": "x"},
+            "managedFields": [{"manager": "m"}],
+        },
+        "spec": {"config": {"storage": {"files": ["x" * 10000]}}},
+    }
+    kept = machineconfig_transform(mc)
+    assert kept == {
+        "apiVersion": "machineconfiguration.openshift.io/v1",
+        "kind": "MachineConfig",
+        "metadata": {
+            "name": "rendered-worker-1",
+            "resourceVersion": "7",
+            "annotations": {RELEASE_VERSION_ANNOTATION: "4.16.0"},
+        },
+    }
+    assert machineconfig_versions([kept, machineconfig_transform({"metadata": {"name": "no-version"}})]) == {
+        "rendered-worker-1": "4.16.0"
+    }
+
+
+def test_node_transform_drops_bulk_and_heartbeats() -> None:
+    def node(rv: str, heartbeat: str) -> dict[str, object]:
+        return {
+            "apiVersion": "v1",
+            "kind": "Node",
+            "metadata": {
+                "name": "n1",
+                "resourceVersion": rv,
+                "uid": "u",
+                "creationTimestamp": "2024-01-01T00:00:00Z",
+                "labels": {"node-role.kubernetes.io/worker": ""},
+                "annotations": {
+                    "machineconfiguration.openshift.io/state": "Done",
+                    "volumes.kubernetes.io/x": "y",
+                },
+                "managedFields": [{"manager": "kubelet"}],
+            },
+            "spec": {"unschedulable": True},
+            "status": {
+                "images": [{"names": ["quay.io/x"], "sizeBytes": 1}],
+                "conditions": [
+                    {
+                        "type": "Ready",
+                        "status": "True",
+                        "lastHeartbeatTime": heartbeat,
+                        "lastTransitionTime": "2024-01-01T00:00:00Z",
+                    }
+                ],
+            },
+        }
+
+    a, b = node_transform(node("1", "t1")), node_transform(node("2", "t2"))
+    assert a["metadata"]["annotations"] == {"machineconfiguration.openshift.io/state": "Done"}
+    assert "managedFields" not in a["metadata"] and "images" not in a["status"]
+    assert a["status"]["conditions"] == [
+        {"type": "Ready", "status": "True", "lastTransitionTime": "2024-01-01T00:00:00Z"}
+    ]
+    assert a["spec"] == {"unschedulable": True}
+    # A heartbeat-only update is no change at all for the controller.
+    assert without_resource_version(a) == without_resource_version(b)
