@@ -36,7 +36,11 @@ class _Parser(argparse.ArgumentParser):
         raise SystemExit(2)
 
 
-def common_flags() -> _Parser:
+# Subcommands that serve /metrics, /healthz and /readyz on --listen.
+SERVING = frozenset({"start", "update-status-controller"})
+
+
+def common_flags(serves_endpoints: bool = True) -> _Parser:
     common = _Parser(add_help=False)
     common.add_argument(
         "--kubeconfig",
@@ -56,7 +60,11 @@ def common_flags() -> _Parser:
         "--listen",
         default="0.0.0.0:9099",
         metavar="HOST:PORT",
-        help="address for /metrics, /healthz and /readyz; empty disables it (default 0.0.0.0:9099)",
+        help=(
+            "address for /metrics, /healthz and /readyz; empty disables it (default 0.0.0.0:9099)"
+            if serves_endpoints
+            else "accepted like on every subcommand; this one serves no endpoints"
+        ),
     )
     return common
 
@@ -75,8 +83,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"ClusterVersionOperator cvo-py v{__version__}")
     subs = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
-    common = common_flags()
     for name, module in SUBCOMMANDS.items():
+        common = common_flags(serves_endpoints=name in SERVING)
         sub = subs.add_parser(name, parents=[common], help=module.SHORT_HELP, description=module.SHORT_HELP)
         module.add_arguments(sub)
         sub.set_defaults(_module=module)
