@@ -36,6 +36,8 @@ cluster-status: venv
 lint: venv
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/mypy
+	$(VENV)/bin/mypy --strict hack/localcluster.py hack/demo.py hack/gen_dashboard.py tests/support
+	$(PY) hack/gen_dashboard.py --check
 	$(VENV)/bin/lint-imports
 
 test-unit: venv

@@ -4,12 +4,17 @@ Metric values are computed at scrape time by collectors registered on the proces
 (the prometheus client's Collector protocol), so they always reflect the controllers' caches.
 
 Over HTTPS the TLS settings follow upstream's `--tls-min-version` / `--tls-cipher-suites`: Go
-crypto/tls names, translated here for OpenSSL (`parse_tls_options`, `server_ssl_context`).
+crypto/tls names, translated here for OpenSSL (`parse_tls_options`, `server_ssl_context`). The
+serving flags themselves (`--serving-cert-file`, `--serving-key-file` and those two) are defined
+and validated once, in `add_serving_arguments` / `serving_options`, for every subcommand that serves.
 """
 
 from __future__ import annotations
 
+import argparse
 import logging
+import os
+import re
 import socket
 import ssl
 import threading
@@ -164,6 +169,106 @@ def server_ssl_context(cert_file: str, key_file: str | None, tls: TLSOptions | N
     return context
 
 
+# -- the serving flags -------------------------------------------------------------------------------
+
+
+class ServingConfigError(ValueError):
+    """Serving flags that cannot be used together; the message is one line naming the flag."""
+
+
+@dataclass(frozen=True)
+class ServingOptions:
+    """How to serve `--listen`: HTTPS with `cert_file`/`key_file` and `tls`, plain HTTP without a cert."""
+
+    cert_file: str = ""
+    key_file: str = ""
+    tls: TLSOptions = TLSOptions()
+
+    @property
+    def https(self) -> bool:
+        return bool(self.cert_file)
+
+
+def add_serving_arguments(parser: argparse.ArgumentParser, *, cert_required: bool) -> None:
+    """`--serving-cert-file`, `--serving-key-file`, `--tls-min-version`, `--tls-cipher-suites`."""
+    if cert_required:
+        cert_when = key_when = "required unless --listen is empty"
+    else:
+        cert_when, key_when = "without it, plain HTTP", "required with --serving-cert-file"
+    parser.add_argument(
+        "--serving-cert-file",
+        default="",
+        help=f"PEM certificate for serving metrics over HTTPS ({cert_when})",
+    )
+    parser.add_argument(
+        "--serving-key-file",
+        default="",
+        help=f"PEM private key for serving metrics over HTTPS ({key_when})",
+    )
+    parser.add_argument(
+        "--tls-min-version",
+        default="",
+        metavar="VERSION",
+        help="minimum TLS version for the metrics server: VersionTLS10, VersionTLS11, VersionTLS12 or "
+        "VersionTLS13 (default: the Intermediate TLS profile's, VersionTLS12)",
+    )
+    parser.add_argument(
+        "--tls-cipher-suites",
+        action="append",
+        default=[],
+        metavar="NAME[,NAME...]",
+        help="cipher suites for the metrics server, Go crypto/tls names (comma-separated; may be repeated; "
+        "default: the Intermediate TLS profile's); TLS 1.3 suites are always enabled for TLS 1.3",
+    )
+
+
+def serving_options(args: argparse.Namespace, *, cert_required: bool) -> ServingOptions:
+    """The parsed flags of `add_serving_arguments` (and `--listen`) → ServingOptions.
+
+    Raises ListenAddressError or ServingConfigError, whose message is the one-line usage error.
+    With `cert_required`, a non-empty `--listen` needs a certificate (upstream `start`); without
+    it, a certificate is optional but, when given, needs its key (and the other way round)."""
+    cert, key = args.serving_cert_file, args.serving_key_file
+    if args.listen:
+        if cert_required:
+            if not cert:
+                raise ServingConfigError("--listen was not set empty, so --serving-cert-file must be set")
+            if not key:
+                raise ServingConfigError("--listen was not set empty, so --serving-key-file must be set")
+        elif cert and not key:
+            raise ServingConfigError("--serving-cert-file was set, so --serving-key-file must be set")
+        elif key and not cert:
+            raise ServingConfigError("--serving-key-file was set, so --serving-cert-file must be set")
+        parse_listen(args.listen)
+        for flag, path in (("--serving-cert-file", cert), ("--serving-key-file", key)):
+            if path and not os.path.isfile(path):
+                raise ServingConfigError(f"{flag} {path!r}: no such file")
+    suites = [n.strip() for value in args.tls_cipher_suites for n in value.split(",") if n.strip()]
+    try:
+        tls = parse_tls_options(args.tls_min_version, suites)
+    except TLSConfigError as exc:
+        raise ServingConfigError(f"invalid TLS configuration: {exc}") from None
+    if args.listen and cert:
+        # A key that does not match, or a file that is not PEM: say so now, not with a traceback.
+        try:
+            server_ssl_context(cert, key, tls)
+        except ssl.SSLError as exc:
+            if exc.reason == "KEY_VALUES_MISMATCH":
+                raise ServingConfigError(
+                    f"--serving-key-file {key!r} is not the key of --serving-cert-file {cert!r}"
+                ) from None
+            detail = re.sub(r" \(_ssl\.c:\d+\)$", "", exc.strerror or str(exc))
+            raise ServingConfigError(
+                f"cannot load --serving-cert-file {cert!r} and --serving-key-file {key!r}: "
+                f"want a PEM certificate and its PEM private key ({detail})"
+            ) from None
+        except OSError as exc:
+            raise ServingConfigError(
+                f"cannot read --serving-cert-file {cert!r} or --serving-key-file {key!r}: {exc.strerror or exc}"
+            ) from None
+    return ServingOptions(cert, key, tls)
+
+
 class _HTTPServer(ThreadingHTTPServer):
     """With TLS, the handshake runs on the request's thread (not in accept), so one slow or
     failing client cannot hold up the others."""
@@ -262,7 +367,8 @@ class MetricsServer:
 
     def start(self) -> MetricsServer:
         self._thread.start()
-        log.info("Serving metrics and health on %s:%d", self.httpd.server_address[0], self.port)
+        scheme = "https" if self.httpd.ssl_context is not None else "http"
+        log.info("Serving metrics and health on %s://%s:%d", scheme, self.httpd.server_address[0], self.port)
         return self
 
     def stop(self) -> None:

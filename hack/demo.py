@@ -133,6 +133,16 @@ KINDS: dict[str, Resource] = {
     "Role": Resource("rbac.authorization.k8s.io/v1", "Role", "roles", True),
     "RoleBinding": Resource("rbac.authorization.k8s.io/v1", "RoleBinding", "rolebindings", True),
     "Deployment": Resource("apps/v1", "Deployment", "deployments", True),
+    "Service": Resource("v1", "Service", "services", True),
+    "ValidatingAdmissionPolicy": Resource(
+        "admissionregistration.k8s.io/v1", "ValidatingAdmissionPolicy", "validatingadmissionpolicies", False
+    ),
+    "ValidatingAdmissionPolicyBinding": Resource(
+        "admissionregistration.k8s.io/v1",
+        "ValidatingAdmissionPolicyBinding",
+        "validatingadmissionpolicybindings",
+        False,
+    ),
 }
 PRIORITYCLASSES = Resource("scheduling.k8s.io/v1", "PriorityClass", "priorityclasses", False)
 

@@ -386,11 +386,11 @@ def main(argv: list[str] | None = None) -> int:
             cluster = restart(data_dir)
             print(f"local cluster restarted at {cluster.server}")
         else:
-            cluster = running(data_dir)
-            if cluster is None:
+            current = running(data_dir)
+            if current is None:
                 print(f"no local cluster running in {data_dir}")
                 return 1
-            print(json.dumps({k: v for k, v in cluster.state.items() if k != "adminToken"}, indent=2))
+            print(json.dumps({k: v for k, v in current.state.items() if k != "adminToken"}, indent=2))
     except ClusterError as exc:
         print(f"localcluster: {exc}", file=sys.stderr)
         return 1

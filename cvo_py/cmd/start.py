@@ -46,37 +46,15 @@ class Options:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from cvo_py.metrics import add_serving_arguments
+
     parser.add_argument("--release-image", default="", help="pull spec of the release this operator runs (required)")
     parser.add_argument(
         "--node-name",
         default=os.environ.get("NODE_NAME", ""),
         help="name of the node this operator runs on (required; default $NODE_NAME)",
     )
-    parser.add_argument(
-        "--serving-cert-file",
-        default="",
-        help="PEM certificate for serving metrics over HTTPS (required unless --listen is empty)",
-    )
-    parser.add_argument(
-        "--serving-key-file",
-        default="",
-        help="PEM private key for serving metrics over HTTPS (required unless --listen is empty)",
-    )
-    parser.add_argument(
-        "--tls-min-version",
-        default="",
-        metavar="VERSION",
-        help="minimum TLS version for the metrics server: VersionTLS10, VersionTLS11, VersionTLS12 or "
-        "VersionTLS13 (default: the Intermediate TLS profile's, VersionTLS12)",
-    )
-    parser.add_argument(
-        "--tls-cipher-suites",
-        action="append",
-        default=[],
-        metavar="NAME[,NAME...]",
-        help="cipher suites for the metrics server, Go crypto/tls names (comma-separated; may be repeated; "
-        "default: the Intermediate TLS profile's); TLS 1.3 suites are always enabled for TLS 1.3",
-    )
+    add_serving_arguments(parser, cert_required=True)
     parser.add_argument(
         "--always-enable-capabilities",
         action="append",
@@ -88,7 +66,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def validate(args: argparse.Namespace) -> Options:
     from cvo_py.cli import UsageError
-    from cvo_py.metrics import ListenAddressError, TLSConfigError, parse_listen, parse_tls_options
+    from cvo_py.metrics import ListenAddressError, ServingConfigError, serving_options
     from status import capabilities
     from status.operator import read_release_metadata, release_from_metadata
 
@@ -96,32 +74,16 @@ def validate(args: argparse.Namespace) -> Options:
         raise UsageError("node-name is required")
     if not args.release_image:
         raise UsageError("missing --release-image flag, it is required")
-    if args.listen:
-        if not args.serving_cert_file:
-            raise UsageError("--listen was not set empty, so --serving-cert-file must be set")
-        if not args.serving_key_file:
-            raise UsageError("--listen was not set empty, so --serving-key-file must be set")
-        try:
-            parse_listen(args.listen)
-        except ListenAddressError as exc:
-            raise UsageError(str(exc)) from None
-        for flag, path in (
-            ("--serving-cert-file", args.serving_cert_file),
-            ("--serving-key-file", args.serving_key_file),
-        ):
-            if not os.path.isfile(path):
-                raise UsageError(f"{flag} {path!r}: no such file")
+    try:
+        serving = serving_options(args, cert_required=True)
+    except (ListenAddressError, ServingConfigError) as exc:
+        raise UsageError(str(exc)) from None
     always = tuple(
         n.strip() for value in args.always_enable_capabilities for n in value.split(",") if n.strip()
     )
     unknown = capabilities.unknown_names(always)
     if unknown:
         raise UsageError(f"--always-enable-capabilities: unknown capabilities: [{' '.join(unknown)}]")
-    suites = [n.strip() for value in args.tls_cipher_suites for n in value.split(",") if n.strip()]
-    try:
-        tls = parse_tls_options(args.tls_min_version, suites)
-    except TLSConfigError as exc:
-        raise UsageError(f"invalid TLS configuration: {exc}") from None
     payload_dir = os.environ.get("PAYLOAD_OVERRIDE") or "/"
     try:
         release = release_from_metadata(args.release_image, read_release_metadata(payload_dir))
@@ -135,9 +97,9 @@ def validate(args: argparse.Namespace) -> Options:
         release_url=release.url,
         release_channels=release.channels,
         node_name=args.node_name,
-        serving_cert_file=args.serving_cert_file,
-        serving_key_file=args.serving_key_file,
-        tls=tls,
+        serving_cert_file=serving.cert_file,
+        serving_key_file=serving.key_file,
+        tls=serving.tls,
         always_enable_capabilities=always,
         name=os.environ.get("CVO_NAME") or "version",
         namespace=os.environ.get("CVO_NAMESPACE") or "openshift-cluster-version",
@@ -191,6 +153,7 @@ def run(options: Options) -> int:
             release_channels=options.release_channels,
             always_enabled=options.always_enable_capabilities,
             create_missing=True,
+            namespace=options.namespace,
         ),
         retriever_factory=make_retriever,
     )

@@ -10,8 +10,12 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType
+from typing import TYPE_CHECKING
 
 from cvo_py.leader import LeaseTimings
+
+if TYPE_CHECKING:
+    from cvo_py.metrics import ServingOptions
 
 SHORT_HELP = (
     "The Update Status Controller watches cluster state/health during the update process and "
@@ -32,9 +36,12 @@ class Options:
     timings: LeaseTimings
     identity: str | None
     resync: float
+    serving: ServingOptions
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from cvo_py.metrics import add_serving_arguments
+
     parser.add_argument(
         "--namespace",
         default=None,
@@ -78,6 +85,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="SECONDS",
         help="recompute at least this often, for time-based thresholds (default 30)",
     )
+    add_serving_arguments(parser, cert_required=False)
 
 
 def _seconds(text: str) -> float:
@@ -103,7 +111,7 @@ def detect_namespace(explicit: str | None, sa_file: str = SA_NAMESPACE_FILE) -> 
 
 def validate(args: argparse.Namespace) -> Options:
     from cvo_py.cli import UsageError
-    from cvo_py.metrics import ListenAddressError, parse_listen
+    from cvo_py.metrics import ListenAddressError, ServingConfigError, serving_options
 
     timings = LeaseTimings(
         lease_duration=args.leader_elect_lease_duration,
@@ -114,11 +122,10 @@ def validate(args: argparse.Namespace) -> Options:
         raise UsageError("--leader-elect-renew-deadline must be shorter than --leader-elect-lease-duration")
     if timings.retry_period >= timings.renew_deadline:
         raise UsageError("--leader-elect-retry-period must be shorter than --leader-elect-renew-deadline")
-    if args.listen:
-        try:
-            parse_listen(args.listen)
-        except ListenAddressError as exc:
-            raise UsageError(str(exc)) from None
+    try:
+        serving = serving_options(args, cert_required=False)
+    except (ListenAddressError, ServingConfigError) as exc:
+        raise UsageError(str(exc)) from None
     namespace = detect_namespace(args.namespace)
     if not _is_dns_label(namespace):
         raise UsageError(f"invalid --namespace {namespace!r}: want a DNS label")
@@ -131,6 +138,7 @@ def validate(args: argparse.Namespace) -> Options:
         timings=timings,
         identity=f"{pod}_{os.urandom(4).hex()}" if pod else None,
         resync=args.resync,
+        serving=serving,
     )
 
 
@@ -165,7 +173,24 @@ def run(options: Options) -> int:
         # A standby is healthy; a leader is ready once its caches are listed.
         return elector is not None and not elector.leading.is_set() or controller.synced.is_set()
 
-    server = MetricsServer(options.listen, registry, ready=ready).start() if options.listen else None
+    server = None
+    if options.listen:
+        serving = options.serving
+        server = MetricsServer(
+            options.listen,
+            registry,
+            ready=ready,
+            cert_file=serving.cert_file or None,
+            key_file=serving.key_file or None,
+            tls=serving.tls,
+        ).start()
+        if not serving.https:
+            # Allowed (local runs, tests), but in a cluster the endpoints belong behind TLS.
+            log.warning(
+                "Serving /metrics, /healthz and /readyz over plain HTTP on %s: "
+                "set --serving-cert-file and --serving-key-file to serve HTTPS",
+                options.listen,
+            )
     stop = threading.Event()
 
     def on_signal(signum: int, frame: FrameType | None) -> None:

@@ -76,4 +76,4 @@ def test_one_replica_writes_and_the_other_takes_over(
     finally:
         a.stop()
         b.stop()
-        h.delete(kube, [d for d in docs if d["kind"].startswith("Cluster")])
+        h.delete(kube, h.cluster_scoped(docs))

@@ -233,4 +233,4 @@ def _delete_cluster_objects(kube: KubeClient, namespace: str) -> None:
         except ApiError as exc:
             if not exc.is_not_found():
                 raise
-    h.delete(kube, [d for d in h.render(h.load_manifests(), namespace) if d["kind"].startswith("Cluster")])
+    h.delete(kube, h.cluster_scoped(h.render(h.load_manifests(), namespace)))

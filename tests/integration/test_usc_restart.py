@@ -57,4 +57,4 @@ def test_converges_after_an_api_server_restart(
         assert usc.proc.poll() is None, "the controller rode out the restart"
     finally:
         assert usc.stop() == 0, usc.log()[-3000:]
-        h.delete(kube, [d for d in docs if d["kind"].startswith("Cluster")])
+        h.delete(kube, h.cluster_scoped(docs))

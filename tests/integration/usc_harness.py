@@ -10,6 +10,7 @@ import copy
 import os
 import re
 import socket
+import ssl
 import subprocess
 import sys
 import time
@@ -40,6 +41,16 @@ KINDS: dict[str, Resource] = {
     "Role": Resource("rbac.authorization.k8s.io/v1", "Role", "roles", True),
     "RoleBinding": Resource("rbac.authorization.k8s.io/v1", "RoleBinding", "rolebindings", True),
     "Deployment": Resource("apps/v1", "Deployment", "deployments", True),
+    "Service": Resource("v1", "Service", "services", True),
+    "ValidatingAdmissionPolicy": Resource(
+        "admissionregistration.k8s.io/v1", "ValidatingAdmissionPolicy", "validatingadmissionpolicies", False
+    ),
+    "ValidatingAdmissionPolicyBinding": Resource(
+        "admissionregistration.k8s.io/v1",
+        "ValidatingAdmissionPolicyBinding",
+        "validatingadmissionpolicybindings",
+        False,
+    ),
 }
 
 T = TypeVar("T")
@@ -60,11 +71,18 @@ def render(manifests: list[JSON], namespace: str) -> list[JSON]:
     text = text.replace(NAMESPACE, namespace)
     out = list(yaml.safe_load_all(text))
     for doc in out:
-        if doc["kind"] in ("ClusterRole", "ClusterRoleBinding"):
+        if not KINDS[doc["kind"]].namespaced and doc["kind"] != "Namespace":
             doc["metadata"]["name"] = f"{doc['metadata']['name']}-{namespace}"
         if doc["kind"] == "ClusterRoleBinding":
             doc["roleRef"]["name"] = f"{doc['roleRef']['name']}-{namespace}"
+        if doc["kind"] == "ValidatingAdmissionPolicyBinding":
+            doc["spec"]["policyName"] = f"{doc['spec']['policyName']}-{namespace}"
     return out
+
+
+def cluster_scoped(docs: list[JSON]) -> list[JSON]:
+    """The manifests a test must delete itself (the namespace excepted: it never finishes terminating)."""
+    return [d for d in docs if not KINDS[d["kind"]].namespaced and d["kind"] != "Namespace"]
 
 
 def apply(kube: KubeClient, docs: list[JSON]) -> None:
@@ -121,9 +139,13 @@ def wait_for(what: str, check: Callable[[], T | None], timeout: float = 20.0, in
 class ControllerProcess:
     """`python -m cvo_py update-status-controller` as a real process, with its log in a file."""
 
-    def __init__(self, kubeconfig: str, namespace: str, log_path: Path, *extra: str) -> None:
+    def __init__(
+        self, kubeconfig: str, namespace: str, log_path: Path, *extra: str, tls: ssl.SSLContext | None = None
+    ) -> None:
+        """`tls`: the client context for the endpoints when `extra` has the serving-certificate flags."""
         self.port = free_port()
         self.log_path = log_path
+        self.tls = tls
         self.args = [
             sys.executable,
             "-m",
@@ -153,9 +175,15 @@ class ControllerProcess:
 
         return wait_for(f"log line /{pattern}/ from the controller", check, timeout)
 
-    def metrics(self) -> str:
-        with urllib.request.urlopen(f"http://127.0.0.1:{self.port}/metrics", timeout=5) as resp:
+    def get(self, path: str) -> str:
+        scheme = "https" if self.tls is not None else "http"
+        with urllib.request.urlopen(
+            f"{scheme}://127.0.0.1:{self.port}{path}", timeout=5, context=self.tls
+        ) as resp:
             return str(resp.read().decode())
+
+    def metrics(self) -> str:
+        return self.get("/metrics")
 
     def metric(self, name: str) -> float:
         total = 0.0

@@ -15,9 +15,11 @@ import pytest
 
 from status import snapshot
 from status.insights import compute, configmap, gotime
+from status.insights.configmap import ShardPlanner
+from status.insights.gotime import SECOND
 from status.insights.objects import JSON
 from status.usc.controller import node_transform
-from status.usc.incremental import IncrementalInsights, ShardPlanner, count_insights
+from status.usc.incremental import IncrementalInsights, count_insights
 
 SHARED = Path(__file__).resolve().parents[2] / ".." / "shared" / "oc-examples"
 MCO = "machineconfiguration.openshift.io/"
@@ -234,3 +236,18 @@ def test_counts_by_type_and_assessment() -> None:
     assert sum(n for (kind, _), n in counts.items() if kind == "Node") == len(state["nodes"])  # type: ignore[arg-type]
     assert sum(n for (kind, _), n in counts.items() if kind == "MachineConfigPool") == len(state["pools"])  # type: ignore[arg-type]
     assert all(label for kind, label in counts if kind in ("Node", "ClusterOperator", "Health"))
+
+
+@pytest.mark.parametrize("example", examples(), ids=lambda p: p.name.removesuffix("-cv.yaml"))
+def test_an_unchanged_cluster_gives_unchanged_data_as_time_passes(example: Path) -> None:
+    # Resyncs of a static cluster must not rewrite the ConfigMap: no value may follow the clock
+    # (only crossing a threshold, such as an operator unavailable for 5 minutes, changes one).
+    state = state_of(example)
+    keys = ("cv", "operators", "nodes", "pools", "versions")
+    incremental = IncrementalInsights()
+    first = incremental.update(*(state[k] for k in keys), state["now"])  # type: ignore[arg-type]
+    for later in (SECOND, 30 * SECOND):
+        now = state["now"] + later  # type: ignore[operator]
+        again = incremental.update(*(state[k] for k in keys), now)  # type: ignore[arg-type]
+        changed = sorted(k for k in first if again.get(k) != first[k])
+        assert again == first, f"{example.name}: changed {changed}"
