@@ -246,6 +246,13 @@ class PrunedCapabilities:
                 new.append(item)
         return new
 
+    def clear(self) -> dict[str, tuple[str, ...]]:
+        """Forget every name (the CRD that rejected them changed); returns what was forgotten."""
+        forgotten = self.snapshot()
+        for names in self.by_field.values():
+            names.clear()
+        return forgotten
+
     def __bool__(self) -> bool:
         return any(self.by_field.values())
 

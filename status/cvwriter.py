@@ -12,7 +12,9 @@ hands this writer a pure function `compute(cv) -> status`; the writer:
   leaves exactly those names out and writes again at once: the write lands in two tries. The names
   are remembered (later writes leave them out from the start), logged once with their field,
   counted, and shown to the admin in the `CapabilitiesPruned` condition. Any other 422 is raised
-  as `StatusRejected`, not retried.
+  as `StatusRejected`, not retried. When the CRD changes, the status loop calls `forget_pruned()`
+  and the names are written again (a roll-forward restores them; a CRD that still rejects them
+  gets them pruned again within two tries).
 
 Why a condition for the pruned names: the ClusterVersion CRD prunes status fields its schema does
 not know, so an extra status field would be silently dropped, and folding the names into
@@ -120,6 +122,12 @@ class ClusterVersionStatusWriter:
     def pruned_snapshot(self) -> dict[str, tuple[str, ...]]:
         with self._lock:
             return self.pruned.snapshot()
+
+    def forget_pruned(self) -> dict[str, tuple[str, ...]]:
+        """Forget the names the CRD rejected (it changed); returns them. The next write carries
+        them again, and prunes them again in the same write if they are still rejected."""
+        with self._lock:
+            return self.pruned.clear()
 
     def write(self, cached: JSON | None, compute: Compute) -> JSON:
         """Bring the ClusterVersion's status to `compute(cv)`; returns the object as stored."""

@@ -5,7 +5,10 @@ SyncLoop; each sync computes the whole status with `status.cvstatus.desired_stat
 to the one writer. When `spec.desiredUpdate` names a release other than `status.desired`, a
 `RetrievalCoordinator` runs payload retrieval on its own thread (one at a time; a newer target
 supersedes) and pokes the loop on every state it reports, so `ReleaseAccepted` follows within a
-sync.
+sync. A retrieval that fails is also reported as a Warning Event by the loop (`status.events`).
+
+A third informer follows the ClusterVersion CRD: when its spec changes (a roll-forward re-applies a
+newer schema), the capability names the writer pruned are forgotten and written again.
 
 When the ClusterVersion does not exist (never created, or deleted while running), `start` creates
 it as upstream does: a random `spec.clusterID`, `spec.channel` only when the running release names
@@ -14,23 +17,26 @@ exactly one channel, and the status the next write computes from the running rel
 
 from __future__ import annotations
 
+import collections
 import json
 import logging
+import os
 import random
 import threading
 import time
 import uuid
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Protocol
 
+from cvo_py import klog
 from cvo_py.informer import Informer, InformerSet
-from cvo_py.kube import CLUSTEROPERATORS, CLUSTERVERSIONS, JSON, ApiError, KubeClient
+from cvo_py.kube import CLUSTEROPERATORS, CLUSTERVERSIONS, CRDS, JSON, ApiError, KubeClient
 from cvo_py.loop import SyncLoop
 from payload.acceptance import ReleaseAcceptance
-from status import capabilities, cvstatus
+from status import capabilities, cvstatus, events
 from status.cvstatus import Acceptance, Release, StatusInputs
 from status.cvwriter import ClusterVersionStatusWriter, StatusRejected, StatusWriteError
 from status.metrics import WriteCounts
@@ -102,6 +108,16 @@ def new_cluster_version(name: str, running: Release, cluster_id: str) -> JSON:
     }
 
 
+@dataclass(frozen=True)
+class Outcome:
+    """How one retrieval ended: the target as requested, its last state, and the exception when it
+    ended with one instead of a state of its own."""
+
+    target: Release
+    final: ReleaseAcceptance
+    error: BaseException | None = None
+
+
 class RetrievalCoordinator:
     """At most one retrieval at a time, for the newest requested target.
 
@@ -129,6 +145,8 @@ class RetrievalCoordinator:
         self._running: tuple[Release, bool] | None = None
         self._latest: Acceptance | None = None
         self._finished: dict[tuple[Release, bool], tuple[str, float]] = {}  # → (status, when)
+        # Retrievals that ended, for the status loop to report as Events (bounded: it drains them).
+        self._outcomes: collections.deque[Outcome] = collections.deque(maxlen=64)
         self._thread: threading.Thread | None = None
         self.retrievals = 0
 
@@ -159,6 +177,13 @@ class RetrievalCoordinator:
     def acceptance(self) -> Acceptance | None:
         with self._lock:
             return self._latest
+
+    def take_outcomes(self) -> list[Outcome]:
+        """The retrievals that ended since the last call (of targets still wanted), oldest first."""
+        with self._lock:
+            outcomes = list(self._outcomes)
+            self._outcomes.clear()
+            return outcomes
 
     def idle(self) -> bool:
         with self._lock:
@@ -198,12 +223,14 @@ class RetrievalCoordinator:
 
         self.retrievals += 1
         retriever: Retriever | None = None
+        error: Exception | None = None
         try:
             retriever = self._make(report)
             final = retriever.retrieve(target.image, target.version, force)
         except Exception as exc:  # a bug or an I/O failure outside retrieval's own reporting
             log.exception("payload retrieval of %s failed", target.label())
             final = ReleaseAcceptance("False", "RetrievePayload", f"Retrieving payload failed: {exc}")
+            error = exc
         # PayloadRetriever also tells the loaded version and whether the release was verified.
         result = getattr(retriever, "last_result", None)
         loaded_version = str(getattr(result, "version", "") or "")
@@ -214,10 +241,59 @@ class RetrievalCoordinator:
             if self._wanted == wanted:
                 filled = Release(target.version or loaded_version, target.image, target.url, target.channels)
                 self._latest = Acceptance(filled, final, verified)
+                self._outcomes.append(Outcome(target, final, error))
             more = self._wanted is not None and self._should_start(self._wanted)
         if more:
             self._wake.set()
         self._on_change()
+
+
+# The ClusterVersion CRD: its schema decides which capability names status may carry.
+CLUSTERVERSION_CRD = f"{CLUSTERVERSIONS.plural}.{CLUSTERVERSIONS.group}"
+
+
+@dataclass(frozen=True)
+class CrdRevision:
+    """One revision of the ClusterVersion CRD's spec (its schema among it)."""
+
+    uid: str
+    generation: str  # metadata.generation; the resourceVersion where a server sets no generation
+
+    def label(self) -> str:
+        return f"generation {self.generation}"
+
+
+def crd_revision(crd: Mapping[str, Any] | None) -> CrdRevision | None:
+    """The revision of a (slimmed) CRD object; None when there is none."""
+    if not crd:
+        return None
+    meta = crd.get("metadata") or {}
+    generation = meta.get("generation")
+    return CrdRevision(
+        str(meta.get("uid") or ""),
+        str(generation) if generation is not None else str(meta.get("resourceVersion") or ""),
+    )
+
+
+def crd_changed(seen: CrdRevision | None, observed: CrdRevision | None) -> bool:
+    """Whether the CRD's spec changed since `seen`: a new generation, or a recreated object.
+
+    Status-only updates of the CRD (conditions, accepted names) change its resourceVersion but not
+    its generation: the schema is the same, so names it rejected would only be rejected again. The
+    first sighting and a deletion are not changes (there is nothing to compare, or nothing new).
+    """
+    return seen is not None and observed is not None and observed != seen
+
+
+def _slim_crd(obj: JSON) -> JSON:
+    """The CRD cache keeps what `crd_revision` reads, not the (large) schema."""
+    meta = obj.get("metadata") or {}
+    keep = ("name", "uid", "generation", "resourceVersion")
+    return {
+        "apiVersion": obj.get("apiVersion"),
+        "kind": obj.get("kind"),
+        "metadata": {k: meta[k] for k in keep if k in meta},
+    }
 
 
 @dataclass(frozen=True)
@@ -233,6 +309,10 @@ class StatusOptions:
     resync: float = 120.0  # upstream resyncs the ClusterVersion every 2m × rand[1,2)
     min_interval: float = 0.2
     retrieval_retry: float = 60.0
+    # Where Events about the ClusterVersion go (the operator's namespace, as upstream's recorder).
+    namespace: str = field(
+        default_factory=lambda: os.environ.get("CVO_NAMESPACE") or "openshift-cluster-version"
+    )
 
 
 class StatusOperator:
@@ -256,6 +336,11 @@ class StatusOperator:
             Informer(client, CLUSTERVERSIONS, field_selector=f"metadata.name={options.name}")
         )
         self.co_informer = self.informers.add(Informer(client, CLUSTEROPERATORS, transform=_slim_co))
+        # A new ClusterVersion CRD (e.g. re-applied by a newer release) may accept names the old
+        # one rejected: the writer then forgets what it pruned and tries them again.
+        self.crd_informer = self.informers.add(
+            Informer(client, CRDS, field_selector=f"metadata.name={CLUSTERVERSION_CRD}", transform=_slim_crd)
+        )
         self.loop = SyncLoop(
             "clusterversion-status",
             self.sync,
@@ -271,8 +356,16 @@ class StatusOperator:
         self._seen_uid: str | None = None  # the ClusterVersion this run last synced
         self.created = 0  # ClusterVersions this run created
         self._last_rejection = ""
+        self._crd_seen: CrdRevision | None = None
+        # Enabled names the CRD rejected at some point: still enabled after they are forgotten
+        # (a capability is never disabled), so they return to status when the CRD accepts them.
+        self._carried_enabled: set[str] = set()
+        self.crd_changes = 0  # CRD revisions after the first one seen
+        self.recorder = (
+            events.EventRecorder(client, options.namespace, now=now) if self.coordinator is not None else None
+        )
         self.synced = threading.Event()
-        for informer in (self.cv_informer, self.co_informer):
+        for informer in (self.cv_informer, self.co_informer, self.crd_informer):
             informer.add_handler(lambda _type, _obj, _old: self.loop.poke())
 
     @property
@@ -302,6 +395,8 @@ class StatusOperator:
     def sync(self) -> None:
         if not (self.cv_informer.has_synced and self.co_informer.has_synced):
             return
+        self._record_events()
+        self._follow_crd()
         cv = self.cv_informer.get(self.options.name)
         if cv is None and self.options.create_missing:
             cv = self._get_or_create()
@@ -319,7 +414,7 @@ class StatusOperator:
             running=self.running,
             acceptance=self.coordinator.acceptance() if self.coordinator is not None else None,
             always_enabled=self.options.always_enabled,
-            prior_enabled=self.writer.pruned_snapshot().get(capabilities.ENABLED, ()),
+            prior_enabled=tuple(sorted(self._carried_enabled)),
         )
         operators = self.co_informer.items()
 
@@ -338,6 +433,48 @@ class StatusOperator:
             raise  # SyncLoop retries with backoff
         self._last_rejection = ""
         self.synced.set()
+
+    @property
+    def crd_seen(self) -> CrdRevision | None:
+        """The ClusterVersion CRD revision the last sync saw (None before the CRD cache synced)."""
+        return self._crd_seen
+
+    def _follow_crd(self) -> None:
+        """Carry the pruned enabled names; when the CRD changed, make the writer forget what the
+        old one rejected, so this sync writes those names again (pruned again if still rejected)."""
+        self._carried_enabled.update(self.writer.pruned_snapshot().get(capabilities.ENABLED, ()))
+        if not self.crd_informer.has_synced:
+            return
+        observed = crd_revision(self.crd_informer.get(CLUSTERVERSION_CRD))
+        seen, changed = self._crd_seen, crd_changed(self._crd_seen, observed)
+        if observed is not None:
+            self._crd_seen = observed
+        if not changed:
+            return
+        self.crd_changes += 1
+        forgotten = self.writer.forget_pruned()
+        if forgotten:
+            assert seen is not None and observed is not None
+            klog.v(2).info(
+                "The ClusterVersion CRD %s changed (%s%s, was %s); writing the capability names the old "
+                "schema rejected again: %s",
+                CLUSTERVERSION_CRD,
+                observed.label(),
+                ", recreated" if observed.uid != seen.uid else "",
+                seen.label(),
+                "; ".join(f"{f} {', '.join(names)}" for f, names in sorted(forgotten.items())),
+            )
+
+    def _record_events(self) -> None:
+        """Events for the retrievals that ended (a failed one gives a Warning, as upstream)."""
+        if self.coordinator is None or self.recorder is None:
+            return
+        for outcome in self.coordinator.take_outcomes():
+            spec = events.retrieval_event(
+                outcome.target.version, outcome.target.image, outcome.final, outcome.error
+            )
+            if spec is not None:
+                self.recorder.record(events.involved_object(self.options.name, self.options.namespace), spec)
 
     def _get_or_create(self) -> JSON:
         """The cache has no ClusterVersion: read it live (the cache may lag our own create), else

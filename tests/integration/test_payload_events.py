@@ -1,0 +1,164 @@
+"""`RetrievePayloadFailed` Events on the real API server: what `start` records when the kubelet
+rejects the release image's signature, and how a repeated identical failure bumps one Event."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from cvo_py.kube import CLUSTERVERSIONS, EVENTS, KubeClient, connect
+from payload.retrieval import PayloadRetriever, RetrieverOptions
+from status.operator import StatusOperator, StatusOptions
+from tests.integration.payload_harness import (
+    NODE,
+    ClusterVerification,
+    StartProcess,
+    ensure_priority_class,
+    version_pods,
+)
+from tests.integration.status_support import IMG_4141, condition, create_cv, status_414, wait_until
+from tests.support.cluster import LocalCluster
+from tests.support.kubelet import Kubelet, waiting
+
+pytestmark = pytest.mark.usefixtures("clusterversion_cleanup")
+
+UNSIGNED = "quay.io/openshift-release-dev/ocp-release@sha256:" + "c" * 64
+SIG = (
+    f"image pull failed for {UNSIGNED} because the signature validation failed: Source image rejected: "
+    "A signature was required, but no signature exists"
+)
+
+
+@pytest.fixture
+def verification(kube: KubeClient) -> Iterator[ClusterVerification]:
+    handle = ClusterVerification(kube)
+    yield handle
+    handle.remove()
+
+
+def accepted(kube: KubeClient) -> dict[str, Any]:
+    return condition(kube.get(CLUSTERVERSIONS, "version"), "ReleaseAccepted") or {}
+
+
+def request_update(kube: KubeClient, image: str, version: str) -> None:
+    kube.patch(CLUSTERVERSIONS, "version", {"spec": {"desiredUpdate": {"image": image, "version": version}}})
+
+
+def failed_events(kube: KubeClient, namespace: str) -> list[dict[str, Any]]:
+    items = kube.list(EVENTS, namespace, field_selector="reason=RetrievePayloadFailed").get("items") or []
+    return list(items)
+
+
+def test_start_records_signature_failure_event(
+    cluster: LocalCluster,
+    kube: KubeClient,
+    namespace: str,
+    kubelet: Kubelet,
+    tmp_path: Path,
+    verification: ClusterVerification,
+) -> None:
+    ensure_priority_class(kube)
+    create_cv(kube, {"clusterID": str(uuid.uuid4())}, status_414())
+    start = StartProcess(cluster.kubeconfig, namespace, tmp_path)  # CVO_NAMESPACE=namespace
+    try:
+        # Signed for the operator's own check; the node's image policy still rejects the pull.
+        verification.sign(UNSIGNED)
+        request_update(kube, UNSIGNED, "")
+
+        def pod() -> str:
+            pods = [p for p in version_pods(kube, namespace) if not p["metadata"].get("deletionTimestamp")]
+            return str(pods[0]["metadata"]["name"]) if pods else ""
+
+        wait_until(lambda: pod() or start.proc.poll() is not None, timeout=30, what="version pod")
+        assert start.proc.poll() is None, start.log()
+        name = pod()
+        kubelet.set_container_state(
+            name, namespace, "cleanup", waiting("SignatureValidationFailed", SIG), init=True
+        )
+        wait_until(lambda: accepted(kube).get("status") == "False", timeout=15, what="ReleaseAccepted=False")
+        message = accepted(kube)["message"]
+        [event] = wait_until(lambda: failed_events(kube, namespace), timeout=15, what="the Event")
+    finally:
+        start.stop()
+
+    # The condition's text (`failure=` with everything the error chain says, on one line).
+    assert message == (
+        f'Retrieving payload failed version="" image="{UNSIGNED}" failure=Unable to download and prepare '
+        f"the update: fetching update payload: the release image signature was rejected (pod {name}, init "
+        f"container cleanup): SignatureValidationFailed: {SIG}"
+    )
+    assert event["message"] == message
+    assert (event["type"], event["reason"], event["count"]) == ("Warning", "RetrievePayloadFailed", 1)
+    assert event["involvedObject"] == {
+        "apiVersion": "config.openshift.io/v1",
+        "kind": "ClusterVersion",
+        "name": "version",
+        "namespace": namespace,
+    }
+    assert event["metadata"]["namespace"] == namespace
+    assert event["metadata"]["name"].startswith("version.")
+    assert event["source"] == {"component": "cluster-version-operator"}
+    assert event["reportingComponent"] == "cluster-version-operator"
+    assert event["firstTimestamp"] == event["lastTimestamp"]
+    assert "Event(ClusterVersion/version): type: 'Warning' reason: 'RetrievePayloadFailed'" in start.log()
+
+
+def operator(cluster: LocalCluster, namespace: str, agent: str) -> StatusOperator:
+    """An in-process status loop that retries a failed retrieval every half second."""
+    client = connect(cluster.kubeconfig, user_agent=agent)
+    options = RetrieverOptions(namespace=namespace, node_name=NODE, release_image=IMG_4141)
+    return StatusOperator(
+        client,
+        StatusOptions(
+            release_image=IMG_4141,
+            release_version="4.14.1",
+            namespace=namespace,
+            retrieval_retry=0.5,
+            min_interval=0.0,
+        ),
+        retriever_factory=lambda report: PayloadRetriever(client, options, report),
+    )
+
+
+def test_repeated_identical_failure_bumps_one_event(
+    cluster: LocalCluster, kube: KubeClient, namespace: str, verification: ClusterVerification
+) -> None:
+    # Nothing signs this image: every try fails verification the same way, before any Pod.
+    create_cv(kube, {"clusterID": str(uuid.uuid4())}, status_414())
+    request_update(kube, UNSIGNED, "4.14.9")
+    op = operator(cluster, namespace, "cvo-py/events-1").start()
+    try:
+        [event] = wait_until(
+            lambda: [e for e in failed_events(kube, namespace) if e["count"] >= 3], timeout=30, what="count 3"
+        )
+        assert op.recorder is not None and op.recorder.created == 1 and op.recorder.bumped >= 2
+    finally:
+        op.stop()
+    message = accepted(kube)["message"]
+    assert message.startswith(
+        f'Retrieving payload failed version="4.14.9" image="{UNSIGNED}" failure=The update cannot be '
+        f"verified: unable to verify sha256:{'c' * 64} against keyrings: verifier-public-key-test"
+    )
+    assert event["message"] == message
+    assert event["lastTimestamp"] >= event["firstTimestamp"]
+    assert len(failed_events(kube, namespace)) == 1
+
+    # A restarted operator (nothing cached) finds the Event and keeps counting on it.
+    count = int(event["count"])
+    again = operator(cluster, namespace, "cvo-py/events-2").start()
+    try:
+        wait_until(
+            lambda: any(e["count"] > count + 1 for e in failed_events(kube, namespace)),
+            timeout=30,
+            what="count bumped by the restarted operator",
+        )
+        assert again.recorder is not None and again.recorder.created == 0
+    finally:
+        again.stop()
+    [bumped] = failed_events(kube, namespace)
+    assert bumped["metadata"]["name"] == event["metadata"]["name"]
+    assert bumped["firstTimestamp"] == event["firstTimestamp"]
