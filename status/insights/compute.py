@@ -7,6 +7,9 @@ insights in the order oc collects them (per pool: its nodes' then the paused poo
 the ClusterVersion's; the operators'; the incomplete previous update's). Renderers keep that
 order for insights of equal level and age.
 
+`NodeAssessor` is the node part one node at a time, for callers that recompute only the nodes that
+changed (the controller); `all_insights` and `node_insights` use it too.
+
 Conditions that have no source time (a node's `Updating`, a pool's `Updating`, …) need memory to
 carry a real `lastTransitionTime`: pass the previously computed insights as `previous` and a
 condition that did not change keeps its time, one that changed gets `now`. Without `previous`
@@ -37,7 +40,7 @@ from status.insights.objects import JSON, InputError, conditions_by_type, histor
 
 Now = datetime | int
 
-__all__ = ["Now", "all_insights", "controlplane_insights", "node_insights", "InputError"]
+__all__ = ["Now", "NodeAssessor", "all_insights", "controlplane_insights", "node_insights", "InputError"]
 
 
 def controlplane_insights(
@@ -74,8 +77,7 @@ def node_insights(
     is updated when it runs the version of the newest ClusterVersion history entry. `node_clock`
     (default: `now`) is the instant node unavailability is aged at (see `all_insights`).
     """
-    t = gotime.to_now(now)
-    clock = t if node_clock is None else gotime.to_now(node_clock)
+    _, clock = _clocks(now, node_clock)
     pools_out, nodes_out, health = _assess_nodes(nodes, pools, machineconfig_versions, clock, cv)
     return [*pools_out, *nodes_out, *health]
 
@@ -101,8 +103,7 @@ def all_insights(
     clock even when it assesses a snapshot at the snapshot's "now", so reproducing oc's output for a
     snapshot takes the wall clock here.
     """
-    t = gotime.to_now(now)
-    clock = t if node_clock is None else gotime.to_now(node_clock)
+    t, clock = _clocks(now, node_clock)
     pools_out, nodes_out, node_health = _assess_nodes(nodes, pools, machineconfig_versions, clock, cv)
     out: list[Insight] = []
     health: list[Insight] = list(node_health)
@@ -119,6 +120,12 @@ def all_insights(
     if previous is not None:
         stamp_transition_times(out, previous, t)
     return out
+
+
+def _clocks(now: Now, node_clock: Now | None) -> tuple[int, int]:
+    """(now, the instant node unavailability is aged at) in ns."""
+    t = gotime.to_now(now)
+    return t, t if node_clock is None else gotime.to_now(node_clock)
 
 
 def _control_plane_health(cp: controlplane.ControlPlaneResult) -> list[Insight]:
@@ -160,51 +167,90 @@ def _gc_paused() -> Iterator[None]:
 def _assess_nodes(
     nodes: list[JSON], pools: list[JSON], versions: Mapping[str, str], node_clock: int, cv: JSON | None
 ) -> tuple[list[MachineConfigPoolStatusInsight], list[NodeStatusInsight], list[HealthInsight]]:
-    with _gc_paused():
-        return _assess_nodes_unpaused(nodes, pools, versions, node_clock, cv)
-
-
-def _assess_nodes_unpaused(
-    nodes: list[JSON], pools: list[JSON], versions: Mapping[str, str], node_clock: int, cv: JSON | None
-) -> tuple[list[MachineConfigPoolStatusInsight], list[NodeStatusInsight], list[HealthInsight]]:
     _objects(nodes, "Node")
-    _objects(pools, "MachineConfigPool")
-    target: str | None = None
-    multi_arch = False
-    if cv is not None:
-        hist = history(cv)
-        if hist:
-            target = str(hist[0].get("version") or "")
-        progressing = conditions_by_type(cv).get("Progressing")
-        multi_arch = controlplane.is_multi_arch_migration(hist) and bool(
-            progressing and progressing.get("status") == "True"
-        )
-    index = nodes_mod.PoolIndex(pools)
-    by_pool: dict[str, list[nodes_mod.NodeAssessment]] = {name_of(p): [] for p in pools}
-    pool_by_name = {name_of(p): p for p in pools}
-    for node in nodes:
+    with _gc_paused():
+        assessor = NodeAssessor(pools, versions, cv)
+        by_pool = assessor.new_groups()
+        assess, insight = assessor.assess, assessor.insight  # bound once: this loop runs per node
+        for node in nodes:
+            a = assess(node)
+            if a is not None:  # oc ignores nodes outside every pool
+                by_pool[a.pool].append(a)
+        node_out = [insight(a) for assessed in by_pool.values() for a in assessed]
+        pool_out, health = assessor.pools_and_health(by_pool, node_clock)
+        return pool_out, node_out, health
+
+
+_NO_LABELS: Mapping[str, str] = {}
+_assess_node = nodes_mod.assess_node
+
+
+class NodeAssessor:
+    """Node and pool insights, one node at a time: what the full computation and an incremental one
+    (`status.usc.incremental`, which reassesses only the nodes that changed) both use.
+
+    Built once per set of inputs every node depends on besides the node itself: the pools (their
+    order and selectors), the MachineConfig versions and the ClusterVersion's target. `inputs`
+    identifies those, so a cache of assessments stays valid while it is equal.
+    """
+
+    def __init__(self, pools: list[JSON], versions: Mapping[str, str], cv: JSON | None) -> None:
+        _objects(pools, "MachineConfigPool")
+        target: str | None = None
+        multi_arch = False
+        if cv is not None:
+            hist = history(cv)
+            if hist:
+                target = str(hist[0].get("version") or "")
+            progressing = conditions_by_type(cv).get("Progressing")
+            multi_arch = controlplane.is_multi_arch_migration(hist) and bool(
+                progressing and progressing.get("status") == "True"
+            )
+        self.pools = pools
+        self.versions = versions
+        self.target = target
+        self.multi_arch = multi_arch
+        self._index = nodes_mod.PoolIndex(pools)
+        self._pool_by_name = {name_of(p): p for p in pools}
+        self._pool_refs = {
+            name: ResourceRef.of(nodes_mod.MCO_GROUP, "machineconfigpools", name) for name in self._pool_by_name
+        }
+        # pools by identity: an informer delivers a new object for every change
+        self.inputs: tuple[object, ...] = (tuple(id(p) for p in pools), dict(versions), target, multi_arch)
+
+    def new_groups(self) -> dict[str, list[nodes_mod.NodeAssessment]]:
+        """An empty list of assessments per pool, in the pools' order (what `pools_and_health` takes)."""
+        return {name: [] for name in self._pool_by_name}
+
+    def assess(self, node: JSON) -> nodes_mod.NodeAssessment | None:
+        """oc's assessment of one node, or None when the node is in no pool."""
         meta = node.get("metadata")
         node_labels = meta.get("labels") if isinstance(meta, dict) else None
-        found = index.match(node_labels if isinstance(node_labels, dict) else {})
+        found = self._index.match(node_labels if isinstance(node_labels, dict) else _NO_LABELS)
         if found is None:
-            continue  # oc ignores nodes outside every pool
-        facts, _ = found
-        by_pool[facts.name].append(nodes_mod.assess_node(node, facts, versions, target, multi_arch))
-    pool_insights: list[MachineConfigPoolStatusInsight] = []
-    node_out: list[NodeStatusInsight] = []
-    health: list[HealthInsight] = []
-    for name, assessed in by_pool.items():
-        counters = nodes_mod.PoolCounters()
-        pool_ref = ResourceRef.of(nodes_mod.MCO_GROUP, "machineconfigpools", name)
-        for a in assessed:
-            counters.add(a)
-            node_out.append(nodes_mod.node_insight(a, pool_ref=pool_ref))
-            health.extend(nodes_mod.node_health(a, node_clock))
-        paused = nodes_mod.paused_pool_health(pool_by_name[name], counters)
-        if paused is not None:
-            health.append(paused)
-        pool_insights.append(nodes_mod.pool_insight(pool_by_name[name], counters))
-    return pool_insights, node_out, health
+            return None
+        return _assess_node(node, found[0], self.versions, self.target, self.multi_arch)
+
+    def insight(self, a: nodes_mod.NodeAssessment) -> NodeStatusInsight:
+        return nodes_mod.node_insight(a, pool_ref=self._pool_refs[a.pool])
+
+    def pools_and_health(
+        self, by_pool: Mapping[str, Iterable[nodes_mod.NodeAssessment]], node_clock: int
+    ) -> tuple[list[MachineConfigPoolStatusInsight], list[HealthInsight]]:
+        """Pool insights and the node and paused-pool health insights, in oc's order (per pool: its
+        nodes' health, then the paused pool's), from every pool's node assessments."""
+        pool_insights: list[MachineConfigPoolStatusInsight] = []
+        health: list[HealthInsight] = []
+        for name, pool in self._pool_by_name.items():
+            counters = nodes_mod.PoolCounters()
+            for a in by_pool.get(name, ()):
+                counters.add(a)
+                health.extend(nodes_mod.node_health(a, node_clock))
+            paused = nodes_mod.paused_pool_health(pool, counters)
+            if paused is not None:
+                health.append(paused)
+            pool_insights.append(nodes_mod.pool_insight(pool, counters))
+        return pool_insights, health
 
 
 def stamp_transition_times(insights: list[Insight], previous: Iterable[Insight], now: int) -> None:

@@ -22,31 +22,37 @@ omitted. Node insights, the bulk at scale, are written as compact JSON on one li
 flow style, so this is still YAML) to keep them small and fast to write; everything else in YAML
 block style. Any YAML parser reads both; `decode()` here returns the typed insights.
 
-Sharding: a ConfigMap holds at most 1 MiB of data. Control-plane, pool and health insights stay
-in `status-api-cm-prototype`. When everything does not fit in one ConfigMap under the budget
-(`SHARD_BUDGET`, headroom left for metadata), node insights move to shard ConfigMaps
-`status-api-cm-prototype-nodes-<i>` (i = 0 … S-1, S a power of two): a node key goes to shard
-`crc32(key) mod S`, and S is the smallest power of two for which every shard fits. Growing S
-moves about half the keys; a single node's change touches one shard. The main ConfigMap's
-`usc-shards` key lists the shard names in use; a client reads the main ConfigMap, then every
-shard listed, and decodes the union of their `data`. If even `MAX_SHARDS` shards cannot hold the
-insights, or the main ConfigMap alone is too big, `plan()` reports it in `ShardPlan.problems`
-instead of producing a write that the API server would reject.
+Sharding: the API server rejects a ConfigMap holding more than 1 MiB of data (`DATA_LIMIT`), but
+ConfigMaps are filled only to `SHARD_BUDGET` (256 KiB): a one-key patch costs the API server time
+in proportion to the ConfigMap's size (about 25 ms at 225 KB, 100 ms at 900 KB on a small control
+plane), and every watcher receives the whole object again. Control-plane, pool and health insights
+stay in `status-api-cm-prototype`. When everything does not fit in it, node insights move to shard
+ConfigMaps `status-api-cm-prototype-nodes-<i>` (i = 0 … S-1, S a power of two, at most
+`MAX_SHARDS` = 32: `shard_names_allowed()` lists every name, which the controller's RBAC Role
+grants and nothing more): a node key goes to shard `crc32(key) mod S`, and S is the smallest power
+of two for which every shard fits, so 32 shards hold about 8 MiB of node insights (~10,000 nodes).
+Growing S moves about half the keys; a single node's change touches one shard. The main
+ConfigMap's `usc-shards` key lists the shard names in use; a client reads the main ConfigMap, then
+every shard listed, and decodes the union of their `data`. If even `MAX_SHARDS` shards cannot hold
+the insights within the budget, or the main ConfigMap alone is too big, `plan()` reports it in
+`ShardPlan.problems` (the writer then fills up to `DATA_LIMIT`, never beyond).
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
-import json
 import re
 import zlib
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
+from json.encoder import encode_basestring
 from typing import Any
 
 import yaml
 from pydantic import ValidationError
 
+from status.insights import gotime
 from status.insights.models import (
     ClusterOperatorStatusInsight,
     ClusterVersionStatusInsight,
@@ -55,7 +61,9 @@ from status.insights.models import (
     Insight,
     MachineConfigPoolStatusInsight,
     NodeStatusInsight,
+    ResourceRef,
     ScopeType,
+    time_string,
 )
 
 NAMESPACE = "openshift-update-status-controller"
@@ -64,8 +72,8 @@ SHARD_PREFIX = CONFIGMAP + "-nodes-"
 SHARDS_KEY = "usc-shards"
 OWNED_PREFIX = "usc-"
 DATA_LIMIT = 1_048_576  # the API server's limit on a ConfigMap's data (keys + values)
-SHARD_BUDGET = 900_000  # what we fill a ConfigMap to, leaving room for metadata
-MAX_SHARDS = 64
+SHARD_BUDGET = 256 * 1024  # what a ConfigMap is filled to (see the module docstring)
+MAX_SHARDS = 32  # a power of two; the RBAC Role names exactly `shard_names_allowed()`
 MAX_KEY = 253
 
 PREFIX_CV = "usc-cv-"
@@ -113,10 +121,50 @@ def key_of(insight: Insight) -> str:
 
 
 def encode_value(insight: Insight) -> str:
-    doc = insight.to_api()
+    """An insight's ConfigMap value: compact JSON for node insights, YAML block style otherwise."""
     if isinstance(insight, NodeStatusInsight):
-        return json.dumps(doc, ensure_ascii=False, separators=(",", ":"))
+        return node_value(insight)
+    doc = insight.to_api()
     return yaml.dump(doc, Dumper=_Dumper, default_flow_style=False, width=1 << 30, sort_keys=False)
+
+
+def node_value(n: NodeStatusInsight) -> str:
+    """`json.dumps(n.to_api(), ensure_ascii=False, separators=(",", ":"))`, written out.
+
+    Node insights are the bulk at scale, and pydantic's generic serializer plus the JSON encoder
+    cost most of their time; tests/unit/test_insights_configmap.py checks that this gives the
+    same bytes for every kind of node insight.
+    """
+    conditions = ",".join(
+        _condition_json(c.type, c.status, c.reason, c.message, c.last_transition_time) for c in n.conditions
+    )
+    out = [
+        f'{{"conditions":[{conditions}],"name":{_q(n.name)},"resource":{_ref(n.resource)},'
+        f'"poolResource":{_ref(n.pool_resource)},"scopeType":{_q(n.scope_type)}'
+    ]
+    if n.version:
+        out.append(f',"version":{_q(n.version)}')
+    if n.est_to_complete is not None:
+        out.append(f',"estToComplete":{_q(gotime.duration_string(n.est_to_complete))}')
+    if n.message:
+        out.append(f',"message":{_q(n.message)}')
+    out.append("}")
+    return "".join(out)
+
+
+@functools.lru_cache(maxsize=4096)
+def _condition_json(type_: str, status: str, reason: str, message: str, ltt: int) -> str:
+    # cached: most nodes of a pool share their conditions (and a few transition times)
+    return (
+        f'{{"type":{_q(type_)},"status":{_q(status)},"reason":{_q(reason)},"message":{_q(message)},'
+        f'"lastTransitionTime":{_q(time_string(ltt))}}}'
+    )
+
+
+def _ref(r: ResourceRef) -> str:
+    group = f'"group":{_q(r.group)},' if r.group else ""
+    namespace = f',"namespace":{_q(r.namespace)}' if r.namespace else ""
+    return f'{{{group}"resource":{_q(r.resource)},"name":{_q(r.name)}{namespace}}}'
 
 
 def encode(insights: Iterable[Insight]) -> dict[str, str]:
@@ -238,40 +286,83 @@ def shard_name(index: int) -> str:
     return f"{SHARD_PREFIX}{index}"
 
 
+def shard_names_allowed() -> list[str]:
+    """Every ConfigMap name of the API: the main ConfigMap and all `MAX_SHARDS` possible shards."""
+    return [CONFIGMAP, *(shard_name(i) for i in range(MAX_SHARDS))]
+
+
 def plan(data: Mapping[str, str], budget: int = SHARD_BUDGET, max_shards: int = MAX_SHARDS) -> ShardPlan:
     """Spread encoded insights over the main ConfigMap and, if needed, node shards (see above)."""
-    if data_size(data) <= budget:
-        return ShardPlan({CONFIGMAP: dict(data)}, 0, {CONFIGMAP: data_size(data)})
-    main = {k: v for k, v in data.items() if not k.startswith(PREFIX_NODE)}
-    node_keys = sorted(k for k in data if k.startswith(PREFIX_NODE))
-    node_sizes = {k: len(k.encode()) + len(data[k].encode()) for k in node_keys}
-    shards = 1
-    while True:
-        totals = [0] * shards
-        for k in node_keys:
-            totals[shard_of(k, shards)] += node_sizes[k]
-        if max(totals) <= budget or shards >= max_shards:
-            break
-        shards *= 2
-    configmaps: dict[str, dict[str, str]] = {shard_name(i): {} for i in range(shards)}
-    for k in node_keys:
-        configmaps[shard_name(shard_of(k, shards))][k] = data[k]
-    main[SHARDS_KEY] = yaml.safe_dump([shard_name(i) for i in range(shards)], default_flow_style=True).strip()
-    result = ShardPlan({CONFIGMAP: main, **configmaps}, shards)
-    result.sizes = {name: data_size(d) for name, d in result.configmaps.items()}
-    for name, size in result.sizes.items():
-        if size > budget:
-            result.problems.append(
-                f"ConfigMap {NAMESPACE}/{name} would hold {size} bytes of insights, "
-                f"over the budget of {budget} "
-                f"bytes (the API server rejects more than {DATA_LIMIT})"
-                + (f"; already at the maximum of {max_shards} node shards" if name != CONFIGMAP else "")
-            )
-    return result
+    return ShardPlanner(budget, max_shards).plan(data)
+
+
+class ShardPlanner:
+    """`plan()` that remembers per-key sizes and hashes between calls (a controller replans on every
+    change; at 5,000 nodes re-measuring every value would cost more than the change itself)."""
+
+    def __init__(self, budget: int = SHARD_BUDGET, max_shards: int = MAX_SHARDS) -> None:
+        if max_shards < 1 or max_shards & (max_shards - 1):
+            raise ValueError(f"max_shards must be a power of two, not {max_shards}")
+        self.budget = budget
+        self.max_shards = max_shards
+        self._sizes: dict[str, tuple[str, int]] = {}  # key → (value, bytes of key + value)
+        self._hashes: dict[str, int] = {}  # key → crc32 (its shard is hash mod S)
+
+    def _size(self, key: str, value: str) -> int:
+        cached = self._sizes.get(key)
+        if cached is not None and cached[0] is value:
+            return cached[1]
+        size = len(key.encode()) + len(value.encode())
+        self._sizes[key] = (value, size)
+        return size
+
+    def _hash(self, key: str) -> int:
+        h = self._hashes.get(key)
+        if h is None:
+            h = self._hashes[key] = zlib.crc32(key.encode())
+        return h
+
+    def plan(self, data: Mapping[str, str]) -> ShardPlan:
+        sizes = {k: self._size(k, v) for k, v in data.items()}
+        if len(self._sizes) > 2 * len(data) + 64:  # forget keys that are gone
+            self._sizes = {k: self._sizes[k] for k in data}
+            self._hashes = {k: h for k, h in self._hashes.items() if k in data}
+        total = sum(sizes.values())
+        if total <= self.budget:
+            return ShardPlan({CONFIGMAP: dict(data)}, 0, {CONFIGMAP: total})
+        main = {k: v for k, v in data.items() if not k.startswith(PREFIX_NODE)}
+        node_keys = sorted(k for k in data if k.startswith(PREFIX_NODE))
+        hashes = [self._hash(k) for k in node_keys]
+        shards = 1
+        while True:
+            totals = [0] * shards
+            for k, h in zip(node_keys, hashes, strict=True):
+                totals[h % shards] += sizes[k]
+            if max(totals) <= self.budget or shards >= self.max_shards:
+                break
+            shards *= 2
+        names = [shard_name(i) for i in range(shards)]
+        configmaps: dict[str, dict[str, str]] = {name: {} for name in names}
+        for k, h in zip(node_keys, hashes, strict=True):
+            configmaps[names[h % shards]][k] = data[k]
+        main[SHARDS_KEY] = yaml.safe_dump(names, default_flow_style=True).strip()
+        result = ShardPlan({CONFIGMAP: main, **configmaps}, shards)
+        result.sizes = {CONFIGMAP: data_size(main), **dict(zip(names, totals, strict=True))}
+        for name, size in result.sizes.items():
+            if size > self.budget:
+                result.problems.append(
+                    f"ConfigMap {NAMESPACE}/{name} would hold {size} bytes of insights, over the budget of "
+                    f"{self.budget} bytes (the API server rejects more than {DATA_LIMIT})"
+                    + (f"; already at the maximum of {self.max_shards} node shards" if name != CONFIGMAP else "")
+                )
+        return result
 
 
 # --- YAML dialect ------------------------------------------------------------------------------
 
+
+# JSON string quoting, C accelerated, non-ASCII kept (as `ensure_ascii=False`)
+_q: Callable[[str], str] = encode_basestring
 
 _SafeDumper: type[yaml.SafeDumper] = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
 _SafeLoader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)

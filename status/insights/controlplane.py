@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from status.insights import gotime
@@ -37,6 +38,7 @@ from status.insights.models import (
     VersionMetadata,
     VersionMetadataKey,
     construct_fast,
+    find_condition,
 )
 from status.insights.objects import (
     JSON,
@@ -105,16 +107,20 @@ def timewise_complete(x: float) -> float:
     return 25053.32 - 107394.3 * x + 172527.2 * x2 - 123107 * x3 + 32921.81 * x4
 
 
+def expected_duration(baseline: int, to_last_observed_progress: int, x: float) -> float:
+    """The update's expected total duration in seconds: extrapolated from the time to the last
+    observed operator progress once that exceeds 5 minutes (and the curve allows), else `baseline`."""
+    c = timewise_complete(x)
+    if x > 0 and c > 0 and to_last_observed_progress > 5 * MINUTE:
+        return gotime.seconds(to_last_observed_progress) / c
+    return gotime.seconds(baseline)
+
+
 def estimate_completion(baseline: int, to_last_observed_progress: int, updating_for: int, x: float) -> int:
     """Remaining time (ns) from the baseline duration, observed progress and completion fraction."""
     if x >= 1:
         return 0
-    c = timewise_complete(x)
-    if x > 0 and c > 0 and to_last_observed_progress > 5 * MINUTE:
-        total = gotime.seconds(to_last_observed_progress) / c
-    else:
-        total = gotime.seconds(baseline)
-    remaining = total - gotime.seconds(updating_for)
+    remaining = expected_duration(baseline, to_last_observed_progress, x) - gotime.seconds(updating_for)
     factor = 1.2 if remaining >= 0 else 1 / 1.2
     est = int(remaining * factor) * SECOND  # int() truncates toward zero, as Go's conversion
     if est > 10 * MINUTE:
@@ -206,8 +212,6 @@ class ControlPlaneFacts:
     target: str
     operators: list[tuple[JSON, OperatorState]] = field(default_factory=list)
     updated: int = 0
-    last_observed_progress: int = gotime.ZERO_TIME
-    mco_started_updating: int | None = None
 
     @property
     def total(self) -> int:
@@ -230,13 +234,6 @@ def control_plane_facts(cv: JSON, operators: list[JSON], mco_image: str) -> Cont
         facts.operators.append((co, state))
         if state.updated:
             facts.updated += 1
-        if state.progressing is not None:
-            ltt = cond_time(state.progressing, co)
-            facts.last_observed_progress = max(facts.last_observed_progress, ltt)
-            if state.name == MCO_NAME and state.updating:
-                facts.mco_started_updating = ltt
-    if facts.mco_started_updating is not None and facts.total - facts.updated == 1:
-        facts.last_observed_progress = facts.mco_started_updating
     return facts
 
 
@@ -271,26 +268,19 @@ def is_multi_arch_migration(hist: list[JSON]) -> bool:
     )
 
 
-def updating_condition(cv: JSON, hist: list[JSON], progressing: JSON | None, now: int) -> Condition:
+def updating_condition(cv: JSON, hist: list[JSON], progressing: JSON | None) -> Condition:
     """The `Updating` condition as upstream defines it (reasons and Unknown cases)."""
-    reason_unknown = ClusterVersionUpdatingReason.CANNOT_DETERMINE
+
+    def updating(status: ConditionStatus, reason: str, message: str, ltt: int) -> Condition:
+        return Condition.of(ConditionType.UPDATING, status, reason, message, ltt)
+
+    unknown, cannot = ConditionStatus.UNKNOWN, ClusterVersionUpdatingReason.CANNOT_DETERMINE
     if progressing is None:
-        return Condition.of(
-            ConditionType.UPDATING,
-            ConditionStatus.UNKNOWN,
-            reason_unknown,
-            "No Progressing condition in ClusterVersion",
-            now,
-        )
+        # no source time: `compute.stamp_transition_times` gives it one
+        return updating(unknown, cannot, "No Progressing condition in ClusterVersion", gotime.ZERO_TIME)
     ltt = cond_time(progressing, cv)
     if not hist:
-        return Condition.of(
-            ConditionType.UPDATING,
-            ConditionStatus.UNKNOWN,
-            reason_unknown,
-            "Empty history in ClusterVersion",
-            ltt,
-        )
+        return updating(unknown, cannot, "Empty history in ClusterVersion", ltt)
     status = cond_str(progressing, "status")
     message = (
         f"ClusterVersion has Progressing={status}(Reason={cond_str(progressing, 'reason')}) | "
@@ -299,53 +289,21 @@ def updating_condition(cv: JSON, hist: list[JSON], progressing: JSON | None, now
     last = hist[0]
     if status == "True":
         if last.get("state") != "Partial":
-            return Condition.of(
-                ConditionType.UPDATING,
-                ConditionStatus.UNKNOWN,
-                reason_unknown,
-                "Progressing=True in ClusterVersion but last history item is not Partial",
-                ltt,
-            )
+            why = "Progressing=True in ClusterVersion but last history item is not Partial"
+            return updating(unknown, cannot, why, ltt)
         if last.get("completionTime"):
-            return Condition.of(
-                ConditionType.UPDATING,
-                ConditionStatus.UNKNOWN,
-                reason_unknown,
-                "Progressing=True in ClusterVersion but last history item has completion time",
-                ltt,
-            )
-        return Condition.of(
-            ConditionType.UPDATING,
-            ConditionStatus.TRUE,
-            ClusterVersionUpdatingReason.PROGRESSING,
-            message,
-            ltt,
-        )
+            why = "Progressing=True in ClusterVersion but last history item has completion time"
+            return updating(unknown, cannot, why, ltt)
+        return updating(ConditionStatus.TRUE, ClusterVersionUpdatingReason.PROGRESSING, message, ltt)
     if status == "False":
         if last.get("state") != "Completed":
-            return Condition.of(
-                ConditionType.UPDATING,
-                ConditionStatus.UNKNOWN,
-                reason_unknown,
-                "Progressing=False in ClusterVersion but last history item is not completed",
-                ltt,
-            )
+            why = "Progressing=False in ClusterVersion but last history item is not completed"
+            return updating(unknown, cannot, why, ltt)
         if not last.get("completionTime"):
-            return Condition.of(
-                ConditionType.UPDATING,
-                ConditionStatus.UNKNOWN,
-                reason_unknown,
-                "Progressing=False in ClusterVersion but there is no completion time in last history item",
-                ltt,
-            )
-        return Condition.of(
-            ConditionType.UPDATING,
-            ConditionStatus.FALSE,
-            ClusterVersionUpdatingReason.NOT_PROGRESSING,
-            message,
-            ltt,
-        )
-    return Condition.of(ConditionType.UPDATING, ConditionStatus.UNKNOWN, reason_unknown, message, ltt)
+            why = "Progressing=False in ClusterVersion but there is no completion time in last history item"
+            return updating(unknown, cannot, why, ltt)
+        return updating(ConditionStatus.FALSE, ClusterVersionUpdatingReason.NOT_PROGRESSING, message, ltt)
+    return updating(unknown, cannot, message, ltt)
 
 
 def copy_condition(cond: JSON, obj: JSON) -> Condition:
@@ -359,11 +317,26 @@ def copy_condition(cond: JSON, obj: JSON) -> Condition:
     )
 
 
-def clusterversion_insight(cv: JSON, facts: ControlPlaneFacts, now: int) -> ClusterVersionStatusInsight:
+def clusterversion_insight(
+    cv: JSON, facts: ControlPlaneFacts, operators: Sequence[ClusterOperatorStatusInsight], now: int
+) -> ClusterVersionStatusInsight:
+    """The ClusterVersion insight; `operators` are the counted operators' insights.
+
+    `estimatedCompletedAt` is the instant the update is expected to complete: `startedAt` plus the
+    expected total duration (`expected_duration`): the time from the start to the last observed
+    operator progress divided by the share of an update's duration that oc's curve assigns to the
+    current operator completion, once more than 5 minutes of progress were observed; before that
+    (or without any progress since the start), the duration of the last completed update (1 h
+    without one). It depends on the cluster's objects only, never on the clock, so an unchanged
+    cluster gives an unchanged insight; it is absent once every operator is updated. oc's
+    "Est. Time Remaining" at a given instant is `time_remaining(insight, operators, now)`, which
+    also stretches the estimate as oc does when the update runs past it. `now` decides only the
+    assessment: `Degraded` (oc's "Stalled") once that remaining time is below -10 minutes.
+    """
     name = name_of(cv)
     hist = history(cv)
     progressing = conditions_by_type(cv).get("Progressing")
-    conditions = [updating_condition(cv, hist, progressing, now)]
+    conditions = [updating_condition(cv, hist, progressing)]
     if progressing is not None:
         conditions.append(copy_condition(progressing, cv))
 
@@ -375,34 +348,78 @@ def clusterversion_insight(cv: JSON, facts: ControlPlaneFacts, now: int) -> Clus
             completed_at = time_of(hist[0].get("completionTime"), cv, "history[0].completionTime")
 
     co_completion = facts.updated / facts.total if facts.total else 1.0
-    assessment = (
-        ClusterVersionAssessment.COMPLETED if facts.completed else ClusterVersionAssessment.PROGRESSING
-    )
     estimated: int | None = None
-    if not facts.completed and co_completion <= 1:
-        completion_at = completed_at if completed_at is not None else now
-        if hist:
-            last_progress = facts.last_observed_progress
-            if not last_progress > started:
-                last_progress = now
-            to_last = last_progress - started
-            updating_for = completion_at - started
-        else:
-            to_last = updating_for = 0
-        est = estimate_completion(baseline_duration(hist, cv), to_last, updating_for, co_completion)
-        estimated = completion_at + est
-        if est < -10 * MINUTE:
-            assessment = ClusterVersionAssessment.DEGRADED  # oc prints "Stalled"
-    return ClusterVersionStatusInsight.model_construct(
+    if not facts.completed:
+        last_progress = last_observed_progress(operators)
+        progressed = started != gotime.ZERO_TIME and last_progress > started
+        to_last = last_progress - started if progressed else 0
+        total = expected_duration(baseline_duration(hist, cv), to_last, co_completion)
+        estimated = started + round(total * SECOND)
+    insight = ClusterVersionStatusInsight.model_construct(
         conditions=conditions,
         resource=ResourceRef.of(CONFIG_GROUP, "clusterversions", name),
-        assessment=assessment,
+        assessment=ClusterVersionAssessment.COMPLETED if facts.completed else ClusterVersionAssessment.PROGRESSING,
         versions=versions_from_history(hist),
         completion=go_percent(co_completion * 100),
         started_at=started,
         completed_at=completed_at,
         estimated_completed_at=estimated,
     )
+    if estimated is not None and time_remaining(insight, operators, now) < -10 * MINUTE:
+        insight.assessment = ClusterVersionAssessment.DEGRADED  # oc prints "Stalled"
+    return insight
+
+
+def operator_is_updated(co: ClusterOperatorStatusInsight) -> bool:
+    updating = find_condition(co.conditions, ConditionType.UPDATING)
+    return (
+        updating is not None
+        and updating.status == ConditionStatus.FALSE
+        and updating.reason == ClusterOperatorUpdatingReason.UPDATED
+    )
+
+
+def last_observed_progress(operators: Sequence[ClusterOperatorStatusInsight]) -> int:
+    """oc's last observed progress: the newest Progressing transition among the counted operators,
+    or when only machine-config is left updating, when it started (daemon sets flipping Progressing
+    while nodes reboot are no progress of the update)."""
+    last = gotime.ZERO_TIME
+    mco_started: int | None = None
+    updated = 0
+    for co in operators:
+        if operator_is_updated(co):
+            updated += 1
+        progressing = find_condition(co.conditions, ConditionType.PROGRESSING)
+        if progressing is None:
+            continue
+        last = max(last, progressing.last_transition_time)
+        updating = find_condition(co.conditions, ConditionType.UPDATING)
+        if co.name == MCO_NAME and updating is not None and updating.status == ConditionStatus.TRUE:
+            mco_started = progressing.last_transition_time
+    if mco_started is not None and len(operators) - updated == 1:
+        return mco_started
+    return last
+
+
+def time_remaining(
+    cv: ClusterVersionStatusInsight, operators: Sequence[ClusterOperatorStatusInsight], now: int
+) -> int:
+    """oc's estimated time remaining (ns, negative when late) at `now`; 0 without an estimate.
+
+    From the insights alone, so a client reading the ConfigMap API prints what oc prints.
+    """
+    if cv.estimated_completed_at is None or not operators:
+        return 0
+    x = sum(operator_is_updated(co) for co in operators) / len(operators)
+    started = cv.started_at
+    baseline = cv.estimated_completed_at - started  # what the estimate falls back to, exactly
+    if started == gotime.ZERO_TIME:
+        return estimate_completion(baseline, 0, 0, x)
+    completion_at = cv.completed_at if cv.completed_at is not None else now
+    last_progress = last_observed_progress(operators)
+    if not last_progress > started:
+        last_progress = now  # oc: no progress yet extrapolates from the time elapsed
+    return estimate_completion(baseline, last_progress - started, completion_at - started, x)
 
 
 def clusteroperator_insight(
@@ -491,7 +508,7 @@ def clusteroperator_insight(
 
 def health(
     uid: str,
-    started_at: int,
+    started_at: int | None,
     scope: ScopeType,
     resources: list[ResourceRef],
     level: ImpactLevel,
@@ -500,7 +517,11 @@ def health(
     description: str,
     reference: str,
 ) -> HealthInsight | None:
-    """A health insight, or None when oc would drop it (empty summary, description or reference)."""
+    """A health insight, or None when oc would drop it (empty summary, description or reference).
+
+    `started_at` None: the problem has no start time of its own and lasts as long as the objects
+    show it; clients show it as starting at the moment they look (oc assesses it at `now`).
+    """
     if not summary or not description or not reference:
         return None
     return construct_fast(
@@ -520,14 +541,14 @@ def health(
     )
 
 
-def clusterversion_failing_insight(cv: JSON, now: int) -> HealthInsight | None:
+def clusterversion_failing_insight(cv: JSON) -> HealthInsight | None:
     name = name_of(cv)
     ref = [ResourceRef.of(CONFIG_GROUP, "clusterversions", name)]
     failing = conditions_by_type(cv).get("Failing")
     if failing is None:
         return health(
             health_uid("cv", name, "failing"),
-            now,
+            None,  # oc: "now"; a stored `now` would change the insight on every assessment
             ScopeType.CONTROL_PLANE,
             ref,
             ImpactLevel.WARNING,
@@ -554,45 +575,36 @@ def clusterversion_failing_insight(cv: JSON, now: int) -> HealthInsight | None:
     )
 
 
+# operator health insights: (condition, its bad status, what it means, warning after, error after, runbook)
+_OPERATOR_HEALTH = (
+    ("available", "False", "unavailable", CO_UNAVAILABLE_WARNING_AFTER, CO_UNAVAILABLE_ERROR_AFTER, RUNBOOK_DOWN),
+    ("degraded", "True", "degraded", CO_DEGRADED_WARNING_AFTER, CO_DEGRADED_ERROR_AFTER, RUNBOOK_DEGRADED),
+)
+
+
 def clusteroperator_health(co: JSON, state: OperatorState, now: int) -> list[HealthInsight]:
     out: list[HealthInsight] = []
     ref = [ResourceRef.of(CONFIG_GROUP, "clusteroperators", state.name)]
-    available = state.available
-    if available is not None and cond_str(available, "status") == "False":
-        since = cond_time(available, co)
-        if now > since + CO_UNAVAILABLE_WARNING_AFTER:
-            level = ImpactLevel.ERROR if now > since + CO_UNAVAILABLE_ERROR_AFTER else ImpactLevel.WARNING
-            insight = health(
-                health_uid("co", state.name, "unavailable"),
-                since,
-                ScopeType.CONTROL_PLANE,
-                ref,
-                level,
-                ImpactType.API_AVAILABILITY,
-                f"Cluster Operator {state.name} is unavailable ({cond_str(available, 'reason')})",
-                cond_str(available, "message") or "<no message>",
-                RUNBOOK_DOWN,
-            )
-            if insight:
-                out.append(insight)
-    degraded = state.degraded
-    if degraded is not None and cond_str(degraded, "status") == "True":
-        since = cond_time(degraded, co)
-        if now > since + CO_DEGRADED_WARNING_AFTER:
-            level = ImpactLevel.ERROR if now > since + CO_DEGRADED_ERROR_AFTER else ImpactLevel.WARNING
-            insight = health(
-                health_uid("co", state.name, "degraded"),
-                since,
-                ScopeType.CONTROL_PLANE,
-                ref,
-                level,
-                ImpactType.API_AVAILABILITY,
-                f"Cluster Operator {state.name} is degraded ({cond_str(degraded, 'reason')})",
-                cond_str(degraded, "message") or "<no message>",
-                RUNBOOK_DEGRADED,
-            )
-            if insight:
-                out.append(insight)
+    for attr, bad, what, warning_after, error_after, runbook in _OPERATOR_HEALTH:
+        cond: JSON | None = getattr(state, attr)
+        if cond is None or cond_str(cond, "status") != bad:
+            continue
+        since = cond_time(cond, co)
+        if not now > since + warning_after:
+            continue
+        insight = health(
+            health_uid("co", state.name, what),
+            since,
+            ScopeType.CONTROL_PLANE,
+            ref,
+            ImpactLevel.ERROR if now > since + error_after else ImpactLevel.WARNING,
+            ImpactType.API_AVAILABILITY,
+            f"Cluster Operator {state.name} is {what} ({cond_str(cond, 'reason')})",
+            cond_str(cond, "message") or "<no message>",
+            runbook,
+        )
+        if insight:
+            out.append(insight)
     return out
 
 
@@ -641,9 +653,9 @@ def assess_control_plane(
         co_insights.append(clusteroperator_insight(co, state, facts.target, now))
         co_health.extend(clusteroperator_health(co, state, now))
     return ControlPlaneResult(
-        clusterversion=clusterversion_insight(cv, facts, now),
+        clusterversion=clusterversion_insight(cv, facts, co_insights, now),
         operators=co_insights,
-        failing=clusterversion_failing_insight(cv, now),
+        failing=clusterversion_failing_insight(cv),
         operator_health=co_health,
         previous_incomplete=previous_incomplete_insight(cv, facts),
     )

@@ -17,11 +17,16 @@ insights alone:
   `Done` for a node that does not run the target configuration yet (oc prints that node as
   `Updated` but does not count it as updated).
 - Health insight: `uid`, the stable identifier also used in its ConfigMap key; scope type
-  `Cluster` for alerts (as oc uses it).
+  `Cluster` for alerts (as oc uses it); `startedAt` omitted for a problem without a start time of
+  its own (a ClusterVersion without a `Failing` condition: oc dates it "now", which clients do at
+  the moment they show it, so the stored insight does not change with the clock).
+- ClusterVersion insight: `estimatedCompletedAt` is a function of the cluster's objects, not of
+  the clock (see `status.insights.controlplane.clusterversion_insight`).
 """
 
 from __future__ import annotations
 
+import functools
 from datetime import datetime
 from enum import StrEnum
 from typing import Annotated, Any, TypeVar
@@ -56,7 +61,13 @@ def _duration_in(value: Any) -> int:
 
 _M = TypeVar("_M", bound=BaseModel)
 
-Time = Annotated[int, BeforeValidator(_time_in), PlainSerializer(gotime.format_time, when_used="json")]
+@functools.lru_cache(maxsize=16384)
+def time_string(ns: int) -> str:
+    """A Time's JSON form (cached: the insights of one cluster share few distinct instants)."""
+    return gotime.format_time(ns)
+
+
+Time = Annotated[int, BeforeValidator(_time_in), PlainSerializer(time_string, when_used="json")]
 Duration = Annotated[
     int, BeforeValidator(_duration_in), PlainSerializer(gotime.duration_string, when_used="json")
 ]
@@ -397,7 +408,7 @@ class NodeStatusInsight(ApiModel):
 
 class HealthInsight(ApiModel):
     uid: str = Field(min_length=1, max_length=63, pattern=r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
-    started_at: Time
+    started_at: Time | None = None  # None: no start of its own, shown as starting "now"
     scope: InsightScope
     impact: InsightImpact
     remediation: InsightRemediation

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from status.insights import gotime
+from status.insights import controlplane, gotime
 from status.insights.gotime import MINUTE, SECOND
 from status.insights.models import (
     ClusterOperatorHealthyReason,
@@ -273,7 +273,7 @@ def write_control_plane(
             f"(duration: {duration})\n"
         )
         return
-    est = cv.estimated_completed_at - completion_at if cv.estimated_completed_at is not None else 0
+    est = controlplane.time_remaining(cv, operators, now)
     assessment = "Progressing"
     if est < -10 * MINUTE:
         assessment = "Stalled"
@@ -326,6 +326,11 @@ def write_control_plane(
 # --- health ------------------------------------------------------------------------------------
 
 
+def _started(h: HealthInsight, now: int) -> int:
+    """An insight without a start of its own started, as oc dates it, when it is looked at."""
+    return now if h.started_at is None else h.started_at
+
+
 def _since(started_at: int, now: int) -> str:
     if started_at == gotime.ZERO_TIME:
         return "-"
@@ -337,14 +342,14 @@ def write_health(
 ) -> None:
     shown = [h for h in insights if h.impact.summary and h.impact.description and h.remediation.reference]
     # oc: by start time (newest first, unknown last), then stably by level (most severe first)
-    shown.sort(key=lambda h: -h.started_at)
+    shown.sort(key=lambda h: -_started(h, now))
     shown.sort(key=lambda h: -h.impact.level.severity)
     out.append("= Update Health =\n")
     if detailed and shown:
         blocks = []
         for h in shown:
             lines = [f"Message: {h.impact.summary}"]
-            lines.append(f"  {'Since:':<{_LABEL_WIDTH}}{_since(h.started_at, now)}")
+            lines.append(f"  {'Since:':<{_LABEL_WIDTH}}{_since(_started(h, now), now)}")
             lines.append(f"  {'Level:':<{_LABEL_WIDTH}}{h.impact.level.value}")
             lines.append(f"  {'Impact:':<{_LABEL_WIDTH}}{h.impact.type.value}")
             lines.append(f"  {'Reference:':<{_LABEL_WIDTH}}{h.remediation.reference}")
@@ -375,7 +380,7 @@ def write_health(
         return
     for h in shown:
         tw.write(
-            f"{_since(h.started_at, now)}\t{h.impact.level.value}\t{h.impact.type.value}\t"
+            f"{_since(_started(h, now), now)}\t{h.impact.level.value}\t{h.impact.type.value}\t"
             f"{h.impact.summary}\n"
         )
     out.append(tw.flush())

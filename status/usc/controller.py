@@ -42,20 +42,12 @@ from cvo_py.kube import (
 )
 from cvo_py.loop import SyncLoop
 from status.insights import configmap as wire
-from status.usc.incremental import IncrementalInsights, ShardPlanner
-from status.usc.publish import (
-    CONFIGMAP_DATA_LIMIT,
-    OWNED_PREFIX,
-    apply_patch,
-    data_size,
-    fit_patch,
-    resource_version_newer,
-)
+from status.insights.configmap import CONFIGMAP, DATA_LIMIT, NAMESPACE, OWNED_PREFIX, ShardPlanner, data_size
+from status.usc.incremental import IncrementalInsights
+from status.usc.publish import apply_patch, fit_patch, resource_version_newer
 
 log = logging.getLogger(__name__)
 
-NAMESPACE = "openshift-update-status-controller"
-CONFIGMAP = "status-api-cm-prototype"
 LEASE = "update-status-controller-lock"
 CLUSTERVERSION = "version"
 RELEASE_VERSION_ANNOTATION = "machineconfiguration.openshift.io/release-image-version"
@@ -63,13 +55,6 @@ MCO_ANNOTATION_PREFIX = "machineconfiguration.openshift.io/"
 MCO_NAMESPACE = "openshift-machine-config-operator"
 MCO_DEPLOYMENT = "machine-config-operator"
 DEPLOYMENTS = Resource("apps/v1", "Deployment", "deployments", True)
-# Shards are filled to 256 KiB, not to the 1 MiB limit: on the API server a one-key patch of a
-# ConfigMap costs roughly in proportion to its size (about 25 ms at 225 KB, 100 ms at 900 KB on a
-# small control plane), and every watcher receives the whole object again. Clients do not care:
-# they read the shards the main ConfigMap's `usc-shards` key lists. With at most 32 shards the API
-# holds about 8 MiB of node insights (~12,000 nodes); the RBAC Role names exactly these ConfigMaps.
-SHARD_BUDGET = 256 * 1024
-MAX_SHARDS = 32
 SHARD_LABEL = "update-status.openshift.io/shard"
 
 # -- what the caches keep ------------------------------------------------------------------------
@@ -232,16 +217,16 @@ class UpdateStatusController:
         now: Callable[[], datetime] = lambda: datetime.now(UTC),
         resync: float = 30.0,
         min_interval: float = 0.02,
-        size_limit: int = CONFIGMAP_DATA_LIMIT,
+        size_limit: int = DATA_LIMIT,
         registry: CollectorRegistry | None = None,
     ) -> None:
         self.client = client
         self.namespace = namespace
-        self.configmap = wire.CONFIGMAP
+        self.configmap = CONFIGMAP
         self._now = now
         self.size_limit = size_limit
         self.insights = IncrementalInsights()
-        self.planner = ShardPlanner(budget=SHARD_BUDGET, max_shards=MAX_SHARDS)
+        self.planner = ShardPlanner()  # fills ConfigMaps to wire.SHARD_BUDGET, in up to wire.MAX_SHARDS shards
         self.informers = InformerSet()
         add = self.informers.add
         # Only the one ClusterVersion oc reads; a field selector keeps the watch to it.
@@ -509,7 +494,7 @@ class UpdateStatusController:
                     {
                         "apiVersion": "v1",
                         "kind": "ConfigMap",
-                        "name": wire.CONFIGMAP,
+                        "name": CONFIGMAP,
                         "uid": owner["metadata"]["uid"],
                     }
                 ],

@@ -9,9 +9,18 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-OWNED_PREFIX = "usc-"
-# The API server rejects a ConfigMap whose data (keys + values) exceeds 1 MiB.
-CONFIGMAP_DATA_LIMIT = 1024 * 1024
+from status.insights.configmap import DATA_LIMIT, OWNED_PREFIX, data_size
+
+__all__ = [
+    "DATA_LIMIT",
+    "OWNED_PREFIX",
+    "SizedPlan",
+    "apply_patch",
+    "data_size",
+    "fit_patch",
+    "plan_patch",
+    "resource_version_newer",
+]
 
 
 def plan_patch(
@@ -30,11 +39,6 @@ def plan_patch(
         if key.startswith(prefix) and key not in desired:
             patch[key] = None
     return patch
-
-
-def data_size(data: Mapping[str, str]) -> int:
-    """Bytes the API server counts against the ConfigMap limit (keys and UTF-8 values)."""
-    return sum(len(k.encode()) + len(v.encode()) for k, v in data.items())
 
 
 def apply_patch(current: Mapping[str, str] | None, patch: Mapping[str, str | None]) -> dict[str, str]:
@@ -57,7 +61,7 @@ class SizedPlan:
 def fit_patch(
     current: Mapping[str, str] | None,
     desired: Mapping[str, str],
-    limit: int = CONFIGMAP_DATA_LIMIT,
+    limit: int = DATA_LIMIT,
     prefix: str = OWNED_PREFIX,
 ) -> SizedPlan:
     """`plan_patch`, but never producing a ConfigMap over `limit` bytes.

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import json
 import re
+import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
 
+from status import snapshot
 from status.insights import compute, configmap
 from status.insights.models import HealthInsight, NodeStatusInsight
 from tests.support.insight_objects import (
@@ -21,6 +25,10 @@ from tests.support.insight_objects import (
 )
 
 KEY = re.compile(r"^[-._a-zA-Z0-9]+$")
+REPO = Path(__file__).resolve().parents[2]
+EXAMPLES = REPO / ".." / "shared" / "oc-examples"
+sys.path.insert(0, str(REPO / "bench"))
+from insights_throughput import synthetic_cluster  # noqa: E402
 
 
 def sample() -> list[Any]:
@@ -149,7 +157,10 @@ def test_5000_nodes_are_sharded_deterministically_under_the_budget() -> None:
     data = big_data(5000)
     plan = configmap.plan(data)
     assert plan.ok, plan.problems
-    assert plan.shards in (4, 8) and all(size <= configmap.SHARD_BUDGET for size in plan.sizes.values())
+    # the smallest power of two that could hold the node insights, or its double (uneven hashing)
+    least = 1 << (configmap.data_size(data) // configmap.SHARD_BUDGET).bit_length()
+    assert plan.shards in (least, 2 * least) and plan.shards <= configmap.MAX_SHARDS
+    assert all(size <= configmap.SHARD_BUDGET for size in plan.sizes.values())
     main = plan.configmaps[configmap.CONFIGMAP]
     assert configmap.shard_names(main) == [configmap.shard_name(i) for i in range(plan.shards)]
     assert not any(k.startswith("usc-node-") for k in main)
@@ -181,3 +192,51 @@ def test_limits_that_would_be_crossed_are_reported_not_written() -> None:
 def test_shard_names_rejects_foreign_names() -> None:
     with pytest.raises(configmap.DecodeError, match="usc-shards"):
         configmap.shard_names({configmap.SHARDS_KEY: "[kube-root-ca.crt]"})
+
+
+# --- the fast encoders give the generic ones' bytes ---------------------------------------------
+
+
+def many_insights() -> list[Any]:
+    """Every kind of node insight and every other insight: the shared oc examples, this module's
+    sample, the throughput benchmark's synthetic cluster, and names and messages to quote."""
+    out: list[Any] = list(sample())
+    if EXAMPLES.is_dir():
+        for path in sorted(EXAMPLES.glob("*-cv.yaml")):
+            out.extend(snapshot.load(path).insights()[0])
+    cv, nodes, pools, versions = synthetic_cluster(300, 4)
+    out.extend(compute.all_insights(cv, [], nodes, pools, versions, ns(90)))
+    odd = [
+        node("w-quote", desired="rendered-worker-new", state="Degraded", reason='"hi" \\ \ttab é ✓ \u2028 \x01'),
+        node("w-long", desired="rendered-worker-new", state="Degraded", reason="x" * 300 + "ü"),
+        node("w-pending", current="rendered-worker-old", desired="rendered-worker-new", state="Working"),
+    ]
+    out.extend(compute.all_insights(None, [], odd, [pool("master"), pool("worker")], VERSIONS, ns(1)))
+    return out
+
+
+def test_node_values_are_the_generic_json_byte_for_byte() -> None:
+    nodes = [i for i in many_insights() if isinstance(i, NodeStatusInsight)]
+    phases = {i.conditions[0].reason for i in nodes}
+    assert {"Updating", "Draining", "Rebooting", "Completed", "Pending"} <= phases, phases
+    assert any(i.est_to_complete is None for i in nodes) and any(i.message for i in nodes)
+    for insight in nodes:
+        generic = json.dumps(insight.to_api(), ensure_ascii=False, separators=(",", ":"))
+        assert configmap.encode_value(insight) == generic, insight.name
+
+
+def test_yaml_values_are_the_pure_python_dumpers_byte_for_byte() -> None:
+    if not yaml.__with_libyaml__:
+        pytest.skip("PyYAML without libyaml: only the pure-Python dumper exists here")
+    assert issubclass(configmap._Dumper, yaml.CSafeDumper)
+
+    class PureDumper(yaml.SafeDumper):
+        def ignore_aliases(self, data: Any) -> bool:
+            return True
+
+    others = [i for i in many_insights() if not isinstance(i, NodeStatusInsight)]
+    assert len({type(i) for i in others}) == 4  # ClusterVersion, ClusterOperator, pool, health
+    for insight in others:
+        doc = insight.to_api()
+        pure = yaml.dump(doc, Dumper=PureDumper, default_flow_style=False, width=1 << 30, sort_keys=False)
+        assert configmap.encode_value(insight) == pure, configmap.key_of(insight)

@@ -20,7 +20,7 @@ from status.insights.models import (
     VersionMetadataKey,
     find_condition,
 )
-from tests.support.insight_objects import T0, at, clusterversion, entry, ns, operator
+from tests.support.insight_objects import T0, T0_NS, at, clusterversion, entry, ns, operator
 
 EXAMPLES = Path(__file__).resolve().parents[2] / ".." / "shared" / "oc-examples"
 
@@ -236,27 +236,63 @@ def test_completed_assessment_when_every_counted_operator_is_updated() -> None:
     )
 
 
-def test_estimate_is_stored_as_the_completion_instant() -> None:
-    # 1 of 4 updated, progress last observed 30m after the start, now = start + 40m
+def _operator_insights(
+    cv: dict[str, object], ops: list[dict[str, object]], now: int
+) -> list[ClusterOperatorStatusInsight]:
+    out = compute.controlplane_insights(cv, ops, now)
+    return [i for i in out if isinstance(i, ClusterOperatorStatusInsight)]
+
+
+def test_estimate_is_anchored_to_the_start_and_does_not_move_with_the_clock() -> None:
+    # 1 of 4 updated, progress last observed 30m after the start; baseline: the 4.14.0 update took 1h
     ops = [
         operator("a", ltt=at(30)),
         *(operator(n, version="4.14.0", progressing="True", ltt=at(1)) for n in "bcd"),
     ]
-    now = ns(40)
-    cv = _cv_insight(clusterversion(), ops, now)
     x = 0.25
-    est = controlplane.estimate_completion(
-        HOUR, 30 * MINUTE, 40 * MINUTE, x
-    )  # baseline: the 4.14.0 update took 1h
-    assert cv.assessment == ClusterVersionAssessment.PROGRESSING and cv.completion == 25
-    assert cv.estimated_completed_at == now + est
+    at_40, at_50 = _cv_insight(clusterversion(), ops, ns(40)), _cv_insight(clusterversion(), ops, ns(50))
+    assert at_40 == at_50, "an unchanged cluster gives an unchanged insight"
+    assert at_40.assessment == ClusterVersionAssessment.PROGRESSING and at_40.completion == 25
+    expected_total = 30 * 60 / controlplane.timewise_complete(x)  # seconds, extrapolated from progress
+    assert at_40.estimated_completed_at == T0_NS + round(expected_total * SECOND)
+    # oc's time remaining is computed from the insights at the moment they are shown
+    co_insights = _operator_insights(clusterversion(), ops, ns(40))
+    for minutes in (40, 50):
+        want = controlplane.estimate_completion(HOUR, 30 * MINUTE, minutes * MINUTE, x)
+        assert controlplane.time_remaining(at_40, co_insights, ns(minutes)) == want
+
+
+@pytest.mark.parametrize(
+    "progress_minutes,now_minutes,to_last_minutes",
+    [
+        (None, 3, 3),  # no progress since the start: oc extrapolates from the time elapsed ...
+        (None, 20, 20),  # ... which takes over from the baseline after 5 minutes
+        (4, 20, 4),  # progress observed, but too little to extrapolate: the baseline
+    ],
+)
+def test_time_remaining_reproduces_oc_without_observed_progress(
+    progress_minutes: int | None, now_minutes: int, to_last_minutes: int
+) -> None:
+    updated_ltt = at(-10) if progress_minutes is None else at(progress_minutes)
+    ops = [
+        operator("a", ltt=updated_ltt),
+        *(operator(n, version="4.14.0", progressing="True", ltt=at(-5)) for n in "bc"),
+    ]
+    now = ns(now_minutes)
+    cv = _cv_insight(clusterversion(), ops, now)
+    assert cv.estimated_completed_at == T0_NS + HOUR  # the baseline: the last update took 1h
+    assert _cv_insight(clusterversion(), ops, now + MINUTE) == cv
+    want = controlplane.estimate_completion(HOUR, to_last_minutes * MINUTE, now_minutes * MINUTE, 1 / 3)
+    assert controlplane.time_remaining(cv, _operator_insights(clusterversion(), ops, now), now) == want
 
 
 def test_stalled_update_is_assessed_degraded() -> None:
     ops = [operator("a"), operator("b", version="4.14.0", progressing="True", ltt=at(1))]
     cv = _cv_insight(clusterversion(), ops, ns(5 * 60))  # 5 hours into a 1-hour update
     assert cv.assessment == ClusterVersionAssessment.DEGRADED
-    assert cv.estimated_completed_at is not None and cv.estimated_completed_at < ns(5 * 60) - 10 * MINUTE
+    co_insights = _operator_insights(clusterversion(), ops, ns(5 * 60))
+    assert controlplane.time_remaining(cv, co_insights, ns(5 * 60)) < -10 * MINUTE
+    assert _cv_insight(clusterversion(), ops, ns(30)).assessment == ClusterVersionAssessment.PROGRESSING
 
 
 def _health(cv: dict[str, object], ops: list[dict[str, object]], now: int) -> list[HealthInsight]:
@@ -315,11 +351,13 @@ def test_clusterversion_failing_insight(failing: str, reason: str, message: str,
     assert [h.impact.summary for h in found] == ([summary] if summary else [])
 
 
-def test_missing_failing_condition_is_reported_now() -> None:
+def test_missing_failing_condition_has_no_start_of_its_own() -> None:
+    # oc dates it "now"; the insight leaves the start out (shown as "now") so it does not change
     found = _health(clusterversion(failing=None), [operator("a")], ns(1))
     assert [(h.impact.summary, h.started_at) for h in found] == [
-        ("Cluster Version version has no Failing condition", ns(1))
+        ("Cluster Version version has no Failing condition", None)
     ]
+    assert found == _health(clusterversion(failing=None), [operator("a")], ns(90))
 
 
 def test_previous_update_incomplete_insight() -> None:
@@ -382,7 +420,7 @@ def test_shared_examples(
     assert isinstance(cv, ClusterVersionStatusInsight)
     assert (cv.assessment, cv.completion) == (assessment, completion)
     if est_minutes is not None:
-        assert cv.estimated_completed_at is not None
-        remaining = cv.estimated_completed_at - now
+        operators = [i for i in insights if isinstance(i, ClusterOperatorStatusInsight)]
+        remaining = controlplane.time_remaining(cv, operators, now)
         assert gotime.round_duration(remaining, MINUTE) == est_minutes * MINUTE
     assert len([i for i in insights if isinstance(i, HealthInsight)]) == health

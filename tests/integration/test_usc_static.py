@@ -1,0 +1,119 @@
+"""A cluster in which nothing changes gets no ConfigMap write, however often the controller resyncs.
+
+The state is chosen so that the values oc computes at "now" would differ on every resync: an
+update in progress (oc's estimated completion moves with the clock), a ClusterVersion without a
+`Failing` condition (oc dates that health insight "now") and a node being updated.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from cvo_py.kube import (
+    CLUSTERVERSIONS,
+    CONFIGMAPS,
+    MACHINECONFIGPOOLS,
+    MACHINECONFIGS,
+    NODES,
+    ApiError,
+    KubeClient,
+)
+from tests.integration import usc_harness as h
+from tests.support.cluster import LocalCluster
+from tests.support.mco import MCO
+
+OLD, NEW = "4.15.8", "4.16.0"
+MCO_PREFIX = "machineconfiguration.openshift.io/"
+POOL, NODE = "static", "static-node-0"
+MACHINECONFIGS_BY_VERSION = {OLD: f"rendered-{POOL}-{OLD}", NEW: f"rendered-{POOL}-{NEW}"}
+SYNC = re.compile(r"Computed \d+ insights")
+
+
+@pytest.fixture
+def static_cluster(kube: KubeClient, mco: MCO, clusterversion_cleanup: None) -> Iterator[None]:
+    _delete_machine_objects(kube)
+    for version, name in MACHINECONFIGS_BY_VERSION.items():
+        mco.create_machineconfig(name, version)
+    mco.create_pool(POOL, {f"node-role.kubernetes.io/{POOL}": ""}, MACHINECONFIGS_BY_VERSION[NEW])
+    mco.create_node(NODE, [POOL], MACHINECONFIGS_BY_VERSION[OLD])
+    mco.annotate_node(
+        NODE, {MCO_PREFIX + "desiredConfig": MACHINECONFIGS_BY_VERSION[NEW], MCO_PREFIX + "state": "Working"}
+    )
+    yield
+    _delete_machine_objects(kube)
+
+
+def _delete_machine_objects(kube: KubeClient) -> None:
+    objects = [(NODES, NODE), (MACHINECONFIGPOOLS, POOL)]
+    objects += [(MACHINECONFIGS, name) for name in MACHINECONFIGS_BY_VERSION.values()]
+    for res, name in objects:
+        try:
+            kube.delete(res, name)
+        except ApiError as exc:
+            if not exc.is_not_found():
+                raise
+
+
+def test_resyncs_of_an_unchanged_cluster_write_nothing(
+    cluster: LocalCluster, kube: KubeClient, static_cluster: None, tmp_path: Path
+) -> None:
+    manifests = h.load_manifests()
+    h.apply(kube, manifests)
+    h.delete_configmap(kube, h.NAMESPACE)
+    h.delete_lease(kube, h.NAMESPACE)
+    kubeconfig = cluster.write_kubeconfig(
+        tmp_path / "sa.kubeconfig", cluster.service_account_token(h.NAMESPACE, h.SERVICE_ACCOUNT)
+    )
+    started = datetime.now(UTC).replace(microsecond=0) - timedelta(minutes=20)
+    h.create_clusterversion(kube, OLD, started - timedelta(days=3))
+    h.start_update(kube, NEW, started)
+    h.update_status(
+        kube,
+        CLUSTERVERSIONS,
+        "version",
+        lambda s: s.update(conditions=[c for c in s["conditions"] if c["type"] != "Failing"]),
+    )
+    h.create_operator(kube, "dns", NEW, started + timedelta(minutes=8))
+    h.create_operator(kube, "etcd", OLD, started, progressing=True)
+    h.create_operator(kube, "machine-config", OLD, started + timedelta(minutes=1), progressing=True)
+    h.create_configmap(kube, h.NAMESPACE)
+
+    usc = h.ControllerProcess(kubeconfig, h.NAMESPACE, tmp_path / "usc.log", "--resync", "1", "-v", "4")
+    try:
+        data = h.wait_for(
+            "the insights of the update, the missing Failing condition and the node",
+            lambda: _published(kube),
+        )
+        cv = h.unwrap(h.insight(data, "usc-cv-version"))
+        assert cv["assessment"] == "Progressing" and "estimatedCompletedAt" in cv
+        failing = h.unwrap(h.insight(data, "usc-health-cv-version-failing"))
+        assert "startedAt" not in failing, "no start of its own: clients show it as 'now'"
+        assert h.condition(h.insight(data, f"usc-node-{NODE}"), "Updating")["status"] == "True"
+
+        # Everything is published: from here on, every resync must find the ConfigMap up to date.
+        h.wait_for("a sync that writes nothing", lambda: "is up to date" in usc.log())
+        writes = usc.metric("update_status_controller_configmap_writes_total")
+        before = kube.get(CONFIGMAPS, h.CONFIGMAP, h.NAMESPACE)
+        syncs = len(SYNC.findall(usc.log()))
+        h.wait_for("two more resyncs", lambda: len(SYNC.findall(usc.log())) >= syncs + 2)
+        print(f"\n{len(SYNC.findall(usc.log())) - syncs} resyncs after the first write; {writes:.0f} writes")
+
+        assert usc.metric("update_status_controller_configmap_writes_total") == writes
+        after = kube.get(CONFIGMAPS, h.CONFIGMAP, h.NAMESPACE)
+        assert after["metadata"]["resourceVersion"] == before["metadata"]["resourceVersion"]
+        assert after.get("data") == before.get("data")
+    finally:
+        usc.stop()
+        h.delete_configmap(kube, h.NAMESPACE)
+        h.delete_lease(kube, h.NAMESPACE)
+
+
+def _published(kube: KubeClient) -> dict[str, str] | None:
+    data = h.configmap_data(kube, h.NAMESPACE) or {}
+    keys = ("usc-cv-version", "usc-health-cv-version-failing", f"usc-node-{NODE}", "usc-co-machine-config")
+    return data if all(k in data for k in keys) else None
