@@ -33,7 +33,6 @@ import os
 import re
 import shutil
 import signal
-import socket
 import ssl
 import subprocess
 import sys
@@ -73,7 +72,8 @@ from cvo_py.kube import (  # noqa: E402
     KubeClient,
     Resource,
 )
-from tests.support.cluster import LocalCluster  # noqa: E402
+from tests.support import manifests  # noqa: E402
+from tests.support.cluster import LocalCluster, free_port  # noqa: E402
 from tests.support.kubelet import Kubelet, waiting  # noqa: E402
 from tests.support.mco import CURRENT_CONFIG, DESIRED_CONFIG, MCO, REASON, STATE, now_rfc3339  # noqa: E402
 
@@ -123,27 +123,6 @@ POOLS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
 DEGRADING_NODE = "worker-1"
 CVO_NODE = "master-0"
 
-KINDS: dict[str, Resource] = {
-    "Namespace": NAMESPACES,
-    "ServiceAccount": SERVICEACCOUNTS,
-    "ClusterRole": Resource("rbac.authorization.k8s.io/v1", "ClusterRole", "clusterroles", False),
-    "ClusterRoleBinding": Resource(
-        "rbac.authorization.k8s.io/v1", "ClusterRoleBinding", "clusterrolebindings", False
-    ),
-    "Role": Resource("rbac.authorization.k8s.io/v1", "Role", "roles", True),
-    "RoleBinding": Resource("rbac.authorization.k8s.io/v1", "RoleBinding", "rolebindings", True),
-    "Deployment": Resource("apps/v1", "Deployment", "deployments", True),
-    "Service": Resource("v1", "Service", "services", True),
-    "ValidatingAdmissionPolicy": Resource(
-        "admissionregistration.k8s.io/v1", "ValidatingAdmissionPolicy", "validatingadmissionpolicies", False
-    ),
-    "ValidatingAdmissionPolicyBinding": Resource(
-        "admissionregistration.k8s.io/v1",
-        "ValidatingAdmissionPolicyBinding",
-        "validatingadmissionpolicybindings",
-        False,
-    ),
-}
 PRIORITYCLASSES = Resource("scheduling.k8s.io/v1", "PriorityClass", "priorityclasses", False)
 
 
@@ -419,8 +398,11 @@ class Demo:
         # An earlier run may have ended after the rollback, with the older CRD in place.
         self.cluster.install_clusterversion_crd("current")
         self.say(f"CRDs: {', '.join(n.removesuffix('.yaml') for n in localcluster.DEFAULT_CRDS)}")
-        for doc in load_install_manifests():
-            apply(self.kube, doc)
+        for doc in manifests.load():
+            try:
+                manifests.apply(self.kube, [doc])
+            except manifests.UnknownKind as exc:
+                raise DemoError(str(exc)) from None
             meta = doc["metadata"]
             where = f"{meta['namespace']}/" if meta.get("namespace") else ""
             self.say(f"applied install/ {doc['kind']} {where}{meta['name']}")
@@ -1210,10 +1192,6 @@ def progress_count(cv: JSON) -> int:
     return 0
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def version_of_image(image: str) -> str:
@@ -1284,26 +1262,8 @@ def ensure(kube: KubeClient, res: Resource, body: JSON) -> None:
             raise
 
 
-def load_install_manifests() -> list[JSON]:
-    docs: list[JSON] = []
-    for path in sorted((REPO / "install").glob("*.yaml")):
-        docs.extend(d for d in yaml.safe_load_all(path.read_text()) if d)
-    return docs
 
 
-def apply(kube: KubeClient, doc: JSON) -> None:
-    res = KINDS.get(doc["kind"])
-    if res is None:
-        raise DemoError(f"install/ has a {doc['kind']}, which the demo does not know how to apply")
-    meta = doc["metadata"]
-    try:
-        kube.create(res, doc, meta.get("namespace"))
-    except ApiError as exc:
-        if not exc.is_already_exists():
-            raise
-        current = kube.get(res, meta["name"], meta.get("namespace"))
-        body = {**doc, "metadata": {**meta, "resourceVersion": current["metadata"]["resourceVersion"]}}
-        kube.replace(res, body)
 
 
 def reset_objects(kube: KubeClient) -> None:

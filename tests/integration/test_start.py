@@ -33,7 +33,7 @@ from tests.integration.status_support import (
     status_414,
     wait_until,
 )
-from tests.support.cluster import LocalCluster
+from tests.support.cluster import LocalCluster, free_port
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -166,10 +166,6 @@ def tls(tmp_path: Path) -> tuple[str, str]:
     return str(cert), str(key)
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 @pytest.fixture

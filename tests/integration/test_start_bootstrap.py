@@ -25,7 +25,7 @@ import pytest
 from cvo_py.kube import CLUSTERVERSIONS, PODS, ApiError, KubeClient
 from payload.podspec import POD_LABEL_KEY, POD_LABEL_SELECTOR, POD_LABEL_VALUE
 from tests.integration.status_support import IMG_4141, wait_until
-from tests.support.cluster import LocalCluster
+from tests.support.cluster import LocalCluster, free_port
 from tests.support.kubelet import Kubelet, running
 
 REPO = Path(__file__).resolve().parents[2]
@@ -95,10 +95,6 @@ def launch(cluster: LocalCluster, namespace: str, tmp_path: Path) -> Iterator[La
         start.stop()
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def get_cv(kube: KubeClient, name: str = "version") -> dict[str, Any] | None:

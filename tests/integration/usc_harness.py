@@ -9,7 +9,6 @@ from __future__ import annotations
 import copy
 import os
 import re
-import socket
 import ssl
 import subprocess
 import sys
@@ -22,7 +21,12 @@ from typing import Any, TypeVar
 
 import yaml
 
-from cvo_py.kube import CLUSTEROPERATORS, CLUSTERVERSIONS, CONFIGMAPS, JSON, ApiError, KubeClient, Resource
+from cvo_py.kube import CLUSTEROPERATORS, CLUSTERVERSIONS, CONFIGMAPS, JSON, LEASES, ApiError, KubeClient, Resource
+from tests.support.cluster import free_port
+from tests.support.manifests import KINDS, apply, cluster_scoped, delete
+from tests.support.manifests import load as load_install
+
+__all__ = ["KINDS", "apply", "cluster_scoped", "delete", "free_port"]
 
 REPO = Path(__file__).resolve().parents[2]
 INSTALL = REPO / "install"
@@ -31,36 +35,11 @@ SERVICE_ACCOUNT = "update-status-controller"
 CONFIGMAP = "status-api-cm-prototype"
 LEASE = "update-status-controller-lock"
 
-KINDS: dict[str, Resource] = {
-    "Namespace": Resource("v1", "Namespace", "namespaces", False),
-    "ServiceAccount": Resource("v1", "ServiceAccount", "serviceaccounts", True),
-    "ClusterRole": Resource("rbac.authorization.k8s.io/v1", "ClusterRole", "clusterroles", False),
-    "ClusterRoleBinding": Resource(
-        "rbac.authorization.k8s.io/v1", "ClusterRoleBinding", "clusterrolebindings", False
-    ),
-    "Role": Resource("rbac.authorization.k8s.io/v1", "Role", "roles", True),
-    "RoleBinding": Resource("rbac.authorization.k8s.io/v1", "RoleBinding", "rolebindings", True),
-    "Deployment": Resource("apps/v1", "Deployment", "deployments", True),
-    "Service": Resource("v1", "Service", "services", True),
-    "ValidatingAdmissionPolicy": Resource(
-        "admissionregistration.k8s.io/v1", "ValidatingAdmissionPolicy", "validatingadmissionpolicies", False
-    ),
-    "ValidatingAdmissionPolicyBinding": Resource(
-        "admissionregistration.k8s.io/v1",
-        "ValidatingAdmissionPolicyBinding",
-        "validatingadmissionpolicybindings",
-        False,
-    ),
-}
-
 T = TypeVar("T")
 
 
 def load_manifests() -> list[JSON]:
-    docs: list[JSON] = []
-    for path in sorted(INSTALL.glob("0000_00_update-status-controller_*.yaml")):
-        docs.extend(d for d in yaml.safe_load_all(path.read_text()) if d)
-    return docs
+    return load_install("0000_00_update-status-controller_*.yaml")
 
 
 def render(manifests: list[JSON], namespace: str) -> list[JSON]:
@@ -80,41 +59,12 @@ def render(manifests: list[JSON], namespace: str) -> list[JSON]:
     return out
 
 
-def cluster_scoped(docs: list[JSON]) -> list[JSON]:
-    """The manifests a test must delete itself (the namespace excepted: it never finishes terminating)."""
-    return [d for d in docs if not KINDS[d["kind"]].namespaced and d["kind"] != "Namespace"]
 
 
-def apply(kube: KubeClient, docs: list[JSON]) -> None:
-    for doc in docs:
-        res = KINDS[doc["kind"]]
-        meta = doc["metadata"]
-        try:
-            kube.create(res, doc, meta.get("namespace"))
-        except ApiError as exc:
-            if not exc.is_already_exists():
-                raise
-            current = kube.get(res, meta["name"], meta.get("namespace"))
-            body = copy.deepcopy(doc)
-            body["metadata"]["resourceVersion"] = current["metadata"]["resourceVersion"]
-            kube.replace(res, body)
 
 
-def delete(kube: KubeClient, docs: list[JSON]) -> None:
-    for doc in reversed(docs):
-        if doc["kind"] == "Namespace":
-            continue  # namespaces never finish terminating without a controller manager
-        try:
-            kube.delete(KINDS[doc["kind"]], doc["metadata"]["name"], doc["metadata"].get("namespace"))
-        except ApiError as exc:
-            if not exc.is_not_found():
-                raise
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def wait_for(what: str, check: Callable[[], T | None], timeout: float = 20.0, interval: float = 0.05) -> T:
@@ -381,7 +331,7 @@ def delete_configmap(kube: KubeClient, namespace: str) -> None:
 def delete_lease(kube: KubeClient, namespace: str) -> None:
     """A Lease left by a killed replica would make the next one wait out its duration."""
     try:
-        kube.delete(Resource("coordination.k8s.io/v1", "Lease", "leases", True), LEASE, namespace)
+        kube.delete(LEASES, LEASE, namespace)
     except ApiError as exc:
         if not exc.is_not_found():
             raise

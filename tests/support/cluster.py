@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import socket
 import sys
 import uuid
 from dataclasses import dataclass, field
@@ -127,3 +128,10 @@ def delete_all_cluster_scoped_update_objects(client: KubeClient) -> None:
 
 def cluster_dir() -> Path:
     return Path(os.environ.get("CVO_PY_CLUSTER_DIR") or REPO / ".local-cluster").resolve()
+
+
+def free_port() -> int:
+    """A loopback TCP port nothing listens on right now."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
