@@ -11,7 +11,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-from cvo_py.kube import PODS, ApiError, KubeClient, Resource
+from cvo_py.kube import CLUSTERVERSIONS, PODS, ApiError, KubeClient, Resource
 from payload.acceptance import ReleaseAcceptance
 from payload.classify import Limits
 from payload.podspec import POD_LABEL_SELECTOR, target_dir
@@ -202,9 +202,20 @@ class StartProcess:
         self.log_path = workdir / "start.log"
         self._log = self.log_path.open("wb")
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "cvo_py", "start", f"--kubeconfig={kubeconfig}", f"--release-image={RUNNING_IMAGE}",
-             f"--node-name={NODE}", "--listen=", "--v=2"],
-            env=env, stdout=self._log, stderr=subprocess.STDOUT,
+            [
+                sys.executable,
+                "-m",
+                "cvo_py",
+                "start",
+                f"--kubeconfig={kubeconfig}",
+                f"--release-image={RUNNING_IMAGE}",
+                f"--node-name={NODE}",
+                "--listen=",
+                "--v=2",
+            ],
+            env=env,
+            stdout=self._log,
+            stderr=subprocess.STDOUT,
         )
 
     def log(self) -> str:
@@ -255,8 +266,14 @@ def sign_release(key: Any, image: str) -> bytes:
     import pysequoia
 
     digest = image.rsplit("@", 1)[1]
-    doc = {"critical": {"type": "atomic container signature", "image": {"docker-manifest-digest": digest},
-                        "identity": {"docker-reference": image}}, "optional": {}}
+    doc = {
+        "critical": {
+            "type": "atomic container signature",
+            "image": {"docker-manifest-digest": digest},
+            "identity": {"docker-reference": image},
+        },
+        "optional": {},
+    }
     return bytes(pysequoia.sign(key.signer(), json.dumps(doc).encode(), armor=False))
 
 
@@ -281,11 +298,20 @@ class ClusterVerification:
             if not exc.is_already_exists():
                 raise
         self.remove_configmaps()
-        kube.create(CONFIGMAPS, {
-            "metadata": {"name": "release-verification", "namespace": self.NAMESPACE,
-                         "annotations": {CONFIG_ANNOTATION: ""}},
-            "data": {"verifier-public-key-test": str(self.key.extract_certificate()), "store-local": self.store.url},
-        })
+        kube.create(
+            CONFIGMAPS,
+            {
+                "metadata": {
+                    "name": "release-verification",
+                    "namespace": self.NAMESPACE,
+                    "annotations": {CONFIG_ANNOTATION: ""},
+                },
+                "data": {
+                    "verifier-public-key-test": str(self.key.extract_certificate()),
+                    "store-local": self.store.url,
+                },
+            },
+        )
 
     def sign(self, image: str) -> None:
         hexpart = image.rsplit(":", 1)[1]
@@ -300,3 +326,23 @@ class ClusterVerification:
     def remove(self) -> None:
         self.remove_configmaps()
         self.store.close()
+
+
+def signature_rejected(image: str) -> str:
+    """The kubelet's message when the node's image policy finds no signature for `image`."""
+    return (
+        f"image pull failed for {image} because the signature validation failed: Source image rejected: "
+        "A signature was required, but no signature exists"
+    )
+
+
+def request_update(kube: KubeClient, image: str, version: str = "") -> None:
+    """What `oc adm upgrade --to-image` does: set spec.desiredUpdate."""
+    kube.patch(CLUSTERVERSIONS, "version", {"spec": {"desiredUpdate": {"image": image, "version": version}}})
+
+
+def release_accepted(kube: KubeClient) -> dict[str, Any]:
+    for c in (kube.get(CLUSTERVERSIONS, "version").get("status") or {}).get("conditions") or []:
+        if c.get("type") == "ReleaseAccepted":
+            return dict(c)
+    return {}

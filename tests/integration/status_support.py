@@ -41,9 +41,7 @@ def condition(cv: dict[str, Any], type_: str) -> dict[str, Any] | None:
     return None
 
 
-def history_entry(
-    version: str, image: str, state: str, started: str, completed: str | None
-) -> dict[str, Any]:
+def history_entry(version: str, image: str, state: str, started: str, completed: str | None) -> dict[str, Any]:
     return {
         "state": state,
         "startedTime": started,
@@ -59,9 +57,7 @@ def status_414(enabled: list[str] | None = None) -> dict[str, Any]:
     caps = capabilities.compute(None, "4.14.1")
     return {
         "desired": {"version": "4.14.1", "image": IMG_4141},
-        "history": [
-            history_entry("4.14.1", IMG_4141, "Completed", "2024-01-01T00:00:00Z", "2024-01-01T01:00:00Z")
-        ],
+        "history": [history_entry("4.14.1", IMG_4141, "Completed", "2024-01-01T00:00:00Z", "2024-01-01T01:00:00Z")],
         "observedGeneration": 1,
         "versionHash": "abc=",
         "availableUpdates": None,
@@ -88,9 +84,7 @@ def status_414(enabled: list[str] | None = None) -> dict[str, Any]:
     }
 
 
-def put_co(
-    kube: KubeClient, name: str, version: str, available: str = "True", degraded: str = "False"
-) -> None:
+def put_co(kube: KubeClient, name: str, version: str, available: str = "True", degraded: str = "False") -> None:
     """Create or update a release ClusterOperator reporting `version` (as its operator would)."""
     body: dict[str, Any] = {
         "metadata": {
@@ -144,3 +138,33 @@ class AuditLog:
                 ):
                     out.append((event["verb"], int((event.get("responseStatus") or {}).get("code") or 0)))
         return out
+
+
+# A 4.14 cluster installed with baselineCapabilitySet v4.11 (which 4.14 expands with MachineAPI)
+# plus Build, DeploymentConfig and ImageRegistry.
+ENABLED_414 = sorted(
+    ["baremetal", "marketplace", "openshift-samples", "MachineAPI", "Build", "DeploymentConfig", "ImageRegistry"]
+)
+
+
+def roll_back_to_413(kube: KubeClient, crds: Any, enabled_414: list[str] = ENABLED_414) -> None:
+    """That 4.14 cluster, rolled back to 4.13.10 with the 4.13 CRD back in place, and an admin
+    change to the enabled list so that even a ratcheting API server validates every item."""
+    import uuid
+
+    crds.install_clusterversion("current")
+    status = status_414(enabled_414)
+    status["desired"] = {"version": "4.13.10", "image": IMG_41310}
+    status["history"].insert(0, history_entry("4.13.10", IMG_41310, "Partial", "2024-02-01T00:00:00Z", None))
+    create_cv(kube, {"clusterID": str(uuid.uuid4()), "capabilities": {"baselineCapabilitySet": "v4.11"}}, status)
+    put_co(kube, "etcd", "4.13.10")
+    put_co(kube, "dns", "4.14.1")
+    # The 4.13 payload re-applies its CRD: its enum knows none of the 4.14 names.
+    crds.install_clusterversion("4.13")
+    # The admin enables Console. The enabled list changes, so even an API server that ratchets
+    # unchanged values (Kubernetes >= 1.33) validates every item of this atomic list again.
+    kube.patch(
+        CLUSTERVERSIONS,
+        "version",
+        {"spec": {"capabilities": {"baselineCapabilitySet": "v4.11", "additionalEnabledCapabilities": ["Console"]}}},
+    )

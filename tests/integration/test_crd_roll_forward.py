@@ -18,10 +18,8 @@ from tests.integration.status_support import (
     IMG_41310,
     AuditLog,
     condition,
-    create_cv,
-    history_entry,
     put_co,
-    status_414,
+    roll_back_to_413,
     wait_until,
 )
 from tests.support.cluster import LocalCluster
@@ -60,29 +58,7 @@ def rolled_back_and_pruned(
 ) -> tuple[StatusOperator, AuditLog]:
     """A 4.14 cluster rolled back to 4.13.10: the 4.13 CRD is installed and the 4.13 operator has
     pruned the 4.14 names from status (one 422, then the pruned write)."""
-    crds.install_clusterversion("current")
-    status = status_414(ENABLED_414)
-    status["desired"] = {"version": "4.13.10", "image": IMG_41310}
-    status["history"].insert(0, history_entry("4.13.10", IMG_41310, "Partial", "2024-02-01T00:00:00Z", None))
-    create_cv(
-        kube, {"clusterID": str(uuid.uuid4()), "capabilities": {"baselineCapabilitySet": "v4.11"}}, status
-    )
-    put_co(kube, "etcd", "4.13.10")
-    put_co(kube, "dns", "4.14.1")
-    crds.install_clusterversion("4.13")
-    # The enabled list changes (Console is added), so a ratcheting API server validates every item.
-    kube.patch(
-        CLUSTERVERSIONS,
-        "version",
-        {
-            "spec": {
-                "capabilities": {
-                    "baselineCapabilitySet": "v4.11",
-                    "additionalEnabledCapabilities": ["Console"],
-                }
-            }
-        },
-    )
+    roll_back_to_413(kube, crds, ENABLED_414)
     audit = AuditLog(cluster.state["auditLog"])
     op = StatusOperator(
         connect(cluster.kubeconfig, user_agent=agent),

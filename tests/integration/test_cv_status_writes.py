@@ -20,14 +20,15 @@ from status import cvstatus
 from status.cvwriter import ClusterVersionStatusWriter, StatusRejected
 from status.operator import StatusOperator, StatusOptions
 from tests.integration.status_support import (
+    ENABLED_414,
     IMG_4141,
     IMG_4142,
     IMG_41310,
     AuditLog,
     condition,
     create_cv,
-    history_entry,
     put_co,
+    roll_back_to_413,
     status_414,
     wait_until,
 )
@@ -55,44 +56,7 @@ def test_rollback_to_413_prunes_rejected_capabilities(
     operators: list[StatusOperator],
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    # A 4.14 cluster installed with baselineCapabilitySet v4.11 (which 4.14 expands with MachineAPI)
-    # plus Build, DeploymentConfig and ImageRegistry; then rolled back to 4.13.10.
-    crds.install_clusterversion("current")
-    enabled_414 = sorted(
-        [
-            "baremetal",
-            "marketplace",
-            "openshift-samples",
-            "MachineAPI",
-            "Build",
-            "DeploymentConfig",
-            "ImageRegistry",
-        ]
-    )
-    status = status_414(enabled_414)
-    status["desired"] = {"version": "4.13.10", "image": IMG_41310}
-    status["history"].insert(0, history_entry("4.13.10", IMG_41310, "Partial", "2024-02-01T00:00:00Z", None))
-    create_cv(
-        kube, {"clusterID": str(uuid.uuid4()), "capabilities": {"baselineCapabilitySet": "v4.11"}}, status
-    )
-    put_co(kube, "etcd", "4.13.10")
-    put_co(kube, "dns", "4.14.1")
-    # The 4.13 payload re-applies its CRD: its enum knows none of the 4.14 names.
-    crds.install_clusterversion("4.13")
-    # The admin enables Console. The enabled list changes, so even an API server that ratchets
-    # unchanged values (Kubernetes >= 1.33) validates every item of this atomic list again.
-    kube.patch(
-        CLUSTERVERSIONS,
-        "version",
-        {
-            "spec": {
-                "capabilities": {
-                    "baselineCapabilitySet": "v4.11",
-                    "additionalEnabledCapabilities": ["Console"],
-                }
-            }
-        },
-    )
+    roll_back_to_413(kube, crds)
 
     audit = AuditLog(cluster.state["auditLog"])
     agent = f"cvo-py/rollback-{uuid.uuid4().hex[:6]}"
@@ -134,7 +98,7 @@ def test_rollback_to_413_prunes_rejected_capabilities(
     # History and the other conditions are intact and current.
     assert [h["version"] for h in cv["status"]["history"]] == ["4.13.10", "4.14.1"]
     assert cv["status"]["history"][1]["completionTime"] == "2024-01-01T01:00:00Z"
-    assert condition(cv, "Upgradeable") == status["conditions"][3]
+    assert condition(cv, "Upgradeable") == status_414(ENABLED_414)["conditions"][3]
     assert condition(cv, "Available")["message"] == "Done applying 4.14.1"  # type: ignore[index]
     assert condition(cv, "Progressing")["message"] == "Working towards 4.13.10: 1 of 2 done (50% complete)"  # type: ignore[index]
     assert cv["status"]["observedGeneration"] == cv["metadata"]["generation"]

@@ -6,35 +6,27 @@ from __future__ import annotations
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from cvo_py.kube import CLUSTERVERSIONS, KubeClient
+from cvo_py.kube import KubeClient
 from tests.integration.payload_harness import (
     ClusterVerification,
     StartProcess,
     ensure_priority_class,
+    release_accepted,
+    request_update,
+    signature_rejected,
     version_pods,
 )
-from tests.integration.status_support import condition, create_cv, status_414, wait_until
+from tests.integration.status_support import create_cv, status_414, wait_until
 from tests.support.cluster import LocalCluster
 from tests.support.kubelet import Kubelet, waiting
 
 pytestmark = pytest.mark.usefixtures("clusterversion_cleanup")
 
 UNSIGNED = "quay.io/openshift-release-dev/ocp-release@sha256:" + "e" * 64
-SIG = (
-    f"image pull failed for {UNSIGNED} because the signature validation failed: Source image rejected: "
-    "A signature was required, but no signature exists"
-)
-
-
-@pytest.fixture
-def verification(kube: KubeClient) -> Iterator[ClusterVerification]:
-    handle = ClusterVerification(kube)
-    yield handle
-    handle.remove()
+SIG = signature_rejected(UNSIGNED)
 
 
 @pytest.fixture
@@ -47,14 +39,6 @@ def start(
     proc = StartProcess(cluster.kubeconfig, namespace, tmp_path)
     yield proc
     proc.stop()
-
-
-def accepted(kube: KubeClient) -> dict[str, Any]:
-    return condition(kube.get(CLUSTERVERSIONS, "version"), "ReleaseAccepted") or {}
-
-
-def request_update(kube: KubeClient, image: str, version: str = "") -> None:
-    kube.patch(CLUSTERVERSIONS, "version", {"spec": {"desiredUpdate": {"image": image, "version": version}}})
 
 
 def the_pod(kube: KubeClient, namespace: str, start: StartProcess) -> str:
@@ -75,8 +59,8 @@ def test_unsigned_image_shows_signature_failure_container_and_kubelet_message(
     request_update(kube, UNSIGNED)
     pod = the_pod(kube, namespace, start)
     kubelet.set_container_state(pod, namespace, "cleanup", waiting("SignatureValidationFailed", SIG), init=True)
-    wait_until(lambda: accepted(kube).get("status") == "False", timeout=15, what="ReleaseAccepted=False")
-    cond = accepted(kube)
+    wait_until(lambda: release_accepted(kube).get("status") == "False", timeout=15, what="ReleaseAccepted=False")
+    cond = release_accepted(kube)
     assert (cond["reason"], cond["message"]) == (
         "RetrievePayload",
         f'Retrieving payload failed version="" image="{UNSIGNED}" failure=Unable to download and prepare the '
@@ -94,14 +78,15 @@ def test_transient_problem_is_visible_in_the_condition_while_waiting(
     verification.sign(image)
     request_update(kube, image, "4.14.2")
     pod = the_pod(kube, namespace, start)
-    cond = wait_until(lambda: (c := accepted(kube)).get("reason") == "RetrievePayload" and c, what="retrieving")
+    cond = wait_until(lambda: (c := release_accepted(kube)).get("reason") == "RetrievePayload" and c, what="retrieving")
     assert (cond["status"], cond["message"]) == (
-        "Unknown", f'Retrieving and verifying payload version="4.14.2" image="{image}"'
+        "Unknown",
+        f'Retrieving and verifying payload version="4.14.2" image="{image}"',
     )
     network = "pinging container registry quay.io: dial tcp 10.0.0.1:443: i/o timeout"
     kubelet.set_container_state(pod, namespace, "cleanup", waiting("ErrImagePull", network), init=True)
-    wait_until(lambda: "still waiting" in accepted(kube).get("message", ""), timeout=15, what="transient shown")
-    cond = accepted(kube)
+    wait_until(lambda: "still waiting" in release_accepted(kube).get("message", ""), timeout=15, what="transient shown")
+    cond = release_accepted(kube)
     assert (cond["status"], cond["reason"], cond["message"]) == (
         "Unknown",
         "RetrievePayload",

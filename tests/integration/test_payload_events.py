@@ -4,13 +4,12 @@ rejects the release image's signature, and how a repeated identical failure bump
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from cvo_py.kube import CLUSTERVERSIONS, EVENTS, KubeClient, connect
+from cvo_py.kube import EVENTS, KubeClient, connect
 from payload.retrieval import PayloadRetriever, RetrieverOptions
 from status.operator import StatusOperator, StatusOptions
 from tests.integration.payload_harness import (
@@ -18,34 +17,19 @@ from tests.integration.payload_harness import (
     ClusterVerification,
     StartProcess,
     ensure_priority_class,
+    release_accepted,
+    request_update,
+    signature_rejected,
     version_pods,
 )
-from tests.integration.status_support import IMG_4141, condition, create_cv, status_414, wait_until
+from tests.integration.status_support import IMG_4141, create_cv, status_414, wait_until
 from tests.support.cluster import LocalCluster
 from tests.support.kubelet import Kubelet, waiting
 
 pytestmark = pytest.mark.usefixtures("clusterversion_cleanup")
 
 UNSIGNED = "quay.io/openshift-release-dev/ocp-release@sha256:" + "c" * 64
-SIG = (
-    f"image pull failed for {UNSIGNED} because the signature validation failed: Source image rejected: "
-    "A signature was required, but no signature exists"
-)
-
-
-@pytest.fixture
-def verification(kube: KubeClient) -> Iterator[ClusterVerification]:
-    handle = ClusterVerification(kube)
-    yield handle
-    handle.remove()
-
-
-def accepted(kube: KubeClient) -> dict[str, Any]:
-    return condition(kube.get(CLUSTERVERSIONS, "version"), "ReleaseAccepted") or {}
-
-
-def request_update(kube: KubeClient, image: str, version: str) -> None:
-    kube.patch(CLUSTERVERSIONS, "version", {"spec": {"desiredUpdate": {"image": image, "version": version}}})
+SIG = signature_rejected(UNSIGNED)
 
 
 def failed_events(kube: KubeClient, namespace: str) -> list[dict[str, Any]]:
@@ -76,11 +60,9 @@ def test_start_records_signature_failure_event(
         wait_until(lambda: pod() or start.proc.poll() is not None, timeout=30, what="version pod")
         assert start.proc.poll() is None, start.log()
         name = pod()
-        kubelet.set_container_state(
-            name, namespace, "cleanup", waiting("SignatureValidationFailed", SIG), init=True
-        )
-        wait_until(lambda: accepted(kube).get("status") == "False", timeout=15, what="ReleaseAccepted=False")
-        message = accepted(kube)["message"]
+        kubelet.set_container_state(name, namespace, "cleanup", waiting("SignatureValidationFailed", SIG), init=True)
+        wait_until(lambda: release_accepted(kube).get("status") == "False", timeout=15, what="ReleaseAccepted=False")
+        message = release_accepted(kube)["message"]
         [event] = wait_until(lambda: failed_events(kube, namespace), timeout=15, what="the Event")
     finally:
         start.stop()
@@ -138,7 +120,7 @@ def test_repeated_identical_failure_bumps_one_event(
         assert op.recorder is not None and op.recorder.created == 1 and op.recorder.bumped >= 2
     finally:
         op.stop()
-    message = accepted(kube)["message"]
+    message = release_accepted(kube)["message"]
     assert message.startswith(
         f'Retrieving payload failed version="4.14.9" image="{UNSIGNED}" failure=The update cannot be '
         f"verified: unable to verify sha256:{'c' * 64} against keyrings: verifier-public-key-test"
