@@ -2,8 +2,10 @@
 
 OpenPGP is done by pysequoia (Sequoia-PGP's Python binding): maintained, ships manylinux wheels
 with no system gpg or native build needed, and verifies inline signed messages as release
-signatures are. Signature ConfigMaps are tried first; then every store is searched in parallel
-(`signature-1`…`signature-10`, stopping at 404), and the first valid signature wins.
+signatures are. It does not say why a signature is rejected, so `packets.explain_rejection` reads
+that from the signature packet (expired, or made by a key outside the keyrings). Signature
+ConfigMaps are tried first; then every store is searched in parallel (`signature-1`…`signature-10`,
+stopping at 404), and the first valid signature wins.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from datetime import UTC, datetime
 from typing import Any
 
 import pysequoia
@@ -23,6 +26,7 @@ from cvo_py.kube import CONFIGMAPS, ApiError, KubeClient
 from payload.metrics import PayloadMetrics
 from payload.retrieval import VerificationError
 from payload.verify.config import SIGNATURES_LABEL, Store, VerifierConfig, load_config
+from payload.verify.packets import PacketError, explain_rejection, key_identities
 from payload.verify.signature import (
     Attempt,
     DigestError,
@@ -35,7 +39,7 @@ from payload.verify.signature import (
 log = logging.getLogger(__name__)
 
 MAX_SIGNATURES = 10
-# Sequoia does not say which: a key outside the keyrings, or a signature past its expiry.
+# When the signature packet does not tell more (see packets.explain_rejection).
 UNTRUSTED = "no valid signature by a trusted key (not signed by one, or expired)"
 MAX_SIGNATURE_BYTES = 64 * 1024
 
@@ -56,12 +60,14 @@ class ReleaseVerifier:
         session: requests.Session | None = None,
         metrics: PayloadMetrics | None = None,
         fetch_timeout: float = 10.0,
+        now: Callable[[], datetime] = lambda: datetime.now(UTC),
     ) -> None:
         self._load = load
         self._persist = persist
         self._session = session or requests.Session()
         self.metrics = metrics or PayloadMetrics()
         self.fetch_timeout = fetch_timeout
+        self._now = now
         self._verified: set[str] = set()
         self._lock = threading.Lock()
 
@@ -91,6 +97,7 @@ class ReleaseVerifier:
                     "the release verifier is incorrectly configured, unable to verify digests: "
                     f"keyring {name} in {config.source}: {_first_line(exc)}"
                 ) from None
+        trusted = _trusted_identities(certs)
         keyrings = list(config.keyrings)
         attempts: list[Attempt] = []
         prefix = f"{algo}-{hexpart}"
@@ -98,11 +105,12 @@ class ReleaseVerifier:
             meta = cm.get("metadata") or {}
             for key, data in _configmap_signatures(cm, prefix):
                 source = f"ConfigMap {meta.get('namespace')}/{meta.get('name')} key {key}"
-                reason = self._check(data, certs, digest)
+                reason = self._check(data, certs, trusted, digest)
                 if reason is None:
                     return self._accept(digest, None)
                 attempts.append(Attempt(source, reason))
-        found = self._search_stores(config.stores, algo, hexpart, certs, digest, deadline, attempts)
+        keys = (certs, trusted)
+        found = self._search_stores(config.stores, algo, hexpart, keys, digest, deadline, attempts)
         if found is not None:
             return self._accept(digest, found)
         self.metrics.verifications.labels("failed").inc()
@@ -120,7 +128,9 @@ class ReleaseVerifier:
 
     # -- one signature ---------------------------------------------------------------------------
 
-    def _check(self, data: bytes, certs: list[Any], digest: str) -> str | None:
+    def _check(
+        self, data: bytes, certs: list[Any], trusted: frozenset[str] | None, digest: str
+    ) -> str | None:
         """None when `data` is a valid signature of `digest` by a trusted key, else why not."""
         if not data:
             return "empty signature"
@@ -129,10 +139,10 @@ class ReleaseVerifier:
         except Exception as exc:
             text = _first_line(exc)
             if "no valid signatures" in text or "signature" in text.lower():
-                return UNTRUSTED
+                return explain_rejection(data, trusted, self._now(), UNTRUSTED)
             return f"not an OpenPGP signed message ({text})"
         if not result.valid_sigs or result.bytes is None:
-            return UNTRUSTED
+            return explain_rejection(data, trusted, self._now(), UNTRUSTED)
         return check_simple_signing(result.bytes, digest)
 
     # -- HTTP stores -----------------------------------------------------------------------------
@@ -142,7 +152,7 @@ class ReleaseVerifier:
         stores: tuple[Store, ...],
         algo: str,
         hexpart: str,
-        certs: list[Any],
+        keys: tuple[list[Any], frozenset[str] | None],
         digest: str,
         deadline: float,
         attempts: list[Attempt],
@@ -152,7 +162,7 @@ class ReleaseVerifier:
         stop = threading.Event()
         pool = ThreadPoolExecutor(max_workers=len(stores), thread_name_prefix="signature-store")
         futures: dict[Future[tuple[bytes | None, list[Attempt]]], Store] = {
-            pool.submit(self._search_store, s, algo, hexpart, certs, digest, deadline, stop): s for s in stores
+            pool.submit(self._search_store, s, algo, hexpart, keys, digest, deadline, stop): s for s in stores
         }
         found: bytes | None = None
         pending = set(futures)
@@ -180,7 +190,7 @@ class ReleaseVerifier:
         store: Store,
         algo: str,
         hexpart: str,
-        certs: list[Any],
+        keys: tuple[list[Any], frozenset[str] | None],
         digest: str,
         deadline: float,
         stop: threading.Event,
@@ -225,7 +235,7 @@ class ReleaseVerifier:
                 self._fetch_error(store, "garbage")
                 attempts.append(Attempt(url, f"larger than {MAX_SIGNATURE_BYTES} bytes, not a signature"))
                 continue
-            reason = self._check(body, certs, digest)
+            reason = self._check(body, *keys, digest)
             if reason is None:
                 return body, attempts
             if reason.startswith("not an OpenPGP"):
@@ -235,6 +245,19 @@ class ReleaseVerifier:
 
     def _fetch_error(self, store: Store, kind: str) -> None:
         self.metrics.store_fetch_errors.labels(store.url, kind).inc()
+
+
+def _trusted_identities(certs: list[Any]) -> frozenset[str] | None:
+    """The keyrings' key fingerprints and IDs (subkeys too), or None if the packet reader cannot
+    list a certificate's keys: then no signer is called untrusted."""
+    found: set[str] = set()
+    for cert in certs:
+        try:
+            found |= key_identities(bytes(cert))
+        except PacketError as exc:
+            log.warning("cannot list the keys of certificate %s: %s", cert.fingerprint, exc)
+            return None
+    return frozenset(found)
 
 
 def _short_request_error(exc: requests.RequestException) -> str:

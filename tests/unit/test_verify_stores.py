@@ -1,16 +1,25 @@
-"""Release verification with real OpenPGP signatures (throwaway keys made here) and HTTP stores
-mocked with `responses`: every store and signature failure mode, and the parallel search."""
+"""Release verification with real OpenPGP signatures (throwaway keys made here, by pysequoia and
+by GnuPG) and HTTP stores mocked with `responses`: every store and signature failure mode, and the
+parallel search."""
 
 from __future__ import annotations
 
 import json
+import os
+import shutil
+import subprocess
+import tempfile
 import threading
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 import pysequoia
 import pytest
 import requests
 import responses
+from pysequoia.packet import PacketPile, Tag
 
 from payload.retrieval import VerificationError
 from payload.verify.config import Store, VerifierConfig
@@ -34,10 +43,20 @@ def other_key() -> Any:
     return pysequoia.Tsk.generate("someone else <else@example.com>")
 
 
-def sign(tsk: Any, digest: str = DIGEST, type_: str = "atomic container signature") -> bytes:
+def release_json(digest: str = DIGEST, type_: str = "atomic container signature") -> bytes:
     doc = {"critical": {"type": type_, "image": {"docker-manifest-digest": digest},
                         "identity": {"docker-reference": IMAGE}}, "optional": {"creator": "test"}}
-    return bytes(pysequoia.sign(tsk.signer(), json.dumps(doc).encode(), armor=False))
+    return json.dumps(doc).encode()
+
+
+def sign(tsk: Any, digest: str = DIGEST, type_: str = "atomic container signature") -> bytes:
+    return bytes(pysequoia.sign(tsk.signer(), release_json(digest, type_), armor=False))
+
+
+def issuer(signature: bytes) -> str:
+    """The signing (sub)key's fingerprint, as pysequoia reads it, in the reason's upper case."""
+    sigs = [p for p in PacketPile.from_bytes(signature) if p.tag == Tag.Signature]
+    return str(sigs[0].issuer_fingerprint).upper()
 
 
 def sig_url(store: str, n: int) -> str:
@@ -45,15 +64,18 @@ def sig_url(store: str, n: int) -> str:
 
 
 def verifier(key: Any, stores: tuple[str, ...] = (STORE_A,), persisted: list[tuple[str, bytes]] | None = None,
-             **config: Any) -> ReleaseVerifier:
+             now: datetime | None = None, **config: Any) -> ReleaseVerifier:
+    """`key` is a pysequoia key or an armored public certificate."""
+    armored = key if isinstance(key, str) else str(key.extract_certificate())
     cfg = VerifierConfig(
         source="ConfigMap openshift-config-managed/release-verification",
-        keyrings={"verifier-public-key-test": str(key.extract_certificate())},
+        keyrings={"verifier-public-key-test": armored},
         stores=tuple(Store(f"store-{i}", url) for i, url in enumerate(stores)),
         **config,
     )
     sink = persisted if persisted is not None else []
-    return ReleaseVerifier(lambda: cfg, persist=lambda d, s: sink.append((d, s)), fetch_timeout=2.0)
+    clock = (lambda: datetime.now(UTC)) if now is None else (lambda: now)
+    return ReleaseVerifier(lambda: cfg, persist=lambda d, s: sink.append((d, s)), fetch_timeout=2.0, now=clock)
 
 
 @responses.activate
@@ -87,7 +109,7 @@ def expect_failure(v: ReleaseVerifier, tail: str) -> None:
 @pytest.mark.parametrize(
     ("setup", "tail"),
     [
-        ("wrong key", f"{sig_url(STORE_A, 1)}: {UNTRUSTED}"),
+        ("wrong key", f"{sig_url(STORE_A, 1)}: signed by key <other key>, which is not in the keyrings"),
         ("wrong digest", f'{sig_url(STORE_A, 1)}: signature digest does not match (signed "sha256:{"ab" * 32}")'),
         ("wrong type", f'{sig_url(STORE_A, 1)}: signature type "something else" is not "atomic container signature"'),
         ("404 first", f"{sig_url(STORE_A, 1)}: no signature in this store (HTTP 404)"),
@@ -102,6 +124,7 @@ def test_store_failure_modes(key: Any, other_key: Any, setup: str, tail: str) ->
     url = sig_url(STORE_A, 1)
     if setup == "wrong key":
         responses.get(url, body=sign(other_key))
+        tail = tail.replace("<other key>", issuer(sign(other_key)))
     elif setup == "wrong digest":
         responses.get(url, body=sign(key, digest=f"sha256:{'ab' * 32}"))
     elif setup == "wrong type":
@@ -128,7 +151,8 @@ def test_search_stops_at_the_first_404_and_at_ten(key: Any, other_key: Any) -> N
     with pytest.raises(VerificationError) as err:
         verifier(key).verify(IMAGE, 10)
     # Ten failed signatures stay one bounded, readable line.
-    assert len(str(err.value)) <= MAX_FAILURE and str(err.value).endswith(f"signature-10: {UNTRUSTED}")
+    reason = f"signed by key {issuer(sign(other_key))}, which is not in the keyrings"
+    assert len(str(err.value)) <= MAX_FAILURE and str(err.value).endswith(f"signature-10: {reason}")
     assert [c.request.url for c in responses.calls] == [sig_url(STORE_A, n) for n in range(1, 11)]
 
 
@@ -203,3 +227,104 @@ def test_malformed_keyring_is_a_clear_message() -> None:
         "the release verifier is incorrectly configured, unable to verify digests: keyring verifier-public-key-x in "
         "ConfigMap ns/cm: "
     )
+
+
+# -- signatures made by GnuPG -------------------------------------------------------------------
+# pysequoia cannot make a signature that expires, and gpg writes signed messages as real release
+# signatures are written (compressed, one-pass). The key lives in a throwaway GNUPGHOME only.
+
+GPG_TIME = "20200101T000000!"  # gpg's clock, frozen: keys and signatures are made at 2020-01-01
+NOW = datetime(2025, 6, 1, tzinfo=UTC)
+
+
+class Gpg:
+    def __init__(self, binary: str, home: Path) -> None:
+        self.binary = binary
+        self.env = {**os.environ, "GNUPGHOME": str(home)}
+
+    def run(self, *args: str, data: bytes = b"") -> bytes:
+        cmd = [self.binary, "--batch", "--pinentry-mode", "loopback", "--passphrase", "",
+               "--faked-system-time", GPG_TIME, *args]
+        done = subprocess.run(cmd, input=data, env=self.env, capture_output=True, timeout=120, check=False)
+        if done.returncode != 0:
+            raise AssertionError(f"{' '.join(cmd)} failed: {done.stderr.decode(errors='replace')}")
+        return done.stdout
+
+    def sign(self, data: bytes, *options: str, expire: str | None = None) -> bytes:
+        expiry = ["--default-sig-expire", expire] if expire else []
+        return self.run(*expiry, *options, "--sign", data=data)
+
+    @property
+    def public_key(self) -> str:
+        return self.run("--armor", "--export").decode()
+
+    @property
+    def fingerprint(self) -> str:
+        lines = self.run("--with-colons", "--list-keys").decode().splitlines()
+        return next(line.split(":")[9] for line in lines if line.startswith("fpr:"))
+
+
+@pytest.fixture(scope="module")
+def gpg() -> Iterator[Gpg]:
+    binary = shutil.which("gpg") or ("/usr/bin/gpg" if os.access("/usr/bin/gpg", os.X_OK) else None)
+    if binary is None:
+        pytest.skip("gpg (GnuPG) not found on PATH or at /usr/bin/gpg: it makes the expired signatures here")
+    # A short path under /tmp: gpg-agent's socket path must stay short.
+    home = Path(tempfile.mkdtemp(prefix="cvo-gpg-"))
+    tool = Gpg(binary, home)
+    try:
+        tool.run("--quick-generate-key", "release key 2020 <release@example.com>", "ed25519", "sign", "never")
+        yield tool
+    finally:
+        gpgconf = shutil.which("gpgconf")
+        if gpgconf:
+            subprocess.run([gpgconf, "--kill", "gpg-agent"], env=tool.env, capture_output=True, timeout=30,
+                           check=False)
+        shutil.rmtree(home, ignore_errors=True)
+
+
+@responses.activate
+def test_gpg_signature_that_expired_in_2020_says_when(gpg: Gpg) -> None:
+    signature = gpg.sign(release_json(), expire="1d")
+    assert signature[0] == 0xA3  # as release signatures: a compressed packet of indeterminate length
+    responses.get(sig_url(STORE_A, 1), body=signature)
+    responses.get(sig_url(STORE_A, 2), status=404)
+    expect_failure(verifier(gpg.public_key, now=NOW),
+                   f"{sig_url(STORE_A, 1)}: signature expired at 2020-01-02T00:00:00Z")
+
+
+def test_gpg_expired_signature_from_a_configmap_says_when(gpg: Gpg) -> None:
+    import base64
+
+    cm = {"metadata": {"name": f"sha256-{HEX}", "namespace": "openshift-config-managed"},
+          "binaryData": {f"sha256-{HEX}-1": base64.b64encode(gpg.sign(release_json(), expire="1d")).decode()}}
+    expect_failure(verifier(gpg.public_key, stores=(), now=NOW, signature_configmaps=(cm,)),
+                   f"ConfigMap openshift-config-managed/sha256-{HEX} key sha256-{HEX}-1: "
+                   "signature expired at 2020-01-02T00:00:00Z")
+
+
+@responses.activate
+def test_gpg_signature_by_a_key_outside_the_keyrings_names_the_key(gpg: Gpg, key: Any) -> None:
+    responses.get(sig_url(STORE_A, 1), body=gpg.sign(release_json()))
+    responses.get(sig_url(STORE_A, 2), status=404)
+    expect_failure(verifier(key, now=NOW),
+                   f"{sig_url(STORE_A, 1)}: signed by key {gpg.fingerprint}, which is not in the keyrings")
+
+
+@responses.activate
+def test_gpg_signature_that_does_not_expire_verifies(gpg: Gpg) -> None:
+    signature = gpg.sign(release_json())
+    responses.get(sig_url(STORE_A, 1), body=signature)
+    persisted: list[tuple[str, bytes]] = []
+    verifier(gpg.public_key, persisted=persisted, now=NOW).verify(IMAGE, 10)
+    assert persisted == [(DIGEST, signature)]
+
+
+@responses.activate
+def test_altered_gpg_signature_by_a_trusted_key_keeps_the_generic_reason(gpg: Gpg) -> None:
+    # Trusted issuer, not expired, yet invalid: the packet tells nothing more.
+    signature = gpg.sign(release_json(), "--compress-algo", "none").replace(b"atomic", b"Atomic")
+    assert b"Atomic container signature" in signature
+    responses.get(sig_url(STORE_A, 1), body=signature)
+    responses.get(sig_url(STORE_A, 2), status=404)
+    expect_failure(verifier(gpg.public_key, now=NOW), f"{sig_url(STORE_A, 1)}: {UNTRUSTED}")
