@@ -1,4 +1,4 @@
-"""The ConfigMap API: insights ↔ ConfigMap `data`, and how node insights are sharded at scale.
+"""The ConfigMap API: insights ↔ ConfigMap `data`, and how the insights of nodes are sharded at scale.
 
 Where: namespace `openshift-update-status-controller`, ConfigMap `status-api-cm-prototype`. The
 controller never creates it; an administrator opts in by creating it (empty) and out by deleting
@@ -11,7 +11,8 @@ Keys (every key matches `[-._a-zA-Z0-9]+` and is at most 253 characters):
     usc-mcp-<pool>               MachineConfigPool insight
     usc-node-<node>              Node insight
     usc-health-<uid>             Health insight; <uid> is also the insight's `uid` field
-    usc-shards                   (only when sharded) the names of the shard ConfigMaps, a YAML list
+    usc-shards                   (only when sharded, in the main ConfigMap) the names of the shard
+                                 ConfigMaps, a YAML list
 
 A name too long for its key (node names may have 253 characters) is cut and followed by `-` and
 12 hex digits of its SHA-256, so keys stay unique; the full name is always inside the value.
@@ -25,17 +26,21 @@ block style. Any YAML parser reads both; `decode()` here returns the typed insig
 Sharding: the API server rejects a ConfigMap holding more than 1 MiB of data (`DATA_LIMIT`), but
 ConfigMaps are filled only to `SHARD_BUDGET` (256 KiB): a one-key patch costs the API server time
 in proportion to the ConfigMap's size (about 25 ms at 225 KB, 100 ms at 900 KB on a small control
-plane), and every watcher receives the whole object again. Control-plane, pool and health insights
-stay in `status-api-cm-prototype`. When everything does not fit in it, node insights move to shard
-ConfigMaps `status-api-cm-prototype-nodes-<i>` (i = 0 … S-1, S a power of two, at most
-`MAX_SHARDS` = 32: `shard_names_allowed()` lists every name, which the controller's RBAC Role
-grants and nothing more): a node key goes to shard `crc32(key) mod S`, and S is the smallest power
-of two for which every shard fits, so 32 shards hold about 8 MiB of node insights (~10,000 nodes).
-Growing S moves about half the keys; a single node's change touches one shard. The main
-ConfigMap's `usc-shards` key lists the shard names in use; a client reads the main ConfigMap, then
-every shard listed, and decodes the union of their `data`. If even `MAX_SHARDS` shards cannot hold
-the insights within the budget, or the main ConfigMap alone is too big, `plan()` reports it in
-`ShardPlan.problems` (the writer then fills up to `DATA_LIMIT`, never beyond).
+plane), and every watcher receives the whole object again. When everything does not fit in
+`status-api-cm-prototype`, the insights of nodes move to shard ConfigMaps
+`status-api-cm-prototype-nodes-<i>` (i = 0 … S-1, S a power of two, at most `MAX_SHARDS` = 32:
+`shard_names_allowed()` lists every name, which the controller's RBAC Role grants and nothing
+more): node insights, and the health insights whose scope is a single node (a degraded or
+unavailable node). Both are placed by the node's key, `usc-node-<node>`: shard
+`crc32(node key) mod S`, so a node's health insights share its shard and a single node's change
+touches one shard (plus its pool's insight in the main ConfigMap). Control-plane, pool and every
+other health insight stay in `status-api-cm-prototype`. S is the smallest power of two for which
+every shard fits, so 32 shards hold about 8 MiB (~10,000 nodes); growing S moves about half the
+keys. The main ConfigMap's `usc-shards` key lists the shard names in use; a client reads the main
+ConfigMap, then every shard listed, and decodes the union of their `data` (a key may be in any of
+them; only where a key lives differs, never its name or value). If even `MAX_SHARDS` shards
+cannot hold the insights within the budget, or the main ConfigMap alone is too big, `plan()`
+reports it in `ShardPlan.problems` (the writer then fills up to `DATA_LIMIT`, never beyond).
 """
 
 from __future__ import annotations
@@ -114,7 +119,7 @@ def key_of(insight: Insight) -> str:
     if isinstance(insight, MachineConfigPoolStatusInsight):
         return _key(PREFIX_MCP, insight.name)
     if isinstance(insight, NodeStatusInsight):
-        return _key(PREFIX_NODE, insight.name)
+        return node_key(insight.name)
     if isinstance(insight, HealthInsight):
         return _key(PREFIX_HEALTH, insight.uid)
     raise TypeError(f"not an insight: {type(insight).__name__}")
@@ -136,7 +141,7 @@ def node_value(n: NodeStatusInsight) -> str:
     same bytes for every kind of node insight.
     """
     conditions = ",".join(
-        _condition_json(c.type, c.status, c.reason, c.message, c.last_transition_time) for c in n.conditions
+        [_condition_json(c.type, c.status, c.reason, c.message, c.last_transition_time) for c in n.conditions]
     )
     out = [
         f'{{"conditions":[{conditions}],"name":{_q(n.name)},"resource":{_ref(n.resource)},'
@@ -291,9 +296,44 @@ def shard_names_allowed() -> list[str]:
     return [CONFIGMAP, *(shard_name(i) for i in range(MAX_SHARDS))]
 
 
-def plan(data: Mapping[str, str], budget: int = SHARD_BUDGET, max_shards: int = MAX_SHARDS) -> ShardPlan:
-    """Spread encoded insights over the main ConfigMap and, if needed, node shards (see above)."""
-    return ShardPlanner(budget, max_shards).plan(data)
+def plan(
+    data: Mapping[str, str],
+    budget: int = SHARD_BUDGET,
+    max_shards: int = MAX_SHARDS,
+    *,
+    node_health: Mapping[str, str] | None = None,
+) -> ShardPlan:
+    """Spread encoded insights over the main ConfigMap and, if needed, node shards (see above).
+
+    `node_health` maps the key of each node health insight to its node's key (`node_health_keys`);
+    those travel with their node into the shards, every other health insight stays in the main
+    ConfigMap.
+    """
+    return ShardPlanner(budget, max_shards).plan(data, node_health)
+
+
+def node_of(insight: HealthInsight) -> str | None:
+    """The node a health insight is about when its scope is that one node, else None."""
+    resources = insight.scope.resources
+    if len(resources) == 1 and resources[0].resource == "nodes" and not resources[0].group:
+        return resources[0].name
+    return None
+
+
+def node_key(node: str) -> str:
+    """The key of a node's insight, which also places its health insights (see `plan`)."""
+    return _key(PREFIX_NODE, node)
+
+
+def node_health_keys(insights: Iterable[Insight]) -> dict[str, str]:
+    """Key of each node health insight → the key of its node's insight (what `plan` takes)."""
+    out: dict[str, str] = {}
+    for insight in insights:
+        if isinstance(insight, HealthInsight):
+            node = node_of(insight)
+            if node is not None:
+                out[key_of(insight)] = node_key(node)
+    return out
 
 
 class ShardPlanner:
@@ -322,7 +362,9 @@ class ShardPlanner:
             h = self._hashes[key] = zlib.crc32(key.encode())
         return h
 
-    def plan(self, data: Mapping[str, str]) -> ShardPlan:
+    def plan(self, data: Mapping[str, str], node_health: Mapping[str, str] | None = None) -> ShardPlan:
+        """See `plan()`."""
+        node_health = node_health or {}
         sizes = {k: self._size(k, v) for k, v in data.items()}
         if len(self._sizes) > 2 * len(data) + 64:  # forget keys that are gone
             self._sizes = {k: self._sizes[k] for k in data}
@@ -330,20 +372,22 @@ class ShardPlanner:
         total = sum(sizes.values())
         if total <= self.budget:
             return ShardPlan({CONFIGMAP: dict(data)}, 0, {CONFIGMAP: total})
-        main = {k: v for k, v in data.items() if not k.startswith(PREFIX_NODE)}
-        node_keys = sorted(k for k in data if k.startswith(PREFIX_NODE))
-        hashes = [self._hash(k) for k in node_keys]
+        # a node's insight and its health insights are placed by the node's key: one shard per node
+        homes = {k: k if k.startswith(PREFIX_NODE) else node_health.get(k) for k in data}
+        main = {k: v for k, v in data.items() if homes[k] is None}
+        sharded = sorted((k, home) for k, home in homes.items() if home is not None)
+        hashes = [self._hash(home) for _, home in sharded]
         shards = 1
         while True:
             totals = [0] * shards
-            for k, h in zip(node_keys, hashes, strict=True):
+            for (k, _), h in zip(sharded, hashes, strict=True):
                 totals[h % shards] += sizes[k]
             if max(totals) <= self.budget or shards >= self.max_shards:
                 break
             shards *= 2
         names = [shard_name(i) for i in range(shards)]
         configmaps: dict[str, dict[str, str]] = {name: {} for name in names}
-        for k, h in zip(node_keys, hashes, strict=True):
+        for (k, _), h in zip(sharded, hashes, strict=True):
             configmaps[names[h % shards]][k] = data[k]
         main[SHARDS_KEY] = yaml.safe_dump(names, default_flow_style=True).strip()
         result = ShardPlan({CONFIGMAP: main, **configmaps}, shards)

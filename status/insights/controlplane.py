@@ -8,6 +8,7 @@ from the injected `now`) and an incomplete previous update.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 from collections.abc import Sequence
@@ -76,11 +77,14 @@ CO_DEGRADED_ERROR_AFTER = 40 * MINUTE
 _UID = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 
 
+@functools.lru_cache(maxsize=16384)
 def health_uid(kind: str, *parts: str, identity: str = "") -> str:
     """A stable identifier valid as an API uid (≤ 63, `[a-z0-9-]`) and inside a ConfigMap key.
 
     Readable when the parts already fit; otherwise a sanitized prefix plus a hash of the parts and
     `identity` (hashed only), so distinct objects never collide (`a.b` and `a-b` hash differently).
+    Cached: node names have dots, so every node's uid is hashed, and every computation asks again
+    for the same unhealthy nodes.
     """
     plain = "-".join((kind, *parts))
     if not identity and len(plain) <= 63 and _UID.match(plain):

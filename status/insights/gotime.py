@@ -91,8 +91,9 @@ def format_time(ns: int, nanos: bool = True) -> str:
     return text + "Z"
 
 
+@functools.lru_cache(maxsize=1024)
 def duration_string(d: int) -> str:
-    """Go's `time.Duration.String()`."""
+    """Go's `time.Duration.String()` (cached: node estimates take a handful of values)."""
     if d == 0:
         return "0s"
     neg = d < 0

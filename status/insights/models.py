@@ -74,6 +74,7 @@ Duration = Annotated[
 
 
 _FIELDS_SET: dict[type[BaseModel], set[str]] = {}
+_set_slot = object.__setattr__  # a model's own __setattr__ validates; these are its plain slots
 
 
 def construct_fast(cls: type[_M], values: dict[str, Any]) -> _M:
@@ -82,15 +83,15 @@ def construct_fast(cls: type[_M], values: dict[str, Any]) -> _M:
     What `model_construct` does without its per-field default handling: the node insight path
     builds several models per node and must reach tens of thousands of nodes per second.
     """
-    obj = cls.__new__(cls)
-    object.__setattr__(obj, "__dict__", values)
     # every field is set, so instances can share one set (pydantic only ever adds field names)
     fields_set = _FIELDS_SET.get(cls)
     if fields_set is None:
         fields_set = _FIELDS_SET[cls] = set(cls.model_fields)
-    object.__setattr__(obj, "__pydantic_fields_set__", fields_set)
-    object.__setattr__(obj, "__pydantic_extra__", None)
-    object.__setattr__(obj, "__pydantic_private__", None)
+    obj = cls.__new__(cls)
+    _set_slot(obj, "__dict__", values)
+    _set_slot(obj, "__pydantic_fields_set__", fields_set)
+    _set_slot(obj, "__pydantic_extra__", None)
+    _set_slot(obj, "__pydantic_private__", None)
     return obj
 
 

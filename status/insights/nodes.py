@@ -8,7 +8,6 @@ injected `now`.
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -83,6 +82,7 @@ _CONDITION_CHECKS = {
     "DiskPressure": ("False", DISK_PRESSURE, "DiskPressure!=False"),
     "NetworkUnavailable": ("False", NETWORK_UNAVAILABLE, "NetworkUnavailable!=False"),
 }
+_CHECK_BY_REASON = {check[1]: check for check in _CONDITION_CHECKS.values()}
 # how long each reason must last before the node counts as seriously unavailable
 _SERIOUS_AFTER = {NOT_READY: 5 * MINUTE, DISK_PRESSURE: MINUTE, NETWORK_UNAVAILABLE: MINUTE}
 _NEVER_SERIOUS = {UNSCHEDULABLE, MCD_PROCESSING}
@@ -203,7 +203,7 @@ def _selector(pool: JSON) -> object:
 # --- per node ----------------------------------------------------------------------------------
 
 
-@dataclass
+@dataclass(slots=True)
 class Unavailability:
     """The Machine Config Operator's ordered list of reasons a node is unavailable."""
 
@@ -228,7 +228,7 @@ class Unavailability:
     def description_text(self) -> str:
         out = []
         for reason, message, _ in self.reasons:
-            check = next((c for c in _CONDITION_CHECKS.values() if c[1] == reason), None)
+            check = _CHECK_BY_REASON.get(reason)
             if check is None:
                 out.append(reason)
             else:
@@ -262,6 +262,8 @@ class Unavailability:
 
 def go_quote(text: str) -> str:
     """Go's %q for printable text: double quotes, backslash escapes, non-ASCII kept."""
+    if text.isascii() and text.isprintable() and '"' not in text and "\\" not in text:
+        return f'"{text}"'  # the common case: nothing to escape
     out = ['"']
     for ch in text:
         if ch == '"':
@@ -483,18 +485,21 @@ def node_message(a: NodeAssessment) -> str:
     return ""
 
 
-@functools.lru_cache(maxsize=64)
-def _constant_condition(type_: str, status: ConditionStatus, reason: str, message: str) -> Condition:
-    """One shared instance per distinct condition without a source time (insights are values:
-    never mutated, `stamp_transition_times` replaces conditions instead)."""
-    return Condition.of(type_, status, reason, message, gotime.ZERO_TIME)
-
-
 _DONE_NOT_UPDATED = (
     ConditionStatus.UNKNOWN,
     NodeUpdatingReason.CANNOT_DETERMINE,
     "The Machine Config Daemon reports Done but the node does not run the target configuration yet",
 )
+_NOT_DEGRADED = (ConditionStatus.FALSE, NodeDegradedReason.AS_EXPECTED, "The node is not degraded")
+
+# Conditions without a source time, one shared instance each (insights are values: never mutated,
+# `stamp_transition_times` replaces conditions instead).
+_UPDATING_UNTIMED = {
+    phase: Condition.of(ConditionType.UPDATING, *condition, gotime.ZERO_TIME)
+    for phase, condition in _UPDATING_BY_PHASE.items()
+}
+_DONE_NOT_UPDATED_UNTIMED = Condition.of(ConditionType.UPDATING, *_DONE_NOT_UPDATED, gotime.ZERO_TIME)
+_NOT_DEGRADED_UNTIMED = Condition.of(ConditionType.DEGRADED, *_NOT_DEGRADED, gotime.ZERO_TIME)
 
 
 def node_insight(
@@ -503,18 +508,16 @@ def node_insight(
     """The insight; `times` gives transition times for conditions without a source time."""
     times = times or _NO_TIMES
     no_time = gotime.ZERO_TIME
-    if a.is_updating and a.phase == "Updated":
-        # MCD reports Done but the node does not run the target configuration: oc shows
-        # "Updated" without counting the node as updated, so the API cannot say either way.
-        status, reason, message = _DONE_NOT_UPDATED
-    else:
-        status, reason, message = _UPDATING_BY_PHASE[a.phase]
+    # MCD reports Done but the node does not run the target configuration: oc shows "Updated"
+    # without counting the node as updated, so the API cannot say either way.
+    done_not_updated = a.is_updating and a.phase == "Updated"
     if times:
+        status, reason, message = _DONE_NOT_UPDATED if done_not_updated else _UPDATING_BY_PHASE[a.phase]
         updating = Condition.of(
             ConditionType.UPDATING, status, reason, message, times.get(ConditionType.UPDATING, no_time)
         )
     else:
-        updating = _constant_condition(ConditionType.UPDATING, status, reason, message)
+        updating = _DONE_NOT_UPDATED_UNTIMED if done_not_updated else _UPDATING_UNTIMED[a.phase]
     if a.is_unavailable:
         since = a.unavailability.since()
         available = Condition.of(
@@ -541,20 +544,10 @@ def node_insight(
             times.get(ConditionType.DEGRADED, no_time),
         )
     elif times:
-        degraded = Condition.of(
-            ConditionType.DEGRADED,
-            ConditionStatus.FALSE,
-            NodeDegradedReason.AS_EXPECTED,
-            "The node is not degraded",
-            times.get(ConditionType.DEGRADED, no_time),
-        )
+        since = times.get(ConditionType.DEGRADED, no_time)
+        degraded = Condition.of(ConditionType.DEGRADED, *_NOT_DEGRADED, since)
     else:
-        degraded = _constant_condition(
-            ConditionType.DEGRADED,
-            ConditionStatus.FALSE,
-            NodeDegradedReason.AS_EXPECTED,
-            "The node is not degraded",
-        )
+        degraded = _NOT_DEGRADED_UNTIMED
     estimate = _ESTIMATE_BY_PHASE[a.phase]
     if (a.is_unavailable and not a.is_updating) or a.is_degraded:
         estimate = 0 if a.is_updated else None

@@ -5,8 +5,9 @@ Nodes, MachineConfigPools, MachineConfigs (only their name and release version),
 machine-config-operator Deployment (only its images) and the ConfigMaps of the API. Every change
 pokes a coalescing sync loop, which recomputes the insights with the pure functions of
 `status.insights` at an injected `now` (only what changed: `status.usc.incremental`), encodes
-them, spreads node insights over shard ConfigMaps when one would be too big
-(`status.insights.configmap.plan`) and patches only the keys that changed.
+them, spreads the insights of nodes (node insights and health insights about a single node) over
+shard ConfigMaps when one would be too big (`status.insights.configmap.plan`) and patches only the
+keys that changed.
 
 The main ConfigMap is never created: an administrator opts in by creating it, and out by deleting
 it. Shards are created by the controller only while the main ConfigMap exists, owned by it (so
@@ -398,7 +399,7 @@ class UpdateStatusController:
         self.synced.set()
         if main is None:
             return
-        plan = self.planner.plan(data)
+        plan = self.planner.plan(data, self.insights.node_health)
         self._report_problems(tuple(plan.problems))
         in_use = [n for n in plan.configmaps if n != self.configmap]
         try:
@@ -513,7 +514,9 @@ class UpdateStatusController:
             raise
         self._record(name, written)
         self.sizes[name] = plan.size
-        log.info("Created ConfigMap %s/%s for %d node insights", self.namespace, name, len(body["data"]))
+        log.info(
+            "Created ConfigMap %s/%s for %d insights of nodes", self.namespace, name, len(body["data"])
+        )
         return 1, list(plan.omitted)
 
     def _restore_published(self, name: str, before: dict[str, str] | None) -> None:

@@ -7,7 +7,8 @@ node at a time: it keeps each node's assessment, insight, key and encoded value 
 object and the assessor's `inputs` (the pools, the MachineConfig versions, the ClusterVersion's
 target) are unchanged; other insights are re-encoded only when they differ from the previous ones.
 The results equal the full computation's (tests/unit/test_usc_incremental.py checks that on many
-states). Shard layout: `configmap.ShardPlanner`.
+states). Shard layout: `configmap.ShardPlanner`, given `node_health` (which health insights travel
+with their node).
 """
 
 from __future__ import annotations
@@ -45,6 +46,7 @@ class IncrementalInsights:
         self._seeded: dict[str, Insight] = {}  # published by an earlier process
         self.insights: list[Insight] = []  # the last result
         self.counts: dict[tuple[str, str], int] = {}  # the last result by (type, assessment)
+        self.node_health: dict[str, str] = {}  # the last result's node health keys → node keys (sharding)
         self.recomputed_nodes = 0  # node assessments redone in the last update
 
     def seed(self, previous: list[Insight]) -> None:
@@ -92,6 +94,7 @@ class IncrementalInsights:
         others.extend(pool_insights)
 
         data: dict[str, str] = {}
+        node_health: dict[str, str] = {}
         previous = self._others
         self._others = {}
         stamp: list[Insight] = [i for i in others if not isinstance(i, HealthInsight)]
@@ -107,6 +110,9 @@ class IncrementalInsights:
             )
             data[key] = value
             self._others[key] = (insight, value)
+            about = configmap.node_of(insight) if isinstance(insight, HealthInsight) else None
+            if about is not None:
+                node_health[key] = configmap.node_key(about)
         counts = count_insights(others)
         for entry in entries:
             if entry.key in data:
@@ -115,6 +121,7 @@ class IncrementalInsights:
             counts[entry.label] = counts.get(entry.label, 0) + 1
         self.insights = [*others, *(e.insight for e in entries)]
         self.counts = counts
+        self.node_health = node_health
         self._seeded = {}
         return data
 

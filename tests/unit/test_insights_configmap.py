@@ -13,7 +13,17 @@ import yaml
 
 from status import snapshot
 from status.insights import compute, configmap
-from status.insights.models import HealthInsight, NodeStatusInsight
+from status.insights.models import (
+    HealthInsight,
+    ImpactLevel,
+    ImpactType,
+    InsightImpact,
+    InsightRemediation,
+    InsightScope,
+    NodeStatusInsight,
+    ResourceRef,
+    ScopeType,
+)
 from tests.support.insight_objects import (
     VERSIONS,
     at,
@@ -182,11 +192,114 @@ def test_one_node_change_touches_one_shard() -> None:
     assert changed == [configmap.shard_name(configmap.shard_of(key, before.shards))]
 
 
+def test_node_health_travels_with_its_node_and_one_node_change_touches_one_shard() -> None:
+    data = big_data(5000)
+    node_keys = [k for k in data if k.startswith("usc-node-")]
+    node_health = {f"usc-health-node-{i}-degraded": key for i, key in enumerate(node_keys[::5])}
+    data.update({key: "h" * 650 for key in node_health})
+    data["usc-health-mcp-worker-paused"] = "p" * 600
+    before = configmap.plan(data, node_health=node_health)
+    assert before.ok, before.problems
+    where = {key: name for name, cm in before.configmaps.items() for key in cm}
+    assert all(where[health] == where[key] != configmap.CONFIGMAP for health, key in node_health.items())
+    assert where["usc-health-mcp-worker-paused"] == where["usc-cv-version"] == configmap.CONFIGMAP
+    # a healthy node becomes degraded: its insight changes and its health insight appears, in one shard
+    changing = next(k for k in node_keys if k not in node_health.values())
+    data[changing] = "w" * 790
+    data["usc-health-node-new-degraded"] = "h" * 650
+    after = configmap.plan(data, node_health={**node_health, "usc-health-node-new-degraded": changing})
+    changed = [name for name in before.configmaps if before.configmaps[name] != after.configmaps[name]]
+    assert changed == [configmap.shard_name(configmap.shard_of(changing, before.shards))]
+
+
+def unhealthy_cluster(n_nodes: int = 5000) -> list[Any]:
+    """bench/insights_throughput.py's cluster: 20 pools, a rolling update, ~20% of nodes unhealthy."""
+    cv, nodes, pools, versions = synthetic_cluster(n_nodes, 20)
+    return compute.all_insights(cv, [], nodes, pools, versions, 1_704_106_800_000_000_000)
+
+
+def test_5000_nodes_with_a_fifth_unhealthy_keep_the_main_configmap_under_budget() -> None:
+    insights = unhealthy_cluster()
+    data = configmap.encode(insights)
+    node_health = configmap.node_health_keys(insights)
+    assert len(node_health) >= 5000 // 5
+    assert not configmap.plan(data).ok  # node health in the main ConfigMap would overfill it
+    plan = configmap.plan(data, node_health=node_health)
+    assert plan.ok, plan.problems
+    main = plan.configmaps[configmap.CONFIGMAP]
+    assert plan.sizes[configmap.CONFIGMAP] == configmap.data_size(main) <= configmap.SHARD_BUDGET
+    assert all(size <= configmap.SHARD_BUDGET for size in plan.sizes.values())
+    kept = {configmap.key_of(i) for i in insights if not isinstance(i, NodeStatusInsight)} - set(node_health)
+    assert set(main) - {configmap.SHARDS_KEY} == kept  # the ClusterVersion, pools, other health
+    assert configmap.shard_names(main) == [configmap.shard_name(i) for i in range(plan.shards)]
+    for health, node_key in node_health.items():
+        shard = configmap.shard_name(configmap.shard_of(node_key, plan.shards))
+        assert health in plan.configmaps[shard] and node_key in plan.configmaps[shard]
+    merged: dict[str, str] = {}
+    for shard_data in plan.configmaps.values():
+        merged.update(shard_data)
+    merged.pop(configmap.SHARDS_KEY)
+    assert merged == data
+
+
+def test_health_about_one_node_is_node_health_and_nothing_else_is() -> None:
+    insights = sample()
+    node_health = configmap.node_health_keys(insights)
+    health = {configmap.key_of(i): i for i in insights if isinstance(i, HealthInsight)}
+    about_nodes = {k for k, h in health.items() if h.scope.resources[0].resource == "nodes"}
+    assert set(node_health) == about_nodes and len(about_nodes) == 2
+    assert sorted(node_health.values()) == ["usc-node-w1", "usc-node-w2"]
+    # sharded with a tiny budget: node health beside its node, the operator's health in the main
+    plan = configmap.plan(configmap.encode(insights), budget=1_000, node_health=node_health)
+    main = plan.configmaps[configmap.CONFIGMAP]
+    assert plan.shards > 0 and not about_nodes & set(main)
+    assert set(health) - about_nodes <= set(main)
+
+
+@pytest.mark.parametrize(
+    ("resources", "expected"),
+    [
+        ([ResourceRef.of("", "nodes", "w1")], "w1"),
+        ([ResourceRef.of("", "nodes", "w1"), ResourceRef.of("", "nodes", "w2")], None),
+        ([ResourceRef.of("machineconfiguration.openshift.io", "machineconfigpools", "worker")], None),
+        ([ResourceRef.of("example.com", "nodes", "w1")], None),
+        ([], None),
+    ],
+)
+def test_node_of(resources: list[ResourceRef], expected: str | None) -> None:
+    insight = HealthInsight(
+        uid="x",
+        scope=InsightScope(type=ScopeType.WORKER_POOL, resources=resources),
+        impact=InsightImpact(level=ImpactLevel.ERROR, type=ImpactType.UPDATE_STALLED, summary="s"),
+        remediation=InsightRemediation(reference="https://example.com"),
+    )
+    assert configmap.node_of(insight) == expected
+
+
 def test_limits_that_would_be_crossed_are_reported_not_written() -> None:
     plan = configmap.plan(big_data(5000), budget=100_000, max_shards=8)
     assert not plan.ok
     assert all("over the budget of 100000 bytes" in p for p in plan.problems)
     assert any("maximum of 8 node shards" in p for p in plan.problems)
+
+
+def test_a_client_reading_the_main_configmap_and_its_shards_gets_every_insight() -> None:
+    if not EXAMPLES.is_dir():
+        pytest.skip(f"../shared/oc-examples not found at {EXAMPLES}")
+    cases = [("sample", sample())]  # the examples have no node health insights; the sample has two
+    cases += [(p.name, snapshot.load(p).insights()[0]) for p in sorted(EXAMPLES.glob("*-cv.yaml"))]
+    for name, insights in cases:
+        data = configmap.encode(insights)
+        node_health = configmap.node_health_keys(insights)
+        plan = configmap.plan(data, budget=2_000, node_health=node_health)
+        main = plan.configmaps[configmap.CONFIGMAP]
+        assert plan.shards > 0, name
+        union = dict(main)
+        for shard in configmap.shard_names(main):  # what a client does
+            union.update(plan.configmaps[shard])
+        assert configmap.decode(union) == configmap.decode(data), name
+        assert not set(node_health) & set(main), name
+    assert configmap.node_health_keys(cases[0][1])
 
 
 def test_shard_names_rejects_foreign_names() -> None:

@@ -155,6 +155,7 @@ def test_incremental_equals_full_computation(example: Path) -> None:
             state["now"],  # type: ignore[arg-type]
         )
         assert got == want, f"{example.name} after {step.__name__}"
+        assert incremental.node_health == configmap.node_health_keys(full), step.__name__
 
 
 def test_examples_are_present() -> None:
@@ -200,12 +201,14 @@ def test_only_changed_nodes_are_recomputed() -> None:
     ("budget", "max_shards"), [(10_000_000, 64), (5_000, 64), (2_000, 64), (700, 64), (700, 2), (100, 64)]
 )
 def test_shard_planner_equals_configmap_plan(budget: int, max_shards: int) -> None:
-    data = {"usc-cv-version": "c" * 300, "usc-co-dns": "o" * 120}
+    data = {"usc-cv-version": "c" * 300, "usc-co-dns": "o" * 120, "usc-health-mcp-worker-paused": "p" * 80}
     data.update({f"usc-node-node-{i:03d}": ("n" * (50 + i % 40)) for i in range(60)})
+    node_health = {f"usc-health-node-node-{i:03d}-x": f"usc-node-node-{i:03d}" for i in range(0, 60, 7)}
+    data.update({key: "h" * 200 for key in node_health})
     planner = ShardPlanner(budget=budget, max_shards=max_shards)
     for round_ in range(3):
-        want = configmap.plan(data, budget=budget, max_shards=max_shards)
-        got = planner.plan(data)
+        want = configmap.plan(data, budget=budget, max_shards=max_shards, node_health=node_health)
+        got = planner.plan(data, node_health)
         assert (got.configmaps, got.shards, got.sizes, got.problems) == (
             want.configmaps,
             want.shards,
