@@ -50,8 +50,9 @@ class Backoff:
     attempt: int = 0
 
     def next(self) -> float:
-        delay = min(self.cap, self.base * (2**self.attempt))
-        self.attempt += 1
+        delay = min(self.cap, self.base * (2 ** min(self.attempt, 32)))
+        # Capped, so that months of failures never overflow the exponent.
+        self.attempt = min(self.attempt + 1, 64)
         return float(delay * (1 + self.jitter * (2 * random.random() - 1)))
 
     def reset(self) -> None:
@@ -67,6 +68,12 @@ class InformerStats:
     bookmarks: int = 0
     events: int = 0
     last_error: str = ""
+
+
+def _too_large(status: JSON) -> bool:
+    """The server is behind our resourceVersion (e.g. etcd restored from a backup): only a relist helps."""
+    causes = (status.get("details") or {}).get("causes") or []
+    return any(isinstance(c, dict) and c.get("reason") == "ResourceVersionTooLarge" for c in causes)
 
 
 def diff_relist(old: dict[str, JSON], items: list[JSON]) -> tuple[dict[str, JSON], list[tuple[str, JSON, JSON | None]]]:
@@ -209,6 +216,12 @@ class Informer:
                     delay = max(delay, exc.retry_after() or 0)
                 log.warning("%s: %s; retrying in %.1fs", self.name, exc, delay)
                 self._stop.wait(delay)
+            except Exception:  # e.g. a transform failing on an odd object: the loop must not die
+                self.stats.errors += 1
+                delay = self.backoff.next()
+                log.exception("%s: unexpected error; relisting in %.1fs", self.name, delay)
+                self._resource_version = None
+                self._stop.wait(delay)
 
     def _relist(self) -> None:
         items: list[JSON] = []
@@ -239,6 +252,8 @@ class Informer:
         self._resource_version = resource_version
         klog.v(4).info("%s: listed %d objects at resourceVersion %s", self.name, len(items), resource_version)
         for event_type, obj, old in events:
+            if self._stop.is_set():
+                return
             self._dispatch(event_type, obj, old)
         self._synced.set()
 
@@ -280,13 +295,15 @@ class Informer:
 
     def _set_active(self, resp: Any) -> None:
         self._active = resp
+        if self._stop.is_set():  # stop() came while the watch was being opened
+            self._interrupt()
 
     def _handle_event(self, event: JSON) -> None:
         event_type = event.get("type")
         obj = event.get("object") or {}
         if event_type == "ERROR":
             code = obj.get("code")
-            if code == 410 or obj.get("reason") in ("Expired", "Gone"):
+            if code == 410 or obj.get("reason") in ("Expired", "Gone") or _too_large(obj):
                 raise WatchExpired(obj.get("message", "resource version too old"))
             raise ApiError(int(code or 500), json.dumps(obj), "WATCH", self.resource.path(self.namespace))
         rv = obj.get("metadata", {}).get("resourceVersion")

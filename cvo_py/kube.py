@@ -332,7 +332,8 @@ class KubeClient:
             if buffer.strip():
                 yield buffer
         finally:
-            resp.release_conn()
+            # Close, never release: a connection with an unread watch body must not go back
+            # to the pool that other requests share.
             resp.close()
 
     # -- verbs ------------------------------------------------------------------------------------

@@ -64,7 +64,10 @@ class LeaderElector:
         timings: LeaseTimings = LeaseTimings(),
         now: Callable[[], datetime] = lambda: datetime.now(UTC),
     ) -> None:
-        self.client = client
+        # Lease calls must not outlast the renew deadline: their own, shorter timeout.
+        self.client = KubeClient(
+            client.config, user_agent="cvo-py/leader-election", timeout=min(10.0, timings.retry_period)
+        )
         self.namespace = namespace
         self.name = name
         self.identity = identity or default_identity()
@@ -120,23 +123,43 @@ class LeaderElector:
         except (ApiError, ServerUnreachable) as exc:
             log.warning("error retrieving or updating lease %s/%s: %s", self.namespace, self.name, exc)
             return False
+        except Exception:  # a Lease someone else edited into an unreadable shape: not ours to take
+            log.exception("unexpected error acquiring or renewing lease %s/%s", self.namespace, self.name)
+            return False
 
     def run(self, on_started_leading: Callable[[], None]) -> None:
-        """Block until leading (then call `on_started_leading`), renew until stopped or lost."""
+        """Block until leading (then call `on_started_leading`), renew until stopped or lost.
+
+        Whatever ends this thread while leading, other than `release()`, sets `lost`: a replica
+        must never go on acting as leader without renewing.
+        """
+        try:
+            self._run(on_started_leading)
+        except Exception:
+            log.exception("leader election for %s/%s failed", self.namespace, self.name)
+        finally:
+            if self.leading.is_set() and not self._stop.is_set():
+                self.leading.clear()
+                self.lost.set()
+
+    def _run(self, on_started_leading: Callable[[], None]) -> None:
         log.info("attempting to acquire leader lease %s/%s as %s...", self.namespace, self.name, self.identity)
         while not self._stop.is_set():
+            started = time.monotonic()
             if self._attempt():
                 break
             self._stop.wait(self.timings.retry_period)
         if self._stop.is_set():
             return
+        # The Lease counts from when the winning attempt began, not from when it returned.
+        last_renew = started
         log.info("successfully acquired lease %s/%s", self.namespace, self.name)
         self.leading.set()
         on_started_leading()
-        last_renew = time.monotonic()
         while not self._stop.wait(self.timings.retry_period):
+            started = time.monotonic()
             if self._attempt():
-                last_renew = time.monotonic()
+                last_renew = started
             elif time.monotonic() - last_renew > self.timings.renew_deadline:
                 log.error(
                     "failed to renew lease %s/%s within %.0fs: leader lost",

@@ -373,6 +373,9 @@ class PayloadRetriever:
         except ApiError as exc:
             if not exc.is_not_found():
                 return [f"failed to delete pod {name}: {exc.message or exc}"]
+        except ServerUnreachable as exc:
+            # Cleanup must not turn a finished retrieval into a failure; pruning retries later.
+            return [f"failed to delete pod {name}: {exc}"]
         return []
 
     def _wait_pruned(self, deadline: float | None) -> None:

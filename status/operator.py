@@ -169,6 +169,9 @@ class RetrievalCoordinator:
             wanted = (target, force)
             if self._wanted != wanted:
                 self._wanted = wanted
+                # A target asked for again (A → B → A) is retrieved again: its earlier acceptance
+                # was dropped when B was asked for.
+                self._finished.pop(wanted, None)
                 if self._latest is not None and not self._latest.target.same_as(target):
                     self._latest = None
             if self._should_start(wanted):

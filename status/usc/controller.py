@@ -335,7 +335,7 @@ class UpdateStatusController:
     def stop(self) -> None:
         self._stopped.set()
         self.loop.stop()
-        self._writers.shutdown(wait=False)
+        self._writers.shutdown(wait=False, cancel_futures=True)
         self.informers.stop()
         for informer in self._shards.values():
             informer.stop()

@@ -11,7 +11,7 @@ from urllib.parse import urlparse
 
 import pytest
 
-from cvo_py.informer import ADDED, DELETED, MODIFIED, Informer
+from cvo_py.informer import ADDED, DELETED, MODIFIED, Backoff, Informer
 from cvo_py.kube import CLUSTEROPERATORS, CONFIGMAPS, PODTEMPLATES, ClientConfig, KubeClient
 from tests.support.cluster import LocalCluster
 from tests.support.tcpproxy import TCPProxy
@@ -205,3 +205,23 @@ def test_rollback_crd_rejects_newer_capability_with_422_naming_the_field(
     causes = [(c["reason"], c["field"]) for c in error.causes]
     assert ("FieldValueNotSupported", "status.capabilities.enabledCapabilities[1]") in causes
     assert 'Unsupported value: "MachineAPI"' in error.message
+
+
+def test_a_failing_transform_does_not_kill_the_loop(kube: KubeClient, namespace: str) -> None:
+    calls = {"n": 0}
+
+    def flaky(obj: dict) -> dict:
+        calls["n"] += 1
+        if calls["n"] == 1:
+            raise KeyError("unexpected shape")
+        return obj
+
+    kube.create(CONFIGMAPS, configmap("x", namespace))
+    informer = Informer(kube, CONFIGMAPS, namespace=namespace, transform=flaky, backoff=Backoff(base=0.05))
+    informer.start()
+    try:
+        assert informer.wait_for_sync(10)
+        assert informer.get("x", namespace) is not None
+        assert informer.stats.errors == 1 and informer.stats.lists == 1
+    finally:
+        informer.stop()

@@ -133,3 +133,28 @@ def test_lease_decisions() -> None:
     assert not lease_free_for(lease("other", 10), "me", now)
     assert lease_free_for(lease("other", 200), "me", now)
     assert lease_free_for(lease("", 1), "me", now)
+
+
+def test_backoff_survives_months_of_failures() -> None:
+    backoff = Backoff(base=0.2, cap=30.0, jitter=0.5)
+    delays = [backoff.next() for _ in range(5000)]
+    assert max(delays) <= 45.0 and delays[-1] >= 15.0
+
+
+def test_watch_errors_that_mean_relist() -> None:
+    from cvo_py.informer import Informer, WatchExpired
+    from cvo_py.kube import CONFIGMAPS, ClientConfig, KubeClient
+
+    informer = Informer(KubeClient(ClientConfig(host="https://127.0.0.1:1")), CONFIGMAPS)
+    too_large = {
+        "kind": "Status",
+        "code": 504,
+        "reason": "Timeout",
+        "details": {"causes": [{"reason": "ResourceVersionTooLarge", "message": "Too large resource version"}]},
+    }
+    for status in (too_large, {"kind": "Status", "code": 410, "reason": "Expired", "message": "too old"}):
+        with pytest.raises(WatchExpired):
+            informer._handle_event({"type": "ERROR", "object": status})
+    with pytest.raises(ApiError) as other:
+        informer._handle_event({"type": "ERROR", "object": {"code": 500, "reason": "InternalError"}})
+    assert other.value.status == 500

@@ -193,3 +193,18 @@ def test_read_release_version(tmp_path: pytest.TempPathFactory) -> None:
     (root / "release-manifests" / "release-metadata").write_text("{")
     with pytest.raises(ValueError, match="cannot read release metadata"):
         read_release_version(str(root))
+
+
+def test_a_target_asked_for_again_is_retrieved_again(harness: tuple[Harness, RetrievalCoordinator]) -> None:
+    h, coordinator = harness
+    h.gate("img-a", payload_loaded("4.14.2", "img-a")).set()
+    h.gate("img-b", payload_loaded("4.14.3", "img-b")).set()
+    coordinator.request(A, False)
+    wait_idle(coordinator)
+    coordinator.request(B, False)
+    wait_idle(coordinator)
+    coordinator.request(A, False)  # A → B → A: A's earlier acceptance was dropped when B was asked for
+    wait_idle(coordinator)
+    final = coordinator.acceptance()
+    assert final is not None and final.target == A and final.state.reason == "PayloadLoaded"
+    assert [c[0] for c in h.calls] == ["img-a", "img-b", "img-a"]
