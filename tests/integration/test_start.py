@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 import signal
 import socket
 import ssl
@@ -33,6 +32,7 @@ from tests.integration.status_support import (
     status_414,
     wait_until,
 )
+from tests.support.certs import self_signed
 from tests.support.cluster import LocalCluster, free_port
 
 REPO = Path(__file__).resolve().parents[2]
@@ -113,9 +113,7 @@ class Running:
         context.check_hostname = False
         context.verify_mode = ssl.CERT_NONE  # a self-signed test certificate
         try:
-            with urllib.request.urlopen(
-                f"https://127.0.0.1:{self.port}{path}", context=context, timeout=10
-            ) as r:
+            with urllib.request.urlopen(f"https://127.0.0.1:{self.port}{path}", context=context, timeout=10) as r:
                 return r.status, r.read().decode()
         except urllib.error.HTTPError as exc:
             return exc.code, exc.read().decode()
@@ -139,33 +137,7 @@ class Running:
 
 @pytest.fixture
 def tls(tmp_path: Path) -> tuple[str, str]:
-    if shutil.which("openssl") is None:
-        pytest.skip("openssl not found: cannot make a serving certificate for the metrics endpoint")
-    cert, key = tmp_path / "tls.crt", tmp_path / "tls.key"
-    subprocess.run(
-        [
-            "openssl",
-            "req",
-            "-x509",
-            "-newkey",
-            "rsa:2048",
-            "-nodes",
-            "-days",
-            "1",
-            "-subj",
-            "/CN=localhost",
-            "-keyout",
-            str(key),
-            "-out",
-            str(cert),
-        ],
-        check=True,
-        capture_output=True,
-        timeout=60,
-    )
-    return str(cert), str(key)
-
-
+    return self_signed(tmp_path)
 
 
 @pytest.fixture
@@ -240,9 +212,7 @@ def test_start_writes_status_and_serves_metrics(kube: KubeClient, start: Any) ->
     assert condition(cv, "Progressing")["message"].startswith("Unable to apply 4.14.1: ")  # type: ignore[index]
     put_co(kube, "dns", "4.14.1")
     cv = wait_until(
-        lambda: (
-            (c := kube.get(CLUSTERVERSIONS, "version"))["status"]["history"][0]["state"] == "Completed" and c
-        ),
+        lambda: (c := kube.get(CLUSTERVERSIONS, "version"))["status"]["history"][0]["state"] == "Completed" and c,
         what="Completed",
     )
     assert "Ingress" in cv["status"]["capabilities"]["enabledCapabilities"]
@@ -251,9 +221,7 @@ def test_start_writes_status_and_serves_metrics(kube: KubeClient, start: Any) ->
     assert running.get("/readyz") == (200, "ok")
     metrics = wait_until(
         lambda: (
-            (m := running.metrics()).get(
-                'cluster_operator_conditions{condition="Available",name="version",reason=""}'
-            )
+            (m := running.metrics()).get('cluster_operator_conditions{condition="Available",name="version",reason=""}')
             == 1.0
             and m
         ),
@@ -264,20 +232,12 @@ def test_start_writes_status_and_serves_metrics(kube: KubeClient, start: Any) ->
         metrics[f'cluster_version{{from_version="",image="{IMG_4141}",type="completed",version="4.14.1"}}']
         == datetime.fromisoformat(completion.replace("Z", "+00:00")).timestamp()
     )
-    assert (
-        metrics[
-            f'cluster_version{{from_version="4.14.1",image="{IMG_4141}",type="current",version="4.14.1"}}'
-        ]
-        == 0
-    )
+    assert metrics[f'cluster_version{{from_version="4.14.1",image="{IMG_4141}",type="current",version="4.14.1"}}'] == 0
     assert metrics['cluster_operator_up{name="etcd",reason="AsExpected",version="4.14.1"}'] == 1.0
     assert metrics['cluster_operator_up{name="version",reason="",version="4.14.1"}'] == 1.0
     assert metrics['cluster_operator_conditions{condition="Failing",name="version",reason=""}'] == 0.0
     assert (
-        metrics[
-            'cluster_operator_conditions{condition="ReleaseAccepted",name="version",reason="PayloadLoaded"}'
-        ]
-        == 1
+        metrics['cluster_operator_conditions{condition="ReleaseAccepted",name="version",reason="PayloadLoaded"}'] == 1
     )
     assert metrics['cluster_version_capability{name="Ingress"}'] == 1.0
     assert metrics['cluster_version_capability{name="Build"}'] == 1.0
@@ -288,9 +248,7 @@ def test_start_writes_status_and_serves_metrics(kube: KubeClient, start: Any) ->
     log = running.stop()
     assert running.proc.returncode == 0, log
     assert "Graceful shutdown complete for 4.14.1." in log
-    assert re.search(
-        r"^I\d{4} \d\d:\d\d:\d\d\.\d{6} +\d+ start\.py:\d+\] ClusterVersionOperator", log, re.M
-    ), log
+    assert re.search(r"^I\d{4} \d\d:\d\d:\d\d\.\d{6} +\d+ start\.py:\d+\] ClusterVersionOperator", log, re.M), log
 
 
 def test_start_through_a_rollback(kube: KubeClient, crds: Any, start: Any) -> None:
@@ -312,9 +270,7 @@ def test_start_through_a_rollback(kube: KubeClient, crds: Any, start: Any) -> No
     running = start(IMG_41310, "4.13.10")
 
     cv = wait_until(
-        lambda: (
-            (c := kube.get(CLUSTERVERSIONS, "version"))["status"]["history"][0]["state"] == "Completed" and c
-        ),
+        lambda: (c := kube.get(CLUSTERVERSIONS, "version"))["status"]["history"][0]["state"] == "Completed" and c,
         what="rollback completed",
     )
     assert cv["status"]["capabilities"]["enabledCapabilities"] == [
@@ -325,18 +281,10 @@ def test_start_through_a_rollback(kube: KubeClient, crds: Any, start: Any) -> No
     ]
     assert "enabledCapabilities Build, MachineAPI" in condition(cv, "CapabilitiesPruned")["message"]  # type: ignore[index]
     metrics = running.metrics()
+    assert metrics['cluster_version_status_pruned_capabilities{field="enabledCapabilities",name="Build"}'] == 1.0
+    assert metrics['cluster_version_status_pruned_capabilities{field="enabledCapabilities",name="MachineAPI"}'] == 1.0
     assert (
-        metrics['cluster_version_status_pruned_capabilities{field="enabledCapabilities",name="Build"}'] == 1.0
-    )
-    assert (
-        metrics['cluster_version_status_pruned_capabilities{field="enabledCapabilities",name="MachineAPI"}']
-        == 1.0
-    )
-    assert (
-        metrics[
-            'cluster_version_status_write_rejections_total{field="status.capabilities.enabledCapabilities"}'
-        ]
-        == 2
+        metrics['cluster_version_status_write_rejections_total{field="status.capabilities.enabledCapabilities"}'] == 2
     )
     assert metrics['cluster_version_capability{name="MachineAPI"}'] == 1.0  # still enabled
     log = running.stop()

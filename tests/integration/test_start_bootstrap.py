@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import signal
 import socket
 import ssl
@@ -25,6 +24,7 @@ import pytest
 from cvo_py.kube import CLUSTERVERSIONS, PODS, ApiError, KubeClient
 from payload.podspec import POD_LABEL_KEY, POD_LABEL_SELECTOR, POD_LABEL_VALUE
 from tests.integration.status_support import IMG_4141, wait_until
+from tests.support.certs import self_signed
 from tests.support.cluster import LocalCluster, free_port
 from tests.support.kubelet import Kubelet, running
 
@@ -95,8 +95,6 @@ def launch(cluster: LocalCluster, namespace: str, tmp_path: Path) -> Iterator[La
         start.stop()
 
 
-
-
 def get_cv(kube: KubeClient, name: str = "version") -> dict[str, Any] | None:
     try:
         return kube.get(CLUSTERVERSIONS, name)
@@ -141,9 +139,8 @@ def test_start_creates_the_missing_cluster_version_and_recreates_it_after_deleti
     }
     head = cv["status"]["history"][0]
     assert (head["version"], head["image"]) == ("4.14.1", IMG_4141)
-    assert (
-        f'Created ClusterVersion version for release 4.14.1: clusterID {cluster_id}, channel "stable-4.14"'
-        in (start.log())
+    assert f'Created ClusterVersion version for release 4.14.1: clusterID {cluster_id}, channel "stable-4.14"' in (
+        start.log()
     )
     assert "deleted while running" not in start.log()
 
@@ -160,9 +157,7 @@ def test_start_creates_the_missing_cluster_version_and_recreates_it_after_deleti
     assert log.count("Created ClusterVersion version for release 4.14.1") == 2, log
 
 
-def test_start_leaves_the_channel_empty_when_the_release_names_several(
-    kube: KubeClient, launch: Launch
-) -> None:
+def test_start_leaves_the_channel_empty_when_the_release_names_several(kube: KubeClient, launch: Launch) -> None:
     """CVO_NAME names the ClusterVersion; with several channels choosing one is the admin's call."""
     start = launch({CHANNELS_KEY: "stable-4.14,candidate-4.14,fast-4.14"}, env={"CVO_NAME": "cvo-bootstrap"})
     cv = with_status(kube, start, name="cvo-bootstrap")
@@ -174,9 +169,7 @@ def test_start_leaves_the_channel_empty_when_the_release_names_several(
 
 
 def test_start_uses_an_existing_cluster_version_as_is(kube: KubeClient, launch: Launch) -> None:
-    created = kube.create(
-        CLUSTERVERSIONS, {"metadata": {"name": "version"}, "spec": {"clusterID": str(uuid.uuid4())}}
-    )
+    created = kube.create(CLUSTERVERSIONS, {"metadata": {"name": "version"}, "spec": {"clusterID": str(uuid.uuid4())}})
     start = launch({CHANNELS_KEY: "stable-4.14"})
     cv = with_status(kube, start)
     assert cv["metadata"]["uid"] == created["metadata"]["uid"]
@@ -207,9 +200,7 @@ def test_start_prunes_version_pods_left_by_an_earlier_run(
     for name in ("version-stale-running", "version-stale-pending"):
         kube.create(PODS, stale_pod(name, "node-0"), namespace)
     kubelet.set_container_state("version-stale-running", namespace, "rename-to-final-location", running())
-    unrelated = kube.create(
-        PODS, {**stale_pod("unrelated", "node-0"), "metadata": {"name": "unrelated"}}, namespace
-    )
+    unrelated = kube.create(PODS, {**stale_pod("unrelated", "node-0"), "metadata": {"name": "unrelated"}}, namespace)
 
     start = launch()
 
@@ -219,9 +210,7 @@ def test_start_prunes_version_pods_left_by_an_earlier_run(
         return bool(pod["metadata"].get("deletionTimestamp"))
 
     wait_until(terminating, timeout=20, what="graceful deletion of the running stale Pod")
-    names = [
-        p["metadata"]["name"] for p in kube.list(PODS, namespace, label_selector=POD_LABEL_SELECTOR)["items"]
-    ]
+    names = [p["metadata"]["name"] for p in kube.list(PODS, namespace, label_selector=POD_LABEL_SELECTOR)["items"]]
     assert names == ["version-stale-running"]  # the stopped one went at once
     # Pruning comes first: the status loop (which creates the ClusterVersion) waits for it.
     assert get_cv(kube) is None
@@ -246,17 +235,7 @@ def test_start_prunes_version_pods_left_by_an_earlier_run(
 
 @pytest.fixture
 def certificate(tmp_path: Path) -> tuple[str, str]:
-    if shutil.which("openssl") is None:
-        pytest.skip("openssl not found: cannot make a serving certificate for the metrics endpoint")
-    cert, key = tmp_path / "tls.crt", tmp_path / "tls.key"
-    subprocess.run(
-        ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=localhost"]
-        + ["-keyout", str(key), "-out", str(cert)],
-        check=True,
-        capture_output=True,
-        timeout=60,
-    )
-    return str(cert), str(key)
+    return self_signed(tmp_path)
 
 
 def tls_client(version: ssl.TLSVersion, ciphers: str = "DEFAULT") -> ssl.SSLContext:

@@ -5,10 +5,8 @@ over HTTPS with the certificate it is given (as the Deployment passes the servic
 from __future__ import annotations
 
 import http.client
-import shutil
 import socket
 import ssl
-import subprocess
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
@@ -18,6 +16,7 @@ import pytest
 
 from cvo_py.kube import KubeClient
 from tests.integration import usc_harness as h
+from tests.support.certs import self_signed
 from tests.support.cluster import LocalCluster
 
 PLAIN_HTTP_WARNING = "over plain HTTP"
@@ -26,19 +25,7 @@ PLAIN_HTTP_WARNING = "over plain HTTP"
 @pytest.fixture(scope="module")
 def certificate(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, str]:
     """A self-signed serving certificate for 127.0.0.1 (it is its own CA in the client's context)."""
-    if shutil.which("openssl") is None:
-        pytest.skip("openssl not found: cannot make a serving certificate")
-    directory = tmp_path_factory.mktemp("serving-cert")
-    cert, key = directory / "tls.crt", directory / "tls.key"
-    subprocess.run(
-        ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1"]
-        + ["-subj", "/CN=update-status-controller", "-addext", "subjectAltName=IP:127.0.0.1"]
-        + ["-keyout", str(key), "-out", str(cert)],
-        check=True,
-        capture_output=True,
-        timeout=60,
-    )
-    return str(cert), str(key)
+    return self_signed(tmp_path_factory.mktemp("serving-cert"), common_name="update-status-controller", ip="127.0.0.1")
 
 
 @pytest.fixture
@@ -110,9 +97,7 @@ def test_https_with_the_given_certificate_and_tls_settings(
     assert code == 0, usc.log()[-3000:]
 
 
-def test_plain_http_without_a_certificate_is_logged_once(
-    kubeconfig: str, namespace: str, tmp_path: Path
-) -> None:
+def test_plain_http_without_a_certificate_is_logged_once(kubeconfig: str, namespace: str, tmp_path: Path) -> None:
     usc = h.ControllerProcess(kubeconfig, namespace, tmp_path / "usc.log", "--no-leader-elect")
     try:
         usc.wait_for_log(rf"Serving metrics and health on http://127\.0\.0\.1:{usc.port}")

@@ -4,7 +4,6 @@ errors (exit 2, one line), and what the HTTPS metrics server really negotiates o
 from __future__ import annotations
 
 import re
-import shutil
 import socket
 import ssl
 import subprocess
@@ -28,6 +27,7 @@ from cvo_py.metrics import (
     parse_tls_options,
     server_ssl_context,
 )
+from tests.support.certs import self_signed
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -88,9 +88,7 @@ def test_parse_tls_options_errors(min_version: str, suites: list[str], message: 
 
 def test_a_suite_this_openssl_lacks_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(metrics, "_openssl_has", lambda name: name != "ECDHE-RSA-AES128-SHA")
-    with pytest.raises(
-        TLSConfigError, match="^cipher suite TLS_ECDHE_RSA_WITH_AES_128_CBC_SHA is not available in "
-    ):
+    with pytest.raises(TLSConfigError, match="^cipher suite TLS_ECDHE_RSA_WITH_AES_128_CBC_SHA is not available in "):
         parse_tls_options("", ["TLS_ECDHE_RSA_WITH_AES_256_CBC_SHA", "TLS_ECDHE_RSA_WITH_AES_128_CBC_SHA"])
 
 
@@ -222,18 +220,7 @@ def test_start_help_names_the_tls_flags() -> None:
 
 @pytest.fixture(scope="module")
 def certificate(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, str]:
-    if shutil.which("openssl") is None:
-        pytest.skip("openssl not found: cannot make a serving certificate for the metrics endpoint")
-    directory = tmp_path_factory.mktemp("tls")
-    cert, key = directory / "tls.crt", directory / "tls.key"
-    subprocess.run(
-        ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=localhost"]
-        + ["-keyout", str(key), "-out", str(cert)],
-        check=True,
-        capture_output=True,
-        timeout=60,
-    )
-    return str(cert), str(key)
+    return self_signed(tmp_path_factory.mktemp("tls"))
 
 
 Serve = Callable[[TLSOptions | None], int]  # starts a server, returns its port

@@ -4,7 +4,6 @@ Every unusable combination exits 2 with one line naming the flag."""
 
 from __future__ import annotations
 
-import shutil
 import ssl
 import subprocess
 import sys
@@ -15,29 +14,16 @@ import pytest
 from cvo_py.cli import build_parser, main
 from cvo_py.cmd import update_status_controller as usc
 from cvo_py.metrics import DEFAULT_CIPHER_SUITES, ServingOptions
+from tests.support.certs import self_signed
 
 REPO = Path(__file__).resolve().parents[2]
-
-
-def make_certificate(directory: Path, name: str) -> tuple[str, str]:
-    cert, key = directory / f"{name}.crt", directory / f"{name}.key"
-    subprocess.run(
-        ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=localhost"]
-        + ["-keyout", str(key), "-out", str(cert)],
-        check=True,
-        capture_output=True,
-        timeout=60,
-    )
-    return str(cert), str(key)
 
 
 @pytest.fixture(scope="module")
 def pki(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     """Two certificate/key pairs and a file that is not PEM."""
-    if shutil.which("openssl") is None:
-        pytest.skip("openssl not found: cannot make serving certificates")
     directory = tmp_path_factory.mktemp("pki")
-    (cert, key), (_, other_key) = make_certificate(directory, "a"), make_certificate(directory, "b")
+    (cert, key), (_, other_key) = self_signed(directory, "a"), self_signed(directory, "b")
     junk = directory / "junk.pem"
     junk.write_text("not a certificate\n")
     return {"cert": cert, "key": key, "other_key": other_key, "junk": str(junk), "missing": str(directory / "no")}
