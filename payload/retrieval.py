@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Protocol
 
 from cvo_py import klog
-from cvo_py.informer import DELETED, Informer
+from cvo_py.informer import DELETED, Backoff, Informer
 from cvo_py.kube import JSON, PODS, ApiError, KubeClient, Resource, ServerUnreachable
 from payload import acceptance as acc
 from payload.acceptance import ReleaseAcceptance
@@ -350,6 +350,7 @@ class PayloadRetriever:
         except (ApiError, ServerUnreachable) as exc:
             errors.append(exc.message if isinstance(exc, ApiError) and exc.message else str(exc))
         if errors:
+            errors = list(dict.fromkeys(errors))  # like an aggregated error: each message once
             aggregate = errors[0] if len(errors) == 1 else "[" + ", ".join(errors) + "]"
             raise PruneError(f"failed to prune pods: error deleting pods: {aggregate}")
 
@@ -436,7 +437,7 @@ class PayloadRetriever:
             informer.wait_for_sync(max(0.1, min(10.0, deadline - self._clock())))
             log.info("Spawning Pod %s ...", name)
             try:
-                latest["pod"] = self.client.create(PODS, pod, opts.namespace)
+                latest["pod"] = self._create_pod(pod, deadline)
                 created = True
             except (ApiError, ServerUnreachable) as exc:
                 text = exc.message if isinstance(exc, ApiError) and exc.message else str(exc)
@@ -449,6 +450,36 @@ class PayloadRetriever:
             if created:
                 for problem in self._delete_pod(latest["pod"]):
                     log.warning("Cleaning up after retrieval: %s", problem)
+
+    def _create_pod(self, pod: JSON, deadline: float) -> JSON:
+        """Create the version Pod, retrying while the API server cannot be reached or is busy.
+
+        A connection cut after the request was sent leaves the outcome unknown: the Pod may exist.
+        Its name carries a random suffix, so AlreadyExists after such a cut means our own earlier
+        attempt landed, and the informer watching that name reports it from here on.
+        """
+        backoff = Backoff(base=0.2, cap=2.0)
+        maybe_created = False
+        while True:
+            try:
+                return self.client.create(PODS, pod, self.options.namespace)
+            except ApiError as exc:
+                if exc.is_already_exists() and maybe_created:
+                    log.info("Pod %s was created by an attempt whose response was lost", pod["metadata"]["name"])
+                    return pod
+                if not (exc.status == 429 or exc.status >= 500) or self._clock() >= deadline:
+                    raise
+                # A 5xx (e.g. an etcd timeout) may come after the write was committed.
+                maybe_created = maybe_created or exc.status >= 500
+                problem = exc.message or str(exc)
+            except ServerUnreachable as exc:
+                maybe_created = True
+                if self._clock() >= deadline:
+                    raise
+                problem = str(exc)
+            delay = min(backoff.next(), max(0.0, deadline - self._clock()))
+            log.warning("Creating pod %s: %s; retrying in %.1fs", pod["metadata"]["name"], problem, delay)
+            time.sleep(delay)
 
     def _watch(
         self,

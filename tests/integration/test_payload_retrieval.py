@@ -13,7 +13,7 @@ from urllib.parse import urlparse
 
 import pytest
 
-from cvo_py.kube import PODS, ClientConfig, KubeClient
+from cvo_py.kube import JSON, PODS, ClientConfig, KubeClient, Resource, ServerUnreachable
 from payload.acceptance import ReleaseAcceptance
 from payload.classify import Limits
 from payload.podspec import POD_LABEL_KEY, POD_LABEL_VALUE, target_dir
@@ -388,3 +388,70 @@ def test_watch_expired_410_relists_and_sees_the_terminal_state(
         f"the release image does not exist in its registry {W.format(pod=pod)}: ErrImagePull: {MANIFEST_UNKNOWN}"
     )
     assert informer.stats.expired >= 1 and informer.stats.lists >= 2, informer.stats
+
+
+class FlakyPodCreates(KubeClient):
+    """The real server behind a network that fails Pod creations: `refused` attempts never reach
+    the server, then `lost` attempts reach it (the Pod is created) but their responses are lost."""
+
+    def __init__(self, kube: KubeClient, refused: int = 0, lost: int = 0) -> None:
+        super().__init__(kube.config)
+        self.refused, self.lost, self.attempts = refused, lost, 0
+
+    def create(self, res: Resource, body: JSON, namespace: str | None = None) -> JSON:
+        if res != PODS:
+            return super().create(res, body, namespace)
+        self.attempts += 1
+        if self.refused:
+            self.refused -= 1
+            raise ServerUnreachable(self.server, ConnectionRefusedError("[Errno 111] Connection refused"))
+        created = super().create(res, body, namespace)
+        if self.lost:
+            self.lost -= 1
+            lost = ConnectionResetError("Connection broken: IncompleteRead(0 bytes read)")
+            raise ServerUnreachable(self.server, lost)
+        return created
+
+
+@pytest.mark.parametrize(("refused", "lost"), [(2, 0), (0, 1), (1, 1)], ids=["refused", "lost", "both"])
+def test_pod_creation_survives_an_unreachable_server_and_a_lost_response(
+    kube: KubeClient, namespace: str, payload_dir: Path, kubelet: Kubelet, ready: None, refused: int, lost: int
+) -> None:
+    client = FlakyPodCreates(kube, refused=refused, lost=lost)
+    run = Retrieval(client, options(namespace, payload_dir)).start()
+    pod = run.wait_pod()["metadata"]["name"]
+    init("cleanup", waiting("SignatureValidationFailed", SIG))(kubelet, pod, namespace)
+    result = run.finish(timeout=30)
+    # The Pod created by an attempt whose answer was lost is adopted, watched and cleaned up.
+    assert result.message == (
+        FAILED + f"the release image signature was rejected {W.format(pod=pod)}: SignatureValidationFailed: {SIG}"
+    )
+    assert client.attempts == refused + lost + 1
+    wait_until(lambda: not version_pods(kube, namespace), what="version pod deleted")
+
+
+def test_pod_creation_gives_up_at_the_retrieval_deadline(
+    kube: KubeClient, namespace: str, payload_dir: Path, ready: None
+) -> None:
+    client = FlakyPodCreates(kube, refused=1000)
+    run = Retrieval(client, options(namespace, payload_dir, retrieve_timeout=2.0)).start()
+    result = run.finish(timeout=30)
+    assert result.status == "False"
+    assert result.message.startswith(FAILED + "creating pod version-4.19.1-"), result.message
+    assert result.message.endswith(f": cannot reach the Kubernetes API server at {kube.server}: connection refused")
+    assert client.attempts > 1 and not version_pods(kube, namespace)
+
+
+def test_prune_failures_name_each_error_once(
+    proxied: tuple[PausableProxy, KubeClient], namespace: str, payload_dir: Path, ready: None
+) -> None:
+    proxy, client = proxied
+    proxy.pause()
+    result = Retrieval(client, options(namespace, payload_dir)).start().finish(timeout=30)
+    unreachable = f"cannot reach the Kubernetes API server at {client.server}: "
+    prefix = (
+        f'Retrieving payload failed version="4.19.1" image="{IMAGE}" failure=Unable to download and prepare '
+        f"the update: failed to prune pods: error deleting pods: {unreachable}"
+    )
+    # Jobs and Pods both failed to list for the same reason: said once, not as a list of two.
+    assert result.message.startswith(prefix) and result.message.count(unreachable) == 1, result.message
