@@ -2,7 +2,7 @@
 
 Only the holder runs the controllers; a replica that cannot renew within the renew deadline
 stops leading (the caller exits, as upstream does), and another replica takes the Lease once
-it has not been renewed for the lease duration.
+it has seen the record unchanged for the lease duration (by its own clock, not the holder's).
 """
 
 from __future__ import annotations
@@ -36,21 +36,18 @@ def micro_time(when: datetime) -> str:
     return when.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
-def parse_time(text: str | None) -> datetime | None:
-    if not text:
-        return None
-    return datetime.fromisoformat(text.replace("Z", "+00:00"))
+def lease_free_for(spec: JSON, identity: str, observed_at: float, now: float) -> bool:
+    """Whether `identity` may take or renew a Lease whose record `spec` this replica has seen
+    unchanged since `observed_at` (pure; both times on this replica's monotonic clock).
 
-
-def lease_free_for(lease: JSON, identity: str, now: datetime) -> bool:
-    """Whether `identity` may take or renew this Lease at `now` (pure)."""
-    spec = lease.get("spec") or {}
+    Expiry counts from when this replica last saw the record change, not from the holder's
+    `renewTime`: the holder's clock may be minutes off ours, a local monotonic clock is not.
+    """
     holder = spec.get("holderIdentity") or ""
     if not holder or holder == identity:
         return True
-    renewed = parse_time(spec.get("renewTime") or spec.get("acquireTime"))
     duration = float(spec.get("leaseDurationSeconds") or 0)
-    return renewed is None or (now - renewed).total_seconds() > duration
+    return now - observed_at > duration
 
 
 class LeaderElector:
@@ -63,6 +60,7 @@ class LeaderElector:
         identity: str | None = None,
         timings: LeaseTimings = LeaseTimings(),
         now: Callable[[], datetime] = lambda: datetime.now(UTC),
+        monotonic: Callable[[], float] = time.monotonic,
     ) -> None:
         # Lease calls must not outlast the renew deadline: their own, shorter timeout.
         self.client = KubeClient(
@@ -73,6 +71,10 @@ class LeaderElector:
         self.identity = identity or default_identity()
         self.timings = timings
         self.now = now
+        self.monotonic = monotonic
+        # The Lease record as last seen, and when (local monotonic time) it was first seen so.
+        self._observed: JSON | None = None
+        self._observed_at = 0.0
         self.leading = threading.Event()
         self.lost = threading.Event()
         self._stop = threading.Event()
@@ -99,7 +101,10 @@ class LeaderElector:
                 if create_exc.is_already_exists():
                     return False
                 raise
-        if not lease_free_for(lease, self.identity, now):
+        observed = lease.get("spec") or {}
+        if observed != self._observed:
+            self._observed, self._observed_at = observed, self.monotonic()
+        if not lease_free_for(observed, self.identity, self._observed_at, self.monotonic()):
             return False
         old = lease.get("spec") or {}
         if old.get("holderIdentity") != self.identity:

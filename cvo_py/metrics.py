@@ -7,6 +7,11 @@ Over HTTPS the TLS settings follow upstream's `--tls-min-version` / `--tls-ciphe
 crypto/tls names, translated here for OpenSSL (`parse_tls_options`, `server_ssl_context`). The
 serving flags themselves (`--serving-cert-file`, `--serving-key-file` and those two) are defined
 and validated once, in `add_serving_arguments` / `serving_options`, for every subcommand that serves.
+
+`ServingContext` reloads the certificate and key when their files change (a rotated serving
+certificate is picked up without a restart) and, for `start`, asks scrapers for a client
+certificate signed by the cluster's client CA, as upstream's CVO does since 4.20
+(`authorize_scraper` decides; `watch_client_ca` keeps the CA current from its ConfigMap).
 """
 
 from __future__ import annotations
@@ -18,16 +23,21 @@ import re
 import socket
 import ssl
 import threading
+import time
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from prometheus_client import CollectorRegistry
 from prometheus_client.exposition import CONTENT_TYPE_LATEST, generate_latest
 
 from cvo_py import klog
+
+if TYPE_CHECKING:
+    from cvo_py.informer import Informer
+    from cvo_py.kube import JSON, KubeClient
 
 log = logging.getLogger(__name__)
 
@@ -169,6 +179,175 @@ def server_ssl_context(cert_file: str, key_file: str | None, tls: TLSOptions | N
     return context
 
 
+# -- certificates that change while serving -------------------------------------------------------
+
+# Who may scrape `start`'s /metrics, and where the CA that signs its client certificate is published.
+SCRAPER_COMMON_NAME = "system:serviceaccount:openshift-monitoring:prometheus-k8s"
+CLIENT_CA_NAMESPACE = "kube-system"
+CLIENT_CA_CONFIGMAP = "extension-apiserver-authentication"
+CLIENT_CA_KEY = "client-ca-file"
+
+
+def common_name(peer_certificate: Mapping[str, Any]) -> str:
+    """The subject CN of a certificate as `ssl.SSLSocket.getpeercert()` returns it ("" if none)."""
+    for rdn in peer_certificate.get("subject") or ():
+        for key, value in rdn:
+            if key == "commonName":
+                return str(value)
+    return ""
+
+
+def authorize_scraper(
+    peer_certificate: Mapping[str, Any] | None, client_ca_loaded: bool, allowed: str = SCRAPER_COMMON_NAME
+) -> tuple[int, str] | None:
+    """None to serve /metrics, else (HTTP status, message) in upstream's words (pure).
+
+    The handshake has already verified a presented certificate against the client CA, so a
+    certificate here is trusted; an untrusted one never gets this far (see `ServingContext`)."""
+    if not client_ca_loaded:
+        return 401, (
+            f"client certificate not trusted: no client CA loaded yet from ConfigMap "
+            f"{CLIENT_CA_NAMESPACE}/{CLIENT_CA_CONFIGMAP} ({CLIENT_CA_KEY})"
+        )
+    if not peer_certificate:
+        return 401, "client certificate required"
+    name = common_name(peer_certificate)
+    if name != allowed:
+        return 403, f"unauthorized common name: {name}"
+    return None
+
+
+def _ssl_detail(exc: BaseException) -> str:
+    """An OpenSSL error's reason without the `(_ssl.c:1006)` source location."""
+    return re.sub(r" \(_ssl\.c:\d+\)$", "", getattr(exc, "strerror", None) or str(exc))
+
+
+def _file_stamp(*paths: str) -> tuple[tuple[int, int, int] | None, ...]:
+    stamps: list[tuple[int, int, int] | None] = []
+    for path in paths:
+        try:
+            st = os.stat(path)
+        except OSError:
+            stamps.append(None)
+        else:
+            stamps.append((st.st_mtime_ns, st.st_size, st.st_ino))
+    return tuple(stamps)
+
+
+class ServingContext:
+    """The server's TLS context, rebuilt when the certificate or key file changes on disk or the
+    trusted client CA changes. Each connection uses the context current when it was accepted.
+
+    With `client_auth`, clients are asked for a certificate, which must chain to the client CA
+    given to `set_client_ca`. Python's ssl module verifies it during the handshake with no hook to
+    defer the decision, so an untrusted certificate is refused there (TLS alert "unknown ca")
+    rather than with upstream's HTTP 401 "client certificate not trusted"; the other answers are
+    upstream's (`authorize_scraper`). A file pair or CA that fails to load keeps the last good one.
+    """
+
+    def __init__(
+        self,
+        cert_file: str,
+        key_file: str | None,
+        tls: TLSOptions | None = None,
+        *,
+        client_auth: bool = False,
+        recheck_after: float = 1.0,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.cert_file, self.key_file, self.tls = cert_file, key_file or None, tls
+        self.client_auth = client_auth
+        self.recheck_after = recheck_after
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._client_ca: str | None = None
+        self._stamp = _file_stamp(*self._files())
+        self._context = self._build(None)  # a bad initial pair raises: the flags were wrong
+        self._checked = clock()
+        self.reloads = 0
+
+    def _files(self) -> tuple[str, ...]:
+        return (self.cert_file,) if self.key_file is None else (self.cert_file, self.key_file)
+
+    def _build(self, client_ca: str | None) -> ssl.SSLContext:
+        context = server_ssl_context(self.cert_file, self.key_file, self.tls)
+        if self.client_auth and client_ca:
+            context.verify_mode = ssl.CERT_OPTIONAL
+            context.load_verify_locations(cadata=client_ca)
+        return context
+
+    @property
+    def client_ca_loaded(self) -> bool:
+        return self._client_ca is not None
+
+    def current(self) -> ssl.SSLContext:
+        """The context for a new connection, reloading the files if they changed (checked at
+        most once per `recheck_after` seconds)."""
+        with self._lock:
+            now = self._clock()
+            if now - self._checked >= self.recheck_after:
+                self._checked = now
+                stamp = _file_stamp(*self._files())
+                if stamp != self._stamp:
+                    self._stamp = stamp
+                    self._reload("serving certificate", self._client_ca)
+            return self._context
+
+    def set_client_ca(self, pem: str | None) -> None:
+        """Trust client certificates signed by the CA bundle `pem` from now on (None: keep the last)."""
+        with self._lock:
+            if not pem or pem == self._client_ca:
+                return
+            if self._reload("client CA", pem):
+                self._client_ca = pem
+
+    def _reload(self, what: str, client_ca: str | None) -> bool:
+        try:
+            context = self._build(client_ca)
+        except (ssl.SSLError, OSError, ValueError) as exc:
+            # Mid-rotation (new certificate, old key) or a broken bundle: keep serving the last good one.
+            log.warning("Keeping the previous TLS configuration: the new %s does not load: %s", what, _ssl_detail(exc))
+            return False
+        self._context = context
+        self.reloads += 1
+        log.info("Loaded a new %s for the metrics server", what)
+        return True
+
+
+def watch_client_ca(client: KubeClient, serving: ServingContext) -> Informer:
+    """An informer that keeps `serving`'s client CA equal to the cluster's (started; stop it)."""
+    from cvo_py.informer import DELETED, Informer
+    from cvo_py.kube import CONFIGMAPS
+
+    informer = Informer(
+        client,
+        CONFIGMAPS,
+        namespace=CLIENT_CA_NAMESPACE,
+        field_selector=f"metadata.name={CLIENT_CA_CONFIGMAP}",
+    )
+
+    def on_event(event_type: str, obj: JSON, _old: JSON | None) -> None:
+        if event_type == DELETED:
+            # Keep trusting the last CA: a recreated ConfigMap will bring it back.
+            log.warning(
+                "ConfigMap %s/%s was deleted; keeping its last client CA", CLIENT_CA_NAMESPACE, CLIENT_CA_CONFIGMAP
+            )
+            return
+        pem = (obj.get("data") or {}).get(CLIENT_CA_KEY)
+        if not pem:
+            log.warning(
+                "ConfigMap %s/%s has no %s: scrapers cannot be authenticated yet",
+                CLIENT_CA_NAMESPACE,
+                CLIENT_CA_CONFIGMAP,
+                CLIENT_CA_KEY,
+            )
+            return
+        serving.set_client_ca(pem)
+
+    informer.add_handler(on_event)
+    return informer.start()
+
+
 # -- the serving flags -------------------------------------------------------------------------------
 
 
@@ -198,7 +377,7 @@ def add_serving_arguments(parser: argparse.ArgumentParser, *, cert_required: boo
     parser.add_argument(
         "--serving-cert-file",
         default="",
-        help=f"PEM certificate for serving metrics over HTTPS ({cert_when})",
+        help=f"PEM certificate for serving metrics over HTTPS ({cert_when}); reloaded when the file changes",
     )
     parser.add_argument(
         "--serving-key-file",
@@ -257,7 +436,7 @@ def serving_options(args: argparse.Namespace, *, cert_required: bool) -> Serving
                 raise ServingConfigError(
                     f"--serving-key-file {key!r} is not the key of --serving-cert-file {cert!r}"
                 ) from None
-            detail = re.sub(r" \(_ssl\.c:\d+\)$", "", exc.strerror or str(exc))
+            detail = _ssl_detail(exc)
             raise ServingConfigError(
                 f"cannot load --serving-cert-file {cert!r} and --serving-key-file {key!r}: "
                 f"want a PEM certificate and its PEM private key ({detail})"
@@ -274,15 +453,16 @@ class _HTTPServer(ThreadingHTTPServer):
     failing client cannot hold up the others."""
 
     daemon_threads = True
-    ssl_context: ssl.SSLContext | None = None
+    serving: ServingContext | None = None
     handshake_timeout = 10.0
 
     def get_request(self) -> tuple[socket.socket, Any]:
         sock, address = super().get_request()
-        if self.ssl_context is None:
+        if self.serving is None:
             return sock, address
         sock.settimeout(self.handshake_timeout)
-        return self.ssl_context.wrap_socket(sock, server_side=True, do_handshake_on_connect=False), address
+        context = self.serving.current()
+        return context.wrap_socket(sock, server_side=True, do_handshake_on_connect=False), address
 
     def finish_request(self, request: Any, client_address: Any) -> None:
         if isinstance(request, ssl.SSLSocket):
@@ -308,7 +488,10 @@ def parse_listen(address: str) -> tuple[str, int]:
 
 
 class MetricsServer:
-    """A small threaded HTTP(S) server; `ready` decides /readyz."""
+    """A small threaded HTTP(S) server; `ready` decides /readyz.
+
+    /healthz, /livez and /readyz are open (the kubelet's probes carry no client certificate);
+    /metrics asks `serving` for a scraper's certificate when its `client_auth` is on."""
 
     def __init__(
         self,
@@ -319,19 +502,27 @@ class MetricsServer:
         key_file: str | None = None,
         *,
         tls: TLSOptions | None = None,
-        ssl_context: ssl.SSLContext | None = None,
+        serving: ServingContext | None = None,
     ) -> None:
-        """HTTPS when `ssl_context` is given, or `cert_file` (with `tls` settings, else OpenSSL's)."""
+        """HTTPS with `serving`, or with `cert_file` (and `tls` settings, else OpenSSL's); else HTTP."""
         host, port = parse_listen(listen)
+        if serving is None and cert_file:
+            serving = ServingContext(cert_file, key_file, tls)
         self.registry = registry
         self.ready = ready
+        self.serving = serving
         server = self
 
         class Handler(BaseHTTPRequestHandler):
             def do_GET(self) -> None:  # noqa: N802 - http.server's naming
                 path = self.path.split("?", 1)[0]
                 if path == "/metrics":
-                    body, ctype, code = generate_latest(server.registry), CONTENT_TYPE_LATEST, 200
+                    denied = server.deny_scraper(self.connection)
+                    if denied is not None:
+                        code, message = denied
+                        body, ctype = f"{message}\n".encode(), "text/plain; charset=utf-8"
+                    else:
+                        body, ctype, code = generate_latest(server.registry), CONTENT_TYPE_LATEST, 200
                 elif path in ("/healthz", "/livez"):
                     body, ctype, code = b"ok", "text/plain", 200
                 elif path == "/readyz":
@@ -342,6 +533,8 @@ class MetricsServer:
                 self.send_response(code)
                 self.send_header("Content-Type", ctype)
                 self.send_header("Content-Length", str(len(body)))
+                if code in (401, 403):
+                    self.send_header("X-Content-Type-Options", "nosniff")
                 self.end_headers()
                 self.wfile.write(body)
 
@@ -352,14 +545,17 @@ class MetricsServer:
             self.httpd = _HTTPServer((host, port), Handler)
         except OSError as exc:
             raise ListenAddressError(f"cannot listen on {listen}: {exc.strerror or exc}") from exc
-        if ssl_context is None and cert_file:
-            try:
-                ssl_context = server_ssl_context(cert_file, key_file, tls)
-            except BaseException:
-                self.httpd.server_close()
-                raise
-        self.httpd.ssl_context = ssl_context
+        self.httpd.serving = serving
         self._thread = threading.Thread(target=self.httpd.serve_forever, name="metrics", daemon=True)
+
+    def deny_scraper(self, connection: socket.socket) -> tuple[int, str] | None:
+        if self.serving is None or not self.serving.client_auth:
+            return None
+        peer = connection.getpeercert() if isinstance(connection, ssl.SSLSocket) else None
+        denied = authorize_scraper(peer, self.serving.client_ca_loaded)
+        if denied is not None:
+            klog.v(2).info("Refused a metrics scrape: %d %s", *denied)
+        return denied
 
     @property
     def port(self) -> int:
@@ -367,7 +563,7 @@ class MetricsServer:
 
     def start(self) -> MetricsServer:
         self._thread.start()
-        scheme = "https" if self.httpd.ssl_context is not None else "http"
+        scheme = "https" if self.serving is not None else "http"
         log.info("Serving metrics and health on %s://%s:%d", scheme, self.httpd.server_address[0], self.port)
         return self
 

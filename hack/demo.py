@@ -1060,7 +1060,8 @@ class Demo:
             yaml.safe_dump({"status": excerpt}, sort_keys=False, width=100),
         )
         self.show(
-            f"$ curl -sk https://127.0.0.1:{self.cvo_metrics_port}/metrics | grep status_",
+            f"$ curl -s --cacert ca.crt --cert scraper.crt --key scraper.key "
+            f"https://127.0.0.1:{self.cvo_metrics_port}/metrics | grep status_",
             "\n".join(self.scrape_status_metrics()),
         )
         self.say(
@@ -1079,9 +1080,12 @@ class Demo:
 
     def scrape_status_metrics(self) -> list[str]:
         assert self.cluster is not None
-        context = ssl.create_default_context(cafile=self.cluster.handle.ca_file)
+        state = self.cluster.handle.state
         url = f"https://127.0.0.1:{self.cvo_metrics_port}/metrics"
         try:
+            context = ssl.create_default_context(cafile=self.cluster.handle.ca_file)
+            # Presented as the cluster's Prometheus would: a client certificate from the client CA.
+            context.load_cert_chain(state["scraperCertFile"], state["scraperKeyFile"])
             with urllib.request.urlopen(url, timeout=10, context=context) as resp:
                 text = resp.read().decode()
         except (OSError, ssl.SSLError) as exc:

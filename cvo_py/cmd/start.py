@@ -78,9 +78,7 @@ def validate(args: argparse.Namespace) -> Options:
         serving = serving_options(args, cert_required=True)
     except (ListenAddressError, ServingConfigError) as exc:
         raise UsageError(str(exc)) from None
-    always = tuple(
-        n.strip() for value in args.always_enable_capabilities for n in value.split(",") if n.strip()
-    )
+    always = tuple(n.strip() for value in args.always_enable_capabilities for n in value.split(",") if n.strip())
     unknown = capabilities.unknown_names(always)
     if unknown:
         raise UsageError(f"--always-enable-capabilities: unknown capabilities: [{' '.join(unknown)}]")
@@ -113,7 +111,7 @@ def run(options: Options) -> int:
     from cvo_py import __version__
     from cvo_py.kube import connect
     from cvo_py.leader import LeaderElector
-    from cvo_py.metrics import MetricsServer
+    from cvo_py.metrics import MetricsServer, ServingContext, watch_client_ca
     from payload.acceptance import ReleaseAcceptance
     from payload.metrics import PayloadMetrics
     from payload.retrieval import PayloadRetriever, PruneError, RetrieverOptions
@@ -157,27 +155,19 @@ def run(options: Options) -> int:
         ),
         retriever_factory=make_retriever,
     )
-    registry.register(
-        StatusCollector(operator.snapshot, lambda: operator.running, options.always_enable_capabilities)
-    )
+    registry.register(StatusCollector(operator.snapshot, lambda: operator.running, options.always_enable_capabilities))
     elector = LeaderElector(client, options.namespace, options.name)
 
     def ready() -> bool:
         # A standby is healthy; the leader is ready once it has synced status at least once.
         return not elector.leading.is_set() or operator.synced.is_set()
 
-    server = (
-        MetricsServer(
-            options.listen,
-            registry,
-            ready=ready,
-            cert_file=options.serving_cert_file,
-            key_file=options.serving_key_file,
-            tls=options.tls,
-        ).start()
-        if options.listen
-        else None
-    )
+    server = client_ca = None
+    if options.listen:
+        # As upstream: only the cluster's Prometheus, by client certificate, may read /metrics.
+        serving = ServingContext(options.serving_cert_file, options.serving_key_file, options.tls, client_auth=True)
+        client_ca = watch_client_ca(client, serving)
+        server = MetricsServer(options.listen, registry, ready=ready, serving=serving).start()
     stop = threading.Event()
 
     def on_signal(signum: int, frame: FrameType | None) -> None:
@@ -209,5 +199,7 @@ def run(options: Options) -> int:
         elector.release()
         if server is not None:
             server.stop()
+        if client_ca is not None:
+            client_ca.stop()
     log.info("Graceful shutdown complete for %s.", version)
     return code

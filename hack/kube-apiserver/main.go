@@ -46,6 +46,10 @@ type state struct {
 	KubeVersion    string `json:"kubernetesVersion"`
 	EtcdVersion    string `json:"etcdVersion"`
 	ServiceAccount string `json:"serviceAccountIssuer"`
+	ClientCA       string `json:"clientCAFile"`
+	ClientCAKey    string `json:"clientCAKeyFile"`
+	ScraperCert    string `json:"scraperCertFile"`
+	ScraperKey     string `json:"scraperKeyFile"`
 }
 
 const (
@@ -100,6 +104,14 @@ func run(dataDir string, port int, kubeconfig string) error {
 	if err != nil {
 		return fmt.Errorf("serving certificate: %w", err)
 	}
+	clientCA, clientCAKey := filepath.Join(pki, "client-ca.crt"), filepath.Join(pki, "client-ca.key")
+	if err := ensureCA(clientCA, clientCAKey, "cvo-py-local-client-ca"); err != nil {
+		return fmt.Errorf("client CA: %w", err)
+	}
+	scraperCert, scraperKey := filepath.Join(pki, "scraper.crt"), filepath.Join(pki, "scraper.key")
+	if err := ensureClientCert(clientCA, clientCAKey, scraperCert, scraperKey, scraperCommonName); err != nil {
+		return fmt.Errorf("scraper certificate: %w", err)
+	}
 	if err := ensureRSAKey(filepath.Join(pki, "sa.key")); err != nil {
 		return fmt.Errorf("service-account key: %w", err)
 	}
@@ -126,7 +138,8 @@ func run(dataDir string, port int, kubeconfig string) error {
 	st := state{
 		PID: os.Getpid(), Port: port, Server: server, EtcdClientURL: etcdURL, Kubeconfig: kubeconfig,
 		AdminToken: token, AuditLog: auditLog, KubeVersion: kubeVersion, EtcdVersion: etcdVersion,
-		ServiceAccount: issuer,
+		ServiceAccount: issuer, ClientCA: clientCA, ClientCAKey: clientCAKey,
+		ScraperCert: scraperCert, ScraperKey: scraperKey,
 	}
 	raw, _ := json.MarshalIndent(st, "", "  ")
 	if err := os.WriteFile(filepath.Join(dataDir, "state.json"), raw, 0o600); err != nil {
@@ -158,6 +171,9 @@ func run(dataDir string, port int, kubeconfig string) error {
 		"--service-account-key-file=" + filepath.Join(pki, "sa.key"),
 		"--service-account-signing-key-file=" + filepath.Join(pki, "sa.key"),
 		"--token-auth-file=" + filepath.Join(pki, "tokens.csv"),
+		// Published, as on a real cluster, in kube-system/extension-apiserver-authentication
+		// (client-ca-file); the CVO's metrics server trusts scrapers' certificates signed by it.
+		"--client-ca-file=" + clientCA,
 		"--authorization-mode=RBAC",
 		"--allow-privileged=true",
 		// No controller-manager creates "default" ServiceAccounts here; tests play that part.
@@ -306,6 +322,94 @@ func ensureServingCert(pki string) ([]byte, error) {
 		return nil, err
 	}
 	return caPEM, os.WriteFile(caPath, caPEM, 0o600)
+}
+
+// ensureCA makes a self-signed CA certificate and its key once; tests sign client certificates
+// with the key (e.g. a scraper's, for the metrics endpoint's mutual TLS).
+func ensureCA(certPath, keyPath, commonName string) error {
+	if filesExist(certPath, keyPath) {
+		return nil
+	}
+	return issue(certPath, keyPath, &x509.Certificate{
+		Subject:  pkix.Name{CommonName: commonName},
+		KeyUsage: x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature, IsCA: true, BasicConstraintsValid: true,
+	}, nil, nil)
+}
+
+// scraperCommonName is the identity the CVO's metrics server accepts: the in-cluster Prometheus.
+const scraperCommonName = "system:serviceaccount:openshift-monitoring:prometheus-k8s"
+
+// ensureClientCert signs, once, a client certificate for commonName with the CA at caPath/caKeyPath.
+func ensureClientCert(caPath, caKeyPath, certPath, keyPath, commonName string) error {
+	if filesExist(certPath, keyPath) {
+		return nil
+	}
+	caCert, caKey, err := loadCA(caPath, caKeyPath)
+	if err != nil {
+		return err
+	}
+	return issue(certPath, keyPath, &x509.Certificate{
+		Subject:     pkix.Name{CommonName: commonName},
+		KeyUsage:    x509.KeyUsageDigitalSignature | x509.KeyUsageKeyEncipherment,
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
+	}, caCert, caKey)
+}
+
+func filesExist(paths ...string) bool {
+	for _, path := range paths {
+		if _, err := os.Stat(path); err != nil {
+			return false
+		}
+	}
+	return true
+}
+
+// issue makes a new key and a ten-year certificate from tmpl, signed by parent (self-signed when
+// parent is nil), and writes both as PEM.
+func issue(certPath, keyPath string, tmpl *x509.Certificate, parent *x509.Certificate, parentKey *rsa.PrivateKey) error {
+	key, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		return err
+	}
+	now := time.Now()
+	tmpl.SerialNumber = big.NewInt(now.UnixNano())
+	tmpl.NotBefore, tmpl.NotAfter = now.Add(-time.Hour), now.AddDate(10, 0, 0)
+	if parent == nil {
+		parent, parentKey = tmpl, key
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, parent, &key.PublicKey, parentKey)
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(keyPath, pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(key)}), 0o600); err != nil {
+		return err
+	}
+	return os.WriteFile(certPath, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600)
+}
+
+func loadCA(certPath, keyPath string) (*x509.Certificate, *rsa.PrivateKey, error) {
+	certPEM, err := os.ReadFile(certPath)
+	if err != nil {
+		return nil, nil, err
+	}
+	keyPEM, err := os.ReadFile(keyPath)
+	if err != nil {
+		return nil, nil, err
+	}
+	certBlock, _ := pem.Decode(certPEM)
+	keyBlock, _ := pem.Decode(keyPEM)
+	if certBlock == nil || keyBlock == nil {
+		return nil, nil, fmt.Errorf("%s or %s is not PEM", certPath, keyPath)
+	}
+	cert, err := x509.ParseCertificate(certBlock.Bytes)
+	if err != nil {
+		return nil, nil, err
+	}
+	key, err := x509.ParsePKCS1PrivateKey(keyBlock.Bytes)
+	if err != nil {
+		return nil, nil, err
+	}
+	return cert, key, nil
 }
 
 func ensureRSAKey(path string) error {

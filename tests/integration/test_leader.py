@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import threading
+import time
+from datetime import UTC, datetime, timedelta
 
 from cvo_py.kube import LEASES, KubeClient
 from cvo_py.leader import LeaderElector, LeaseTimings
@@ -33,3 +35,30 @@ def test_a_failure_after_acquiring_marks_the_leader_lost(kube: KubeClient, names
     elector.start(start_controllers)
     assert elector.lost.wait(10)
     assert not elector.leading.is_set()
+
+
+def test_a_holder_whose_clock_is_an_hour_behind_keeps_the_lease_while_it_renews(
+    kube: KubeClient, namespace: str
+) -> None:
+    behind = LeaderElector(
+        kube, namespace, "lock", identity="behind", timings=FAST,
+        now=lambda: datetime.now(UTC) - timedelta(hours=1),
+    )
+    standby = LeaderElector(kube, namespace, "lock", identity="standby", timings=FAST)
+    behind_started, standby_started = threading.Event(), threading.Event()
+    behind.start(behind_started.set)
+    assert behind_started.wait(10)
+    standby.start(standby_started.set)
+    # Every renewTime written is an hour old by the standby's clock; the record keeps changing, so
+    # the Lease is live. Judging by renewTime would take it at once.
+    assert not standby_started.wait(2 * FAST.lease_duration)
+    assert kube.get(LEASES, "lock", namespace)["spec"]["holderIdentity"] == "behind"
+    # The holder dies without handing the Lease back: the standby takes it once it has seen the
+    # record unchanged for the lease duration.
+    behind._stop.set()  # a crash: renewing stops, the Lease is not handed back
+    stopped = time.monotonic()
+    assert standby_started.wait(10)
+    assert time.monotonic() - stopped >= FAST.lease_duration - FAST.retry_period
+    lease = kube.get(LEASES, "lock", namespace)["spec"]
+    assert lease["holderIdentity"] == "standby" and lease["leaseTransitions"] == 1
+    standby.release()

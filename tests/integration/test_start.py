@@ -107,11 +107,14 @@ class Running:
     proc: subprocess.Popen[str]
     port: int
     log: Path
+    scraper: tuple[str, str] | None  # the client certificate Prometheus would present
 
-    def get(self, path: str) -> tuple[int, str]:
+    def get(self, path: str, as_scraper: bool = True) -> tuple[int, str]:
         context = ssl.create_default_context()
         context.check_hostname = False
         context.verify_mode = ssl.CERT_NONE  # a self-signed test certificate
+        if as_scraper and self.scraper:
+            context.load_cert_chain(*self.scraper)
         try:
             with urllib.request.urlopen(f"https://127.0.0.1:{self.port}{path}", context=context, timeout=10) as r:
                 return r.status, r.read().decode()
@@ -178,7 +181,8 @@ def start(cluster: LocalCluster, namespace: str, tls: tuple[str, str], tmp_path:
             text=True,
             env={**os.environ, "CVO_NAMESPACE": namespace, "PAYLOAD_OVERRIDE": str(payload)},
         )
-        running = Running(proc, port, log)
+        scraper = (cluster.state["scraperCertFile"], cluster.state["scraperKeyFile"])
+        running = Running(proc, port, log, scraper)
         started.append(running)
         wait_until(lambda: proc.poll() is not None or _listening(port), what="metrics endpoint up")
         assert proc.poll() is None, log.read_text()
@@ -227,6 +231,9 @@ def test_start_writes_status_and_serves_metrics(kube: KubeClient, start: Any) ->
         ),
         what="Available in metrics",
     )
+    # /metrics is for the cluster's Prometheus only: its certificate is signed by the client CA the
+    # API server publishes in kube-system/extension-apiserver-authentication.
+    assert running.get("/metrics", as_scraper=False) == (401, "client certificate required\n")
     completion = cv["status"]["history"][0]["completionTime"]
     assert (
         metrics[f'cluster_version{{from_version="",image="{IMG_4141}",type="completed",version="4.14.1"}}']

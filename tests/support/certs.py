@@ -1,4 +1,4 @@
-"""Throwaway self-signed serving certificates for the metrics endpoints' TLS tests."""
+"""Throwaway certificates for the metrics endpoints' TLS tests: serving, CA and client certificates."""
 
 from __future__ import annotations
 
@@ -20,4 +20,24 @@ def self_signed(
     if ip:
         args += ["-addext", f"subjectAltName=IP:{ip}"]
     subprocess.run(args + ["-keyout", str(key), "-out", str(cert)], check=True, capture_output=True, timeout=60)
+    return str(cert), str(key)
+
+
+def certificate_authority(directory: Path, name: str = "ca", common_name: str = "test-ca") -> tuple[str, str]:
+    """(CA certificate path, CA key path), self-signed by openssl."""
+    return self_signed(directory, name, common_name)
+
+
+def client_certificate(directory: Path, name: str, ca: tuple[str, str], common_name: str) -> tuple[str, str]:
+    """(certificate path, key path) of a client certificate for `common_name` signed by `ca`."""
+    if shutil.which("openssl") is None:
+        pytest.skip("openssl not found: cannot make a client certificate for the metrics endpoint")
+    cert, key, request = directory / f"{name}.crt", directory / f"{name}.key", directory / f"{name}.csr"
+    for args in (
+        ["req", "-new", "-newkey", "rsa:2048", "-nodes", "-subj", f"/CN={common_name}", "-keyout", str(key)]
+        + ["-out", str(request)],
+        ["x509", "-req", "-in", str(request), "-CA", ca[0], "-CAkey", ca[1], "-CAcreateserial", "-days", "1"]
+        + ["-out", str(cert)],
+    ):
+        subprocess.run(["openssl", *args], check=True, capture_output=True, timeout=60)
     return str(cert), str(key)

@@ -7,7 +7,7 @@ import io
 import json
 import logging
 import re
-from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import pytest
 
@@ -122,17 +122,18 @@ def test_resource_paths() -> None:
     assert str(cv) == "clusterversions.config.openshift.io"
 
 
-def test_lease_decisions() -> None:
-    now = datetime(2026, 11, 21, 10, 0, tzinfo=UTC)
+def test_lease_decisions_count_from_when_the_record_was_seen_to_change() -> None:
+    def spec(holder: str, duration: int = 137) -> dict[str, Any]:
+        # A renewTime an hour old: the holder's clock is behind ours, which must not matter.
+        return {"holderIdentity": holder, "renewTime": "2026-11-21T09:00:00.000000Z", "leaseDurationSeconds": duration}
 
-    def lease(holder: str, renewed_ago: float, duration: int = 137) -> dict:
-        renew = (now - timedelta(seconds=renewed_ago)).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-        return {"spec": {"holderIdentity": holder, "renewTime": renew, "leaseDurationSeconds": duration}}
-
-    assert lease_free_for(lease("me", 10), "me", now)
-    assert not lease_free_for(lease("other", 10), "me", now)
-    assert lease_free_for(lease("other", 200), "me", now)
-    assert lease_free_for(lease("", 1), "me", now)
+    seen = 1000.0
+    assert lease_free_for(spec("me"), "me", seen, seen)
+    assert lease_free_for(spec(""), "me", seen, seen)
+    assert not lease_free_for(spec("other"), "me", seen, seen + 10)
+    assert not lease_free_for(spec("other"), "me", seen, seen + 137)
+    assert lease_free_for(spec("other"), "me", seen, seen + 137.5)
+    assert lease_free_for(spec("other", duration=1), "me", seen, seen + 2)
 
 
 def test_backoff_survives_months_of_failures() -> None:

@@ -22,10 +22,10 @@ from cvo_py.metrics import (
     GO_CIPHER_SUITES,
     TLS13_SUITES,
     MetricsServer,
+    ServingContext,
     TLSConfigError,
     TLSOptions,
     parse_tls_options,
-    server_ssl_context,
 )
 from tests.support.certs import self_signed
 
@@ -327,9 +327,9 @@ def test_a_client_stuck_before_its_handshake_does_not_block_others(serve: Serve)
         assert handshake(port, client_context(ssl.TLSVersion.TLSv1_2))[0] == "TLSv1.2"
 
 
-def test_a_supplied_ssl_context_is_used_as_is(certificate: tuple[str, str]) -> None:
-    context = server_ssl_context(certificate[0], certificate[1], parse_tls_options("VersionTLS13"))
-    server = MetricsServer("127.0.0.1:0", CollectorRegistry(), ssl_context=context).start()
+def test_a_supplied_serving_context_is_used_as_is(certificate: tuple[str, str]) -> None:
+    serving = ServingContext(certificate[0], certificate[1], parse_tls_options("VersionTLS13"))
+    server = MetricsServer("127.0.0.1:0", CollectorRegistry(), serving=serving).start()
     try:
         with pytest.raises(ssl.SSLError):
             handshake(server.port, client_context(ssl.TLSVersion.TLSv1_2))
