@@ -184,6 +184,9 @@ class LeaderElector:
     def release(self) -> None:
         """Stop renewing and hand the Lease back so a standby replica takes over at once."""
         self._stop.set()
+        if self._thread is not None and self._thread is not threading.current_thread():
+            # A renew in flight must land before the hand-back, or it would take the Lease again.
+            self._thread.join(self.client.timeout + 10.0)  # read timeout + connect timeout
         if not self.leading.is_set():
             return
         try:
