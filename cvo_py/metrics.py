@@ -222,16 +222,17 @@ def _ssl_detail(exc: BaseException) -> str:
     return re.sub(r" \(_ssl\.c:\d+\)$", "", getattr(exc, "strerror", None) or str(exc))
 
 
-def _file_stamp(*paths: str) -> tuple[tuple[int, int, int] | None, ...]:
-    stamps: list[tuple[int, int, int] | None] = []
+def _file_contents(*paths: str) -> tuple[bytes | None, ...]:
+    """The files' bytes (None for one that cannot be read). Compared by content, because a
+    rotation may keep size, inode and (on coarse-clock filesystems) modification time."""
+    contents: list[bytes | None] = []
     for path in paths:
         try:
-            st = os.stat(path)
+            with open(path, "rb") as handle:
+                contents.append(handle.read())
         except OSError:
-            stamps.append(None)
-        else:
-            stamps.append((st.st_mtime_ns, st.st_size, st.st_ino))
-    return tuple(stamps)
+            contents.append(None)
+    return tuple(contents)
 
 
 class ServingContext:
@@ -261,7 +262,7 @@ class ServingContext:
         self._clock = clock
         self._lock = threading.Lock()
         self._client_ca: str | None = None
-        self._stamp = _file_stamp(*self._files())
+        self._stamp = _file_contents(*self._files())
         self._context = self._build(None)  # a bad initial pair raises: the flags were wrong
         self._checked = clock()
         self.reloads = 0
@@ -287,7 +288,7 @@ class ServingContext:
             now = self._clock()
             if now - self._checked >= self.recheck_after:
                 self._checked = now
-                stamp = _file_stamp(*self._files())
+                stamp = _file_contents(*self._files())
                 if stamp != self._stamp:
                     self._stamp = stamp
                     self._reload("serving certificate", self._client_ca)

@@ -27,8 +27,8 @@ NO_CA = (
 # With TLS 1.3 the server's verdict on a client certificate arrives after the client's side of the
 # handshake: the refusal surfaces on the first read (ssl.SSLError), and as the alert or as the
 # connection closing, depending on which the client reads first.
-REFUSED = (urllib.error.URLError, ssl.SSLError)
-REFUSAL = "(?i)unknown ca|EOF occurred in violation of protocol|connection reset"
+REFUSED = (urllib.error.URLError, ssl.SSLError, ConnectionError)
+REFUSAL = "(?i)unknown ca|EOF occurred in violation of protocol|connection reset|broken pipe|closed connection"
 
 
 def subject(cn: str) -> dict[str, Any]:
