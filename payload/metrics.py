@@ -31,7 +31,8 @@ class PayloadMetrics:
         )
         self.verifications = Counter(
             "cluster_version_release_verifications",
-            "Release image verifications by outcome (verified, cached, failed, forced, not_configured).",
+            "Release image verifications, each counted once by outcome: verified, cached, failed, "
+            "not_configured, or forced (failed or not configured, and the forced update went on).",
             ["outcome"],
             registry=self.registry,
         )

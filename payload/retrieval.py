@@ -74,7 +74,14 @@ class PruneError(Exception):
 
 
 class VerificationError(Exception):
-    """The release cannot be verified; the text is what follows "The update cannot be verified: "."""
+    """The release cannot be verified; the text is what follows "The update cannot be verified: ".
+
+    `outcome` is the verifications metric's label for it ("failed" or "not_configured"); the
+    retriever records it once, or "forced" when a forced update continues past it."""
+
+    def __init__(self, message: str, outcome: str = "failed") -> None:
+        super().__init__(message)
+        self.outcome = outcome
 
 
 class Verifier(Protocol):
@@ -279,13 +286,12 @@ class PayloadRetriever:
         try:
             self.verifier.verify(image, budget)
         except VerificationError as exc:
+            self.metrics.verifications.labels("forced" if force else exc.outcome).inc()
             if not force:
-                self.metrics.verifications.labels("failed").inc()
                 raise _Failed(
                     acc.retrieval_failed(version, image, acc.not_verified(str(exc))),
                     "ImageVerificationFailed",
                 ) from None
-            self.metrics.verifications.labels("forced").inc()
             log.warning(
                 "Target release version=%r image=%r cannot be verified, continuing because the update "
                 "was forced: %s",

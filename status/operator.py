@@ -216,11 +216,18 @@ class RetrievalCoordinator:
 
     def _retrieve(self, wanted: tuple[Release, bool]) -> None:
         target, force = wanted
+        with self._lock:
+            finished = self._finished.get(wanted)
+        retrying_a_failure = finished is not None and finished[0] == "False"
 
         def report(state: ReleaseAcceptance) -> None:
             with self._lock:
                 if self._wanted != wanted:
                     return  # superseded: the admin asked for something else meanwhile
+                if retrying_a_failure and state.status == "Unknown":
+                    # Upstream flips to Unknown "Retrieving..." on every retry, hiding why the last
+                    # attempt failed (and restarting alerts' `for`): keep the failure until this ends.
+                    return
                 self._latest = Acceptance(target, state, self._latest.verified if self._latest else False)
             self._on_change()
 

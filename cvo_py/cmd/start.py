@@ -115,6 +115,7 @@ def run(options: Options) -> int:
     from payload.acceptance import ReleaseAcceptance
     from payload.metrics import PayloadMetrics
     from payload.retrieval import PayloadRetriever, PruneError, RetrieverOptions
+    from payload.verify.verifier import cluster_verifier
     from status.metrics import StatusCollector
     from status.operator import Retriever, StatusOperator, StatusOptions
 
@@ -138,8 +139,13 @@ def run(options: Options) -> int:
         local_payload_dir=options.local_payload_dir,
     )
 
+    # One verifier for the process, so a digest verified once is not fetched and checked again.
+    verifier = cluster_verifier(
+        client, retriever_options.verification_namespace, retriever_options.operator_name, payload_metrics
+    )
+
     def make_retriever(report: Callable[[ReleaseAcceptance], None]) -> Retriever:
-        return PayloadRetriever(client, retriever_options, report, metrics=payload_metrics)
+        return PayloadRetriever(client, retriever_options, report, verifier=verifier, metrics=payload_metrics)
 
     operator = StatusOperator(
         client,

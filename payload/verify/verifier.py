@@ -77,7 +77,6 @@ class ReleaseVerifier:
             digest = image_digest(image)
             algo, hexpart = parse_digest(digest)
         except DigestError as exc:
-            self.metrics.verifications.labels("failed").inc()
             raise VerificationError(str(exc)) from None
         with self._lock:
             if digest in self._verified:
@@ -85,17 +84,16 @@ class ReleaseVerifier:
                 return
         config = self._load()
         if config.problem:
-            self.metrics.verifications.labels("not_configured").inc()
-            raise VerificationError(f"verification is not possible: {config.problem}")
+            raise VerificationError(f"verification is not possible: {config.problem}", "not_configured")
         certs: list[Any] = []
         for name, armored in config.keyrings.items():
             try:
                 certs.extend(pysequoia.Cert.split_bytes(armored.encode()))
             except Exception as exc:  # pysequoia raises plain errors for unparsable keys
-                self.metrics.verifications.labels("not_configured").inc()
                 raise VerificationError(
                     "the release verifier is incorrectly configured, unable to verify digests: "
-                    f"keyring {name} in {config.source}: {_first_line(exc)}"
+                    f"keyring {name} in {config.source}: {_first_line(exc)}",
+                    "not_configured",
                 ) from None
         trusted = _trusted_identities(certs)
         keyrings = list(config.keyrings)
@@ -113,7 +111,6 @@ class ReleaseVerifier:
         found = self._search_stores(config.stores, algo, hexpart, keys, digest, deadline, attempts)
         if found is not None:
             return self._accept(digest, found)
-        self.metrics.verifications.labels("failed").inc()
         raise VerificationError(failure_text(digest, keyrings, attempts))
 
     def _accept(self, digest: str, signature: bytes | None) -> None:

@@ -58,6 +58,18 @@ def verifying(namespace: str, payload_dir: Path) -> Any:
     return options(namespace, payload_dir, verify=True, verification_namespace=namespace)
 
 
+def sample(run: Retrieval, name: str, **labels: str) -> float:
+    value = run.retriever.metrics.registry.get_sample_value(name, labels)
+    return 0.0 if value is None else value
+
+
+def verifications(run: Retrieval) -> dict[str, float]:
+    """cluster_version_release_verifications_total by outcome (zeros left out)."""
+    outcomes = ("verified", "cached", "failed", "not_configured", "forced")
+    counts = {o: sample(run, "cluster_version_release_verifications_total", outcome=o) for o in outcomes}
+    return {o: n for o, n in counts.items() if n}
+
+
 @pytest.fixture
 def payload_dir(tmp_path: Path) -> Path:
     (tmp_path / "p").mkdir()
@@ -68,7 +80,8 @@ def test_unsigned_unforced_update_is_blocked_before_any_pod(
     kube: KubeClient, namespace: str, payload_dir: Path, key: Any, store: SignatureStore
 ) -> None:
     configure(kube, namespace, key, store.url)
-    result = Retrieval(kube, verifying(namespace, payload_dir)).start().finish(timeout=20)
+    run = Retrieval(kube, verifying(namespace, payload_dir)).start()
+    result = run.finish(timeout=20)
     assert result == ReleaseAcceptance(
         "False", "RetrievePayload",
         f'Retrieving payload failed version="4.19.1" image="{IMAGE}" failure=The update cannot be verified: unable '
@@ -76,6 +89,10 @@ def test_unsigned_unforced_update_is_blocked_before_any_pod(
         "no signature in this store (HTTP 404)",
     )
     assert not version_pods(kube, namespace)
+    assert verifications(run) == {"failed": 1}
+    assert sample(run, "cluster_version_payload_retrieval_failures_total", reason="ImageVerificationFailed") == 1
+    assert sample(run, "cluster_version_payload_retrieval_duration_seconds_count", result="failure") == 1
+    assert sample(run, "cluster_version_signature_store_fetch_duration_seconds_count", store=store.url) == 1
 
 
 def test_unreachable_store_is_named_with_its_error(
@@ -95,11 +112,12 @@ def test_unreachable_store_is_named_with_its_error(
 def test_no_configuration_means_verification_is_not_possible(
     kube: KubeClient, namespace: str, payload_dir: Path
 ) -> None:
-    result = Retrieval(kube, verifying(namespace, payload_dir)).start().finish(timeout=20)
-    assert result.message == (
+    run = Retrieval(kube, verifying(namespace, payload_dir)).start()
+    assert run.finish(timeout=20).message == (
         f'Retrieving payload failed version="4.19.1" image="{IMAGE}" failure=The update cannot be verified: '
         f"verification is not possible: no ConfigMap in {namespace} is annotated {CONFIG_ANNOTATION}"
     )
+    assert verifications(run) == {"not_configured": 1}
 
 
 def test_forced_update_continues_to_the_pod_and_says_so(
@@ -118,6 +136,7 @@ def test_forced_update_continues_to_the_pod_and_says_so(
     kubelet.succeed(pod, namespace)
     assert run.finish(timeout=20).reason == "PayloadLoaded"
     assert run.retriever.last_result is not None and not run.retriever.last_result.verified
+    assert verifications(run) == {"forced": 1}
 
 
 def test_signed_update_goes_on_to_the_pod_and_keeps_the_signature(
@@ -133,6 +152,8 @@ def test_signed_update_goes_on_to_the_pod_and_keeps_the_signature(
     kubelet.succeed(pod, namespace)
     assert run.finish(timeout=20).status == "True"
     assert run.retriever.last_result is not None and run.retriever.last_result.verified
+    assert verifications(run) == {"verified": 1}
+    assert sample(run, "cluster_version_payload_retrieval_duration_seconds_count", result="success") == 1
     kept = kube.get(CONFIGMAPS, f"sha256-{HEX}", namespace)
     assert SIGNATURES_LABEL in kept["metadata"]["labels"]
     import base64

@@ -208,3 +208,22 @@ def test_a_target_asked_for_again_is_retrieved_again(harness: tuple[Harness, Ret
     final = coordinator.acceptance()
     assert final is not None and final.target == A and final.state.reason == "PayloadLoaded"
     assert [c[0] for c in h.calls] == ["img-a", "img-b", "img-a"]
+
+
+def test_a_retry_keeps_the_last_failure_visible_until_it_ends(harness: tuple[Harness, RetrievalCoordinator]) -> None:
+    h, coordinator = harness
+    h.gate("img-a", retrieval_failed("4.14.2", "img-a", "boom")).set()
+    coordinator.request(A, False)
+    assert h.started.acquire(timeout=WAIT)
+    wait_idle(coordinator)
+    failed = coordinator.acceptance()
+    assert failed is not None and failed.state.status == "False"
+    gate = h.gate("img-a", payload_loaded("4.14.2", "img-a", "amd64"))
+    h.clock[0] = 61.0
+    coordinator.request(A, False)
+    assert h.started.acquire(timeout=WAIT)  # the retry has reported "Retrieving and verifying..."
+    assert coordinator.acceptance() == failed
+    gate.set()
+    wait_idle(coordinator)
+    loaded = coordinator.acceptance()
+    assert loaded is not None and loaded.state.status == "True"
