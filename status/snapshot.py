@@ -17,6 +17,7 @@ import yaml
 
 from status.insights import compute, gotime
 from status.insights.models import Insight
+from status.insights.objects import InputError
 from status.insights.nodes import RELEASE_IMAGE_VERSION
 
 JSON = dict[str, Any]
@@ -82,17 +83,20 @@ class Snapshot:
         """
         at = self.mock_now() if now is None else now
         node_clock = wall_clock if now is None and wall_clock is not None else at
-        out = compute.all_insights(
-            self.clusterversion,
-            self.operators,
-            self.nodes,
-            self.pools,
-            self.machineconfig_versions(),
-            at,
-            mco_image=self.mco_image(),
-            alerts=self.alerts,
-            node_clock=node_clock,
-        )
+        try:
+            out = compute.all_insights(
+                self.clusterversion,
+                self.operators,
+                self.nodes,
+                self.pools,
+                self.machineconfig_versions(),
+                at,
+                mco_image=self.mco_image(),
+                alerts=self.alerts,
+                node_clock=node_clock,
+            )
+        except InputError as exc:
+            raise SnapshotError(f"{file_for_error(Path(self.name), exc)}: {exc}") from None
         return out, at
 
     def mock_now(self) -> int:
@@ -110,6 +114,24 @@ class Snapshot:
                 if ltt > now:
                     now = ltt + MOCK_NOW_OFFSET
         return now
+
+
+# Which file holds the objects an assessment error names (its message starts with their kind).
+_FILE_BY_KIND = {
+    "ClusterVersion": "-cv.yaml",
+    "ClusterOperator": "-co.yaml",
+    "MachineConfigPool": "-mcp.yaml",
+    "MachineConfig": "-mc.yaml",
+    "Node": "-node.yaml",
+    "alert": "-alerts.json",
+    "alerts:": "-alerts.json",
+}
+
+
+def file_for_error(cv_path: Path, error: InputError) -> Path:
+    """The snapshot file an assessment error is about (the -cv.yaml file when it cannot tell)."""
+    kind = error.kind or str(error).split(" ", 1)[0]
+    return paths(cv_path)[_FILE_BY_KIND.get(kind, CV_SUFFIX)]
 
 
 def paths(cv_path: Path) -> dict[str, Path]:
@@ -197,12 +219,48 @@ def _items(path: Path, doc: Any, kind: str) -> list[JSON]:
     return items
 
 
+# Fields that must be objects (or lists) wherever present: what the assessment walks into.
+_OBJECT_FIELDS: tuple[tuple[str, ...], ...] = (
+    ("metadata",),
+    ("metadata", "annotations"),
+    ("metadata", "labels"),
+    ("spec",),
+    ("status",),
+    ("spec", "template"),
+    ("spec", "template", "spec"),
+)
+_LIST_FIELDS: tuple[tuple[str, ...], ...] = (("status", "conditions"), ("spec", "template", "spec", "containers"))
+
+
+def _check_shape(path: Path, kind: str, obj: JSON) -> None:
+    """A one-line error naming the file for an object whose structure the assessment cannot walk."""
+    obj.setdefault("kind", kind)  # <Kind>List items may omit it; errors name objects by it
+    for field_path, want in [(f, dict) for f in _OBJECT_FIELDS] + [(f, list) for f in _LIST_FIELDS]:
+        cur: Any = obj
+        for i, key in enumerate(field_path):
+            if not isinstance(cur, dict):
+                break
+            cur = cur.get(key)
+            if cur is None:
+                break
+            if i == len(field_path) - 1 and not isinstance(cur, want):
+                name = (obj.get("metadata") or {}).get("name") if isinstance(obj.get("metadata"), dict) else None
+                who = f"{kind} {name!r}" if name else kind
+                shape = "an object" if want is dict else "a list"
+                raise SnapshotError(
+                    f"{path}: {who}: {'.'.join(field_path)} is {type(cur).__name__}, not {shape}"
+                )
+
+
 def _list(path: Path, kind: str) -> list[JSON]:
-    return _items(path, _parse(path), kind)
+    items = _items(path, _parse(path), kind)
+    for item in items:
+        _check_shape(path, kind, item)
+    return items
 
 
 def _single(path: Path, kind: str) -> JSON:
-    items = _items(path, _parse(path), kind)
+    items = _list(path, kind)
     if not items:
         raise SnapshotError(f"{path}: the list holds no {kind}")
     return items[0]

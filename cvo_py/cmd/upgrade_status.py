@@ -91,9 +91,8 @@ def run(options: Options) -> int:
     except snapshot.SnapshotError as exc:
         sys.stderr.write(f"error: {exc}\n")
         return 2
-    except InputError as exc:
-        where = f"{options.mock_clusterversion}: " if options.mock_clusterversion else ""
-        sys.stderr.write(f"error: {where}{exc}\n")
+    except InputError as exc:  # from the cluster's ConfigMap (snapshot errors name their file)
+        sys.stderr.write(f"error: {exc}\n")
         return 2
     except RenderError as exc:
         sys.stderr.write(f"error: {str(exc).rstrip()}\n")

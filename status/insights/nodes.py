@@ -104,7 +104,9 @@ ESTIMATE_UPDATING = 5 * MINUTE
 
 
 class SelectorError(InputError):
-    pass
+    """A pool's node selector that cannot be used; worded as oc, about a MachineConfigPool."""
+
+    kind = "MachineConfigPool"
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,11 @@ JSON = dict[str, Any]
 
 
 class InputError(ValueError):
-    """A Kubernetes object that cannot be read (wrong type, unparsable time)."""
+    """A Kubernetes object that cannot be read (wrong type, unparsable time).
+
+    The message starts with the object's kind (see `describe`) unless `kind` names it."""
+
+    kind: str | None = None
 
 
 def describe(obj: JSON) -> str:
