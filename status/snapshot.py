@@ -17,8 +17,8 @@ import yaml
 
 from status.insights import compute, gotime
 from status.insights.models import Insight
-from status.insights.objects import InputError
 from status.insights.nodes import RELEASE_IMAGE_VERSION
+from status.insights.objects import InputError
 
 JSON = dict[str, Any]
 
