@@ -33,9 +33,10 @@ from typing import Any, Protocol
 
 from cvo_py import klog
 from cvo_py.informer import Informer, InformerSet
-from cvo_py.kube import CLUSTEROPERATORS, CLUSTERVERSIONS, CRDS, JSON, ApiError, KubeClient
+from cvo_py.kube import CLUSTEROPERATORS, CLUSTERVERSIONS, CONFIGMAPS, CRDS, JSON, ApiError, KubeClient
 from cvo_py.loop import SyncLoop
 from payload.acceptance import ReleaseAcceptance
+from payload.verify.config import CONFIG_ANNOTATION, SIGNATURES_LABEL
 from status import capabilities, cvstatus, events
 from status.cvstatus import Acceptance, Release, StatusInputs
 from status.cvwriter import ClusterVersionStatusWriter, StatusRejected, StatusWriteError
@@ -181,6 +182,19 @@ class RetrievalCoordinator:
         with self._lock:
             return self._latest
 
+    def retry_failed(self) -> bool:
+        """What a failed retrieval depended on changed (e.g. the verification configuration):
+        try the wanted target again now rather than after `retry_after`. True if it will be."""
+        with self._lock:
+            for key, (status, _when) in list(self._finished.items()):
+                if status != "True":
+                    self._finished[key] = (status, float("-inf"))
+            wanted = self._wanted
+            if wanted is None or self._running is not None or not self._should_start(wanted):
+                return False
+            self._wake.set()
+            return True
+
     def take_outcomes(self) -> list[Outcome]:
         """The retrievals that ended since the last call (of targets still wanted), oldest first."""
         with self._lock:
@@ -295,6 +309,22 @@ def crd_changed(seen: CrdRevision | None, observed: CrdRevision | None) -> bool:
     return seen is not None and observed is not None and observed != seen
 
 
+def _slim_configmap(obj: JSON) -> JSON:
+    """Verification ConfigMaps are watched for changes only: keep what identifies them."""
+    meta = obj.get("metadata") or {}
+    keep = ("name", "namespace", "resourceVersion", "annotations", "labels")
+    return {"metadata": {k: meta[k] for k in keep if k in meta}}
+
+
+def _is_verification_input(obj: JSON | None) -> bool:
+    meta = (obj or {}).get("metadata") or {}
+    return CONFIG_ANNOTATION in (meta.get("annotations") or {}) or SIGNATURES_LABEL in (meta.get("labels") or {})
+
+
+def _signature_stores(cv: JSON | None) -> Any:
+    return ((cv or {}).get("spec") or {}).get("signatureStores")
+
+
 def _slim_crd(obj: JSON) -> JSON:
     """The CRD cache keeps what `crd_revision` reads, not the (large) schema."""
     meta = obj.get("metadata") or {}
@@ -319,10 +349,11 @@ class StatusOptions:
     resync: float = 120.0  # upstream resyncs the ClusterVersion every 2m × rand[1,2)
     min_interval: float = 0.2
     retrieval_retry: float = 60.0
+    # Where the verification ConfigMaps live: a failed retrieval is retried as soon as they or
+    # the ClusterVersion's signatureStores change (None: only every `retrieval_retry`).
+    verification_namespace: str | None = None
     # Where Events about the ClusterVersion go (the operator's namespace, as upstream's recorder).
-    namespace: str = field(
-        default_factory=lambda: os.environ.get("CVO_NAMESPACE") or "openshift-cluster-version"
-    )
+    namespace: str = field(default_factory=lambda: os.environ.get("CVO_NAMESPACE") or "openshift-cluster-version")
 
 
 class StatusOperator:
@@ -377,6 +408,25 @@ class StatusOperator:
         self.synced = threading.Event()
         for informer in (self.cv_informer, self.co_informer, self.crd_informer):
             informer.add_handler(lambda _type, _obj, _old: self.loop.poke())
+        self.verification_informer: Informer | None = None
+        if self.coordinator is not None and options.verification_namespace:
+            self.verification_informer = self.informers.add(
+                Informer(client, CONFIGMAPS, namespace=options.verification_namespace, transform=_slim_configmap)
+            )
+            self.verification_informer.add_handler(self._on_verification_configmap)
+            self.cv_informer.add_handler(self._on_clusterversion)
+
+    def _on_verification_configmap(self, _type: str, obj: JSON, old: JSON | None) -> None:
+        if _is_verification_input(obj) or _is_verification_input(old):
+            self._retry_failed(f"ConfigMap {(obj.get('metadata') or {}).get('name')} changed")
+
+    def _on_clusterversion(self, _type: str, obj: JSON, old: JSON | None) -> None:
+        if old is not None and _signature_stores(obj) != _signature_stores(old):
+            self._retry_failed("spec.signatureStores changed")
+
+    def _retry_failed(self, why: str) -> None:
+        if self.coordinator is not None and self.coordinator.retry_failed():
+            log.info("Release verification input changed (%s): retrying the failed payload retrieval now", why)
 
     @property
     def running(self) -> Release:
@@ -480,9 +530,7 @@ class StatusOperator:
         if self.coordinator is None or self.recorder is None:
             return
         for outcome in self.coordinator.take_outcomes():
-            spec = events.retrieval_event(
-                outcome.target.version, outcome.target.image, outcome.final, outcome.error
-            )
+            spec = events.retrieval_event(outcome.target.version, outcome.target.image, outcome.final, outcome.error)
             if spec is not None:
                 self.recorder.record(events.involved_object(self.options.name, self.options.namespace), spec)
 
@@ -497,9 +545,7 @@ class StatusOperator:
                 raise
         body = new_cluster_version(name, self.running, self.new_cluster_id())
         if self._seen_uid is not None:
-            log.warning(
-                "ClusterVersion %s (uid %s) was deleted while running; recreating it", name, self._seen_uid
-            )
+            log.warning("ClusterVersion %s (uid %s) was deleted while running; recreating it", name, self._seen_uid)
         try:
             created = self.client.create(CLUSTERVERSIONS, body)
         except ApiError as exc:

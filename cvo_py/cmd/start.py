@@ -158,6 +158,7 @@ def run(options: Options) -> int:
             always_enabled=options.always_enable_capabilities,
             create_missing=True,
             namespace=options.namespace,
+            verification_namespace=retriever_options.verification_namespace,
         ),
         retriever_factory=make_retriever,
     )

@@ -346,3 +346,33 @@ def release_accepted(kube: KubeClient) -> dict[str, Any]:
         if c.get("type") == "ReleaseAccepted":
             return dict(c)
     return {}
+
+
+def status_operator(
+    kubeconfig: str,
+    namespace: str,
+    agent: str,
+    *,
+    retrieval_retry: float,
+    verification_namespace: str | None = None,
+) -> Any:
+    """An in-process status loop (ClusterVersion 4.14.1) that retrieves requested payloads,
+    retrying a failed one every `retrieval_retry` seconds."""
+    from cvo_py.kube import connect
+    from status.operator import StatusOperator, StatusOptions
+    from tests.integration.status_support import IMG_4141
+
+    client = connect(kubeconfig, user_agent=agent)
+    options = RetrieverOptions(namespace=namespace, node_name=NODE, release_image=IMG_4141)
+    return StatusOperator(
+        client,
+        StatusOptions(
+            release_image=IMG_4141,
+            release_version="4.14.1",
+            namespace=namespace,
+            retrieval_retry=retrieval_retry,
+            min_interval=0.0,
+            verification_namespace=verification_namespace,
+        ),
+        retriever_factory=lambda report: PayloadRetriever(client, options, report),
+    )

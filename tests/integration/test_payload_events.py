@@ -9,20 +9,19 @@ from typing import Any
 
 import pytest
 
-from cvo_py.kube import EVENTS, KubeClient, connect
-from payload.retrieval import PayloadRetriever, RetrieverOptions
-from status.operator import StatusOperator, StatusOptions
+from cvo_py.kube import EVENTS, KubeClient
+from status.operator import StatusOperator
 from tests.integration.payload_harness import (
-    NODE,
     ClusterVerification,
     StartProcess,
     ensure_priority_class,
     release_accepted,
     request_update,
     signature_rejected,
+    status_operator,
     version_pods,
 )
-from tests.integration.status_support import IMG_4141, create_cv, status_414, wait_until
+from tests.integration.status_support import create_cv, status_414, wait_until
 from tests.support.cluster import LocalCluster
 from tests.support.kubelet import Kubelet, waiting
 
@@ -91,19 +90,8 @@ def test_start_records_signature_failure_event(
 
 def operator(cluster: LocalCluster, namespace: str, agent: str) -> StatusOperator:
     """An in-process status loop that retries a failed retrieval every half second."""
-    client = connect(cluster.kubeconfig, user_agent=agent)
-    options = RetrieverOptions(namespace=namespace, node_name=NODE, release_image=IMG_4141)
-    return StatusOperator(
-        client,
-        StatusOptions(
-            release_image=IMG_4141,
-            release_version="4.14.1",
-            namespace=namespace,
-            retrieval_retry=0.5,
-            min_interval=0.0,
-        ),
-        retriever_factory=lambda report: PayloadRetriever(client, options, report),
-    )
+    op: StatusOperator = status_operator(cluster.kubeconfig, namespace, agent, retrieval_retry=0.5)
+    return op
 
 
 def test_repeated_identical_failure_bumps_one_event(
