@@ -71,10 +71,14 @@ def config_from_objects(configmaps: list[JSON], clusterversion: JSON | None, nam
         # The ClusterVersion's stores replace the defaults, as the API documents.
         spec_stores = ((clusterversion or {}).get("spec") or {}).get("signatureStores") or []
         if spec_stores:
+            if not isinstance(spec_stores, list):
+                raise ValueError("ClusterVersion spec.signatureStores is not a list")
             stores = [
                 Store(
                     f"spec.signatureStores[{i}]",
-                    _store_url((s or {}).get("url"), f"ClusterVersion spec.signatureStores[{i}].url"),
+                    _store_url(
+                        s.get("url") if isinstance(s, dict) else None, f"ClusterVersion spec.signatureStores[{i}].url"
+                    ),
                 )
                 for i, s in enumerate(spec_stores)
             ]
