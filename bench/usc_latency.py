@@ -1,8 +1,9 @@
 """Reaction latency of the Update Status Controller on the real local API server.
 
-A ClusterVersion change (an update starting or completing) → the `usc-cv-version` key of the
-ConfigMap API reflecting it, observed through a watch. The controller runs as a subprocess
-authenticated as its ServiceAccount, as in its pod. Target: p99 < 250 ms.
+An administrator's opt-in (creating the ConfigMap while the controller runs) → the insights in it;
+then a ClusterVersion change (an update starting or completing) → the `usc-cv-version` key of the
+ConfigMap API reflecting it, both observed through a watch. The controller runs as a subprocess
+authenticated as its ServiceAccount, as in its pod. Targets: opt-in < 1 s; p99 < 250 ms.
 
     CVO_PY_CLUSTER_DIR=.local-cluster-usc .venv/bin/python bench/usc_latency.py [--iterations 200]
 """
@@ -48,11 +49,10 @@ def updating_status(data: dict[str, str]) -> str | None:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--iterations", type=int, default=200)
     parser.add_argument("--operators", type=int, default=30, help="ClusterOperators present (default 30)")
+    parser.add_argument("--opt-ins", type=int, default=5, help="ConfigMap delete/create rounds (default 5)")
     args = parser.parse_args()
 
     cluster = local.start()
@@ -66,7 +66,6 @@ def main() -> int:
     for i in range(args.operators):
         h.create_operator(kube, f"operator-{i:02d}", "4.15.8", now)
     h.start_update(kube, "4.16.0", now)
-    h.create_configmap(kube, namespace)
 
     seen = threading.Condition()
     latest: dict[str, str | None] = {"status": None}
@@ -87,10 +86,24 @@ def main() -> int:
     )
     usc = h.ControllerProcess(kubeconfig, namespace, tmp / "usc.log")
     latencies: list[float] = []
+    opt_ins: list[float] = []
     try:
-        with seen:
-            if not seen.wait_for(lambda: latest["status"] == "True", timeout=30):
-                raise SystemExit(f"the controller never published; log:\n{usc.log()[-2000:]}")
+        for round_ in range(args.opt_ins):
+            # The controller is running and synced, with no ConfigMap to publish into.
+            usc.wait_for_log("does not exist: nothing to publish", timeout=30)
+            if round_:
+                time.sleep(0.5)  # let it settle after noticing the deletion
+            started = time.perf_counter()
+            h.create_configmap(kube, namespace)
+            with seen:
+                if not seen.wait_for(lambda: latest["status"] == "True", timeout=30):
+                    raise SystemExit(f"the controller never published; log:\n{usc.log()[-2000:]}")
+                opt_ins.append(float(latest["at"] or 0) - started)
+            if round_ < args.opt_ins - 1:
+                with seen:
+                    latest["status"] = None
+                kube.delete(CONFIGMAPS, h.CONFIGMAP, namespace)
+                usc.wait_for_log(rf"(does not exist: nothing to publish[\s\S]*){{{round_ + 2}}}", timeout=30)
         cv = kube.get(CLUSTERVERSIONS, "version")
         for i in range(args.iterations):
             completing = i % 2 == 0  # alternate: the update completes, then starts again
@@ -121,6 +134,12 @@ def main() -> int:
         kube.delete(CLUSTERVERSIONS, "version")
 
     ms = [x * 1000 for x in latencies]
+    opt_in_ms = [x * 1000 for x in opt_ins]
+    print(
+        f"Update Status Controller opt-in ({len(opt_in_ms)} rounds): ConfigMap created -> insights in it, "
+        f"seen through a watch: p50 {statistics.median(opt_in_ms):.1f} ms, max {max(opt_in_ms):.1f} ms "
+        f"(target < 1 s: {'met' if max(opt_in_ms) < 1000 else 'NOT met'})"
+    )
     print(
         f"Update Status Controller reaction latency ({len(ms)} ClusterVersion changes, "
         f"{args.operators} ClusterOperators, controller as its ServiceAccount, real kube-apiserver)"
@@ -132,10 +151,8 @@ def main() -> int:
     )
     print(f"  target p99 < 250 ms: {'met' if percentile(ms, 99) < 250 else 'NOT met'}")
     print(f"  controller's own reaction histogram (event received -> patch done): {reaction}")
-    print(
-        f"  load average during the run: {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs (shared machine)"
-    )
-    print(f"  ConfigMap writes: {writes:.0f} for {len(ms)} changes (+1 initial publish)")
+    print(f"  load average during the run: {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs (shared machine)")
+    print(f"  ConfigMap writes: {writes:.0f} for {len(ms)} changes (+{len(opt_in_ms)} first publishes after an opt-in)")
     return 0
 
 
