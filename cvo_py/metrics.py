@@ -402,6 +402,14 @@ def add_serving_arguments(parser: argparse.ArgumentParser, *, cert_required: boo
     )
 
 
+def check_serving_files_given(args: argparse.Namespace) -> None:
+    """Upstream `start`'s first serving checks: a non-empty `--listen` needs both files named."""
+    if args.listen and not args.serving_cert_file:
+        raise ServingConfigError("--listen was not set empty, so --serving-cert-file must be set")
+    if args.listen and not args.serving_key_file:
+        raise ServingConfigError("--listen was not set empty, so --serving-key-file must be set")
+
+
 def serving_options(args: argparse.Namespace, *, cert_required: bool) -> ServingOptions:
     """The parsed flags of `add_serving_arguments` (and `--listen`) → ServingOptions.
 
@@ -411,10 +419,7 @@ def serving_options(args: argparse.Namespace, *, cert_required: bool) -> Serving
     cert, key = args.serving_cert_file, args.serving_key_file
     if args.listen:
         if cert_required:
-            if not cert:
-                raise ServingConfigError("--listen was not set empty, so --serving-cert-file must be set")
-            if not key:
-                raise ServingConfigError("--listen was not set empty, so --serving-key-file must be set")
+            check_serving_files_given(args)
         elif cert and not key:
             raise ServingConfigError("--serving-cert-file was set, so --serving-key-file must be set")
         elif key and not cert:

@@ -126,8 +126,16 @@ def compute(
     )
 
 
+# Known to 4.23+ operators (KnownClusterVersionCapabilities) but in the CRD enum only behind
+# feature gates: accepted as names, and pruned from status by a CRD that rejects them.
+GATED_IN: dict[tuple[int, int], tuple[str, ...]] = {(4, 23): ("CompatibilityRequirements", "ClusterAPI")}
+
+
 def unknown_names(names: Iterable[str], version: str = "") -> list[str]:
+    """Names the release's operator does not know (its enum plus its feature-gated names)."""
+    key = release_key(version)
     known = set(known_capabilities(version))
+    known.update(n for release, gated in GATED_IN.items() if release <= key for n in gated)
     return sorted({n for n in names if n not in known})
 
 

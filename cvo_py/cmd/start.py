@@ -66,7 +66,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def validate(args: argparse.Namespace) -> Options:
     from cvo_py.cli import UsageError
-    from cvo_py.metrics import ListenAddressError, ServingConfigError, serving_options
+    from cvo_py.metrics import ListenAddressError, ServingConfigError, check_serving_files_given, serving_options
     from status import capabilities
     from status.operator import read_release_metadata, release_from_metadata
 
@@ -74,14 +74,19 @@ def validate(args: argparse.Namespace) -> Options:
         raise UsageError("node-name is required")
     if not args.release_image:
         raise UsageError("missing --release-image flag, it is required")
+    # Upstream's order: the serving files named, the capabilities, then everything about TLS.
     try:
-        serving = serving_options(args, cert_required=True)
-    except (ListenAddressError, ServingConfigError) as exc:
+        check_serving_files_given(args)
+    except ServingConfigError as exc:
         raise UsageError(str(exc)) from None
     always = tuple(n.strip() for value in args.always_enable_capabilities for n in value.split(",") if n.strip())
     unknown = capabilities.unknown_names(always)
     if unknown:
         raise UsageError(f"--always-enable-capabilities: unknown capabilities: [{' '.join(unknown)}]")
+    try:
+        serving = serving_options(args, cert_required=True)
+    except (ListenAddressError, ServingConfigError) as exc:
+        raise UsageError(str(exc)) from None
     payload_dir = os.environ.get("PAYLOAD_OVERRIDE") or "/"
     try:
         release = release_from_metadata(args.release_image, read_release_metadata(payload_dir))

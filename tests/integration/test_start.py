@@ -78,6 +78,24 @@ def run_cli(*args: str, env: dict[str, str] | None = None) -> subprocess.Complet
             {"NODE_NAME": "from-env"},
             "--always-enable-capabilities: unknown capabilities: [Zed bogus]",
         ),
+        (  # upstream's order: capabilities are checked before the TLS settings
+            [
+                "--node-name",
+                "n",
+                "--release-image",
+                "x",
+                "--serving-cert-file",
+                "c",
+                "--serving-key-file",
+                "k",
+                "--tls-min-version",
+                "VersionTLS99",
+                "--always-enable-capabilities",
+                "Zed",
+            ],
+            {},
+            "--always-enable-capabilities: unknown capabilities: [Zed]",
+        ),
         (
             [
                 "--node-name",

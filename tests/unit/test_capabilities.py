@@ -308,3 +308,11 @@ def test_pruned_memory_reports_each_name_once() -> None:
 )
 def test_normalize_field(path: str, normal: str) -> None:
     assert caps.normalize_field(path) == normal
+
+
+def test_unknown_names_know_the_feature_gated_names_from_4_23() -> None:
+    names = ["ClusterAPI", "CompatibilityRequirements", "Ingress", "Zed"]
+    assert caps.unknown_names(names) == ["Zed"]  # the newest release
+    assert caps.unknown_names(names, "4.23.0") == ["Zed"]
+    assert caps.unknown_names(names, "4.22.3") == ["ClusterAPI", "CompatibilityRequirements", "Zed"]
+    assert caps.unknown_names(names, "4.15.0") == ["ClusterAPI", "CompatibilityRequirements", "Ingress", "Zed"]
