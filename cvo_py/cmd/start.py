@@ -2,8 +2,8 @@
 
 Upstream's `start` flags that apply to cvo-py, with upstream's defaults and validation messages.
 cvo-py applies no manifests and evaluates no conditional-update risks, so the PromQL flags
-(`--metrics-url`, ...), `--enable-auto-update`, `--update-service` and `--hypershift` are not
-offered.
+(`--metrics-url`, ...), `--update-service` and `--hypershift` are not offered;
+`--enable-auto-update` is accepted (upstream's Deployment passes `=false`) but only as false.
 """
 
 from __future__ import annotations
@@ -23,6 +23,9 @@ if TYPE_CHECKING:
     from cvo_py.metrics import TLSOptions
 
 SHORT_HELP = "Starts Cluster Version Operator"
+
+# What Go's strconv.ParseBool accepts, as upstream's boolean flags do.
+GO_BOOLS = {"1": True, "t": True, "true": True, "0": False, "f": False, "false": False}
 
 log = logging.getLogger(__name__)
 
@@ -56,6 +59,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     add_serving_arguments(parser, cert_required=True)
     parser.add_argument(
+        "--enable-auto-update",
+        nargs="?",
+        const="true",
+        default="false",
+        metavar="BOOL",
+        help="accepted for upstream's Deployment arguments; only false: cvo-py never starts an update itself",
+    )
+    parser.add_argument(
         "--always-enable-capabilities",
         action="append",
         default=[],
@@ -74,6 +85,13 @@ def validate(args: argparse.Namespace) -> Options:
         raise UsageError("node-name is required")
     if not args.release_image:
         raise UsageError("missing --release-image flag, it is required")
+    auto_update = str(args.enable_auto_update).lower()
+    if auto_update not in GO_BOOLS:
+        raise UsageError(
+            f'invalid argument "{args.enable_auto_update}" for "--enable-auto-update" flag: want true or false'
+        )
+    if GO_BOOLS[auto_update]:
+        raise UsageError("--enable-auto-update=true is not supported: cvo-py never starts an update itself")
     # Upstream's order: the serving files named, the capabilities, then everything about TLS.
     try:
         check_serving_files_given(args)

@@ -78,6 +78,16 @@ def run_cli(*args: str, env: dict[str, str] | None = None) -> subprocess.Complet
             {"NODE_NAME": "from-env"},
             "--always-enable-capabilities: unknown capabilities: [Zed bogus]",
         ),
+        (
+            ["--node-name", "n", "--release-image", "x", "--listen", "", "--enable-auto-update"],
+            {},
+            "--enable-auto-update=true is not supported: cvo-py never starts an update itself",
+        ),
+        (
+            ["--node-name", "n", "--release-image", "x", "--listen", "", "--enable-auto-update=maybe"],
+            {},
+            'invalid argument "maybe" for "--enable-auto-update" flag: want true or false',
+        ),
         (  # upstream's order: capabilities are checked before the TLS settings
             [
                 "--node-name",
@@ -191,6 +201,7 @@ def start(cluster: LocalCluster, namespace: str, tls: tuple[str, str], tmp_path:
                 release_image,
                 "--node-name",
                 "node-0",
+                "--enable-auto-update=false",  # as upstream's Deployment passes it
                 *extra,
             ],
             cwd=REPO,
