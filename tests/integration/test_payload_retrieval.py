@@ -14,6 +14,7 @@ from urllib.parse import urlparse
 
 import pytest
 
+from cvo_py.informer import Informer
 from cvo_py.kube import JSON, PODS, ClientConfig, KubeClient, Resource, ServerUnreachable
 from payload.acceptance import ReleaseAcceptance
 from payload.classify import Limits
@@ -402,6 +403,16 @@ def proxied(cluster: LocalCluster, kube: KubeClient) -> Iterator[tuple[PausableP
     proxy.close()
 
 
+def watched_retrieval(client: KubeClient, namespace: str, payload_dir: Path) -> tuple[Retrieval, str, Informer]:
+    """A retrieval whose version Pod exists and whose Pod informer has synced."""
+    run = Retrieval(client, options(namespace, payload_dir)).start()
+    pod = run.wait_pod()["metadata"]["name"]
+    wait_until(lambda: run.retriever.informer is not None and run.retriever.informer.has_synced)
+    informer = run.retriever.informer
+    assert informer is not None
+    return run, pod, informer
+
+
 def test_watch_dropped_mid_retrieval_still_sees_the_terminal_state(
     proxied: tuple[PausableProxy, KubeClient],
     kube: KubeClient,
@@ -411,11 +422,7 @@ def test_watch_dropped_mid_retrieval_still_sees_the_terminal_state(
     ready: None,
 ) -> None:
     proxy, client = proxied
-    run = Retrieval(client, options(namespace, payload_dir)).start()
-    pod = run.wait_pod()["metadata"]["name"]
-    wait_until(lambda: run.retriever.informer is not None and run.retriever.informer.has_synced)
-    informer = run.retriever.informer
-    assert informer is not None
+    run, pod, informer = watched_retrieval(client, namespace, payload_dir)
     assert proxy.pause() >= 1
     # The terminal state is written while the watch is down; it resumes from its resourceVersion.
     init("cleanup", waiting("SignatureValidationFailed", SIG))(kubelet, pod, namespace)
@@ -438,11 +445,7 @@ def test_watch_expired_410_relists_and_sees_the_terminal_state(
     ready: None,
 ) -> None:
     proxy, client = proxied
-    run = Retrieval(client, options(namespace, payload_dir)).start()
-    pod = run.wait_pod()["metadata"]["name"]
-    wait_until(lambda: run.retriever.informer is not None and run.retriever.informer.has_synced)
-    informer = run.retriever.informer
-    assert informer is not None
+    run, pod, informer = watched_retrieval(client, namespace, payload_dir)
     proxy.pause()
     init("cleanup", waiting("ErrImagePull", MANIFEST_UNKNOWN))(kubelet, pod, namespace)
     # etcd forgets the history and the restarted API server's watch cache starts after the
