@@ -1,4 +1,4 @@
-"""Kubernetes Events for payload retrieval failures, as upstream's recorder emits them.
+"""Kubernetes Events for payload retrieval (started, loaded, failed), as upstream's recorder emits them.
 
 Pure part: which finished retrieval produces which Event (type, reason, message), the Event object
 itself (core/v1, the shape client-go's recorder creates) and the key that makes two Events "the
@@ -97,12 +97,17 @@ def one_line(text: str, limit: int = MAX_MESSAGE) -> str:
 def retrieval_event(
     version: str, image: str, final: ReleaseAcceptance, error: BaseException | None = None
 ) -> EventSpec | None:
-    """The Event a finished retrieval of (`version`, `image`) as requested produces, or None.
+    """The Event a retrieval of (`version`, `image`) as requested produces, or None.
 
-    A failed step gives a Warning with the condition's text. For `RetrievePayloadFailed` the
+    As upstream: an attempt starting gives a Normal `RetrievePayload`, a newly loaded payload a
+    Normal `PayloadLoaded`, and a failed step a Warning with the condition's text. For `RetrievePayloadFailed` the
     `failure=` part is the unwrapped aggregate of `error` when the failure came with an exception
     chain; retrieval's own failures carry their whole text in the condition already.
     """
+    if final == acc.retrieving(version, image):
+        return EventSpec(NORMAL, acc.RETRIEVE_PAYLOAD, final.message)  # an attempt starts
+    if final.status == "True" and final.reason == acc.PAYLOAD_LOADED and " architecture=" in final.message:
+        return EventSpec(NORMAL, acc.PAYLOAD_LOADED, final.message)  # a new payload (not a reset)
     if final.status != "False":
         return None
     reason = FAILED_STEP_REASONS.get(final.reason)

@@ -35,6 +35,7 @@ from cvo_py import klog
 from cvo_py.informer import Informer, InformerSet
 from cvo_py.kube import CLUSTEROPERATORS, CLUSTERVERSIONS, CONFIGMAPS, CRDS, JSON, ApiError, KubeClient
 from cvo_py.loop import SyncLoop
+from payload import acceptance as acc
 from payload.acceptance import ReleaseAcceptance
 from payload.verify.config import CONFIG_ANNOTATION, SIGNATURES_LABEL
 from status import capabilities, cvstatus, events
@@ -111,8 +112,8 @@ def new_cluster_version(name: str, running: Release, cluster_id: str) -> JSON:
 
 @dataclass(frozen=True)
 class Outcome:
-    """How one retrieval ended: the target as requested, its last state, and the exception when it
-    ended with one instead of a state of its own."""
+    """A retrieval starting (`final` is the "Retrieving and verifying" state) or ending: the target
+    as requested, its state, and the exception when it ended with one instead of a state of its own."""
 
     target: Release
     final: ReleaseAcceptance
@@ -196,7 +197,7 @@ class RetrievalCoordinator:
             return True
 
     def take_outcomes(self) -> list[Outcome]:
-        """The retrievals that ended since the last call (of targets still wanted), oldest first."""
+        """The retrievals that started or ended since the last call (of targets still wanted), oldest first."""
         with self._lock:
             outcomes = list(self._outcomes)
             self._outcomes.clear()
@@ -246,6 +247,9 @@ class RetrievalCoordinator:
             self._on_change()
 
         self.retrievals += 1
+        with self._lock:
+            if self._wanted == wanted:
+                self._outcomes.append(Outcome(target, acc.retrieving(target.version, target.image)))
         retriever: Retriever | None = None
         error: Exception | None = None
         try:
@@ -526,7 +530,7 @@ class StatusOperator:
             )
 
     def _record_events(self) -> None:
-        """Events for the retrievals that ended (a failed one gives a Warning, as upstream)."""
+        """Events for the retrievals that started or ended (a failed one gives a Warning, as upstream)."""
         if self.coordinator is None or self.recorder is None:
             return
         for outcome in self.coordinator.take_outcomes():

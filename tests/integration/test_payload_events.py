@@ -105,7 +105,14 @@ def test_repeated_identical_failure_bumps_one_event(
         [event] = wait_until(
             lambda: [e for e in failed_events(kube, namespace) if e["count"] >= 3], timeout=30, what="count 3"
         )
-        assert op.recorder is not None and op.recorder.created == 1 and op.recorder.bumped >= 2
+        # One Normal "RetrievePayload" for the attempts and one Warning for their failures, each bumped.
+        assert op.recorder is not None and op.recorder.created == 2 and op.recorder.bumped >= 4
+        [started] = kube.list(EVENTS, namespace, field_selector="reason=RetrievePayload").get("items") or []
+        assert (started["type"], started["message"]) == (
+            "Normal",
+            f'Retrieving and verifying payload version="4.14.9" image="{UNSIGNED}"',
+        )
+        assert started["count"] >= 3
     finally:
         op.stop()
     message = release_accepted(kube)["message"]

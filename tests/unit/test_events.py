@@ -96,13 +96,20 @@ def test_one_line(text: str, limit: int, expected: str) -> None:
 @pytest.mark.parametrize(
     ("final", "error", "expected"),
     [
-        (acc.retrieving("4.14.2", IMG), None, None),
-        (acc.still_waiting("4.14.2", IMG, "ErrImagePull"), None, None),
-        (acc.payload_loaded("4.14.2", IMG, "amd64"), None, None),
         (
-            acc.retrieval_failed(
-                "", IMG, acc.download_failed("fetching update payload: pod version-x failed")
-            ),
+            acc.retrieving("4.14.2", IMG),
+            None,
+            EventSpec("Normal", "RetrievePayload", f'Retrieving and verifying payload version="4.14.2" image="{IMG}"'),
+        ),
+        (acc.still_waiting("4.14.2", IMG, "ErrImagePull"), None, None),
+        (
+            acc.payload_loaded("4.14.2", IMG, "amd64"),
+            None,
+            EventSpec("Normal", "PayloadLoaded", f'Payload loaded version="4.14.2" image="{IMG}" architecture="amd64"'),
+        ),
+        (acc.payload_loaded("4.14.2", IMG), None, None),  # the running payload again: no Event
+        (
+            acc.retrieval_failed("", IMG, acc.download_failed("fetching update payload: pod version-x failed")),
             None,
             EventSpec(
                 "Warning",
@@ -149,9 +156,7 @@ def test_one_line(text: str, limit: int, expected: str) -> None:
         ),
     ],
 )
-def test_retrieval_event(
-    final: ReleaseAcceptance, error: BaseException | None, expected: EventSpec | None
-) -> None:
+def test_retrieval_event(final: ReleaseAcceptance, error: BaseException | None, expected: EventSpec | None) -> None:
     version = "" if 'version=""' in final.message else "4.14.2"
     assert events.retrieval_event(version, IMG, final, error) == expected
 
@@ -161,9 +166,7 @@ def test_retrieval_event_keeps_the_condition_text_with_newlines_joined() -> None
         "False", acc.RETRIEVE_PAYLOAD, 'Retrieving payload failed version="" image="i" failure=a\nb'
     )
     spec = events.retrieval_event("", "i", final)
-    assert (
-        spec is not None and spec.message == 'Retrieving payload failed version="" image="i" failure=a // b'
-    )
+    assert spec is not None and spec.message == 'Retrieving payload failed version="" image="i" failure=a // b'
 
 
 # -- the Event object -------------------------------------------------------------------------------
@@ -198,9 +201,7 @@ def test_new_event_has_the_recorder_shape() -> None:
         events.new_event(ref, spec, events.COMPONENT, NOW.replace(tzinfo=None))
 
 
-def stored(
-    name: str, message: str, count: int, last: str, reason: str = "RetrievePayloadFailed"
-) -> dict[str, Any]:
+def stored(name: str, message: str, count: int, last: str, reason: str = "RetrievePayloadFailed") -> dict[str, Any]:
     event = events.new_event(
         events.involved_object("version", "ns"), EventSpec("Warning", reason, message), events.COMPONENT, NOW
     )
@@ -277,8 +278,7 @@ def test_recorder_creates_then_bumps_then_recreates_when_gone() -> None:
     assert first["involvedObject"]["namespace"] == "openshift-cluster-version"
     name = first["metadata"]["name"]
     selector = (
-        "involvedObject.kind=ClusterVersion,involvedObject.name=version,"
-        "reason=RetrievePayloadFailed,type=Warning"
+        "involvedObject.kind=ClusterVersion,involvedObject.name=version,reason=RetrievePayloadFailed,type=Warning"
     )
     assert api.calls == [f"list {selector}", f"create {name}"]
     clock[0] = NOW + timedelta(minutes=1)
@@ -308,18 +308,13 @@ def test_recorder_bumps_an_event_recorded_before_it_started() -> None:
     again = restarted.record(
         events.involved_object("version", ""), EventSpec("Warning", "RetrievePayloadFailed", "same")
     )
-    assert (
-        again is not None and again["count"] == 2 and again["metadata"]["name"] == earlier["metadata"]["name"]
-    )
+    assert again is not None and again["count"] == 2 and again["metadata"]["name"] == earlier["metadata"]["name"]
 
 
 def test_recorder_never_raises(caplog: pytest.LogCaptureFixture) -> None:
     api, clock = FakeEventsAPI(fail=500), [NOW]
     rec = recorder(api, clock)
-    assert (
-        rec.record(events.involved_object("version", ""), EventSpec("Warning", "RetrievePayloadFailed", "x"))
-        is None
-    )
+    assert rec.record(events.involved_object("version", ""), EventSpec("Warning", "RetrievePayloadFailed", "x")) is None
     assert rec.failed == 1
     assert any("Could not record Event RetrievePayloadFailed" in r.getMessage() for r in caplog.records)
     with pytest.raises(ValueError, match="namespace is required"):
@@ -339,7 +334,7 @@ class ScriptedRetriever:
         return self.outcome
 
 
-def test_coordinator_reports_finished_retrievals_with_their_exception() -> None:
+def test_coordinator_reports_started_and_finished_retrievals_with_their_exception() -> None:
     changed = threading.Semaphore(0)
     script: dict[str, ReleaseAcceptance | BaseException] = {}
     coordinator = RetrievalCoordinator(
@@ -351,7 +346,11 @@ def test_coordinator_reports_finished_retrievals_with_their_exception() -> None:
         target = Release("4.14.2", IMG)
         coordinator.request(target)
         assert changed.acquire(timeout=10)
-        assert coordinator.take_outcomes() == [Outcome(target, failure, None)]
+        # The attempt's start, then its end.
+        assert coordinator.take_outcomes() == [
+            Outcome(target, acc.retrieving("4.14.2", IMG)),
+            Outcome(target, failure, None),
+        ]
         assert coordinator.take_outcomes() == []  # drained
 
         broken = chain("cannot create the version pod", "connection reset by peer")
@@ -359,7 +358,8 @@ def test_coordinator_reports_finished_retrievals_with_their_exception() -> None:
         other = Release("", IMG.replace("e", "f"))
         coordinator.request(other)
         assert changed.acquire(timeout=10)
-        [outcome] = coordinator.take_outcomes()
+        [started, outcome] = coordinator.take_outcomes()
+        assert started == Outcome(other, acc.retrieving("", other.image))
         assert outcome.target == other and outcome.error is broken
         assert outcome.final.message == "Retrieving payload failed: cannot create the version pod"
         spec = events.retrieval_event(other.version, other.image, outcome.final, outcome.error)
