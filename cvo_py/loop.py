@@ -12,11 +12,32 @@ from cvo_py.informer import Backoff
 log = logging.getLogger(__name__)
 
 
+class TokenBucket:
+    """At most `burst` runs at once, then one per `interval` seconds (a token bucket)."""
+
+    def __init__(self, interval: float, burst: int = 1, now: float = 0.0) -> None:
+        self.interval = interval
+        self.burst = max(1, burst)
+        self._tokens = float(self.burst)
+        self._at = now
+
+    def reserve(self, now: float) -> float:
+        """Take a token at `now`; returns how long to wait before using it (0: at once)."""
+        if self.interval <= 0:
+            return 0.0
+        self._tokens = min(float(self.burst), self._tokens + (now - self._at) / self.interval)
+        self._at = now
+        self._tokens -= 1
+        return 0.0 if self._tokens >= 0 else -self._tokens * self.interval
+
+
 class SyncLoop:
     """Runs `sync()` on its own thread whenever poked (and every `resync` seconds).
 
-    Bursts of pokes are coalesced: `min_interval` bounds how often sync runs. A sync that
-    raises is retried with jittered backoff.
+    Bursts of pokes are coalesced: a sync runs at most once per `min_interval` seconds on
+    average, with up to `burst` at once after a quiet spell, so an event after an idle period
+    (or after the echo of our own write) is handled at once. A sync that raises is retried with
+    jittered backoff.
     """
 
     def __init__(
@@ -26,11 +47,13 @@ class SyncLoop:
         *,
         resync: float | None = None,
         min_interval: float = 0.0,
+        burst: int = 1,
     ) -> None:
         self.name = name
         self._sync = sync
         self.resync = resync
         self.min_interval = min_interval
+        self._bucket = TokenBucket(min_interval, burst, time.monotonic())
         self._wake = threading.Event()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
@@ -60,8 +83,10 @@ class SyncLoop:
             if self._stop.is_set():
                 return
             self.idle.clear()
+            delay = self._bucket.reserve(time.monotonic())
+            if delay > 0 and self._stop.wait(delay):
+                return
             self._wake.clear()
-            started = time.monotonic()
             try:
                 self._sync()
                 self.runs += 1
@@ -73,6 +98,3 @@ class SyncLoop:
                 self._stop.wait(delay)
                 self._wake.set()
                 continue
-            spent = time.monotonic() - started
-            if self.min_interval > spent:
-                self._stop.wait(self.min_interval - spent)

@@ -351,7 +351,8 @@ class StatusOptions:
     # Create the ClusterVersion when it is missing (as `start` does); else wait for someone to.
     create_missing: bool = False
     resync: float = 120.0  # upstream resyncs the ClusterVersion every 2m × rand[1,2)
-    min_interval: float = 0.2
+    # Syncs are cheap (cached objects in, unchanged writes skipped): pace them only against churn.
+    min_interval: float = 0.05
     retrieval_retry: float = 60.0
     # Where the verification ConfigMaps live: a failed retrieval is retried as soon as they or
     # the ClusterVersion's signatureStores change (None: only every `retrieval_retry`).
@@ -391,6 +392,8 @@ class StatusOperator:
             self.sync,
             resync=options.resync * (1 + random.random()),
             min_interval=options.min_interval,
+            # The echo of our own write costs a sync; a burst lets the next real change in at once.
+            burst=10,
         )
         self.coordinator = (
             RetrievalCoordinator(retriever_factory, self.loop.poke, retry_after=options.retrieval_retry)

@@ -15,6 +15,7 @@ from cvo_py import klog
 from cvo_py.informer import ADDED, DELETED, MODIFIED, Backoff, diff_relist, object_key
 from cvo_py.kube import ApiError, Resource
 from cvo_py.leader import lease_free_for
+from cvo_py.loop import TokenBucket
 from cvo_py.metrics import ListenAddressError, parse_listen
 
 
@@ -159,3 +160,19 @@ def test_watch_errors_that_mean_relist() -> None:
     with pytest.raises(ApiError) as other:
         informer._handle_event({"type": "ERROR", "object": {"code": 500, "reason": "InternalError"}})
     assert other.value.status == 500
+
+
+def test_token_bucket_lets_a_burst_through_then_paces() -> None:
+    bucket = TokenBucket(interval=0.2, burst=3, now=100.0)
+    assert [bucket.reserve(100.0) for _ in range(3)] == [0.0, 0.0, 0.0]
+    assert bucket.reserve(100.0) == pytest.approx(0.2)  # the 4th waits for one interval
+    assert bucket.reserve(100.2) == pytest.approx(0.2)  # the refill went to the 4th
+    # After a quiet spell the burst is back, never more than `burst`.
+    assert [bucket.reserve(110.0) for _ in range(4)] == [0.0, 0.0, 0.0, pytest.approx(0.2)]
+
+
+def test_token_bucket_of_one_spaces_runs_by_the_interval() -> None:
+    bucket = TokenBucket(interval=0.2, burst=1, now=0.0)
+    assert bucket.reserve(0.0) == 0.0
+    assert bucket.reserve(0.05) == pytest.approx(0.15)
+    assert TokenBucket(interval=0.0).reserve(0.0) == 0.0  # no limit
