@@ -78,9 +78,7 @@ class Rollout:
 
     def target_pools(self) -> None:
         for pool in NODES_BY_POOL:
-            self.kube.patch(
-                MACHINECONFIGPOOLS, pool, {"spec": {"configuration": {"name": f"rendered-{pool}-{NEW}"}}}
-            )
+            self.kube.patch(MACHINECONFIGPOOLS, pool, {"spec": {"configuration": {"name": f"rendered-{pool}-{NEW}"}}})
             self.pool_status(pool)
 
     def drain(self, node: str) -> None:
@@ -123,9 +121,7 @@ class Rollout:
     def pool_status(self, pool: str) -> None:
         nodes = [self.kube.get(NODES, n) for n in NODES_BY_POOL[pool]]
         target = f"rendered-{pool}-{NEW}"
-        updated = sum(
-            1 for n in nodes if n["metadata"]["annotations"][MCO_PREFIX + "currentConfig"] == target
-        )
+        updated = sum(1 for n in nodes if n["metadata"]["annotations"][MCO_PREFIX + "currentConfig"] == target)
 
         def mutate(status: dict[str, Any]) -> None:
             status.update(
@@ -223,15 +219,11 @@ def test_rolling_update_step_by_step(
         )
 
         rollout.drain("master-0")
-        expect(
-            "master-0 draining", {"master-0": "Draining", "master-1": "Pending"}, {"master": "Progressing"}
-        )
+        expect("master-0 draining", {"master-0": "Draining", "master-1": "Pending"}, {"master": "Progressing"})
         rollout.reboot("master-0")
         expect("master-0 rebooting", {"master-0": "Rebooting"}, {"master": "Progressing"})
         rollout.done("master-0")
-        expect(
-            "master-0 updated", {"master-0": "Completed", "master-1": "Pending"}, {"master": "Progressing"}
-        )
+        expect("master-0 updated", {"master-0": "Completed", "master-1": "Pending"}, {"master": "Progressing"})
         for node in ("master-1", "master-2"):
             rollout.drain(node)
             rollout.reboot(node)
@@ -253,8 +245,19 @@ def test_rolling_update_step_by_step(
         # The state is still while both render: the live ConfigMap API vs a snapshot of the objects.
         live, snap = _upgrade_status_twice(cluster, _snapshot(kube, tmp_path / "snapshot"))
 
+        # The daemon on worker-1 gives up on the drain: the node and its pool say so, with its reason.
+        drain_failure = "failed to drain node: worker-1: Cannot evict pod as it would violate the disruption budget."
+        rollout.drain("worker-1")
+        mco.annotate_node("worker-1", {MCO_PREFIX + "state": "Degraded", MCO_PREFIX + "reason": drain_failure})
+        data = expect("worker-1 degraded", {"worker-0": "Draining"}, {"worker": "Degraded"})
+        degraded = h.condition(h.insight(data, "usc-node-worker-1"), "Degraded")
+        assert (degraded["status"], degraded["message"]) == ("True", drain_failure)
+        mco.annotate_node("worker-1", {MCO_PREFIX + "state": "Working", MCO_PREFIX + "reason": ""})
+        data = expect("worker-1 recovered", {"worker-1": "Draining"}, {"worker": "Progressing"})
+        assert h.condition(h.insight(data, "usc-node-worker-1"), "Degraded")["status"] == "False"
+
         for node in NODES_BY_POOL["worker"] + NODES_BY_POOL["infra"]:
-            if node not in ("worker-0", "infra-0"):
+            if node not in ("worker-0", "worker-1", "infra-0"):
                 rollout.drain(node)
                 rollout.reboot(node)
             rollout.done(node)
