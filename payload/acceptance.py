@@ -83,14 +83,18 @@ def _ids(version: str, image: str) -> str:
 
 
 def retrieving(version: str, image: str) -> ReleaseAcceptance:
-    return ReleaseAcceptance(
-        "Unknown", RETRIEVE_PAYLOAD, f"Retrieving and verifying payload {_ids(version, image)}"
-    )
+    return ReleaseAcceptance("Unknown", RETRIEVE_PAYLOAD, f"Retrieving and verifying payload {_ids(version, image)}")
 
 
 def still_waiting(version: str, image: str, problem: str) -> ReleaseAcceptance:
     """A problem that may clear by itself: the admin sees it while retrieval keeps waiting."""
-    text = f"Retrieving and verifying payload {_ids(version, image)}; still waiting: {problem}"
+    return waiting_after(retrieving(version, image), problem)
+
+
+def waiting_after(progress: ReleaseAcceptance, problem: str) -> ReleaseAcceptance:
+    """`progress` (retrieving, or the forced-verification notice, which must stay in view) and a
+    problem retrieval waits on."""
+    text = f"{progress.message}; still waiting: {problem}"
     return ReleaseAcceptance("Unknown", RETRIEVE_PAYLOAD, bounded(text, MAX_MESSAGE))
 
 

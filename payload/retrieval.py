@@ -521,7 +521,7 @@ class PayloadRetriever:
                     version, image, f"fetching update payload: {verdict.problem}", verdict.reason
                 )
             self._report(
-                acc.still_waiting(version, image, verdict.problem) if verdict.kind == TRANSIENT else progress
+                acc.waiting_after(progress, verdict.problem) if verdict.kind == TRANSIENT else progress
             )
             # Wake up for the next event, or when time alone could change the verdict.
             wake = deadline

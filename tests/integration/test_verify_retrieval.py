@@ -23,7 +23,7 @@ from tests.integration.payload_harness import (
     version_pods,
     write_payload,
 )
-from tests.support.kubelet import Kubelet
+from tests.support.kubelet import Kubelet, waiting
 
 HEX = IMAGE.rsplit(":", 1)[1]
 
@@ -41,17 +41,29 @@ def store() -> Iterator[SignatureStore]:
 
 
 def sign(key: Any, digest: str) -> bytes:
-    doc = {"critical": {"type": "atomic container signature", "image": {"docker-manifest-digest": digest},
-                        "identity": {"docker-reference": IMAGE}}, "optional": {}}
+    doc = {
+        "critical": {
+            "type": "atomic container signature",
+            "image": {"docker-manifest-digest": digest},
+            "identity": {"docker-reference": IMAGE},
+        },
+        "optional": {},
+    }
     return bytes(pysequoia.sign(key.signer(), json.dumps(doc).encode(), armor=False))
 
 
 def configure(kube: KubeClient, namespace: str, key: Any, store_url: str) -> None:
-    kube.create(CONFIGMAPS, {
-        "metadata": {"name": "release-verification", "namespace": namespace,
-                     "annotations": {CONFIG_ANNOTATION: ""}},
-        "data": {"verifier-public-key-test": str(key.extract_certificate()), "store-local": store_url},
-    })
+    kube.create(
+        CONFIGMAPS,
+        {
+            "metadata": {
+                "name": "release-verification",
+                "namespace": namespace,
+                "annotations": {CONFIG_ANNOTATION: ""},
+            },
+            "data": {"verifier-public-key-test": str(key.extract_certificate()), "store-local": store_url},
+        },
+    )
 
 
 def verifying(namespace: str, payload_dir: Path) -> Any:
@@ -83,7 +95,8 @@ def test_unsigned_unforced_update_is_blocked_before_any_pod(
     run = Retrieval(kube, verifying(namespace, payload_dir)).start()
     result = run.finish(timeout=20)
     assert result == ReleaseAcceptance(
-        "False", "RetrievePayload",
+        "False",
+        "RetrievePayload",
         f'Retrieving payload failed version="4.19.1" image="{IMAGE}" failure=The update cannot be verified: unable '
         f"to verify sha256:{HEX} against keyrings: verifier-public-key-test; {store.url}/sha256={HEX}/signature-1: "
         "no signature in this store (HTTP 404)",
@@ -132,6 +145,10 @@ def test_forced_update_continues_to_the_pod_and_says_so(
         f'Target release version="4.19.1" image="{IMAGE}" cannot be verified, but continuing anyway because the '
         f"update was forced: unable to verify sha256:{HEX} against keyrings: verifier-public-key-test"
     )
+    # A pull problem while waiting is shown without hiding that the release is unverified.
+    kubelet.set_container_state(pod, namespace, "cleanup", waiting("ImagePullBackOff", "Back-off pulling"), init=True)
+    waiting_report = run.wait_report(lambda r: "still waiting" in r.message)
+    assert waiting_report.message.startswith(forced.message + "; still waiting: cannot pull the release image yet")
     write_payload(payload_dir, IMAGE)
     kubelet.succeed(pod, namespace)
     assert run.finish(timeout=20).reason == "PayloadLoaded"
