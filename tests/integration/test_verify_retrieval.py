@@ -3,7 +3,6 @@ a real HTTP signature store (a local server), and what the admin reads."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -20,6 +19,7 @@ from tests.integration.payload_harness import (
     SignatureStore,
     ensure_priority_class,
     options,
+    sign_release,
     version_pods,
     write_payload,
 )
@@ -38,18 +38,6 @@ def store() -> Iterator[SignatureStore]:
     s = SignatureStore()
     yield s
     s.close()
-
-
-def sign(key: Any, digest: str) -> bytes:
-    doc = {
-        "critical": {
-            "type": "atomic container signature",
-            "image": {"docker-manifest-digest": digest},
-            "identity": {"docker-reference": IMAGE},
-        },
-        "optional": {},
-    }
-    return bytes(pysequoia.sign(key.signer(), json.dumps(doc).encode(), armor=False))
 
 
 def configure(kube: KubeClient, namespace: str, key: Any, store_url: str) -> None:
@@ -160,7 +148,7 @@ def test_signed_update_goes_on_to_the_pod_and_keeps_the_signature(
     kube: KubeClient, namespace: str, payload_dir: Path, kubelet: Kubelet, key: Any, store: SignatureStore
 ) -> None:
     ensure_priority_class(kube)
-    signature = sign(key, f"sha256:{HEX}")
+    signature = sign_release(key, IMAGE)
     store.signatures[f"/sigs/sha256={HEX}/signature-1"] = signature
     configure(kube, namespace, key, store.url)
     run = Retrieval(kube, verifying(namespace, payload_dir)).start()
