@@ -181,12 +181,19 @@ class LeaderElector:
         self._thread.start()
         return self
 
-    def release(self) -> None:
-        """Stop renewing and hand the Lease back so a standby replica takes over at once."""
+    def stop(self) -> None:
+        """Stop renewing (still holding the Lease) and wait for the election thread to end,
+        including a renew or an `on_started_leading` in flight."""
         self._stop.set()
         if self._thread is not None and self._thread is not threading.current_thread():
-            # A renew in flight must land before the hand-back, or it would take the Lease again.
-            self._thread.join(self.client.timeout + 10.0)  # read timeout + connect timeout
+            # A renew is a GET and a PUT, each up to the connect timeout plus the read timeout.
+            self._thread.join(2 * (self.client.timeout + 10.0))
+
+    def release(self) -> None:
+        """Stop renewing and hand the Lease back so a standby replica takes over at once.
+
+        Stop what the Lease guards first (`stop()`, then the controllers, then this)."""
+        self.stop()
         if not self.leading.is_set():
             return
         try:

@@ -261,7 +261,8 @@ class ServingContext:
         self.recheck_after = recheck_after
         self._clock = clock
         self._lock = threading.Lock()
-        self._client_ca: str | None = None
+        self._client_ca: str | None = None  # in the serving context
+        self._wanted_ca: str | None = None  # the newest good bundle, applied with the next good pair
         self._stamp = _file_contents(*self._files())
         self._context = self._build(None)  # a bad initial pair raises: the flags were wrong
         self._checked = clock()
@@ -291,14 +292,26 @@ class ServingContext:
                 stamp = _file_contents(*self._files())
                 if stamp != self._stamp:
                     self._stamp = stamp
-                    self._reload("serving certificate", self._client_ca)
+                    if self._reload("serving certificate", self._wanted_ca):
+                        self._client_ca = self._wanted_ca
             return self._context
 
     def set_client_ca(self, pem: str | None) -> None:
-        """Trust client certificates signed by the CA bundle `pem` from now on (None: keep the last)."""
+        """Trust client certificates signed by the CA bundle `pem` from now on (None: keep the last).
+
+        A bundle that does not load is ignored; a good one waiting on a half-rotated certificate
+        pair is applied together with the next pair that loads."""
         with self._lock:
-            if not pem or pem == self._client_ca:
+            if not pem or pem == self._wanted_ca:
                 return
+            try:
+                ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT).load_verify_locations(cadata=pem)
+            except (ssl.SSLError, ValueError) as exc:
+                log.warning(
+                    "Keeping the previous TLS configuration: the new client CA does not load: %s", _ssl_detail(exc)
+                )
+                return
+            self._wanted_ca = pem
             if self._reload("client CA", pem):
                 self._client_ca = pem
 

@@ -73,6 +73,10 @@ class PruneError(Exception):
     """Left-over version Pods or Jobs could not be deleted."""
 
 
+# How long Pod creation is retried while the API server answers 5xx or 429.
+CREATE_BUSY_RETRY = 30.0
+
+
 class VerificationError(Exception):
     """The release cannot be verified; the text is what follows "The update cannot be verified: ".
 
@@ -446,6 +450,9 @@ class PayloadRetriever:
                 latest["pod"] = self._create_pod(pod, deadline)
                 created = True
             except (ApiError, ServerUnreachable) as exc:
+                # An attempt whose answer was lost may have created it: do not leave it running.
+                for cleanup in self._delete_pod(pod):
+                    log.warning("Cleaning up after a failed Pod creation: %s", cleanup)
                 text = exc.message if isinstance(exc, ApiError) and exc.message else str(exc)
                 problem = f"fetching update payload: creating pod {name}: {text}"
                 raise _download_failed(version, image, problem, "PodCreateFailed") from None
@@ -466,6 +473,9 @@ class PayloadRetriever:
         """
         backoff = Backoff(base=0.2, cap=2.0)
         maybe_created = False
+        # A server that answers 5xx or 429 for this long (a failing admission webhook, say) is not
+        # going to take the Pod: say so rather than wait out the whole retrieval.
+        busy_until = min(deadline, self._clock() + CREATE_BUSY_RETRY)
         while True:
             try:
                 return self.client.create(PODS, pod, self.options.namespace)
@@ -473,7 +483,7 @@ class PayloadRetriever:
                 if exc.is_already_exists() and maybe_created:
                     log.info("Pod %s was created by an attempt whose response was lost", pod["metadata"]["name"])
                     return pod
-                if not (exc.status == 429 or exc.status >= 500) or self._clock() >= deadline:
+                if not (exc.status == 429 or exc.status >= 500) or self._clock() >= busy_until:
                     raise
                 # A 5xx (e.g. an etcd timeout) may come after the write was committed.
                 maybe_created = maybe_created or exc.status >= 500

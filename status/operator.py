@@ -149,6 +149,7 @@ class RetrievalCoordinator:
         self._finished: dict[tuple[Release, bool], tuple[str, float]] = {}  # → (status, when)
         # Retrievals that ended, for the status loop to report as Events (bounded: it drains them).
         self._outcomes: collections.deque[Outcome] = collections.deque(maxlen=64)
+        self._retry_pending = False  # inputs changed while an attempt ran
         self._thread: threading.Thread | None = None
         self.retrievals = 0
 
@@ -190,8 +191,12 @@ class RetrievalCoordinator:
             for key, (status, _when) in list(self._finished.items()):
                 if status != "True":
                     self._finished[key] = (status, float("-inf"))
+            if self._running is not None:
+                # The attempt under way may have read the old inputs: if it fails, go again at once.
+                self._retry_pending = True
+                return True
             wanted = self._wanted
-            if wanted is None or self._running is not None or not self._should_start(wanted):
+            if wanted is None or not self._should_start(wanted):
                 return False
             self._wake.set()
             return True
@@ -265,7 +270,9 @@ class RetrievalCoordinator:
         verified = bool(getattr(result, "verified", False))
         with self._lock:
             self._running = None
-            self._finished[wanted] = (final.status, self._clock())
+            retry_now = self._retry_pending and final.status != "True"
+            self._retry_pending = False
+            self._finished[wanted] = (final.status, float("-inf") if retry_now else self._clock())
             if self._wanted == wanted:
                 filled = Release(target.version or loaded_version, target.image, target.url, target.channels)
                 self._latest = Acceptance(filled, final, verified)

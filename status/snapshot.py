@@ -203,18 +203,14 @@ def _items(path: Path, doc: Any, kind: str) -> list[JSON]:
     if doc_kind == kind:
         return [doc]
     if doc_kind not in ("List", f"{kind}List"):
-        raise SnapshotError(
-            f"{path}: unexpected object type {doc_kind or '<no kind>'} (want {kind} or a List)"
-        )
+        raise SnapshotError(f"{path}: unexpected object type {doc_kind or '<no kind>'} (want {kind} or a List)")
     items = doc.get("items") or []
     if not isinstance(items, list):
         raise SnapshotError(f"{path}: items is not a list")
     for i, item in enumerate(items):
         item_kind = item.get("kind") if isinstance(item, dict) else type(item).__name__
         # <Kind>List items may omit kind (as the API server sends them)
-        if not isinstance(item, dict) or (
-            item_kind not in (kind, None) or (item_kind is None and doc_kind == "List")
-        ):
+        if not isinstance(item, dict) or (item_kind not in (kind, None) or (item_kind is None and doc_kind == "List")):
             raise SnapshotError(f"{path}: unexpected object type {item_kind} in List content at index {i}")
     return items
 
@@ -235,6 +231,9 @@ _LIST_FIELDS: tuple[tuple[str, ...], ...] = (("status", "conditions"), ("spec", 
 def _check_shape(path: Path, kind: str, obj: JSON) -> None:
     """A one-line error naming the file for an object whose structure the assessment cannot walk."""
     obj.setdefault("kind", kind)  # <Kind>List items may omit it; errors name objects by it
+    meta = obj.get("metadata")
+    name = meta.get("name") if isinstance(meta, dict) else None
+    who = f"{kind} {name!r}" if name else kind
     for field_path, want in [(f, dict) for f in _OBJECT_FIELDS] + [(f, list) for f in _LIST_FIELDS]:
         cur: Any = obj
         for i, key in enumerate(field_path):
@@ -244,11 +243,15 @@ def _check_shape(path: Path, kind: str, obj: JSON) -> None:
             if cur is None:
                 break
             if i == len(field_path) - 1 and not isinstance(cur, want):
-                name = (obj.get("metadata") or {}).get("name") if isinstance(obj.get("metadata"), dict) else None
-                who = f"{kind} {name!r}" if name else kind
                 shape = "an object" if want is dict else "a list"
+                raise SnapshotError(f"{path}: {who}: {'.'.join(field_path)} is {type(cur).__name__}, not {shape}")
+    # Kubernetes stores annotations and labels as strings; the assessment compares them as such.
+    for field_name in ("annotations", "labels"):
+        values = meta.get(field_name) if isinstance(meta, dict) else None
+        for key, value in (values or {}).items():
+            if not isinstance(value, str):
                 raise SnapshotError(
-                    f"{path}: {who}: {'.'.join(field_path)} is {type(cur).__name__}, not {shape}"
+                    f"{path}: {who}: metadata.{field_name}[{key!r}] is {type(value).__name__}, not a string"
                 )
 
 

@@ -225,6 +225,7 @@ def run(options: Options) -> int:
                 code = 1  # as upstream: a leader that lost its Lease exits and is restarted
                 break
     finally:
+        elector.stop()  # first: a start-up still under way must not start the operator after this
         operator.stop()
         elector.release()
         if server is not None:

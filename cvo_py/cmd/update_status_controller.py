@@ -215,6 +215,8 @@ def run(options: Options) -> int:
                     code = 1  # as upstream: a leader that lost its Lease exits and is restarted
                     break
     finally:
+        if elector is not None:
+            elector.stop()  # first: the controller must not start after it is stopped
         controller.stop()
         if elector is not None:
             elector.release()

@@ -31,12 +31,11 @@ def containers(value: Any, path: tuple[str, ...] = (), depth: int = 4) -> Iterat
 
 
 def replace(doc: Any, path: tuple[str, ...], new: Any) -> None:
+    """Set the value at `path`; a string value becomes a list, anything else the string "broken"."""
     for key in path[:-1]:
         doc = doc[int(key)] if isinstance(doc, list) else doc[key]
-    if isinstance(doc, list):
-        doc[int(path[-1])] = new
-    else:
-        doc[path[-1]] = new
+    key: Any = int(path[-1]) if isinstance(doc, list) else path[-1]
+    doc[key] = [doc[key]] if isinstance(doc[key], str) else new
 
 
 def cases() -> list[tuple[str, tuple[str, ...]]]:
@@ -49,6 +48,9 @@ def cases() -> list[tuple[str, tuple[str, ...]]]:
         first = doc["items"][0] if isinstance(doc.get("items"), list) and doc["items"] else doc
         prefix = ("items", "0") if first is not doc else ()
         out += [(suffix, (*prefix, *p)) for p in containers(first)]
+        # and each annotation value, as a list instead of a string
+        annotations = (first.get("metadata") or {}).get("annotations") or {}
+        out += [(suffix, (*prefix, "metadata", "annotations", key)) for key in annotations]
     return out
 
 
@@ -72,8 +74,15 @@ def test_a_broken_field_names_its_file(
     replace(doc, path, "broken")
     broken.write_text(yaml.safe_dump(doc))
     code = cli.main(
-        ["upgrade-status", "--mock-clusterversion", str(tmp_path / f"{EXAMPLE}-cv.yaml"), "--details", "all",
-         "--now", "2024-01-01T00:00:00Z"]
+        [
+            "upgrade-status",
+            "--mock-clusterversion",
+            str(tmp_path / f"{EXAMPLE}-cv.yaml"),
+            "--details",
+            "all",
+            "--now",
+            "2024-01-01T00:00:00Z",
+        ]
     )
     err = capsys.readouterr().err
     # Some fields are not read at all (e.g. managedFields): then the output is simply printed.

@@ -185,3 +185,22 @@ def test_an_unloadable_initial_certificate_is_an_error(tmp_path: Path) -> None:
     (tmp_path / "tls.crt").write_text("not a certificate")
     with pytest.raises(ssl.SSLError):
         ServingContext(str(tmp_path / "tls.crt"), str(tmp_path / "tls.crt"))
+
+
+def test_a_client_ca_arriving_mid_rotation_is_applied_with_the_next_good_pair(
+    tmp_path: Path, pki: dict[str, tuple[str, str]]
+) -> None:
+    first = self_signed(tmp_path, "first", "first.local")
+    second = self_signed(tmp_path, "second", "second.local")
+    cert, key = tmp_path / "tls.crt", tmp_path / "tls.key"
+    shutil.copy(first[0], cert)
+    shutil.copy(first[1], key)
+    now = [0.0]
+    serving = ServingContext(str(cert), str(key), client_auth=True, clock=lambda: now[0])
+    shutil.copy(second[0], cert)  # the new certificate is there, its key not yet
+    serving.set_client_ca(ca_pem(pki))
+    assert not serving.client_ca_loaded  # the pair does not load: nothing changes yet
+    shutil.copy(second[1], key)
+    now[0] += 1.0
+    serving.current()
+    assert serving.client_ca_loaded

@@ -227,3 +227,17 @@ def test_a_retry_keeps_the_last_failure_visible_until_it_ends(harness: tuple[Har
     wait_idle(coordinator)
     loaded = coordinator.acceptance()
     assert loaded is not None and loaded.state.status == "True"
+
+
+def test_inputs_changed_during_an_attempt_retry_its_failure_at_once(
+    harness: tuple[Harness, RetrievalCoordinator],
+) -> None:
+    h, coordinator = harness
+    gate = h.gate("img-a", retrieval_failed("4.14.2", "img-a", "no signature"))
+    coordinator.request(A, False)
+    assert h.started.acquire(timeout=WAIT)
+    assert coordinator.retry_failed()  # e.g. a signature was published while the attempt ran
+    gate.set()  # the attempt, which read the old inputs, fails...
+    assert h.started.acquire(timeout=WAIT)  # ...and is tried again at once (the clock stands still)
+    wait_idle(coordinator)
+    assert len(h.calls) == 2  # once: the second failure waits for the retry interval again
