@@ -10,6 +10,7 @@ import ssl
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -44,8 +45,11 @@ def subject(cn: str) -> dict[str, Any]:
         (subject(SCRAPER_COMMON_NAME), True, None),
         (None, True, (401, "client certificate required")),
         ({}, True, (401, "client certificate required")),
-        (subject("system:serviceaccount:default:intruder"), True,
-         (403, "unauthorized common name: system:serviceaccount:default:intruder")),
+        (
+            subject("system:serviceaccount:default:intruder"),
+            True,
+            (403, "unauthorized common name: system:serviceaccount:default:intruder"),
+        ),
         ({"subject": ((("organizationName", "x"),),)}, True, (403, "unauthorized common name: ")),
         (subject(SCRAPER_COMMON_NAME), False, (401, NO_CA)),
         (None, False, (401, NO_CA)),
@@ -152,15 +156,32 @@ def peer_certificate(port: int) -> bytes:
         return der
 
 
-def test_a_rotated_serving_certificate_is_served_without_a_restart(
-    tmp_path: Path, caplog: pytest.LogCaptureFixture
-) -> None:
+@dataclass
+class Rotation:
+    """tls.crt and tls.key hold the `first` pair; the test copies in the `second` as a rotation
+    would, and moves the ServingContext's clock `now[0]`."""
+
+    first: tuple[str, str]
+    second: tuple[str, str]
+    cert: Path
+    key: Path
+    now: list[float]
+
+
+@pytest.fixture
+def rotation(tmp_path: Path) -> Rotation:
     first = self_signed(tmp_path, "first", "first.local")
     second = self_signed(tmp_path, "second", "second.local")
     cert, key = tmp_path / "tls.crt", tmp_path / "tls.key"
     shutil.copy(first[0], cert)
     shutil.copy(first[1], key)
-    now = [0.0]
+    return Rotation(first, second, cert, key, [0.0])
+
+
+def test_a_rotated_serving_certificate_is_served_without_a_restart(
+    rotation: Rotation, caplog: pytest.LogCaptureFixture
+) -> None:
+    first, second, cert, key, now = rotation.first, rotation.second, rotation.cert, rotation.key, rotation.now
     serving = ServingContext(str(cert), str(key), recheck_after=1.0, clock=lambda: now[0])
     server = MetricsServer("127.0.0.1:0", CollectorRegistry(), serving=serving).start()
     try:
@@ -188,14 +209,9 @@ def test_an_unloadable_initial_certificate_is_an_error(tmp_path: Path) -> None:
 
 
 def test_a_client_ca_arriving_mid_rotation_is_applied_with_the_next_good_pair(
-    tmp_path: Path, pki: dict[str, tuple[str, str]]
+    rotation: Rotation, pki: dict[str, tuple[str, str]]
 ) -> None:
-    first = self_signed(tmp_path, "first", "first.local")
-    second = self_signed(tmp_path, "second", "second.local")
-    cert, key = tmp_path / "tls.crt", tmp_path / "tls.key"
-    shutil.copy(first[0], cert)
-    shutil.copy(first[1], key)
-    now = [0.0]
+    second, cert, key, now = rotation.second, rotation.cert, rotation.key, rotation.now
     serving = ServingContext(str(cert), str(key), client_auth=True, clock=lambda: now[0])
     shutil.copy(second[0], cert)  # the new certificate is there, its key not yet
     serving.set_client_ca(ca_pem(pki))
