@@ -208,9 +208,7 @@ def parse_rejection(status_body: Mapping[str, Any], sent_status: Mapping[str, An
             other.append(dict(cause))
         else:
             rejected.append(found)
-    return Rejection(
-        tuple(rejected), tuple(other), str(status_body.get("message") or ""), tuple(consequential)
-    )
+    return Rejection(tuple(rejected), tuple(other), str(status_body.get("message") or ""), tuple(consequential))
 
 
 def _capability_cause(cause: Mapping[str, Any], sent_caps: Mapping[str, Any]) -> RejectedCapability | None:
@@ -261,11 +259,44 @@ class PrunedCapabilities:
             names.clear()
         return forgotten
 
+    def discard(self, names: Mapping[str, Iterable[str]]) -> dict[str, tuple[str, ...]]:
+        """Forget these names (per list); returns those that were remembered."""
+        forgotten: dict[str, tuple[str, ...]] = {}
+        for list_name, values in names.items():
+            held = self.by_field.get(list_name, set())
+            gone = sorted(held & set(values))
+            held.difference_update(gone)
+            if gone:
+                forgotten[list_name] = tuple(gone)
+        return forgotten
+
     def __bool__(self) -> bool:
         return any(self.by_field.values())
 
     def snapshot(self) -> dict[str, tuple[str, ...]]:
         return {f: tuple(sorted(names)) for f, names in self.by_field.items() if names}
+
+
+def crd_enums(crd: Mapping[str, Any] | None) -> dict[str, frozenset[str] | None]:
+    """The names each status capability list accepts under a ClusterVersion CRD's served
+    schemas (None: any name, e.g. no enum or no schema known)."""
+    out: dict[str, frozenset[str] | None] = {}
+    versions = [v for v in ((crd or {}).get("spec") or {}).get("versions") or [] if isinstance(v, dict)]
+    for list_name in FIELDS:
+        allowed: set[str] | None = None
+        for version in versions:
+            if not version.get("served", True):
+                continue
+            schema = (version.get("schema") or {}).get("openAPIV3Schema") or {}
+            for key in ("properties", "status", "properties", "capabilities", "properties", list_name, "items"):
+                schema = schema.get(key) if isinstance(schema, dict) else None
+            enum = schema.get("enum") if isinstance(schema, dict) else None
+            if not isinstance(enum, list):
+                allowed = None
+                break
+            allowed = (allowed or set()) | {str(n) for n in enum}
+        out[list_name] = frozenset(allowed) if allowed is not None else None
+    return out
 
 
 def prune(status: Mapping[str, Any], pruned: Mapping[str, Iterable[str]]) -> JSON:

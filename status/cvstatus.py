@@ -122,16 +122,10 @@ def requested_update(cv: Mapping[str, Any]) -> Release | None:
         raise InvalidSpec("spec.desiredUpdate: Required value: version or image must be set")
     status = cv.get("status") or {}
     candidates = list(status.get("availableUpdates") or [])
-    candidates += [
-        c.get("release") or {} for c in status.get("conditionalUpdates") or [] if isinstance(c, dict)
-    ]
+    candidates += [c.get("release") or {} for c in status.get("conditionalUpdates") or [] if isinstance(c, dict)]
     candidates += list(status.get("history") or [])
     for candidate in candidates:
-        if (
-            isinstance(candidate, dict)
-            and candidate.get("version") == release.version
-            and candidate.get("image")
-        ):
+        if isinstance(candidate, dict) and candidate.get("version") == release.version and candidate.get("image"):
             return _with_metadata(Release(release.version, str(candidate["image"])), cv)
     raise InvalidSpec(
         f'spec.desiredUpdate.version: Invalid value: "{release.version}": when image is empty the update '
@@ -176,9 +170,7 @@ def find_condition(conditions: Sequence[Mapping[str, Any]], type_: str) -> Mappi
     return None
 
 
-def set_condition(
-    conditions: list[JSON], type_: str, status: str, reason: str, message: str, now: datetime
-) -> None:
+def set_condition(conditions: list[JSON], type_: str, status: str, reason: str, message: str, now: datetime) -> None:
     """Upstream's setter: lastTransitionTime moves only when status flips; reason and message are
     always overwritten; a new type is appended at the end."""
     for condition in conditions:
@@ -239,9 +231,7 @@ class OperatorProgress:
         return self.total > 0 and self.done == self.total
 
 
-def operator_progress(
-    cluster_operators: Sequence[Mapping[str, Any]], target_version: str
-) -> OperatorProgress:
+def operator_progress(cluster_operators: Sequence[Mapping[str, Any]], target_version: str) -> OperatorProgress:
     release_cos = sorted(
         (co for co in cluster_operators if is_release_operator(co)),
         key=lambda co: str((co.get("metadata") or {}).get("name") or ""),
@@ -254,9 +244,7 @@ def operator_progress(
         not_available=tuple(
             n for n, co in zip(names, release_cos, strict=True) if co_condition(co, "Available") == "False"
         ),
-        degraded=tuple(
-            n for n, co in zip(names, release_cos, strict=True) if co_condition(co, "Degraded") == "True"
-        ),
+        degraded=tuple(n for n, co in zip(names, release_cos, strict=True) if co_condition(co, "Degraded") == "True"),
     )
 
 
@@ -423,13 +411,7 @@ def _rank(entries: list[JSON], i: int, oldest: int, newest_completed: int, compl
     older_mm = _minor_micro(str(entries[older[0]].get("version") or "")) if older else None
     rank = 0.0
     if entry.get("state") == "Completed":
-        if (
-            i == 0
-            or older_mm is None
-            or older_mm[0] != minor[0]
-            or newer_mm is None
-            or newer_mm[0] != minor[0]
-        ):
+        if i == 0 or older_mm is None or older_mm[0] != minor[0] or newer_mm is None or newer_mm[0] != minor[0]:
             rank = 30.0
     elif newer_mm is not None and older_mm is not None:
         if newer_mm[0] != older_mm[0]:
@@ -470,11 +452,7 @@ def desired_status(
 
     desired = current
     verified = False
-    if (
-        acceptance is not None
-        and acceptance.state.status == "True"
-        and not acceptance.target.same_as(current)
-    ):
+    if acceptance is not None and acceptance.state.status == "True" and not acceptance.target.same_as(current):
         desired = acceptance.target
         verified = acceptance.verified
         pending = False
@@ -581,9 +559,7 @@ def desired_status(
             now,
         )
     else:
-        set_condition(
-            conditions, IMPLICITLY_ENABLED, "False", "AsExpected", "Capabilities match configured spec", now
-        )
+        set_condition(conditions, IMPLICITLY_ENABLED, "False", "AsExpected", "Capabilities match configured spec", now)
     remove_condition(conditions, "ImplicitlyEnabled")  # stale type from OCPBUGS-56114
     if find_condition(conditions, RETRIEVED_UPDATES) is None:
         set_condition(conditions, RETRIEVED_UPDATES, "False", "", "", now)

@@ -27,7 +27,7 @@ import collections
 import json
 import logging
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -55,8 +55,7 @@ class StatusRejected(StatusWriteError):
         self.rejection = rejection
         causes = [f"{c.get('field', '')}: {c.get('message', '')}".strip(": ") for c in rejection.other]
         causes += [
-            f"status.capabilities.{c.field}[{c.index}]: Unsupported value: {c.value!r}"
-            for c in rejection.capabilities
+            f"status.capabilities.{c.field}[{c.index}]: Unsupported value: {c.value!r}" for c in rejection.capabilities
         ]
         detail = "; ".join(causes) if causes else (rejection.message or "no causes given")
         super().__init__(f"ClusterVersion status rejected as invalid: {detail}")
@@ -129,6 +128,11 @@ class ClusterVersionStatusWriter:
         with self._lock:
             return self.pruned.clear()
 
+    def forget(self, names: Mapping[str, Iterable[str]]) -> dict[str, tuple[str, ...]]:
+        """Forget these pruned names (per list), e.g. those a new CRD's schema accepts."""
+        with self._lock:
+            return self.pruned.discard(names)
+
     def write(self, cached: JSON | None, compute: Compute) -> JSON:
         """Bring the ClusterVersion's status to `compute(cv)`; returns the object as stored."""
         with self._lock:
@@ -151,17 +155,13 @@ class ClusterVersionStatusWriter:
             except (ApiError, ServerUnreachable) as exc:
                 self.stats.failures += 1
                 self.stats.last_error = str(exc)
-                raise StatusWriteError(
-                    f"ClusterVersion status not written after {self.attempts} tries: {exc}"
-                ) from exc
+                raise StatusWriteError(f"ClusterVersion status not written after {self.attempts} tries: {exc}") from exc
             raise AssertionError("unreachable: tenacity either returns or raises")
 
     def _before_sleep(self, retry_state: RetryCallState) -> None:
         outcome = retry_state.outcome
         exc = outcome.exception() if outcome is not None else None
-        klog.v(2).info(
-            "ClusterVersion status write attempt %d failed (%s); retrying", retry_state.attempt_number, exc
-        )
+        klog.v(2).info("ClusterVersion status write attempt %d failed (%s); retrying", retry_state.attempt_number, exc)
 
     def _freshest(self, cached: JSON | None) -> JSON | None:
         """The informer may not have seen our own last write yet; then our copy is newer."""

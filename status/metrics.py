@@ -72,9 +72,7 @@ def cluster_version_family(cv: Mapping[str, Any], running: Release) -> GaugeMetr
     family.add_metric(["current", current.version, current.image, last_completed_version], 0.0)
     if history:
         initial = history[-1]
-        family.add_metric(
-            ["initial", str(initial.get("version") or ""), str(initial.get("image") or ""), ""], created
-        )
+        family.add_metric(["initial", str(initial.get("version") or ""), str(initial.get("image") or ""), ""], created)
         updated_since_install = any(h.get("state") == "Completed" for h in history[:-1])
         from_version = str(initial.get("version") or "") if updated_since_install else ""
         family.add_metric(["cluster", current.version, current.image, from_version], created)
@@ -86,18 +84,12 @@ def cluster_version_family(cv: Mapping[str, Any], running: Release) -> GaugeMetr
             _seconds(newest.get("completionTime")),
         )
     update = (cv.get("spec") or {}).get("desiredUpdate") or {}
-    update_differs = (
-        isinstance(update, dict) and bool(update.get("image")) and update.get("image") != current.image
-    )
+    update_differs = isinstance(update, dict) and bool(update.get("image")) and update.get("image") != current.image
     if update_differs:
         times = [created]
         if history:
             times += [_seconds(history[0].get("startedTime")), _seconds(history[0].get("completionTime"))]
-        times += [
-            _seconds(c.get("lastTransitionTime"))
-            for c in status.get("conditions") or []
-            if isinstance(c, dict)
-        ]
+        times += [_seconds(c.get("lastTransitionTime")) for c in status.get("conditions") or [] if isinstance(c, dict)]
         family.add_metric(
             [
                 "desired",

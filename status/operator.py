@@ -149,7 +149,9 @@ class RetrievalCoordinator:
         self._finished: dict[tuple[Release, bool], tuple[str, float]] = {}  # → (status, when)
         # Retrievals that ended, for the status loop to report as Events (bounded: it drains them).
         self._outcomes: collections.deque[Outcome] = collections.deque(maxlen=64)
-        self._retry_pending = False  # inputs changed while an attempt ran
+        # Inputs changed while an attempt ran: which of its failures to retry at once.
+        self._retry_pending: Callable[[ReleaseAcceptance], bool] | None = None
+        self._failures: dict[tuple[Release, bool], ReleaseAcceptance] = {}  # the last failure of each
         self._thread: threading.Thread | None = None
         self.retrievals = 0
 
@@ -175,6 +177,7 @@ class RetrievalCoordinator:
                 # A target asked for again (A → B → A) is retrieved again: its earlier acceptance
                 # was dropped when B was asked for.
                 self._finished.pop(wanted, None)
+                self._failures.pop(wanted, None)
                 if self._latest is not None and not self._latest.target.same_as(target):
                     self._latest = None
             if self._should_start(wanted):
@@ -184,16 +187,18 @@ class RetrievalCoordinator:
         with self._lock:
             return self._latest
 
-    def retry_failed(self) -> bool:
-        """What a failed retrieval depended on changed (e.g. the verification configuration):
-        try the wanted target again now rather than after `retry_after`. True if it will be."""
+    def retry_failed(self, applies: Callable[[ReleaseAcceptance], bool] = lambda _final: True) -> bool:
+        """What failed retrievals depended on changed (e.g. the verification configuration): try
+        the wanted target again now rather than after `retry_after`, if its failure `applies`.
+        True if it will be."""
         with self._lock:
             for key, (status, _when) in list(self._finished.items()):
-                if status != "True":
+                final = self._failures.get(key)
+                if status != "True" and final is not None and applies(final):
                     self._finished[key] = (status, float("-inf"))
             if self._running is not None:
-                # The attempt under way may have read the old inputs: if it fails, go again at once.
-                self._retry_pending = True
+                # The attempt under way may have read the old inputs: if it fails so, go again at once.
+                self._retry_pending = applies
                 return True
             wanted = self._wanted
             if wanted is None or not self._should_start(wanted):
@@ -270,9 +275,13 @@ class RetrievalCoordinator:
         verified = bool(getattr(result, "verified", False))
         with self._lock:
             self._running = None
-            retry_now = self._retry_pending and final.status != "True"
-            self._retry_pending = False
+            pending, self._retry_pending = self._retry_pending, None
+            retry_now = pending is not None and final.status != "True" and pending(final)
             self._finished[wanted] = (final.status, float("-inf") if retry_now else self._clock())
+            if final.status == "True":
+                self._failures.pop(wanted, None)
+            else:
+                self._failures[wanted] = final
             if self._wanted == wanted:
                 filled = Release(target.version or loaded_version, target.image, target.url, target.channels)
                 self._latest = Acceptance(filled, final, verified)
@@ -332,19 +341,31 @@ def _is_verification_input(obj: JSON | None) -> bool:
     return CONFIG_ANNOTATION in (meta.get("annotations") or {}) or SIGNATURES_LABEL in (meta.get("labels") or {})
 
 
+def _failed_verification(final: ReleaseAcceptance) -> bool:
+    return acc.NOT_VERIFIED in final.message
+
+
 def _signature_stores(cv: JSON | None) -> Any:
     return ((cv or {}).get("spec") or {}).get("signatureStores")
 
 
 def _slim_crd(obj: JSON) -> JSON:
-    """The CRD cache keeps what `crd_revision` reads, not the (large) schema."""
+    """The CRD cache keeps what `crd_revision` reads and the capability enums, not the (large) schema."""
     meta = obj.get("metadata") or {}
     keep = ("name", "uid", "generation", "resourceVersion")
+    enums = capabilities.crd_enums(obj)
     return {
         "apiVersion": obj.get("apiVersion"),
         "kind": obj.get("kind"),
         "metadata": {k: meta[k] for k in keep if k in meta},
+        CAPABILITY_ENUMS: {f: sorted(names) if names is not None else None for f, names in enums.items()},
     }
+
+
+# Where the slimmed CRD in the cache keeps what its schema accepts in each capability list.
+CAPABILITY_ENUMS = "capabilityEnums"
+# Seconds after a ClusterVersion CRD change at which names it rejected again are retried.
+CRD_SETTLE_RETRIES = (1.0, 3.0, 10.0, 30.0)
 
 
 @dataclass(frozen=True)
@@ -412,6 +433,10 @@ class StatusOperator:
         self.created = 0  # ClusterVersions this run created
         self._last_rejection = ""
         self._crd_seen: CrdRevision | None = None
+        # After a CRD change, when to try the rejected names again: the API server may validate
+        # with the old schema for a moment after the new CRD is visible (storage is swapped
+        # asynchronously, and per API server).
+        self._crd_retries: list[float] = []
         # Enabled names the CRD rejected at some point: still enabled after they are forgotten
         # (a capability is never disabled), so they return to status when the CRD accepts them.
         self._carried_enabled: set[str] = set()
@@ -431,6 +456,10 @@ class StatusOperator:
             self.cv_informer.add_handler(self._on_clusterversion)
 
     def _on_verification_configmap(self, _type: str, obj: JSON, old: JSON | None) -> None:
+        # The first list is what the first attempt reads, not a change.
+        informer = self.verification_informer
+        if informer is None or not informer.has_synced:
+            return
         if _is_verification_input(obj) or _is_verification_input(old):
             self._retry_failed(f"ConfigMap {(obj.get('metadata') or {}).get('name')} changed")
 
@@ -439,7 +468,8 @@ class StatusOperator:
             self._retry_failed("spec.signatureStores changed")
 
     def _retry_failed(self, why: str) -> None:
-        if self.coordinator is not None and self.coordinator.retry_failed():
+        # Only failures of verification itself: a signature we just stored is a change too.
+        if self.coordinator is not None and self.coordinator.retry_failed(_failed_verification):
             log.info("Release verification input changed (%s): retrying the failed payload retrieval now", why)
 
     @property
@@ -524,8 +554,15 @@ class StatusOperator:
         if observed is not None:
             self._crd_seen = observed
         if not changed:
+            self._retry_after_crd_change()
             return
         self.crd_changes += 1
+        now = time.monotonic()
+        self._crd_retries = [now + delay for delay in CRD_SETTLE_RETRIES]
+        for delay in CRD_SETTLE_RETRIES:
+            timer = threading.Timer(delay, self.loop.poke)
+            timer.daemon = True
+            timer.start()
         forgotten = self.writer.forget_pruned()
         if forgotten:
             assert seen is not None and observed is not None
@@ -536,6 +573,26 @@ class StatusOperator:
                 observed.label(),
                 ", recreated" if observed.uid != seen.uid else "",
                 seen.label(),
+                "; ".join(f"{f} {', '.join(names)}" for f, names in sorted(forgotten.items())),
+            )
+
+    def _retry_after_crd_change(self) -> None:
+        """Names rejected again right after a CRD change, although its schema accepts them, are
+        tried again a few times (names the schema does not list are not: no futile writes)."""
+        now = time.monotonic()
+        if not any(t <= now for t in self._crd_retries):
+            return
+        self._crd_retries = [t for t in self._crd_retries if t > now]
+        enums = (self.crd_informer.get(CLUSTERVERSION_CRD) or {}).get(CAPABILITY_ENUMS) or {}
+        accepted = {
+            list_name: [n for n in names if enums.get(list_name) is None or n in enums[list_name]]
+            for list_name, names in self.writer.pruned_snapshot().items()
+        }
+        forgotten = self.writer.forget(accepted)
+        if forgotten:
+            klog.v(2).info(
+                "The new ClusterVersion CRD may not have been in effect yet; writing the rejected capability "
+                "names again: %s",
                 "; ".join(f"{f} {', '.join(names)}" for f, names in sorted(forgotten.items())),
             )
 

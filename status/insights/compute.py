@@ -43,9 +43,7 @@ Now = datetime | int
 __all__ = ["Now", "NodeAssessor", "all_insights", "controlplane_insights", "node_insights", "InputError"]
 
 
-def controlplane_insights(
-    cv: JSON | None, operators: list[JSON], now: Now, *, mco_image: str = ""
-) -> list[Insight]:
+def controlplane_insights(cv: JSON | None, operators: list[JSON], now: Now, *, mco_image: str = "") -> list[Insight]:
     """ClusterVersion and ClusterOperator insights plus the control plane's health insights.
 
     `mco_image` is the image of the machine-config-operator Deployment's container (oc does not

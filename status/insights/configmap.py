@@ -221,22 +221,16 @@ def shard_names(main_data: Mapping[str, str]) -> list[str]:
         names = yaml.load(raw, Loader=_Loader)
     except yaml.YAMLError:
         raise DecodeError(f"ConfigMap key {SHARDS_KEY}: not a YAML list") from None
-    if not isinstance(names, list) or not all(
-        isinstance(n, str) and n.startswith(SHARD_PREFIX) for n in names
-    ):
+    if not isinstance(names, list) or not all(isinstance(n, str) and n.startswith(SHARD_PREFIX) for n in names):
         raise DecodeError(f"ConfigMap key {SHARDS_KEY}: expected a list of {SHARD_PREFIX}<i> names")
     return names
 
 
 def canonical_order(insights: list[Insight]) -> list[Insight]:
     """CV, operators and pools by name, nodes by pool then name, health in oc's collection order."""
-    cvs = sorted(
-        (i for i in insights if isinstance(i, ClusterVersionStatusInsight)), key=lambda i: i.resource.name
-    )
+    cvs = sorted((i for i in insights if isinstance(i, ClusterVersionStatusInsight)), key=lambda i: i.resource.name)
     cos = sorted((i for i in insights if isinstance(i, ClusterOperatorStatusInsight)), key=lambda i: i.name)
-    pools = sorted(
-        (i for i in insights if isinstance(i, MachineConfigPoolStatusInsight)), key=lambda i: i.name
-    )
+    pools = sorted((i for i in insights if isinstance(i, MachineConfigPoolStatusInsight)), key=lambda i: i.name)
     pool_index = {p.name: n for n, p in enumerate(pools)}
     nodes = [i for i in insights if isinstance(i, NodeStatusInsight)]
     nodes.sort(key=lambda i: (pool_index.get(i.pool_resource.name, len(pools)), i.name))

@@ -61,8 +61,12 @@ NO_PREVIOUS = "<none>"
 UNKNOWN_VERSION = "unknown"
 MULTI_ARCH = "Multi"
 
-RUNBOOK_DEGRADED = "https://github.com/openshift/runbooks/blob/master/alerts/cluster-monitoring-operator/ClusterOperatorDegraded.md"
-RUNBOOK_DOWN = "https://github.com/openshift/runbooks/blob/master/alerts/cluster-monitoring-operator/ClusterOperatorDown.md"
+RUNBOOK_DEGRADED = (
+    "https://github.com/openshift/runbooks/blob/master/alerts/cluster-monitoring-operator/ClusterOperatorDegraded.md"
+)
+RUNBOOK_DOWN = (
+    "https://github.com/openshift/runbooks/blob/master/alerts/cluster-monitoring-operator/ClusterOperatorDown.md"
+)
 DOC_HISTORY = (
     "https://docs.openshift.com/container-platform/latest/updating/troubleshooting_updates/"
     "gathering-data-cluster-update.html#gathering-clusterversion-history-cli_troubleshooting_updates"
@@ -156,8 +160,7 @@ def is_counted(co: JSON) -> bool:
     """oc counts only operators that the release payload includes or excludes by annotation."""
     annotations = get(co, "metadata", "annotations")
     return any(
-        str(k).startswith(("exclude.release.openshift.io/", "include.release.openshift.io/"))
-        for k in annotations
+        str(k).startswith(("exclude.release.openshift.io/", "include.release.openshift.io/")) for k in annotations
     )
 
 
@@ -405,9 +408,7 @@ def last_observed_progress(operators: Sequence[ClusterOperatorStatusInsight]) ->
     return last
 
 
-def time_remaining(
-    cv: ClusterVersionStatusInsight, operators: Sequence[ClusterOperatorStatusInsight], now: int
-) -> int:
+def time_remaining(cv: ClusterVersionStatusInsight, operators: Sequence[ClusterOperatorStatusInsight], now: int) -> int:
     """oc's estimated time remaining (ns, negative when late) at `now`; 0 without an estimate.
 
     From the insights alone, so a client reading the ConfigMap API prints what oc prints.
@@ -426,9 +427,7 @@ def time_remaining(
     return estimate_completion(baseline, last_progress - started, completion_at - started, x)
 
 
-def clusteroperator_insight(
-    co: JSON, state: OperatorState, target: str, now: int
-) -> ClusterOperatorStatusInsight:
+def clusteroperator_insight(co: JSON, state: OperatorState, target: str, now: int) -> ClusterOperatorStatusInsight:
     progressing = state.progressing
     source_times = [cond_time(c, co) for c in (state.progressing, state.available, state.degraded) if c]
     fallback = max(source_times) if source_times else gotime.ZERO_TIME
@@ -538,9 +537,7 @@ def health(
                 InsightImpact,
                 {"level": level, "type": impact, "summary": summary, "description": description},
             ),
-            "remediation": construct_fast(
-                InsightRemediation, {"reference": reference, "estimated_finish": None}
-            ),
+            "remediation": construct_fast(InsightRemediation, {"reference": reference, "estimated_finish": None}),
         },
     )
 
@@ -645,9 +642,7 @@ class ControlPlaneResult:
     previous_incomplete: HealthInsight | None
 
 
-def assess_control_plane(
-    cv: JSON, operators: list[JSON], now: int, mco_image: str = ""
-) -> ControlPlaneResult:
+def assess_control_plane(cv: JSON, operators: list[JSON], now: int, mco_image: str = "") -> ControlPlaneResult:
     if not isinstance(cv, dict):
         raise InputError(f"the ClusterVersion must be an object, not {type(cv).__name__}")
     facts = control_plane_facts(cv, operators, mco_image)

@@ -61,6 +61,7 @@ def _duration_in(value: Any) -> int:
 
 _M = TypeVar("_M", bound=BaseModel)
 
+
 @functools.lru_cache(maxsize=16384)
 def time_string(ns: int) -> str:
     """A Time's JSON form (cached: the insights of one cluster share few distinct instants)."""
@@ -68,9 +69,7 @@ def time_string(ns: int) -> str:
 
 
 Time = Annotated[int, BeforeValidator(_time_in), PlainSerializer(time_string, when_used="json")]
-Duration = Annotated[
-    int, BeforeValidator(_duration_in), PlainSerializer(gotime.duration_string, when_used="json")
-]
+Duration = Annotated[int, BeforeValidator(_duration_in), PlainSerializer(gotime.duration_string, when_used="json")]
 
 
 _FIELDS_SET: dict[type[BaseModel], set[str]] = {}
@@ -96,9 +95,7 @@ def construct_fast(cls: type[_M], values: dict[str, Any]) -> _M:
 
 
 class ApiModel(BaseModel):
-    model_config = ConfigDict(
-        alias_generator=to_camel, populate_by_name=True, extra="forbid", use_enum_values=False
-    )
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid", use_enum_values=False)
 
     def to_api(self) -> dict[str, Any]:
         """The JSON form: camelCase names, times and durations as strings, unset options omitted."""
@@ -301,9 +298,7 @@ class ResourceRef(ApiModel):
 
     @classmethod
     def of(cls, group: str, resource: str, name: str, namespace: str = "") -> ResourceRef:
-        return construct_fast(
-            cls, {"group": group, "resource": resource, "name": name, "namespace": namespace}
-        )
+        return construct_fast(cls, {"group": group, "resource": resource, "name": name, "namespace": namespace})
 
     @property
     def kind_label(self) -> str:

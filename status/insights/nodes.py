@@ -177,9 +177,7 @@ class PoolIndex:
         order = [x for x in named if x[0] == MASTER]
         order += [x for x in named if x[0] not in (MASTER, WORKER)]
         order += [x for x in named if x[0] == WORKER]
-        self._order = [
-            (PoolFacts.of(pool), pool, Selector.parse(_selector(pool), name)) for name, pool in order
-        ]
+        self._order = [(PoolFacts.of(pool), pool, Selector.parse(_selector(pool), name)) for name, pool in order]
 
     def match(self, node_labels: Mapping[str, str]) -> tuple[PoolFacts, JSON] | None:
         for facts, pool, selector in self._order:
@@ -235,8 +233,7 @@ class Unavailability:
                 out.append(reason)
             else:
                 out.append(
-                    f"Node has a {check[2]} condition with Reason {go_quote(reason)} "
-                    f"and message {go_quote(message)}"
+                    f"Node has a {check[2]} condition with Reason {go_quote(reason)} and message {go_quote(message)}"
                 )
         return " | ".join(out)
 
@@ -245,9 +242,7 @@ class Unavailability:
         return min(times) if times else gotime.ZERO_TIME
 
     def tokens(self) -> str:
-        return ",".join(
-            _REASON_TOKENS.get(r, NodeAvailableReason.UNEXPECTED_IMAGE) for r, _, _ in self.reasons
-        )
+        return ",".join(_REASON_TOKENS.get(r, NodeAvailableReason.UNEXPECTED_IMAGE) for r, _, _ in self.reasons)
 
     def seriously_unavailable(self, now: int) -> bool:
         for reason, _, ltt in self.reasons:
@@ -311,9 +306,7 @@ class PoolFacts:
         return cls(name_of(pool), str(configuration.get("name") or ""), bool(spec.get("paused")), image)
 
 
-def node_unavailability(
-    node: JSON, ann: Mapping[str, str], pool: PoolFacts
-) -> tuple[bool, Unavailability, int | None]:
+def node_unavailability(node: JSON, ann: Mapping[str, str], pool: PoolFacts) -> tuple[bool, Unavailability, int | None]:
     """(isUnavailable, the recorded reasons, the Ready condition's time) per the MCO's layered node state."""
     state = Unavailability()
     ready_ltt = None
@@ -690,9 +683,7 @@ def pool_insight(pool: JSON, c: PoolCounters) -> MachineConfigPoolStatusInsight:
         )
     ]
     return MachineConfigPoolStatusInsight.model_construct(
-        conditions=[
-            Condition.of(ConditionType.UPDATING, updating[0], updating[1], updating[2], gotime.ZERO_TIME)
-        ],
+        conditions=[Condition.of(ConditionType.UPDATING, updating[0], updating[1], updating[2], gotime.ZERO_TIME)],
         name=name,
         resource=ResourceRef.of(MCO_GROUP, "machineconfigpools", name),
         scope_type=ScopeType.CONTROL_PLANE if name == MASTER else ScopeType.WORKER_POOL,

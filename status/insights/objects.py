@@ -39,9 +39,7 @@ def field(obj: JSON, *path: str, want: type = dict, owner: JSON | None = None) -
         if cur is None:
             return want()
     if not isinstance(cur, want) or (want is int and isinstance(cur, bool)):
-        raise InputError(
-            f"{describe(owner or obj)}: {'.'.join(path)} is {type(cur).__name__}, not {want.__name__}"
-        )
+        raise InputError(f"{describe(owner or obj)}: {'.'.join(path)} is {type(cur).__name__}, not {want.__name__}")
     return cur
 
 

@@ -27,9 +27,7 @@ class TabWriter:
         self._format(out, lines, [], 0, len(lines))
         return "".join(out)
 
-    def _format(
-        self, out: list[str], lines: list[list[str]], widths: list[int], line0: int, line1: int
-    ) -> None:
+    def _format(self, out: list[str], lines: list[list[str]], widths: list[int], line0: int, line1: int) -> None:
         column = len(widths)
         this = line0
         while this < line1:
@@ -47,9 +45,7 @@ class TabWriter:
             line0 = this
         self._write_lines(out, lines, widths, line0, line1)
 
-    def _write_lines(
-        self, out: list[str], lines: list[list[str]], widths: list[int], line0: int, line1: int
-    ) -> None:
+    def _write_lines(self, out: list[str], lines: list[list[str]], widths: list[int], line0: int, line1: int) -> None:
         for i in range(line0, line1):
             cells = lines[i]
             for j, cell in enumerate(cells):

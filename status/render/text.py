@@ -101,9 +101,7 @@ def node_row(n: NodeStatusInsight) -> NodeRow:
     else:
         phase = _PHASE_BY_REASON.get(updating.reason, "Pending")
         is_updating = updating.status == ConditionStatus.TRUE
-        is_updated = (
-            updating.status == ConditionStatus.FALSE and updating.reason == NodeUpdatingReason.COMPLETED
-        )
+        is_updated = updating.status == ConditionStatus.FALSE and updating.reason == NodeUpdatingReason.COMPLETED
     is_unavailable = available is not None and available.status == ConditionStatus.FALSE
     is_degraded = degraded is not None and degraded.status == ConditionStatus.TRUE
     assessment = _ASSESSMENT_BY_PHASE[phase]
@@ -149,9 +147,7 @@ def write_nodes(
     out.append("\nControl Plane Nodes" if is_master else f"\nWorker Pool Nodes: {pool.name}")
     tw = TabWriter()
     tw.write("\nNAME\tASSESSMENT\tPHASE\tVERSION\tEST\tMESSAGE\n")
-    omitted = dict.fromkeys(
-        ("total", "completed", "available", "progressing", "outdated", "draining", "excluded"), 0
-    )
+    omitted = dict.fromkeys(("total", "completed", "available", "progressing", "outdated", "draining", "excluded"), 0)
     for i, r in enumerate(rows):
         if detailed or i < NODE_ROW_LIMIT or r.is_degraded or (r.is_unavailable and not r.is_updating):
             tw.write(f"{r.name}\t{r.assessment}\t{r.phase}\t{r.version}\t{r.est}\t{r.message}\n")
@@ -202,10 +198,7 @@ def write_pools(out: list[str], pools: list[MachineConfigPoolStatusInsight]) -> 
         for kind in (NodeSummaryType.EXCLUDED, NodeSummaryType.DEGRADED):
             if p.count(kind):
                 status += f", {p.count(kind)} {kind.value}"
-        tw.write(
-            f"{p.name}\t{p.assessment.value}\t"
-            f"{pool_completion(p):.0f}% ({total - outdated}/{total})\t{status}\n"
-        )
+        tw.write(f"{p.name}\t{p.assessment.value}\t{pool_completion(p):.0f}% ({total - outdated}/{total})\t{status}\n")
     out.append(tw.flush())
 
 
@@ -247,9 +240,7 @@ def write_control_plane(
 
     total = len(operators)
     updated = sum(is_(co, ConditionStatus.FALSE, ClusterOperatorUpdatingReason.UPDATED) for co in operators)
-    updating = [
-        co for co in operators if is_(co, ConditionStatus.TRUE, ClusterOperatorUpdatingReason.PROGRESSING)
-    ]
+    updating = [co for co in operators if is_(co, ConditionStatus.TRUE, ClusterOperatorUpdatingReason.PROGRESSING)]
     waiting = sum(is_(co, ConditionStatus.FALSE, ClusterOperatorUpdatingReason.PENDING) for co in operators)
     unavailable = degraded = 0
     for co in operators:
@@ -268,10 +259,7 @@ def write_control_plane(
     if updated == total:
         stamp = gotime.format_time(completion_at, nanos=False)
         duration = gotime.short_duration(_round_duration(updating_for))
-        out.append(
-            f"Update to {cv.versions.target.version} successfully completed at {stamp} "
-            f"(duration: {duration})\n"
-        )
+        out.append(f"Update to {cv.versions.target.version} successfully completed at {stamp} (duration: {duration})\n")
         return
     est = controlplane.time_remaining(cv, operators, now)
     assessment = "Progressing"
@@ -337,9 +325,7 @@ def _since(started_at: int, now: int) -> str:
     return gotime.short_duration(gotime.truncate_duration(now - started_at, SECOND))
 
 
-def write_health(
-    out: list[str], insights: list[HealthInsight], now: int, updating_for: int, detailed: bool
-) -> None:
+def write_health(out: list[str], insights: list[HealthInsight], now: int, updating_for: int, detailed: bool) -> None:
     shown = [h for h in insights if h.impact.summary and h.impact.description and h.remediation.reference]
     # oc: by start time (newest first, unknown last), then stably by level (most severe first)
     shown.sort(key=lambda h: -_started(h, now))
@@ -357,9 +343,7 @@ def write_health(
                 lines.append("  Resources:")
                 names: dict[str, list[str]] = {}
                 for r in h.scope.resources:
-                    names.setdefault(r.kind_label, []).append(
-                        f"{r.namespace}/{r.name}" if r.namespace else r.name
-                    )
+                    names.setdefault(r.kind_label, []).append(f"{r.namespace}/{r.name}" if r.namespace else r.name)
                 labels = sorted(r.kind_label + ": " for r in h.scope.resources)
                 width = max(len(label) for label in labels)
                 for label in labels:
@@ -380,15 +364,11 @@ def write_health(
         return
     for h in shown:
         tw.write(
-            f"{_since(_started(h, now), now)}\t{h.impact.level.value}\t{h.impact.type.value}\t"
-            f"{h.impact.summary}\n"
+            f"{_since(_started(h, now), now)}\t{h.impact.level.value}\t{h.impact.type.value}\t{h.impact.summary}\n"
         )
     out.append(tw.flush())
     if not (len(shown) == 1 and shown[0].impact.level == ImpactLevel.INFO):
-        out.append(
-            "\nRun with --details=health for additional description "
-            "and links to related online documentation\n"
-        )
+        out.append("\nRun with --details=health for additional description and links to related online documentation\n")
 
 
 # --- top level ---------------------------------------------------------------------------------
@@ -410,8 +390,7 @@ def render(insights: Sequence[Insight], now: int, details: str = "none") -> str:
     operators = [i for i in insights if isinstance(i, ClusterOperatorStatusInsight)]
     if not operators:
         raise RenderError(
-            "no cluster operator information available - "
-            "you must be connected to an OpenShift version 4 server"
+            "no cluster operator information available - you must be connected to an OpenShift version 4 server"
         )
     pools = [i for i in insights if isinstance(i, MachineConfigPoolStatusInsight)]
     nodes_by_pool: dict[str, list[NodeStatusInsight]] = {p.name: [] for p in pools}

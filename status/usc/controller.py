@@ -78,13 +78,9 @@ def node_transform(obj: JSON) -> JSON:
     of the memory, and heartbeat-only updates then compare equal and cause no work.
     """
     meta = obj.get("metadata") or {}
-    annotations = {
-        k: v for k, v in (meta.get("annotations") or {}).items() if k.startswith(MCO_ANNOTATION_PREFIX)
-    }
+    annotations = {k: v for k, v in (meta.get("annotations") or {}).items() if k.startswith(MCO_ANNOTATION_PREFIX)}
     status = obj.get("status") or {}
-    conditions = [
-        {k: v for k, v in c.items() if k != "lastHeartbeatTime"} for c in status.get("conditions") or []
-    ]
+    conditions = [{k: v for k, v in c.items() if k != "lastHeartbeatTime"} for c in status.get("conditions") or []]
     return {
         "apiVersion": obj.get("apiVersion"),
         "kind": obj.get("kind"),
@@ -106,9 +102,7 @@ def deployment_transform(obj: JSON) -> JSON:
     meta = obj.get("metadata") or {}
     spec = ((obj.get("spec") or {}).get("template") or {}).get("spec") or {}
     containers = [
-        {"name": c.get("name"), "image": c.get("image")}
-        for c in spec.get("containers") or []
-        if isinstance(c, dict)
+        {"name": c.get("name"), "image": c.get("image")} for c in spec.get("containers") or [] if isinstance(c, dict)
     ]
     return {
         "apiVersion": obj.get("apiVersion"),
@@ -130,9 +124,7 @@ def mco_image(deployment: JSON | None) -> str:
 def without_resource_version(obj: JSON | None) -> JSON | None:
     if obj is None:
         return None
-    meta = {
-        k: v for k, v in (obj.get("metadata") or {}).items() if k not in ("resourceVersion", "managedFields")
-    }
+    meta = {k: v for k, v in (obj.get("metadata") or {}).items() if k not in ("resourceVersion", "managedFields")}
     return {**obj, "metadata": meta}
 
 
@@ -272,9 +264,7 @@ class UpdateStatusController:
         self.metrics = Metrics(self, registry) if registry is not None else None
 
     def _configmap_informer(self, name: str) -> Informer:
-        informer = Informer(
-            self.client, CONFIGMAPS, namespace=self.namespace, field_selector=f"metadata.name={name}"
-        )
+        informer = Informer(self.client, CONFIGMAPS, namespace=self.namespace, field_selector=f"metadata.name={name}")
 
         def on_event(event_type: str, obj: JSON, old: JSON | None) -> None:
             # The echo of our own write (or a change to keys we do not own) needs no sync: without
@@ -305,11 +295,7 @@ class UpdateStatusController:
 
     def _on_machineconfig(self, event_type: str, obj: JSON, old: JSON | None) -> None:
         # Only the release version matters; a MachineConfig's content changes nothing here.
-        if (
-            event_type != DELETED
-            and old is not None
-            and machineconfig_versions([obj]) == machineconfig_versions([old])
-        ):
+        if event_type != DELETED and old is not None and machineconfig_versions([obj]) == machineconfig_versions([old]):
             return
         self._mark()
 
@@ -319,9 +305,7 @@ class UpdateStatusController:
         self.loop.start()
         self.informers.start()
         threading.Thread(target=self._poke_when_synced, name="usc-wait-sync", daemon=True).start()
-        log.info(
-            "Update status controller started: publishing to ConfigMap %s/%s", self.namespace, self.configmap
-        )
+        log.info("Update status controller started: publishing to ConfigMap %s/%s", self.namespace, self.configmap)
         return self
 
     def _poke_when_synced(self) -> None:
@@ -429,9 +413,7 @@ class UpdateStatusController:
             if self.metrics:
                 self.metrics.writes.labels("error").inc()
             with self._lock:
-                if pending_since is not None and (
-                    self._pending_since is None or pending_since < self._pending_since
-                ):
+                if pending_since is not None and (self._pending_since is None or pending_since < self._pending_since):
                     self._pending_since = pending_since
             raise
         self._report_omitted(tuple(omitted), data)
@@ -514,9 +496,7 @@ class UpdateStatusController:
             raise
         self._record(name, written)
         self.sizes[name] = plan.size
-        log.info(
-            "Created ConfigMap %s/%s for %d insights of nodes", self.namespace, name, len(body["data"])
-        )
+        log.info("Created ConfigMap %s/%s for %d insights of nodes", self.namespace, name, len(body["data"]))
         return 1, list(plan.omitted)
 
     def _restore_published(self, name: str, before: dict[str, str] | None) -> None:
@@ -546,9 +526,7 @@ class UpdateStatusController:
             return
         self.configmap_exists = exists
         if exists:
-            log.info(
-                "ConfigMap %s/%s exists: publishing update status insights", self.namespace, self.configmap
-            )
+            log.info("ConfigMap %s/%s exists: publishing update status insights", self.namespace, self.configmap)
         else:
             self._seeded = False
             log.info(

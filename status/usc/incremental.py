@@ -105,9 +105,7 @@ class IncrementalInsights:
             if key in data:
                 raise ValueError(f"two insights share the ConfigMap key {key}")
             cached = previous.get(key)
-            value = (
-                cached[1] if cached is not None and cached[0] == insight else configmap.encode_value(insight)
-            )
+            value = cached[1] if cached is not None and cached[0] == insight else configmap.encode_value(insight)
             data[key] = value
             self._others[key] = (insight, value)
             about = configmap.node_of(insight) if isinstance(insight, HealthInsight) else None

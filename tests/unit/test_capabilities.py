@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import copy
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 from status import capabilities as caps
 
@@ -225,9 +227,7 @@ def test_rejections_that_pruning_must_not_touch(body: dict[str, Any], why: str) 
 
 
 def test_index_beyond_the_sent_list_still_counts_when_the_value_is_quoted() -> None:
-    rejection = caps.parse_rejection(
-        _invalid(_not_supported("capabilities.knownCapabilities[99]", "Build")), SENT
-    )
+    rejection = caps.parse_rejection(_invalid(_not_supported("capabilities.knownCapabilities[99]", "Build")), SENT)
     assert rejection.prunable
     assert [(c.field, c.value) for c in rejection.capabilities] == [("knownCapabilities", "Build")]
 
@@ -316,3 +316,22 @@ def test_unknown_names_know_the_feature_gated_names_from_4_23() -> None:
     assert caps.unknown_names(names, "4.23.0") == ["Zed"]
     assert caps.unknown_names(names, "4.22.3") == ["ClusterAPI", "CompatibilityRequirements", "Zed"]
     assert caps.unknown_names(names, "4.15.0") == ["ClusterAPI", "CompatibilityRequirements", "Ingress", "Zed"]
+
+
+def test_crd_enums_read_what_each_status_list_accepts() -> None:
+    crds = Path(__file__).resolve().parents[1] / "crds"
+    old = caps.crd_enums(yaml.safe_load((crds / "clusterversion-4.13.yaml").read_text()))
+    new = caps.crd_enums(yaml.safe_load((crds / "clusterversion.yaml").read_text()))
+    for enums in (old, new):
+        assert set(enums) == {caps.ENABLED, caps.KNOWN}
+    assert old[caps.ENABLED] is not None and "MachineAPI" not in old[caps.ENABLED]
+    assert "NodeTuning" in old[caps.ENABLED]
+    assert new[caps.ENABLED] is not None and "MachineAPI" in new[caps.ENABLED]
+    assert caps.crd_enums(None) == {caps.ENABLED: None, caps.KNOWN: None}  # nothing known: anything goes
+
+
+def test_pruned_names_can_be_forgotten_selectively() -> None:
+    pruned = caps.PrunedCapabilities()
+    pruned.add(caps.RejectedCapability(caps.ENABLED, name, i) for i, name in enumerate(["Build", "MachineAPI"]))
+    assert pruned.discard({caps.ENABLED: ["MachineAPI", "Console"]}) == {caps.ENABLED: ("MachineAPI",)}
+    assert pruned.snapshot() == {caps.ENABLED: ("Build",)}

@@ -62,9 +62,13 @@ def test_crd_changed(seen: dict[str, Any] | None, observed: dict[str, Any] | Non
     assert crd_changed(crd_revision(seen), crd_revision(observed)) is changed
 
 
-def test_slim_crd_keeps_what_the_revision_needs_and_drops_the_schema() -> None:
+def test_slim_crd_keeps_the_revision_and_the_capability_enums_and_drops_the_schema() -> None:
     full = crd(generation=3, rv="900")
-    full["spec"] = {"versions": [{"name": "v1", "schema": {"openAPIV3Schema": {"type": "object"}}}]}
+    enabled = {"type": "array", "items": {"type": "string", "enum": ["baremetal", "Console"]}}
+    capabilities = {"type": "object", "properties": {"enabledCapabilities": enabled}}
+    status = {"type": "object", "properties": {"capabilities": capabilities}}
+    schema = {"openAPIV3Schema": {"type": "object", "properties": {"status": status}}}
+    full["spec"] = {"versions": [{"name": "v1", "served": True, "schema": schema}]}
     full["status"] = {"conditions": [{"type": "Established", "status": "True"}]}
     full["metadata"]["managedFields"] = [{"manager": "kubectl"}]
     slim = _slim_crd(full)
@@ -72,6 +76,8 @@ def test_slim_crd_keeps_what_the_revision_needs_and_drops_the_schema() -> None:
         "apiVersion": "apiextensions.k8s.io/v1",
         "kind": "CustomResourceDefinition",
         "metadata": {"name": CLUSTERVERSION_CRD, "uid": "u1", "generation": 3, "resourceVersion": "900"},
+        # What each list accepts (None: no enum, anything goes), for retries after a CRD change.
+        "capabilityEnums": {"enabledCapabilities": ["Console", "baremetal"], "knownCapabilities": None},
     }
     assert crd_revision(slim) == crd_revision(full) == CrdRevision("u1", "3")
     assert CrdRevision("u1", "3").label() == "generation 3"
