@@ -4,6 +4,7 @@ retry interval later; meanwhile the failure stays visible."""
 
 from __future__ import annotations
 
+import logging
 import uuid
 from collections.abc import Iterator
 
@@ -27,6 +28,8 @@ from tests.support.cluster import LocalCluster
 pytestmark = pytest.mark.usefixtures("clusterversion_cleanup")
 
 UNSIGNED = "quay.io/openshift-release-dev/ocp-release@sha256:" + "e" * 64
+WHY_CONFIGMAP = f"Release verification input changed (ConfigMap sha256-{'e' * 64} changed)"
+WHY_STORES = "Release verification input changed (spec.signatureStores changed)"
 
 
 def unverified(kube: KubeClient) -> bool:
@@ -65,8 +68,13 @@ def retrievals(op: StatusOperator) -> int:
 
 
 def test_a_published_signature_retries_the_failed_retrieval_at_once(
-    failed: StatusOperator, kube: KubeClient, namespace: str, verification: ClusterVerification
+    failed: StatusOperator,
+    kube: KubeClient,
+    namespace: str,
+    verification: ClusterVerification,
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
+    caplog.set_level(logging.INFO, logger="status.operator")
     # What a signature controller (or an admin) does: publish the signature in the cluster.
     signature = sign_release(verification.key, UNSIGNED)
     persist_signature(kube, ClusterVerification.NAMESPACE, f"sha256:{'e' * 64}", signature)
@@ -74,10 +82,13 @@ def test_a_published_signature_retries_the_failed_retrieval_at_once(
     assert retrievals(failed) == 2
     # The retry is under way, and the reason of the last failure is still what the admin reads.
     assert unverified(kube)
+    wait_until(lambda: WHY_CONFIGMAP in caplog.text, timeout=15, what="the reason logged")
 
 
 def test_changed_signature_stores_retry_the_failed_retrieval_at_once(
-    failed: StatusOperator, kube: KubeClient, verification: ClusterVerification
+    failed: StatusOperator, kube: KubeClient, verification: ClusterVerification, caplog: pytest.LogCaptureFixture
 ) -> None:
+    caplog.set_level(logging.INFO, logger="status.operator")
     kube.patch(CLUSTERVERSIONS, "version", {"spec": {"signatureStores": [{"url": verification.store.url}]}})
     wait_until(lambda: retrievals(failed) == 2, timeout=15, what="a second retrieval")
+    wait_until(lambda: WHY_STORES in caplog.text, timeout=15, what="the reason logged")
