@@ -8,8 +8,11 @@ from __future__ import annotations
 
 import argparse
 import logging
+import signal
 import sys
+import threading
 from collections.abc import Sequence
+from types import FrameType
 from typing import NoReturn
 
 from cvo_py import __version__, klog
@@ -24,6 +27,19 @@ SUBCOMMANDS = {
     "upgrade-status": upgrade_status,
     "version": version,
 }
+
+
+def stop_on_signals() -> threading.Event:
+    """An Event set by SIGTERM or SIGINT (logged), for a subcommand's graceful shutdown."""
+    stop = threading.Event()
+
+    def on_signal(signum: int, frame: FrameType | None) -> None:
+        log.info("Received %s: shutting down", signal.Signals(signum).name)
+        stop.set()
+
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGINT, on_signal)
+    return stop
 
 
 class UsageError(Exception):

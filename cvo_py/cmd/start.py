@@ -11,12 +11,9 @@ from __future__ import annotations
 import argparse
 import logging
 import os
-import signal
-import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from types import FrameType
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -132,6 +129,7 @@ def run(options: Options) -> int:
     from prometheus_client import CollectorRegistry
 
     from cvo_py import __version__
+    from cvo_py.cli import stop_on_signals
     from cvo_py.kube import connect
     from cvo_py.leader import LeaderElector
     from cvo_py.metrics import MetricsServer, ServingContext, watch_client_ca
@@ -198,14 +196,7 @@ def run(options: Options) -> int:
         serving = ServingContext(options.serving_cert_file, options.serving_key_file, options.tls, client_auth=True)
         client_ca = watch_client_ca(client, serving)
         server = MetricsServer(options.listen, registry, ready=ready, serving=serving).start()
-    stop = threading.Event()
-
-    def on_signal(signum: int, frame: FrameType | None) -> None:
-        log.info("Received %s: shutting down", signal.Signals(signum).name)
-        stop.set()
-
-    signal.signal(signal.SIGTERM, on_signal)
-    signal.signal(signal.SIGINT, on_signal)
+    stop = stop_on_signals()
     code = 0
     try:
 

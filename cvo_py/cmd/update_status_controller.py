@@ -5,11 +5,8 @@ from __future__ import annotations
 import argparse
 import logging
 import os
-import signal
-import threading
 from dataclasses import dataclass
 from pathlib import Path
-from types import FrameType
 from typing import TYPE_CHECKING
 
 from cvo_py.leader import LeaseTimings
@@ -60,16 +57,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         type=_seconds,
         default=defaults.lease_duration,
         metavar="SECONDS",
-        help=f"how long a standby waits before taking an unrenewed "
-        f"Lease (default {defaults.lease_duration:g})",
+        help=f"how long a standby waits before taking an unrenewed Lease (default {defaults.lease_duration:g})",
     )
     parser.add_argument(
         "--leader-elect-renew-deadline",
         type=_seconds,
         default=defaults.renew_deadline,
         metavar="SECONDS",
-        help=f"how long the leader keeps trying to renew before it "
-        f"stops (default {defaults.renew_deadline:g})",
+        help=f"how long the leader keeps trying to renew before it stops (default {defaults.renew_deadline:g})",
     )
     parser.add_argument(
         "--leader-elect-retry-period",
@@ -154,6 +149,7 @@ def _is_dns_label(text: str) -> bool:
 def run(options: Options) -> int:
     from prometheus_client import CollectorRegistry
 
+    from cvo_py.cli import stop_on_signals
     from cvo_py.kube import connect
     from cvo_py.leader import LeaderElector
     from cvo_py.metrics import MetricsServer
@@ -191,14 +187,7 @@ def run(options: Options) -> int:
                 "set --serving-cert-file and --serving-key-file to serve HTTPS",
                 options.listen,
             )
-    stop = threading.Event()
-
-    def on_signal(signum: int, frame: FrameType | None) -> None:
-        log.info("Received %s: shutting down", signal.Signals(signum).name)
-        stop.set()
-
-    signal.signal(signal.SIGTERM, on_signal)
-    signal.signal(signal.SIGINT, on_signal)
+    stop = stop_on_signals()
     code = 0
     try:
         if elector is None:
