@@ -73,6 +73,8 @@ class PruneError(Exception):
     """Left-over version Pods or Jobs could not be deleted."""
 
 
+# Put on a retrieval's event queue by cancel(): not a watch event.
+CANCELLED = "CANCELLED"
 # How long Pod creation is retried while the API server answers 5xx or 429.
 CREATE_BUSY_RETRY = 30.0
 
@@ -197,6 +199,21 @@ class PayloadRetriever:
         self.last_result: RetrievalResult | None = None
         # The informer of the retrieval in flight; exposed so tests can drop its watch.
         self.informer: Informer | None = None
+        self._cancelled = threading.Event()
+        self._events: queue.Queue[tuple[str, JSON]] | None = None
+
+    def cancel(self) -> None:
+        """End a retrieval in flight soon (the operator is stopping); its Pod is cleaned up."""
+        self._cancelled.set()
+        events = self._events
+        if events is not None:
+            events.put((CANCELLED, {}))
+
+    def _check_cancelled(self, version: str, image: str) -> None:
+        if self._cancelled.is_set():
+            raise _download_failed(
+                version, image, "fetching update payload: cancelled: the operator is stopping", "Cancelled"
+            )
 
     # -- reporting -------------------------------------------------------------------------------
 
@@ -225,9 +242,7 @@ class PayloadRetriever:
 
     def _retrieve(self, image: str, version: str, force: bool, started: float) -> RetrievalResult:
         if not image:
-            failure = (
-                "no payload image has been specified and the contents of the payload cannot be retrieved"
-            )
+            failure = "no payload image has been specified and the contents of the payload cannot be retrieved"
             self.metrics.retrieval_failures.labels("NoImage").inc()
             return RetrievalResult(acc.retrieval_failed(version, image, failure))
         if image == self.options.release_image:
@@ -235,9 +250,7 @@ class PayloadRetriever:
                 image,
                 version,
                 self.options.local_payload_dir,
-                RetrievalResult(
-                    acc.retrieving(version, image), directory=self.options.local_payload_dir, local=True
-                ),
+                RetrievalResult(acc.retrieving(version, image), directory=self.options.local_payload_dir, local=True),
             )
 
         progress = acc.retrieving(version, image)
@@ -297,8 +310,7 @@ class PayloadRetriever:
                     "ImageVerificationFailed",
                 ) from None
             log.warning(
-                "Target release version=%r image=%r cannot be verified, continuing because the update "
-                "was forced: %s",
+                "Target release version=%r image=%r cannot be verified, continuing because the update was forced: %s",
                 version,
                 image,
                 exc,
@@ -378,9 +390,7 @@ class PayloadRetriever:
             log.info("Pruning version pod %s left by an earlier retrieval", name)
         try:
             # Nothing running: remove at once. Running: let the kubelet stop it gracefully.
-            self.client.delete(
-                PODS, name, self.options.namespace, grace_period_seconds=None if running else 0
-            )
+            self.client.delete(PODS, name, self.options.namespace, grace_period_seconds=None if running else 0)
         except ApiError as exc:
             if not exc.is_not_found():
                 return [f"failed to delete pod {name}: {exc.message or exc}"]
@@ -402,13 +412,9 @@ class PayloadRetriever:
             time.sleep(0.1)
         # The node did not confirm in time (or there is no kubelet): remove them from the API.
         for pod in left:
-            log.warning(
-                "Version pod %s did not terminate in time; deleting it without grace", pod["metadata"]["name"]
-            )
+            log.warning("Version pod %s did not terminate in time; deleting it without grace", pod["metadata"]["name"])
             try:
-                self.client.delete(
-                    PODS, pod["metadata"]["name"], self.options.namespace, grace_period_seconds=0
-                )
+                self.client.delete(PODS, pod["metadata"]["name"], self.options.namespace, grace_period_seconds=0)
             except ApiError as exc:
                 if not exc.is_not_found():
                     raise
@@ -431,6 +437,7 @@ class PayloadRetriever:
             raise _download_failed(version, image, str(exc), "InvalidPod") from None
         name = pod["metadata"]["name"]
         events: queue.Queue[tuple[str, JSON]] = queue.Queue()
+        self._events = events
         informer = Informer(
             self.client,
             PODS,
@@ -445,6 +452,7 @@ class PayloadRetriever:
         latest: dict[str, JSON] = {"pod": pod}
         try:
             informer.wait_for_sync(max(0.1, min(10.0, deadline - self._clock())))
+            self._check_cancelled(version, image)
             log.info("Spawning Pod %s ...", name)
             try:
                 latest["pod"] = self._create_pod(pod, deadline)
@@ -453,6 +461,7 @@ class PayloadRetriever:
                 # An attempt whose answer was lost may have created it: do not leave it running.
                 for cleanup in self._delete_pod(pod):
                     log.warning("Cleaning up after a failed Pod creation: %s", cleanup)
+                self._check_cancelled(version, image)  # stopped while retrying: say that, not the error
                 text = exc.message if isinstance(exc, ApiError) and exc.message else str(exc)
                 problem = f"fetching update payload: creating pod {name}: {text}"
                 raise _download_failed(version, image, problem, "PodCreateFailed") from None
@@ -460,6 +469,7 @@ class PayloadRetriever:
         finally:
             informer.stop()
             self.informer = None
+            self._events = None
             if created:
                 for problem in self._delete_pod(latest["pod"]):
                     log.warning("Cleaning up after retrieval: %s", problem)
@@ -495,7 +505,8 @@ class PayloadRetriever:
                 problem = str(exc)
             delay = min(backoff.next(), max(0.0, deadline - self._clock()))
             log.warning("Creating pod %s: %s; retrying in %.1fs", pod["metadata"]["name"], problem, delay)
-            time.sleep(delay)
+            if self._cancelled.wait(delay):
+                raise ServerUnreachable(self.client.server, RuntimeError("cancelled"))  # see _fetch
 
     def _watch(
         self,
@@ -515,6 +526,7 @@ class PayloadRetriever:
         deleted = False
         verdict: Verdict | None = None
         while True:
+            self._check_cancelled(version, image)
             now = self._clock()
             remembered.update(pull_errors(pod))
             verdict = classify(pod, deleted=deleted, limits=limits, remembered_pull_errors=remembered)
@@ -527,12 +539,8 @@ class PayloadRetriever:
             if verdict.kind == SUCCEEDED:
                 return name
             if verdict.kind == TERMINAL:
-                raise _download_failed(
-                    version, image, f"fetching update payload: {verdict.problem}", verdict.reason
-                )
-            self._report(
-                acc.waiting_after(progress, verdict.problem) if verdict.kind == TRANSIENT else progress
-            )
+                raise _download_failed(version, image, f"fetching update payload: {verdict.problem}", verdict.reason)
+            self._report(acc.waiting_after(progress, verdict.problem) if verdict.kind == TRANSIENT else progress)
             # Wake up for the next event, or when time alone could change the verdict.
             wake = deadline
             if verdict.kind == TRANSIENT:
@@ -552,6 +560,9 @@ class PayloadRetriever:
                 continue
             # Drain bursts: only the newest state matters (a DELETED is never skipped).
             while True:
+                if event_type == CANCELLED:
+                    self._check_cancelled(version, image)
+                    break
                 if event_type == DELETED:
                     deleted = True
                 pod = latest["pod"] = obj

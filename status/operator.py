@@ -152,6 +152,7 @@ class RetrievalCoordinator:
         # Inputs changed while an attempt ran: which of its failures to retry at once.
         self._retry_pending: Callable[[ReleaseAcceptance], bool] | None = None
         self._failures: dict[tuple[Release, bool], ReleaseAcceptance] = {}  # the last failure of each
+        self._current: Retriever | None = None  # the retrieval in flight, cancelled by stop()
         self._thread: threading.Thread | None = None
         self.retrievals = 0
 
@@ -163,6 +164,11 @@ class RetrievalCoordinator:
     def stop(self, timeout: float = 5.0) -> None:
         self._stop.set()
         self._wake.set()
+        with self._lock:
+            current = self._current
+        cancel = getattr(current, "cancel", None)
+        if callable(cancel):
+            cancel()  # a retrieval in flight would otherwise run on until its own deadline
         if self._thread is not None:
             self._thread.join(timeout)
 
@@ -264,6 +270,10 @@ class RetrievalCoordinator:
         error: Exception | None = None
         try:
             retriever = self._make(report)
+            with self._lock:
+                self._current = retriever
+            if self._stop.is_set():
+                getattr(retriever, "cancel", lambda: None)()
             final = retriever.retrieve(target.image, target.version, force)
         except Exception as exc:  # a bug or an I/O failure outside retrieval's own reporting
             log.exception("payload retrieval of %s failed", target.label())
@@ -275,6 +285,7 @@ class RetrievalCoordinator:
         verified = bool(getattr(result, "verified", False))
         with self._lock:
             self._running = None
+            self._current = None
             pending, self._retry_pending = self._retry_pending, None
             retry_now = pending is not None and final.status != "True" and pending(final)
             self._finished[wanted] = (final.status, float("-inf") if retry_now else self._clock())

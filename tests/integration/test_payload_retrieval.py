@@ -525,3 +525,14 @@ def test_prune_failures_name_each_error_once(kube: KubeClient, namespace: str, p
         f"the update: failed to prune pods: error deleting pods: cannot reach the Kubernetes API server at "
         f"https://127.0.0.1:{port}: connection refused"
     )
+
+
+def test_cancel_ends_a_retrieval_in_flight_and_removes_its_pod(
+    kube: KubeClient, namespace: str, payload_dir: Path, ready: None
+) -> None:
+    run = Retrieval(kube, options(namespace, payload_dir)).start()
+    run.wait_pod()
+    run.retriever.cancel()  # the operator is stopping; no kubelet ever runs this Pod
+    result = run.finish(timeout=10)
+    assert result.message == FAILED + "cancelled: the operator is stopping"
+    wait_until(lambda: not version_pods(kube, namespace), what="version pod deleted")

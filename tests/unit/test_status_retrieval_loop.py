@@ -241,3 +241,27 @@ def test_inputs_changed_during_an_attempt_retry_its_failure_at_once(
     assert h.started.acquire(timeout=WAIT)  # ...and is tried again at once (the clock stands still)
     wait_idle(coordinator)
     assert len(h.calls) == 2  # once: the second failure waits for the retry interval again
+
+
+def test_stop_cancels_the_retrieval_in_flight() -> None:
+    cancelled = threading.Event()
+
+    class Blocking:
+        def retrieve(self, image: str, version: str, force: bool) -> ReleaseAcceptance:
+            assert cancelled.wait(WAIT), "never cancelled"
+            return retrieval_failed(version, image, "cancelled")
+
+        def cancel(self) -> None:
+            cancelled.set()
+
+    started = threading.Event()
+
+    def make(report: object) -> Blocking:
+        started.set()
+        return Blocking()
+
+    coordinator = RetrievalCoordinator(make, lambda: None, retry_after=60.0).start()
+    coordinator.request(A, False)
+    assert started.wait(WAIT)
+    coordinator.stop(timeout=WAIT)
+    assert cancelled.is_set() and coordinator.idle()
