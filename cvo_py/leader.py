@@ -181,6 +181,11 @@ class LeaderElector:
         self._thread.start()
         return self
 
+    @property
+    def stopping(self) -> bool:
+        """`stop()` or `release()` was called: a start-up in `on_started_leading` should not go on."""
+        return self._stop.is_set()
+
     def stop(self) -> None:
         """Stop renewing (still holding the Lease) and wait for the election thread to end,
         including a renew or an `on_started_leading` in flight."""

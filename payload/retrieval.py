@@ -409,7 +409,8 @@ class PayloadRetriever:
                 return
             if self._clock() >= limit:
                 break
-            time.sleep(0.1)
+            if self._cancelled.wait(0.1):
+                return  # stopping: the next start prunes what is left
         # The node did not confirm in time (or there is no kubelet): remove them from the API.
         for pod in left:
             log.warning("Version pod %s did not terminate in time; deleting it without grace", pod["metadata"]["name"])
@@ -423,6 +424,7 @@ class PayloadRetriever:
 
     def _fetch(self, image: str, version: str, progress: ReleaseAcceptance, deadline: float) -> str:
         """Create the version Pod and wait for it; returns its name on success, raises _Failed."""
+        self._check_cancelled(version, image)
         opts = self.options
         try:
             pod = build_version_pod(
@@ -451,7 +453,9 @@ class PayloadRetriever:
         created = False
         latest: dict[str, JSON] = {"pod": pod}
         try:
-            informer.wait_for_sync(max(0.1, min(10.0, deadline - self._clock())))
+            sync_by = self._clock() + max(0.1, min(10.0, deadline - self._clock()))
+            while not informer.wait_for_sync(0.1) and not self._cancelled.is_set() and self._clock() < sync_by:
+                pass
             self._check_cancelled(version, image)
             log.info("Spawning Pod %s ...", name)
             try:
@@ -467,12 +471,13 @@ class PayloadRetriever:
                 raise _download_failed(version, image, problem, "PodCreateFailed") from None
             return self._watch(image, version, progress, deadline, name, latest, events)
         finally:
-            informer.stop()
-            self.informer = None
-            self._events = None
+            # The Pod first: stopping the informer can take a while, and a stopping process may not wait.
             if created:
                 for problem in self._delete_pod(latest["pod"]):
                     log.warning("Cleaning up after retrieval: %s", problem)
+            informer.stop()
+            self.informer = None
+            self._events = None
 
     def _create_pod(self, pod: JSON, deadline: float) -> JSON:
         """Create the version Pod, retrying while the API server cannot be reached or is busy.

@@ -208,7 +208,8 @@ def run(options: Options) -> int:
                 )
             except PruneError as exc:
                 log.warning("Could not prune version Pods left by an earlier run: %s", exc)
-            operator.start()
+            if not elector.stopping:  # a shutdown during the prune: do not start what is being stopped
+                operator.start()
 
         elector.start(on_started_leading)
         while not stop.wait(0.5):
