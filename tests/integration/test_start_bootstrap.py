@@ -13,7 +13,6 @@ import subprocess
 import sys
 import urllib.request
 import uuid
-import warnings
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,7 +23,7 @@ import pytest
 from cvo_py.kube import CLUSTERVERSIONS, PODS, ApiError, KubeClient
 from payload.podspec import POD_LABEL_KEY, POD_LABEL_SELECTOR, POD_LABEL_VALUE
 from tests.integration.status_support import IMG_4141, wait_until
-from tests.support.certs import self_signed
+from tests.support.certs import pinned_client_context, self_signed
 from tests.support.cluster import LocalCluster, free_port
 from tests.support.kubelet import Kubelet, running
 
@@ -238,18 +237,6 @@ def certificate(tmp_path: Path) -> tuple[str, str]:
     return self_signed(tmp_path)
 
 
-def tls_client(version: ssl.TLSVersion, ciphers: str = "DEFAULT") -> ssl.SSLContext:
-    context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
-    context.check_hostname = False
-    context.verify_mode = ssl.CERT_NONE  # a self-signed test certificate
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", DeprecationWarning)  # TLS 1.1 on purpose
-        context.minimum_version = version
-        context.maximum_version = version
-    context.set_ciphers(f"{ciphers}:@SECLEVEL=0")  # lets the client offer TLS 1.1
-    return context
-
-
 def negotiated(port: int, context: ssl.SSLContext) -> tuple[str | None, str]:
     with socket.create_connection(("127.0.0.1", port), timeout=10) as raw, context.wrap_socket(raw) as tls:
         cipher = tls.cipher()
@@ -276,12 +263,12 @@ def test_start_serves_metrics_with_its_tls_flags(
     wait_until(lambda: serving(start), timeout=30, what="metrics endpoint up")
     assert start.port is not None
     with pytest.raises(ssl.SSLError, match="(?i)protocol version|unsupported protocol"):
-        negotiated(start.port, tls_client(ssl.TLSVersion.TLSv1_1))
-    assert negotiated(start.port, tls_client(ssl.TLSVersion.TLSv1_2)) == (
+        negotiated(start.port, pinned_client_context(ssl.TLSVersion.TLSv1_1))
+    assert negotiated(start.port, pinned_client_context(ssl.TLSVersion.TLSv1_2)) == (
         "TLSv1.2",
         "ECDHE-RSA-AES256-GCM-SHA384",
     )
-    context = tls_client(ssl.TLSVersion.TLSv1_2)
+    context = pinned_client_context(ssl.TLSVersion.TLSv1_2)
     with urllib.request.urlopen(f"https://127.0.0.1:{start.port}/healthz", context=context, timeout=10) as r:
         assert (r.status, r.read()) == (200, b"ok")
     log = start.stop()
@@ -292,5 +279,5 @@ def test_start_serves_metrics_with_its_tls_flags(
     wait_until(lambda: serving(default), timeout=30, what="metrics endpoint up")
     assert default.port is not None
     with pytest.raises(ssl.SSLError, match="(?i)protocol version|unsupported protocol"):
-        negotiated(default.port, tls_client(ssl.TLSVersion.TLSv1_1))
-    assert negotiated(default.port, tls_client(ssl.TLSVersion.TLSv1_3))[0] == "TLSv1.3"
+        negotiated(default.port, pinned_client_context(ssl.TLSVersion.TLSv1_1))
+    assert negotiated(default.port, pinned_client_context(ssl.TLSVersion.TLSv1_3))[0] == "TLSv1.3"

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import shutil
+import ssl
 import subprocess
+import warnings
 from pathlib import Path
 
 import pytest
@@ -41,3 +43,18 @@ def client_certificate(directory: Path, name: str, ca: tuple[str, str], common_n
     ):
         subprocess.run(["openssl", *args], check=True, capture_output=True, timeout=60)
     return str(cert), str(key)
+
+
+def pinned_client_context(version: ssl.TLSVersion, ciphers: str = "") -> ssl.SSLContext:
+    """A client that speaks exactly `version` (with `ciphers`, OpenSSL names) and trusts any
+    server certificate: for checking what a server with a self-signed certificate accepts."""
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    context.check_hostname = False
+    context.verify_mode = ssl.CERT_NONE
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)  # TLS 1.0/1.1 on purpose
+        context.minimum_version = version
+        context.maximum_version = version
+    # Security level 0 lets this client offer TLS 1.1, so a refusal is the server's doing.
+    context.set_ciphers(f"{ciphers or 'DEFAULT'}:@SECLEVEL=0")
+    return context

@@ -9,7 +9,6 @@ import ssl
 import subprocess
 import sys
 import urllib.request
-import warnings
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -27,7 +26,7 @@ from cvo_py.metrics import (
     TLSOptions,
     parse_tls_options,
 )
-from tests.support.certs import self_signed
+from tests.support.certs import pinned_client_context, self_signed
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -242,19 +241,6 @@ def serve(certificate: tuple[str, str]) -> Iterator[Serve]:
         server.stop()
 
 
-def client_context(version: ssl.TLSVersion, ciphers: str = "") -> ssl.SSLContext:
-    context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
-    context.check_hostname = False
-    context.verify_mode = ssl.CERT_NONE  # a self-signed test certificate
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", DeprecationWarning)  # TLS 1.1 on purpose
-        context.minimum_version = version
-        context.maximum_version = version
-    # Security level 0 lets this client offer TLS 1.1, so a refusal is the server's doing.
-    context.set_ciphers(f"{ciphers or 'DEFAULT'}:@SECLEVEL=0")
-    return context
-
-
 def handshake(port: int, context: ssl.SSLContext) -> tuple[str | None, str]:
     """(negotiated protocol, cipher) of a fresh connection; raises ssl.SSLError when refused."""
     with socket.create_connection(("127.0.0.1", port), timeout=10) as raw:
@@ -266,7 +252,7 @@ def handshake(port: int, context: ssl.SSLContext) -> tuple[str | None, str]:
 
 def test_tls11_is_refused_when_the_minimum_is_tls12(serve: Serve) -> None:
     start = serve
-    tls11 = client_context(ssl.TLSVersion.TLSv1_1)
+    tls11 = pinned_client_context(ssl.TLSVersion.TLSv1_1)
     # The same client gets in when the server's minimum is TLS 1.1...
     assert (
         handshake(start(parse_tls_options("VersionTLS11", ["TLS_ECDHE_RSA_WITH_AES_128_CBC_SHA"])), tls11)[0]
@@ -280,15 +266,15 @@ def test_tls11_is_refused_when_the_minimum_is_tls12(serve: Serve) -> None:
         port = start(options)
         with pytest.raises(ssl.SSLError, match="(?i)protocol version|unsupported protocol"):
             handshake(port, tls11)
-        assert handshake(port, client_context(ssl.TLSVersion.TLSv1_2))[0] == "TLSv1.2"
+        assert handshake(port, pinned_client_context(ssl.TLSVersion.TLSv1_2))[0] == "TLSv1.2"
 
 
 def test_tls13_minimum_refuses_tls12(serve: Serve) -> None:
     start = serve
     port = start(parse_tls_options("VersionTLS13"))
     with pytest.raises(ssl.SSLError, match="(?i)protocol version|unsupported protocol"):
-        handshake(port, client_context(ssl.TLSVersion.TLSv1_2))
-    assert handshake(port, client_context(ssl.TLSVersion.TLSv1_3)) == ("TLSv1.3", "TLS_AES_256_GCM_SHA384")
+        handshake(port, pinned_client_context(ssl.TLSVersion.TLSv1_2))
+    assert handshake(port, pinned_client_context(ssl.TLSVersion.TLSv1_3)) == ("TLSv1.3", "TLS_AES_256_GCM_SHA384")
 
 
 @pytest.mark.parametrize(
@@ -303,17 +289,17 @@ def test_the_named_suite_is_negotiated_over_tls12(serve: Serve, suite: str, open
     start = serve
     port = start(parse_tls_options("", [suite]))
     # A client offering everything (its own preference first) still gets the one suite allowed.
-    assert handshake(port, client_context(ssl.TLSVersion.TLSv1_2)) == ("TLSv1.2", openssl_name)
+    assert handshake(port, pinned_client_context(ssl.TLSVersion.TLSv1_2)) == ("TLSv1.2", openssl_name)
     # A client offering only other suites is refused.
     other = "ECDHE-RSA-AES128-GCM-SHA256"
     with pytest.raises(ssl.SSLError, match="(?i)handshake failure|no shared cipher"):
-        handshake(port, client_context(ssl.TLSVersion.TLSv1_2, other))
+        handshake(port, pinned_client_context(ssl.TLSVersion.TLSv1_2, other))
 
 
 def test_metrics_and_health_are_served_over_the_configured_tls(serve: Serve) -> None:
     start = serve
     port = start(parse_tls_options("VersionTLS12", ["TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256"]))
-    context = client_context(ssl.TLSVersion.TLSv1_2)
+    context = pinned_client_context(ssl.TLSVersion.TLSv1_2)
     with urllib.request.urlopen(f"https://127.0.0.1:{port}/healthz", context=context, timeout=10) as response:
         assert (response.status, response.read()) == (200, b"ok")
     with urllib.request.urlopen(f"https://127.0.0.1:{port}/metrics", context=context, timeout=10) as response:
@@ -324,7 +310,7 @@ def test_a_client_stuck_before_its_handshake_does_not_block_others(serve: Serve)
     start = serve
     port = start(parse_tls_options())
     with socket.create_connection(("127.0.0.1", port), timeout=10):  # connects, never says hello
-        assert handshake(port, client_context(ssl.TLSVersion.TLSv1_2))[0] == "TLSv1.2"
+        assert handshake(port, pinned_client_context(ssl.TLSVersion.TLSv1_2))[0] == "TLSv1.2"
 
 
 def test_a_supplied_serving_context_is_used_as_is(certificate: tuple[str, str]) -> None:
@@ -332,8 +318,8 @@ def test_a_supplied_serving_context_is_used_as_is(certificate: tuple[str, str]) 
     server = MetricsServer("127.0.0.1:0", CollectorRegistry(), serving=serving).start()
     try:
         with pytest.raises(ssl.SSLError):
-            handshake(server.port, client_context(ssl.TLSVersion.TLSv1_2))
-        assert handshake(server.port, client_context(ssl.TLSVersion.TLSv1_3))[0] == "TLSv1.3"
+            handshake(server.port, pinned_client_context(ssl.TLSVersion.TLSv1_2))
+        assert handshake(server.port, pinned_client_context(ssl.TLSVersion.TLSv1_3))[0] == "TLSv1.3"
     finally:
         server.stop()
 
