@@ -6,9 +6,10 @@ included) so existing tooling and alerts read them the same way.
 
 from __future__ import annotations
 
-import unicodedata
 from dataclasses import dataclass
 from typing import Literal
+
+from cvo_py.gotext import go_quote
 
 Status = Literal["True", "False", "Unknown"]
 
@@ -39,32 +40,6 @@ class ReleaseAcceptance:
             raise ValueError(f"ReleaseAcceptance status must be True, False or Unknown, not {self.status!r}")
         if not self.reason:
             raise ValueError("ReleaseAcceptance needs a reason")
-
-
-def go_quote(text: str) -> str:
-    """Go's `%q` / strconv.Quote for a valid UTF-8 string."""
-    out = ['"']
-    for ch in text:
-        code = ord(ch)
-        if ch in ('"', "\\"):
-            out.append("\\" + ch)
-        elif ch in _GO_ESCAPES:
-            out.append(_GO_ESCAPES[ch])
-        elif code < 0x20 or code == 0x7F:
-            out.append(f"\\x{code:02x}")
-        elif ch == " " or (ch.isprintable() and unicodedata.category(ch) != "Zs"):
-            out.append(ch)
-        elif 0xD800 <= code <= 0xDFFF:
-            out.append("\\ufffd")  # Go turns invalid UTF-8 into the replacement rune
-        elif code > 0xFFFF:
-            out.append(f"\\U{code:08x}")
-        else:
-            out.append(f"\\u{code:04x}")
-    out.append('"')
-    return "".join(out)
-
-
-_GO_ESCAPES = {"\a": "\\a", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t", "\v": "\\v"}
 
 
 def bounded(text: str, limit: int) -> str:

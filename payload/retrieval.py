@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Protocol
 
 from cvo_py import klog
+from cvo_py.gotext import go_quote
 from cvo_py.informer import DELETED, Backoff, Informer
 from cvo_py.kube import JSON, PODS, ApiError, KubeClient, Resource, ServerUnreachable
 from payload import acceptance as acc
@@ -271,7 +272,7 @@ class PayloadRetriever:
                 pod_name = self._fetch(image, version, progress, deadline)
                 problem = validate_directory(directory)
                 if problem is not None:
-                    where = acc.go_quote(directory)
+                    where = go_quote(directory)
                     text = f"confirming the presence of release-image content in {where}: {problem}"
                     raise _download_failed(version, image, text, "PayloadMissing")
             else:

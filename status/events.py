@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+from cvo_py.gotext import go_quote
 from cvo_py.kube import CLUSTERVERSIONS, EVENTS, JSON, MERGE_PATCH, ApiError, KubeClient, ServerUnreachable
 from payload import acceptance as acc
 from payload.acceptance import ReleaseAcceptance
@@ -115,7 +116,7 @@ def retrieval_event(
         return None
     if error is not None and final.reason == acc.RETRIEVE_PAYLOAD:
         text = (
-            f"Retrieving payload failed version={acc.go_quote(version)} image={acc.go_quote(image)} "
+            f"Retrieving payload failed version={go_quote(version)} image={go_quote(image)} "
             f"failure={unwrapped_aggregate(error)}"
         )
     else:

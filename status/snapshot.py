@@ -8,13 +8,11 @@ file is a `SnapshotError` whose one-line message names the file.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
-
+from cvo_py import safeload
 from status.insights import compute, gotime
 from status.insights.models import Insight
 from status.insights.nodes import RELEASE_IMAGE_VERSION
@@ -28,20 +26,6 @@ MOCK_NOW_OFFSET = 368_975  # ns oc adds to the newest condition time, to exercis
 
 class SnapshotError(Exception):
     """A snapshot file that is missing or cannot be used; the message names it."""
-
-
-_SafeLoader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-
-
-class _Loader(_SafeLoader):  # type: ignore[valid-type,misc]
-    """YAML 1.1 would turn unquoted timestamps into datetimes and `4.14` into a float: keep strings."""
-
-
-_DROP = {"tag:yaml.org,2002:timestamp", "tag:yaml.org,2002:float"}
-_Loader.yaml_implicit_resolvers = {
-    ch: [(tag, rx) for tag, rx in resolvers if tag not in _DROP]
-    for ch, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
-}
 
 
 @dataclass
@@ -176,24 +160,20 @@ def load(cv_path: str | Path) -> Snapshot:
 
 
 def _parse(path: Path) -> Any:
+    """The file's document, within the bounds of `cvo_py.safeload` (one-line errors naming the file)."""
     try:
-        text = path.read_text(encoding="utf-8")
+        size, limit = path.stat().st_size, safeload.DEFAULT_LIMITS.max_bytes
+        if size > limit:  # refused before a byte is read
+            raise SnapshotError(f"{path}: {size} bytes, more than the limit of {limit} bytes")
+        data = path.read_bytes()
     except FileNotFoundError:
         raise SnapshotError(f"{path}: file not found") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise SnapshotError(f"{path}: cannot read: {exc}") from None
-    if text.lstrip().startswith(("{", "[")):
-        try:
-            return json.loads(text)
-        except json.JSONDecodeError:
-            pass  # YAML flow style is not always JSON; let the YAML parser say what is wrong
+    except OSError as exc:
+        raise SnapshotError(f"{path}: cannot read: {exc.strerror or exc}") from None
     try:
-        return yaml.load(text, Loader=_Loader)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" at line {mark.line + 1}" if mark is not None else ""
-        problem = getattr(exc, "problem", None) or "invalid YAML"
-        raise SnapshotError(f"{path}: cannot parse{where}: {problem}") from None
+        return safeload.load_document(data, source=str(path), yaml_floats=False)
+    except safeload.DocumentError as exc:
+        raise SnapshotError(str(exc)) from None
 
 
 def _items(path: Path, doc: Any, kind: str) -> list[JSON]:

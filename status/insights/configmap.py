@@ -57,6 +57,7 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
+from cvo_py import gotext, safeload
 from status.insights import gotime
 from status.insights.models import (
     ClusterOperatorStatusInsight,
@@ -80,6 +81,8 @@ DATA_LIMIT = 1_048_576  # the API server's limit on a ConfigMap's data (keys + v
 SHARD_BUDGET = 256 * 1024  # what a ConfigMap is filled to (see the module docstring)
 MAX_SHARDS = 32  # a power of two; the RBAC Role names exactly `shard_names_allowed()`
 MAX_KEY = 253
+# A value is at most what a ConfigMap holds; the other bounds are the loader's defaults.
+VALUE_LIMITS = safeload.Limits(max_bytes=DATA_LIMIT)
 
 PREFIX_CV = "usc-cv-"
 PREFIX_CO = "usc-co-"
@@ -187,29 +190,58 @@ def decode(data: Mapping[str, str]) -> list[Insight]:
     """ConfigMap data (the union of the main ConfigMap's and its shards') → insights.
 
     Keys the controller does not own are ignored. The result is in a canonical order that
-    matches the order oc collects insights in when objects are listed by name.
+    matches the order oc collects insights in when objects are listed by name. The first
+    unreadable key is a `DecodeError`; `decode_readable()` keeps going past them.
+    """
+    insights, errors = decode_readable(data)
+    if errors:
+        raise errors[0]
+    return insights
+
+
+def decode_readable(data: Mapping[str, str]) -> tuple[list[Insight], list[DecodeError]]:
+    """`decode()` that reads every key it can: (the readable insights, one error per unreadable key).
+
+    Each value is parsed by `cvo_py.safeload` (bounded depth, aliases, size and numbers) and
+    validated strictly; an error's one-line message names its key.
     """
     out: list[Insight] = []
+    errors: list[DecodeError] = []
     for key in sorted(data):
         if key == SHARDS_KEY or not key.startswith(OWNED_PREFIX):
             continue
         model = next((m for p, m in _PREFIXES.items() if key.startswith(p)), None)
         if model is None:
             continue  # a newer kind of insight: not ours to read
-        value = data[key]
         try:
-            doc = yaml.load(value, Loader=_Loader)
-        except yaml.YAMLError as exc:
-            raise DecodeError(f"ConfigMap key {key}: not YAML: {_one_line(str(exc))}") from None
-        if not isinstance(doc, dict):
-            raise DecodeError(f"ConfigMap key {key}: expected a mapping, got {type(doc).__name__}")
-        try:
-            out.append(model.model_validate(doc))
-        except ValidationError as exc:
-            first = exc.errors()[0]
-            where = ".".join(str(p) for p in first["loc"]) or "value"
-            raise DecodeError(f"ConfigMap key {key}: {where}: {first['msg']}") from None
-    return canonical_order(out)
+            out.append(decode_value(key, data[key], model))
+        except DecodeError as exc:
+            errors.append(exc)
+    return canonical_order(out), errors
+
+
+def decode_value(key: str, value: object, model: type[Any]) -> Insight:
+    """One ConfigMap value → its insight, or a `DecodeError` naming the key."""
+    where = f"ConfigMap key {_safe_key(key)}"
+    if not isinstance(value, str):
+        raise DecodeError(f"{where}: the value is {type(value).__name__}, not a string")
+    try:
+        doc = safeload.load_document(value, source=where, limits=VALUE_LIMITS)
+    except safeload.DocumentError as exc:
+        raise DecodeError(str(exc)) from None
+    if not isinstance(doc, dict):
+        raise DecodeError(f"{where}: expected a mapping, got {type(doc).__name__}")
+    try:
+        insight: Insight = model.model_validate(doc)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        loc = ".".join(str(p) for p in first["loc"]) or "value"
+        raise DecodeError(f"{where}: {gotext.escape(loc)[:200]}: {_one_line(first['msg'])[:200]}") from None
+    return insight
+
+
+def _safe_key(key: str) -> str:
+    return gotext.escape(key[: MAX_KEY + 1])
 
 
 def shard_names(main_data: Mapping[str, str]) -> list[str]:
@@ -218,9 +250,9 @@ def shard_names(main_data: Mapping[str, str]) -> list[str]:
     if not raw:
         return []
     try:
-        names = yaml.load(raw, Loader=_Loader)
-    except yaml.YAMLError:
-        raise DecodeError(f"ConfigMap key {SHARDS_KEY}: not a YAML list") from None
+        names = safeload.load_document(raw, source=f"ConfigMap key {SHARDS_KEY}", limits=VALUE_LIMITS)
+    except safeload.DocumentError as exc:
+        raise DecodeError(str(exc)) from None
     if not isinstance(names, list) or not all(isinstance(n, str) and n.startswith(SHARD_PREFIX) for n in names):
         raise DecodeError(f"ConfigMap key {SHARDS_KEY}: expected a list of {SHARD_PREFIX}<i> names")
     return names
@@ -403,7 +435,6 @@ class ShardPlanner:
 _q: Callable[[str], str] = encode_basestring
 
 _SafeDumper: type[yaml.SafeDumper] = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
-_SafeLoader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 class _Dumper(_SafeDumper):  # type: ignore[valid-type,misc]
@@ -411,16 +442,6 @@ class _Dumper(_SafeDumper):  # type: ignore[valid-type,misc]
 
     def ignore_aliases(self, data: Any) -> bool:
         return True
-
-
-class _Loader(_SafeLoader):  # type: ignore[valid-type,misc]
-    """Safe loader that keeps timestamps as strings (the models parse them with nanoseconds)."""
-
-
-_Loader.yaml_implicit_resolvers = {
-    ch: [(tag, rx) for tag, rx in resolvers if tag != "tag:yaml.org,2002:timestamp"]
-    for ch, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
-}
 
 
 def _one_line(text: str) -> str:

@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from cvo_py.gotext import go_quote
 from status.insights import gotime
 from status.insights.controlplane import go_percent, health, health_uid
 from status.insights.gotime import MINUTE
@@ -255,32 +256,6 @@ class Unavailability:
             if now - when >= threshold:
                 return True
         return False
-
-
-def go_quote(text: str) -> str:
-    """Go's %q for printable text: double quotes, backslash escapes, non-ASCII kept."""
-    if text.isascii() and text.isprintable() and '"' not in text and "\\" not in text:
-        return f'"{text}"'  # the common case: nothing to escape
-    out = ['"']
-    for ch in text:
-        if ch == '"':
-            out.append('\\"')
-        elif ch == "\\":
-            out.append("\\\\")
-        elif ch == "\n":
-            out.append("\\n")
-        elif ch == "\t":
-            out.append("\\t")
-        elif ch == "\r":
-            out.append("\\r")
-        elif ch.isprintable():
-            out.append(ch)
-        elif ord(ch) < 0x10000:
-            out.append(f"\\u{ord(ch):04x}" if ord(ch) > 0xFF else f"\\x{ord(ch):02x}")
-        else:
-            out.append(f"\\U{ord(ch):08x}")
-    out.append('"')
-    return "".join(out)
 
 
 def _mapping(value: object) -> dict[str, Any]:

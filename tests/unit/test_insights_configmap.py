@@ -123,7 +123,7 @@ def test_decode_ignores_keys_it_does_not_own() -> None:
     "value,message",
     [
         ("[not, a, mapping]", "expected a mapping"),
-        ("{unclosed", "not YAML"),
+        ("{unclosed", "cannot parse at line"),
         ("conditions: []\nname: x\n", "resource"),
         ("name: x\nresource: {resource: clusteroperators, name: x}\nbogus: 1\n", "bogus"),
     ],

@@ -448,19 +448,3 @@ def test_node_unavailability_can_be_aged_at_another_clock() -> None:
     assert [type(i).__name__ for i in aged if isinstance(i, HealthInsight)] == ["HealthInsight"]
 
 
-@pytest.mark.parametrize(
-    ("text", "quoted"),
-    [
-        ("kubelet stopped posting", '"kubelet stopped posting"'),  # nothing to escape
-        ("", '""'),
-        ('say "hi"', '"say \\"hi\\""'),
-        ("a\\b", '"a\\\\b"'),
-        ("line\nnext\ttab\r", '"line\\nnext\\ttab\\r"'),
-        ("é ✓", '"é ✓"'),  # printable non-ASCII is kept
-        ("\x01\x7f", '"\\x01\\x7f"'),
-        ("\u2028", '"\\u2028"'),
-        ("\U000e0001", '"\\U000e0001"'),
-    ],
-)
-def test_go_quote_is_gos_percent_q(text: str, quoted: str) -> None:
-    assert nodes.go_quote(text) == quoted

@@ -8,24 +8,6 @@ from payload import acceptance as a
 
 
 @pytest.mark.parametrize(
-    ("text", "quoted"),
-    [
-        ("4.19.1", '"4.19.1"'),
-        ("", '""'),
-        ('say "hi"\\', '"say \\"hi\\"\\\\"'),
-        ("a\tb\nc\rd", '"a\\tb\\nc\\rd"'),
-        ("\a\b\f\v", '"\\a\\b\\f\\v"'),
-        ("\x01\x1f\x7f", '"\\x01\\x1f\\x7f"'),  # JSON would write \u0001 and leave DEL raw
-        ("héllo ☃ 中", '"héllo ☃ 中"'),  # printable non-ASCII stays UTF-8
-        ("\u00a0\u2028\u200b", '"\\u00a0\\u2028\\u200b"'),  # non-printable Unicode
-        ("\U000e0001", '"\\U000e0001"'),
-    ],
-)
-def test_go_quote(text: str, quoted: str) -> None:
-    assert a.go_quote(text) == quoted
-
-
-@pytest.mark.parametrize(
     ("text", "limit", "expected"),
     [
         ("short", 100, "short"),

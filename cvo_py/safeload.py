@@ -1,0 +1,320 @@
+"""The one loader for YAML and JSON documents that come from outside: snapshot files, ConfigMap values, dumps.
+
+    load_document(data, *, source, limits=DEFAULT_LIMITS, yaml_floats=True) -> Any
+
+returns plain Python data (dict, list, str, int, float, bool, None) or raises `DocumentError`, whose
+`str()` is one line: `<source>: <problem>` (`source` names the file or ConfigMap key). Nothing else
+escapes for any input, however hostile.
+
+Bounds (`Limits`, the defaults in `DEFAULT_LIMITS`):
+
+- input size: at most 64 MiB (`max_bytes`). A larger document is refused before it is parsed; the
+  peak memory of an accepted document is bounded by it (bench/hostile_inputs.py prints the figures).
+- nesting: at most 128 levels of mappings and sequences (`max_depth`). Nothing here recurses: YAML
+  is built from the event stream of libyaml's parser (which keeps its own heap stack), and JSON is
+  measured by an iterative pre-scan before Python's JSON scanner (which recurses) sees it.
+- aliases: at most 64 alias references (`max_aliases`), which together may stand for at most
+  10,000 nodes (`max_alias_nodes`, counted as if every alias were expanded). Aliases are shared,
+  not copied, so a "billion laughs" document is refused after a few events and never grows.
+- numbers: an integer or float written with more than 100 characters (`max_number_chars`) is
+  refused (Go's int64 needs 19); JSON's NaN and Infinity are refused.
+- types: only the standard tags (null, bool, int, float, str, map, seq, merge); timestamps stay
+  strings (the readers parse them with nanoseconds); any other tag, a non-scalar mapping key,
+  several documents in one input, or bytes that are not UTF-8 are errors. Lone UTF-16 surrogates
+  written as escapes become U+FFFD, as Go's decoders do.
+
+`yaml_floats=False` keeps YAML floats as their text (`4.14` stays "4.14", the way snapshot files
+mean versions); JSON numbers are numbers either way.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from itertools import accumulate
+from typing import Any
+
+import yaml
+from yaml.nodes import ScalarNode
+
+__all__ = ["DEFAULT_LIMITS", "DocumentError", "Limits", "load_document"]
+
+
+class DocumentError(ValueError):
+    """A document that cannot be used. `str()` is one line: `<source>: <problem>`."""
+
+    def __init__(self, source: str, problem: str) -> None:
+        self.source = source
+        self.problem = " ".join(problem.split())
+        super().__init__(f"{source}: {self.problem}")
+
+
+@dataclass(frozen=True)
+class Limits:
+    max_bytes: int = 64 * 1024 * 1024
+    max_depth: int = 128
+    max_aliases: int = 64
+    max_alias_nodes: int = 10_000
+    max_number_chars: int = 100
+
+
+DEFAULT_LIMITS = Limits()
+
+_TAG = "tag:yaml.org,2002:"
+_STR, _NULL, _BOOL, _INT, _FLOAT = (_TAG + t for t in ("str", "null", "bool", "int", "float"))
+_MERGE, _TIMESTAMP, _VALUE = _TAG + "merge", _TAG + "timestamp", _TAG + "value"
+_MAP_TAGS = {None, "!", _TAG + "map"}
+_SEQ_TAGS = {None, "!", _TAG + "seq"}
+
+
+class _Resolver(yaml.resolver.Resolver):
+    """YAML 1.1 implicit types, except timestamps (kept as strings)."""
+
+
+_Resolver.yaml_implicit_resolvers = {
+    ch: [(tag, rx) for tag, rx in resolvers if tag != _TIMESTAMP]
+    for ch, resolvers in yaml.resolver.Resolver.yaml_implicit_resolvers.items()
+}
+_RESOLVER = _Resolver()
+_CONSTRUCTOR = yaml.constructor.SafeConstructor()
+_PARSER: type[Any] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+def load_document(
+    data: bytes | str,
+    *,
+    source: str,
+    limits: Limits = DEFAULT_LIMITS,
+    yaml_floats: bool = True,
+) -> Any:
+    """Parse one YAML or JSON document within `limits`; see the module docstring."""
+    size = len(data) if isinstance(data, bytes) else len(data.encode("utf-8", "surrogatepass"))
+    if size > limits.max_bytes:
+        raise DocumentError(source, f"{size} bytes, more than the limit of {limits.max_bytes} bytes")
+    if isinstance(data, bytes):
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise DocumentError(source, f"not UTF-8 (invalid byte at offset {exc.start})") from None
+    else:
+        text = data
+    head = text.lstrip(" \t\r\n\ufeff")[:1]
+    doc: Any
+    if head in ("{", "["):
+        doc = _json(text, source, limits)
+        if doc is not _NOT_JSON:
+            return _fix_surrogates(doc, text)
+    doc = _Builder(source, limits, yaml_floats).build(text)
+    return _fix_surrogates(doc, text)
+
+
+# --- JSON ----------------------------------------------------------------------------------------
+
+_NOT_JSON = object()
+_JSON_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
+_NOT_BRACKET = re.compile(r"[^\[\]{}]+")
+
+
+def _json(text: str, source: str, limits: Limits) -> Any:
+    """The JSON document, or `_NOT_JSON` when the text is not JSON (YAML flow style may still read it)."""
+    brackets = _NOT_BRACKET.sub("", _JSON_STRING.sub("", text))
+    depth = max(accumulate(1 if c in "[{" else -1 for c in brackets), default=0)
+    if depth > limits.max_depth:
+        raise DocumentError(source, f"nested more than {limits.max_depth} levels deep")
+
+    def number(kind: type[int] | type[float]) -> Any:
+        def parse(s: str) -> int | float:
+            if len(s) > limits.max_number_chars:
+                raise DocumentError(source, f"a number of {len(s)} characters (the limit is {limits.max_number_chars})")
+            return kind(s)
+
+        return parse
+
+    def constant(s: str) -> Any:
+        raise DocumentError(source, f"{s} is not a JSON number")
+
+    try:
+        return json.loads(text, parse_int=number(int), parse_float=number(float), parse_constant=constant)
+    except json.JSONDecodeError:
+        return _NOT_JSON
+
+
+# --- YAML ----------------------------------------------------------------------------------------
+
+_NO_KEY = object()
+_MERGE_KEY = object()
+
+
+class _Frame:
+    __slots__ = ("anchor", "key", "line", "obj", "size")
+
+    def __init__(self, obj: dict[Any, Any] | list[Any], anchor: str | None, line: int) -> None:
+        self.obj = obj
+        self.anchor = anchor
+        self.key: Any = _NO_KEY
+        self.size = 1
+        self.line = line
+
+
+class _Builder:
+    """Builds the document from parser events with an explicit stack (no recursion)."""
+
+    def __init__(self, source: str, limits: Limits, floats: bool) -> None:
+        self.source = source
+        self.limits = limits
+        self.floats = floats
+        self.anchors: dict[str, tuple[Any, int]] = {}
+        self.aliases = 0
+        self.alias_nodes = 0
+        self.stack: list[_Frame] = []
+        self.root: Any = None
+        self.documents = 0
+
+    def fail(self, problem: str, event: Any = None) -> DocumentError:
+        mark = getattr(event, "start_mark", None)
+        where = f" at line {mark.line + 1}" if mark is not None else ""
+        return DocumentError(self.source, f"{problem}{where}")
+
+    def build(self, text: str) -> Any:
+        try:
+            for event in yaml.parse(text, Loader=_PARSER):
+                self.event(event)
+        except yaml.MarkedYAMLError as exc:
+            mark = exc.problem_mark or exc.context_mark
+            where = f" at line {mark.line + 1}" if mark is not None else ""
+            raise DocumentError(
+                self.source, f"cannot parse{where}: {exc.problem or exc.context or 'invalid YAML'}"
+            ) from None
+        except yaml.YAMLError as exc:
+            raise DocumentError(self.source, f"cannot parse: {str(exc)[:200]}") from None
+        return self.root
+
+    def event(self, event: Any) -> None:
+        if isinstance(event, yaml.ScalarEvent):
+            value = self.scalar(event)
+            if event.anchor is not None:
+                self.anchors[event.anchor] = (value, 1)
+            self.add(value, 1, event)
+        elif isinstance(event, yaml.MappingStartEvent | yaml.SequenceStartEvent):
+            is_map = isinstance(event, yaml.MappingStartEvent)
+            if event.tag not in (_MAP_TAGS if is_map else _SEQ_TAGS):
+                raise self.fail(f"unsupported tag {event.tag!r}", event)
+            if len(self.stack) >= self.limits.max_depth:
+                raise self.fail(f"nested more than {self.limits.max_depth} levels deep", event)
+            if self.stack and self.stack[-1].key is _NO_KEY and isinstance(self.stack[-1].obj, dict):
+                raise self.fail("a mapping key that is not a scalar", event)
+            self.stack.append(_Frame({} if is_map else [], event.anchor, event.start_mark.line))
+        elif isinstance(event, yaml.MappingEndEvent | yaml.SequenceEndEvent):
+            frame = self.stack.pop()
+            if frame.anchor is not None:
+                self.anchors[frame.anchor] = (frame.obj, frame.size)
+            self.add(frame.obj, frame.size, event)
+        elif isinstance(event, yaml.AliasEvent):
+            found = self.anchors.get(event.anchor)
+            if found is None:
+                raise self.fail(f"alias *{event.anchor} names no complete anchor", event)
+            self.aliases += 1
+            self.alias_nodes += found[1]
+            if self.aliases > self.limits.max_aliases:
+                raise self.fail(f"more than {self.limits.max_aliases} aliases", event)
+            if self.alias_nodes > self.limits.max_alias_nodes:
+                raise self.fail(f"aliases expand to more than {self.limits.max_alias_nodes} nodes", event)
+            self.add(found[0], found[1], event)
+        elif isinstance(event, yaml.DocumentStartEvent):
+            self.documents += 1
+            if self.documents > 1:
+                raise self.fail("more than one document", event)
+
+    def scalar(self, event: Any) -> Any:
+        tag = event.tag
+        value: str = event.value
+        if tag is None or tag == "!":
+            tag = _RESOLVER.resolve(ScalarNode, value, event.implicit)
+        if tag in (_STR, _TIMESTAMP, _VALUE):
+            return value
+        if tag == _NULL:
+            return None
+        if tag == _BOOL:
+            return _CONSTRUCTOR.construct_yaml_bool(ScalarNode(tag, value))
+        if tag in (_INT, _FLOAT):
+            if tag == _FLOAT and not self.floats:
+                return value
+            if len(value) > self.limits.max_number_chars:
+                raise self.fail(
+                    f"a number of {len(value)} characters (the limit is {self.limits.max_number_chars})", event
+                )
+            try:
+                if tag == _INT:
+                    return _CONSTRUCTOR.construct_yaml_int(ScalarNode(tag, value))
+                return _CONSTRUCTOR.construct_yaml_float(ScalarNode(tag, value))
+            except ValueError:
+                raise self.fail(f"invalid number {value[:40]!r}", event) from None
+        if tag == _MERGE:
+            return _MERGE_KEY
+        raise self.fail(f"unsupported tag {tag!r}", event)
+
+    def add(self, value: Any, size: int, event: Any) -> None:
+        if not self.stack:
+            if value is _MERGE_KEY:
+                value = "<<"
+            self.root = value
+            return
+        frame = self.stack[-1]
+        frame.size += size
+        obj = frame.obj
+        if isinstance(obj, list):
+            obj.append("<<" if value is _MERGE_KEY else value)
+            return
+        if frame.key is _NO_KEY:
+            if isinstance(value, dict | list):
+                raise self.fail("a mapping key that is not a scalar", event)
+            frame.key = value
+            return
+        key, frame.key = frame.key, _NO_KEY
+        if key is _MERGE_KEY:
+            sources = value if isinstance(value, list) else [value]
+            if not all(isinstance(s, dict) for s in sources):
+                raise self.fail("a merge key (<<) whose value is not a mapping or a list of mappings", event)
+            for merged in sources:
+                for k, v in merged.items():
+                    obj.setdefault(k, v)
+            return
+        obj[key] = "<<" if value is _MERGE_KEY else value
+
+
+# --- strings -------------------------------------------------------------------------------------
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _fix_surrogates(doc: Any, text: str) -> Any:
+    """Lone surrogates (only escapes can write them) become U+FFFD, as in Go; walked without recursion."""
+    if "\\u" not in text and "\\U" not in text:
+        return doc
+
+    def fix(v: Any) -> Any:
+        return _SURROGATE.sub("\ufffd", v) if isinstance(v, str) else v
+
+    pending: list[Any] = [doc]
+    seen: set[int] = set()
+    while pending:
+        cur = pending.pop()
+        if id(cur) in seen:
+            continue
+        seen.add(id(cur))
+        if isinstance(cur, dict):
+            for k in list(cur):
+                v = cur[k]
+                nk = fix(k)
+                if nk != k:
+                    del cur[k]
+                cur[nk] = fix(v)
+                if isinstance(v, dict | list):
+                    pending.append(v)
+        elif isinstance(cur, list):
+            for i, v in enumerate(cur):
+                cur[i] = fix(v)
+                if isinstance(v, dict | list):
+                    pending.append(v)
+    return fix(doc)
