@@ -76,28 +76,28 @@ def validate(args: argparse.Namespace) -> Options:
 
 
 def run(options: Options) -> int:
+    from cvo_py.gotext import escape
     from status import snapshot
     from status.insights.objects import InputError
-    from status.render import RenderError, render
+    from status.render import RenderError, render, warning_lines
 
+    warnings: list[str] = []
     try:
         if options.mock_clusterversion is not None:
             snap = snapshot.load(options.mock_clusterversion)
             insights, now = snap.insights(options.now, wall_clock=_wall_clock())
         else:
-            insights = _live_insights(options)
+            insights = _live_insights(options, warnings)
             now = options.now if options.now is not None else _wall_clock()
         text = render(insights, now, options.details)
-    except snapshot.SnapshotError as exc:
-        sys.stderr.write(f"error: {exc}\n")
-        return 2
-    except InputError as exc:  # from the cluster's ConfigMap (snapshot errors name their file)
-        sys.stderr.write(f"error: {exc}\n")
+    except (snapshot.SnapshotError, InputError) as exc:  # InputError: from the cluster's ConfigMap
+        sys.stderr.write(warning_lines(warnings) + f"error: {escape(str(exc))}\n")
         return 2
     except RenderError as exc:
-        sys.stderr.write(f"error: {str(exc).rstrip()}\n")
+        sys.stderr.write(warning_lines(warnings) + f"error: {escape(str(exc).rstrip())}\n")
         return 1
-    sys.stdout.write(text)
+    sys.stderr.write(warning_lines(warnings))
+    sys.stdout.write(warning_lines(warnings) + text)
     return 0
 
 
@@ -107,7 +107,8 @@ def _wall_clock() -> int:
     return time.time_ns()
 
 
-def _live_insights(options: Options) -> list[Insight]:
+def _live_insights(options: Options, warnings: list[str]) -> list[Insight]:
+    """The insights of every readable key; each unreadable key adds a line to `warnings`."""
     from cvo_py.kube import CONFIGMAPS, ApiError, connect
     from status.insights import configmap
     from status.render import RenderError
@@ -125,16 +126,18 @@ def _live_insights(options: Options) -> list[Insight]:
         raise
     data: dict[str, str] = dict(main.get("data") or {})
     try:
-        for name in configmap.shard_names(data):
-            try:
-                shard = client.get(CONFIGMAPS, name, namespace=configmap.NAMESPACE)
-            except ApiError as exc:
-                if exc.is_not_found():
-                    raise RenderError(
-                        f"ConfigMap {configmap.NAMESPACE}/{name} (a listed shard) does not exist"
-                    ) from None
-                raise
-            data.update(shard.get("data") or {})
-        return list(configmap.decode(data))
+        shards = configmap.shard_names(data)
     except configmap.DecodeError as exc:
-        raise RenderError(f"ConfigMap {configmap.NAMESPACE}/{configmap.CONFIGMAP}: {exc}") from None
+        warnings.append(f"unreadable, node insights in shards not shown: {exc}")
+        shards = []
+    for name in shards:
+        try:
+            shard = client.get(CONFIGMAPS, name, namespace=configmap.NAMESPACE)
+        except ApiError as exc:
+            if exc.is_not_found():
+                raise RenderError(f"ConfigMap {configmap.NAMESPACE}/{name} (a listed shard) does not exist") from None
+            raise
+        data.update(shard.get("data") or {})
+    insights, errors = configmap.decode_readable(data)
+    warnings.extend(f"unreadable, not shown: {exc}" for exc in errors)
+    return insights

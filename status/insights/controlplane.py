@@ -144,6 +144,8 @@ def baseline_duration(hist: list[JSON], cv: JSON) -> int:
         if item.get("state") == "Completed":
             started = time_of(item.get("startedTime"), cv, "history startedTime")
             completed = time_of(item.get("completionTime"), cv, "history completionTime")
+            if completed < started:  # inconsistent: no baseline rather than a negative one
+                return 60 * MINUTE
             return completed - started
     return 60 * MINUTE
 

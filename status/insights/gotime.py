@@ -11,6 +11,8 @@ import functools
 import re
 from datetime import UTC, datetime, timedelta
 
+from cvo_py.gotext import go_quote
+
 NANOSECOND = 1
 MICROSECOND = 1_000
 MILLISECOND = 1_000_000
@@ -21,9 +23,13 @@ HOUR = 60 * MINUTE
 # Go's zero time.Time (0001-01-01T00:00:00Z) in nanoseconds since the Unix epoch.
 ZERO_TIME = -62_135_596_800 * SECOND
 
+# time.Parse(time.RFC3339, …): ASCII digits only, upper-case T and Z, "." or "," before any number of
+# fraction digits (truncated to nanoseconds), offsets up to ±24:60 (Go's own bounds), nothing around it.
 _RFC3339 = re.compile(
-    r"^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?(?:([Zz])|([+-])(\d{2}):(\d{2}))$"
+    r"([0-9]{4})-([0-9]{2})-([0-9]{2})T([0-9]{2}):([0-9]{2}):([0-9]{2})(?:[.,]([0-9]+))?(?:(Z)|([+-])([0-9]{2}):([0-9]{2}))",
+    re.ASCII,
 )
+MAX_TIME_TEXT = 64  # longer text is refused before it is matched (Go's longest useful form is 35 bytes)
 
 
 class TimeFormatError(ValueError):
@@ -32,23 +38,26 @@ class TimeFormatError(ValueError):
 
 @functools.lru_cache(maxsize=8192)
 def parse_time(text: str) -> int:
-    """RFC 3339 (optionally with up to 9 fraction digits) → ns since the epoch.
+    """RFC 3339 as Go's time.Parse(time.RFC3339, text) reads it → ns since the epoch.
 
     Cached: objects of one cluster share few distinct timestamps, and this runs per node.
     """
-    m = _RFC3339.match(text.strip())
+    m = _RFC3339.fullmatch(text) if len(text) <= MAX_TIME_TEXT else None
     if m is None:
-        raise TimeFormatError(f"invalid RFC 3339 timestamp {text!r}")
+        raise TimeFormatError(f"invalid RFC 3339 timestamp {go_quote(text[:MAX_TIME_TEXT])}")
     year, month, day, hour, minute, sec = (int(m.group(i)) for i in range(1, 7))
     try:
         base = datetime(year, month, day, hour, minute, sec, tzinfo=UTC)
     except ValueError as exc:
-        raise TimeFormatError(f"invalid RFC 3339 timestamp {text!r}: {exc}") from None
-    frac = m.group(7) or ""
+        raise TimeFormatError(f"invalid RFC 3339 timestamp {go_quote(text)}: {exc}") from None
+    frac = (m.group(7) or "")[:9]
     ns = int(frac.ljust(9, "0")) if frac else 0
     offset = 0
     if m.group(9):
-        offset = (int(m.group(10)) * 60 + int(m.group(11))) * 60
+        hours, minutes = int(m.group(10)), int(m.group(11))
+        if hours > 24 or minutes > 60:
+            raise TimeFormatError(f"invalid RFC 3339 timestamp {go_quote(text)}: time zone offset out of range")
+        offset = (hours * 60 + minutes) * 60
         if m.group(9) == "-":
             offset = -offset
     return (_epoch_seconds(base) - offset) * SECOND + ns

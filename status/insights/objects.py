@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from cvo_py.gotext import escape, go_quote
 from status.insights import gotime
 
 JSON = dict[str, Any]
@@ -25,7 +26,7 @@ def describe(obj: JSON) -> str:
     kind = obj.get("kind") or "object"
     meta = obj.get("metadata") if isinstance(obj.get("metadata"), dict) else {}
     name = meta.get("name") if isinstance(meta, dict) else None
-    return f"{kind} {name!r}" if name else str(kind)
+    return f"{kind} {go_quote(str(name))}" if name else escape(str(kind))
 
 
 def field(obj: JSON, *path: str, want: type = dict, owner: JSON | None = None) -> Any:
@@ -60,7 +61,7 @@ def time_of(value: Any, obj: JSON, what: str) -> int:
     if value is None or value == "":
         return gotime.ZERO_TIME
     if not isinstance(value, str):
-        value = str(value)
+        raise InputError(f"{describe(obj)}: {what} is {type(value).__name__}, not a string")
     try:
         return gotime.parse_time(value)
     except gotime.TimeFormatError as exc:
@@ -73,8 +74,21 @@ def conditions_by_type(obj: JSON) -> dict[str, JSON]:
     for cond in field(obj, "status", "conditions", want=list):
         if not isinstance(cond, dict):
             raise InputError(f"{describe(obj)}: status.conditions holds a {type(cond).__name__}")
+        strings(cond, obj, "status.conditions[]", CONDITION_STRINGS)
         out[str(cond.get("type", ""))] = cond
     return out
+
+
+CONDITION_STRINGS = ("type", "status", "reason", "message", "lastTransitionTime")
+HISTORY_STRINGS = ("state", "version", "image", "startedTime", "completionTime")
+
+
+def strings(item: JSON, obj: JSON, where: str, keys: tuple[str, ...]) -> None:
+    """Fields that Go decodes into strings: present and not a string (a mapping, a number) is an error."""
+    for key in keys:
+        value = item.get(key)
+        if value is not None and not isinstance(value, str):
+            raise InputError(f"{describe(obj)}: {where}.{key} is {type(value).__name__}, not a string")
 
 
 def cond_str(cond: JSON | None, key: str) -> str:
@@ -95,5 +109,6 @@ def history(cv: JSON) -> list[JSON]:
     for item in field(cv, "status", "history", want=list):
         if not isinstance(item, dict):
             raise InputError(f"{describe(cv)}: status.history holds a {type(item).__name__}")
+        strings(item, cv, f"status.history[{len(items)}]", HISTORY_STRINGS)
         items.append(item)
     return items

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from cvo_py.gotext import escape
 from status.insights import controlplane, gotime
 from status.insights.gotime import MINUTE, SECOND
 from status.insights.models import (
@@ -142,15 +143,15 @@ def write_nodes(
     rows = sorted((node_row(n) for n in nodes), key=lambda r: r.sort_key)
     is_master = pool.name == "master"
     if is_master and pool_completion(pool) == 100:
-        out.append(f"\nAll control plane nodes successfully updated to {nodes_version(rows[0])}\n")
+        out.append(f"\nAll control plane nodes successfully updated to {escape(nodes_version(rows[0]))}\n")
         return
-    out.append("\nControl Plane Nodes" if is_master else f"\nWorker Pool Nodes: {pool.name}")
+    out.append("\nControl Plane Nodes" if is_master else f"\nWorker Pool Nodes: {escape(pool.name)}")
     tw = TabWriter()
     tw.write("\nNAME\tASSESSMENT\tPHASE\tVERSION\tEST\tMESSAGE\n")
     omitted = dict.fromkeys(("total", "completed", "available", "progressing", "outdated", "draining", "excluded"), 0)
     for i, r in enumerate(rows):
         if detailed or i < NODE_ROW_LIMIT or r.is_degraded or (r.is_unavailable and not r.is_updating):
-            tw.write(f"{r.name}\t{r.assessment}\t{r.phase}\t{r.version}\t{r.est}\t{r.message}\n")
+            tw.write(f"{escape(r.name)}\t{r.assessment}\t{r.phase}\t{escape(r.version)}\t{r.est}\t{escape(r.message)}\n")
             continue
         omitted["total"] += 1
         omitted["completed" if r.is_updated else "outdated"] += 1
@@ -187,7 +188,7 @@ def write_pools(out: list[str], pools: list[MachineConfigPoolStatusInsight]) -> 
     for p in pools:
         total = p.count(NodeSummaryType.TOTAL)
         if total == 0:
-            tw.write(f"{p.name}\tEmpty\t\t0 Total\n")
+            tw.write(f"{escape(p.name)}\tEmpty\t\t0 Total\n")
             continue
         outdated = p.count(NodeSummaryType.OUTDATED)
         status = (
@@ -198,7 +199,8 @@ def write_pools(out: list[str], pools: list[MachineConfigPoolStatusInsight]) -> 
         for kind in (NodeSummaryType.EXCLUDED, NodeSummaryType.DEGRADED):
             if p.count(kind):
                 status += f", {p.count(kind)} {kind.value}"
-        tw.write(f"{p.name}\t{p.assessment.value}\t{pool_completion(p):.0f}% ({total - outdated}/{total})\t{status}\n")
+        completion = f"{pool_completion(p):.0f}% ({total - outdated}/{total})"
+        tw.write(f"{escape(p.name)}\t{p.assessment.value}\t{completion}\t{status}\n")
     out.append(tw.flush())
 
 
@@ -211,13 +213,14 @@ def _round_duration(d: int) -> int:
 
 def target_version_text(cv: ClusterVersionStatusInsight) -> str:
     target, previous = cv.versions.target, cv.versions.previous
+    to, since = escape(target.version), escape(previous.version)
     if previous.has(VersionMetadataKey.INSTALLATION):
-        return f"{target.version} (a new install)"
+        return f"{to} (a new install)"
     if previous.has(VersionMetadataKey.PARTIAL):
-        return f"{target.version} (from incomplete {previous.version})"
+        return f"{to} (from incomplete {since})"
     if target.has(VersionMetadataKey.ARCHITECTURE):
-        return f"{target.version} to Multi-Architecture"
-    return f"{target.version} (from {previous.version})"
+        return f"{to} to Multi-Architecture"
+    return f"{to} (from {since})"
 
 
 def _ellipsis(text: str, n: int) -> str:
@@ -256,10 +259,18 @@ def write_control_plane(
     completion_at = cv.completed_at if cv.completed_at is not None else now
     updating_for = completion_at - cv.started_at if has_history else 0
     out.append("= Control Plane =\n")
+    # oc leaves a history entry that ends before it starts (or starts after now) unspecified: it is
+    # inconsistent data, said as such instead of a negative duration
+    inconsistent = (
+        "unknown: history[0].completionTime is before its startedTime"
+        if cv.completed_at is not None
+        else "unknown: history[0].startedTime is after now"
+    )
     if updated == total:
         stamp = gotime.format_time(completion_at, nanos=False)
-        duration = gotime.short_duration(_round_duration(updating_for))
-        out.append(f"Update to {cv.versions.target.version} successfully completed at {stamp} (duration: {duration})\n")
+        duration = gotime.short_duration(_round_duration(updating_for)) if updating_for >= 0 else inconsistent
+        target = escape(cv.versions.target.version)
+        out.append(f"Update to {target} successfully completed at {stamp} (duration: {duration})\n")
         return
     est = controlplane.time_remaining(cv, operators, now)
     assessment = "Progressing"
@@ -272,7 +283,7 @@ def write_control_plane(
         health += f", {unavailable} Unavailable"
     if degraded:
         health += f", {degraded} Available but degraded"
-    duration = f"{gotime.short_duration(_round_duration(updating_for))}"
+    duration = gotime.short_duration(_round_duration(updating_for)) if updating_for >= 0 else inconsistent
     if est != 0:
         if cv.versions.target.has(VersionMetadataKey.ARCHITECTURE):
             vague = "N/A for Multi-Architecture Migration"
@@ -287,7 +298,7 @@ def write_control_plane(
     out.append(f"Assessment:      {assessment}\n")
     out.append(f"Target Version:  {target_version_text(cv)}\n")
     if updating:
-        out.append(f"Updating:        {', '.join(co.name for co in updating)}\n")
+        out.append(f"Updating:        {', '.join(escape(co.name) for co in updating)}\n")
     completion = updated / total * 100
     out.append(
         f"Completion:      {completion:.0f}% ({updated} operators updated, {len(updating)} updating, "
@@ -303,9 +314,9 @@ def write_control_plane(
             progressing = find_condition(co.conditions, ConditionType.PROGRESSING) or updating_of(co)
             assert progressing is not None
             since = gotime.short_duration(now - progressing.last_transition_time)
-            reason = _ellipsis(progressing.reason, 20) or "-"
-            lines = progressing.message.split("\n")
-            tw.write(f"{co.name}\t{since}\t{reason}\t{lines[0]}\n")
+            reason = escape(_ellipsis(progressing.reason, 20)) or "-"
+            lines = [escape(line) for line in progressing.message.split("\n")]
+            tw.write(f"{escape(co.name)}\t{since}\t{reason}\t{lines[0]}\n")
             for line in lines[1:]:
                 tw.write(f"\t\t\t{line}\n")
         out.append(tw.flush())
@@ -320,7 +331,7 @@ def _started(h: HealthInsight, now: int) -> int:
 
 
 def _since(started_at: int, now: int) -> str:
-    if started_at == gotime.ZERO_TIME:
+    if started_at == gotime.ZERO_TIME or started_at > now:  # unknown, or inconsistent (after now)
         return "-"
     return gotime.short_duration(gotime.truncate_duration(now - started_at, SECOND))
 
@@ -334,21 +345,23 @@ def write_health(out: list[str], insights: list[HealthInsight], now: int, updati
     if detailed and shown:
         blocks = []
         for h in shown:
-            lines = [f"Message: {h.impact.summary}"]
+            lines = [f"Message: {escape(h.impact.summary)}"]
             lines.append(f"  {'Since:':<{_LABEL_WIDTH}}{_since(_started(h, now), now)}")
             lines.append(f"  {'Level:':<{_LABEL_WIDTH}}{h.impact.level.value}")
             lines.append(f"  {'Impact:':<{_LABEL_WIDTH}}{h.impact.type.value}")
-            lines.append(f"  {'Reference:':<{_LABEL_WIDTH}}{h.remediation.reference}")
+            lines.append(f"  {'Reference:':<{_LABEL_WIDTH}}{escape(h.remediation.reference)}")
             if h.scope.resources:
                 lines.append("  Resources:")
                 names: dict[str, list[str]] = {}
                 for r in h.scope.resources:
-                    names.setdefault(r.kind_label, []).append(f"{r.namespace}/{r.name}" if r.namespace else r.name)
-                labels = sorted(r.kind_label + ": " for r in h.scope.resources)
+                    names.setdefault(escape(r.kind_label), []).append(
+                        escape(f"{r.namespace}/{r.name}" if r.namespace else r.name)
+                    )
+                labels = sorted(escape(r.kind_label) + ": " for r in h.scope.resources)
                 width = max(len(label) for label in labels)
                 for label in labels:
                     lines.append(f"    {label:<{width}}{', '.join(sorted(names[label[:-2]]))}")
-            description = h.impact.description.replace("\n", "\n" + " " * 15 + ", ")
+            description = ("\n" + " " * 15 + ", ").join(escape(line) for line in h.impact.description.split("\n"))
             lines.append(f"  {'Description:':<{_LABEL_WIDTH}}{description}")
             blocks.append("\n".join(lines) + "\n")
         out.append("\n".join(blocks))
@@ -357,14 +370,15 @@ def write_health(out: list[str], insights: list[HealthInsight], now: int, updati
     tw.write("SINCE\tLEVEL\tIMPACT\tMESSAGE\n")
     if not shown:
         tw.write(
-            f"{gotime.short_duration(updating_for)}\t{ImpactLevel.INFO.value}\t{ImpactType.NONE.value}\t"
+            f"{gotime.short_duration(updating_for) if updating_for >= 0 else '-'}\t{ImpactLevel.INFO.value}\t{ImpactType.NONE.value}\t"
             "Update is proceeding well\n"
         )
         out.append(tw.flush())
         return
     for h in shown:
         tw.write(
-            f"{_since(_started(h, now), now)}\t{h.impact.level.value}\t{h.impact.type.value}\t{h.impact.summary}\n"
+            f"{_since(_started(h, now), now)}\t{h.impact.level.value}\t{h.impact.type.value}\t"
+            f"{escape(h.impact.summary)}\n"
         )
     out.append(tw.flush())
     if not (len(shown) == 1 and shown[0].impact.level == ImpactLevel.INFO):
@@ -372,6 +386,14 @@ def write_health(out: list[str], insights: list[HealthInsight], now: int, updati
 
 
 # --- top level ---------------------------------------------------------------------------------
+
+
+WARNING_PREFIX = "warning: "
+
+
+def warning_lines(warnings: Sequence[str]) -> str:
+    """Data-quality warnings as printed above the status (and on stderr): one escaped line each."""
+    return "".join(f"{WARNING_PREFIX}{escape(w)}\n" for w in warnings)
 
 
 def render(insights: Sequence[Insight], now: int, details: str = "none") -> str:

@@ -516,10 +516,10 @@ class UpdateStatusController:
         """Carry the transition times an earlier process published (control plane, pools, health)."""
         self._seeded = True
         data = {k: v for k, v in owned(main.get("data")).items() if not k.startswith(wire.PREFIX_NODE)}
-        try:
-            self.insights.seed(wire.decode(data))
-        except wire.DecodeError as exc:
+        insights, errors = wire.decode_readable(data)
+        for exc in errors:  # overwritten or removed by the next publish, as every key it owns
             log.warning("Ignoring what ConfigMap %s/%s holds: %s", self.namespace, self.configmap, exc)
+        self.insights.seed(insights)
 
     def _set_exists(self, exists: bool) -> None:
         if exists == self.configmap_exists:

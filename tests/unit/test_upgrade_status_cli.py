@@ -104,7 +104,7 @@ def test_malformed_object_exits_2(capsys: pytest.CaptureFixture[str], tmp_path: 
     bad["status"]["history"][0]["startedTime"] = "not a time"
     cv = write_snapshot(tmp_path, **{"-cv.yaml": bad})
     code, _, err = run(capsys, "--mock-clusterversion", str(cv))
-    assert code == 2 and "x-cv.yaml" in err and "invalid RFC 3339 timestamp 'not a time'" in err
+    assert code == 2 and "x-cv.yaml" in err and "invalid RFC 3339 timestamp \"not a time\"" in err
     assert err.count("\n") == 1
 
 
