@@ -89,7 +89,13 @@ def load_document(
     yaml_floats: bool = True,
 ) -> Any:
     """Parse one YAML or JSON document within `limits`; see the module docstring."""
-    size = len(data) if isinstance(data, bytes) else len(data.encode("utf-8", "surrogatepass"))
+    if isinstance(data, str):
+        try:
+            size = len(data.encode("utf-8"))
+        except UnicodeEncodeError as exc:
+            raise DocumentError(source, f"not UTF-8 (a lone surrogate at character {exc.start})") from None
+    else:
+        size = len(data)
     if size > limits.max_bytes:
         raise DocumentError(source, f"{size} bytes, more than the limit of {limits.max_bytes} bytes")
     if isinstance(data, bytes):

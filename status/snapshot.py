@@ -208,7 +208,7 @@ _OBJECT_FIELDS: tuple[tuple[str, ...], ...] = (
 _LIST_FIELDS: tuple[tuple[str, ...], ...] = (("status", "conditions"), ("spec", "template", "spec", "containers"))
 
 
-def _check_shape(path: Path, kind: str, obj: JSON) -> None:
+def check_shape(path: Path, kind: str, obj: JSON) -> None:
     """A one-line error naming the file for an object whose structure the assessment cannot walk."""
     obj.setdefault("kind", kind)  # <Kind>List items may omit it; errors name objects by it
     meta = obj.get("metadata")
@@ -238,7 +238,7 @@ def _check_shape(path: Path, kind: str, obj: JSON) -> None:
 def _list(path: Path, kind: str) -> list[JSON]:
     items = _items(path, _parse(path), kind)
     for item in items:
-        _check_shape(path, kind, item)
+        check_shape(path, kind, item)
     return items
 
 

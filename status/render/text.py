@@ -369,8 +369,9 @@ def write_health(out: list[str], insights: list[HealthInsight], now: int, updati
     tw = TabWriter()
     tw.write("SINCE\tLEVEL\tIMPACT\tMESSAGE\n")
     if not shown:
+        since = gotime.short_duration(updating_for) if updating_for >= 0 else "-"  # after now: inconsistent
         tw.write(
-            f"{gotime.short_duration(updating_for) if updating_for >= 0 else '-'}\t{ImpactLevel.INFO.value}\t{ImpactType.NONE.value}\t"
+            f"{since}\t{ImpactLevel.INFO.value}\t{ImpactType.NONE.value}\t"
             "Update is proceeding well\n"
         )
         out.append(tw.flush())

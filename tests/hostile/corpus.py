@@ -136,7 +136,9 @@ def _escapes_everywhere(tmp: Path) -> Path:
     ops = {
         "kind": "List",
         "items": [
-            operator("op" + h, version="4.14.0", progressing="True", reason="Why" + h, message="msg" + h + "\nline2" + h),
+            operator(
+                "op" + h, version="4.14.0", progressing="True", reason="Why" + h, message="msg" + h + "\nline2" + h
+            ),
             operator("b", degraded="True"),
         ],
     }
@@ -156,16 +158,25 @@ def _escapes_everywhere(tmp: Path) -> Path:
 
 FILE = r"\S*x-{}: "
 CORPUS: list[Case] = [
-    Case("deep YAML nesting (30,000 levels)", _deep_yaml, 2, FILE.format("cv.yaml") + "nested more than 128 levels deep"),
+    Case(
+        "deep YAML nesting (30,000 levels)", _deep_yaml, 2, FILE.format("cv.yaml") + "nested more than 128 levels deep"
+    ),
     Case("JSON deeper than the recursion limit", _deep_json, 2, FILE.format("node.yaml") + "nested more than 128"),
     Case("alias bomb in lastTransitionTime", _alias_bomb_ltt, 2, FILE.format("cv.yaml") + "aliases expand to more"),
-    Case("alias bomb in a condition message", _alias_bomb_message, 2, FILE.format("co.yaml") + "aliases expand to more"),
+    Case(
+        "alias bomb in a condition message", _alias_bomb_message, 2, FILE.format("co.yaml") + "aliases expand to more"
+    ),
     Case("4,301-digit integer (YAML)", _huge_int, 2, FILE.format("mcp.yaml") + "a number of 4301 characters"),
     Case("4,301-digit integer (JSON)", _huge_int_json, 2, FILE.format("alerts.json") + "a number of 4301 characters"),
     Case("a 65 MiB file", _oversized, 2, FILE.format("node.yaml") + "68157440 bytes, more than the limit of 67108864"),
     Case("full-width digits in a time", _full_width, 2, FILE.format("cv.yaml") + "invalid RFC 3339 timestamp"),
     Case("+25:00 offset", _offset, 2, FILE.format("cv.yaml") + ".*time zone offset out of range"),
-    Case("mapping as history[].version", _mapping_version, 2, FILE.format("cv.yaml") + ".*history\\[0\\]\\.version is dict"),
+    Case(
+        "mapping as history[].version",
+        _mapping_version,
+        2,
+        FILE.format("cv.yaml") + ".*history\\[0\\]\\.version is dict",
+    ),
     Case(
         "history entry started after now",
         _negative_duration,

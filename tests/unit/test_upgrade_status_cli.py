@@ -192,3 +192,38 @@ def test_pools_listed_by_name_match_the_live_order() -> None:
     assert [
         getattr(i, "name", "") for i in decoded if type(i).__name__ == "MachineConfigPoolStatusInsight"
     ] == ["infra", "master", "worker"]
+
+
+def test_live_mode_renders_readable_keys_and_warns_about_unreadable_ones(
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    cluster: local.LocalCluster,
+    kube: KubeClient,
+    status_configmaps: list[str],
+) -> None:
+    from tests.hostile import values
+
+    cv_path = updating_snapshot(tmp_path)
+    snap = snapshot.load(cv_path)
+    now = snap.mock_now()
+    insights = compute.all_insights(
+        snap.clusterversion, snap.operators, snap.nodes, snap.pools, snap.machineconfig_versions(), now
+    )
+    data = configmap.encode(insights)
+    node_key = next(k for k in data if k.startswith("usc-node-"))
+    readable = {k: v for k, v in data.items() if k != node_key}
+    data[node_key] = "a: " + values.deep_flow(40_000)  # would crash a recursive loader
+    data["usc-co-forged"] = values.alias_bomb()
+    status_configmaps.append(configmap.CONFIGMAP)
+    _put(kube, configmap.CONFIGMAP, data)
+
+    code, out, err = run(capsys, "--kubeconfig", cluster.kubeconfig, "--now=" + gotime.format_time(now))
+    assert code == 0, err
+    warnings = [
+        "warning: unreadable, not shown: ConfigMap key usc-co-forged: "
+        "aliases expand to more than 10000 nodes at line 1",
+        f"warning: unreadable, not shown: ConfigMap key {node_key}: nested more than 128 levels deep at line 1",
+    ]
+    assert err.splitlines() == warnings
+    assert out.splitlines()[:2] == warnings
+    assert out == "\n".join(warnings) + "\n" + render(configmap.decode(readable), now, "none")
