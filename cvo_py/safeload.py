@@ -38,6 +38,8 @@ from typing import Any
 import yaml
 from yaml.nodes import ScalarNode
 
+from cvo_py.gotext import escape
+
 __all__ = ["DEFAULT_LIMITS", "DocumentError", "Limits", "load_document"]
 
 
@@ -46,8 +48,8 @@ class DocumentError(ValueError):
 
     def __init__(self, source: str, problem: str) -> None:
         self.source = source
-        self.problem = " ".join(problem.split())
-        super().__init__(f"{source}: {self.problem}")
+        self.problem = escape(" ".join(problem.split())[:300])  # printable, whatever the input held
+        super().__init__(f"{escape(source)}: {self.problem}")
 
 
 @dataclass(frozen=True)
@@ -153,14 +155,13 @@ _MERGE_KEY = object()
 
 
 class _Frame:
-    __slots__ = ("anchor", "key", "line", "obj", "size")
+    __slots__ = ("anchor", "key", "obj", "size")
 
-    def __init__(self, obj: dict[Any, Any] | list[Any], anchor: str | None, line: int) -> None:
+    def __init__(self, obj: dict[Any, Any] | list[Any], anchor: str | None) -> None:
         self.obj = obj
         self.anchor = anchor
         self.key: Any = _NO_KEY
         self.size = 1
-        self.line = line
 
 
 class _Builder:
@@ -210,14 +211,14 @@ class _Builder:
                 raise self.fail(f"nested more than {self.limits.max_depth} levels deep", event)
             if self.stack and self.stack[-1].key is _NO_KEY and isinstance(self.stack[-1].obj, dict):
                 raise self.fail("a mapping key that is not a scalar", event)
-            self.stack.append(_Frame({} if is_map else [], event.anchor, event.start_mark.line))
+            self.stack.append(_Frame({} if is_map else [], event.anchor))
         elif isinstance(event, yaml.MappingEndEvent | yaml.SequenceEndEvent):
             frame = self.stack.pop()
             if frame.anchor is not None:
                 self.anchors[frame.anchor] = (frame.obj, frame.size)
             self.add(frame.obj, frame.size, event)
         elif isinstance(event, yaml.AliasEvent):
-            found = self.anchors.get(event.anchor)
+            found = self.anchors.get(event.anchor or "")
             if found is None:
                 raise self.fail(f"alias *{event.anchor} names no complete anchor", event)
             self.aliases += 1
@@ -236,7 +237,7 @@ class _Builder:
         tag = event.tag
         value: str = event.value
         if tag is None or tag == "!":
-            tag = _RESOLVER.resolve(ScalarNode, value, event.implicit)
+            tag = _RESOLVER.resolve(ScalarNode, value, event.implicit)  # type: ignore[no-untyped-call]
         if tag in (_STR, _TIMESTAMP, _VALUE):
             return value
         if tag == _NULL:

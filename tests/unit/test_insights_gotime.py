@@ -107,3 +107,36 @@ def test_parse_duration_matches_go(text: str, want: int) -> None:
 def test_parse_duration_rejects_bad_input(bad: str) -> None:
     with pytest.raises(gotime.TimeFormatError):
         gotime.parse_duration(bad)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "２０２３-１１-０１T00:00:00Z",  # full-width digits
+        "2023-11-01T00:00:00+25:00",  # offset hour out of range
+        "2023-11-01T00:00:00+23:61",  # offset minute out of range
+        "2023-11-01t00:00:00Z",  # Go wants an upper-case T
+        "2023-11-01T00:00:00z",  # and Z
+        " 2023-11-01T00:00:00Z",  # nothing around it
+        "2023-11-01T00:00:00.Z",  # a separator without digits
+        "2023-11-01T00:00:00." + "1" * 60 + "Z",  # longer than the bound
+        "2023-11-01T24:00:00Z",
+        "2023-02-30T00:00:00Z",
+    ],
+)
+def test_parse_time_refuses_what_go_refuses(text: str) -> None:
+    with pytest.raises(gotime.TimeFormatError, match="invalid RFC 3339 timestamp"):
+        gotime.parse_time(text)
+
+
+@pytest.mark.parametrize(
+    ("text", "equal_to"),
+    [
+        ("2024-01-01T00:00:00+24:00", "2023-12-31T00:00:00Z"),  # Go accepts offsets up to 24:60
+        ("2024-01-01T00:00:00+23:60", "2023-12-31T00:00:00Z"),
+        ("2024-01-01T00:00:00,5Z", "2024-01-01T00:00:00.5Z"),  # a comma before the fraction
+        ("2024-01-01T00:00:00.1234567891234Z", "2024-01-01T00:00:00.123456789Z"),  # truncated to ns
+    ],
+)
+def test_parse_time_accepts_what_go_accepts(text: str, equal_to: str) -> None:
+    assert gotime.parse_time(text) == gotime.parse_time(equal_to)
