@@ -45,7 +45,11 @@ class Snapshot:
             meta = mc.get("metadata") or {}
             version = (meta.get("annotations") or {}).get(RELEASE_IMAGE_VERSION)
             if version:
-                out[str(meta.get("name"))] = str(version)
+                name = meta.get("name")
+                if not isinstance(name, str):
+                    where = paths(Path(self.name))["-mc.yaml"]
+                    raise SnapshotError(f"{where}: MachineConfig metadata.name is {type(name).__name__}, not a string")
+                out[name] = version
         return out
 
     def mco_image(self) -> str:
@@ -55,7 +59,11 @@ class Snapshot:
         spec = ((self.mco_deployment.get("spec") or {}).get("template") or {}).get("spec") or {}
         for container in spec.get("containers") or []:
             if isinstance(container, dict) and container.get("name") == "machine-config-operator":
-                return str(container.get("image") or "")
+                image = container.get("image") or ""
+                if not isinstance(image, str):
+                    where = paths(Path(self.name))["-mco-deployment.yaml"]
+                    raise SnapshotError(f"{where}: machine-config-operator container image is not a string")
+                return image
         return ""
 
     def insights(self, now: int | None = None, wall_clock: int | None = None) -> tuple[list[Insight], int]:

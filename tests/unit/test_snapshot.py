@@ -87,9 +87,7 @@ def test_mock_now_is_the_newest_condition_plus_368975ns(tmp_path: Path) -> None:
         ("-mc.yaml", "just text", r"x-mc.yaml: expected a MachineConfig or a list of them"),
     ],
 )
-def test_bad_files_are_one_line_errors_naming_the_file(
-    tmp_path: Path, suffix: str, content: Any, message: str
-) -> None:
+def test_bad_files_are_one_line_errors_naming_the_file(tmp_path: Path, suffix: str, content: Any, message: str) -> None:
     cv = write_snapshot(tmp_path, **{suffix: content})
     with pytest.raises(snapshot.SnapshotError, match=message) as info:
         snapshot.load(cv)
@@ -132,9 +130,7 @@ def test_snapshot_insights_age_nodes_at_the_wall_clock_unless_now_is_given(tmp_p
     mock_now = snap.mock_now()
 
     def node_health(insights: list[object]) -> int:
-        return sum(
-            isinstance(i, HealthInsight) and i.scope.resources[0].resource == "nodes" for i in insights
-        )
+        return sum(isinstance(i, HealthInsight) and i.scope.resources[0].resource == "nodes" for i in insights)
 
     fresh, at_now = snap.insights(wall_clock=mock_now)
     assert at_now == mock_now and node_health(fresh) == 0  # 1 minute not ready: not serious yet
@@ -142,3 +138,32 @@ def test_snapshot_insights_age_nodes_at_the_wall_clock_unless_now_is_given(tmp_p
     assert at_now == mock_now and node_health(later) == 1
     explicit, at_now = snap.insights(now=mock_now, wall_clock=mock_now + 3600 * gotime.SECOND)
     assert at_now == mock_now and node_health(explicit) == 0
+
+
+def test_non_string_names_and_images_are_errors_naming_the_file(tmp_path: Path) -> None:
+    mc = {
+        "kind": "List",
+        "items": [
+            {
+                "kind": "MachineConfig",
+                "metadata": {
+                    "name": {"a": "b"},
+                    "annotations": {"machineconfiguration.openshift.io/release-image-version": "4.14.0"},
+                },
+            }
+        ],
+    }
+    (tmp_path / "a").mkdir()
+    snap = snapshot.load(write_snapshot(tmp_path / "a", **{"-mc.yaml": mc}))
+    with pytest.raises(snapshot.SnapshotError, match=r"x-mc\.yaml: MachineConfig metadata\.name is dict, not a string"):
+        snap.insights()
+    deployment = {
+        "kind": "Deployment",
+        "spec": {"template": {"spec": {"containers": [{"name": "machine-config-operator", "image": ["x"]}]}}},
+    }
+    (tmp_path / "b").mkdir()
+    snap = snapshot.load(write_snapshot(tmp_path / "b", **{"-mco-deployment.yaml": deployment}))
+    with pytest.raises(
+        snapshot.SnapshotError, match=r"x-mco-deployment\.yaml: machine-config-operator container image"
+    ):
+        snap.insights()
