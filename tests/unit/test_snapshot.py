@@ -87,7 +87,9 @@ def test_mock_now_is_the_newest_condition_plus_368975ns(tmp_path: Path) -> None:
         ("-mc.yaml", "just text", r"x-mc.yaml: expected a MachineConfig or a list of them"),
     ],
 )
-def test_bad_files_are_one_line_errors_naming_the_file(tmp_path: Path, suffix: str, content: Any, message: str) -> None:
+def test_bad_files_are_one_line_errors_naming_the_file(
+    tmp_path: Path, suffix: str, content: Any, message: str
+) -> None:
     cv = write_snapshot(tmp_path, **{suffix: content})
     with pytest.raises(snapshot.SnapshotError, match=message) as info:
         snapshot.load(cv)
@@ -130,7 +132,9 @@ def test_snapshot_insights_age_nodes_at_the_wall_clock_unless_now_is_given(tmp_p
     mock_now = snap.mock_now()
 
     def node_health(insights: list[object]) -> int:
-        return sum(isinstance(i, HealthInsight) and i.scope.resources[0].resource == "nodes" for i in insights)
+        return sum(
+            isinstance(i, HealthInsight) and i.scope.resources[0].resource == "nodes" for i in insights
+        )
 
     fresh, at_now = snap.insights(wall_clock=mock_now)
     assert at_now == mock_now and node_health(fresh) == 0  # 1 minute not ready: not serious yet
