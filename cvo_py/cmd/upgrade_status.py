@@ -15,6 +15,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from cvo_py.kube import KubeClient
+    from status.insights.metadata import LeaseState
     from status.insights.models import Insight
 
 SHORT_HELP = "Display the status of the current cluster version update, from the update status insights"
@@ -58,8 +60,7 @@ def validate(args: argparse.Namespace) -> Options:
 
     if args.details not in DETAILS:
         raise UsageError(
-            f"invalid value for --details: {args.details} "
-            "(must be one of none, all, nodes, health, operators)"
+            f"invalid value for --details: {args.details} (must be one of none, all, nodes, health, operators)"
         )
     now = None
     if args.now is not None:
@@ -77,17 +78,20 @@ def validate(args: argparse.Namespace) -> Options:
 
 def run(options: Options) -> int:
     from status import snapshot
+    from status.insights import metadata
     from status.insights.objects import InputError
     from status.render import RenderError, render
+    from status.render.warnings import emit
 
+    warnings: list[str] = []
     try:
         if options.mock_clusterversion is not None:
             snap = snapshot.load(options.mock_clusterversion)
             insights, now = snap.insights(options.now, wall_clock=_wall_clock())
         else:
-            insights = _live_insights(options)
             now = options.now if options.now is not None else _wall_clock()
-        text = render(insights, now, options.details)
+            insights, warnings = _live_insights(options, now)
+        text = render(insights, now, options.details, caveat=metadata.health_caveat(warnings))
     except snapshot.SnapshotError as exc:
         sys.stderr.write(f"error: {exc}\n")
         return 2
@@ -95,9 +99,11 @@ def run(options: Options) -> int:
         sys.stderr.write(f"error: {exc}\n")
         return 2
     except RenderError as exc:
-        sys.stderr.write(f"error: {str(exc).rstrip()}\n")
+        from status.render.warnings import warning_text
+
+        sys.stderr.write(warning_text(warnings) + f"error: {str(exc).rstrip()}\n")
         return 1
-    sys.stdout.write(text)
+    emit(warnings, text, sys.stdout, sys.stderr)
     return 0
 
 
@@ -107,9 +113,10 @@ def _wall_clock() -> int:
     return time.time_ns()
 
 
-def _live_insights(options: Options) -> list[Insight]:
+def _live_insights(options: Options, now: int) -> tuple[list[Insight], list[str]]:
+    """The published insights and the warnings about them (age, Lease, omissions)."""
     from cvo_py.kube import CONFIGMAPS, ApiError, connect
-    from status.insights import configmap
+    from status.insights import configmap, metadata
     from status.render import RenderError
 
     client = connect(options.kubeconfig, user_agent="cvo-py (upgrade-status)")
@@ -124,6 +131,14 @@ def _live_insights(options: Options) -> list[Insight]:
             ) from None
         raise
     data: dict[str, str] = dict(main.get("data") or {})
+    meta: metadata.PublicationMetadata | None = None
+    meta_problem = ""
+    if metadata.META_KEY in data:
+        try:
+            meta = metadata.decode(data[metadata.META_KEY])
+        except metadata.MetadataError as exc:
+            meta_problem = str(exc)
+    warnings = metadata.warnings(meta, now, _lease(client), meta_problem=meta_problem)
     try:
         for name in configmap.shard_names(data):
             try:
@@ -135,6 +150,26 @@ def _live_insights(options: Options) -> list[Insight]:
                     ) from None
                 raise
             data.update(shard.get("data") or {})
-        return list(configmap.decode(data))
+        return list(configmap.decode(data)), warnings
     except configmap.DecodeError as exc:
         raise RenderError(f"ConfigMap {configmap.NAMESPACE}/{configmap.CONFIGMAP}: {exc}") from None
+
+
+def _lease(client: KubeClient) -> LeaseState:
+    """The controller's leader-election Lease, or a one-line reason why it could not be read."""
+    from cvo_py.kube import LEASES, ApiError
+    from status.insights import configmap, metadata
+
+    where = f"{configmap.NAMESPACE}/{metadata.LEASE}"
+    try:
+        lease = client.get(LEASES, metadata.LEASE, namespace=configmap.NAMESPACE)
+    except ApiError as exc:
+        if exc.is_not_found():
+            return metadata.LeaseState(missing=True)
+        if exc.status in (401, 403):
+            return metadata.LeaseState(
+                problem=f"cannot read the update status controller's Lease {where} ({exc.status} {exc.reason}): "
+                "whether the controller is running is not known"
+            )
+        return metadata.LeaseState(problem=f"cannot read the update status controller's Lease {where}: {exc.status}")
+    return metadata.lease_state(lease)
