@@ -60,6 +60,7 @@ MCO_NAMESPACE = "openshift-machine-config-operator"
 MCO_DEPLOYMENT = "machine-config-operator"
 DEPLOYMENTS = Resource("apps/v1", "Deployment", "deployments", True)
 SHARD_LABEL = "update-status.openshift.io/shard"
+UNASSESSABLE_PREFIX = wire.PREFIX_HEALTH + "unassessable-"  # see status.insights.faults
 
 # -- what the caches keep ------------------------------------------------------------------------
 
@@ -268,6 +269,7 @@ class UpdateStatusController:
         self.sizes: dict[str, int] = {}
         self.omitted: tuple[str, ...] = ()
         self.problems: tuple[str, ...] = ()
+        self._faults: set[str] = set()
         self.counts: Mapping[tuple[str, str], int] = {}
         self.synced = threading.Event()
         self._stopped = threading.Event()
@@ -384,6 +386,7 @@ class UpdateStatusController:
             mco_image(self.mco.get(MCO_DEPLOYMENT, MCO_NAMESPACE)),
         )
         self.counts = self.insights.counts
+        self._report_faults(data)
         klog.v(4).info(
             "Computed %d insights (%d nodes reassessed) in %.0f ms",
             len(data),
@@ -594,6 +597,13 @@ class UpdateStatusController:
                 self.namespace,
                 self.configmap,
             )
+
+    def _report_faults(self, data: Mapping[str, str]) -> None:
+        """Log each object that newly cannot be assessed (its health insight is published instead)."""
+        faults = {k for k in data if k.startswith(UNASSESSABLE_PREFIX)}
+        for key in sorted(faults - self._faults):
+            log.warning("An object cannot be assessed; publishing health insight %s in its place", key)
+        self._faults = faults
 
     def _report_problems(self, problems: tuple[str, ...]) -> None:
         if problems != self.problems:

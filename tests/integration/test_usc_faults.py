@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from cvo_py import cli
-from cvo_py.kube import CLUSTEROPERATORS, MACHINECONFIGPOOLS, MACHINECONFIGS, NODES, ApiError, KubeClient
+from cvo_py.kube import CLUSTEROPERATORS, MACHINECONFIGPOOLS, MACHINECONFIGS, NODES, KubeClient
 from status.insights import gotime, metadata
 from status.insights.metadata import META_KEY
 from tests.integration import usc_harness as h
@@ -70,12 +70,7 @@ def update_in_progress(
 def _delete_machine_objects(kube: KubeClient) -> None:
     objects = [(NODES, n) for n in NODES_IN_POOL] + [(MACHINECONFIGPOOLS, POOL), (MACHINECONFIGPOOLS, BAD_POOL)]
     objects += [(MACHINECONFIGS, name) for name in CONFIGS.values()]
-    for res, name in objects:
-        try:
-            kube.delete(res, name)
-        except ApiError as exc:
-            if not exc.is_not_found():
-                raise
+    h.delete_objects(kube, objects)
 
 
 def upgrade_status(
@@ -290,9 +285,4 @@ def test_insights_over_the_configmap_limit_are_said_to_be_omitted(
         assert "ClusterOperator" in line and "partial" in line
         assert line in warnings_of(err) and PROCEEDING_WELL not in out
     finally:
-        for name in names:
-            try:
-                kube.delete(CLUSTEROPERATORS, name)
-            except ApiError as exc:
-                if not exc.is_not_found():
-                    raise
+        h.delete_objects(kube, [(CLUSTEROPERATORS, name) for name in names])

@@ -21,7 +21,6 @@ from cvo_py.kube import (
     MACHINECONFIGPOOLS,
     MACHINECONFIGS,
     NODES,
-    ApiError,
     KubeClient,
 )
 from status.insights import metadata
@@ -54,12 +53,7 @@ def static_cluster(kube: KubeClient, mco: MCO, clusterversion_cleanup: None) -> 
 def _delete_machine_objects(kube: KubeClient) -> None:
     objects = [(NODES, NODE), (MACHINECONFIGPOOLS, POOL)]
     objects += [(MACHINECONFIGS, name) for name in MACHINECONFIGS_BY_VERSION.values()]
-    for res, name in objects:
-        try:
-            kube.delete(res, name)
-        except ApiError as exc:
-            if not exc.is_not_found():
-                raise
+    h.delete_objects(kube, objects)
 
 
 def test_resyncs_of_an_unchanged_cluster_write_nothing(
