@@ -151,16 +151,19 @@ def run(options: Options) -> int:
 
     from cvo_py.cli import stop_on_signals
     from cvo_py.kube import connect
-    from cvo_py.leader import LeaderElector
+    from cvo_py.leader import LeaderElector, default_identity
     from cvo_py.metrics import MetricsServer
     from status.usc.controller import LEASE, UpdateStatusController
 
     client = connect(options.kubeconfig, user_agent="cvo-py/update-status-controller")
     client.server_version()  # fail fast, with one clear line, when the server is unreachable
     registry = CollectorRegistry()
-    controller = UpdateStatusController(client, options.namespace, resync=options.resync, registry=registry)
+    identity = options.identity or default_identity()
+    controller = UpdateStatusController(
+        client, options.namespace, resync=options.resync, registry=registry, identity=identity
+    )
     elector = (
-        LeaderElector(client, options.namespace, LEASE, identity=options.identity, timings=options.timings)
+        LeaderElector(client, options.namespace, LEASE, identity=identity, timings=options.timings)
         if options.leader_elect
         else None
     )

@@ -15,6 +15,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from cvo_py.kube import KubeClient
+    from status.insights.metadata import LeaseState
     from status.insights.models import Insight
 
 SHORT_HELP = "Display the status of the current cluster version update, from the update status insights"
@@ -58,8 +60,7 @@ def validate(args: argparse.Namespace) -> Options:
 
     if args.details not in DETAILS:
         raise UsageError(
-            f"invalid value for --details: {args.details} "
-            "(must be one of none, all, nodes, health, operators)"
+            f"invalid value for --details: {args.details} (must be one of none, all, nodes, health, operators)"
         )
     now = None
     if args.now is not None:
@@ -78,8 +79,10 @@ def validate(args: argparse.Namespace) -> Options:
 def run(options: Options) -> int:
     from cvo_py.gotext import escape
     from status import snapshot
+    from status.insights import metadata
     from status.insights.objects import InputError
-    from status.render import RenderError, render, warning_lines
+    from status.render import RenderError, render
+    from status.render.warnings import emit, warning_text
 
     warnings: list[str] = []
     try:
@@ -87,17 +90,16 @@ def run(options: Options) -> int:
             snap = snapshot.load(options.mock_clusterversion)
             insights, now = snap.insights(options.now, wall_clock=_wall_clock())
         else:
-            insights = _live_insights(options, warnings)
             now = options.now if options.now is not None else _wall_clock()
-        text = render(insights, now, options.details)
+            insights, warnings = _live_insights(options, now)
+        text = render(insights, now, options.details, caveat=metadata.health_caveat(warnings))
     except (snapshot.SnapshotError, InputError) as exc:  # InputError: from the cluster's ConfigMap
-        sys.stderr.write(warning_lines(warnings) + f"error: {escape(str(exc))}\n")
+        sys.stderr.write(warning_text(warnings) + f"error: {escape(str(exc))}\n")
         return 2
     except RenderError as exc:
-        sys.stderr.write(warning_lines(warnings) + f"error: {escape(str(exc).rstrip())}\n")
+        sys.stderr.write(warning_text(warnings) + f"error: {escape(str(exc).rstrip())}\n")
         return 1
-    sys.stderr.write(warning_lines(warnings))
-    sys.stdout.write(warning_lines(warnings) + text)
+    emit(warnings, text, sys.stdout, sys.stderr)
     return 0
 
 
@@ -107,10 +109,11 @@ def _wall_clock() -> int:
     return time.time_ns()
 
 
-def _live_insights(options: Options, warnings: list[str]) -> list[Insight]:
-    """The insights of every readable key; each unreadable key adds a line to `warnings`."""
+def _live_insights(options: Options, now: int) -> tuple[list[Insight], list[str]]:
+    """The insights of every readable key, and the warnings about them (age, Lease, omissions,
+    unreadable keys)."""
     from cvo_py.kube import CONFIGMAPS, ApiError, connect
-    from status.insights import configmap
+    from status.insights import configmap, metadata
     from status.render import RenderError
 
     client = connect(options.kubeconfig, user_agent="cvo-py (upgrade-status)")
@@ -125,6 +128,14 @@ def _live_insights(options: Options, warnings: list[str]) -> list[Insight]:
             ) from None
         raise
     data: dict[str, str] = dict(main.get("data") or {})
+    meta: metadata.PublicationMetadata | None = None
+    meta_problem = ""
+    if metadata.META_KEY in data:
+        try:
+            meta = metadata.decode(data[metadata.META_KEY])
+        except metadata.MetadataError as exc:
+            meta_problem = str(exc)
+    warnings = metadata.warnings(meta, now, _lease(client), meta_problem=meta_problem)
     try:
         shards = configmap.shard_names(data)
     except configmap.DecodeError as exc:
@@ -140,4 +151,24 @@ def _live_insights(options: Options, warnings: list[str]) -> list[Insight]:
         data.update(shard.get("data") or {})
     insights, errors = configmap.decode_readable(data)
     warnings.extend(f"unreadable, not shown: {exc}" for exc in errors)
-    return insights
+    return insights, warnings
+
+
+def _lease(client: KubeClient) -> LeaseState:
+    """The controller's leader-election Lease, or a one-line reason why it could not be read."""
+    from cvo_py.kube import LEASES, ApiError
+    from status.insights import configmap, metadata
+
+    where = f"{configmap.NAMESPACE}/{metadata.LEASE}"
+    try:
+        lease = client.get(LEASES, metadata.LEASE, namespace=configmap.NAMESPACE)
+    except ApiError as exc:
+        if exc.is_not_found():
+            return metadata.LeaseState(missing=True)
+        if exc.status in (401, 403):
+            return metadata.LeaseState(
+                problem=f"cannot read the update status controller's Lease {where} ({exc.status} {exc.reason}): "
+                "whether the controller is running is not known"
+            )
+        return metadata.LeaseState(problem=f"cannot read the update status controller's Lease {where}: {exc.status}")
+    return metadata.lease_state(lease)

@@ -25,7 +25,7 @@ from datetime import datetime
 from typing import Any
 
 from status.insights import alerts as alerts_mod
-from status.insights import controlplane, gotime
+from status.insights import controlplane, faults, gotime
 from status.insights import nodes as nodes_mod
 from status.insights.configmap import key_of
 from status.insights.models import (
@@ -35,6 +35,7 @@ from status.insights.models import (
     MachineConfigPoolStatusInsight,
     NodeStatusInsight,
     ResourceRef,
+    ScopeType,
 )
 from status.insights.objects import JSON, InputError, conditions_by_type, history, name_of
 
@@ -52,10 +53,36 @@ def controlplane_insights(cv: JSON | None, operators: list[JSON], now: Now, *, m
     if cv is None:
         return []
     t = gotime.to_now(now)
-    cp = controlplane.assess_control_plane(cv, _objects(operators, "ClusterOperator"), t, mco_image)
+    cp, unassessable = assess_control_plane(cv, operators, t, mco_image)
     out: list[Insight] = [cp.clusterversion, *cp.operators]
     out.extend(_control_plane_health(cp))
+    out.extend(unassessable)
     return out
+
+
+def assess_control_plane(
+    cv: JSON, operators: Any, now: int, mco_image: str = ""
+) -> tuple[controlplane.ControlPlaneResult, list[HealthInsight]]:
+    """`controlplane.assess_control_plane`, with each ClusterOperator that cannot be assessed left
+    out and replaced by a health insight naming it (`status.insights.faults`). A ClusterVersion
+    that cannot be assessed is still an error: every control-plane insight depends on it."""
+    ops = _objects(operators, "ClusterOperator")
+    try:
+        return controlplane.assess_control_plane(cv, ops, now, mco_image), []
+    except faults.FAULTS:
+        pass
+    controlplane.assess_control_plane(cv, [], now, mco_image)  # the ClusterVersion's own error, if any
+    good: list[JSON] = []
+    out: list[HealthInsight] = []
+    for op in ops:
+        try:
+            controlplane.assess_control_plane(cv, [op], now, mco_image)
+        except faults.FAULTS as exc:
+            group, scope = controlplane.CONFIG_GROUP, ScopeType.CONTROL_PLANE
+            out.append(faults.unassessable_object("ClusterOperator", group, "clusteroperators", op, exc, scope))
+            continue
+        good.append(op)
+    return controlplane.assess_control_plane(cv, good, now, mco_image), out
 
 
 def node_insights(
@@ -106,12 +133,13 @@ def all_insights(
     out: list[Insight] = []
     health: list[Insight] = list(node_health)
     if cv is not None:
-        cp = controlplane.assess_control_plane(cv, _objects(operators, "ClusterOperator"), t, mco_image)
+        cp, unassessable = assess_control_plane(cv, operators, t, mco_image)
         out.append(cp.clusterversion)
         out.extend(cp.operators)
         if alerts is not None:
             health.extend(alerts_mod.alert_insights(alerts, controlplane.update_started_at(cv)))
         health.extend(_control_plane_health(cp))
+        health.extend(unassessable)
     out.extend(pools_out)
     out.extend(nodes_out)
     out.extend(health)
@@ -220,7 +248,16 @@ class NodeAssessor:
         self.target = target
         self.multi_arch = multi_arch
         self._index = nodes_mod.PoolIndex(pools)
-        self._pool_by_name = {name_of(p): p for p in pools}
+        unusable = {id(p) for p, _ in self._index.unusable}
+        self._pool_by_name = {name_of(p): p for p in pools if id(p) not in unusable}
+        # objects that cannot be assessed: health insights in their place (`status.insights.faults`)
+        self.pool_faults: list[HealthInsight] = [
+            faults.unassessable_object(
+                "MachineConfigPool", nodes_mod.MCO_GROUP, "machineconfigpools", p, exc, ScopeType.WORKER_POOL
+            )
+            for p, exc in self._index.unusable
+        ]
+        self.node_faults: list[HealthInsight] = []
         self._pool_refs = {
             name: ResourceRef.of(nodes_mod.MCO_GROUP, "machineconfigpools", name) for name in self._pool_by_name
         }
@@ -232,13 +269,19 @@ class NodeAssessor:
         return {name: [] for name in self._pool_by_name}
 
     def assess(self, node: JSON) -> nodes_mod.NodeAssessment | None:
-        """oc's assessment of one node, or None when the node is in no pool."""
+        """oc's assessment of one node, or None when the node is in no pool or cannot be assessed
+        (then `node_faults` has a health insight about it)."""
         meta = node.get("metadata")
         node_labels = meta.get("labels") if isinstance(meta, dict) else None
         found = self._index.match(node_labels if isinstance(node_labels, dict) else _NO_LABELS)
         if found is None:
             return None
-        return _assess_node(node, found[0], self.versions, self.target, self.multi_arch)
+        try:
+            return _assess_node(node, found[0], self.versions, self.target, self.multi_arch)
+        except faults.FAULTS as exc:
+            scope = ScopeType.CONTROL_PLANE if found[0].name == nodes_mod.MASTER else ScopeType.WORKER_POOL
+            self.node_faults.append(faults.unassessable_object("Node", "", "nodes", node, exc, scope))
+            return None
 
     def insight(self, a: nodes_mod.NodeAssessment) -> NodeStatusInsight:
         return nodes_mod.node_insight(a, pool_ref=self._pool_refs[a.pool])
@@ -255,10 +298,20 @@ class NodeAssessor:
             for a in by_pool.get(name, ()):
                 counters.add(a)
                 health.extend(nodes_mod.node_health(a, node_clock))
-            paused = nodes_mod.paused_pool_health(pool, counters)
+            try:
+                paused = nodes_mod.paused_pool_health(pool, counters)
+                pool_insight = nodes_mod.pool_insight(pool, counters)
+            except faults.FAULTS as exc:
+                group, scope = nodes_mod.MCO_GROUP, ScopeType.WORKER_POOL
+                health.append(
+                    faults.unassessable_object("MachineConfigPool", group, "machineconfigpools", pool, exc, scope)
+                )
+                continue
             if paused is not None:
                 health.append(paused)
-            pool_insights.append(nodes_mod.pool_insight(pool, counters))
+            pool_insights.append(pool_insight)
+        health.extend(self.pool_faults)
+        health.extend(self.node_faults)
         return pool_insights, health
 
 

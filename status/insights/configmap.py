@@ -49,7 +49,7 @@ import functools
 import hashlib
 import re
 import zlib
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from json.encoder import encode_basestring
 from typing import Any
@@ -137,7 +137,8 @@ def encode_value(insight: Insight) -> str:
 
 
 def node_value(n: NodeStatusInsight) -> str:
-    """`json.dumps(n.to_api(), ensure_ascii=False, separators=(",", ":"))`, written out.
+    """`json.dumps(n.to_api(), ensure_ascii=False, separators=(",", ":"))`, written out (with the
+    few characters YAML reads differently escaped, see `_q`).
 
     Node insights are the bulk at scale, and pydantic's generic serializer plus the JSON encoder
     cost most of their time; tests/unit/test_insights_configmap.py checks that this gives the
@@ -431,8 +432,19 @@ class ShardPlanner:
 # --- YAML dialect ------------------------------------------------------------------------------
 
 
-# JSON string quoting, C accelerated, non-ASCII kept (as `ensure_ascii=False`)
-_q: Callable[[str], str] = encode_basestring
+# Characters JSON leaves raw but YAML reads differently: C1 controls and DEL are not allowed in a
+# YAML stream, and NEL, LS and PS are line breaks that YAML folds into spaces inside a quoted
+# scalar. They are written as \uXXXX escapes, which JSON and YAML both read back exactly.
+_YAML_UNSAFE = re.compile("[\x7f-\x9f\u2028\u2029\ufeff\ufffe\uffff]")
+
+
+def _q(text: str) -> str:
+    """JSON string quoting, C accelerated, non-ASCII kept (as `ensure_ascii=False`), YAML-safe."""
+    quoted: str = encode_basestring(text)
+    if _YAML_UNSAFE.search(quoted) is None:
+        return quoted
+    return _YAML_UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", quoted)
+
 
 _SafeDumper: type[yaml.SafeDumper] = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
 

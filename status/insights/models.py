@@ -22,6 +22,14 @@ insights alone:
   the moment they show it, so the stored insight does not change with the clock).
 - ClusterVersion insight: `estimatedCompletedAt` is a function of the cluster's objects, not of
   the clock (see `status.insights.controlplane.clusterversion_insight`).
+
+One schema for writer and reader: strings the controller copies from cluster objects (versions,
+condition reasons and messages) are published in full and read in full; the upstream types'
+length limits on versions (64) and version metadata values (32) are not enforced on read,
+because the API server does not bound those fields in ClusterVersions, Nodes or MachineConfigs
+and oc prints them whole. Nothing is truncated on either side (so a client shows what oc shows);
+what bounds a value is the ConfigMap's size limit. Limits that computed values always meet
+(condition counts, uids, names of objects the API server bounds to 253) stay enforced.
 """
 
 from __future__ import annotations
@@ -308,11 +316,11 @@ class ResourceRef(ApiModel):
 
 class VersionMetadata(ApiModel):
     key: VersionMetadataKey
-    value: str = Field(default="", max_length=32)
+    value: str = ""  # upstream: at most 32 characters; read in full (see the module docstring)
 
 
 class Version(ApiModel):
-    version: str = Field(max_length=64)
+    version: str  # upstream: at most 64 characters; read in full (see the module docstring)
     metadata: list[VersionMetadata] = Field(default_factory=list, max_length=5)
 
     def has(self, key: VersionMetadataKey) -> bool:
@@ -388,7 +396,7 @@ class NodeStatusInsight(ApiModel):
     resource: ResourceRef
     pool_resource: ResourceRef
     scope_type: ScopeType
-    version: str = Field(default="", max_length=64)
+    version: str = ""  # upstream: at most 64 characters; read in full (see the module docstring)
     est_to_complete: Duration | None = None
     message: str = Field(default="", max_length=100)
 

@@ -178,7 +178,13 @@ class PoolIndex:
         order = [x for x in named if x[0] == MASTER]
         order += [x for x in named if x[0] not in (MASTER, WORKER)]
         order += [x for x in named if x[0] == WORKER]
-        self._order = [(PoolFacts.of(pool), pool, Selector.parse(_selector(pool), name)) for name, pool in order]
+        self._order: list[tuple[PoolFacts, JSON, Selector]] = []
+        self.unusable: list[tuple[JSON, InputError]] = []  # pools that cannot be used, and why
+        for name, pool in order:
+            try:
+                self._order.append((PoolFacts.of(pool), pool, Selector.parse(_selector(pool), name)))
+            except InputError as exc:
+                self.unusable.append((pool, exc))
 
     def match(self, node_labels: Mapping[str, str]) -> tuple[PoolFacts, JSON] | None:
         for facts, pool, selector in self._order:
@@ -191,8 +197,13 @@ class PoolIndex:
 
 
 def which_pool(node_labels: Mapping[str, str], pools: list[JSON]) -> JSON | None:
-    """master if it matches; else the first matching custom pool in list order; else worker."""
-    found = PoolIndex(pools).match(node_labels)
+    """master if it matches; else the first matching custom pool in list order; else worker.
+
+    A pool that cannot be used is an error here (a `PoolIndex` leaves it out and lists it)."""
+    index = PoolIndex(pools)
+    if index.unusable:
+        raise index.unusable[0][1]
+    found = index.match(node_labels)
     return found[1] if found else None
 
 

@@ -336,14 +336,23 @@ def _since(started_at: int, now: int) -> str:
     return gotime.short_duration(gotime.truncate_duration(now - started_at, SECOND))
 
 
-def write_health(out: list[str], insights: list[HealthInsight], now: int, updating_for: int, detailed: bool) -> None:
+def write_health(
+    out: list[str],
+    insights: list[HealthInsight],
+    now: int,
+    updating_for: int,
+    detailed: bool,
+    caveat: str | None = None,
+) -> None:
+    """oc's Update Health section; with a `caveat` (the insights may be stale or partial) it is the
+    first entry, and "Update is proceeding well" is never said."""
     shown = [h for h in insights if h.impact.summary and h.impact.description and h.remediation.reference]
     # oc: by start time (newest first, unknown last), then stably by level (most severe first)
     shown.sort(key=lambda h: -_started(h, now))
     shown.sort(key=lambda h: -h.impact.level.severity)
     out.append("= Update Health =\n")
-    if detailed and shown:
-        blocks = []
+    if detailed and (shown or caveat):
+        blocks = [] if caveat is None else [f"Message: {caveat}\n"]
         for h in shown:
             lines = [f"Message: {escape(h.impact.summary)}"]
             lines.append(f"  {'Since:':<{_LABEL_WIDTH}}{_since(_started(h, now), now)}")
@@ -368,6 +377,11 @@ def write_health(out: list[str], insights: list[HealthInsight], now: int, updati
         return
     tw = TabWriter()
     tw.write("SINCE\tLEVEL\tIMPACT\tMESSAGE\n")
+    if caveat is not None:
+        tw.write(f"-\t{ImpactLevel.WARNING.value}\t{ImpactType.UNKNOWN.value}\t{caveat}\n")
+        if not shown:
+            out.append(tw.flush())
+            return
     if not shown:
         since = gotime.short_duration(updating_for) if updating_for >= 0 else "-"  # after now: inconsistent
         tw.write(
@@ -389,16 +403,11 @@ def write_health(out: list[str], insights: list[HealthInsight], now: int, updati
 # --- top level ---------------------------------------------------------------------------------
 
 
-WARNING_PREFIX = "warning: "
+def render(insights: Sequence[Insight], now: int, details: str = "none", *, caveat: str | None = None) -> str:
+    """The full `oc adm upgrade status` output for these insights at `now` (ns since the epoch).
 
-
-def warning_lines(warnings: Sequence[str]) -> str:
-    """Data-quality warnings as printed above the status (and on stderr): one escaped line each."""
-    return "".join(f"{WARNING_PREFIX}{escape(w)}\n" for w in warnings)
-
-
-def render(insights: Sequence[Insight], now: int, details: str = "none") -> str:
-    """The full `oc adm upgrade status` output for these insights at `now` (ns since the epoch)."""
+    `caveat`: the insights may be stale or partial; the health section says it instead of
+    "Update is proceeding well" (see `write_health`)."""
     operators_detailed, nodes_detailed, health_detailed = detail_flags(details)
     cv = next((i for i in insights if isinstance(i, ClusterVersionStatusInsight)), None)
     if cv is None:
@@ -441,5 +450,5 @@ def render(insights: Sequence[Insight], now: int, details: str = "none") -> str:
         for p in workers:
             write_nodes(out, p, nodes_by_pool[p.name], nodes_detailed)
     out.append("\n")
-    write_health(out, health, now, updating_for, health_detailed)
+    write_health(out, health, now, updating_for, health_detailed, caveat)
     return "".join(out)

@@ -17,6 +17,8 @@ deleting it garbage-collects them in a real cluster).
 from __future__ import annotations
 
 import logging
+import os
+import socket
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -27,7 +29,7 @@ from prometheus_client import CollectorRegistry, Counter, Histogram
 from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
-from cvo_py import klog
+from cvo_py import __version__, klog
 from cvo_py.informer import DELETED, MODIFIED, Informer, InformerSet
 from cvo_py.kube import (
     CLUSTEROPERATORS,
@@ -43,13 +45,14 @@ from cvo_py.kube import (
 )
 from cvo_py.loop import SyncLoop
 from status.insights import configmap as wire
+from status.insights import gotime, metadata
 from status.insights.configmap import CONFIGMAP, DATA_LIMIT, NAMESPACE, OWNED_PREFIX, ShardPlanner, data_size
 from status.usc.incremental import IncrementalInsights
-from status.usc.publish import apply_patch, fit_patch, resource_version_newer
+from status.usc.publish import SizedPlan, apply_patch, fit_patch, resource_version_newer
 
 log = logging.getLogger(__name__)
 
-LEASE = "update-status-controller-lock"
+LEASE = metadata.LEASE
 CLUSTERVERSION = "version"
 RELEASE_VERSION_ANNOTATION = "machineconfiguration.openshift.io/release-image-version"
 MCO_ANNOTATION_PREFIX = "machineconfiguration.openshift.io/"
@@ -57,6 +60,7 @@ MCO_NAMESPACE = "openshift-machine-config-operator"
 MCO_DEPLOYMENT = "machine-config-operator"
 DEPLOYMENTS = Resource("apps/v1", "Deployment", "deployments", True)
 SHARD_LABEL = "update-status.openshift.io/shard"
+UNASSESSABLE_PREFIX = wire.PREFIX_HEALTH + "unassessable-"  # see status.insights.faults
 
 # -- what the caches keep ------------------------------------------------------------------------
 
@@ -130,6 +134,11 @@ def without_resource_version(obj: JSON | None) -> JSON | None:
 
 def owned(data: Mapping[str, str] | None) -> dict[str, str]:
     return {k: v for k, v in (data or {}).items() if k.startswith(OWNED_PREFIX)}
+
+
+def insight_keys(data: Mapping[str, str] | None) -> dict[str, str]:
+    """The owned keys but the metadata key."""
+    return {k: v for k, v in (data or {}).items() if k.startswith(OWNED_PREFIX) and k != metadata.META_KEY}
 
 
 def machineconfig_versions(machineconfigs: Iterable[JSON]) -> dict[str, str]:
@@ -212,8 +221,11 @@ class UpdateStatusController:
         min_interval: float = 0.02,
         size_limit: int = DATA_LIMIT,
         registry: CollectorRegistry | None = None,
+        identity: str = "",
     ) -> None:
         self.client = client
+        self.identity = identity or f"{socket.gethostname()}_{os.getpid()}"
+        self.resync = resync
         self.namespace = namespace
         self.configmap = CONFIGMAP
         self._now = now
@@ -257,6 +269,7 @@ class UpdateStatusController:
         self.sizes: dict[str, int] = {}
         self.omitted: tuple[str, ...] = ()
         self.problems: tuple[str, ...] = ()
+        self._faults: set[str] = set()
         self.counts: Mapping[tuple[str, str], int] = {}
         self.synced = threading.Event()
         self._stopped = threading.Event()
@@ -373,6 +386,7 @@ class UpdateStatusController:
             mco_image(self.mco.get(MCO_DEPLOYMENT, MCO_NAMESPACE)),
         )
         self.counts = self.insights.counts
+        self._report_faults(data)
         klog.v(4).info(
             "Computed %d insights (%d nodes reassessed) in %.0f ms",
             len(data),
@@ -394,8 +408,15 @@ class UpdateStatusController:
         omitted: list[str] = []
         wrote = 0
 
+        names = [*in_use, self.configmap, *stale]
+        fits = {name: self._fit(name, plan.configmaps.get(name, {})) for name in names}
+        meta_omitted = [key for fit in fits.values() if fit is not None for key in fit.omitted]
+        changed = any(fit is not None and fit.patch for fit in fits.values())
+        meta_value = self._metadata(main, meta_omitted, changed)
+
         def publish(name: str) -> tuple[int, list[str]]:
-            return self._publish(name, plan.configmaps.get(name, {}), owner=main)
+            extra = meta_value if name == self.configmap else None
+            return self._publish(name, plan.configmaps.get(name, {}), fits[name], owner=main, meta=extra)
 
         try:
             if not stale and sorted(listed) == sorted(in_use) and all(self._view(n) for n in in_use):
@@ -426,18 +447,61 @@ class UpdateStatusController:
             if pending_since is not None:
                 self.metrics.reaction.observe(finished - pending_since)
 
-    def _publish(self, name: str, desired: dict[str, str], owner: JSON) -> tuple[int, list[str]]:
-        """Bring one ConfigMap's owned keys to `desired`; returns (writes made, keys omitted)."""
+    def _limit(self, name: str) -> int:
+        # the main ConfigMap keeps room for the metadata key
+        return self.size_limit - metadata.RESERVED if name == self.configmap else self.size_limit
+
+    def _fit(self, name: str, desired: dict[str, str]) -> SizedPlan | None:
+        """What bringing one ConfigMap's insight keys to `desired` takes (None: nothing to do).
+
+        The metadata key is left alone here (`_publish` adds it to the main ConfigMap's patch)."""
         current = self._view(name)
         if current is None:
-            if name == self.configmap:
+            if name == self.configmap or not desired:
+                return None  # the main ConfigMap is never created; a stale shard already gone
+            return fit_patch({}, desired, self.size_limit)
+        data = current.get("data") or {}
+        published = self._published.get(name)
+        if published is not None and insight_keys(published) == desired and insight_keys(data) == desired:
+            return None  # the common case at scale: this ConfigMap did not change
+        plan = fit_patch(data, desired, self._limit(name))
+        if metadata.META_KEY in plan.patch and name == self.configmap:
+            patch = {k: v for k, v in plan.patch.items() if k != metadata.META_KEY}
+            plan = SizedPlan(patch, plan.size, plan.omitted)
+        return plan
+
+    def _metadata(self, main: JSON, omitted: list[str], insights_changed: bool) -> str:
+        """The metadata value to publish: refreshed when the insights change and once per resync."""
+        published = (main.get("data") or {}).get(metadata.META_KEY)
+        previous = None
+        if published is not None:
+            try:
+                previous = metadata.decode(published)
+            except metadata.MetadataError:
+                previous = None  # someone else's value under our key: rewritten
+        desired = metadata.build(
+            gotime.to_now(self._now()), self.identity, __version__, int(self.resync * gotime.SECOND), omitted
+        )
+        chosen = metadata.refresh(previous, desired, insights_changed)
+        return published if chosen is previous and published is not None else metadata.encode(chosen)
+
+    def _publish(
+        self, name: str, desired: dict[str, str], plan: SizedPlan | None, owner: JSON, meta: str | None = None
+    ) -> tuple[int, list[str]]:
+        """Bring one ConfigMap's owned keys to `desired` (and the main one's metadata key to `meta`)
+        as `plan` (from `_fit`) says; returns (writes made, keys omitted)."""
+        current = self._view(name)
+        if current is None:
+            if plan is None or name == self.configmap:
                 return 0, []
-            if not desired:
-                return 0, []  # a stale shard that is already gone
-            return self._create_shard(name, desired, owner)
-        if self._published.get(name) == desired and owned(current.get("data")) == desired:
-            return 0, []  # the common case at scale: this shard did not change
-        plan = fit_patch(current.get("data"), desired, self.size_limit)
+            return self._create_shard(name, plan, owner)
+        if meta is not None and (current.get("data") or {}).get(metadata.META_KEY) != meta:
+            patch = dict(plan.patch) if plan is not None else {}
+            patch[metadata.META_KEY] = meta
+            size = plan.size if plan is not None else data_size(current.get("data") or {})
+            plan = SizedPlan(patch, size, plan.omitted if plan is not None else ())
+        if plan is None:
+            return 0, []
         self.sizes[name] = plan.size
         if not plan.patch:
             return 0, list(plan.omitted)
@@ -465,8 +529,7 @@ class UpdateStatusController:
         )
         return 1, list(plan.omitted)
 
-    def _create_shard(self, name: str, desired: dict[str, str], owner: JSON) -> tuple[int, list[str]]:
-        plan = fit_patch({}, desired, self.size_limit)
+    def _create_shard(self, name: str, plan: SizedPlan, owner: JSON) -> tuple[int, list[str]]:
         body: JSON = {
             "metadata": {
                 "name": name,
@@ -534,6 +597,13 @@ class UpdateStatusController:
                 self.namespace,
                 self.configmap,
             )
+
+    def _report_faults(self, data: Mapping[str, str]) -> None:
+        """Log each object that newly cannot be assessed (its health insight is published instead)."""
+        faults = {k for k in data if k.startswith(UNASSESSABLE_PREFIX)}
+        for key in sorted(faults - self._faults):
+            log.warning("An object cannot be assessed; publishing health insight %s in its place", key)
+        self._faults = faults
 
     def _report_problems(self, problems: tuple[str, ...]) -> None:
         if problems != self.problems:

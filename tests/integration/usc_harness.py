@@ -328,6 +328,16 @@ def delete_configmap(kube: KubeClient, namespace: str) -> None:
             raise
 
 
+def delete_objects(kube: KubeClient, objects: list[tuple[Resource, str]]) -> None:
+    """Delete cluster-scoped objects; those already gone are fine."""
+    for res, name in objects:
+        try:
+            kube.delete(res, name)
+        except ApiError as exc:
+            if not exc.is_not_found():
+                raise
+
+
 def delete_lease(kube: KubeClient, namespace: str) -> None:
     """A Lease left by a killed replica would make the next one wait out its duration."""
     try:

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from status import snapshot
 from status.insights import compute, configmap, gotime
 from status.insights.objects import InputError
-from status.render import RenderError, render, warning_lines
+from status.render import RenderError, render, warning_text
 from tests.support.insight_objects import VERSIONS, clusterversion, node, operator, pool
 
 RAW = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\u2028\u2029]")
@@ -44,7 +44,7 @@ def test_configmap_decoder_reads_what_it_can_and_names_the_rest(data: dict[str, 
     for exc in errors:
         assert isinstance(exc, configmap.DecodeError)
         assert str(exc).startswith("ConfigMap key ") and "\n" not in str(exc)
-    assert not RAW.search(warning_lines([str(e) for e in errors]))
+    assert not RAW.search(warning_text([str(e) for e in errors]))
 
 
 def _objects(text: str) -> tuple[dict[str, Any], list[dict[str, Any]], list[dict[str, Any]], list[dict[str, Any]]]:

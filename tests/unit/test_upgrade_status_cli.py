@@ -10,7 +10,9 @@ import pytest
 from cvo_py import cli
 from cvo_py.kube import CONFIGMAPS, ApiError, KubeClient
 from status import snapshot
-from status.insights import compute, configmap, gotime
+from status.insights import compute, configmap, gotime, metadata
+from status.insights.gotime import MINUTE, SECOND
+from status.insights.metadata import META_KEY
 from status.render import render
 from tests.support import cluster as local
 from tests.support.insight_objects import at, clusterversion, node, operator, pool, write_snapshot
@@ -153,6 +155,8 @@ def test_live_mode_reads_the_configmap_and_its_shards(
     assert plan.shards >= 1 and plan.ok, plan.problems
     for name, data in plan.configmaps.items():
         status_configmaps.append(name)
+        if name == configmap.CONFIGMAP:  # fresh, complete data, as the controller publishes it
+            data = {**data, META_KEY: metadata.encode(metadata.build(now, "usc-0", "0.1.0", 30 * SECOND, []))}
         _put(kube, name, data)
 
     now_text = "--now=" + gotime.format_time(now)
@@ -224,6 +228,71 @@ def test_live_mode_renders_readable_keys_and_warns_about_unreadable_ones(
         "aliases expand to more than 10000 nodes at line 1",
         f"warning: unreadable, not shown: ConfigMap key {node_key}: nested more than 128 levels deep at line 1",
     ]
-    assert err.splitlines() == warnings
-    assert out.splitlines()[:2] == warnings
-    assert out == "\n".join(warnings) + "\n" + render(configmap.decode(readable), now, "none")
+    shown = [line for line in out.splitlines() if line.startswith("warning: unreadable")]
+    assert shown == warnings
+    assert [line for line in err.splitlines() if line.startswith("warning: unreadable")] == warnings
+    # Everything readable is rendered (under the warnings, which also say the health is not known).
+    assert "Update health is not known" in out
+    body = render(configmap.decode(readable), now, "none")
+    assert body.split("= Update Health =")[0] in out
+
+
+def _publish(kube: KubeClient, status_configmaps: list[str], data: dict[str, str]) -> None:
+    status_configmaps.append(configmap.CONFIGMAP)
+    _put(kube, configmap.CONFIGMAP, data)
+
+
+def _healthy_update() -> tuple[list[object], int]:
+    """An update in progress with nothing wrong: oc would say "Update is proceeding well"."""
+    now = gotime.parse_time(at(20))
+    insights = compute.all_insights(clusterversion(), [operator("a")], [], [pool("master")], {}, now)
+    assert "Update is proceeding well" in render(insights, now)
+    return insights, now
+
+
+def _warnings(text: str) -> list[str]:
+    return [line for line in text.splitlines() if line.startswith("warning: ")]
+
+
+def test_live_mode_warns_about_stale_insights_and_never_says_proceeding_well(
+    capsys: pytest.CaptureFixture[str], cluster: local.LocalCluster, kube: KubeClient, status_configmaps: list[str]
+) -> None:
+    insights, now = _healthy_update()
+    computed = now - 10 * MINUTE  # the controller stopped 10 minutes ago; it resyncs every 30 s
+    meta = metadata.build(computed, "usc-0", "0.1.0", 30 * SECOND, [])
+    _publish(kube, status_configmaps, {**configmap.encode(insights), META_KEY: metadata.encode(meta)})
+    for details in ("none", "health"):
+        now_text = "--now=" + gotime.format_time(now)
+        code, out, err = run(capsys, "--kubeconfig", cluster.kubeconfig, now_text, "--details", details)
+        assert code == 0, err
+        [warning] = _warnings(out)
+        assert out.startswith(warning + "\n"), "warnings come first"
+        assert "the insights are stale: computed 10m ago" in warning and "resync period (30s)" in warning
+        assert err == warning + "\n", "each warning once on stderr"
+        assert "Update is proceeding well" not in out
+        assert "Update health is not known" in out
+
+
+def test_live_mode_without_metadata_warns(
+    capsys: pytest.CaptureFixture[str], cluster: local.LocalCluster, kube: KubeClient, status_configmaps: list[str]
+) -> None:
+    insights, now = _healthy_update()
+    _publish(kube, status_configmaps, configmap.encode(insights))
+    code, out, err = run(capsys, "--kubeconfig", cluster.kubeconfig, "--now", gotime.format_time(now))
+    assert code == 0
+    assert _warnings(out) == _warnings(err) and "has no usc-meta key" in err
+    assert "Update is proceeding well" not in out
+
+
+def test_live_mode_says_what_was_omitted_and_that_counts_are_partial(
+    capsys: pytest.CaptureFixture[str], cluster: local.LocalCluster, kube: KubeClient, status_configmaps: list[str]
+) -> None:
+    insights, now = _healthy_update()
+    omitted = ["usc-co-etcd", "usc-health-co-etcd-degraded", "usc-node-w1", "usc-node-w2"]
+    meta = metadata.build(now - SECOND, "usc-0", "0.1.0", 30 * SECOND, omitted)
+    _publish(kube, status_configmaps, {**configmap.encode(insights), META_KEY: metadata.encode(meta)})
+    code, out, err = run(capsys, "--kubeconfig", cluster.kubeconfig, "--now", gotime.format_time(now))
+    assert code == 0
+    [warning] = _warnings(out)
+    assert "4 insights were omitted" in warning and "1 ClusterOperator, 1 Health, 2 Node" in warning
+    assert "partial" in warning and "Update is proceeding well" not in out

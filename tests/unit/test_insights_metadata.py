@@ -1,0 +1,103 @@
+"""Publication metadata (`usc-meta`): its wire format, when the controller refreshes it, and the
+warnings a reader derives from it and from the controller's Lease."""
+
+from __future__ import annotations
+
+import pytest
+
+from status.insights import metadata
+from status.insights.gotime import SECOND
+from status.insights.metadata import LeaseState
+from status.render.warnings import emit, warning_text
+from tests.support.insight_objects import ns
+
+RESYNC = 30 * SECOND
+
+
+def meta(at: int, omitted: list[str] | None = None, identity: str = "usc-0") -> metadata.PublicationMetadata:
+    return metadata.build(at, identity, "0.1.0", RESYNC, omitted or [])
+
+
+def test_wire_format_round_trips_with_api_field_names() -> None:
+    m = meta(ns(1), ["usc-node-b", "usc-node-a", "usc-co-x"])
+    value = metadata.encode(m)
+    assert value.startswith("computedAt: '2024-01-01T10:01:00Z'\n")
+    assert "resyncPeriod: 30s\n" in value and "identity: usc-0\n" in value
+    assert metadata.decode(value) == m
+    assert m.omitted.count == 3 and m.omitted.kinds == {"ClusterOperator": 1, "Node": 2}
+    assert m.omitted.keys == ["usc-co-x", "usc-node-a", "usc-node-b"]
+
+
+def test_omitted_keys_are_listed_up_to_a_bound_and_all_counted() -> None:
+    keys = [f"usc-node-n{i:04d}" for i in range(1000)]
+    m = meta(ns(0), keys)
+    assert m.omitted.count == 1000 and len(m.omitted.keys) == metadata.OMITTED_KEYS_LISTED
+    assert len(metadata.encode(m)) < metadata.RESERVED
+
+
+@pytest.mark.parametrize("value", ["[1, 2]", "computedAt: yesterday\nresyncPeriod: 30s\n", ": : :"])
+def test_unreadable_metadata_is_a_one_line_error(value: str) -> None:
+    with pytest.raises(metadata.MetadataError, match="^ConfigMap key usc-meta: ") as info:
+        metadata.decode(value)
+    assert "\n" not in str(info.value)
+
+
+def test_refreshed_when_insights_change_and_once_per_resync_otherwise() -> None:
+    published = meta(ns(0))
+    # nothing changed, a moment later: the published value stays (no write)
+    assert metadata.refresh(published, meta(ns(0, 5)), insights_changed=False) is published
+    # the insights changed: stamped now
+    assert metadata.refresh(published, meta(ns(0, 5)), insights_changed=True).computed_at == ns(0, 5)
+    # nothing changed for a resync period: refreshed
+    assert metadata.refresh(published, meta(ns(0, 30)), insights_changed=False).computed_at == ns(0, 30)
+    # what was omitted changed: rewritten at once
+    assert metadata.refresh(published, meta(ns(0, 1), ["usc-node-a"]), insights_changed=False).omitted.count == 1
+    assert metadata.refresh(None, meta(ns(0)), insights_changed=False).computed_at == ns(0)
+
+
+def test_no_warning_for_fresh_complete_data_and_a_live_lease() -> None:
+    lease = LeaseState(holder="usc-0", renewed_at=ns(9), duration=137 * SECOND)
+    assert metadata.warnings(meta(ns(10) - 59 * SECOND), ns(10), lease) == []
+    assert metadata.warnings(meta(ns(10)), ns(10), LeaseState(missing=True)) == []
+
+
+def test_stale_after_twice_the_resync_period() -> None:
+    [w] = metadata.warnings(meta(ns(0)), ns(0) + 61 * SECOND)
+    assert w.startswith("the insights are stale: computed 1m1s ago at 2024-01-01T10:00:00Z")
+
+
+def test_expired_lease_and_unreadable_lease() -> None:
+    lease = LeaseState(holder="usc-0", renewed_at=ns(0), duration=137 * SECOND)
+    [w] = metadata.warnings(meta(ns(10)), ns(10), lease)
+    assert "Lease expired 7m43s ago (holder usc-0" in w
+    forbidden = LeaseState(problem="cannot read the update status controller's Lease x/y (403 Forbidden): ...")
+    assert metadata.warnings(meta(ns(10)), ns(10), forbidden) == [forbidden.problem]
+
+
+def test_lease_state_from_the_object() -> None:
+    spec = {"holderIdentity": "a\x1b]0;x", "renewTime": "2024-01-01T10:00:00.000000Z", "leaseDurationSeconds": 10}
+    lease = {"spec": spec}
+    state = metadata.lease_state(lease)
+    assert state == LeaseState(holder="a\x1b]0;x", renewed_at=ns(0), duration=10 * SECOND)
+    [w] = metadata.lease_warnings(state, ns(1))
+    assert "\x1b" not in warning_text([w]) and "a\\x1b]0;x" in warning_text([w])
+    assert metadata.lease_state({"spec": {}}).holder == ""
+    assert metadata.lease_warnings(metadata.lease_state({"spec": {}}), ns(1))
+
+
+def test_omitted_insights_say_the_output_is_partial() -> None:
+    ws = metadata.warnings(meta(ns(0), ["usc-co-a", "usc-node-b"]), ns(0))
+    assert ws == [
+        "2 insights were omitted by the controller (ConfigMap size limit): 1 ClusterOperator, 1 Node; "
+        "completion, node and health counts below are partial",
+    ]
+    assert metadata.health_caveat(ws) is not None and metadata.health_caveat([]) is None
+
+
+def test_warning_lines_go_first_on_stdout_and_once_on_stderr() -> None:
+    import io
+
+    out, err = io.StringIO(), io.StringIO()
+    emit(["one", "two\nlines"], "body\n", out, err)
+    assert out.getvalue() == "warning: one\nwarning: two lines\nbody\n"
+    assert err.getvalue() == warning_text(["one", "two\nlines"]) == "warning: one\nwarning: two lines\n"

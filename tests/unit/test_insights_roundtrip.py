@@ -1,0 +1,159 @@
+"""One schema for writer and reader: whatever the controller's pure computation and encoding can
+publish from valid cluster objects, the client's decoder reads back, equal to what was computed."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from status.insights import compute, configmap
+from status.insights.models import ClusterVersionStatusInsight, Insight
+from status.render import render
+from status.usc.incremental import IncrementalInsights
+from tests.support.insight_objects import T0_NS, clusterversion, entry, node, ns, operator, pool
+
+LONG_VERSION = "4.16.0-0.nightly-multi-2024-05-01-123456-with-a-very-long-build-suffix-x"  # 72 characters
+
+
+def roundtrip(insights: list[Insight]) -> list[Insight]:
+    return configmap.decode(configmap.encode(insights))
+
+
+def test_a_version_longer_than_64_characters_is_published_and_read_back() -> None:
+    assert len(LONG_VERSION) > 64
+    cv = clusterversion(
+        history=[
+            entry(LONG_VERSION, "Partial", "2024-01-01T10:00:00Z"),
+            entry("4.15.0", "Completed", "2023-12-01T10:00:00Z", "2023-12-01T11:00:00Z"),
+        ],
+        desired=LONG_VERSION,
+    )
+    versions = {"rendered-worker-new": LONG_VERSION, "rendered-worker-old": "4.15.0"}
+    insights = compute.all_insights(
+        cv,
+        [operator("a", version=LONG_VERSION)],
+        [node("w1", current="rendered-worker-new")],
+        [pool("worker")],
+        versions,
+        ns(5),
+    )
+    back = roundtrip(insights)
+    [cvi] = [i for i in back if isinstance(i, ClusterVersionStatusInsight)]
+    assert cvi.versions.target.version == LONG_VERSION
+    assert LONG_VERSION in render(back, ns(5), "all")
+
+
+# --- random valid objects ----------------------------------------------------------------------
+
+# printable text as the API server accepts it in free-form fields (no length limit there)
+text = st.text(st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=300)
+short_text = st.text(st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=40)
+label = st.from_regex(r"[a-z0-9]([a-z0-9-]{0,30}[a-z0-9])?", fullmatch=True)
+dns_name = st.builds(
+    lambda parts: ".".join(parts)[:253].strip(".-") or "x",
+    st.lists(st.from_regex(r"[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?", fullmatch=True), min_size=1, max_size=5),
+)
+version = st.one_of(st.from_regex(r"4\.1[0-9]\.[0-9]{1,2}", fullmatch=True), st.text(min_size=1, max_size=120))
+status = st.sampled_from(["True", "False", "Unknown"])
+minutes = st.integers(min_value=-600, max_value=600)
+
+
+def at_minutes(m: int) -> str:
+    from status.insights import gotime
+
+    return gotime.format_time(T0_NS + m * gotime.MINUTE)
+
+
+@st.composite
+def clusterversions(draw: st.DrawFn) -> dict[str, Any]:
+    target, previous = draw(version), draw(version)
+    start = draw(minutes)
+    completed = draw(st.booleans())
+    history = [
+        entry(
+            target,
+            "Completed" if completed else "Partial",
+            at_minutes(start),
+            at_minutes(start + 30) if completed else None,
+        )
+    ]
+    if draw(st.booleans()):
+        history.append(
+            entry(
+                previous,
+                draw(st.sampled_from(["Completed", "Partial"])),
+                at_minutes(start - 900),
+                at_minutes(start - 800),
+            )
+        )
+    cv = clusterversion(
+        history=history,
+        progressing=draw(st.sampled_from(["True", "False", None])),
+        failing=draw(st.sampled_from(["True", "False", "Unknown", None])),
+        desired=target,
+        progressing_ltt=at_minutes(draw(minutes)),
+        failing_reason=draw(short_text),
+        failing_message=draw(text),
+    )
+    return cv
+
+
+@st.composite
+def operators(draw: st.DrawFn) -> list[dict[str, Any]]:
+    names = draw(st.lists(dns_name, max_size=4, unique=True))
+    return [
+        operator(
+            name,
+            version=draw(version),
+            progressing=draw(st.sampled_from(["True", "False", "Unknown", None])),
+            available=draw(st.sampled_from(["True", "False", "Unknown", None])),
+            degraded=draw(st.sampled_from(["True", "False", "Unknown", None])),
+            counted=draw(st.booleans()),
+            ltt=at_minutes(draw(minutes)),
+            reason=draw(short_text),
+            message=draw(text),
+        )
+        for name in names
+    ]
+
+
+@st.composite
+def machines(draw: st.DrawFn) -> tuple[list[dict[str, Any]], list[dict[str, Any]], dict[str, str]]:
+    custom = draw(st.lists(label.filter(lambda n: n not in ("master", "worker")), max_size=2, unique=True))
+    pools = [
+        pool("master"),
+        *(pool(n, paused=draw(st.booleans())) for n in custom),
+        pool("worker", paused=draw(st.booleans())),
+    ]
+    roles = ["master", "worker", *custom]
+    versions = {f"rendered-{r}-{age}": draw(version) for r in roles for age in ("old", "new")}
+    nodes = []
+    for name in draw(st.lists(dns_name, max_size=6, unique=True)):
+        role = draw(st.sampled_from(roles))
+        n = node(
+            name,
+            role=role,
+            current=f"rendered-{role}-{draw(st.sampled_from(['old', 'new']))}",
+            desired=f"rendered-{role}-{draw(st.sampled_from(['old', 'new']))}",
+            state=draw(st.sampled_from(["Done", "Working", "Degraded", "Unreconcilable", "Rebooting"])),
+            reason=draw(text),
+            ready=draw(status),
+            ready_ltt=at_minutes(draw(minutes)),
+            unschedulable=draw(st.booleans()),
+        )
+        nodes.append(n)
+    return pools, nodes, versions
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(clusterversions(), operators(), machines(), minutes)
+def test_everything_the_controller_can_publish_is_read_back(
+    cv: dict[str, Any], ops: list[dict[str, Any]], machine: Any, now_minutes: int
+) -> None:
+    pools, nodes, versions = machine
+    now = ns(now_minutes)
+    data = IncrementalInsights().update(cv, ops, nodes, pools, versions, now)
+    decoded = configmap.decode(data)  # raises on anything the reader refuses
+    assert configmap.encode(decoded) == data  # and reads exactly what was written
