@@ -182,6 +182,12 @@ def _parse(path: Path) -> Any:
         raise SnapshotError(f"{path}: file not found") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise SnapshotError(f"{path}: cannot read: {exc}") from None
+    return parse_document(path, text)
+
+
+def parse_document(where: Path | str, text: str) -> Any:
+    """One YAML or JSON document → plain values; errors name `where`. Every reader of snapshots and
+    dumps parses here."""
     if text.lstrip().startswith(("{", "[")):
         try:
             return json.loads(text)
@@ -191,12 +197,12 @@ def _parse(path: Path) -> Any:
         return yaml.load(text, Loader=_Loader)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
-        where = f" at line {mark.line + 1}" if mark is not None else ""
+        at = f" at line {mark.line + 1}" if mark is not None else ""
         problem = getattr(exc, "problem", None) or "invalid YAML"
-        raise SnapshotError(f"{path}: cannot parse{where}: {problem}") from None
+        raise SnapshotError(f"{where}: cannot parse{at}: {problem}") from None
 
 
-def _items(path: Path, doc: Any, kind: str) -> list[JSON]:
+def _items(path: Path | str, doc: Any, kind: str) -> list[JSON]:
     if not isinstance(doc, dict):
         raise SnapshotError(f"{path}: expected a {kind} or a list of them, got {type(doc).__name__}")
     doc_kind = doc.get("kind")
@@ -228,7 +234,7 @@ _OBJECT_FIELDS: tuple[tuple[str, ...], ...] = (
 _LIST_FIELDS: tuple[tuple[str, ...], ...] = (("status", "conditions"), ("spec", "template", "spec", "containers"))
 
 
-def _check_shape(path: Path, kind: str, obj: JSON) -> None:
+def _check_shape(path: Path | str, kind: str, obj: JSON) -> None:
     """A one-line error naming the file for an object whose structure the assessment cannot walk."""
     obj.setdefault("kind", kind)  # <Kind>List items may omit it; errors name objects by it
     meta = obj.get("metadata")
@@ -256,9 +262,15 @@ def _check_shape(path: Path, kind: str, obj: JSON) -> None:
 
 
 def _list(path: Path, kind: str) -> list[JSON]:
-    items = _items(path, _parse(path), kind)
+    return objects_of(path, _parse(path), kind)
+
+
+def objects_of(where: Path | str, doc: Any, kind: str) -> list[JSON]:
+    """The `kind` objects of a parsed document (one object, a `v1 List` or a `<Kind>List`), each
+    checked for the structure the assessment walks; errors name `where`."""
+    items = _items(where, doc, kind)
     for item in items:
-        _check_shape(path, kind, item)
+        _check_shape(where, kind, item)
     return items
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from cvo_py import gosort
 from status.insights import controlplane, gotime
 from status.insights.gotime import MINUTE, SECOND
 from status.insights.models import (
@@ -325,11 +326,28 @@ def _since(started_at: int, now: int) -> str:
     return gotime.short_duration(gotime.truncate_duration(now - started_at, SECOND))
 
 
+def order_health(insights: Sequence[HealthInsight], now: int) -> list[HealthInsight]:
+    """oc's order: Go's `sort.Slice` by start time (newest first, zero last), then `sort.SliceStable`
+    by level (most severe first). `sort.Slice` is not stable, so beyond 12 insights the order of
+    equals is Go's pdqsort's, which depends on the input order (oc's collection order)."""
+    keyed = [(_started(h, now), -h.impact.level.severity, h) for h in insights]
+    gosort.slice_sort(keyed, _newer)
+    # every stable sort gives the same order as Go's sort.SliceStable
+    keyed.sort(key=_severity_key)
+    return [h for _, _, h in keyed]
+
+
+def _newer(x: tuple[int, int, HealthInsight], y: tuple[int, int, HealthInsight]) -> bool:
+    return x[0] > y[0]
+
+
+def _severity_key(x: tuple[int, int, HealthInsight]) -> int:
+    return x[1]
+
+
 def write_health(out: list[str], insights: list[HealthInsight], now: int, updating_for: int, detailed: bool) -> None:
     shown = [h for h in insights if h.impact.summary and h.impact.description and h.remediation.reference]
-    # oc: by start time (newest first, unknown last), then stably by level (most severe first)
-    shown.sort(key=lambda h: -_started(h, now))
-    shown.sort(key=lambda h: -h.impact.level.severity)
+    shown = order_health(shown, now)
     out.append("= Update Health =\n")
     if detailed and shown:
         blocks = []
