@@ -96,7 +96,8 @@ class Snapshot:
                 node_clock=node_clock,
             )
         except InputError as exc:
-            raise SnapshotError(f"{file_for_error(Path(self.name), exc)}: {exc}") from None
+            where = file_for_error(Path(self.name), exc) if CV_SUFFIX in self.name else self.name
+            raise SnapshotError(f"{where}: {exc}") from None
         return out, at
 
     def mock_now(self) -> int:

@@ -35,6 +35,7 @@ from status.insights.models import (
 from status.render.tabwriter import TabWriter
 
 DETAILS = ("none", "all", "nodes", "health", "operators")
+NOT_UPDATING = "The cluster is not updating.\n"  # all oc prints then (it reads no alerts either)
 NODE_ROW_LIMIT = 10
 _LABEL_WIDTH = len("Description: ")
 
@@ -421,7 +422,7 @@ def render(insights: Sequence[Insight], now: int, details: str = "none") -> str:
     workers = [p for p in pools if p.name != "master"]
     worker_outdated = any(p.count(NodeSummaryType.TOTAL) > 0 and pool_completion(p) != 100 for p in workers)
     if progressing.status != ConditionStatus.TRUE and not worker_outdated:
-        return "The cluster is not updating.\n"
+        return NOT_UPDATING
 
     started = cv.started_at if cv.started_at != gotime.ZERO_TIME else progressing.last_transition_time
     updating_for = gotime.round_duration(now - started, SECOND)
