@@ -167,22 +167,3 @@ def by_name(snap: Snapshot) -> Snapshot:
         pools=ordered(snap.pools),
         nodes=ordered(snap.nodes),
     )
-
-
-def write_snapshot(snap: Snapshot, directory: Path, name: str) -> Path:
-    """An oc-style snapshot (NAME-cv.yaml and its siblings) of these objects; returns the -cv.yaml path."""
-    directory.mkdir(parents=True, exist_ok=True)
-    lists = {
-        "-co.yaml": snap.operators,
-        "-mc.yaml": snap.machineconfigs,
-        "-mcp.yaml": snap.pools,
-        "-node.yaml": snap.nodes,
-    }
-    (directory / f"{name}-cv.yaml").write_bytes(_yaml(snap.clusterversion))
-    for suffix, items in lists.items():
-        (directory / f"{name}{suffix}").write_bytes(_yaml({"apiVersion": "v1", "kind": "List", "items": items}))
-    if snap.alerts is not None:
-        (directory / f"{name}-alerts.json").write_text(json.dumps(snap.alerts))
-    if snap.mco_deployment is not None:
-        (directory / f"{name}-mco-deployment.yaml").write_bytes(_yaml(snap.mco_deployment))
-    return directory / f"{name}-cv.yaml"
