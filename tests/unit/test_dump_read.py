@@ -19,22 +19,15 @@ from tests.support import dumps as conv
 from tests.support.insight_objects import (
     MCO,
     T0_NS,
-    VERSIONS,
     at,
     clusterversion,
+    machineconfigs,
     node,
     operator,
     pool,
 )
 
 GATHERED = T0_NS + 30 * gotime.MINUTE
-
-
-def machineconfigs() -> list[dict[str, Any]]:
-    return [
-        {"kind": "MachineConfig", "metadata": {"name": n, "annotations": {MCO + "release-image-version": v}}}
-        for n, v in sorted(VERSIONS.items())
-    ]
 
 
 def cluster(**override: Any) -> Snapshot:
