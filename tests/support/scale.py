@@ -4,6 +4,7 @@ and the ConfigMap API on the local API server, for scale tests and benchmarks.""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from cvo_py.kube import CONFIGMAPS, ApiError, KubeClient
 from status import snapshot
@@ -40,7 +41,7 @@ def write_as_snapshot(snap: snapshot.Snapshot, directory: Path, name: str = "sca
         return {"apiVersion": "v1", "kind": "List", "items": items}
 
     directory.mkdir(parents=True, exist_ok=True)
-    files = {
+    files: dict[str, Any] = {
         "-cv.yaml": snap.clusterversion,
         "-co.yaml": as_list(snap.operators),
         "-mc.yaml": as_list(snap.machineconfigs),
