@@ -47,6 +47,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import json
 import re
 import zlib
 from collections.abc import Callable, Iterable, Mapping
@@ -198,7 +199,13 @@ def decode(data: Mapping[str, str]) -> list[Insight]:
             continue  # a newer kind of insight: not ours to read
         value = data[key]
         try:
-            doc = yaml.load(value, Loader=_Loader)
+            # node insights (the bulk) are compact JSON: a YAML document the JSON parser reads 50x faster
+            doc = json.loads(value) if value.startswith("{") else yaml.load(value, Loader=_Loader)
+        except json.JSONDecodeError:
+            try:
+                doc = yaml.load(value, Loader=_Loader)
+            except yaml.YAMLError as exc:
+                raise DecodeError(f"ConfigMap key {key}: not YAML: {_one_line(str(exc))}") from None
         except yaml.YAMLError as exc:
             raise DecodeError(f"ConfigMap key {key}: not YAML: {_one_line(str(exc))}") from None
         if not isinstance(doc, dict):

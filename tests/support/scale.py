@@ -34,8 +34,11 @@ def example_at_scale(nodes: int, name: str = EXAMPLE, degraded_every: int = 7) -
     return snap
 
 
-def write_as_snapshot(snap: snapshot.Snapshot, directory: Path, name: str = "scaled") -> Path:
-    """oc-style snapshot files of these objects; returns the NAME-cv.yaml path."""
+def write_as_snapshot(
+    snap: snapshot.Snapshot, directory: Path, name: str = "scaled", *, as_json: bool = False
+) -> Path:
+    """oc-style snapshot files of these objects (YAML, or JSON as some of oc's are); returns the
+    NAME-cv.yaml path."""
 
     def as_list(items: list[snapshot.JSON]) -> snapshot.JSON:
         return {"apiVersion": "v1", "kind": "List", "items": items}
@@ -48,7 +51,7 @@ def write_as_snapshot(snap: snapshot.Snapshot, directory: Path, name: str = "sca
         "-mcp.yaml": as_list(snap.pools),
         "-node.yaml": as_list(snap.nodes),
     }
-    return write_snapshot(directory, name, **files)
+    return write_snapshot(directory, name, as_json, **files)
 
 
 def write_must_gather(snap: snapshot.Snapshot, path: Path, gathered_at: int) -> Path:
