@@ -88,7 +88,8 @@ class Snapshot:
                 node_clock=node_clock,
             )
         except InputError as exc:
-            raise SnapshotError(f"{file_for_error(Path(self.name), exc)}: {exc}") from None
+            where = file_for_error(Path(self.name), exc) if CV_SUFFIX in self.name else self.name
+            raise SnapshotError(f"{where}: {exc}") from None
         return out, at
 
     def mock_now(self) -> int:
@@ -178,13 +179,19 @@ def _parse(path: Path) -> Any:
         raise SnapshotError(f"{path}: file not found") from None
     except OSError as exc:
         raise SnapshotError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    return parse_document(path, data)
+
+
+def parse_document(where: Path | str, data: bytes | str) -> Any:
+    """One YAML or JSON document → plain values, within the bounds of `cvo_py.safeload`; errors
+    name `where`. Every reader of snapshots and dumps parses here."""
     try:
-        return safeload.load_document(data, source=str(path), yaml_floats=False)
+        return safeload.load_document(data, source=str(where), yaml_floats=False)
     except safeload.DocumentError as exc:
         raise SnapshotError(str(exc)) from None
 
 
-def _items(path: Path, doc: Any, kind: str) -> list[JSON]:
+def _items(path: Path | str, doc: Any, kind: str) -> list[JSON]:
     if not isinstance(doc, dict):
         raise SnapshotError(f"{path}: expected a {kind} or a list of them, got {type(doc).__name__}")
     doc_kind = doc.get("kind")
@@ -216,7 +223,7 @@ _OBJECT_FIELDS: tuple[tuple[str, ...], ...] = (
 _LIST_FIELDS: tuple[tuple[str, ...], ...] = (("status", "conditions"), ("spec", "template", "spec", "containers"))
 
 
-def check_shape(path: Path, kind: str, obj: JSON) -> None:
+def check_shape(path: Path | str, kind: str, obj: JSON) -> None:
     """A one-line error naming the file for an object whose structure the assessment cannot walk."""
     obj.setdefault("kind", kind)  # <Kind>List items may omit it; errors name objects by it
     meta = obj.get("metadata")
@@ -244,9 +251,15 @@ def check_shape(path: Path, kind: str, obj: JSON) -> None:
 
 
 def _list(path: Path, kind: str) -> list[JSON]:
-    items = _items(path, _parse(path), kind)
+    return objects_of(path, _parse(path), kind)
+
+
+def objects_of(where: Path | str, doc: Any, kind: str) -> list[JSON]:
+    """The `kind` objects of a parsed document (one object, a `v1 List` or a `<Kind>List`), each
+    checked for the structure the assessment walks; errors name `where`."""
+    items = _items(where, doc, kind)
     for item in items:
-        check_shape(path, kind, item)
+        check_shape(where, kind, item)
     return items
 
 

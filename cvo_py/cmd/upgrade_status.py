@@ -2,8 +2,9 @@
 
 Live: reads the insights from the ConfigMap API (`status-api-cm-prototype` and its shards).
 Snapshot (`--mock-clusterversion PATH/NAME-cv.yaml`): computes the insights from an oc-style
-snapshot with the same functions the controller uses. Either way the text comes from the
-insights only.
+snapshot with the same functions the controller uses. Dump (`--from PATH`): the same from a
+must-gather or an Insights Operator archive (see `status.dump`), assessed at the gather time,
+which the first line states. Either way the text comes from the insights only.
 """
 
 from __future__ import annotations
@@ -26,6 +27,8 @@ SHORT_HELP = "Display the status of the current cluster version update, from the
 class Options:
     kubeconfig: str | None
     mock_clusterversion: Path | None
+    dump: Path | None  # --from
+    dump_format: str  # --format
     details: str
     now: int | None  # ns since the epoch; None: the snapshot's rule, or the wall clock
 
@@ -45,11 +48,26 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "-node.yaml beside it are required, -alerts.json and -mco-deployment.yaml optional",
     )
     parser.add_argument(
+        "--from",
+        dest="from_path",
+        default=None,
+        metavar="PATH",
+        help="Read a dump instead of the cluster: a must-gather (directory, .tar, .tar.gz, .tar.xz or .zip), "
+        "an Insights Operator archive (.tar.gz or extracted) or an oc snapshot (NAME-cv.yaml)",
+    )
+    parser.add_argument(
+        "--format",
+        dest="dump_format",
+        default="auto",
+        metavar="FORMAT",
+        help="the layout of --from: auto, must-gather, insights or snapshot (default auto: detected)",
+    )
+    parser.add_argument(
         "--now",
         default=None,
         metavar="RFC3339",
-        help="the time to assess at (default: for a snapshot its newest ClusterVersion/ClusterOperator "
-        "condition time + 368975ns, as oc; otherwise the current time)",
+        help="the time to assess at (default: for a dump its gather time; for a snapshot its newest "
+        "ClusterVersion/ClusterOperator condition time + 368975ns, as oc; otherwise the current time)",
     )
 
 
@@ -73,7 +91,23 @@ def validate(args: argparse.Namespace) -> Options:
         mock = Path(args.mock_clusterversion)
         if not mock.name.endswith("-cv.yaml"):
             raise UsageError(f"--mock-clusterversion: {mock} must name a NAME-cv.yaml file")
-    return Options(kubeconfig=args.kubeconfig, mock_clusterversion=mock, details=args.details, now=now)
+    from status.dump import FORMATS
+
+    if args.dump_format not in FORMATS:
+        raise UsageError(f"invalid value for --format: {args.dump_format} (must be one of {', '.join(FORMATS)})")
+    dump = Path(args.from_path) if args.from_path is not None else None
+    if dump is not None and mock is not None:
+        raise UsageError("--from and --mock-clusterversion cannot be used together")
+    if dump is None and args.dump_format != "auto":
+        raise UsageError("--format applies to --from only")
+    return Options(
+        kubeconfig=args.kubeconfig,
+        mock_clusterversion=mock,
+        dump=dump,
+        dump_format=args.dump_format,
+        details=args.details,
+        now=now,
+    )
 
 
 def run(options: Options) -> int:
@@ -86,13 +120,16 @@ def run(options: Options) -> int:
 
     warnings: list[str] = []
     try:
-        if options.mock_clusterversion is not None:
+        if options.dump is not None:
+            text = _from_dump(options)
+        elif options.mock_clusterversion is not None:
             snap = snapshot.load(options.mock_clusterversion)
             insights, now = snap.insights(options.now, wall_clock=_wall_clock())
+            text = render(insights, now, options.details)
         else:
             now = options.now if options.now is not None else _wall_clock()
             insights, warnings = _live_insights(options, now)
-        text = render(insights, now, options.details, caveat=metadata.health_caveat(warnings))
+            text = render(insights, now, options.details, caveat=metadata.health_caveat(warnings))
     except (snapshot.SnapshotError, InputError) as exc:  # InputError: from the cluster's ConfigMap
         sys.stderr.write(warning_text(warnings) + f"error: {escape(str(exc))}\n")
         return 2
@@ -101,6 +138,21 @@ def run(options: Options) -> int:
         return 1
     emit(warnings, text, sys.stdout, sys.stderr)
     return 0
+
+
+def _from_dump(options: Options) -> str:
+    from status import dump as dumps
+    from status.render import NOT_UPDATING, render
+
+    assert options.dump is not None
+    d = dumps.load(options.dump, options.dump_format)
+    if d.layout == "snapshot":  # exactly what --mock-clusterversion prints
+        insights, now = d.snapshot.insights(options.now, wall_clock=_wall_clock())
+        return render(insights, now, options.details)
+    at = options.now if options.now is not None else d.gathered_at
+    insights, now = d.snapshot.insights(at)  # None: the snapshot rule (newest condition time)
+    text = render(insights, now, options.details)
+    return dumps.preamble(d, now, explicit_now=options.now is not None, updating=text != NOT_UPDATING) + text
 
 
 def _wall_clock() -> int:

@@ -34,6 +34,30 @@ def alerts_list(response: Any) -> list[dict[str, Any]]:
     return alerts
 
 
+def from_alertmanager(alerts: Any) -> dict[str, Any]:
+    """Alertmanager API v2 alerts (a list, as an Insights archive's `config/alerts.json` holds them)
+    → the Prometheus `/api/v1/alerts` response oc reads.
+
+    Alertmanager holds only firing alerts (Prometheus sends none while pending); its `active`,
+    `suppressed` (silenced or inhibited) and `unprocessed` alerts all fire in Prometheus, so each
+    becomes `state: firing`. `startsAt` stands for Prometheus' `activeAt`, which is earlier by the
+    alerting rule's `for` duration (Alertmanager does not know it).
+    """
+    if not isinstance(alerts, list) or not all(isinstance(a, dict) for a in alerts):
+        raise InputError("alerts: expected a list of Alertmanager alerts (API v2)")
+    converted = []
+    for alert in alerts:
+        converted.append(
+            {
+                "labels": alert.get("labels") or {},
+                "annotations": alert.get("annotations") or {},
+                "state": "firing",
+                "activeAt": alert.get("startsAt") or "",
+            }
+        )
+    return {"status": "success", "data": {"alerts": converted}}
+
+
 def alert_insights(response: Any, update_started_at: int) -> list[HealthInsight]:
     out: list[HealthInsight] = []
     seen: dict[str, int] = {}

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from cvo_py import gosort
 from cvo_py.gotext import escape
 from status.insights import controlplane, gotime
 from status.insights.gotime import MINUTE, SECOND
@@ -35,6 +36,7 @@ from status.insights.models import (
 from status.render.tabwriter import TabWriter
 
 DETAILS = ("none", "all", "nodes", "health", "operators")
+NOT_UPDATING = "The cluster is not updating.\n"  # all oc prints then (it reads no alerts either)
 NODE_ROW_LIMIT = 10
 _LABEL_WIDTH = len("Description: ")
 
@@ -336,6 +338,25 @@ def _since(started_at: int, now: int) -> str:
     return gotime.short_duration(gotime.truncate_duration(now - started_at, SECOND))
 
 
+def order_health(insights: Sequence[HealthInsight], now: int) -> list[HealthInsight]:
+    """oc's order: Go's `sort.Slice` by start time (newest first, zero last), then `sort.SliceStable`
+    by level (most severe first). `sort.Slice` is not stable, so beyond 12 insights the order of
+    equals is Go's pdqsort's, which depends on the input order (oc's collection order)."""
+    keyed = [(_started(h, now), -h.impact.level.severity, h) for h in insights]
+    gosort.slice_sort(keyed, _newer)
+    # every stable sort gives the same order as Go's sort.SliceStable
+    keyed.sort(key=_severity_key)
+    return [h for _, _, h in keyed]
+
+
+def _newer(x: tuple[int, int, HealthInsight], y: tuple[int, int, HealthInsight]) -> bool:
+    return x[0] > y[0]
+
+
+def _severity_key(x: tuple[int, int, HealthInsight]) -> int:
+    return x[1]
+
+
 def write_health(
     out: list[str],
     insights: list[HealthInsight],
@@ -347,9 +368,7 @@ def write_health(
     """oc's Update Health section; with a `caveat` (the insights may be stale or partial) it is the
     first entry, and "Update is proceeding well" is never said."""
     shown = [h for h in insights if h.impact.summary and h.impact.description and h.remediation.reference]
-    # oc: by start time (newest first, unknown last), then stably by level (most severe first)
-    shown.sort(key=lambda h: -_started(h, now))
-    shown.sort(key=lambda h: -h.impact.level.severity)
+    shown = order_health(shown, now)
     out.append("= Update Health =\n")
     if detailed and (shown or caveat):
         blocks = [] if caveat is None else [f"Message: {caveat}\n"]
@@ -435,7 +454,7 @@ def render(insights: Sequence[Insight], now: int, details: str = "none", *, cave
     workers = [p for p in pools if p.name != "master"]
     worker_outdated = any(p.count(NodeSummaryType.TOTAL) > 0 and pool_completion(p) != 100 for p in workers)
     if progressing.status != ConditionStatus.TRUE and not worker_outdated:
-        return "The cluster is not updating.\n"
+        return NOT_UPDATING
 
     started = cv.started_at if cv.started_at != gotime.ZERO_TIME else progressing.last_transition_time
     updating_for = gotime.round_duration(now - started, SECOND)

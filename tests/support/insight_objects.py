@@ -129,6 +129,14 @@ VERSIONS = {
 }
 
 
+def machineconfigs() -> list[JSON]:
+    """A MachineConfig for each of VERSIONS, carrying its release version."""
+    return [
+        {"kind": "MachineConfig", "metadata": {"name": n, "annotations": {MCO + "release-image-version": v}}}
+        for n, v in sorted(VERSIONS.items())
+    ]
+
+
 def node(
     name: str,
     role: str = "worker",

@@ -1,0 +1,98 @@
+"""`upgrade-status` as a support engineer runs it: wall time and peak RSS of the whole process at
+500 / 2,000 / 5,000 nodes, live (ConfigMap API on the local API server), from a snapshot and from
+a must-gather .tar.gz.
+
+The cluster is an oc example with its nodes copied (every seventh degraded, see
+tests/support/scale.py). Each figure is one `cluster-version-operator upgrade-status --details=all`
+process (python -m cvo_py), started fresh; wall is the median of --repeat runs, RSS the largest.
+Targets on a 2-core machine: live and snapshot under 0.3 s at 5,000 nodes; the must-gather archive
+under 2 s and 300 MB.
+
+    .venv/bin/python bench/upgrade_status_client.py [--nodes 500,2000,5000] [--repeat 5] [--no-live]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from status.insights import gotime  # noqa: E402
+from tests.support import cluster as local  # noqa: E402
+from tests.support import scale  # noqa: E402
+
+
+def measure(args: list[str], repeat: int) -> tuple[float, float, float, int]:
+    """(median wall s, max wall s, median CPU s, peak RSS MB) of `python -m cvo_py upgrade-status ARGS`.
+
+    CPU (user + system) is what the process itself needed: on a busy machine wall time also counts
+    waiting for a core. CPU and RSS come from GNU time around the process (a child forked from this
+    large process would count this one's pages in its peak RSS until it execs)."""
+    walls: list[float] = []
+    cpus: list[float] = []
+    peak = 0
+    for _ in range(repeat):
+        start = time.perf_counter()
+        done = subprocess.run(
+            ["/usr/bin/time", "-f", "%M %U %S", sys.executable, "-m", "cvo_py", "upgrade-status", *args],
+            cwd=REPO,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+            check=False,
+        )
+        walls.append(time.perf_counter() - start)
+        lines = done.stderr.strip().splitlines()
+        if done.returncode != 0 or not lines:
+            raise SystemExit(f"upgrade-status {' '.join(args)} failed: {done.stderr.strip()}")
+        rss_kb, user, system = lines[-1].split()
+        cpus.append(float(user) + float(system))
+        peak = max(peak, int(rss_kb) // 1024)
+    return statistics.median(walls), max(walls), statistics.median(cpus), peak
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--nodes", default="500,2000,5000")
+    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--no-live", action="store_true", help="skip the live figures (no API server needed)")
+    opts = parser.parse_args()
+    if not scale.EXAMPLES.is_dir():
+        print(f"oc examples not found in {scale.EXAMPLES.resolve()}", file=sys.stderr)
+        return 1
+    cluster = None if opts.no_live else local.start(local.cluster_dir())
+    print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
+    print(f"{'nodes':>6}  {'source':<26} {'wall median':>11} {'wall max':>9} {'CPU':>7} {'peak RSS':>9}")
+    with tempfile.TemporaryDirectory() as tmp:
+        for n in (int(x) for x in opts.nodes.split(",")):
+            snap = scale.example_at_scale(n)
+            now = snap.mock_now()
+            stamp = gotime.format_time(now)
+            cv_path = scale.write_as_snapshot(snap, Path(tmp) / f"snapshot-{n}")
+            json_path = scale.write_as_snapshot(snap, Path(tmp) / f"json-snapshot-{n}", as_json=True)
+            archive = scale.write_must_gather(snap, Path(tmp) / f"must-gather-{n}.tar.gz", now)
+            runs: list[tuple[str, list[str]]] = []
+            if cluster is not None:
+                insights, _ = snap.insights(now)
+                scale.publish(cluster.client, insights)
+                runs.append(("live", ["--kubeconfig", cluster.kubeconfig, "--now", stamp]))
+            runs.append(("snapshot (YAML files)", ["--mock-clusterversion", str(cv_path), "--now", stamp]))
+            runs.append(("snapshot (JSON files)", ["--mock-clusterversion", str(json_path), "--now", stamp]))
+            size = archive.stat().st_size / 1e6
+            runs.append((f"must-gather ({size:.1f} MB)", ["--from", str(archive)]))
+            for label, args in runs:
+                median, worst, cpu, rss = measure([*args, "--details", "all"], opts.repeat)
+                print(f"{n:>6}  {label:<26} {median:>10.3f}s {worst:>8.3f}s {cpu:>6.3f}s {rss:>6d} MB", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,218 @@
+"""Hostile and broken dumps: read without writing anything, ignoring what climbs out or links
+elsewhere, within bounds, and failing with one line (exit 2), never a traceback or a hang."""
+
+from __future__ import annotations
+
+import io
+import os
+import stat
+import tarfile
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from cvo_py import cli
+from status import dump
+from status.snapshot import Snapshot
+from tests.support import dumps as conv
+from tests.support.insight_objects import clusterversion
+
+CV_PATH = "cluster-scoped-resources/config.openshift.io/clusterversions/version.yaml"
+
+
+def run(capsys: pytest.CaptureFixture[str], path: Path) -> tuple[int, str, str]:
+    code = cli.main(["upgrade-status", "--from", str(path), "--now", "2024-01-01T12:00:00Z"])
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def one_line_error(code: int, err: str, *fragments: str) -> None:
+    assert code == 2, err
+    assert err.startswith("error: ") and err.count("\n") == 1, err
+    assert "Traceback" not in err
+    for fragment in fragments:
+        assert fragment in err, err
+
+
+def tar_of(tmp_path: Path, entries: list[tarfile.TarInfo], data: dict[str, bytes], mode: str = "w:gz") -> Path:
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode=mode) as tar:  # type: ignore[call-overload]
+        for info in entries:
+            payload = data.get(info.name)
+            tar.addfile(info, io.BytesIO(payload) if payload is not None else None)
+    path = tmp_path / "dump.tar.gz"
+    path.write_bytes(buf.getvalue())
+    return path
+
+
+def regular(name: str, payload: bytes) -> tuple[tarfile.TarInfo, bytes]:
+    info = tarfile.TarInfo(name)
+    info.size = len(payload)
+    return info, payload
+
+
+def test_traversal_and_absolute_names_are_ignored_and_nothing_is_written(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    cv = b"kind: ClusterVersion\nmetadata: {name: version}\n"
+    entries = []
+    data = {}
+    for name in (f"../../escape/{CV_PATH}", f"/abs/{CV_PATH}", f"mg/a/../../../{CV_PATH}"):
+        info, payload = regular(name, cv)
+        entries.append(info)
+        data[name] = payload
+    path = tar_of(tmp_path, entries, data)
+    before = sorted(p for p in tmp_path.parent.rglob("*"))
+    code, out, err = run(capsys, path)
+    one_line_error(code, err, "neither a must-gather")
+    assert out == ""
+    assert sorted(p for p in tmp_path.parent.rglob("*")) == before
+
+
+def test_symlinks_hard_links_and_devices_in_a_tar_are_ignored(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    entries = []
+    for i, kind in enumerate((tarfile.SYMTYPE, tarfile.LNKTYPE, tarfile.CHRTYPE, tarfile.FIFOTYPE)):
+        info = tarfile.TarInfo(f"mg/img/{CV_PATH}" if i == 0 else f"mg/img/{CV_PATH}.{i}.yaml")
+        info.type = kind
+        info.linkname = "/etc/passwd"
+        entries.append(info)
+    path = tar_of(tmp_path, entries, {})
+    code, _, err = run(capsys, path)
+    one_line_error(code, err, "neither a must-gather")
+
+
+def test_symlinks_in_a_directory_are_not_followed(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    outside = tmp_path / "outside.yaml"
+    outside.write_text("kind: ClusterVersion\nmetadata: {name: version}\n")
+    target = tmp_path / "mg" / "img" / CV_PATH
+    target.parent.mkdir(parents=True)
+    os.symlink(outside, target)
+    os.symlink(tmp_path, tmp_path / "mg" / "img" / "loop")  # a directory link: not walked
+    code, _, err = run(capsys, tmp_path / "mg")
+    one_line_error(code, err, "neither a must-gather")
+
+
+def test_zip_symlink_entries_are_ignored(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as z:
+        info = zipfile.ZipInfo(f"mg/img/{CV_PATH}")
+        info.external_attr = (stat.S_IFLNK | 0o777) << 16
+        z.writestr(info, "/etc/passwd")
+        z.writestr(f"../{CV_PATH}", "kind: ClusterVersion\nmetadata: {name: version}\n")
+    path = tmp_path / "mg.zip"
+    path.write_bytes(buf.getvalue())
+    code, _, err = run(capsys, path)
+    one_line_error(code, err, "neither a must-gather")
+
+
+def test_a_compression_bomb_stops_at_the_bound(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(dump, "MAX_SCANNED_BYTES", 4 * 1024 * 1024)
+    info, payload = regular("mg/img/host_service_logs/zeros.log", b"\0" * (16 * 1024 * 1024))
+    path = tar_of(tmp_path, [info], {info.name: payload})
+    assert path.stat().st_size < 100_000  # a real bomb: tiny archive, large content
+    code, _, err = run(capsys, path)
+    one_line_error(code, err, "decompresses to more than")
+
+
+def test_a_member_too_large_to_read_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(dump, "MAX_MEMBER_BYTES", 1024)
+    info, payload = regular(f"mg/img/{CV_PATH}", b"# padding\n" * 1000)
+    path = tar_of(tmp_path, [info], {info.name: payload})
+    code, _, err = run(capsys, path)
+    one_line_error(code, err, "larger than")
+
+
+def test_too_many_members(tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(dump, "MAX_MEMBERS", 100)
+    entries = [regular(f"mg/img/f{i}", b"")[0] for i in range(150)]
+    path = tar_of(tmp_path, entries, {})
+    code, _, err = run(capsys, path)
+    one_line_error(code, err, "more than 100 entries")
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as z:
+        for i in range(150):
+            z.writestr(f"mg/f{i}", b"")
+    (tmp_path / "mg.zip").write_bytes(buf.getvalue())
+    code, _, err = run(capsys, tmp_path / "mg.zip")
+    one_line_error(code, err, "more than 100 entries")
+
+
+def _valid_must_gather() -> dict[str, bytes]:
+    snap = Snapshot(
+        name="x",
+        clusterversion=clusterversion(),
+        operators=[],
+        machineconfigs=[],
+        pools=[],
+        nodes=[],
+        alerts=None,
+        mco_deployment=None,
+    )
+    files = conv.must_gather_files(snap, 0)
+    files["zz-padding/big.log"] = os.urandom(200_000)  # incompressible: a cut lands in data
+    return files
+
+
+@pytest.mark.parametrize("mode", ["w:gz", "w:xz", "w"])
+@pytest.mark.parametrize("keep", [0.3, 0.6, 0.95])
+def test_truncated_archives(tmp_path: Path, capsys: pytest.CaptureFixture[str], mode: str, keep: float) -> None:
+    whole = conv.tar_bytes(_valid_must_gather(), prefix="mg/", mode=mode)
+    path = tmp_path / "cut.tar.gz"
+    path.write_bytes(whole[: int(len(whole) * keep)])
+    code, _, err = run(capsys, path)
+    one_line_error(code, err)
+
+
+def test_truncated_zip(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as z:
+        for rel, data in _valid_must_gather().items():
+            z.writestr(f"mg/{rel}", data)
+    path = tmp_path / "cut.zip"
+    path.write_bytes(buf.getvalue()[: len(buf.getvalue()) // 2])
+    code, _, err = run(capsys, path)
+    one_line_error(code, err)
+
+
+@pytest.mark.parametrize(
+    "content",
+    [b"", b"not an archive at all", b"\x1f\x8b\x08garbage", b"PK\x03\x04garbage", b"\xfd7zXZ\x00garbage"],
+    ids=["empty", "text", "bad-gzip", "bad-zip", "bad-xz"],
+)
+def test_garbage_files(tmp_path: Path, capsys: pytest.CaptureFixture[str], content: bytes) -> None:
+    path = tmp_path / "dump.tar.gz"
+    path.write_bytes(content)
+    code, _, err = run(capsys, path)
+    one_line_error(code, err)
+
+
+def test_a_missing_path_and_a_bad_format(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = run(capsys, tmp_path / "nope")
+    one_line_error(code, err, "cannot read")
+    code = cli.main(["upgrade-status", "--from", str(tmp_path), "--format", "omc"])
+    err = capsys.readouterr().err
+    assert code == 2 and "--format" in err and err.count("\n") == 1
+
+
+def test_unprintable_names_are_escaped(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "dump\x1b[31m.tar.gz"
+    path.write_bytes(b"junk")
+    code, _, err = run(capsys, path)
+    one_line_error(code, err)
+    assert "\x1b" not in err and "\\x1b" in err
+
+
+def test_a_broken_object_names_its_member(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    files = _valid_must_gather()
+    files[f"{conv.IMAGE_DIR}/cluster-scoped-resources/core/nodes/n1.yaml"] = b"kind: Node\nmetadata: [1, 2\n"
+    path = tmp_path / "mg.tar.gz"
+    path.write_bytes(conv.tar_bytes(files, prefix="mg/"))
+    code, _, err = run(capsys, path)
+    one_line_error(code, err, "core/nodes/n1.yaml", "cannot parse")
