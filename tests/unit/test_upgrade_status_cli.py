@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from cvo_py import cli
-from cvo_py.kube import CONFIGMAPS, ApiError, KubeClient
+from cvo_py.kube import CONFIGMAPS, LEASES, ApiError, KubeClient
 from status import snapshot
 from status.insights import compute, configmap, gotime, metadata
 from status.insights.gotime import MINUTE, SECOND
@@ -115,8 +115,14 @@ def test_malformed_object_exits_2(capsys: pytest.CaptureFixture[str], tmp_path: 
 
 @pytest.fixture
 def status_configmaps(kube: KubeClient) -> Iterator[list[str]]:
-    """The fixed namespace of the API; the ConfigMaps created here are removed afterwards."""
+    """The fixed namespace of the API; the ConfigMaps created here are removed afterwards. No
+    controller's Lease (one released by an earlier test would be warned about)."""
     local.ensure_namespace(kube, configmap.NAMESPACE)
+    try:
+        kube.delete(LEASES, metadata.LEASE, namespace=configmap.NAMESPACE)
+    except ApiError as exc:
+        if not exc.is_not_found():
+            raise
     created: list[str] = []
     yield created
     for name in created:
