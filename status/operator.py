@@ -166,28 +166,36 @@ class RetrievalCoordinator:
         self._wake.set()
         with self._lock:
             current = self._current
-        cancel = getattr(current, "cancel", None)
-        if callable(cancel):
-            cancel()  # a retrieval in flight would otherwise run on until its own deadline
+        if current is not None:
+            _cancel(current, "the operator is stopping")  # it would otherwise run on until its deadline
         if self._thread is not None:
             self._thread.join(timeout)
 
     def request(self, target: Release | None, force: bool = False) -> None:
+        superseded: Retriever | None = None
         with self._lock:
             if target is None:
                 self._wanted, self._latest = None, None
-                return
-            wanted = (target, force)
-            if self._wanted != wanted:
-                self._wanted = wanted
-                # A target asked for again (A → B → A) is retrieved again: its earlier acceptance
-                # was dropped when B was asked for.
-                self._finished.pop(wanted, None)
-                self._failures.pop(wanted, None)
-                if self._latest is not None and not self._latest.target.same_as(target):
-                    self._latest = None
-            if self._should_start(wanted):
-                self._wake.set()
+                superseded = self._current if self._running is not None else None
+            else:
+                wanted = (target, force)
+                if self._wanted != wanted:
+                    self._wanted = wanted
+                    # A target asked for again (A → B → A) is retrieved again: its earlier acceptance
+                    # was dropped when B was asked for.
+                    self._finished.pop(wanted, None)
+                    self._failures.pop(wanted, None)
+                    if self._latest is not None and not self._latest.target.same_as(target):
+                        self._latest = None
+                if self._running is not None and self._running != wanted:
+                    superseded = self._current
+                if self._should_start(wanted):
+                    self._wake.set()
+        if superseded is not None:
+            # The admin asked for something else (another target, force toggled, or nothing): the
+            # retrieval under way is of no use any more; end it now (its Pod is deleted) so the
+            # wanted one starts at once instead of after the old one's deadline.
+            _cancel(superseded, "superseded by a new spec.desiredUpdate")
 
     def acceptance(self) -> Acceptance | None:
         with self._lock:
@@ -222,6 +230,10 @@ class RetrievalCoordinator:
     def idle(self) -> bool:
         with self._lock:
             return self._running is None and (self._wanted is None or not self._should_start(self._wanted))
+
+    def _wanted_now(self) -> tuple[Release, bool] | None:
+        with self._lock:
+            return self._wanted
 
     def _should_start(self, wanted: tuple[Release, bool]) -> bool:
         if self._running == wanted:
@@ -273,7 +285,9 @@ class RetrievalCoordinator:
             with self._lock:
                 self._current = retriever
             if self._stop.is_set():
-                getattr(retriever, "cancel", lambda: None)()
+                _cancel(retriever, "the operator is stopping")
+            elif self._wanted_now() != wanted:
+                _cancel(retriever, "superseded by a new spec.desiredUpdate")
             final = retriever.retrieve(target.image, target.version, force)
         except Exception as exc:  # a bug or an I/O failure outside retrieval's own reporting
             log.exception("payload retrieval of %s failed", target.label())
@@ -301,6 +315,13 @@ class RetrievalCoordinator:
         if more:
             self._wake.set()
         self._on_change()
+
+
+def _cancel(retriever: Retriever, why: str) -> None:
+    """End `retriever`'s retrieval in flight, if it can be cancelled (PayloadRetriever can)."""
+    cancel = getattr(retriever, "cancel", None)
+    if callable(cancel):
+        cancel(why)
 
 
 # The ClusterVersion CRD: its schema decides which capability names status may carry.

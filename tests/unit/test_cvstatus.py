@@ -412,10 +412,16 @@ def test_update_flow_retrieving_failed_then_accepted_then_completed() -> None:
     target = cs.Release("4.14.2", IMG_B)
     operators = [co("etcd", "4.14.1"), co("dns", "4.14.1")]
 
-    # Asked for, retrieval not reported yet: ReleaseAccepted untouched, desired unchanged.
+    # Asked for, retrieval not reported yet: desired unchanged, and ReleaseAccepted already names
+    # the target Progressing names (never the state of the release before it).
     asked = cs.desired_status(cv(done, spec, 2), operators, cs.StatusInputs(RUNNING), T1)
     assert asked["desired"]["image"] == IMG_A
-    assert cond(asked, "ReleaseAccepted") == cond(done, "ReleaseAccepted")
+    accepted = cond(asked, "ReleaseAccepted")
+    assert (accepted["status"], accepted["reason"], accepted["message"]) == (
+        "Unknown",
+        "RetrievePayload",
+        retrieving("4.14.2", IMG_B).message,
+    )
     assert cond(asked, "Progressing")["message"] == "Working towards 4.14.2"
     assert asked["observedGeneration"] == 2
 
