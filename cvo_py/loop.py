@@ -7,6 +7,7 @@ import threading
 import time
 from collections.abc import Callable
 
+from cvo_py import klog
 from cvo_py.informer import Backoff
 
 log = logging.getLogger(__name__)
@@ -87,6 +88,7 @@ class SyncLoop:
             if delay > 0 and self._stop.wait(delay):
                 return
             self._wake.clear()
+            klog.v(5).info("%s: sync (%.1f ms held back by the rate limit)", self.name, max(0.0, delay) * 1000)
             try:
                 self._sync()
                 self.runs += 1

@@ -547,7 +547,11 @@ class PayloadRetriever:
             if verdict.kind == SUCCEEDED:
                 return name
             if verdict.kind == TERMINAL:
-                raise _download_failed(version, image, f"fetching update payload: {verdict.problem}", verdict.reason)
+                failed = _download_failed(version, image, f"fetching update payload: {verdict.problem}", verdict.reason)
+                # Tell the admin now: cleaning up (deleting the Pod, stopping its watch) takes round
+                # trips that must not stand between the kubelet's write and the condition.
+                self._report(failed.acceptance)
+                raise failed
             self._report(acc.waiting_after(progress, verdict.problem) if verdict.kind == TRANSIENT else progress)
             # Wake up for the next event, or when time alone could change the verdict.
             wake = deadline

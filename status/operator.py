@@ -531,7 +531,13 @@ class StatusOperator:
     def sync(self) -> None:
         if not (self.cv_informer.has_synced and self.co_informer.has_synced):
             return
-        self._record_events()
+        try:
+            self._sync_status()
+        finally:
+            # After the status write: recording an Event is a round trip the condition need not wait for.
+            self._record_events()
+
+    def _sync_status(self) -> None:
         self._follow_crd()
         cv = self.cv_informer.get(self.options.name)
         if cv is None and self.options.create_missing:
