@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from payload.acceptance import ReleaseAcceptance, payload_loaded
+from payload.acceptance import ReleaseAcceptance, is_about, payload_loaded
 from payload.acceptance import retrieving as payload_retrieving
 from status import capabilities
 
@@ -578,7 +578,16 @@ def _release_accepted(
         return
     if pending is not None:
         # Retrieval of the new target has not reported yet: say it is being retrieved, never leave
-        # a state about an earlier target beside a Progressing that names this one.
+        # a state about an earlier target beside a Progressing that names this one. A failure of
+        # this same target (e.g. found by the operator's previous run) stays until the next
+        # attempt ends, as within a run: the admin keeps seeing why.
+        existing = find_condition(conditions, RELEASE_ACCEPTED)
+        if (
+            existing is not None
+            and existing.get("status") == "False"
+            and is_about(str(existing.get("message") or ""), pending.version, pending.image)
+        ):
+            return
         retrieving = payload_retrieving(pending.version, pending.image)
         set_condition(conditions, RELEASE_ACCEPTED, retrieving.status, retrieving.reason, retrieving.message, now)
         return
