@@ -49,8 +49,12 @@ class SyncLoop:
         resync: float | None = None,
         min_interval: float = 0.0,
         burst: int = 1,
+        expected_errors: tuple[type[BaseException], ...] = (),
     ) -> None:
         self.name = name
+        # Failures that are part of operating (an API server away for a moment, a write that did
+        # not land): one log line each; anything else is a bug and is logged with its traceback.
+        self.expected_errors = expected_errors
         self._sync = sync
         self.resync = resync
         self.min_interval = min_interval
@@ -93,10 +97,13 @@ class SyncLoop:
                 self._sync()
                 self.runs += 1
                 self._backoff.reset()
-            except Exception:
+            except Exception as exc:
                 self.failures += 1
                 delay = self._backoff.next()
-                log.exception("%s: sync failed; retrying in %.1fs", self.name, delay)
+                if isinstance(exc, self.expected_errors):
+                    log.error("%s: sync failed: %s; retrying in %.1fs", self.name, exc, delay)
+                else:
+                    log.exception("%s: sync failed; retrying in %.1fs", self.name, delay)
                 self._stop.wait(delay)
                 self._wake.set()
                 continue

@@ -33,7 +33,16 @@ from typing import Any, Protocol
 
 from cvo_py import klog
 from cvo_py.informer import Informer, InformerSet
-from cvo_py.kube import CLUSTEROPERATORS, CLUSTERVERSIONS, CONFIGMAPS, CRDS, JSON, ApiError, KubeClient
+from cvo_py.kube import (
+    CLUSTEROPERATORS,
+    CLUSTERVERSIONS,
+    CONFIGMAPS,
+    CRDS,
+    JSON,
+    ApiError,
+    KubeClient,
+    ServerUnreachable,
+)
 from cvo_py.loop import SyncLoop
 from payload import acceptance as acc
 from payload.acceptance import ReleaseAcceptance
@@ -454,6 +463,7 @@ class StatusOperator:
             min_interval=options.min_interval,
             # The echo of our own write costs a sync; a burst lets the next real change in at once.
             burst=10,
+            expected_errors=(StatusWriteError, ApiError, ServerUnreachable),
         )
         self.coordinator = (
             RetrievalCoordinator(retriever_factory, self.loop.poke, retry_after=options.retrieval_retry)

@@ -227,3 +227,30 @@ def test_sync_loop_under_a_storm_of_pokes_stays_within_the_bucket() -> None:
     assert runs, "the loop never ran"
     elapsed = runs[-1] - runs[0]
     assert len(runs) <= 3 + elapsed / 0.05 + 1
+
+
+@pytest.mark.parametrize(("error", "traceback"), [(ConnectionError("API server away"), False), (KeyError("bug"), True)])
+def test_sync_loop_logs_expected_failures_in_one_line(
+    error: Exception, traceback: bool, caplog: pytest.LogCaptureFixture
+) -> None:
+    """An API server away for a moment is one line per retry; a bug keeps its traceback."""
+    from cvo_py.loop import SyncLoop
+
+    failed = threading.Event()
+
+    def sync() -> None:
+        failed.set()
+        raise error
+
+    loop = SyncLoop("flaky", sync, expected_errors=(ConnectionError,))
+    with caplog.at_level(logging.ERROR, logger="cvo_py.loop"):
+        loop.start()
+        loop.poke()
+        try:
+            assert failed.wait(10)
+        finally:
+            loop.stop()
+    [record] = [r for r in caplog.records if "flaky: sync failed" in r.getMessage()][:1]
+    assert (record.exc_info is not None) == traceback
+    if not traceback:
+        assert "API server away" in record.getMessage() and "\n" not in record.getMessage()
