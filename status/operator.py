@@ -3,9 +3,10 @@
 Informers on the ClusterVersion (name from CVO_NAME, as upstream) and on ClusterOperators poke one
 SyncLoop; each sync computes the whole status with `status.cvstatus.desired_status` and hands it
 to the one writer. When `spec.desiredUpdate` names a release other than `status.desired`, a
-`RetrievalCoordinator` runs payload retrieval on its own thread (one at a time; a newer target
-supersedes) and pokes the loop on every state it reports, so `ReleaseAccepted` follows within a
-sync. A retrieval that fails is also reported as a Warning Event by the loop (`status.events`).
+`RetrievalCoordinator` runs payload retrieval on its own thread (one at a time; a changed request
+cancels the one under way, whose Pod is deleted) and pokes the loop on every state it reports, so
+`ReleaseAccepted` follows within a sync. A retrieval that fails is also reported as a Warning
+Event by the loop (`status.events`), after the status write.
 
 A third informer follows the ClusterVersion CRD: when its spec changes (a roll-forward re-applies a
 newer schema), the capability names the writer pruned are forgotten and written again.
@@ -133,7 +134,8 @@ class RetrievalCoordinator:
     """At most one retrieval at a time, for the newest requested target.
 
     `request()` is called from every sync with what the spec asks for (or None). Reports of a
-    superseded retrieval are dropped. A failed target is tried again after `retry_after` seconds
+    superseded retrieval are dropped, and the retrieval itself is cancelled at once (another target,
+    force toggled, or nothing asked for any more). A failed target is tried again after `retry_after` seconds
     (or at once when `force` changes); a retrieved one is not retried.
     """
 
