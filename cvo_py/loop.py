@@ -7,6 +7,7 @@ import threading
 import time
 from collections.abc import Callable
 
+from cvo_py import klog
 from cvo_py.informer import Backoff
 
 log = logging.getLogger(__name__)
@@ -48,8 +49,12 @@ class SyncLoop:
         resync: float | None = None,
         min_interval: float = 0.0,
         burst: int = 1,
+        expected_errors: tuple[type[BaseException], ...] = (),
     ) -> None:
         self.name = name
+        # Failures that are part of operating (an API server away for a moment, a write that did
+        # not land): one log line each; anything else is a bug and is logged with its traceback.
+        self.expected_errors = expected_errors
         self._sync = sync
         self.resync = resync
         self.min_interval = min_interval
@@ -87,14 +92,18 @@ class SyncLoop:
             if delay > 0 and self._stop.wait(delay):
                 return
             self._wake.clear()
+            klog.v(5).info("%s: sync (%.1f ms held back by the rate limit)", self.name, max(0.0, delay) * 1000)
             try:
                 self._sync()
                 self.runs += 1
                 self._backoff.reset()
-            except Exception:
+            except Exception as exc:
                 self.failures += 1
                 delay = self._backoff.next()
-                log.exception("%s: sync failed; retrying in %.1fs", self.name, delay)
+                if isinstance(exc, self.expected_errors):
+                    log.error("%s: sync failed: %s; retrying in %.1fs", self.name, exc, delay)
+                else:
+                    log.exception("%s: sync failed; retrying in %.1fs", self.name, delay)
                 self._stop.wait(delay)
                 self._wake.set()
                 continue

@@ -17,6 +17,7 @@ certificate signed by the cluster's client CA, as upstream's CVO does since 4.20
 from __future__ import annotations
 
 import argparse
+import ipaddress
 import logging
 import os
 import re
@@ -499,11 +500,42 @@ class ListenAddressError(ValueError):
 
 
 def parse_listen(address: str) -> tuple[str, int]:
-    """`host:port` (host may be empty or bracketed IPv6) → (host, port)."""
+    """`host:port` → (host, port), as Go's net.SplitHostPort takes it: the host empty, an IPv4
+    address, a bracketed IPv6 address or a DNS name; the port 0-65535 in ASCII digits."""
     host, sep, port_text = address.rpartition(":")
-    if not sep or not port_text.isdigit() or not 0 <= int(port_text) <= 65535:
+    valid = bool(sep) and port_text.isascii() and port_text.isdigit() and int(port_text) <= 65535
+    if valid and host.startswith("[") and host.endswith("]"):
+        host = host[1:-1]
+        valid = _is_ip(host, 6)
+    elif valid and host:
+        valid = _is_ip(host, 4) or (not _looks_numeric(host) and _is_dns_name(host))
+    if not valid:
         raise ListenAddressError(f"invalid --listen address {address!r}: want HOST:PORT, e.g. 0.0.0.0:9099")
-    return host.strip("[]") or "0.0.0.0", int(port_text)
+    return host or "0.0.0.0", int(port_text)
+
+
+def _is_ip(text: str, version: int) -> bool:
+    try:
+        return ipaddress.ip_address(text).version == version
+    except ValueError:
+        return False
+
+
+def _looks_numeric(host: str) -> bool:
+    return all(part.isdigit() for part in host.split("."))
+
+
+def _is_dns_name(host: str) -> bool:
+    """RFC 1123 host name: dot-separated labels of ASCII letters, digits and inner hyphens."""
+    labels = host.removesuffix(".").split(".")
+    return len(host) <= 253 and all(
+        0 < len(label) <= 63
+        and label.isascii()
+        and all(c.isalnum() or c == "-" for c in label)
+        and not label.startswith("-")
+        and not label.endswith("-")
+        for label in labels
+    )
 
 
 class MetricsServer:

@@ -57,6 +57,12 @@ def _ids(version: str, image: str) -> str:
     return f"version={go_quote(version)} image={go_quote(image)}"
 
 
+def is_about(message: str, version: str, image: str) -> bool:
+    """Whether a ReleaseAccepted message is about this release (names it as these messages do)."""
+    ids = _ids(version, image)
+    return f"{ids} " in message or f"{ids};" in message or message.endswith(ids)
+
+
 def retrieving(version: str, image: str) -> ReleaseAcceptance:
     return ReleaseAcceptance("Unknown", RETRIEVE_PAYLOAD, f"Retrieving and verifying payload {_ids(version, image)}")
 

@@ -201,10 +201,13 @@ class PayloadRetriever:
         # The informer of the retrieval in flight; exposed so tests can drop its watch.
         self.informer: Informer | None = None
         self._cancelled = threading.Event()
+        self._cancel_reason = "the operator is stopping"
         self._events: queue.Queue[tuple[str, JSON]] | None = None
 
-    def cancel(self) -> None:
-        """End a retrieval in flight soon (the operator is stopping); its Pod is cleaned up."""
+    def cancel(self, why: str = "the operator is stopping") -> None:
+        """End a retrieval in flight soon (the operator is stopping, or the target changed); its
+        Pod is deleted."""
+        self._cancel_reason = why
         self._cancelled.set()
         events = self._events
         if events is not None:
@@ -213,7 +216,7 @@ class PayloadRetriever:
     def _check_cancelled(self, version: str, image: str) -> None:
         if self._cancelled.is_set():
             raise _download_failed(
-                version, image, "fetching update payload: cancelled: the operator is stopping", "Cancelled"
+                version, image, f"fetching update payload: cancelled: {self._cancel_reason}", "Cancelled"
             )
 
     # -- reporting -------------------------------------------------------------------------------
@@ -545,7 +548,11 @@ class PayloadRetriever:
             if verdict.kind == SUCCEEDED:
                 return name
             if verdict.kind == TERMINAL:
-                raise _download_failed(version, image, f"fetching update payload: {verdict.problem}", verdict.reason)
+                failed = _download_failed(version, image, f"fetching update payload: {verdict.problem}", verdict.reason)
+                # Tell the admin now: cleaning up (deleting the Pod, stopping its watch) takes round
+                # trips that must not stand between the kubelet's write and the condition.
+                self._report(failed.acceptance)
+                raise failed
             self._report(acc.waiting_after(progress, verdict.problem) if verdict.kind == TRANSIENT else progress)
             # Wake up for the next event, or when time alone could change the verdict.
             wake = deadline
@@ -564,6 +571,7 @@ class PayloadRetriever:
                 event_type, obj = events.get(timeout=max(0.0, timeout))
             except queue.Empty:
                 continue
+            klog.v(5).info("version pod %s: %s event", name, event_type)
             # Drain bursts: only the newest state matters (a DELETED is never skipped).
             while True:
                 if event_type == CANCELLED:

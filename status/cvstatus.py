@@ -18,7 +18,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from payload.acceptance import ReleaseAcceptance, payload_loaded
+from payload.acceptance import ReleaseAcceptance, is_about, payload_loaded
+from payload.acceptance import retrieving as payload_retrieving
 from status import capabilities
 
 JSON = dict[str, Any]
@@ -547,7 +548,7 @@ def desired_status(
     else:
         remove_condition(conditions, INVALID)
 
-    _release_accepted(conditions, acceptance, pending, desired, now)
+    _release_accepted(conditions, acceptance, requested if pending else None, desired, now)
 
     if caps.implicitly_enabled:
         set_condition(
@@ -569,18 +570,36 @@ def desired_status(
 
 
 def _release_accepted(
-    conditions: list[JSON], acceptance: Acceptance | None, pending: bool, desired: Release, now: datetime
+    conditions: list[JSON], acceptance: Acceptance | None, pending: Release | None, desired: Release, now: datetime
 ) -> None:
     if acceptance is not None:
         state = acceptance.state
         set_condition(conditions, RELEASE_ACCEPTED, state.status, state.reason, state.message, now)
         return
+    if pending is not None:
+        # Retrieval of the new target has not reported yet: say it is being retrieved, never leave
+        # a state about an earlier target beside a Progressing that names this one. A failure of
+        # this same target (e.g. found by the operator's previous run) stays until the next
+        # attempt ends, as within a run: the admin keeps seeing why.
+        existing = find_condition(conditions, RELEASE_ACCEPTED)
+        if (
+            existing is not None
+            and existing.get("status") == "False"
+            and is_about(str(existing.get("message") or ""), pending.version, pending.image)
+        ):
+            return
+        retrieving = payload_retrieving(pending.version, pending.image)
+        set_condition(conditions, RELEASE_ACCEPTED, retrieving.status, retrieving.reason, retrieving.message, now)
+        return
     existing = find_condition(conditions, RELEASE_ACCEPTED)
-    if pending:
-        return  # retrieval has not reported yet: leave the condition as it is (upstream: empty step)
-    if existing is None or existing.get("status") != "True":
-        # Nothing pending: the accepted payload is the desired one (upstream's reset message).
-        loaded = payload_loaded(desired.version, desired.image)
+    loaded = payload_loaded(desired.version, desired.image)
+    if (
+        existing is None
+        or existing.get("status") != "True"
+        or not str(existing.get("message") or "").startswith(loaded.message)
+    ):
+        # Nothing pending: the accepted payload is the desired one (upstream's reset message),
+        # also when the condition still names another release (e.g. written by an earlier run).
         set_condition(conditions, RELEASE_ACCEPTED, loaded.status, loaded.reason, loaded.message, now)
 
 

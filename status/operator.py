@@ -3,9 +3,10 @@
 Informers on the ClusterVersion (name from CVO_NAME, as upstream) and on ClusterOperators poke one
 SyncLoop; each sync computes the whole status with `status.cvstatus.desired_status` and hands it
 to the one writer. When `spec.desiredUpdate` names a release other than `status.desired`, a
-`RetrievalCoordinator` runs payload retrieval on its own thread (one at a time; a newer target
-supersedes) and pokes the loop on every state it reports, so `ReleaseAccepted` follows within a
-sync. A retrieval that fails is also reported as a Warning Event by the loop (`status.events`).
+`RetrievalCoordinator` runs payload retrieval on its own thread (one at a time; a changed request
+cancels the one under way, whose Pod is deleted) and pokes the loop on every state it reports, so
+`ReleaseAccepted` follows within a sync. A retrieval that fails is also reported as a Warning
+Event by the loop (`status.events`), after the status write.
 
 A third informer follows the ClusterVersion CRD: when its spec changes (a roll-forward re-applies a
 newer schema), the capability names the writer pruned are forgotten and written again.
@@ -33,7 +34,16 @@ from typing import Any, Protocol
 
 from cvo_py import klog
 from cvo_py.informer import Informer, InformerSet
-from cvo_py.kube import CLUSTEROPERATORS, CLUSTERVERSIONS, CONFIGMAPS, CRDS, JSON, ApiError, KubeClient
+from cvo_py.kube import (
+    CLUSTEROPERATORS,
+    CLUSTERVERSIONS,
+    CONFIGMAPS,
+    CRDS,
+    JSON,
+    ApiError,
+    KubeClient,
+    ServerUnreachable,
+)
 from cvo_py.loop import SyncLoop
 from payload import acceptance as acc
 from payload.acceptance import ReleaseAcceptance
@@ -124,7 +134,8 @@ class RetrievalCoordinator:
     """At most one retrieval at a time, for the newest requested target.
 
     `request()` is called from every sync with what the spec asks for (or None). Reports of a
-    superseded retrieval are dropped. A failed target is tried again after `retry_after` seconds
+    superseded retrieval are dropped, and the retrieval itself is cancelled at once (another target,
+    force toggled, or nothing asked for any more). A failed target is tried again after `retry_after` seconds
     (or at once when `force` changes); a retrieved one is not retried.
     """
 
@@ -166,28 +177,36 @@ class RetrievalCoordinator:
         self._wake.set()
         with self._lock:
             current = self._current
-        cancel = getattr(current, "cancel", None)
-        if callable(cancel):
-            cancel()  # a retrieval in flight would otherwise run on until its own deadline
+        if current is not None:
+            _cancel(current, "the operator is stopping")  # it would otherwise run on until its deadline
         if self._thread is not None:
             self._thread.join(timeout)
 
     def request(self, target: Release | None, force: bool = False) -> None:
+        superseded: Retriever | None = None
         with self._lock:
             if target is None:
                 self._wanted, self._latest = None, None
-                return
-            wanted = (target, force)
-            if self._wanted != wanted:
-                self._wanted = wanted
-                # A target asked for again (A → B → A) is retrieved again: its earlier acceptance
-                # was dropped when B was asked for.
-                self._finished.pop(wanted, None)
-                self._failures.pop(wanted, None)
-                if self._latest is not None and not self._latest.target.same_as(target):
-                    self._latest = None
-            if self._should_start(wanted):
-                self._wake.set()
+                superseded = self._current if self._running is not None else None
+            else:
+                wanted = (target, force)
+                if self._wanted != wanted:
+                    self._wanted = wanted
+                    # A target asked for again (A → B → A) is retrieved again: its earlier acceptance
+                    # was dropped when B was asked for.
+                    self._finished.pop(wanted, None)
+                    self._failures.pop(wanted, None)
+                    if self._latest is not None and not self._latest.target.same_as(target):
+                        self._latest = None
+                if self._running is not None and self._running != wanted:
+                    superseded = self._current
+                if self._should_start(wanted):
+                    self._wake.set()
+        if superseded is not None:
+            # The admin asked for something else (another target, force toggled, or nothing): the
+            # retrieval under way is of no use any more; end it now (its Pod is deleted) so the
+            # wanted one starts at once instead of after the old one's deadline.
+            _cancel(superseded, "superseded by a new spec.desiredUpdate")
 
     def acceptance(self) -> Acceptance | None:
         with self._lock:
@@ -222,6 +241,10 @@ class RetrievalCoordinator:
     def idle(self) -> bool:
         with self._lock:
             return self._running is None and (self._wanted is None or not self._should_start(self._wanted))
+
+    def _wanted_now(self) -> tuple[Release, bool] | None:
+        with self._lock:
+            return self._wanted
 
     def _should_start(self, wanted: tuple[Release, bool]) -> bool:
         if self._running == wanted:
@@ -273,7 +296,9 @@ class RetrievalCoordinator:
             with self._lock:
                 self._current = retriever
             if self._stop.is_set():
-                getattr(retriever, "cancel", lambda: None)()
+                _cancel(retriever, "the operator is stopping")
+            elif self._wanted_now() != wanted:
+                _cancel(retriever, "superseded by a new spec.desiredUpdate")
             final = retriever.retrieve(target.image, target.version, force)
         except Exception as exc:  # a bug or an I/O failure outside retrieval's own reporting
             log.exception("payload retrieval of %s failed", target.label())
@@ -301,6 +326,13 @@ class RetrievalCoordinator:
         if more:
             self._wake.set()
         self._on_change()
+
+
+def _cancel(retriever: Retriever, why: str) -> None:
+    """End `retriever`'s retrieval in flight, if it can be cancelled (PayloadRetriever can)."""
+    cancel = getattr(retriever, "cancel", None)
+    if callable(cancel):
+        cancel(why)
 
 
 # The ClusterVersion CRD: its schema decides which capability names status may carry.
@@ -433,6 +465,7 @@ class StatusOperator:
             min_interval=options.min_interval,
             # The echo of our own write costs a sync; a burst lets the next real change in at once.
             burst=10,
+            expected_errors=(StatusWriteError, ApiError, ServerUnreachable),
         )
         self.coordinator = (
             RetrievalCoordinator(retriever_factory, self.loop.poke, retry_after=options.retrieval_retry)
@@ -510,7 +543,13 @@ class StatusOperator:
     def sync(self) -> None:
         if not (self.cv_informer.has_synced and self.co_informer.has_synced):
             return
-        self._record_events()
+        try:
+            self._sync_status()
+        finally:
+            # After the status write: recording an Event is a round trip the condition need not wait for.
+            self._record_events()
+
+    def _sync_status(self) -> None:
         self._follow_crd()
         cv = self.cv_informer.get(self.options.name)
         if cv is None and self.options.create_missing:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import math
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -83,19 +84,25 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_serving_arguments(parser, cert_required=False)
 
 
+# The longest duration a flag takes (a day): longer Lease or resync periods are typing mistakes.
+MAX_SECONDS = 86400.0
+
+
 def _seconds(text: str) -> float:
     try:
-        value = float(text.removesuffix("s"))
+        value = float(text.removesuffix("s")) if text.isascii() else math.nan
     except ValueError:
-        raise argparse.ArgumentTypeError(f"invalid duration {text!r}: want seconds, e.g. 15 or 15s") from None
-    if value <= 0:
-        raise argparse.ArgumentTypeError(f"invalid duration {text!r}: must be positive")
+        value = math.nan
+    if math.isnan(value):
+        raise argparse.ArgumentTypeError(f"invalid duration {text!r}: want seconds, e.g. 15 or 15s")
+    if not 0 < value <= MAX_SECONDS:
+        raise argparse.ArgumentTypeError(f"invalid duration {text!r}: want more than 0 and at most {MAX_SECONDS:g}s")
     return value
 
 
 def detect_namespace(explicit: str | None, sa_file: str = SA_NAMESPACE_FILE) -> str:
-    if explicit:
-        return explicit
+    if explicit is not None:
+        return explicit  # an explicit empty value is refused by validate(), not replaced
     path = Path(sa_file)
     if path.is_file():
         detected = path.read_text().strip()

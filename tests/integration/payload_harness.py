@@ -182,7 +182,9 @@ class StartProcess:
     """`cluster-version-operator start` as the cluster would run it, in `namespace`, with the
     running release's payload and the node's payload directory in `workdir`."""
 
-    def __init__(self, kubeconfig: str, namespace: str, workdir: Path, running_version: str = "4.14.1") -> None:
+    def __init__(
+        self, kubeconfig: str, namespace: str, workdir: Path, running_version: str = "4.14.1", verbosity: int = 2
+    ) -> None:
         import os
         import subprocess
         import sys
@@ -211,7 +213,7 @@ class StartProcess:
                 f"--release-image={RUNNING_IMAGE}",
                 f"--node-name={NODE}",
                 "--listen=",
-                "--v=2",
+                f"--v={verbosity}",
             ],
             env=env,
             stdout=self._log,

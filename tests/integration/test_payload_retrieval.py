@@ -191,16 +191,34 @@ TERMINAL_MODES: list[tuple[str, Act, str]] = [
 ]
 
 
+class CleanupWatcher(Retrieval):
+    """Notes, when the failure is reported, whether the version Pod was still there (not deleting)."""
+
+    pods_at_failure: list[tuple[str, bool]] | None = None
+
+    def _collect(self, acceptance: ReleaseAcceptance) -> None:
+        if acceptance.status == "False" and self.pods_at_failure is None:
+            self.pods_at_failure = [
+                (p["metadata"]["name"], bool(p["metadata"].get("deletionTimestamp")))
+                for p in version_pods(self.kube, self.options.namespace)
+            ]
+        super()._collect(acceptance)
+
+
 @pytest.mark.parametrize(("act", "problem"), [m[1:] for m in TERMINAL_MODES], ids=[m[0] for m in TERMINAL_MODES])
 def test_terminal_mode_fails_at_once_with_exact_message(
     kube: KubeClient, namespace: str, payload_dir: Path, kubelet: Kubelet, ready: None, act: Act, problem: str
 ) -> None:
-    run = Retrieval(kube, options(namespace, payload_dir)).start()
+    run = CleanupWatcher(kube, options(namespace, payload_dir)).start()
     pod = run.wait_pod()["metadata"]["name"]
     act(kubelet, pod, namespace)
     result = run.finish(timeout=10)
     assert result == ReleaseAcceptance("False", "RetrievePayload", FAILED + problem.format(pod=pod))
     assert run.reports[0] == STARTED
+    # Reported once, before the cleanup (deleting the Pod, stopping its watch: round trips the
+    # admin need not wait for), and the Pod is deleted after.
+    assert [r for r in run.reports if r.status == "False"] == [result]
+    assert run.pods_at_failure == [(pod, False)]
     wait_until(lambda: not version_pods(kube, namespace), what="version pod deleted")
 
 

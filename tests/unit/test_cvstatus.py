@@ -412,10 +412,16 @@ def test_update_flow_retrieving_failed_then_accepted_then_completed() -> None:
     target = cs.Release("4.14.2", IMG_B)
     operators = [co("etcd", "4.14.1"), co("dns", "4.14.1")]
 
-    # Asked for, retrieval not reported yet: ReleaseAccepted untouched, desired unchanged.
+    # Asked for, retrieval not reported yet: desired unchanged, and ReleaseAccepted already names
+    # the target Progressing names (never the state of the release before it).
     asked = cs.desired_status(cv(done, spec, 2), operators, cs.StatusInputs(RUNNING), T1)
     assert asked["desired"]["image"] == IMG_A
-    assert cond(asked, "ReleaseAccepted") == cond(done, "ReleaseAccepted")
+    accepted = cond(asked, "ReleaseAccepted")
+    assert (accepted["status"], accepted["reason"], accepted["message"]) == (
+        "Unknown",
+        "RetrievePayload",
+        retrieving("4.14.2", IMG_B).message,
+    )
     assert cond(asked, "Progressing")["message"] == "Working towards 4.14.2"
     assert asked["observedGeneration"] == 2
 
@@ -567,3 +573,50 @@ def test_real_degraded_snapshot() -> None:
     assert cond(status, "Progressing")["message"].startswith("Unable to apply 4.14.1: ")
     # Others' conditions are kept as they were.
     assert cond(status, "Upgradeable") == cond(cv_obj["status"], "Upgradeable")
+
+
+IMG_C = "quay.io/openshift-release-dev/ocp-release@sha256:" + "c" * 64
+
+
+def _with_accepted(status: dict[str, Any], state: Any) -> dict[str, Any]:
+    out = copy.deepcopy(status)
+    cs.set_condition(out["conditions"], "ReleaseAccepted", state.status, state.reason, state.message, T0)
+    return out
+
+
+def _towards_and_accepted(status: dict[str, Any]) -> tuple[str, str, str]:
+    accepted = cond(status, "ReleaseAccepted")
+    return cond(status, "Progressing")["message"], accepted["status"], accepted["message"]
+
+
+def test_release_accepted_names_what_progressing_names_before_retrieval_reports() -> None:
+    """No acceptance from retrieval yet (just asked for, or `start` just restarted): the two
+    conditions never name different targets."""
+    operators = [co("etcd", "4.14.1")]
+    spec_b = {"clusterID": "c0ffee", "desiredUpdate": {"image": IMG_B}}
+    failed_c = retrieval_failed("", IMG_C, "Unable to download and prepare the update: boom")
+    failed_b = retrieval_failed("", IMG_B, "Unable to download and prepare the update: boom")
+
+    # A failure about another target (C) is replaced by "retrieving" the one asked for (B).
+    moved = cs.desired_status(
+        cv(_with_accepted(completed_status(), failed_c), spec_b, 2), operators, cs.StatusInputs(RUNNING), T1
+    )
+    assert _towards_and_accepted(moved) == (f"Working towards {IMG_B}", "Unknown", retrieving("", IMG_B).message)
+
+    # A failure of B itself (say, found before a restart) stays until the next attempt ends.
+    kept = cs.desired_status(
+        cv(_with_accepted(completed_status(), failed_b), spec_b, 2), operators, cs.StatusInputs(RUNNING), T1
+    )
+    assert _towards_and_accepted(kept) == (f"Working towards {IMG_B}", "False", failed_b.message)
+
+    # Withdrawn, or back to the running release: the running release's payload, whatever was said before.
+    for spec in ({"clusterID": "c0ffee"}, {"clusterID": "c0ffee", "desiredUpdate": {"image": IMG_A}}):
+        for before in (failed_b, retrieving("", IMG_B), payload_loaded("4.14.9", IMG_C)):
+            back = cs.desired_status(
+                cv(_with_accepted(completed_status(), before), spec, 2), operators, cs.StatusInputs(RUNNING), T1
+            )
+            assert _towards_and_accepted(back) == (
+                "Cluster version is 4.14.1",
+                "True",
+                payload_loaded("4.14.1", IMG_A).message,
+            )

@@ -6,7 +6,10 @@ from __future__ import annotations
 import io
 import json
 import logging
+import random
 import re
+import threading
+import time
 from typing import Any
 
 import pytest
@@ -176,3 +179,78 @@ def test_token_bucket_of_one_spaces_runs_by_the_interval() -> None:
     assert bucket.reserve(0.0) == 0.0
     assert bucket.reserve(0.05) == pytest.approx(0.15)
     assert TokenBucket(interval=0.0).reserve(0.0) == 0.0  # no limit
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_token_bucket_bounds_runs_in_any_window(seed: int) -> None:
+    """Under a storm of requests at random times (bursts, pauses, idle spells), the runs it
+    schedules in any window of W seconds are at most `burst + W / interval`: the pacing that
+    protects the API server holds whatever the timing."""
+    rng = random.Random(seed)
+    burst = rng.randint(1, 12)
+    gaps = [rng.choice((0.0, 0.0, rng.uniform(0, 0.01), rng.uniform(0, 0.5))) for _ in range(rng.randint(1, 200))]
+    interval = 0.05
+    bucket = TokenBucket(interval=interval, burst=burst, now=0.0)
+    now, scheduled = 0.0, []
+    for gap in gaps:
+        now += gap
+        start = now + bucket.reserve(now)
+        scheduled.append(start)
+        now = start  # the loop runs it before asking again
+    for i in range(len(scheduled)):
+        for j in range(i, len(scheduled)):
+            window = scheduled[j] - scheduled[i]
+            assert j - i + 1 <= burst + window / interval + 1e-6
+
+
+def test_sync_loop_under_a_storm_of_pokes_stays_within_the_bucket() -> None:
+    """Pokes as fast as a thread can make them: syncs are bounded by burst + elapsed / interval."""
+    from cvo_py.loop import SyncLoop
+
+    runs: list[float] = []
+    loop = SyncLoop("storm", lambda: runs.append(time.monotonic()), min_interval=0.05, burst=3)
+    stop = threading.Event()
+
+    def storm() -> None:
+        while not stop.is_set():
+            loop.poke()
+
+    poker = threading.Thread(target=storm, daemon=True)
+    loop.start()
+    poker.start()
+    try:
+        assert not stop.wait(0.6)  # let the storm run
+    finally:
+        stop.set()
+        poker.join(5)
+        loop.stop()
+    assert runs, "the loop never ran"
+    elapsed = runs[-1] - runs[0]
+    assert len(runs) <= 3 + elapsed / 0.05 + 1
+
+
+@pytest.mark.parametrize(("error", "traceback"), [(ConnectionError("API server away"), False), (KeyError("bug"), True)])
+def test_sync_loop_logs_expected_failures_in_one_line(
+    error: Exception, traceback: bool, caplog: pytest.LogCaptureFixture
+) -> None:
+    """An API server away for a moment is one line per retry; a bug keeps its traceback."""
+    from cvo_py.loop import SyncLoop
+
+    failed = threading.Event()
+
+    def sync() -> None:
+        failed.set()
+        raise error
+
+    loop = SyncLoop("flaky", sync, expected_errors=(ConnectionError,))
+    with caplog.at_level(logging.ERROR, logger="cvo_py.loop"):
+        loop.start()
+        loop.poke()
+        try:
+            assert failed.wait(10)
+        finally:
+            loop.stop()
+    [record] = [r for r in caplog.records if "flaky: sync failed" in r.getMessage()][:1]
+    assert (record.exc_info is not None) == traceback
+    if not traceback:
+        assert "API server away" in record.getMessage() and "\n" not in record.getMessage()

@@ -109,10 +109,10 @@ def test_newer_target_supersedes_and_old_reports_are_dropped(
     gate_b = h.gate("img-b", payload_loaded("4.14.3", "img-b"))
     coordinator.request(A, False)
     assert h.started.acquire(timeout=WAIT)
-    coordinator.request(B, False)  # while A is still running: B waits, A's reports no longer count
+    coordinator.request(B, False)  # while A is still running: A's reports no longer count
     assert coordinator.acceptance() is None
-    gate_a.set()
-    assert h.started.acquire(timeout=WAIT)  # B starts only after A has returned
+    gate_a.set()  # (a retriever that cannot be cancelled runs on; PayloadRetriever is cancelled)
+    assert h.started.acquire(timeout=WAIT)  # B starts once A has returned
     assert [c[0] for c in h.calls] == ["img-a", "img-b"]
     running = coordinator.acceptance()
     assert running is not None and running.target == B and running.state.status == "Unknown"
@@ -251,7 +251,7 @@ def test_stop_cancels_the_retrieval_in_flight() -> None:
             assert cancelled.wait(WAIT), "never cancelled"
             return retrieval_failed(version, image, "cancelled")
 
-        def cancel(self) -> None:
+        def cancel(self, why: str = "") -> None:
             cancelled.set()
 
     started = threading.Event()
@@ -265,3 +265,57 @@ def test_stop_cancels_the_retrieval_in_flight() -> None:
     assert started.wait(WAIT)
     coordinator.stop(timeout=WAIT)
     assert cancelled.is_set() and coordinator.idle()
+
+
+class Cancellable:
+    """A retrieval that blocks until cancelled, recording why."""
+
+    def __init__(self, started: threading.Semaphore, reasons: list[str]) -> None:
+        self._cancelled = threading.Event()
+        self._started = started
+        self._reasons = reasons
+
+    def retrieve(self, image: str, version: str, force: bool) -> ReleaseAcceptance:
+        self._started.release()
+        assert self._cancelled.wait(WAIT), "never cancelled"
+        return retrieval_failed(version, image, "cancelled")
+
+    def cancel(self, why: str = "") -> None:
+        self._reasons.append(why)
+        self._cancelled.set()
+
+
+@pytest.mark.parametrize(
+    "change",
+    [(B, False), (A, True), None],
+    ids=["another target", "force toggled", "request withdrawn"],
+)
+def test_a_changed_request_cancels_the_retrieval_in_flight(change: tuple[Release, bool] | None) -> None:
+    started = threading.Semaphore(0)
+    reasons: list[str] = []
+    made: list[Cancellable] = []
+
+    def make(report: object) -> Cancellable:
+        made.append(Cancellable(started, reasons))
+        return made[-1]
+
+    coordinator = RetrievalCoordinator(make, lambda: None, retry_after=60.0).start()
+    try:
+        coordinator.request(A, False)
+        assert started.acquire(timeout=WAIT)
+        if change is None:
+            coordinator.request(None)
+        else:
+            coordinator.request(*change)
+        # Cancelled by request() itself, not when the old retrieval ends on its own.
+        assert reasons == ["superseded by a new spec.desiredUpdate"]
+        if change is not None:
+            assert started.acquire(timeout=WAIT)  # the new request's retrieval starts
+            assert len(made) == 2
+            latest = coordinator.acceptance()
+            assert latest is None or latest.target == change[0]
+        else:
+            wait_idle(coordinator)
+            assert coordinator.acceptance() is None and len(made) == 1
+    finally:
+        coordinator.stop(timeout=WAIT)
