@@ -194,6 +194,13 @@ class Metrics(Collector):
             "Insights left out of the ConfigMap API because a ConfigMap would exceed its size limit.",
             value=len(c.omitted),
         )
+        if c.last_publish is not None:
+            yield GaugeMetricFamily(
+                "update_status_controller_last_publish_timestamp_seconds",
+                "When the ConfigMap API last matched the computed insights (after a sync that wrote or found "
+                "nothing to write), Unix seconds.",
+                value=c.last_publish,
+            )
         yield GaugeMetricFamily(
             "update_status_controller_configmap_present",
             "1 when the ConfigMap API exists (an administrator opted in), else 0.",
@@ -256,6 +263,7 @@ class UpdateStatusController:
         self.configmap_exists: bool | None = None
         self.sizes: dict[str, int] = {}
         self.omitted: tuple[str, ...] = ()
+        self.last_publish: float | None = None  # wall-clock seconds of the last complete publish
         self.problems: tuple[str, ...] = ()
         self.counts: Mapping[tuple[str, str], int] = {}
         self.synced = threading.Event()
@@ -417,6 +425,7 @@ class UpdateStatusController:
                     self._pending_since = pending_since
             raise
         self._report_omitted(tuple(omitted), data)
+        self.last_publish = time.time()
         if not wrote:
             klog.v(4).info("ConfigMap API %s/%s is up to date", self.namespace, self.configmap)
             return
