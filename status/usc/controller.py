@@ -42,8 +42,12 @@ from cvo_py.kube import (
     Resource,
 )
 from cvo_py.loop import SyncLoop
+from cvo_py.promapi import PrometheusAPI
 from status.insights import configmap as wire
+from status.insights.alerts import live_alert_insights
 from status.insights.configmap import CONFIGMAP, DATA_LIMIT, NAMESPACE, OWNED_PREFIX, ShardPlanner, data_size
+from status.insights.controlplane import update_started_at
+from status.usc.alerts import AlertsPoller
 from status.usc.incremental import IncrementalInsights
 from status.usc.publish import apply_patch, fit_patch, resource_version_newer
 
@@ -219,6 +223,8 @@ class UpdateStatusController:
         min_interval: float = 0.02,
         size_limit: int = DATA_LIMIT,
         registry: CollectorRegistry | None = None,
+        alerts_api: PrometheusAPI | None = None,
+        alerts_interval: float = 30.0,
     ) -> None:
         self.client = client
         self.namespace = namespace
@@ -270,6 +276,8 @@ class UpdateStatusController:
         self._stopped = threading.Event()
         self.writes = 0
         self.metrics = Metrics(self, registry) if registry is not None else None
+        # Firing alerts become health insights, as oc shows them (None: not read at all).
+        self.alerts = AlertsPoller(alerts_api, alerts_interval, self._mark) if alerts_api is not None else None
 
     def _configmap_informer(self, name: str) -> Informer:
         informer = Informer(self.client, CONFIGMAPS, namespace=self.namespace, field_selector=f"metadata.name={name}")
@@ -311,6 +319,8 @@ class UpdateStatusController:
 
     def start(self) -> UpdateStatusController:
         self.loop.start()
+        if self.alerts is not None:
+            self.alerts.start()
         self.informers.start()
         threading.Thread(target=self._poke_when_synced, name="usc-wait-sync", daemon=True).start()
         log.info("Update status controller started: publishing to ConfigMap %s/%s", self.namespace, self.configmap)
@@ -326,6 +336,8 @@ class UpdateStatusController:
 
     def stop(self) -> None:
         self._stopped.set()
+        if self.alerts is not None:
+            self.alerts.stop()
         self.loop.stop()
         self._writers.shutdown(wait=False, cancel_futures=True)
         self.informers.stop()
@@ -371,14 +383,20 @@ class UpdateStatusController:
         main = self._view(self.configmap)
         if main is not None and not self._seeded:
             self._seed(main)
+        cv = self.cv.get(CLUSTERVERSION)
         data = self.insights.update(
-            self.cv.get(CLUSTERVERSION),
+            cv,
             self.co.items(),
             self.nodes.items(),
             self.pools.items(),
             machineconfig_versions(self.mcs.items()),
             self._now(),
             mco_image(self.mco.get(MCO_DEPLOYMENT, MCO_NAMESPACE)),
+            alerts=(
+                live_alert_insights(self.alerts.reading, update_started_at(cv))
+                if self.alerts is not None and cv is not None
+                else ()
+            ),
         )
         self.counts = self.insights.counts
         klog.v(4).info(
