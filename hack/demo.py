@@ -441,7 +441,9 @@ class Demo:
         )
         self.say(f"ClusterVersion version (spec only: its status is written by `start`, running {OLD})")
         for name in OPERATORS:
-            kube.create(CLUSTEROPERATORS, {"metadata": {"name": name, "annotations": {INCLUDE: "true"}}, "spec": {}})
+            kube.create(
+                CLUSTEROPERATORS, {"metadata": {"name": name, "annotations": {INCLUDE: "true"}}, "spec": {}}
+            )
             set_operator(kube, name, OLD, progressing=False)
         self.say(f"{len(OPERATORS)} ClusterOperators at {OLD} ({INCLUDE}): {', '.join(OPERATORS)}")
         mco = MCO(kube)
@@ -565,11 +567,16 @@ class Demo:
             ),
             60,
         )
-        self.say(f"`start` wrote the ClusterVersion status: {(find_condition(cv, 'Progressing') or {}).get('message')}")
+        self.say(
+            "`start` wrote the ClusterVersion status: "
+            f"{(find_condition(cv, 'Progressing') or {}).get('message')}"
+        )
         created = time.monotonic()
         self.kube.create(CONFIGMAPS, {"metadata": {"name": STATUS_CONFIGMAP, "namespace": USC_NAMESPACE}})
         self.say(f"admin opts in: created ConfigMap {USC_NAMESPACE}/{STATUS_CONFIGMAP} (empty)")
-        data = self.wait_insights("the first insights in the ConfigMap", lambda d: any(k.startswith("usc-") for k in d))
+        data = self.wait_insights(
+            "the first insights in the ConfigMap", lambda d: any(k.startswith("usc-") for k in d)
+        )
         elapsed = time.monotonic() - created
         self.timings.opt_in_latency = elapsed
         self.say(
@@ -645,7 +652,9 @@ class Demo:
             data = dict((cm or {}).get("data") or {})
             return data if cm is not None and check(data) else None
 
-        result: dict[str, str] = self.cm.wait(f"{what} (published by update-status-controller)", current, timeout)
+        result: dict[str, str] = self.cm.wait(
+            f"{what} (published by update-status-controller)", current, timeout
+        )
         return result
 
     def upgrade_status(self, moment: str, details: bool = False) -> str:
@@ -727,7 +736,9 @@ class Demo:
         requested = time.monotonic()
         self.kube.patch(CLUSTERVERSIONS, "version", {"spec": {"desiredUpdate": update}})
         assert self.pods is not None and self.cv is not None
-        pod = self.pods.wait("the version Pod for the unsigned image", lambda: self.version_pod(UNSIGNED_IMAGE), 30)
+        pod = self.pods.wait(
+            "the version Pod for the unsigned image", lambda: self.version_pod(UNSIGNED_IMAGE), 30
+        )
         self.say(
             f"`start` created version Pod {CVO_NAMESPACE}/{pod['metadata']['name']} on {CVO_NODE} "
             f"({format_seconds(time.monotonic() - requested)} after the request)"
@@ -741,7 +752,8 @@ class Demo:
             lambda: self.cv_if(
                 lambda c: (
                     (find_condition(c, "ReleaseAccepted") or {}).get("status") == "False"
-                    and "SignatureValidationFailed" in str((find_condition(c, "ReleaseAccepted") or {}).get("message"))
+                    and "SignatureValidationFailed"
+                    in str((find_condition(c, "ReleaseAccepted") or {}).get("message"))
                 )
             ),
             30,
@@ -772,7 +784,9 @@ class Demo:
         assert self.cv is not None
         self.say(f"$ oc adm upgrade --to={NEW}   # the signed release image {IMAGES[NEW]}")
         requested = time.monotonic()
-        self.kube.patch(CLUSTERVERSIONS, "version", {"spec": {"desiredUpdate": {"version": NEW, "image": IMAGES[NEW]}}})
+        self.kube.patch(
+            CLUSTERVERSIONS, "version", {"spec": {"desiredUpdate": {"version": NEW, "image": IMAGES[NEW]}}}
+        )
         cv = self.cv.wait(
             f"ReleaseAccepted=True for {NEW}",
             lambda: self.cv_if(
@@ -811,7 +825,9 @@ class Demo:
         for name in OPERATORS[half:-1]:
             set_operator(self.kube, name, NEW, progressing=False)
         set_operator(self.kube, "machine-config", OLD, progressing=True, target=NEW)
-        self.say(f"operators: all but machine-config are at {NEW}; the MCO renders {NEW} configs for every pool")
+        self.say(
+            f"operators: all but machine-config are at {NEW}; the MCO renders {NEW} configs for every pool"
+        )
         mco = MCO(self.kube)
         for pool in POOLS:
             mco.client.patch(
@@ -893,7 +909,9 @@ class Demo:
         assert self.cv is not None
         self.cv.wait(
             f"Progressing to mention {text!r}",
-            lambda: self.cv_if(lambda c: text in str((find_condition(c, "Progressing") or {}).get("message"))),
+            lambda: self.cv_if(
+                lambda c: text in str((find_condition(c, "Progressing") or {}).get("message"))
+            ),
             30,
         )
 
@@ -1034,7 +1052,9 @@ class Demo:
                 for c in cv["status"]["conditions"]
                 if c.get("type") in ("CapabilitiesPruned", "ImplicitlyEnabledCapabilities")
             ],
-            "history": [{k: h.get(k) for k in ("state", "version")} for h in cv["status"].get("history") or []],
+            "history": [
+                {k: h.get(k) for k in ("state", "version")} for h in cv["status"].get("history") or []
+            ],
         }
         self.show(
             "$ oc get clusterversion version -o yaml   # status, excerpt",
@@ -1045,7 +1065,9 @@ class Demo:
             f"https://127.0.0.1:{self.cvo_metrics_port}/metrics | grep status_",
             "\n".join(self.scrape_status_metrics()),
         )
-        self.say(f"status writes kept landing under the {OLD} CRD: the rejected names are left out and reported")
+        self.say(
+            f"status writes kept landing under the {OLD} CRD: the rejected names are left out and reported"
+        )
         self.pause()
 
     def wait_progress(self, done: int) -> JSON:
@@ -1091,7 +1113,10 @@ class Demo:
                 "after the Machine Config Daemon's write"
             )
         if t.retrieval_seconds is not None:
-            self.say(f"good payload retrieved and accepted: {format_seconds(t.retrieval_seconds)} after the request")
+            self.say(
+                f"good payload retrieved and accepted: {format_seconds(t.retrieval_seconds)} "
+                "after the request"
+            )
         if t.prune_latency is not None:
             self.say(
                 "first status write under the older CRD (capabilities pruned): "
@@ -1152,7 +1177,9 @@ def node_condition(data: dict[str, str], node: str, type_: str) -> str:
 
 def nodes_in_phase(data: dict[str, str], phases: dict[str, str]) -> bool:
     """Whether every node's insight shows its Updating reason (Draining, Rebooting, Completed, ...)."""
-    return all(node_condition(data, node, "Updating").endswith(f" {reason}") for node, reason in phases.items())
+    return all(
+        node_condition(data, node, "Updating").endswith(f" {reason}") for node, reason in phases.items()
+    )
 
 
 def enabled_capabilities(cv: JSON) -> list[str]:
@@ -1168,6 +1195,8 @@ def progress_count(cv: JSON) -> int:
     if message.startswith("Cluster version is"):
         return len(OPERATORS)
     return 0
+
+
 
 
 def version_of_image(image: str) -> str:
@@ -1236,6 +1265,10 @@ def ensure(kube: KubeClient, res: Resource, body: JSON) -> None:
     except ApiError as exc:
         if not exc.is_already_exists():
             raise
+
+
+
+
 
 
 def reset_objects(kube: KubeClient) -> None:

@@ -58,7 +58,8 @@ def validate(args: argparse.Namespace) -> Options:
 
     if args.details not in DETAILS:
         raise UsageError(
-            f"invalid value for --details: {args.details} (must be one of none, all, nodes, health, operators)"
+            f"invalid value for --details: {args.details} "
+            "(must be one of none, all, nodes, health, operators)"
         )
     now = None
     if args.now is not None:
