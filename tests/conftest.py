@@ -21,7 +21,7 @@ from tests.support.mco import MCO  # noqa: E402
 
 SHARED = REPO.parent / "shared"
 
-pytest_plugins = ["tests.support.httpserve"]  # the http_server fixture
+pytest_plugins = ["tests.support.httpserve", "tests.support.prometheus"]  # http_server, prometheus
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

@@ -182,7 +182,10 @@ class StartProcess:
     """`cluster-version-operator start` as the cluster would run it, in `namespace`, with the
     running release's payload and the node's payload directory in `workdir`."""
 
-    def __init__(self, kubeconfig: str, namespace: str, workdir: Path, running_version: str = "4.14.1") -> None:
+    def __init__(
+        self, kubeconfig: str, namespace: str, workdir: Path, running_version: str = "4.14.1", *extra: str
+    ) -> None:
+        """`extra`: more flags, e.g. `--listen` and the serving certificate to serve metrics."""
         import os
         import subprocess
         import sys
@@ -212,6 +215,7 @@ class StartProcess:
                 f"--node-name={NODE}",
                 "--listen=",
                 "--v=2",
+                *extra,
             ],
             env=env,
             stdout=self._log,
