@@ -147,6 +147,13 @@ def test_scrape_has_every_series_the_rules_and_dashboard_use(
     # fetch, a status write rejection, an update service answer), which this scenario has not had.
     assert missing <= EVENT_ONLY, sorted(missing - EVENT_ONLY)
 
+    # Every dashboard panel query, evaluated by Prometheus: data, except those over event-only series.
+    wait_until(lambda: series(prom, "rate(cluster_version_status_writes_total[5m])"), timeout=30, what="a rate")
+    empty = [q for q in _dashboard_queries() if not prom.query(q)]
+    assert all(set(re.findall(r"\b((?:cluster|update_status_controller)_[a-z_]+)", q)) & EVENT_ONLY for q in empty), (
+        empty
+    )
+
 
 EVENT_ONLY = {
     "cluster_version_payload_retrieval_failures_total",
@@ -164,10 +171,14 @@ def _family(name: str) -> str:
     return re.sub(r"_(total|bucket|count|sum|created)$", "", name)
 
 
-def _queries_and_rules() -> str:
+def _dashboard_queries() -> list[str]:
     import gen_dashboard  # hack/, on the path through tests.support
 
-    queries = [q for _row, panels in gen_dashboard.ROWS for *_title, targets in panels for _legend, q in targets]
+    return [q for _row, panels in gen_dashboard.ROWS for *_title, targets in panels for _legend, q in targets]
+
+
+def _queries_and_rules() -> str:
+    queries = _dashboard_queries()
     exprs = [
         str(rule["expr"])
         for content in localprometheus.rule_files().values()
