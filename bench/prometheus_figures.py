@@ -83,7 +83,7 @@ def main() -> int:
             work / "usc.log",
             f"--serving-cert-file={usc_cert[0]}",
             f"--serving-key-file={usc_cert[1]}",
-            "--leader-elect=false",
+            "--no-leader-elect",
         )
         h.create_configmap(kube, namespace)
         try:
