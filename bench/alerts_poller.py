@@ -100,8 +100,8 @@ def main() -> int:
             after = rss_mb()
         finally:
             localprometheus.stop(prom.dir)
-    firing = len(poller.reading.alerts or [])
-    print(f"alerts firing: {firing}; /api/v1/alerts response: {size} bytes; insights: {len(insights)}")
+    read = len(poller.reading.alerts or [])
+    print(f"alerts read (pending included): {read}; /api/v1/alerts response: {size} bytes; insights: {len(insights)}")
     print(
         f"CPU per poll (read + decode): median {statistics.median(poll_cpu):.2f} ms, "
         f"max {max(poll_cpu):.2f} ms over {args.polls} polls"
@@ -110,7 +110,7 @@ def main() -> int:
     per_poll = statistics.median(poll_cpu) + statistics.median(compute_cpu)
     print(f"CPU share at the default 30 s interval (poll + compute each time): {per_poll / 30_000 * 100:.4f} %")
     print(f"RSS: {before:.1f} MB before the poller, {after:.1f} MB after {args.polls} polls (+{after - before:.1f} MB)")
-    print(f"changes signalled: {len(changes)} (the first read only: the alerts did not change)")
+    print(f"changes signalled: {len(changes)} (a change of an alert's labels, annotations, state or activeAt)")
     return 0
 
 

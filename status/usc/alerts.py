@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import dataclasses
+import json
 import logging
 import threading
 from collections.abc import Callable
@@ -24,7 +25,10 @@ _RELEVANT = ("labels", "annotations", "state", "activeAt")
 
 
 def relevant(alerts: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    return [{k: a.get(k) for k in _RELEVANT} for a in alerts]
+    """The fields that matter, in a stable order: the API lists alerts in no particular order
+    from one response to the next, which must not count as a change."""
+    kept = [{k: a.get(k) for k in _RELEVANT} for a in alerts]
+    return sorted(kept, key=lambda a: json.dumps(a, sort_keys=True, default=str))
 
 
 class AlertsPoller:
