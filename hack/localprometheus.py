@@ -497,7 +497,10 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"no local Prometheus running in {directory}")
                 return 1
             print(f"local Prometheus at {prom.url}")
-            for target in prom.targets():
+            targets = prom.targets()
+            if not targets:
+                print(f"  no targets registered (see {directory / 'targets'})")
+            for target in targets:
                 labels = target.get("labels") or {}
                 error = target.get("lastError") or ""
                 print(f"  {labels.get('job')} {target.get('scrapeUrl')}: {target.get('health')} {error}".rstrip())
