@@ -86,6 +86,7 @@ class AlertsPoller:
 
     def start(self) -> AlertsPoller:
         self.loop.start()
+        self.loop.poke()  # the first read now, not one interval later
         return self
 
     def stop(self) -> None:

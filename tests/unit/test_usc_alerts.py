@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
+import threading
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from http.server import BaseHTTPRequestHandler
@@ -69,3 +70,14 @@ def test_poller_reports_changes_and_an_outage_once(
     poller.poll()
     assert len(changes) == 3 and poller.reading.alerts == [] and not poller.reading.error
     assert "can be read again" in caplog.records[-1].getMessage()
+
+
+def test_the_first_read_happens_at_start_not_one_interval_later(http_server: Callable[[Handler], str]) -> None:
+    body = json.dumps({"status": "success", "data": {"alerts": [firing("1")]}}).encode()
+    changed = threading.Event()
+    poller = AlertsPoller(PrometheusAPI(http_server(lambda _req: (200, body))), 3600, changed.set).start()
+    try:
+        assert changed.wait(30), "no read within 30 s of start with a one-hour interval"
+        assert poller.reading.alerts is not None and len(poller.reading.alerts) == 1
+    finally:
+        poller.stop()
