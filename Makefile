@@ -3,9 +3,10 @@ PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 CLUSTER := $(PY) hack/localcluster.py
+PROMETHEUS := $(PY) hack/localprometheus.py
 export CVO_PY_CLUSTER_DIR ?= $(CURDIR)/.local-cluster
 
-.PHONY: all venv build-apiserver cluster-up cluster-down cluster-restart cluster-status lint test test-unit demo bench clean
+.PHONY: all venv build-apiserver build-prometheus cluster-up cluster-down cluster-restart cluster-status prometheus-up prometheus-down prometheus-status check-rules lint test test-unit demo bench clean
 
 all: test
 
@@ -24,7 +25,27 @@ build-apiserver: venv
 cluster-up: venv
 	$(CLUSTER) up
 
+# Prometheus and promtool from the Go modules pinned in hack/prometheus/ (cached like the API server).
+build-prometheus: venv
+	$(PROMETHEUS) build
+
+# A real Prometheus beside the local API server on 127.0.0.1, with install/'s scrape jobs and
+# rules; `make prometheus-up PROMETHEUS_ARGS="--scrape-interval 5s --evaluation-interval 5s"`.
+prometheus-up: venv
+	$(PROMETHEUS) up $(PROMETHEUS_ARGS)
+
+prometheus-down: venv
+	$(PROMETHEUS) down
+
+prometheus-status: venv
+	$(PROMETHEUS) status
+
+# promtool check rules (install/'s PrometheusRules) and promtool test rules (tests/rules/).
+check-rules: venv
+	$(PROMETHEUS) check
+
 cluster-down: venv
+	$(PROMETHEUS) down
 	$(CLUSTER) down
 
 cluster-restart: venv
@@ -36,20 +57,20 @@ cluster-status: venv
 lint: venv
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/mypy
-	$(VENV)/bin/mypy --strict hack/localcluster.py hack/demo.py hack/gen_dashboard.py tests/support
+	$(VENV)/bin/mypy --strict hack/localcluster.py hack/localprometheus.py hack/demo.py hack/gen_dashboard.py tests/support
 	$(PY) hack/gen_dashboard.py --check
 	$(VENV)/bin/lint-imports
 
 test-unit: venv
 	$(PY) -m pytest -m "not integration"
 
-test: venv build-apiserver lint
+test: venv build-apiserver build-prometheus lint check-rules
 	$(PY) -m pytest
 
 demo: venv build-apiserver
 	$(PY) hack/demo.py $(DEMO_ARGS)
 
-bench: venv build-apiserver
+bench: venv build-apiserver build-prometheus
 	@for b in bench/*.py; do echo "== $$b"; $(PY) $$b || exit 1; done
 
 clean: cluster-down

@@ -529,6 +529,7 @@ class Demo:
                     "--namespace",
                     USC_NAMESPACE,
                     "--listen=",
+                    "--alerts-url=",  # no alerts API here
                     "--v=2",
                 ],
                 self.work / "update-status-controller.log",

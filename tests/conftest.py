@@ -21,6 +21,8 @@ from tests.support.mco import MCO  # noqa: E402
 
 SHARED = REPO.parent / "shared"
 
+pytest_plugins = ["tests.support.httpserve", "tests.support.prometheus"]  # http_server, prometheus
+
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     # Anything that uses the real API server is an integration test, so `-m "not integration"`

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from typing import Any
 
 from status.insights import gotime
@@ -58,7 +59,8 @@ def from_alertmanager(alerts: Any) -> dict[str, Any]:
     return {"status": "success", "data": {"alerts": converted}}
 
 
-def alert_insights(response: Any, update_started_at: int) -> list[HealthInsight]:
+def alert_insights(response: Any, update_started_at: int, note: str = "") -> list[HealthInsight]:
+    """oc's alert insights; `note` (if any) is appended to each description."""
     out: list[HealthInsight] = []
     seen: dict[str, int] = {}
     for alert in alerts_list(response):
@@ -97,6 +99,7 @@ def alert_insights(response: Any, update_started_at: int) -> list[HealthInsight]
             description += f" The alert description is: {desc or msg}"
         else:
             description += " The alert has no description."
+        description += note
         summary = f"Alert is firing: {annotations.get('summary') or name}"
         identity = json.dumps(labels, sort_keys=True)
         uid = health_uid("alert", name, identity=identity)
@@ -123,3 +126,50 @@ def _strings(value: Any) -> dict[str, str]:
     if not isinstance(value, dict):
         return {}
     return {str(k): "" if v is None else str(v) for k, v in value.items()}
+
+
+# -- alerts read live from the alerts API ----------------------------------------------------------
+
+UNREADABLE_UID = "alerts-api-unreadable"
+
+
+@dataclass(frozen=True)
+class AlertsReading:
+    """What the alerts API gave so far: the last good alerts (None: none read yet) and when they
+    were read, and the current failure ("" when the last read succeeded) since when."""
+
+    source: str
+    alerts: list[dict[str, Any]] | None = None
+    read_at: int = 0  # ns
+    error: str = ""
+    failing_since: int = 0  # ns
+
+
+def live_alert_insights(reading: AlertsReading, update_started_at: int) -> list[HealthInsight]:
+    """Alert insights as oc words them. While the API fails: the last good alerts, each marked
+    with when it was read, plus one insight saying the API cannot be read (stable while the
+    failure lasts, so a client sees it once rather than once per poll)."""
+    if not reading.error:
+        return alert_insights(reading.alerts or [], update_started_at)
+    read = gotime.format_time(reading.read_at, nanos=False)
+    note = f" (As of {read}: the alerts API cannot be read now.)" if reading.alerts is not None else ""
+    out = alert_insights(reading.alerts or [], update_started_at, note)
+    known = (
+        f"Alerts in 'Update Health' are those read at {read}; newer alerts are not shown."
+        if reading.alerts is not None
+        else "No alerts have been read yet, so 'Update Health' shows none."
+    )
+    failure = health(
+        UNREADABLE_UID,
+        reading.failing_since,
+        ScopeType.CLUSTER,
+        [],
+        ImpactLevel.WARNING,
+        ImpactType.UNKNOWN,
+        f"Unable to fetch alerts: {reading.error}",
+        known,
+        reading.source,
+    )
+    if failure:
+        out.append(failure)
+    return out

@@ -44,9 +44,13 @@ from cvo_py.kube import (
     Resource,
 )
 from cvo_py.loop import SyncLoop
+from cvo_py.promapi import PrometheusAPI
 from status.insights import configmap as wire
 from status.insights import gotime, metadata
+from status.insights.alerts import live_alert_insights
 from status.insights.configmap import CONFIGMAP, DATA_LIMIT, NAMESPACE, OWNED_PREFIX, ShardPlanner, data_size
+from status.insights.controlplane import update_started_at
+from status.usc.alerts import AlertsPoller
 from status.usc.incremental import IncrementalInsights
 from status.usc.publish import SizedPlan, apply_patch, fit_patch, resource_version_newer
 
@@ -203,6 +207,13 @@ class Metrics(Collector):
             "Insights left out of the ConfigMap API because a ConfigMap would exceed its size limit.",
             value=len(c.omitted),
         )
+        if c.last_publish is not None:
+            yield GaugeMetricFamily(
+                "update_status_controller_last_publish_timestamp_seconds",
+                "When the ConfigMap API last matched the computed insights (after a sync that wrote or found "
+                "nothing to write), Unix seconds.",
+                value=c.last_publish,
+            )
         yield GaugeMetricFamily(
             "update_status_controller_configmap_present",
             "1 when the ConfigMap API exists (an administrator opted in), else 0.",
@@ -222,6 +233,8 @@ class UpdateStatusController:
         size_limit: int = DATA_LIMIT,
         registry: CollectorRegistry | None = None,
         identity: str = "",
+        alerts_api: PrometheusAPI | None = None,
+        alerts_interval: float = 30.0,
     ) -> None:
         self.client = client
         self.identity = identity or f"{socket.gethostname()}_{os.getpid()}"
@@ -268,6 +281,7 @@ class UpdateStatusController:
         self.configmap_exists: bool | None = None
         self.sizes: dict[str, int] = {}
         self.omitted: tuple[str, ...] = ()
+        self.last_publish: float | None = None  # wall-clock seconds of the last complete publish
         self.problems: tuple[str, ...] = ()
         self._faults: set[str] = set()
         self.counts: Mapping[tuple[str, str], int] = {}
@@ -275,6 +289,8 @@ class UpdateStatusController:
         self._stopped = threading.Event()
         self.writes = 0
         self.metrics = Metrics(self, registry) if registry is not None else None
+        # Firing alerts become health insights, as oc shows them (None: not read at all).
+        self.alerts = AlertsPoller(alerts_api, alerts_interval, self._mark) if alerts_api is not None else None
 
     def _configmap_informer(self, name: str) -> Informer:
         informer = Informer(self.client, CONFIGMAPS, namespace=self.namespace, field_selector=f"metadata.name={name}")
@@ -316,6 +332,8 @@ class UpdateStatusController:
 
     def start(self) -> UpdateStatusController:
         self.loop.start()
+        if self.alerts is not None:
+            self.alerts.start()
         self.informers.start()
         threading.Thread(target=self._poke_when_synced, name="usc-wait-sync", daemon=True).start()
         log.info("Update status controller started: publishing to ConfigMap %s/%s", self.namespace, self.configmap)
@@ -331,6 +349,8 @@ class UpdateStatusController:
 
     def stop(self) -> None:
         self._stopped.set()
+        if self.alerts is not None:
+            self.alerts.stop()
         self.loop.stop()
         self._writers.shutdown(wait=False, cancel_futures=True)
         self.informers.stop()
@@ -376,14 +396,20 @@ class UpdateStatusController:
         main = self._view(self.configmap)
         if main is not None and not self._seeded:
             self._seed(main)
+        cv = self.cv.get(CLUSTERVERSION)
         data = self.insights.update(
-            self.cv.get(CLUSTERVERSION),
+            cv,
             self.co.items(),
             self.nodes.items(),
             self.pools.items(),
             machineconfig_versions(self.mcs.items()),
             self._now(),
             mco_image(self.mco.get(MCO_DEPLOYMENT, MCO_NAMESPACE)),
+            alerts=(
+                live_alert_insights(self.alerts.reading, update_started_at(cv))
+                if self.alerts is not None and cv is not None
+                else ()
+            ),
         )
         self.counts = self.insights.counts
         self._report_faults(data)
@@ -438,6 +464,7 @@ class UpdateStatusController:
                     self._pending_since = pending_since
             raise
         self._report_omitted(tuple(omitted), data)
+        self.last_publish = time.time()
         if not wrote:
             klog.v(4).info("ConfigMap API %s/%s is up to date", self.namespace, self.configmap)
             return

@@ -13,7 +13,7 @@ with their node).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from status.insights import compute, configmap, gotime
@@ -63,6 +63,7 @@ class IncrementalInsights:
         versions: Mapping[str, str],
         now: compute.Now,
         mco_image: str = "",
+        alerts: Sequence[Insight] = (),
     ) -> dict[str, str]:
         """The ConfigMap data for this state: control plane and health first, then pools, nodes."""
         t = gotime.to_now(now)
@@ -91,6 +92,7 @@ class IncrementalInsights:
         pool_insights, health = assessor.pools_and_health(by_pool, t)
         others: list[Insight] = list(compute.controlplane_insights(cv, operators, t, mco_image=mco_image))
         others.extend(health)
+        others.extend(alerts)
         others.extend(pool_insights)
 
         data: dict[str, str] = {}

@@ -183,8 +183,15 @@ class StartProcess:
     running release's payload and the node's payload directory in `workdir`."""
 
     def __init__(
-        self, kubeconfig: str, namespace: str, workdir: Path, running_version: str = "4.14.1", verbosity: int = 2
+        self,
+        kubeconfig: str,
+        namespace: str,
+        workdir: Path,
+        running_version: str = "4.14.1",
+        *extra: str,
+        verbosity: int = 2,
     ) -> None:
+        """`extra`: more flags, e.g. `--listen` and the serving certificate to serve metrics."""
         import os
         import subprocess
         import sys
@@ -214,6 +221,7 @@ class StartProcess:
                 f"--node-name={NODE}",
                 "--listen=",
                 f"--v={verbosity}",
+                *extra,
             ],
             env=env,
             stdout=self._log,

@@ -106,6 +106,7 @@ class ControllerProcess:
             "--namespace",
             namespace,
             f"--listen=127.0.0.1:{self.port}",
+            "--alerts-url=",  # no alerts API unless a test gives one in `extra`
             "-v",
             "2",
             *extra,

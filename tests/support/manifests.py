@@ -21,6 +21,8 @@ KINDS: dict[str, Resource] = {
     "RoleBinding": Resource("rbac.authorization.k8s.io/v1", "RoleBinding", "rolebindings", True),
     "Deployment": Resource("apps/v1", "Deployment", "deployments", True),
     "Service": Resource("v1", "Service", "services", True),
+    "ServiceMonitor": Resource("monitoring.coreos.com/v1", "ServiceMonitor", "servicemonitors", True),
+    "PrometheusRule": Resource("monitoring.coreos.com/v1", "PrometheusRule", "prometheusrules", True),
     "ValidatingAdmissionPolicy": Resource(
         "admissionregistration.k8s.io/v1", "ValidatingAdmissionPolicy", "validatingadmissionpolicies", False
     ),

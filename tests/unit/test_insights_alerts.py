@@ -111,3 +111,41 @@ def test_alerts_without_a_name_are_skipped() -> None:
 def test_malformed_alerts_are_a_clear_error(bad: Any) -> None:
     with pytest.raises(alerts.InputError, match="alerts"):
         alerts.alert_insights(bad, STARTED)
+
+
+# -- alerts read live ----------------------------------------------------------------------------
+
+SOURCE = "https://thanos-querier.openshift-monitoring.svc:9091/api/v1/alerts"
+
+
+def test_live_alerts_while_the_api_answers_are_exactly_ocs() -> None:
+    firing = [alert(), alert("PodDisruptionBudgetAtLimit", active=at(-5))]
+    reading = alerts.AlertsReading(SOURCE, firing, read_at=ns(10))
+    assert alerts.live_alert_insights(reading, STARTED) == alerts.alert_insights(firing, STARTED)
+
+
+def test_live_alerts_while_the_api_fails_keep_the_last_ones_marked_and_say_so_once() -> None:
+    firing = [alert(summary="Something")]
+    reading = alerts.AlertsReading(SOURCE, firing, read_at=ns(10), error="connection refused", failing_since=ns(11))
+    got = alerts.live_alert_insights(reading, STARTED)
+    assert len(got) == 2
+    kept, failure = got
+    assert kept.impact.summary == "Alert is firing: Something"
+    read = at(10)  # whole seconds: the same text either way
+    assert kept.impact.description.endswith(f" (As of {read}: the alerts API cannot be read now.)")
+    assert failure.uid == alerts.UNREADABLE_UID
+    assert failure.started_at == ns(11)
+    assert failure.impact.level == ImpactLevel.WARNING
+    assert failure.impact.summary == "Unable to fetch alerts: connection refused"
+    assert failure.impact.description == (
+        f"Alerts in 'Update Health' are those read at {read}; newer alerts are not shown."
+    )
+    assert failure.remediation.reference == SOURCE
+    # the same outage later: the same insight, so a client sees one line, not one per poll
+    assert alerts.live_alert_insights(reading, STARTED)[1] == failure
+
+
+def test_live_alerts_failing_before_any_read() -> None:
+    reading = alerts.AlertsReading(SOURCE, None, error="HTTP 403: Forbidden", failing_since=ns(1))
+    (failure,) = alerts.live_alert_insights(reading, STARTED)
+    assert failure.impact.description == "No alerts have been read yet, so 'Update Health' shows none."

@@ -1,0 +1,51 @@
+"""A real Prometheus per test, beside the session's local API server (hack/localprometheus.py)."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+if str(REPO / "hack") not in sys.path:
+    sys.path.insert(0, str(REPO / "hack"))
+
+import localprometheus  # noqa: E402
+from localcluster import ClusterError  # noqa: E402
+from localprometheus import LocalPrometheus  # noqa: E402
+
+from tests.support.cluster import LocalCluster  # noqa: E402
+
+# Fast enough for tests: scrapes, rule evaluation and every alert's `for:` in seconds.
+FAST: dict[str, Any] = {
+    "scrape_interval": "1s",
+    "evaluation_interval": "1s",
+    "rule_interval": "1s",
+    "for_override": {"*": "3s"},
+}
+
+
+@pytest.fixture
+def prometheus(
+    cluster: LocalCluster, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Callable[..., LocalPrometheus]]:
+    """Start a Prometheus (keyword arguments of `localprometheus.up`; default FAST) in its own
+    temporary directory, scraping install/'s jobs with install/'s rules; stopped after the test."""
+    started: list[LocalPrometheus] = []
+
+    def start(**options: Any) -> LocalPrometheus:
+        try:
+            prom = localprometheus.up(
+                cluster.handle, tmp_path_factory.mktemp("prometheus"), quiet=True, **(options or FAST)
+            )
+        except ClusterError as exc:
+            pytest.fail(f"the local Prometheus is required for this test: {exc}", pytrace=False)
+        started.append(prom)
+        return prom
+
+    yield start
+    for prom in started:
+        localprometheus.stop(prom.dir)
