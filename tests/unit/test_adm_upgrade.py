@@ -8,9 +8,8 @@ from tests.support.adm_upgrade import NO_UPDATES, adm_upgrade
 
 
 def cv(conditions: list[dict[str, Any]], **status: Any) -> dict[str, Any]:
-    return {"spec": {"channel": "stable-4.16"},
-            "status": {"conditions": conditions, "desired": {"version": "4.16.3", "channels": status.pop("channels", [])},
-                       **status}}
+    desired = {"version": "4.16.3", "channels": status.pop("channels", [])}
+    return {"spec": {"channel": "stable-4.16"}, "status": {"conditions": conditions, "desired": desired, **status}}
 
 
 STEADY = [{"type": "Failing", "status": "False"},
