@@ -44,6 +44,10 @@ class FetchError(Exception):
         self.reason = reason
 
 
+class TransportError(Exception):
+    """The proxy or trusted CA configuration could not be read or used; str() says which, in one line."""
+
+
 @dataclass(frozen=True)
 class Transport:
     """How to reach the service: the cluster's proxy settings (Proxy/cluster status) and trusted CA

@@ -18,7 +18,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from updates import recommend, retrieval, schedule
-from updates.client import FetchError, Transport
+from updates.client import FetchError, Transport, TransportError
 from updates.graph import GraphError, parse_graph, select_updates
 from updates.retrieval import Condition
 
@@ -121,6 +121,7 @@ class AvailableUpdatesPoller:
         self._wake = threading.Event()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
+        self._transport_retry = 0.0  # backoff while the proxy or CA configuration cannot be read
 
     # -- public ------------------------------------------------------------------------------------
 
@@ -170,6 +171,8 @@ class AvailableUpdatesPoller:
         )
         if action is schedule.Action.FETCH:
             self._fetch_and_evaluate(cv, inputs, now)
+            if self._transport_retry:
+                return self._transport_retry
         elif action is schedule.Action.EVALUATE:
             self._evaluate(cv, inputs, now)
         self._last_inputs = inputs
@@ -197,6 +200,13 @@ class AvailableUpdatesPoller:
         )
         config_change = self._last is None or not same_question
         sync_time = now if config_change else (self._last.sync_or_config_change if self._last else now)
+        try:
+            transport = self._transport()
+        except TransportError as exc:  # proxy/CA configuration: retried, not a condition (as upstream)
+            log.warning("available updates: %s; retrying", exc)
+            self._transport_retry = min(max(self._transport_retry * 2, 0.005), 1000.0)
+            return
+        self._transport_retry = 0.0
         request = retrieval.request_for(upstream=inputs.effective_upstream, channel=inputs.channel,
                                         cluster_id=inputs.cluster_id, arch=inputs.arch, version=inputs.version)
         condition: Condition
@@ -206,7 +216,7 @@ class AvailableUpdatesPoller:
             self._graph_updates = ((), ())
         else:
             try:
-                body = self._fetch(request.url, self._transport(), self.options.total_timeout)
+                body = self._fetch(request.url, transport, self.options.total_timeout)
                 updates = select_updates(parse_graph(body), inputs.version, want_multi=inputs.arch == "Multi")
             except (FetchError, GraphError) as err:
                 if err.reason == "VersionNotFound":

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from tests.support.update_service import UpdateService, always_risk, graph, image_of, promql_risk
-from updates.client import Transport, fetch_graph
+from updates.client import Transport, TransportError, fetch_graph
 from updates.poller import AvailableUpdatesPoller, PollerOptions, updates_status
 from updates.recommend import EvaluationError
 
@@ -253,3 +253,24 @@ def test_the_thread_follows_pokes_and_stops(service: UpdateService) -> None:
     finally:
         poller.stop()
     assert poller._thread is not None and not poller._thread.is_alive()
+
+
+def test_an_unreadable_proxy_or_ca_configuration_is_retried_and_not_reported(service: UpdateService) -> None:
+    cv = cluster_version(service.url)
+    broken = True
+
+    def transport() -> Transport:
+        if broken:
+            raise TransportError("reading Proxy cluster: 503")
+        return Transport()
+
+    poller = AvailableUpdatesPoller(
+        lambda: cv, fetch=lambda url, t, total: fetch_graph(url, user_agent="x", transport=t, total_timeout=total),
+        transport=transport, query=None, on_change=lambda: None, options=PollerOptions(arch="amd64"), now=Clock(),
+    )
+    first, second = poller.tick(), poller.tick()
+    assert 0 < first < second <= 1000  # backing off
+    assert poller.state() is None and service.requests == []
+    broken = False
+    poller.tick()
+    assert fields(poller, cv)["condition"]["status"] == "True"
