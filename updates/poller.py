@@ -12,11 +12,13 @@ import logging
 import platform
 import random
 import threading
+import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from cvo_py.loop import SyncLoop
 from updates import recommend, retrieval, schedule
 from updates.client import FetchError, Transport, TransportError
 from updates.graph import GraphError, parse_graph, select_updates
@@ -118,9 +120,11 @@ class AvailableUpdatesPoller:
         self._last_inputs: _Inputs | None = None
         self._graph_updates: tuple[tuple[JSON, ...], tuple[JSON, ...]] = ((), ())
         self._lock = threading.Lock()
-        self._wake = threading.Event()
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
+        # The project's loop: wakes on a poke and at least every REEVALUATE_AFTER seconds; `_sync`
+        # acts only when the schedule says something is due.
+        self.loop = SyncLoop("available-updates", self._sync, resync=REEVALUATE_AFTER)
+        self._due = 0.0  # time.monotonic() of the next decision
+        self._poked = False
         self._transport_retry = 0.0  # backoff while the proxy or CA configuration cannot be read
 
     # -- public ------------------------------------------------------------------------------------
@@ -130,31 +134,24 @@ class AvailableUpdatesPoller:
             return self._state
 
     def poke(self) -> None:
-        """Something the poller depends on changed (the ClusterVersion): look now."""
-        self._wake.set()
+        """Something the poller depends on changed (the ClusterVersion): decide now."""
+        self._poked = True
+        self.loop.poke()
 
     def start(self) -> AvailableUpdatesPoller:
-        self._thread = threading.Thread(target=self._run, name="available-updates", daemon=True)
-        self._thread.start()
+        self.loop.start()
         return self
 
     def stop(self, timeout: float = 5.0) -> None:
-        self._stop.set()
-        self._wake.set()
-        if self._thread is not None:
-            self._thread.join(timeout)
+        self.loop.stop(timeout)
 
     # -- the loop ----------------------------------------------------------------------------------
 
-    def _run(self) -> None:
-        while not self._stop.is_set():
-            try:
-                wait = self.tick()
-            except Exception:  # a bug must not end the poller for the life of the process
-                log.exception("available updates: unexpected error")
-                wait = self.interval.total_seconds()
-            self._wake.wait(wait)
-            self._wake.clear()
+    def _sync(self) -> None:
+        if not self._poked and time.monotonic() < self._due:
+            return
+        self._poked = False
+        self._due = time.monotonic() + self.tick()
 
     def tick(self) -> float:
         """One decision and what it asks for; returns how long to wait before the next one."""

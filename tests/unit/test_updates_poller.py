@@ -252,7 +252,7 @@ def test_the_thread_follows_pokes_and_stops(service: UpdateService) -> None:
         assert changed.wait(10)
     finally:
         poller.stop()
-    assert poller._thread is not None and not poller._thread.is_alive()
+    assert "available-updates" not in {t.name for t in threading.enumerate()}
 
 
 def test_an_unreadable_proxy_or_ca_configuration_is_retried_and_not_reported(service: UpdateService) -> None:
