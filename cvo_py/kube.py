@@ -69,6 +69,7 @@ CLUSTERVERSIONS = Resource("config.openshift.io/v1", "ClusterVersion", "clusterv
 CLUSTEROPERATORS = Resource("config.openshift.io/v1", "ClusterOperator", "clusteroperators", False)
 MACHINECONFIGPOOLS = Resource("machineconfiguration.openshift.io/v1", "MachineConfigPool", "machineconfigpools", False)
 MACHINECONFIGS = Resource("machineconfiguration.openshift.io/v1", "MachineConfig", "machineconfigs", False)
+PROXIES = Resource("config.openshift.io/v1", "Proxy", "proxies", False)
 
 
 class ApiError(Exception):

@@ -102,6 +102,9 @@ class StatusInputs:
     always_enabled: tuple[str, ...] = ()
     # Enabled names the status cannot carry (the CRD rejected them): still enabled, never dropped.
     prior_enabled: tuple[str, ...] = ()
+    # What the available-updates poller found for this spec's upstream and channel
+    # (updates.poller.updates_status); None leaves those fields as they are.
+    updates: Mapping[str, Any] | None = None
 
 
 class InvalidSpec(ValueError):
@@ -562,11 +565,33 @@ def desired_status(
     else:
         set_condition(conditions, IMPLICITLY_ENABLED, "False", "AsExpected", "Capabilities match configured spec", now)
     remove_condition(conditions, "ImplicitlyEnabled")  # stale type from OCPBUGS-56114
-    if find_condition(conditions, RETRIEVED_UPDATES) is None:
-        set_condition(conditions, RETRIEVED_UPDATES, "False", "", "", now)
+    _available_updates(status, conditions, inputs.updates, now)
 
     status["conditions"] = conditions
     return status
+
+
+def _available_updates(status: JSON, conditions: list[JSON], updates: Mapping[str, Any] | None, now: datetime) -> None:
+    """availableUpdates, conditionalUpdates and RetrievedUpdates from the poller's findings; before
+    any, upstream's first-sync placeholder (False, no reason or message)."""
+    if updates is None:
+        if find_condition(conditions, RETRIEVED_UPDATES) is None:
+            set_condition(conditions, RETRIEVED_UPDATES, "False", "", "", now)
+        return
+    status["availableUpdates"] = updates.get("availableUpdates")
+    if updates.get("conditionalUpdates"):
+        status["conditionalUpdates"] = updates["conditionalUpdates"]
+    else:
+        status.pop("conditionalUpdates", None)
+    condition = updates["condition"]
+    set_condition(conditions, RETRIEVED_UPDATES, condition["status"], condition.get("reason", ""),
+                  condition.get("message", ""), now)
+    current = updates.get("current") or {}
+    desired = status.get("desired")
+    if isinstance(desired, dict) and current and desired.get("version") == current.get("version"):
+        for key in ("url", "channels"):
+            if current.get(key) and not desired.get(key):
+                desired[key] = current[key]
 
 
 def _release_accepted(

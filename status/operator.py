@@ -442,8 +442,11 @@ class StatusOperator:
         writer: ClusterVersionStatusWriter | None = None,
         now: Callable[[], datetime] = lambda: datetime.now(UTC),
         new_cluster_id: Callable[[], str] = lambda: str(uuid.uuid4()),
+        available_updates: Callable[[Mapping[str, Any]], Mapping[str, Any] | None] | None = None,
     ) -> None:
         self.client = client
+        # spec → what the available-updates poller found for its upstream and channel (or None).
+        self.available_updates = available_updates
         self.options = options
         self.now = now
         self.new_cluster_id = new_cluster_id
@@ -569,6 +572,7 @@ class StatusOperator:
             acceptance=self.coordinator.acceptance() if self.coordinator is not None else None,
             always_enabled=self.options.always_enabled,
             prior_enabled=tuple(sorted(self._carried_enabled)),
+            updates=self.available_updates(cv.get("spec") or {}) if self.available_updates is not None else None,
         )
         operators = self.co_informer.items()
 

@@ -1,0 +1,43 @@
+"""The available-updates metrics: names, labels and values."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from prometheus_client import CollectorRegistry, generate_latest
+from prometheus_client.parser import text_string_to_metric_families
+
+from updates.metrics import UpdatesCollector
+from updates.poller import UpdatesState
+from updates.retrieval import succeeded
+
+AT = datetime(2026, 11, 23, 12, 0, 0, tzinfo=UTC)
+
+
+Samples = dict[tuple[str, tuple[tuple[str, str], ...]], float]
+
+
+def scrape(state: UpdatesState | None, cv: dict[str, object] | None) -> Samples:
+    registry = CollectorRegistry()
+    registry.register(UpdatesCollector(lambda: state, lambda: cv))
+    text = generate_latest(registry).decode()
+    return {(s.name, tuple(sorted(s.labels.items()))): s.value
+            for family in text_string_to_metric_families(text) for s in family.samples}
+
+
+def test_nothing_before_the_first_attempt() -> None:
+    assert scrape(None, {"status": {}}) == {}
+
+
+def test_retrieval_timestamp_and_recommended_transitions() -> None:
+    state = UpdatesState("", "stable-4.16", succeeded(), sync_or_config_change=AT)
+    cv = {"status": {"conditionalUpdates": [{
+        "release": {"version": "4.16.9", "image": "x"},
+        "conditions": [{"type": "Recommended", "status": "Unknown", "reason": "EvaluationFailed",
+                        "lastTransitionTime": "2026-11-23T11:00:00Z"}]}]}}
+    assert scrape(state, cv) == {
+        ("cluster_version_operator_update_retrieval_timestamp_seconds", (("name", ""),)): AT.timestamp(),
+        ("cluster_version_conditional_update_condition_seconds",
+         (("condition", "Recommended"), ("reason", "EvaluationFailed"), ("status", "Unknown"), ("version", "4.16.9"))):
+            AT.timestamp() - 3600,
+    }

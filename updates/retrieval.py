@@ -1,0 +1,149 @@
+"""`RetrievedUpdates` and the update-service request, as the CVO words and builds them (pure).
+
+`request_for(...)` runs the CVO's pre-checks in its order and returns either the request URL or
+the failed condition; `failure(reason, detail)` and `succeeded()` give the condition for an
+attempt that was made. The condition is a ClusterOperatorStatusCondition: success has no reason or
+message; every failure is False.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+
+from updates import semver
+
+DEFAULT_UPSTREAM = "https://api.openshift.com/api/upgrades_info/v1/graph"
+UNABLE = "Unable to retrieve available updates: "
+
+# The reasons after an attempt whose answer could not be used keep the last good lists
+# (only the condition changes); every other failure clears them.
+KEEPS_LAST_UPDATES = frozenset({"RemoteFailed", "ResponseFailed", "ResponseInvalid"})
+
+
+@dataclass(frozen=True)
+class Condition:
+    status: str
+    reason: str = ""
+    message: str = ""
+
+    def as_status(self) -> dict[str, str]:
+        out = {"type": "RetrievedUpdates", "status": self.status}
+        if self.reason:
+            out["reason"] = self.reason
+        if self.message:
+            out["message"] = self.message
+        return out
+
+
+def succeeded() -> Condition:
+    return Condition("True")
+
+
+def failure(reason: str, detail: str) -> Condition:
+    """A failed attempt: `detail` follows "Unable to retrieve available updates: "."""
+    return Condition("False", reason, UNABLE + detail)
+
+
+_PRECHECK_MESSAGES = {
+    "NoUpstream": "No updateService server has been set to retrieve updates.",
+    "NoArchitecture": "Architecture has not been configured.",
+    "NoCurrentVersion": "The cluster version does not have a semantic version assigned and cannot calculate "
+                        "valid upgrades.",
+    "NoChannel": "The update channel has not been configured.",
+    "InvalidCurrentVersion": "The current cluster version is not a valid semantic version and cannot be used to "
+                             "calculate upgrades.",
+}
+
+_UUID = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
+_HEX32 = re.compile(r"^[0-9a-fA-F]{32}$")
+
+
+def uuid_problem(cluster_id: str) -> str:
+    """Why a cluster ID is not a UUID, as the CVO's UUID parser says; '' when it is one."""
+    value = cluster_id
+    if len(value) == 45 and value[:9].lower() == "urn:uuid:":
+        value = value[9:]
+    elif len(value) == 38 and value[0] == "{" and value[-1] == "}":
+        value = value[1:-1]
+    if len(value) == 36:
+        return "" if _UUID.match(value) else "invalid UUID format"
+    if len(value) == 32:
+        return "" if _HEX32.match(value) else "invalid UUID format"
+    return f"invalid UUID length: {len(cluster_id)}"
+
+
+def url_problem(upstream: str) -> str:
+    """Why an update-service URL does not parse ('' when it does). Like the CVO's URL parser, a
+    scheme-less value parses (and the request fails later as RemoteFailed)."""
+    prefix = f"parse {_go_string(upstream)}: "
+    if any(ord(c) < 0x20 or ord(c) == 0x7F for c in upstream):
+        return prefix + "net/url: invalid control character in URL"
+    for match in re.finditer(r"%(.{0,2})", upstream):
+        if not re.fullmatch(r"[0-9a-fA-F]{2}", match.group(1)):
+            return prefix + f"invalid URL escape {_go_string(match.group(0))}"
+    if upstream.startswith(":"):
+        return prefix + "missing protocol scheme"
+    try:
+        parts = urlsplit(upstream)
+    except ValueError:
+        return prefix + "missing ']' in host"
+    if " " in parts.netloc:
+        return prefix + 'invalid character " " in host name'
+    try:
+        _ = parts.port
+    except ValueError:
+        return prefix + f"invalid port {_go_string(':' + parts.netloc.rsplit(':', 1)[-1])} after host"
+    return ""
+
+
+def _go_string(s: str) -> str:
+    return '"' + s.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def request_url(upstream: str, *, arch: str, channel: str, cluster_id: str, version: str) -> str:
+    """The graph request: the URL's own query plus arch, channel, id and version, keys sorted."""
+    parts = urlsplit(upstream)
+    query = parse_qsl(parts.query, keep_blank_values=True)
+    added = {"arch": "multi" if arch == "Multi" else arch, "channel": channel, "id": cluster_id, "version": version}
+    merged = [(k, v) for k, v in query if k not in added] + list(added.items())
+    # Sorted by key; values of one key keep their order (as url.Values encodes them).
+    merged.sort(key=lambda kv: kv[0])
+    return urlunsplit((parts.scheme, parts.netloc, parts.path, urlencode(merged), parts.fragment))
+
+
+@dataclass(frozen=True)
+class Request:
+    url: str = ""
+    precheck: Condition | None = None
+
+
+def request_for(*, upstream: str, channel: str, cluster_id: str, arch: str, version: str) -> Request:
+    """The CVO's pre-checks in its order; the first failure is the condition and no request is made."""
+    if not upstream:
+        return Request(precheck=Condition("False", "NoUpstream", _PRECHECK_MESSAGES["NoUpstream"]))
+    problem = url_problem(upstream)
+    if problem:
+        return Request(precheck=Condition("False", "InvalidURI", f"failed to parse update service URL: {problem}"))
+    problem = uuid_problem(cluster_id)
+    if problem:
+        return Request(precheck=Condition("False", "InvalidID", f"invalid cluster ID: {problem}"))
+    missing = (("NoArchitecture", arch), ("NoCurrentVersion", version), ("NoChannel", channel))
+    for reason, value in missing:
+        if not value:
+            return Request(precheck=Condition("False", reason, _PRECHECK_MESSAGES[reason]))
+    if not semver.valid(version):
+        reason = "InvalidCurrentVersion"
+        return Request(precheck=Condition("False", reason, _PRECHECK_MESSAGES[reason]))
+    return Request(url=request_url(upstream, arch=arch, channel=channel, cluster_id=cluster_id, version=version))
+
+
+def version_not_found(version: str, channel: str) -> Condition:
+    detail = f'currently reconciling cluster version {version} not found in the "{channel}" channel'
+    return failure("VersionNotFound", detail)
+
+
+def http_status_text(code: int, phrase: str) -> str:
+    """`unexpected HTTP status: 404 Not Found`, as the CVO words a non-200 answer."""
+    return f"unexpected HTTP status: {code} {phrase}".rstrip()

@@ -1,0 +1,57 @@
+"""When to ask the update service again, by the CVO's polling rules (pure).
+
+The first matching case wins: no earlier attempt, a changed channel or architecture, or a day
+since the last success or configuration change → fetch; the poll interval elapsed → fetch; the
+same upstream → only re-evaluate risks, and only when some `Recommended` is neither True nor False
+or the accepted risks changed; a changed upstream → fetch.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from enum import Enum
+
+BASE_INTERVAL = timedelta(minutes=2)
+FULL_REFRESH = timedelta(hours=24)
+
+
+def poll_interval(rng: random.Random) -> timedelta:
+    """2 minutes × (1 + a random fraction), chosen once per process as the CVO does."""
+    return BASE_INTERVAL * (1 + rng.random())
+
+
+class Action(Enum):
+    FETCH = "fetch"
+    EVALUATE = "evaluate"
+    IDLE = "idle"
+
+
+@dataclass(frozen=True)
+class LastAttempt:
+    upstream: str
+    channel: str
+    arch: str
+    at: datetime
+    # When the lists were last confirmed (a success) or their inputs last changed.
+    sync_or_config_change: datetime
+
+
+def next_action(
+    last: LastAttempt | None,
+    *,
+    upstream: str,
+    channel: str,
+    arch: str,
+    interval: timedelta,
+    now: datetime,
+    needs_evaluation: bool,
+) -> Action:
+    if last is None or last.channel != channel or last.arch != arch or now - last.sync_or_config_change > FULL_REFRESH:
+        return Action.FETCH
+    if now - last.at >= interval:
+        return Action.FETCH
+    if last.upstream == upstream:
+        return Action.EVALUATE if needs_evaluation else Action.IDLE
+    return Action.FETCH
