@@ -23,8 +23,9 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from status.insights import compute, configmap  # noqa: E402
-from status.insights.models import NodeStatusInsight  # noqa: E402
+from status.updatestatus import configmap
+from status.updatestatus.insights import compute  # noqa: E402
+from status.updatestatus.insights.models import NodeStatusInsight  # noqa: E402
 
 OLD, NEW = "4.14.0", "4.14.1"
 MCO = "machineconfiguration.openshift.io/"

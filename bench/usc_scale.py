@@ -41,7 +41,7 @@ from cvo_py.kube import (  # noqa: E402
     ApiError,
     KubeClient,
 )
-from status.insights.configmap import data_size  # noqa: E402
+from status.updatestatus.configmap import data_size  # noqa: E402
 from tests.integration import usc_harness as h  # noqa: E402
 from tests.support import cluster as local  # noqa: E402
 

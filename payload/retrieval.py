@@ -18,7 +18,6 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol
 
 from cvo_py import klog
 from cvo_py.informer import DELETED, Backoff, Informer
@@ -45,6 +44,7 @@ from payload.podspec import (
     random_suffix,
     target_dir,
 )
+from payload.verify.errors import VerificationError, Verifier
 
 log = logging.getLogger(__name__)
 
@@ -77,22 +77,6 @@ class PruneError(Exception):
 CANCELLED = "CANCELLED"
 # How long Pod creation is retried while the API server answers 5xx or 429.
 CREATE_BUSY_RETRY = 30.0
-
-
-class VerificationError(Exception):
-    """The release cannot be verified; the text is what follows "The update cannot be verified: ".
-
-    `outcome` is the verifications metric's label for it ("failed" or "not_configured"); the
-    retriever records it once, or "forced" when a forced update continues past it."""
-
-    def __init__(self, message: str, outcome: str = "failed") -> None:
-        super().__init__(message)
-        self.outcome = outcome
-
-
-class Verifier(Protocol):
-    def verify(self, image: str, timeout: float) -> None:
-        """Return when `image`'s digest is signed by a trusted key; raise VerificationError otherwise."""
 
 
 def _env(name: str, default: str) -> str:

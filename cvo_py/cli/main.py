@@ -8,15 +8,13 @@ from __future__ import annotations
 
 import argparse
 import logging
-import signal
 import sys
-import threading
 from collections.abc import Sequence
-from types import FrameType
 from typing import NoReturn
 
 from cvo_py import __version__, klog
-from cvo_py.cmd import start, update_status_controller, upgrade_status, version  # noqa: F401
+from cvo_py.cli import start, update_status_controller, upgrade_status, version  # noqa: F401
+from cvo_py.cli.common import UsageError
 from cvo_py.kube import ApiError, ConfigError, ServerUnreachable
 
 log = logging.getLogger(__name__)
@@ -27,23 +25,6 @@ SUBCOMMANDS = {
     "upgrade-status": upgrade_status,
     "version": version,
 }
-
-
-def stop_on_signals() -> threading.Event:
-    """An Event set by SIGTERM or SIGINT (logged), for a subcommand's graceful shutdown."""
-    stop = threading.Event()
-
-    def on_signal(signum: int, frame: FrameType | None) -> None:
-        log.info("Received %s: shutting down", signal.Signals(signum).name)
-        stop.set()
-
-    signal.signal(signal.SIGTERM, on_signal)
-    signal.signal(signal.SIGINT, on_signal)
-    return stop
-
-
-class UsageError(Exception):
-    """A flag value that parses but cannot be used; exits 2 like a parse error."""
 
 
 class _Parser(argparse.ArgumentParser):

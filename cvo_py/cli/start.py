@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from cvo_py.metrics import TLSOptions
+    from cvo_py.serving.server import TLSOptions
 
 SHORT_HELP = "Starts Cluster Version Operator"
 
@@ -46,7 +46,7 @@ class Options:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from cvo_py.metrics import add_serving_arguments
+    from cvo_py.serving.server import add_serving_arguments
 
     parser.add_argument("--release-image", default="", help="pull spec of the release this operator runs (required)")
     parser.add_argument(
@@ -73,10 +73,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def validate(args: argparse.Namespace) -> Options:
-    from cvo_py.cli import UsageError
-    from cvo_py.metrics import ListenAddressError, ServingConfigError, check_serving_files_given, serving_options
-    from status import capabilities
-    from status.operator import read_release_metadata, release_from_metadata
+    from cvo_py.cli.common import UsageError
+    from cvo_py.serving.server import ListenAddressError, ServingConfigError, check_serving_files_given, serving_options
+    from status.clusterversion import capabilities
+    from status.clusterversion.controller import read_release_metadata, release_from_metadata
 
     if not args.node_name:
         raise UsageError("node-name is required")
@@ -129,16 +129,16 @@ def run(options: Options) -> int:
     from prometheus_client import CollectorRegistry
 
     from cvo_py import __version__
-    from cvo_py.cli import stop_on_signals
+    from cvo_py.cli.common import stop_on_signals
     from cvo_py.kube import connect
     from cvo_py.leader import LeaderElector
-    from cvo_py.metrics import MetricsServer, ServingContext, watch_client_ca
+    from cvo_py.serving.server import MetricsServer, ServingContext, watch_client_ca
     from payload.acceptance import ReleaseAcceptance
     from payload.metrics import PayloadMetrics
     from payload.retrieval import PayloadRetriever, PruneError, RetrieverOptions
     from payload.verify.verifier import cluster_verifier
-    from status.metrics import StatusCollector
-    from status.operator import Retriever, StatusOperator, StatusOptions
+    from status.clusterversion.controller import Retriever, StatusOperator, StatusOptions
+    from status.clusterversion.metrics import StatusCollector
 
     version = options.release_version or "unknown"
     log.info(

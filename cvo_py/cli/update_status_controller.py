@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from cvo_py.leader import LeaseTimings
 
 if TYPE_CHECKING:
-    from cvo_py.metrics import ServingOptions
+    from cvo_py.serving.server import ServingOptions
 
 SHORT_HELP = (
     "The Update Status Controller watches cluster state/health during the update process and "
@@ -37,7 +37,7 @@ class Options:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from cvo_py.metrics import add_serving_arguments
+    from cvo_py.serving.server import add_serving_arguments
 
     parser.add_argument(
         "--namespace",
@@ -105,8 +105,8 @@ def detect_namespace(explicit: str | None, sa_file: str = SA_NAMESPACE_FILE) -> 
 
 
 def validate(args: argparse.Namespace) -> Options:
-    from cvo_py.cli import UsageError
-    from cvo_py.metrics import ListenAddressError, ServingConfigError, serving_options
+    from cvo_py.cli.common import UsageError
+    from cvo_py.serving.server import ListenAddressError, ServingConfigError, serving_options
 
     timings = LeaseTimings(
         lease_duration=args.leader_elect_lease_duration,
@@ -149,11 +149,11 @@ def _is_dns_label(text: str) -> bool:
 def run(options: Options) -> int:
     from prometheus_client import CollectorRegistry
 
-    from cvo_py.cli import stop_on_signals
+    from cvo_py.cli.common import stop_on_signals
     from cvo_py.kube import connect
     from cvo_py.leader import LeaderElector
-    from cvo_py.metrics import MetricsServer
-    from status.usc.controller import LEASE, UpdateStatusController
+    from cvo_py.serving.server import MetricsServer
+    from status.updatestatus.controller import LEASE, UpdateStatusController
 
     client = connect(options.kubeconfig, user_agent="cvo-py/update-status-controller")
     client.server_version()  # fail fast, with one clear line, when the server is unreachable

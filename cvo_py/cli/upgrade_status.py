@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from status.insights.models import Insight
+    from status.updatestatus.insights.models import Insight
 
 SHORT_HELP = "Display the status of the current cluster version update, from the update status insights"
 
@@ -52,9 +52,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def validate(args: argparse.Namespace) -> Options:
-    from cvo_py.cli import UsageError
-    from status.insights import gotime
-    from status.render import DETAILS
+    from cvo_py import gotext
+    from cvo_py.cli.common import UsageError
+    from status.updatestatus.render import DETAILS
 
     if args.details not in DETAILS:
         raise UsageError(
@@ -64,8 +64,8 @@ def validate(args: argparse.Namespace) -> Options:
     now = None
     if args.now is not None:
         try:
-            now = gotime.parse_time(args.now)
-        except gotime.TimeFormatError as exc:
+            now = gotext.parse_time(args.now)
+        except gotext.TimeFormatError as exc:
             raise UsageError(f"--now: {exc}") from None
     mock = None
     if args.mock_clusterversion is not None:
@@ -76,9 +76,9 @@ def validate(args: argparse.Namespace) -> Options:
 
 
 def run(options: Options) -> int:
-    from status import snapshot
-    from status.insights.objects import InputError
-    from status.render import RenderError, render
+    from status.updatestatus import snapshot
+    from status.updatestatus.insights.objects import InputError
+    from status.updatestatus.render import RenderError, render
 
     try:
         if options.mock_clusterversion is not None:
@@ -109,8 +109,8 @@ def _wall_clock() -> int:
 
 def _live_insights(options: Options) -> list[Insight]:
     from cvo_py.kube import CONFIGMAPS, ApiError, connect
-    from status.insights import configmap
-    from status.render import RenderError
+    from status.updatestatus import configmap
+    from status.updatestatus.render import RenderError
 
     client = connect(options.kubeconfig, user_agent="cvo-py (upgrade-status)")
     try:

@@ -24,8 +24,8 @@ import requests
 
 from cvo_py.kube import CONFIGMAPS, ApiError, KubeClient
 from payload.metrics import PayloadMetrics
-from payload.retrieval import VerificationError
 from payload.verify.config import SIGNATURES_LABEL, Store, VerifierConfig, load_config
+from payload.verify.errors import VerificationError
 from payload.verify.packets import PacketError, explain_rejection, key_identities
 from payload.verify.signature import (
     Attempt,

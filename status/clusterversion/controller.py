@@ -1,7 +1,7 @@
 """The `start` status loop: watch ClusterVersion and ClusterOperators, recompute, write.
 
 Informers on the ClusterVersion (name from CVO_NAME, as upstream) and on ClusterOperators poke one
-SyncLoop; each sync computes the whole status with `status.cvstatus.desired_status` and hands it
+SyncLoop; each sync computes the whole status with `status.desired.desired_status` and hands it
 to the one writer. When `spec.desiredUpdate` names a release other than `status.desired`, a
 `RetrievalCoordinator` runs payload retrieval on its own thread (one at a time; a newer target
 supersedes) and pokes the loop on every state it reports, so `ReleaseAccepted` follows within a
@@ -38,10 +38,10 @@ from cvo_py.loop import SyncLoop
 from payload import acceptance as acc
 from payload.acceptance import ReleaseAcceptance
 from payload.verify.config import CONFIG_ANNOTATION, SIGNATURES_LABEL
-from status import capabilities, cvstatus, events
-from status.cvstatus import Acceptance, Release, StatusInputs
-from status.cvwriter import ClusterVersionStatusWriter, StatusRejected, StatusWriteError
-from status.metrics import WriteCounts
+from status.clusterversion import capabilities, desired, events
+from status.clusterversion.desired import Acceptance, Release, StatusInputs
+from status.clusterversion.metrics import WriteCounts
+from status.clusterversion.writer import ClusterVersionStatusWriter, StatusRejected, StatusWriteError
 
 log = logging.getLogger(__name__)
 
@@ -523,7 +523,7 @@ class StatusOperator:
         self._missing_logged = False
         self._seen_uid = (cv.get("metadata") or {}).get("uid")
         if self.coordinator is not None:
-            pending = cvstatus.pending_update(cv, self.running)
+            pending = desired.pending_update(cv, self.running)
             self.coordinator.request(*(pending or (None, False)))
         inputs = StatusInputs(
             running=self.running,
@@ -534,7 +534,7 @@ class StatusOperator:
         operators = self.co_informer.items()
 
         def compute(obj: JSON) -> JSON:
-            return cvstatus.desired_status(obj, operators, inputs, self.now())
+            return desired.desired_status(obj, operators, inputs, self.now())
 
         try:
             self.writer.write(cv, compute)

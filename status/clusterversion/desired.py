@@ -19,7 +19,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from payload.acceptance import ReleaseAcceptance, payload_loaded
-from status import capabilities
+from status.clusterversion import capabilities
 
 JSON = dict[str, Any]
 

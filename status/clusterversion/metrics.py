@@ -20,8 +20,8 @@ from typing import Any
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
-from status import capabilities
-from status.cvstatus import Release, find_condition, is_release_operator, operator_version
+from status.clusterversion import capabilities
+from status.clusterversion.desired import Release, find_condition, is_release_operator, operator_version
 
 JSON = dict[str, Any]
 

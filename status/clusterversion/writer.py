@@ -36,8 +36,8 @@ from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_at
 
 from cvo_py import klog
 from cvo_py.kube import CLUSTERVERSIONS, JSON, ApiError, KubeClient, ServerUnreachable
-from status import capabilities
-from status.cvstatus import apply_pruned
+from status.clusterversion import capabilities
+from status.clusterversion.desired import apply_pruned
 
 log = logging.getLogger(__name__)
 

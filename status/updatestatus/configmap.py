@@ -57,8 +57,8 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
-from status.insights import gotime
-from status.insights.models import (
+from cvo_py import gotext
+from status.updatestatus.insights.models import (
     ClusterOperatorStatusInsight,
     ClusterVersionStatusInsight,
     HealthInsight,
@@ -150,7 +150,7 @@ def node_value(n: NodeStatusInsight) -> str:
     if n.version:
         out.append(f',"version":{_q(n.version)}')
     if n.est_to_complete is not None:
-        out.append(f',"estToComplete":{_q(gotime.duration_string(n.est_to_complete))}')
+        out.append(f',"estToComplete":{_q(gotext.duration_string(n.est_to_complete))}')
     if n.message:
         out.append(f',"message":{_q(n.message)}')
     out.append("}")

@@ -42,10 +42,10 @@ from cvo_py.kube import (
     Resource,
 )
 from cvo_py.loop import SyncLoop
-from status.insights import configmap as wire
-from status.insights.configmap import CONFIGMAP, DATA_LIMIT, NAMESPACE, OWNED_PREFIX, ShardPlanner, data_size
-from status.usc.incremental import IncrementalInsights
-from status.usc.publish import apply_patch, fit_patch, resource_version_newer
+from status.updatestatus import configmap as wire
+from status.updatestatus.configmap import CONFIGMAP, DATA_LIMIT, NAMESPACE, OWNED_PREFIX, ShardPlanner, data_size
+from status.updatestatus.incremental import IncrementalInsights
+from status.updatestatus.patches import apply_patch, fit_patch, resource_version_newer
 
 log = logging.getLogger(__name__)
 

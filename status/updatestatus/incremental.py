@@ -16,15 +16,17 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from status.insights import compute, configmap, gotime
-from status.insights import nodes as nodes_mod
-from status.insights.models import (
+from cvo_py import gotext
+from status.updatestatus import configmap
+from status.updatestatus.insights import compute
+from status.updatestatus.insights import nodes as nodes_mod
+from status.updatestatus.insights.models import (
     ClusterVersionStatusInsight,
     HealthInsight,
     Insight,
     MachineConfigPoolStatusInsight,
 )
-from status.insights.objects import JSON
+from status.updatestatus.insights.objects import JSON
 
 
 @dataclass
@@ -65,7 +67,7 @@ class IncrementalInsights:
         mco_image: str = "",
     ) -> dict[str, str]:
         """The ConfigMap data for this state: control plane and health first, then pools, nodes."""
-        t = gotime.to_now(now)
+        t = gotext.to_now(now)
         assessor = compute.NodeAssessor(pools, versions, cv)
         if assessor.inputs != self._inputs:
             self._by_id = {}  # a pool, a MachineConfig version or the target changed: reassess all

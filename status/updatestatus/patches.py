@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from status.insights.configmap import DATA_LIMIT, OWNED_PREFIX, data_size
+from status.updatestatus.configmap import DATA_LIMIT, OWNED_PREFIX, data_size
 
 __all__ = [
     "DATA_LIMIT",

@@ -15,10 +15,11 @@ from typing import Any
 
 import yaml
 
-from status.insights import compute, gotime
-from status.insights.models import Insight
-from status.insights.nodes import RELEASE_IMAGE_VERSION
-from status.insights.objects import InputError
+from cvo_py import gotext
+from status.updatestatus.insights import compute
+from status.updatestatus.insights.models import Insight
+from status.updatestatus.insights.nodes import RELEASE_IMAGE_VERSION
+from status.updatestatus.insights.objects import InputError
 
 JSON = dict[str, Any]
 
@@ -101,15 +102,15 @@ class Snapshot:
 
     def mock_now(self) -> int:
         """Newest ClusterVersion, then ClusterOperator, condition time + 368975 ns, as oc computes it."""
-        now = gotime.ZERO_TIME
+        now = gotext.ZERO_TIME
         for obj in [self.clusterversion, *self.operators]:
             for cond in (obj.get("status") or {}).get("conditions") or []:
                 text = cond.get("lastTransitionTime") if isinstance(cond, dict) else None
                 if not text:
                     continue
                 try:
-                    ltt = gotime.parse_time(str(text))
-                except gotime.TimeFormatError as exc:
+                    ltt = gotext.parse_time(str(text))
+                except gotext.TimeFormatError as exc:
                     raise SnapshotError(f"{self.name}: {exc}") from None
                 if ltt > now:
                     now = ltt + MOCK_NOW_OFFSET

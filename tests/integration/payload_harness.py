@@ -359,7 +359,7 @@ def status_operator(
     """An in-process status loop (ClusterVersion 4.14.1) that retrieves requested payloads,
     retrying a failed one every `retrieval_retry` seconds."""
     from cvo_py.kube import connect
-    from status.operator import StatusOperator, StatusOptions
+    from status.clusterversion.controller import StatusOperator, StatusOptions
     from tests.integration.status_support import IMG_4141
 
     client = connect(kubeconfig, user_agent=agent)

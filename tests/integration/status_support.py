@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from cvo_py.kube import CLUSTEROPERATORS, CLUSTERVERSIONS, ApiError, KubeClient
-from status import capabilities
+from status.clusterversion import capabilities
 
 IMG_4141 = "quay.io/openshift-release-dev/ocp-release@sha256:" + "1" * 64
 IMG_4142 = "quay.io/openshift-release-dev/ocp-release@sha256:" + "2" * 64

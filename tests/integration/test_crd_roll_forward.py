@@ -13,7 +13,7 @@ import pytest
 
 from cvo_py import klog
 from cvo_py.kube import CLUSTERVERSIONS, CRDS, JSON_PATCH, KubeClient, connect
-from status.operator import CLUSTERVERSION_CRD, StatusOperator, StatusOptions
+from status.clusterversion.controller import CLUSTERVERSION_CRD, StatusOperator, StatusOptions
 from tests.integration.status_support import (
     IMG_41310,
     AuditLog,

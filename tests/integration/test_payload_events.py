@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from cvo_py.kube import EVENTS, KubeClient
-from status.operator import StatusOperator
+from status.clusterversion.controller import StatusOperator
 from tests.integration.payload_harness import (
     ClusterVerification,
     StartProcess,

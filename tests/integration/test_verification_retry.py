@@ -12,7 +12,7 @@ import pytest
 
 from cvo_py.kube import CLUSTERVERSIONS, KubeClient
 from payload.verify.verifier import persist_signature
-from status.operator import StatusOperator
+from status.clusterversion.controller import StatusOperator
 from tests.integration.payload_harness import (
     ClusterVerification,
     ensure_priority_class,
@@ -74,7 +74,7 @@ def test_a_published_signature_retries_the_failed_retrieval_at_once(
     verification: ClusterVerification,
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    caplog.set_level(logging.INFO, logger="status.operator")
+    caplog.set_level(logging.INFO, logger="status.clusterversion.controller")
     # What a signature controller (or an admin) does: publish the signature in the cluster.
     signature = sign_release(verification.key, UNSIGNED)
     persist_signature(kube, ClusterVerification.NAMESPACE, f"sha256:{'e' * 64}", signature)
@@ -88,7 +88,7 @@ def test_a_published_signature_retries_the_failed_retrieval_at_once(
 def test_changed_signature_stores_retry_the_failed_retrieval_at_once(
     failed: StatusOperator, kube: KubeClient, verification: ClusterVerification, caplog: pytest.LogCaptureFixture
 ) -> None:
-    caplog.set_level(logging.INFO, logger="status.operator")
+    caplog.set_level(logging.INFO, logger="status.clusterversion.controller")
     kube.patch(CLUSTERVERSIONS, "version", {"spec": {"signatureStores": [{"url": verification.store.url}]}})
     wait_until(lambda: retrievals(failed) == 2, timeout=15, what="a second retrieval")
     wait_until(lambda: WHY_STORES in caplog.text, timeout=15, what="the reason logged")

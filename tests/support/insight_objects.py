@@ -8,21 +8,21 @@ from typing import Any
 
 import yaml
 
-from status.insights import gotime
+from cvo_py import gotext
 
 JSON = dict[str, Any]
 MCO = "machineconfiguration.openshift.io/"
 T0 = "2024-01-01T10:00:00Z"
-T0_NS = gotime.parse_time(T0)
+T0_NS = gotext.parse_time(T0)
 
 
 def at(minutes: float = 0, seconds: float = 0) -> str:
     """T0 + offset, as an RFC 3339 string."""
-    return gotime.format_time(T0_NS + int(minutes * gotime.MINUTE + seconds * gotime.SECOND))
+    return gotext.format_time(T0_NS + int(minutes * gotext.MINUTE + seconds * gotext.SECOND))
 
 
 def ns(minutes: float = 0, seconds: float = 0) -> int:
-    return T0_NS + int(minutes * gotime.MINUTE + seconds * gotime.SECOND)
+    return T0_NS + int(minutes * gotext.MINUTE + seconds * gotext.SECOND)
 
 
 def cond(type_: str, status: str, ltt: str = T0, reason: str = "", message: str = "") -> JSON:

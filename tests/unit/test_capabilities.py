@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 import yaml
 
-from status import capabilities as caps
+from status.clusterversion import capabilities as caps
 
 V413 = (
     "openshift-samples",

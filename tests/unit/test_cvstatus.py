@@ -11,7 +11,7 @@ import pytest
 import yaml
 
 from payload.acceptance import payload_loaded, retrieval_failed, retrieving
-from status import cvstatus as cs
+from status.clusterversion import desired as cs
 
 T0 = datetime(2024, 5, 1, 12, 0, 0, tzinfo=UTC)
 T1 = T0 + timedelta(minutes=5)

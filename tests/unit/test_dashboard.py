@@ -13,9 +13,9 @@ from prometheus_client import CollectorRegistry
 
 from cvo_py.kube import ClientConfig, KubeClient
 from payload.metrics import PayloadMetrics
-from status.cvstatus import Release
-from status.metrics import StatusCollector, WriteCounts
-from status.usc.controller import UpdateStatusController
+from status.clusterversion.desired import Release
+from status.clusterversion.metrics import StatusCollector, WriteCounts
+from status.updatestatus.controller import UpdateStatusController
 
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "hack"))

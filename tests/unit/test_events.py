@@ -12,10 +12,10 @@ import pytest
 from cvo_py.kube import EVENTS, MERGE_PATCH, ApiError, Resource
 from payload import acceptance as acc
 from payload.acceptance import ReleaseAcceptance
-from status import events
-from status.cvstatus import Release
-from status.events import EventRecorder, EventSpec
-from status.operator import Outcome, RetrievalCoordinator
+from status.clusterversion import events
+from status.clusterversion.controller import Outcome, RetrievalCoordinator
+from status.clusterversion.desired import Release
+from status.clusterversion.events import EventRecorder, EventSpec
 
 NOW = datetime(2024, 3, 1, 12, 0, 5, 123456, tzinfo=UTC)
 IMG = "quay.io/openshift-release-dev/ocp-release@sha256:" + "e" * 64

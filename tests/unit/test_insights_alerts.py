@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
-from status.insights import alerts
-from status.insights.models import ImpactLevel, ImpactType, ScopeType
+from status.updatestatus.insights import alerts
+from status.updatestatus.insights.models import ImpactLevel, ImpactType, ScopeType
 from tests.support.insight_objects import at, ns
 
 STARTED = ns(0)

@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 import yaml
 
-from status import snapshot
-from status.insights import compute, configmap
-from status.insights.models import (
+from status.updatestatus import configmap, snapshot
+from status.updatestatus.insights import compute
+from status.updatestatus.insights.models import (
     HealthInsight,
     ImpactLevel,
     ImpactType,

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from status.insights import gotime
-from status.insights.gotime import HOUR, MICROSECOND, MILLISECOND, MINUTE, SECOND
+from cvo_py import gotext
+from cvo_py.gotext import HOUR, MICROSECOND, MILLISECOND, MINUTE, SECOND
 
 
 @pytest.mark.parametrize(
@@ -27,7 +27,7 @@ from status.insights.gotime import HOUR, MICROSECOND, MILLISECOND, MINUTE, SECON
     ],
 )
 def test_duration_string_matches_go(d: int, want: str) -> None:
-    assert gotime.duration_string(d) == want
+    assert gotext.duration_string(d) == want
 
 
 @pytest.mark.parametrize(
@@ -46,7 +46,7 @@ def test_duration_string_matches_go(d: int, want: str) -> None:
     ],
 )
 def test_short_duration_reproduces_oc(d: int, want: str) -> None:
-    assert gotime.short_duration(d) == want
+    assert gotext.short_duration(d) == want
 
 
 @pytest.mark.parametrize(
@@ -60,13 +60,13 @@ def test_short_duration_reproduces_oc(d: int, want: str) -> None:
     ],
 )
 def test_round_and_truncate_match_go(d: int, m: int, rounded: int, truncated: int) -> None:
-    assert gotime.round_duration(d, m) == rounded
-    assert gotime.truncate_duration(d, m) == truncated
+    assert gotext.round_duration(d, m) == rounded
+    assert gotext.truncate_duration(d, m) == truncated
 
 
 def test_seconds_truncates_toward_zero_then_adds_the_fraction() -> None:
-    assert gotime.seconds(-1500 * MILLISECOND) == -1.5
-    assert gotime.seconds(90 * SECOND + 1) == 90.000000001
+    assert gotext.seconds(-1500 * MILLISECOND) == -1.5
+    assert gotext.seconds(90 * SECOND + 1) == 90.000000001
 
 
 @pytest.mark.parametrize(
@@ -75,24 +75,24 @@ def test_seconds_truncates_toward_zero_then_adds_the_fraction() -> None:
         ("2023-11-03T16:28:43Z", 1699028923 * SECOND),
         ("2023-11-03T16:28:43.000368975Z", 1699028923 * SECOND + 368_975),
         ("2023-11-03T17:28:43+01:00", 1699028923 * SECOND),
-        ("0001-01-01T00:00:00Z", gotime.ZERO_TIME),
+        ("0001-01-01T00:00:00Z", gotext.ZERO_TIME),
     ],
 )
 def test_parse_time_keeps_nanoseconds(text: str, want: int) -> None:
-    assert gotime.parse_time(text) == want
+    assert gotext.parse_time(text) == want
 
 
 def test_format_time_round_trips_nanoseconds_and_trims_zeros() -> None:
-    t = gotime.parse_time("2023-11-03T16:28:43.1Z")
-    assert gotime.format_time(t) == "2023-11-03T16:28:43.1Z"
-    assert gotime.format_time(t, nanos=False) == "2023-11-03T16:28:43Z"
-    assert gotime.format_time(gotime.ZERO_TIME) == "0001-01-01T00:00:00Z"
+    t = gotext.parse_time("2023-11-03T16:28:43.1Z")
+    assert gotext.format_time(t) == "2023-11-03T16:28:43.1Z"
+    assert gotext.format_time(t, nanos=False) == "2023-11-03T16:28:43Z"
+    assert gotext.format_time(gotext.ZERO_TIME) == "0001-01-01T00:00:00Z"
 
 
 @pytest.mark.parametrize("bad", ["", "yesterday", "2023-13-01T00:00:00Z", "2023-11-03 16:28:43"])
 def test_parse_time_rejects_bad_input_clearly(bad: str) -> None:
-    with pytest.raises(gotime.TimeFormatError, match="timestamp"):
-        gotime.parse_time(bad)
+    with pytest.raises(gotext.TimeFormatError, match="timestamp"):
+        gotext.parse_time(bad)
 
 
 @pytest.mark.parametrize(
@@ -100,10 +100,10 @@ def test_parse_time_rejects_bad_input_clearly(bad: str) -> None:
     [("10m0s", 10 * MINUTE), ("1h4m41s", 3881 * SECOND), ("1.5µs", 1500), ("-2m", -2 * MINUTE), ("0", 0)],
 )
 def test_parse_duration_matches_go(text: str, want: int) -> None:
-    assert gotime.parse_duration(text) == want
+    assert gotext.parse_duration(text) == want
 
 
 @pytest.mark.parametrize("bad", ["", "10", "5 minutes", "m"])
 def test_parse_duration_rejects_bad_input(bad: str) -> None:
-    with pytest.raises(gotime.TimeFormatError):
-        gotime.parse_duration(bad)
+    with pytest.raises(gotext.TimeFormatError):
+        gotext.parse_duration(bad)

@@ -7,9 +7,9 @@ from typing import Any
 
 import pytest
 
-from status.insights import compute, nodes
-from status.insights.gotime import MINUTE
-from status.insights.models import (
+from cvo_py.gotext import MINUTE
+from status.updatestatus.insights import compute, nodes
+from status.updatestatus.insights.models import (
     ConditionStatus,
     HealthInsight,
     ImpactLevel,

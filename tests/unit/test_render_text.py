@@ -6,10 +6,11 @@ from typing import Any
 
 import pytest
 
-from status.insights import compute, configmap
-from status.insights.gotime import MINUTE
-from status.render import RenderError, render
-from status.render.text import node_row
+from cvo_py.gotext import MINUTE
+from status.updatestatus import configmap
+from status.updatestatus.insights import compute
+from status.updatestatus.render import RenderError, render
+from status.updatestatus.render.text import node_row
 from tests.support.insight_objects import (
     T0,
     VERSIONS,

@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 from prometheus_client import CollectorRegistry
 
-from cvo_py import metrics
-from cvo_py.metrics import (
+from cvo_py.serving import server as metrics
+from cvo_py.serving.server import (
     DEFAULT_CIPHER_SUITES,
     GO_CIPHER_SUITES,
     TLS13_SUITES,

@@ -9,8 +9,8 @@ from dataclasses import dataclass, field
 import pytest
 
 from payload.acceptance import ReleaseAcceptance, payload_loaded, retrieval_failed, retrieving
-from status.cvstatus import Release
-from status.operator import RetrievalCoordinator, read_release_version
+from status.clusterversion.controller import RetrievalCoordinator, read_release_version
+from status.clusterversion.desired import Release
 
 WAIT = 10.0  # generous bound for thread hand-offs; the tests assert outcomes, not timings
 A = Release("4.14.2", "img-a")

@@ -7,11 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from cvo_py import cli
+from cvo_py import gotext
+from cvo_py.cli import main as cli
 from cvo_py.kube import CONFIGMAPS, ApiError, KubeClient
-from status import snapshot
-from status.insights import compute, configmap, gotime
-from status.render import render
+from status.updatestatus import configmap, snapshot
+from status.updatestatus.insights import compute
+from status.updatestatus.render import render
 from tests.support import cluster as local
 from tests.support.insight_objects import at, clusterversion, node, operator, pool, write_snapshot
 
@@ -155,7 +156,7 @@ def test_live_mode_reads_the_configmap_and_its_shards(
         status_configmaps.append(name)
         _put(kube, name, data)
 
-    now_text = "--now=" + gotime.format_time(now)
+    now_text = "--now=" + gotext.format_time(now)
     for details in ("none", "all"):
         code, out, err = run(capsys, "--kubeconfig", cluster.kubeconfig, now_text, "--details", details)
         assert (code, err) == (0, "")

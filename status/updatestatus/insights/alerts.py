@@ -5,10 +5,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from status.insights import gotime
-from status.insights.controlplane import CONFIG_GROUP, health, health_uid
-from status.insights.models import HealthInsight, ImpactLevel, ImpactType, ResourceRef, ScopeType
-from status.insights.objects import InputError
+from cvo_py import gotext
+from status.updatestatus.insights.controlplane import CONFIG_GROUP, health, health_uid
+from status.updatestatus.insights.models import HealthInsight, ImpactLevel, ImpactType, ResourceRef, ScopeType
+from status.updatestatus.insights.objects import InputError
 
 # alerts oc knows to affect updates, reported even when they started before the update
 ALLOWLISTED = frozenset({"PodDisruptionBudgetLimit", "PodDisruptionBudgetAtLimit"})
@@ -45,8 +45,8 @@ def alert_insights(response: Any, update_started_at: int) -> list[HealthInsight]
             continue
         active_text = str(alert.get("activeAt") or "")
         try:
-            active_at = gotime.parse_time(active_text) if active_text else gotime.ZERO_TIME
-        except gotime.TimeFormatError as exc:
+            active_at = gotext.parse_time(active_text) if active_text else gotext.ZERO_TIME
+        except gotext.TimeFormatError as exc:
             raise InputError(f"alert {name}: activeAt: {exc}") from None
         during_update = update_started_at < active_at
         allowlisted = name in ALLOWLISTED

@@ -24,11 +24,12 @@ from collections.abc import Iterable, Iterator, Mapping
 from datetime import datetime
 from typing import Any
 
-from status.insights import alerts as alerts_mod
-from status.insights import controlplane, gotime
-from status.insights import nodes as nodes_mod
-from status.insights.configmap import key_of
-from status.insights.models import (
+from cvo_py import gotext
+from status.updatestatus.configmap import key_of
+from status.updatestatus.insights import alerts as alerts_mod
+from status.updatestatus.insights import controlplane
+from status.updatestatus.insights import nodes as nodes_mod
+from status.updatestatus.insights.models import (
     Condition,
     HealthInsight,
     Insight,
@@ -36,7 +37,7 @@ from status.insights.models import (
     NodeStatusInsight,
     ResourceRef,
 )
-from status.insights.objects import JSON, InputError, conditions_by_type, history, name_of
+from status.updatestatus.insights.objects import JSON, InputError, conditions_by_type, history, name_of
 
 Now = datetime | int
 
@@ -51,7 +52,7 @@ def controlplane_insights(cv: JSON | None, operators: list[JSON], now: Now, *, m
     """
     if cv is None:
         return []
-    t = gotime.to_now(now)
+    t = gotext.to_now(now)
     cp = controlplane.assess_control_plane(cv, _objects(operators, "ClusterOperator"), t, mco_image)
     out: list[Insight] = [cp.clusterversion, *cp.operators]
     out.extend(_control_plane_health(cp))
@@ -122,8 +123,8 @@ def all_insights(
 
 def _clocks(now: Now, node_clock: Now | None) -> tuple[int, int]:
     """(now, the instant node unavailability is aged at) in ns."""
-    t = gotime.to_now(now)
-    return t, t if node_clock is None else gotime.to_now(node_clock)
+    t = gotext.to_now(now)
+    return t, t if node_clock is None else gotext.to_now(node_clock)
 
 
 def _control_plane_health(cp: controlplane.ControlPlaneResult) -> list[Insight]:
@@ -274,10 +275,10 @@ def stamp_transition_times(insights: list[Insight], previous: Iterable[Insight],
             old_conditions = {c.type: c for c in old.conditions}
         stamped = []
         for cond in insight.conditions:
-            if cond.last_transition_time == gotime.ZERO_TIME:
+            if cond.last_transition_time == gotext.ZERO_TIME:
                 prev: Condition | None = old_conditions.get(cond.type)
                 same = prev is not None and prev.status == cond.status and prev.reason == cond.reason
-                keep = same and prev is not None and prev.last_transition_time != gotime.ZERO_TIME
+                keep = same and prev is not None and prev.last_transition_time != gotext.ZERO_TIME
                 when = prev.last_transition_time if keep and prev is not None else now
                 cond = cond.model_copy(update={"last_transition_time": when})
             stamped.append(cond)

@@ -14,9 +14,9 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from status.insights import gotime
-from status.insights.gotime import MINUTE, SECOND
-from status.insights.models import (
+from cvo_py import gotext
+from cvo_py.gotext import MINUTE, SECOND
+from status.updatestatus.insights.models import (
     ClusterOperatorHealthyReason,
     ClusterOperatorStatusInsight,
     ClusterOperatorUpdatingReason,
@@ -41,7 +41,7 @@ from status.insights.models import (
     construct_fast,
     find_condition,
 )
-from status.insights.objects import (
+from status.updatestatus.insights.objects import (
     JSON,
     InputError,
     cond_str,
@@ -51,9 +51,7 @@ from status.insights.objects import (
     name_of,
     time_of,
 )
-from status.insights.objects import (
-    field as get,
-)
+from status.updatestatus.insights.objects import field as get
 
 CONFIG_GROUP = "config.openshift.io"
 MCO_NAME = "machine-config"
@@ -120,19 +118,19 @@ def expected_duration(baseline: int, to_last_observed_progress: int, x: float) -
     observed operator progress once that exceeds 5 minutes (and the curve allows), else `baseline`."""
     c = timewise_complete(x)
     if x > 0 and c > 0 and to_last_observed_progress > 5 * MINUTE:
-        return gotime.seconds(to_last_observed_progress) / c
-    return gotime.seconds(baseline)
+        return gotext.seconds(to_last_observed_progress) / c
+    return gotext.seconds(baseline)
 
 
 def estimate_completion(baseline: int, to_last_observed_progress: int, updating_for: int, x: float) -> int:
     """Remaining time (ns) from the baseline duration, observed progress and completion fraction."""
     if x >= 1:
         return 0
-    remaining = expected_duration(baseline, to_last_observed_progress, x) - gotime.seconds(updating_for)
+    remaining = expected_duration(baseline, to_last_observed_progress, x) - gotext.seconds(updating_for)
     factor = 1.2 if remaining >= 0 else 1 / 1.2
     est = int(remaining * factor) * SECOND  # int() truncates toward zero, as Go's conversion
     if est > 10 * MINUTE:
-        return gotime.round_duration(est, MINUTE)
+        return gotext.round_duration(est, MINUTE)
     return est
 
 
@@ -284,7 +282,7 @@ def updating_condition(cv: JSON, hist: list[JSON], progressing: JSON | None) -> 
     unknown, cannot = ConditionStatus.UNKNOWN, ClusterVersionUpdatingReason.CANNOT_DETERMINE
     if progressing is None:
         # no source time: `compute.stamp_transition_times` gives it one
-        return updating(unknown, cannot, "No Progressing condition in ClusterVersion", gotime.ZERO_TIME)
+        return updating(unknown, cannot, "No Progressing condition in ClusterVersion", gotext.ZERO_TIME)
     ltt = cond_time(progressing, cv)
     if not hist:
         return updating(unknown, cannot, "Empty history in ClusterVersion", ltt)
@@ -347,7 +345,7 @@ def clusterversion_insight(
     if progressing is not None:
         conditions.append(copy_condition(progressing, cv))
 
-    started = gotime.ZERO_TIME
+    started = gotext.ZERO_TIME
     completed_at: int | None = None
     if hist:
         started = time_of(hist[0].get("startedTime"), cv, "history[0].startedTime")
@@ -358,7 +356,7 @@ def clusterversion_insight(
     estimated: int | None = None
     if not facts.completed:
         last_progress = last_observed_progress(operators)
-        progressed = started != gotime.ZERO_TIME and last_progress > started
+        progressed = started != gotext.ZERO_TIME and last_progress > started
         to_last = last_progress - started if progressed else 0
         total = expected_duration(baseline_duration(hist, cv), to_last, co_completion)
         estimated = started + round(total * SECOND)
@@ -390,7 +388,7 @@ def last_observed_progress(operators: Sequence[ClusterOperatorStatusInsight]) ->
     """oc's last observed progress: the newest Progressing transition among the counted operators,
     or when only machine-config is left updating, when it started (daemon sets flipping Progressing
     while nodes reboot are no progress of the update)."""
-    last = gotime.ZERO_TIME
+    last = gotext.ZERO_TIME
     mco_started: int | None = None
     updated = 0
     for co in operators:
@@ -418,7 +416,7 @@ def time_remaining(cv: ClusterVersionStatusInsight, operators: Sequence[ClusterO
     x = sum(operator_is_updated(co) for co in operators) / len(operators)
     started = cv.started_at
     baseline = cv.estimated_completed_at - started  # what the estimate falls back to, exactly
-    if started == gotime.ZERO_TIME:
+    if started == gotext.ZERO_TIME:
         return estimate_completion(baseline, 0, 0, x)
     completion_at = cv.completed_at if cv.completed_at is not None else now
     last_progress = last_observed_progress(operators)
@@ -430,7 +428,7 @@ def time_remaining(cv: ClusterVersionStatusInsight, operators: Sequence[ClusterO
 def clusteroperator_insight(co: JSON, state: OperatorState, target: str, now: int) -> ClusterOperatorStatusInsight:
     progressing = state.progressing
     source_times = [cond_time(c, co) for c in (state.progressing, state.available, state.degraded) if c]
-    fallback = max(source_times) if source_times else gotime.ZERO_TIME
+    fallback = max(source_times) if source_times else gotext.ZERO_TIME
     if state.updated:
         updating = Condition.of(
             ConditionType.UPDATING,

@@ -34,7 +34,7 @@ from typing import Annotated, Any, TypeVar
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, PlainSerializer, model_serializer
 from pydantic.alias_generators import to_camel
 
-from status.insights import gotime
+from cvo_py import gotext
 
 
 def _time_in(value: Any) -> int:
@@ -43,9 +43,9 @@ def _time_in(value: Any) -> int:
     if isinstance(value, int):
         return value
     if isinstance(value, str):
-        return gotime.parse_time(value)
+        return gotext.parse_time(value)
     if isinstance(value, datetime):
-        return gotime.from_datetime(value)
+        return gotext.from_datetime(value)
     raise ValueError(f"a time must be an RFC 3339 string, not {type(value).__name__}")
 
 
@@ -55,7 +55,7 @@ def _duration_in(value: Any) -> int:
     if isinstance(value, int):
         return value
     if isinstance(value, str):
-        return gotime.parse_duration(value)
+        return gotext.parse_duration(value)
     raise ValueError(f"a duration must be a Go duration string such as 10m0s, not {type(value).__name__}")
 
 
@@ -65,11 +65,11 @@ _M = TypeVar("_M", bound=BaseModel)
 @functools.lru_cache(maxsize=16384)
 def time_string(ns: int) -> str:
     """A Time's JSON form (cached: the insights of one cluster share few distinct instants)."""
-    return gotime.format_time(ns)
+    return gotext.format_time(ns)
 
 
 Time = Annotated[int, BeforeValidator(_time_in), PlainSerializer(time_string, when_used="json")]
-Duration = Annotated[int, BeforeValidator(_duration_in), PlainSerializer(gotime.duration_string, when_used="json")]
+Duration = Annotated[int, BeforeValidator(_duration_in), PlainSerializer(gotext.duration_string, when_used="json")]
 
 
 _FIELDS_SET: dict[type[BaseModel], set[str]] = {}

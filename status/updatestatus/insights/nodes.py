@@ -12,10 +12,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from status.insights import gotime
-from status.insights.controlplane import go_percent, health, health_uid
-from status.insights.gotime import MINUTE
-from status.insights.models import (
+from cvo_py import gotext
+from cvo_py.gotext import MINUTE
+from status.updatestatus.insights.controlplane import go_percent, health, health_uid
+from status.updatestatus.insights.models import (
     NODE_MESSAGE_MAX,
     Condition,
     ConditionStatus,
@@ -36,7 +36,7 @@ from status.insights.models import (
     ScopeType,
     construct_fast,
 )
-from status.insights.objects import JSON, InputError, describe, name_of, time_of
+from status.updatestatus.insights.objects import JSON, InputError, describe, name_of, time_of
 
 MCO_PREFIX = "machineconfiguration.openshift.io/"
 CURRENT_CONFIG = MCO_PREFIX + "currentConfig"
@@ -238,8 +238,8 @@ class Unavailability:
         return " | ".join(out)
 
     def since(self) -> int:
-        times = [t for _, _, t in self.reasons if t is not None and t != gotime.ZERO_TIME]
-        return min(times) if times else gotime.ZERO_TIME
+        times = [t for _, _, t in self.reasons if t is not None and t != gotext.ZERO_TIME]
+        return min(times) if times else gotext.ZERO_TIME
 
     def tokens(self) -> str:
         return ",".join(_REASON_TOKENS.get(r, NodeAvailableReason.UNEXPECTED_IMAGE) for r, _, _ in self.reasons)
@@ -251,7 +251,7 @@ class Unavailability:
             threshold = _SERIOUS_AFTER.get(reason)
             if threshold is None:
                 return True
-            when = gotime.ZERO_TIME if ltt is None else ltt
+            when = gotext.ZERO_TIME if ltt is None else ltt
             if now - when >= threshold:
                 return True
         return False
@@ -490,11 +490,11 @@ _NOT_DEGRADED = (ConditionStatus.FALSE, NodeDegradedReason.AS_EXPECTED, "The nod
 # Conditions without a source time, one shared instance each (insights are values: never mutated,
 # `stamp_transition_times` replaces conditions instead).
 _UPDATING_UNTIMED = {
-    phase: Condition.of(ConditionType.UPDATING, *condition, gotime.ZERO_TIME)
+    phase: Condition.of(ConditionType.UPDATING, *condition, gotext.ZERO_TIME)
     for phase, condition in _UPDATING_BY_PHASE.items()
 }
-_DONE_NOT_UPDATED_UNTIMED = Condition.of(ConditionType.UPDATING, *_DONE_NOT_UPDATED, gotime.ZERO_TIME)
-_NOT_DEGRADED_UNTIMED = Condition.of(ConditionType.DEGRADED, *_NOT_DEGRADED, gotime.ZERO_TIME)
+_DONE_NOT_UPDATED_UNTIMED = Condition.of(ConditionType.UPDATING, *_DONE_NOT_UPDATED, gotext.ZERO_TIME)
+_NOT_DEGRADED_UNTIMED = Condition.of(ConditionType.DEGRADED, *_NOT_DEGRADED, gotext.ZERO_TIME)
 
 
 def node_insight(
@@ -502,7 +502,7 @@ def node_insight(
 ) -> NodeStatusInsight:
     """The insight; `times` gives transition times for conditions without a source time."""
     times = times or _NO_TIMES
-    no_time = gotime.ZERO_TIME
+    no_time = gotext.ZERO_TIME
     # MCD reports Done but the node does not run the target configuration: oc shows "Updated"
     # without counting the node as updated, so the API cannot say either way.
     done_not_updated = a.is_updating and a.phase == "Updated"
@@ -588,7 +588,7 @@ def node_health(a: NodeAssessment, now: int) -> list[HealthInsight]:
     if a.is_degraded:
         insight = health(
             health_uid("node", a.name, "degraded"),
-            gotime.ZERO_TIME,
+            gotext.ZERO_TIME,
             scope,
             ref,
             ImpactLevel.ERROR,
@@ -683,7 +683,7 @@ def pool_insight(pool: JSON, c: PoolCounters) -> MachineConfigPoolStatusInsight:
         )
     ]
     return MachineConfigPoolStatusInsight.model_construct(
-        conditions=[Condition.of(ConditionType.UPDATING, updating[0], updating[1], updating[2], gotime.ZERO_TIME)],
+        conditions=[Condition.of(ConditionType.UPDATING, updating[0], updating[1], updating[2], gotext.ZERO_TIME)],
         name=name,
         resource=ResourceRef.of(MCO_GROUP, "machineconfigpools", name),
         scope_type=ScopeType.CONTROL_PLANE if name == MASTER else ScopeType.WORKER_POOL,
@@ -699,7 +699,7 @@ def paused_pool_health(pool: JSON, c: PoolCounters) -> HealthInsight | None:
     name = name_of(pool)
     return health(
         health_uid("mcp", name, "paused"),
-        gotime.ZERO_TIME,
+        gotext.ZERO_TIME,
         ScopeType.WORKER_POOL,
         [ResourceRef.of(MCO_GROUP, "machineconfigpools", name)],
         ImpactLevel.WARNING,

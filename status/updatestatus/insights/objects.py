@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from status.insights import gotime
+from cvo_py import gotext
 
 JSON = dict[str, Any]
 
@@ -58,12 +58,12 @@ def labels(obj: JSON) -> dict[str, str]:
 def time_of(value: Any, obj: JSON, what: str) -> int:
     """A metav1.Time field → ns; absent/empty is Go's zero time."""
     if value is None or value == "":
-        return gotime.ZERO_TIME
+        return gotext.ZERO_TIME
     if not isinstance(value, str):
         value = str(value)
     try:
-        return gotime.parse_time(value)
-    except gotime.TimeFormatError as exc:
+        return gotext.parse_time(value)
+    except gotext.TimeFormatError as exc:
         raise InputError(f"{describe(obj)}: {what}: {exc}") from None
 
 
@@ -86,7 +86,7 @@ def cond_str(cond: JSON | None, key: str) -> str:
 
 def cond_time(cond: JSON | None, obj: JSON) -> int:
     if cond is None:
-        return gotime.ZERO_TIME
+        return gotext.ZERO_TIME
     return time_of(cond.get("lastTransitionTime"), obj, f"condition {cond.get('type')} lastTransitionTime")
 
 

@@ -10,9 +10,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from status.insights import controlplane, gotime
-from status.insights.gotime import MINUTE, SECOND
-from status.insights.models import (
+from cvo_py import gotext
+from cvo_py.gotext import MINUTE, SECOND
+from status.updatestatus.insights import controlplane
+from status.updatestatus.insights.models import (
     ClusterOperatorHealthyReason,
     ClusterOperatorStatusInsight,
     ClusterOperatorUpdatingReason,
@@ -31,7 +32,7 @@ from status.insights.models import (
     VersionMetadataKey,
     find_condition,
 )
-from status.render.tabwriter import TabWriter
+from status.updatestatus.render.tabwriter import TabWriter
 
 DETAILS = ("none", "all", "nodes", "health", "operators")
 NODE_ROW_LIMIT = 10
@@ -119,7 +120,7 @@ def node_row(n: NodeStatusInsight) -> NodeRow:
     elif n.est_to_complete == 0:
         est = "-"
     else:
-        est = "+" + gotime.short_duration(n.est_to_complete)
+        est = "+" + gotext.short_duration(n.est_to_complete)
     return NodeRow(
         name=n.name,
         assessment=assessment,
@@ -206,7 +207,7 @@ def write_pools(out: list[str], pools: list[MachineConfigPoolStatusInsight]) -> 
 
 
 def _round_duration(d: int) -> int:
-    return gotime.round_duration(d, MINUTE) if d > 10 * MINUTE else gotime.round_duration(d, SECOND)
+    return gotext.round_duration(d, MINUTE) if d > 10 * MINUTE else gotext.round_duration(d, SECOND)
 
 
 def target_version_text(cv: ClusterVersionStatusInsight) -> str:
@@ -252,13 +253,13 @@ def write_control_plane(
         else:
             unavailable += 1
 
-    has_history = cv.started_at != gotime.ZERO_TIME
+    has_history = cv.started_at != gotext.ZERO_TIME
     completion_at = cv.completed_at if cv.completed_at is not None else now
     updating_for = completion_at - cv.started_at if has_history else 0
     out.append("= Control Plane =\n")
     if updated == total:
-        stamp = gotime.format_time(completion_at, nanos=False)
-        duration = gotime.short_duration(_round_duration(updating_for))
+        stamp = gotext.format_time(completion_at, nanos=False)
+        duration = gotext.short_duration(_round_duration(updating_for))
         out.append(f"Update to {cv.versions.target.version} successfully completed at {stamp} (duration: {duration})\n")
         return
     est = controlplane.time_remaining(cv, operators, now)
@@ -272,17 +273,17 @@ def write_control_plane(
         health += f", {unavailable} Unavailable"
     if degraded:
         health += f", {degraded} Available but degraded"
-    duration = f"{gotime.short_duration(_round_duration(updating_for))}"
+    duration = f"{gotext.short_duration(_round_duration(updating_for))}"
     if est != 0:
         if cv.versions.target.has(VersionMetadataKey.ARCHITECTURE):
             vague = "N/A for Multi-Architecture Migration"
         elif est < -10 * MINUTE:
-            est_duration = gotime.truncate_duration(updating_for + est, MINUTE)
-            vague = f"N/A; estimate duration was {gotime.short_duration(est_duration)}"
+            est_duration = gotext.truncate_duration(updating_for + est, MINUTE)
+            vague = f"N/A; estimate duration was {gotext.short_duration(est_duration)}"
         elif est < 10 * MINUTE:
             vague = "<10m"
         else:
-            vague = gotime.short_duration(est)
+            vague = gotext.short_duration(est)
         duration += f" (Est. Time Remaining: {vague})"
     out.append(f"Assessment:      {assessment}\n")
     out.append(f"Target Version:  {target_version_text(cv)}\n")
@@ -302,7 +303,7 @@ def write_control_plane(
         for co in updating:
             progressing = find_condition(co.conditions, ConditionType.PROGRESSING) or updating_of(co)
             assert progressing is not None
-            since = gotime.short_duration(now - progressing.last_transition_time)
+            since = gotext.short_duration(now - progressing.last_transition_time)
             reason = _ellipsis(progressing.reason, 20) or "-"
             lines = progressing.message.split("\n")
             tw.write(f"{co.name}\t{since}\t{reason}\t{lines[0]}\n")
@@ -320,9 +321,9 @@ def _started(h: HealthInsight, now: int) -> int:
 
 
 def _since(started_at: int, now: int) -> str:
-    if started_at == gotime.ZERO_TIME:
+    if started_at == gotext.ZERO_TIME:
         return "-"
-    return gotime.short_duration(gotime.truncate_duration(now - started_at, SECOND))
+    return gotext.short_duration(gotext.truncate_duration(now - started_at, SECOND))
 
 
 def write_health(out: list[str], insights: list[HealthInsight], now: int, updating_for: int, detailed: bool) -> None:
@@ -357,7 +358,7 @@ def write_health(out: list[str], insights: list[HealthInsight], now: int, updati
     tw.write("SINCE\tLEVEL\tIMPACT\tMESSAGE\n")
     if not shown:
         tw.write(
-            f"{gotime.short_duration(updating_for)}\t{ImpactLevel.INFO.value}\t{ImpactType.NONE.value}\t"
+            f"{gotext.short_duration(updating_for)}\t{ImpactLevel.INFO.value}\t{ImpactType.NONE.value}\t"
             "Update is proceeding well\n"
         )
         out.append(tw.flush())
@@ -405,8 +406,8 @@ def render(insights: Sequence[Insight], now: int, details: str = "none") -> str:
     if progressing.status != ConditionStatus.TRUE and not worker_outdated:
         return "The cluster is not updating.\n"
 
-    started = cv.started_at if cv.started_at != gotime.ZERO_TIME else progressing.last_transition_time
-    updating_for = gotime.round_duration(now - started, SECOND)
+    started = cv.started_at if cv.started_at != gotext.ZERO_TIME else progressing.last_transition_time
+    updating_for = gotext.round_duration(now - started, SECOND)
 
     out: list[str] = []
     write_control_plane(out, cv, operators, now, operators_detailed)
