@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import socket
-import sys
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -12,12 +11,7 @@ from typing import Any
 
 import yaml
 
-REPO = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(REPO / "hack"))
-
-import localcluster  # noqa: E402
-
-from cvo_py.kube import (  # noqa: E402
+from cvo_py.kube import (
     CLUSTEROPERATORS,
     CLUSTERVERSIONS,
     NAMESPACES,
@@ -26,6 +20,9 @@ from cvo_py.kube import (  # noqa: E402
     KubeClient,
     connect,
 )
+from cvo_py.testing import localcluster
+
+REPO = Path(__file__).resolve().parents[2]
 
 CRD_DIR = REPO / "tests" / "crds"
 CLUSTERVERSION_CRDS = {"current": CRD_DIR / "clusterversion.yaml", "4.13": CRD_DIR / "clusterversion-4.13.yaml"}

@@ -1,11 +1,10 @@
-#!/usr/bin/env python3
 """Run a real local kube-apiserver (with embedded etcd) for cvo-py's tests and demo.
 
-    localcluster.py up [--dir DIR]        build if needed, start, wait for /readyz, install CRDs
-    localcluster.py down [--dir DIR]      stop it and remove its data (the built binary stays)
-    localcluster.py restart [--dir DIR]   stop and start again on the same port, keeping the data
-    localcluster.py status [--dir DIR]    print the state and whether it is ready
-    localcluster.py build                 (re)build the harness binary if its sources changed
+    hack/localcluster.py up [--dir DIR]        build if needed, start, wait for /readyz, install CRDs
+    hack/localcluster.py down [--dir DIR]      stop it and remove its data (the built binary stays)
+    hack/localcluster.py restart [--dir DIR]   stop and start again on the same port, keeping the data
+    hack/localcluster.py status [--dir DIR]    print the state and whether it is ready
+    hack/localcluster.py build                 (re)build the harness binary if its sources changed
 
 DIR defaults to $CVO_PY_CLUSTER_DIR, else `.local-cluster` in the repository. The binary is
 built once into `.local-cluster/bin/` and reused while hack/kube-apiserver/ is unchanged.
@@ -29,13 +28,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 HARNESS_SRC = REPO / "hack" / "kube-apiserver"
 BIN_DIR = REPO / ".local-cluster" / "bin"
 BINARY = BIN_DIR / "kube-apiserver-harness"
 CRD_DIR = REPO / "tests" / "crds"
-if str(REPO) not in sys.path:
-    sys.path.insert(0, str(REPO))
 # Installed by `up`; the 4.13-enum ClusterVersion variant is swapped in by tests that need it.
 DEFAULT_CRDS = ("clusterversion.yaml", "clusteroperator.yaml", "machineconfigpool.yaml", "machineconfig.yaml")
 

@@ -12,11 +12,12 @@ from pathlib import Path
 from typing import Any
 
 from cvo_py.kube import CLUSTERVERSIONS, PODS, ApiError, KubeClient, Resource
+from cvo_py.testing.tcpproxy import TCPProxy
 from payload.acceptance import ReleaseAcceptance
 from payload.classify import Limits
 from payload.podspec import POD_LABEL_SELECTOR, target_dir
-from payload.retrieval import PayloadRetriever, RetrieverOptions, Verifier
-from tests.support.tcpproxy import TCPProxy
+from payload.retrieval import PayloadRetriever, RetrieverOptions
+from payload.verify.errors import Verifier
 
 PRIORITYCLASSES = Resource("scheduling.k8s.io/v1", "PriorityClass", "priorityclasses", False)
 NODE = "test-node"
@@ -359,8 +360,8 @@ def status_operator(
     """An in-process status loop (ClusterVersion 4.14.1) that retrieves requested payloads,
     retrying a failed one every `retrieval_retry` seconds."""
     from cvo_py.kube import connect
+    from cvo_py.testing.clusterversion import IMG_4141
     from status.clusterversion.controller import StatusOperator, StatusOptions
-    from tests.integration.status_support import IMG_4141
 
     client = connect(kubeconfig, user_agent=agent)
     options = RetrieverOptions(namespace=namespace, node_name=NODE, release_image=IMG_4141)

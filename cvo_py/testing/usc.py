@@ -22,9 +22,9 @@ from typing import Any, TypeVar
 import yaml
 
 from cvo_py.kube import CLUSTEROPERATORS, CLUSTERVERSIONS, CONFIGMAPS, JSON, LEASES, ApiError, KubeClient, Resource
-from tests.support.cluster import free_port
-from tests.support.manifests import KINDS, apply, cluster_scoped, delete
-from tests.support.manifests import load as load_install
+from cvo_py.testing.cluster import free_port
+from cvo_py.testing.manifests import KINDS, apply, cluster_scoped, delete
+from cvo_py.testing.manifests import load as load_install
 
 __all__ = ["KINDS", "apply", "cluster_scoped", "delete", "free_port"]
 

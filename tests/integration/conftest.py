@@ -7,7 +7,7 @@ from collections.abc import Iterator
 import pytest
 
 from cvo_py.kube import KubeClient
-from tests.integration.payload_harness import ClusterVerification
+from cvo_py.testing.payload import ClusterVerification
 
 
 @pytest.fixture

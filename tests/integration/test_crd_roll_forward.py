@@ -13,8 +13,8 @@ import pytest
 
 from cvo_py import klog
 from cvo_py.kube import CLUSTERVERSIONS, CRDS, JSON_PATCH, KubeClient, connect
-from status.clusterversion.controller import CLUSTERVERSION_CRD, StatusOperator, StatusOptions
-from tests.integration.status_support import (
+from cvo_py.testing.cluster import LocalCluster
+from cvo_py.testing.clusterversion import (
     IMG_41310,
     AuditLog,
     condition,
@@ -22,7 +22,7 @@ from tests.integration.status_support import (
     roll_back_to_413,
     wait_until,
 )
-from tests.support.cluster import LocalCluster
+from status.clusterversion.controller import CLUSTERVERSION_CRD, StatusOperator, StatusOptions
 
 pytestmark = pytest.mark.usefixtures("clusterversion_cleanup")
 

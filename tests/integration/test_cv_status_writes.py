@@ -15,11 +15,8 @@ from typing import Any
 import pytest
 
 from cvo_py.kube import CLUSTERVERSIONS, MERGE_PATCH, ApiError, KubeClient, connect
-from payload.retrieval import PayloadRetriever, RetrieverOptions
-from status.clusterversion import desired
-from status.clusterversion.controller import StatusOperator, StatusOptions
-from status.clusterversion.writer import ClusterVersionStatusWriter, StatusRejected
-from tests.integration.status_support import (
+from cvo_py.testing.cluster import LocalCluster
+from cvo_py.testing.clusterversion import (
     ENABLED_414,
     IMG_4141,
     IMG_4142,
@@ -32,7 +29,10 @@ from tests.integration.status_support import (
     status_414,
     wait_until,
 )
-from tests.support.cluster import LocalCluster
+from payload.retrieval import PayloadRetriever, RetrieverOptions
+from status.clusterversion import desired
+from status.clusterversion.controller import StatusOperator, StatusOptions
+from status.clusterversion.writer import ClusterVersionStatusWriter, StatusRejected
 
 pytestmark = pytest.mark.usefixtures("clusterversion_cleanup")
 

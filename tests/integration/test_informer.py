@@ -13,8 +13,8 @@ import pytest
 
 from cvo_py.informer import ADDED, DELETED, MODIFIED, Backoff, Informer
 from cvo_py.kube import CLUSTEROPERATORS, CONFIGMAPS, PODTEMPLATES, ClientConfig, KubeClient
-from tests.support.cluster import LocalCluster
-from tests.support.tcpproxy import TCPProxy
+from cvo_py.testing.cluster import LocalCluster
+from cvo_py.testing.tcpproxy import TCPProxy
 
 
 class Recorder:

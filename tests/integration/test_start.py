@@ -22,7 +22,9 @@ from typing import Any
 import pytest
 
 from cvo_py.kube import CLUSTERVERSIONS, KubeClient
-from tests.integration.status_support import (
+from cvo_py.testing.certs import self_signed
+from cvo_py.testing.cluster import LocalCluster, free_port
+from cvo_py.testing.clusterversion import (
     IMG_4141,
     IMG_41310,
     condition,
@@ -32,8 +34,6 @@ from tests.integration.status_support import (
     status_414,
     wait_until,
 )
-from tests.support.certs import self_signed
-from tests.support.cluster import LocalCluster, free_port
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -11,9 +11,9 @@ from collections.abc import Iterator
 import pytest
 
 from cvo_py.kube import CLUSTERVERSIONS, KubeClient
-from payload.verify.verifier import persist_signature
-from status.clusterversion.controller import StatusOperator
-from tests.integration.payload_harness import (
+from cvo_py.testing.cluster import LocalCluster
+from cvo_py.testing.clusterversion import create_cv, status_414, wait_until
+from cvo_py.testing.payload import (
     ClusterVerification,
     ensure_priority_class,
     release_accepted,
@@ -22,8 +22,8 @@ from tests.integration.payload_harness import (
     status_operator,
     version_pods,
 )
-from tests.integration.status_support import create_cv, status_414, wait_until
-from tests.support.cluster import LocalCluster
+from payload.verify.verifier import persist_signature
+from status.clusterversion.controller import StatusOperator
 
 pytestmark = pytest.mark.usefixtures("clusterversion_cleanup")
 

@@ -8,6 +8,7 @@ import pytest
 
 from cvo_py import gotext
 from cvo_py.gotext import HOUR, MINUTE, SECOND
+from cvo_py.testing.insight_objects import T0, T0_NS, at, clusterversion, entry, ns, operator
 from status.updatestatus import snapshot
 from status.updatestatus.insights import compute, controlplane
 from status.updatestatus.insights.models import (
@@ -21,7 +22,6 @@ from status.updatestatus.insights.models import (
     VersionMetadataKey,
     find_condition,
 )
-from tests.support.insight_objects import T0, T0_NS, at, clusterversion, entry, ns, operator
 
 EXAMPLES = Path(__file__).resolve().parents[2] / ".." / "shared" / "oc-examples"
 

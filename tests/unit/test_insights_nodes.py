@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from cvo_py.gotext import MINUTE
+from cvo_py.testing.insight_objects import MCO, VERSIONS, at, clusterversion, cond, node, ns, pool
 from status.updatestatus.insights import compute, nodes
 from status.updatestatus.insights.models import (
     ConditionStatus,
@@ -21,7 +22,6 @@ from status.updatestatus.insights.models import (
     ScopeType,
     find_condition,
 )
-from tests.support.insight_objects import MCO, VERSIONS, at, clusterversion, cond, node, ns, pool
 
 POOLS = [pool("master"), pool("worker")]
 

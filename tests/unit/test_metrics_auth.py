@@ -18,7 +18,7 @@ import pytest
 from prometheus_client import CollectorRegistry, Gauge
 
 from cvo_py.serving.server import SCRAPER_COMMON_NAME, MetricsServer, ServingContext, authorize_scraper, common_name
-from tests.support.certs import certificate_authority, client_certificate, self_signed
+from cvo_py.testing.certs import certificate_authority, client_certificate, self_signed
 
 NO_CA = (
     "client certificate not trusted: no client CA loaded yet from ConfigMap "

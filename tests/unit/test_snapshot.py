@@ -9,8 +9,8 @@ import pytest
 import yaml
 
 from cvo_py import gotext
+from cvo_py.testing.insight_objects import clusterversion, node, operator, write_snapshot
 from status.updatestatus import snapshot
-from tests.support.insight_objects import clusterversion, node, operator, write_snapshot
 
 EXAMPLES = Path(__file__).resolve().parents[2] / ".." / "shared" / "oc-examples"
 

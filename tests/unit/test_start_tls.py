@@ -26,7 +26,7 @@ from cvo_py.serving.server import (
     TLSOptions,
     parse_tls_options,
 )
-from tests.support.certs import pinned_client_context, self_signed
+from cvo_py.testing.certs import pinned_client_context, self_signed
 
 REPO = Path(__file__).resolve().parents[2]
 

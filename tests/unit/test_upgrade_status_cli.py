@@ -10,11 +10,11 @@ import pytest
 from cvo_py import gotext
 from cvo_py.cli import main as cli
 from cvo_py.kube import CONFIGMAPS, ApiError, KubeClient
+from cvo_py.testing import cluster as local
+from cvo_py.testing.insight_objects import at, clusterversion, node, operator, pool, write_snapshot
 from status.updatestatus import configmap, snapshot
 from status.updatestatus.insights import compute
 from status.updatestatus.render import render
-from tests.support import cluster as local
-from tests.support.insight_objects import at, clusterversion, node, operator, pool, write_snapshot
 
 EXAMPLES = Path(__file__).resolve().parents[2] / ".." / "shared" / "oc-examples"
 
