@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from cvo_py.serving.server import TLSOptions
+    from cvo_py.serving.tls import TLSOptions
 
 SHORT_HELP = "Starts Cluster Version Operator"
 
@@ -46,7 +46,7 @@ class Options:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from cvo_py.serving.server import add_serving_arguments
+    from cvo_py.serving.options import add_serving_arguments
 
     parser.add_argument("--release-image", default="", help="pull spec of the release this operator runs (required)")
     parser.add_argument(
@@ -74,7 +74,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def validate(args: argparse.Namespace) -> Options:
     from cvo_py.cli.common import UsageError
-    from cvo_py.serving.server import ListenAddressError, ServingConfigError, check_serving_files_given, serving_options
+    from cvo_py.serving.options import (
+        ListenAddressError,
+        ServingConfigError,
+        check_serving_files_given,
+        serving_options,
+    )
     from status.clusterversion import capabilities
     from status.clusterversion.controller import read_release_metadata, release_from_metadata
 
@@ -132,7 +137,8 @@ def run(options: Options) -> int:
     from cvo_py.cli.common import stop_on_signals
     from cvo_py.kube import connect
     from cvo_py.leader import LeaderElector
-    from cvo_py.serving.server import MetricsServer, ServingContext, watch_client_ca
+    from cvo_py.serving.certificates import ServingContext, watch_client_ca
+    from cvo_py.serving.server import MetricsServer
     from payload.acceptance import ReleaseAcceptance
     from payload.metrics import PayloadMetrics
     from payload.retrieval import PayloadRetriever, PruneError, RetrieverOptions

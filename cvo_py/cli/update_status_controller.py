@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from cvo_py.leader import LeaseTimings
 
 if TYPE_CHECKING:
-    from cvo_py.serving.server import ServingOptions
+    from cvo_py.serving.options import ServingOptions
 
 SHORT_HELP = (
     "The Update Status Controller watches cluster state/health during the update process and "
@@ -37,7 +37,7 @@ class Options:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from cvo_py.serving.server import add_serving_arguments
+    from cvo_py.serving.options import add_serving_arguments
 
     parser.add_argument(
         "--namespace",
@@ -106,7 +106,7 @@ def detect_namespace(explicit: str | None, sa_file: str = SA_NAMESPACE_FILE) -> 
 
 def validate(args: argparse.Namespace) -> Options:
     from cvo_py.cli.common import UsageError
-    from cvo_py.serving.server import ListenAddressError, ServingConfigError, serving_options
+    from cvo_py.serving.options import ListenAddressError, ServingConfigError, serving_options
 
     timings = LeaseTimings(
         lease_duration=args.leader_elect_lease_duration,
