@@ -5,7 +5,7 @@ SyncLoop; each sync computes the whole status with `status.desired.desired_statu
 to the one writer. When `spec.desiredUpdate` names a release other than `status.desired`, a
 `RetrievalCoordinator` runs payload retrieval on its own thread (one at a time; a newer target
 supersedes) and pokes the loop on every state it reports, so `ReleaseAccepted` follows within a
-sync. A retrieval that fails is also reported as a Warning Event by the loop (`status.events`).
+sync. A retrieval that fails is also reported as a Warning Event by the loop (`status.clusterversion.events`).
 
 A third informer follows the ClusterVersion CRD: when its spec changes (a roll-forward re-applies a
 newer schema), the capability names the writer pruned are forgotten and written again.

@@ -32,7 +32,7 @@ RELEASE_ACCEPTED = "ReleaseAccepted"
 INVALID = "Invalid"
 IMPLICITLY_ENABLED = "ImplicitlyEnabledCapabilities"
 RETRIEVED_UPDATES = "RetrievedUpdates"
-# Our own condition: capability names the installed CRD rejected (see status/cvwriter.py).
+# Our own condition: capability names the installed CRD rejected (see status/clusterversion/writer.py).
 CAPABILITIES_PRUNED = "CapabilitiesPruned"
 
 RELEASE_ANNOTATION_PREFIXES = ("include.release.openshift.io/", "exclude.release.openshift.io/")

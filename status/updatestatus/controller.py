@@ -4,9 +4,9 @@ Informers (the project's one list/watch loop) keep caches of the ClusterVersion,
 Nodes, MachineConfigPools, MachineConfigs (only their name and release version), the
 machine-config-operator Deployment (only its images) and the ConfigMaps of the API. Every change
 pokes a coalescing sync loop, which recomputes the insights with the pure functions of
-`status.insights` at an injected `now` (only what changed: `status.usc.incremental`), encodes
+`status.updatestatus.insights` at an injected `now` (only what changed: `status.updatestatus.incremental`), encodes
 them, spreads the insights of nodes (node insights and health insights about a single node) over
-shard ConfigMaps when one would be too big (`status.insights.configmap.plan`) and patches only the
+shard ConfigMaps when one would be too big (`status.updatestatus.configmap.plan`) and patches only the
 keys that changed.
 
 The main ConfigMap is never created: an administrator opts in by creating it, and out by deleting

@@ -1,6 +1,6 @@
 """Recompute and re-encode only what changed between two syncs of the controller.
 
-At 5,000 nodes a full `status.insights.compute.all_insights` + `configmap.encode` takes a second,
+At 5,000 nodes a full `status.updatestatus.insights.compute.all_insights` + `configmap.encode` takes a second,
 while one node's change alters one node insight, its pool's insight and perhaps a health insight.
 This module drives `compute.NodeAssessor`, the node computation `all_insights` itself uses, one
 node at a time: it keeps each node's assessment, insight, key and encoded value while the node

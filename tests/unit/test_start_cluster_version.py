@@ -1,5 +1,5 @@
 """The ClusterVersion `start` creates when there is none, and the running release it is seeded
-from (pure parts of status/operator.py)."""
+from (pure parts of status/clusterversion/controller.py)."""
 
 from __future__ import annotations
 

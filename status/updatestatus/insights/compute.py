@@ -197,7 +197,7 @@ _assess_node = nodes_mod.assess_node
 
 class NodeAssessor:
     """Node and pool insights, one node at a time: what the full computation and an incremental one
-    (`status.usc.incremental`, which reassesses only the nodes that changed) both use.
+    (`status.updatestatus.incremental`, which reassesses only the nodes that changed) both use.
 
     Built once per set of inputs every node depends on besides the node itself: the pools (their
     order and selectors), the MachineConfig versions and the ClusterVersion's target. `inputs`

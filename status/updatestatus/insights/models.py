@@ -21,7 +21,7 @@ insights alone:
   its own (a ClusterVersion without a `Failing` condition: oc dates it "now", which clients do at
   the moment they show it, so the stored insight does not change with the clock).
 - ClusterVersion insight: `estimatedCompletedAt` is a function of the cluster's objects, not of
-  the clock (see `status.insights.controlplane.clusterversion_insight`).
+  the clock (see `status.updatestatus.insights.controlplane.clusterversion_insight`).
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 Reads only insights (and `now`), so a client reading the ConfigMap API and one computing insights
 from a snapshot print the same. Insights are taken in the order given (oc's collection order; see
-`status.insights.compute`), which decides the order of equal health insights.
+`status.updatestatus.insights.compute`), which decides the order of equal health insights.
 """
 
 from __future__ import annotations
