@@ -140,10 +140,11 @@ def run(options: Options) -> int:
     from cvo_py.serving.certificates import ServingContext, watch_client_ca
     from cvo_py.serving.server import MetricsServer
     from payload.acceptance import ReleaseAcceptance
+    from payload.coordinator import Retriever
     from payload.metrics import PayloadMetrics
     from payload.retrieval import PayloadRetriever, PruneError, RetrieverOptions
     from payload.verify.verifier import cluster_verifier
-    from status.clusterversion.controller import Retriever, StatusOperator, StatusOptions
+    from status.clusterversion.controller import StatusOperator, StatusOptions
     from status.clusterversion.metrics import StatusCollector
 
     version = options.release_version or "unknown"

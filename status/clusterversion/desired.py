@@ -18,7 +18,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from payload.acceptance import ReleaseAcceptance, payload_loaded
+from payload.acceptance import payload_loaded
+from payload.release import Acceptance, Release
 from status.clusterversion import capabilities
 
 JSON = dict[str, Any]
@@ -46,52 +47,6 @@ def timestamp(now: datetime) -> str:
 
 
 # -- releases ---------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Release:
-    version: str = ""
-    image: str = ""
-    url: str = ""
-    channels: tuple[str, ...] = ()
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any] | None) -> Release:
-        data = data or {}
-        channels = data.get("channels") or ()
-        return cls(
-            version=str(data.get("version") or ""),
-            image=str(data.get("image") or ""),
-            url=str(data.get("url") or ""),
-            channels=tuple(str(c) for c in channels) if isinstance(channels, list | tuple) else (),
-        )
-
-    def to_status(self) -> JSON:
-        out: JSON = {"version": self.version, "image": self.image}
-        if self.url:
-            out["url"] = self.url
-        if self.channels:
-            out["channels"] = list(self.channels)
-        return out
-
-    def same_as(self, other: Release) -> bool:
-        """Same release: equal images when both are known, else equal non-empty versions."""
-        if self.image and other.image:
-            return self.image == other.image
-        return bool(self.version) and self.version == other.version
-
-    def label(self) -> str:
-        """How messages name it: the version, else the image (as upstream)."""
-        return self.version or self.image or "<unknown>"
-
-
-@dataclass(frozen=True)
-class Acceptance:
-    """The latest payload-retrieval state for `target` (a spec.desiredUpdate)."""
-
-    target: Release
-    state: ReleaseAcceptance
-    verified: bool = False
 
 
 @dataclass(frozen=True)

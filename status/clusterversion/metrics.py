@@ -20,8 +20,9 @@ from typing import Any
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
+from payload.release import Release
 from status.clusterversion import capabilities
-from status.clusterversion.desired import Release, find_condition, is_release_operator, operator_version
+from status.clusterversion.desired import find_condition, is_release_operator, operator_version
 
 JSON = dict[str, Any]
 

@@ -13,7 +13,7 @@ from prometheus_client import CollectorRegistry
 
 from cvo_py.kube import ClientConfig, KubeClient
 from payload.metrics import PayloadMetrics
-from status.clusterversion.desired import Release
+from payload.release import Release
 from status.clusterversion.metrics import StatusCollector, WriteCounts
 from status.updatestatus.controller import UpdateStatusController
 

@@ -12,9 +12,9 @@ import pytest
 from cvo_py.kube import EVENTS, MERGE_PATCH, ApiError, Resource
 from payload import acceptance as acc
 from payload.acceptance import ReleaseAcceptance
+from payload.coordinator import Outcome, RetrievalCoordinator
+from payload.release import Release
 from status.clusterversion import events
-from status.clusterversion.controller import Outcome, RetrievalCoordinator
-from status.clusterversion.desired import Release
 from status.clusterversion.events import EventRecorder, EventSpec
 
 NOW = datetime(2024, 3, 1, 12, 0, 5, 123456, tzinfo=UTC)
@@ -327,6 +327,10 @@ def test_recorder_never_raises(caplog: pytest.LogCaptureFixture) -> None:
 @dataclass
 class ScriptedRetriever:
     outcome: ReleaseAcceptance | BaseException
+    last_result: None = None
+
+    def cancel(self) -> None:
+        pass
 
     def retrieve(self, image: str, version: str, force: bool) -> ReleaseAcceptance:
         if isinstance(self.outcome, BaseException):
@@ -361,8 +365,8 @@ def test_coordinator_reports_started_and_finished_retrievals_with_their_exceptio
         [started, outcome] = coordinator.take_outcomes()
         assert started == Outcome(other, acc.retrieving("", other.image))
         assert outcome.target == other and outcome.error is broken
-        assert outcome.final.message == "Retrieving payload failed: cannot create the version pod"
-        spec = events.retrieval_event(other.version, other.image, outcome.final, outcome.error)
+        assert outcome.state.message == "Retrieving payload failed: cannot create the version pod"
+        spec = events.retrieval_event(other.version, other.image, outcome.state, outcome.error)
         assert spec is not None and spec.message == (
             f'Retrieving payload failed version="" image="{other.image}" failure=cannot create the '
             "version pod // connection reset by peer"

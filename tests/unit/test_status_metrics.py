@@ -10,8 +10,8 @@ from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.core import Metric
 from prometheus_client.registry import Collector
 
+from payload.release import Release
 from status.clusterversion import metrics as sm
-from status.clusterversion.desired import Release
 
 RUNNING = Release("4.14.2", "img-b")
 

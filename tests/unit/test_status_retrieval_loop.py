@@ -9,8 +9,9 @@ from dataclasses import dataclass, field
 import pytest
 
 from payload.acceptance import ReleaseAcceptance, payload_loaded, retrieval_failed, retrieving
-from status.clusterversion.controller import RetrievalCoordinator, read_release_version
-from status.clusterversion.desired import Release
+from payload.coordinator import RetrievalCoordinator
+from payload.release import Release
+from status.clusterversion.controller import read_release_version
 
 WAIT = 10.0  # generous bound for thread hand-offs; the tests assert outcomes, not timings
 A = Release("4.14.2", "img-a")
@@ -44,6 +45,9 @@ class FakeRetriever:
         self.last_result = FakeResult(version="4.14.9" if not version else version, verified=True)
         self.report(final)
         return final
+
+    def cancel(self) -> None:
+        pass
 
 
 @dataclass
@@ -247,6 +251,8 @@ def test_stop_cancels_the_retrieval_in_flight() -> None:
     cancelled = threading.Event()
 
     class Blocking:
+        last_result = None
+
         def retrieve(self, image: str, version: str, force: bool) -> ReleaseAcceptance:
             assert cancelled.wait(WAIT), "never cancelled"
             return retrieval_failed(version, image, "cancelled")

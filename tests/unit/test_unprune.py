@@ -7,10 +7,11 @@ from typing import Any
 
 import pytest
 
+from payload.release import Release
 from status.clusterversion import capabilities, desired
 from status.clusterversion.capabilities import ENABLED, KNOWN, PrunedCapabilities, RejectedCapability
 from status.clusterversion.controller import CLUSTERVERSION_CRD, CrdRevision, _slim_crd, crd_changed, crd_revision
-from status.clusterversion.desired import CAPABILITIES_PRUNED, Release, StatusInputs
+from status.clusterversion.desired import CAPABILITIES_PRUNED, StatusInputs
 from status.clusterversion.writer import ClusterVersionStatusWriter
 
 NOW = datetime(2024, 3, 1, 12, 0, 0, tzinfo=UTC)
