@@ -86,11 +86,6 @@ def retrieving(version: str, image: str) -> ReleaseAcceptance:
     return ReleaseAcceptance("Unknown", RETRIEVE_PAYLOAD, f"Retrieving and verifying payload {_ids(version, image)}")
 
 
-def still_waiting(version: str, image: str, problem: str) -> ReleaseAcceptance:
-    """A problem that may clear by itself: the admin sees it while retrieval keeps waiting."""
-    return waiting_after(retrieving(version, image), problem)
-
-
 def waiting_after(progress: ReleaseAcceptance, problem: str) -> ReleaseAcceptance:
     """`progress` (retrieving, or the forced-verification notice, which must stay in view) and a
     problem retrieval waits on."""

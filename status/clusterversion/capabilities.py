@@ -35,7 +35,6 @@ _NEW_IN: dict[tuple[int, int], tuple[str, ...]] = {
     (4, 18): ("OperatorLifecycleManagerV1",),
 }
 # Set names that a release adds to spec.capabilities.baselineCapabilitySet (4.19+ add none).
-_NEWEST_SET = (4, 18)
 OLDEST = (4, 11)
 NEWEST = (4, 23)
 
@@ -85,11 +84,6 @@ def capability_sets(version: str) -> dict[str, frozenset[str]]:
         sets["v4.17"] = sets["v4.16"]
     sets["vCurrent"] = frozenset(known_capabilities(version))
     return sets
-
-
-def baseline_set_names(version: str) -> tuple[str, ...]:
-    key = min(release_key(version), _NEWEST_SET)
-    return ("None", *(f"v4.{m}" for m in range(11, key[1] + 1)), "vCurrent")
 
 
 @dataclass(frozen=True)

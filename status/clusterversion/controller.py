@@ -65,11 +65,6 @@ def read_release_metadata(payload_dir: str) -> JSON:
     return metadata
 
 
-def read_release_version(payload_dir: str) -> str:
-    """The version in `<payload_dir>/release-manifests/release-metadata`, or "" when there is none."""
-    return str(read_release_metadata(payload_dir).get("version") or "")
-
-
 def release_from_metadata(image: str, metadata: Mapping[str, Any]) -> Release:
     """The running release as upstream loads it: version, plus url and the sorted channel list from
     the metadata's `metadata` map (channels are one comma-separated value)."""

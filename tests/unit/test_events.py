@@ -101,7 +101,7 @@ def test_one_line(text: str, limit: int, expected: str) -> None:
             None,
             EventSpec("Normal", "RetrievePayload", f'Retrieving and verifying payload version="4.14.2" image="{IMG}"'),
         ),
-        (acc.still_waiting("4.14.2", IMG, "ErrImagePull"), None, None),
+        (acc.waiting_after(acc.retrieving("4.14.2", IMG), "ErrImagePull"), None, None),
         (
             acc.payload_loaded("4.14.2", IMG, "amd64"),
             None,

@@ -46,7 +46,7 @@ IMG = "quay.io/r@sha256:01"
     [
         (a.retrieving("4.19.1", IMG), "Unknown", "RetrievePayload",
          f'Retrieving and verifying payload version="4.19.1" image="{IMG}"'),
-        (a.still_waiting("", IMG, "cannot pull"), "Unknown", "RetrievePayload",
+        (a.waiting_after(a.retrieving("", IMG), "cannot pull"), "Unknown", "RetrievePayload",
          f'Retrieving and verifying payload version="" image="{IMG}"; still waiting: cannot pull'),
         (a.retrieval_failed("4.19.1", IMG, a.download_failed("boom")), "False", "RetrievePayload",
          f'Retrieving payload failed version="4.19.1" image="{IMG}" '

@@ -165,10 +165,6 @@ class Selector:
         return True
 
 
-def selector_matches(selector: object, node_labels: Mapping[str, str], pool_name: str) -> bool:
-    return Selector.parse(selector, pool_name).matches(node_labels)
-
-
 class PoolIndex:
     """Pools in the order oc tries them: master, then custom pools in list order, then worker."""
 
@@ -187,12 +183,6 @@ class PoolIndex:
             if selector.matches(node_labels):
                 return facts, pool
         return None
-
-
-def which_pool(node_labels: Mapping[str, str], pools: list[JSON]) -> JSON | None:
-    """master if it matches; else the first matching custom pool in list order; else worker."""
-    found = PoolIndex(pools).match(node_labels)
-    return found[1] if found else None
 
 
 def _selector(pool: JSON) -> object:
