@@ -1,5 +1,7 @@
-"""Go `time` semantics that oc's output depends on, on integer nanoseconds.
+"""Go-compatible text: Go `time` semantics that oc's output depends on, bounded one-line messages,
+API timestamps and short network-error phrases.
 
+Go `time` semantics are on integer nanoseconds:
 Python's datetime stops at microseconds, but oc's snapshot "now" carries 368975 ns and some
 columns print sub-second remainders, so every instant here is an int of nanoseconds since the
 Unix epoch and every duration an int of nanoseconds (as Go's `time.Duration`).
@@ -222,3 +224,63 @@ def short_duration(d: int) -> str:
             return orig
         return short_duration(whole)
     return orig
+
+
+# -- bounded one-line messages ------------------------------------------------------------------------
+
+_ELISION = " […] "
+
+
+def _keep_ends(flat: str, limit: int) -> str:
+    """`flat` if it fits in `limit` characters; else its head and its tail (where errors are)."""
+    if len(flat) <= limit:
+        return flat
+    keep = max(limit - len(_ELISION), 2)
+    head = keep * 2 // 3
+    return flat[:head] + _ELISION + flat[len(flat) - (keep - head) :]
+
+
+def bounded(text: str, limit: int) -> str:
+    """One line, at most `limit` characters; long text keeps its head and tail (where errors are)."""
+    return _keep_ends(" // ".join(line.strip() for line in text.strip().splitlines() if line.strip()), limit)
+
+
+def one_line(text: str, limit: int) -> str:
+    """Newlines become ` // ` (as upstream); over `limit`, the head and the tail are kept."""
+    return _keep_ends(text.replace("\n", " // "), limit)
+
+
+# -- API timestamps -----------------------------------------------------------------------------------
+
+
+def metav1_time(now: datetime) -> str:
+    """metav1.Time: RFC 3339 in UTC with second precision."""
+    if now.tzinfo is None:
+        raise ValueError("now must be timezone-aware")
+    return now.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def rfc3339_seconds(seconds: int) -> str:
+    """Unix seconds as metav1.Time."""
+    return metav1_time(datetime.fromtimestamp(seconds, UTC))
+
+
+# -- network errors ------------------------------------------------------------------------------------
+
+# The phrase an admin recognises in a urllib3/requests error chain, as it is shown.
+_NETWORK_PHRASES = {
+    "Connection refused": "connection refused",
+    "Name or service not known": "name or service not known",
+    "No route to host": "no route to host",
+    "timed out": "timed out",
+    "CERTIFICATE_VERIFY_FAILED": "certificate verify failed",
+    "certificate verify failed": "certificate verify failed",
+}
+
+
+def short_error(text: str, limit: int = 200) -> str:
+    """A network error as its recognisable phrase; any other error as its first line, at most `limit`."""
+    for marker, phrase in _NETWORK_PHRASES.items():
+        if marker in text:
+            return phrase
+    return text.splitlines()[0][:limit] if text else ""

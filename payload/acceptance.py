@@ -10,6 +10,8 @@ import unicodedata
 from dataclasses import dataclass
 from typing import Literal
 
+from cvo_py.gotext import bounded
+
 Status = Literal["True", "False", "Unknown"]
 
 RETRIEVE_PAYLOAD = "RetrievePayload"
@@ -65,17 +67,6 @@ def go_quote(text: str) -> str:
 
 
 _GO_ESCAPES = {"\a": "\\a", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t", "\v": "\\v"}
-
-
-def bounded(text: str, limit: int) -> str:
-    """One line, at most `limit` characters; long text keeps its head and tail (where errors are)."""
-    flat = " // ".join(line.strip() for line in text.strip().splitlines() if line.strip())
-    if len(flat) <= limit:
-        return flat
-    marker = " […] "
-    keep = max(limit - len(marker), 2)
-    head = keep * 2 // 3
-    return flat[:head] + marker + flat[len(flat) - (keep - head) :]
 
 
 def _ids(version: str, image: str) -> str:

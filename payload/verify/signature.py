@@ -10,7 +10,8 @@ import json
 import re
 from dataclasses import dataclass
 
-from payload.acceptance import bounded, go_quote
+from cvo_py.gotext import bounded
+from payload.acceptance import go_quote
 
 SIGNATURE_TYPE = "atomic container signature"
 _DIGEST = re.compile(r"^(?P<algo>[a-z0-9]+(?:[.+_-][a-z0-9]+)*):(?P<hex>[a-zA-Z0-9=_-]+)$")

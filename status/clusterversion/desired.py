@@ -15,9 +15,10 @@ from __future__ import annotations
 import copy
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
+from cvo_py.gotext import metav1_time
 from payload.acceptance import payload_loaded
 from payload.release import Acceptance, Release
 from status.clusterversion import capabilities
@@ -37,13 +38,6 @@ RETRIEVED_UPDATES = "RetrievedUpdates"
 CAPABILITIES_PRUNED = "CapabilitiesPruned"
 
 RELEASE_ANNOTATION_PREFIXES = ("include.release.openshift.io/", "exclude.release.openshift.io/")
-
-
-def timestamp(now: datetime) -> str:
-    """metav1.Time: RFC 3339 in UTC with second precision."""
-    if now.tzinfo is None:
-        raise ValueError("now must be timezone-aware")
-    return now.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 # -- releases ---------------------------------------------------------------------------------------
@@ -131,12 +125,12 @@ def set_condition(conditions: list[JSON], type_: str, status: str, reason: str, 
     for condition in conditions:
         if condition.get("type") == type_:
             if condition.get("status") != status or not condition.get("lastTransitionTime"):
-                condition["lastTransitionTime"] = timestamp(now)
+                condition["lastTransitionTime"] = metav1_time(now)
             condition["status"] = status
             _set_or_drop(condition, "reason", reason)
             _set_or_drop(condition, "message", message)
             return
-    new: JSON = {"type": type_, "status": status, "lastTransitionTime": timestamp(now)}
+    new: JSON = {"type": type_, "status": status, "lastTransitionTime": metav1_time(now)}
     _set_or_drop(new, "reason", reason)
     _set_or_drop(new, "message", message)
     conditions.append(new)
@@ -290,7 +284,7 @@ def merge_history(
     entries = [copy.deepcopy(dict(e)) for e in history or []]
     if not desired.image:
         return entries
-    ts = timestamp(now)
+    ts = metav1_time(now)
     if not entries:
         entries.insert(0, _entry(desired, "Partial", ts, None, accepted_risks))
     last = entries[0]

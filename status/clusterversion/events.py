@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+from cvo_py.gotext import one_line
 from cvo_py.kube import CLUSTERVERSIONS, EVENTS, JSON, MERGE_PATCH, ApiError, KubeClient, ServerUnreachable
 from payload import acceptance as acc
 from payload.acceptance import ReleaseAcceptance
@@ -83,17 +84,6 @@ def _inner(exc: BaseException) -> list[BaseException]:
     return inner
 
 
-def one_line(text: str, limit: int = MAX_MESSAGE) -> str:
-    """Newlines become ` // ` (as upstream); over `limit`, the head and the tail are kept."""
-    flat = text.replace("\n", " // ")
-    if len(flat) <= limit:
-        return flat
-    marker = " […] "
-    keep = max(limit - len(marker), 2)
-    head = keep * 2 // 3
-    return flat[:head] + marker + flat[len(flat) - (keep - head) :]
-
-
 def retrieval_event(
     version: str, image: str, final: ReleaseAcceptance, error: BaseException | None = None
 ) -> EventSpec | None:
@@ -120,7 +110,7 @@ def retrieval_event(
         )
     else:
         text = final.message
-    return EventSpec(WARNING, reason, one_line(text))
+    return EventSpec(WARNING, reason, one_line(text, MAX_MESSAGE))
 
 
 def involved_object(name: str, namespace: str) -> JSON:

@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from cvo_py import gotext
 from cvo_py.kube import EVENTS, MERGE_PATCH, ApiError, Resource
 from payload import acceptance as acc
 from payload.acceptance import ReleaseAcceptance
@@ -87,7 +88,7 @@ def test_unwrapped_aggregate_stops_on_cycles() -> None:
     ],
 )
 def test_one_line(text: str, limit: int, expected: str) -> None:
-    assert events.one_line(text, limit) == expected
+    assert gotext.one_line(text, limit) == expected
 
 
 # -- which Event ------------------------------------------------------------------------------------

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from cvo_py import gotext
 from payload import acceptance as a
 
 
@@ -34,8 +35,8 @@ def test_go_quote(text: str, quoted: str) -> None:
     ],
 )
 def test_bounded(text: str, limit: int, expected: str) -> None:
-    assert a.bounded(text, limit) == expected
-    assert len(a.bounded(text, limit)) <= limit
+    assert gotext.bounded(text, limit) == expected
+    assert len(gotext.bounded(text, limit)) <= limit
 
 
 IMG = "quay.io/r@sha256:01"

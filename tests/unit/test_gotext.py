@@ -1,6 +1,8 @@
-"""Go time semantics the output depends on: Duration.String, Round/Truncate, oc's shortDuration."""
+"""Go-compatible text: Go time semantics, short network-error phrases, API timestamps."""
 
 from __future__ import annotations
+
+from datetime import datetime
 
 import pytest
 
@@ -107,3 +109,25 @@ def test_parse_duration_matches_go(text: str, want: int) -> None:
 def test_parse_duration_rejects_bad_input(bad: str) -> None:
     with pytest.raises(gotext.TimeFormatError):
         gotext.parse_duration(bad)
+
+
+@pytest.mark.parametrize(
+    "text,phrase",
+    [
+        ("Max retries exceeded ([Errno 111] Connection refused)", "connection refused"),
+        ("[SSL: CERTIFICATE_VERIFY_FAILED] certificate verify failed: self-signed", "certificate verify failed"),
+        ("Read timed out. (read timeout=5)", "timed out"),
+        ("[Errno 113] No route to host", "no route to host"),
+        ("first line\nsecond line", "first line"),
+        ("x" * 300, "x" * 200),
+        ("", ""),
+    ],
+)
+def test_short_error_names_network_failures_by_their_phrase(text: str, phrase: str) -> None:
+    assert gotext.short_error(text) == phrase
+
+
+def test_metav1_time_is_utc_seconds_and_refuses_naive_times() -> None:
+    assert gotext.rfc3339_seconds(0) == "1970-01-01T00:00:00Z"
+    with pytest.raises(ValueError, match="timezone-aware"):
+        gotext.metav1_time(datetime(2024, 1, 1))
