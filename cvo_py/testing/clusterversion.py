@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -14,16 +12,6 @@ from status.clusterversion import capabilities
 IMG_4141 = "quay.io/openshift-release-dev/ocp-release@sha256:" + "1" * 64
 IMG_4142 = "quay.io/openshift-release-dev/ocp-release@sha256:" + "2" * 64
 IMG_41310 = "quay.io/openshift-release-dev/ocp-release@sha256:" + "3" * 64
-
-
-def wait_until(predicate: Callable[[], Any], timeout: float = 20.0, what: str = "condition") -> Any:
-    deadline = time.monotonic() + timeout
-    while True:
-        result = predicate()
-        if result:
-            return result
-        assert time.monotonic() < deadline, f"{what} not reached within {timeout:.0f}s"
-        time.sleep(0.05)
 
 
 def create_cv(kube: KubeClient, spec: dict[str, Any], status: dict[str, Any] | None) -> dict[str, Any]:

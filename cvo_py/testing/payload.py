@@ -136,13 +136,6 @@ def version_pods(kube: KubeClient, namespace: str) -> list[dict[str, Any]]:
     return list(kube.list(PODS, namespace, label_selector=POD_LABEL_SELECTOR).get("items") or [])
 
 
-def wait_until(predicate: Callable[[], bool], timeout: float = 15.0, what: str = "condition") -> None:
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        assert time.monotonic() < deadline, f"{what} not reached within {timeout}s"
-        time.sleep(0.02)
-
-
 class PausableProxy(TCPProxy):
     """A TCPProxy that can also refuse service for a while (accept, then close at once), so a
     watch stays down while the test changes things behind its back."""

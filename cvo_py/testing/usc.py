@@ -12,7 +12,6 @@ import re
 import ssl
 import subprocess
 import sys
-import time
 import urllib.request
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
@@ -25,6 +24,7 @@ from cvo_py.kube import CLUSTEROPERATORS, CLUSTERVERSIONS, CONFIGMAPS, JSON, LEA
 from cvo_py.testing.cluster import free_port
 from cvo_py.testing.manifests import KINDS, apply, cluster_scoped, delete
 from cvo_py.testing.manifests import load as load_install
+from cvo_py.testing.wait import wait_until
 
 __all__ = ["KINDS", "apply", "cluster_scoped", "delete", "free_port"]
 
@@ -68,22 +68,10 @@ def render(manifests: list[JSON], namespace: str) -> list[JSON]:
 
 
 def wait_for(what: str, check: Callable[[], T | None], timeout: float = 20.0, interval: float = 0.05) -> T:
-    """Poll until `check` returns something truthy; fail naming `what` (a liveness bound, not a timing)."""
-    deadline = time.monotonic() + timeout
-    last_error: Exception | None = None
-    while True:
-        try:
-            result = check()
-            if result:
-                return result
-        except (ApiError, KeyError, ValueError) as exc:
-            last_error = exc
-        if time.monotonic() > deadline:
-            raise AssertionError(
-                f"timed out after {timeout:.0f}s waiting for {what}"
-                + (f" (last error: {last_error})" if last_error else "")
-            )
-        time.sleep(interval)
+    """`wait_until` for the API: an object that is not there yet (or not yet whole) is waited for."""
+    found = wait_until(check, timeout, what, interval=interval, tolerate=(ApiError, KeyError, ValueError))
+    assert found is not None
+    return found
 
 
 class ControllerProcess:

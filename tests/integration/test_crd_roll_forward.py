@@ -20,8 +20,8 @@ from cvo_py.testing.clusterversion import (
     condition,
     put_co,
     roll_back_to_413,
-    wait_until,
 )
+from cvo_py.testing.wait import wait_until
 from status.clusterversion.controller import CLUSTERVERSION_CRD, StatusOperator, StatusOptions
 
 pytestmark = pytest.mark.usefixtures("clusterversion_cleanup")

@@ -27,8 +27,8 @@ from cvo_py.testing.clusterversion import (
     put_co,
     roll_back_to_413,
     status_414,
-    wait_until,
 )
+from cvo_py.testing.wait import wait_until
 from payload.retrieval import PayloadRetriever, RetrieverOptions
 from status.clusterversion import desired
 from status.clusterversion.controller import StatusOperator, StatusOptions

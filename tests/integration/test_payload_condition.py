@@ -11,7 +11,7 @@ import pytest
 
 from cvo_py.kube import KubeClient
 from cvo_py.testing.cluster import LocalCluster
-from cvo_py.testing.clusterversion import create_cv, status_414, wait_until
+from cvo_py.testing.clusterversion import create_cv, status_414
 from cvo_py.testing.kubelet import Kubelet, waiting
 from cvo_py.testing.payload import (
     ClusterVerification,
@@ -22,6 +22,7 @@ from cvo_py.testing.payload import (
     signature_rejected,
     version_pods,
 )
+from cvo_py.testing.wait import wait_until
 
 pytestmark = pytest.mark.usefixtures("clusterversion_cleanup")
 

@@ -11,7 +11,7 @@ import pytest
 
 from cvo_py.kube import EVENTS, KubeClient
 from cvo_py.testing.cluster import LocalCluster
-from cvo_py.testing.clusterversion import create_cv, status_414, wait_until
+from cvo_py.testing.clusterversion import create_cv, status_414
 from cvo_py.testing.kubelet import Kubelet, waiting
 from cvo_py.testing.payload import (
     ClusterVerification,
@@ -23,6 +23,7 @@ from cvo_py.testing.payload import (
     status_operator,
     version_pods,
 )
+from cvo_py.testing.wait import wait_until
 from status.clusterversion.controller import StatusOperator
 
 pytestmark = pytest.mark.usefixtures("clusterversion_cleanup")

@@ -25,9 +25,9 @@ from cvo_py.testing.payload import (
     ensure_priority_class,
     options,
     version_pods,
-    wait_until,
     write_payload,
 )
+from cvo_py.testing.wait import wait_until
 from payload.acceptance import ReleaseAcceptance
 from payload.classify import Limits
 from payload.podspec import POD_LABEL_KEY, POD_LABEL_VALUE, target_dir

@@ -32,8 +32,8 @@ from cvo_py.testing.clusterversion import (
     history_entry,
     put_co,
     status_414,
-    wait_until,
 )
+from cvo_py.testing.wait import wait_until
 
 REPO = Path(__file__).resolve().parents[2]
 

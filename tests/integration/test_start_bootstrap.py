@@ -23,8 +23,9 @@ import pytest
 from cvo_py.kube import CLUSTERVERSIONS, PODS, ApiError, KubeClient
 from cvo_py.testing.certs import pinned_client_context, self_signed
 from cvo_py.testing.cluster import LocalCluster, free_port
-from cvo_py.testing.clusterversion import IMG_4141, wait_until
+from cvo_py.testing.clusterversion import IMG_4141
 from cvo_py.testing.kubelet import Kubelet, running
+from cvo_py.testing.wait import wait_until
 from payload.podspec import POD_LABEL_KEY, POD_LABEL_SELECTOR, POD_LABEL_VALUE
 
 REPO = Path(__file__).resolve().parents[2]

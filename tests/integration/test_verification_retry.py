@@ -12,7 +12,7 @@ import pytest
 
 from cvo_py.kube import CLUSTERVERSIONS, KubeClient
 from cvo_py.testing.cluster import LocalCluster
-from cvo_py.testing.clusterversion import create_cv, status_414, wait_until
+from cvo_py.testing.clusterversion import create_cv, status_414
 from cvo_py.testing.payload import (
     ClusterVerification,
     ensure_priority_class,
@@ -22,6 +22,7 @@ from cvo_py.testing.payload import (
     status_operator,
     version_pods,
 )
+from cvo_py.testing.wait import wait_until
 from payload.verify.verifier import persist_signature
 from status.clusterversion.controller import StatusOperator
 
