@@ -19,7 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from cvo_py import klog
+from cvo_py import env, klog
 from cvo_py.informer import DELETED, Backoff, Informer
 from cvo_py.kube import JSON, PODS, ApiError, KubeClient, Resource, ServerUnreachable
 from payload import acceptance as acc
@@ -79,21 +79,17 @@ CANCELLED = "CANCELLED"
 CREATE_BUSY_RETRY = 30.0
 
 
-def _env(name: str, default: str) -> str:
-    return os.environ.get(name) or default
-
-
 @dataclass(frozen=True)
 class RetrieverOptions:
-    namespace: str = field(default_factory=lambda: _env("CVO_NAMESPACE", "openshift-cluster-version"))
-    operator_name: str = field(default_factory=lambda: _env("CVO_NAME", "version"))
-    node_name: str = field(default_factory=lambda: os.environ.get("NODE_NAME", ""))
+    namespace: str = field(default_factory=env.namespace)
+    operator_name: str = field(default_factory=env.operator_name)
+    node_name: str = field(default_factory=env.node_name)
     # The operator's own release (--release-image): its manifests are already local, no Pod needed.
     release_image: str = ""
-    local_payload_dir: str = field(default_factory=lambda: _env("PAYLOAD_OVERRIDE", "/"))
+    local_payload_dir: str = field(default_factory=env.payload_override)
     # Where the version Pod writes on the node; the operator mounts the same host path here.
     # UPDATE_PAYLOADS_DIR moves it (testing without a node, like PAYLOAD_OVERRIDE).
-    payload_dir: str = field(default_factory=lambda: _env("UPDATE_PAYLOADS_DIR", DEFAULT_PAYLOAD_DIR))
+    payload_dir: str = field(default_factory=lambda: env.update_payloads_dir(DEFAULT_PAYLOAD_DIR))
     retrieve_timeout: float = 240.0  # upstream's retrieveTimeout (4 min), verification included
     pod_active_deadline: int = 120
     service_account: str = "update-payload"

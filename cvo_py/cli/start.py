@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import argparse
 import logging
-import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
+
+from cvo_py import env
 
 if TYPE_CHECKING:
     from cvo_py.serving.tls import TLSOptions
@@ -51,7 +52,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--release-image", default="", help="pull spec of the release this operator runs (required)")
     parser.add_argument(
         "--node-name",
-        default=os.environ.get("NODE_NAME", ""),
+        default=env.node_name(),
         help="name of the node this operator runs on (required; default $NODE_NAME)",
     )
     add_serving_arguments(parser, cert_required=True)
@@ -107,7 +108,7 @@ def validate(args: argparse.Namespace) -> Options:
         serving = serving_options(args, cert_required=True)
     except (ListenAddressError, ServingConfigError) as exc:
         raise UsageError(str(exc)) from None
-    payload_dir = os.environ.get("PAYLOAD_OVERRIDE") or "/"
+    payload_dir = env.payload_override()
     try:
         release = release_from_metadata(args.release_image, read_release_metadata(payload_dir))
     except ValueError as exc:
@@ -124,8 +125,8 @@ def validate(args: argparse.Namespace) -> Options:
         serving_key_file=serving.key_file,
         tls=serving.tls,
         always_enable_capabilities=always,
-        name=os.environ.get("CVO_NAME") or "version",
-        namespace=os.environ.get("CVO_NAMESPACE") or "openshift-cluster-version",
+        name=env.operator_name(),
+        namespace=env.namespace(),
         local_payload_dir=payload_dir,
     )
 

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import random
 import threading
 import time
@@ -30,7 +29,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from cvo_py import klog
+from cvo_py import env, klog
 from cvo_py.informer import Informer, InformerSet
 from cvo_py.kube import CLUSTEROPERATORS, CLUSTERVERSIONS, CONFIGMAPS, CRDS, JSON, ApiError, KubeClient
 from cvo_py.loop import SyncLoop
@@ -189,7 +188,7 @@ class StatusOptions:
     # the ClusterVersion's signatureStores change (None: only every `retrieval_retry`).
     verification_namespace: str | None = None
     # Where Events about the ClusterVersion go (the operator's namespace, as upstream's recorder).
-    namespace: str = field(default_factory=lambda: os.environ.get("CVO_NAMESPACE") or "openshift-cluster-version")
+    namespace: str = field(default_factory=env.namespace)
 
 
 class StatusOperator:
