@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import socket
 import threading
 import time
 from collections.abc import Callable
@@ -144,21 +143,8 @@ class PausableProxy(TCPProxy):
         self.paused = threading.Event()
         super().__init__(target_host, target_port)
 
-    def _accept(self) -> None:
-        while not self._closed:
-            try:
-                client, _ = self.listener.accept()
-            except OSError:
-                return
-            if self.paused.is_set():
-                client.close()
-                continue
-            upstream = socket.create_connection(self.target)
-            with self._lock:
-                self._conns += [client, upstream]
-                self.accepted += 1
-            threading.Thread(target=self._pipe, args=(client, upstream), daemon=True).start()
-            threading.Thread(target=self._pipe, args=(upstream, client), daemon=True).start()
+    def refusing(self) -> bool:
+        return self.paused.is_set()
 
     def pause(self) -> int:
         """Refuse new connections and cut the open ones; returns how many were cut."""

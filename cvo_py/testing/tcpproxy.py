@@ -20,12 +20,19 @@ class TCPProxy:
         self.accepted = 0
         threading.Thread(target=self._accept, daemon=True).start()
 
+    def refusing(self) -> bool:
+        """Whether a new connection is accepted and closed at once (a proxy that refuses service)."""
+        return False
+
     def _accept(self) -> None:
         while not self._closed:
             try:
                 client, _ = self.listener.accept()
             except OSError:
                 return
+            if self.refusing():
+                client.close()
+                continue
             upstream = socket.create_connection(self.target)
             with self._lock:
                 self._conns += [client, upstream]
