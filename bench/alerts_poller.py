@@ -18,17 +18,17 @@ import tempfile
 import time
 from pathlib import Path
 
+import requests
+import yaml
+
+from cvo_py.testing import (
+    localcluster,
+    localprometheus,
+)
+from status.updatestatus.alerts import AlertsPoller
+from status.updatestatus.insights.alerts import live_alert_insights
+
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
-sys.path.insert(0, str(REPO / "hack"))
-
-import localcluster  # noqa: E402
-import localprometheus  # noqa: E402
-import requests  # noqa: E402
-import yaml  # noqa: E402
-
-from status.insights.alerts import live_alert_insights  # noqa: E402
-from status.usc.alerts import AlertsPoller  # noqa: E402
 
 
 def rss_mb() -> float:

@@ -15,6 +15,7 @@ accepted large snapshot costs.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import subprocess
@@ -23,13 +24,13 @@ import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
+
+from cvo_py.safeload import DEFAULT_LIMITS
+from cvo_py.testing.hostile.corpus import CORPUS
+from cvo_py.testing.insight_objects import node, write_snapshot
 
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
-
-from cvo_py.safeload import DEFAULT_LIMITS  # noqa: E402
-from tests.hostile.corpus import CORPUS  # noqa: E402
-from tests.support.insight_objects import node, write_snapshot  # noqa: E402
 
 
 def run_child(cv: Path, *args: str) -> tuple[int, float, int, str]:
@@ -68,7 +69,12 @@ def large_snapshot(tmp: Path, megabytes: int, as_yaml: bool) -> Path:
         text = yaml.dump(doc, Dumper=getattr(yaml, "CSafeDumper", yaml.SafeDumper), width=1 << 20)
     else:
         text = json.dumps(doc)
-    return write_snapshot(tmp, **{"-node.yaml": text})
+    files: dict[str, Any] = {"-node.yaml": text}
+    return write_snapshot(tmp, **files)
+
+
+def _write_large(megabytes: int, fmt: str, tmp: Path) -> Path:
+    return write_large(tmp, megabytes, fmt)
 
 
 def write_large(tmp: Path, megabytes: int, fmt: str) -> Path:
@@ -87,10 +93,9 @@ def main() -> int:
     parser.add_argument("--yaml-mb", type=int, nargs="*", default=[16], help="YAML -node.yaml sizes (MB)")
     args = parser.parse_args()
     cases: list[tuple[str, Callable[[Path], Path], tuple[str, ...]]] = [(c.name, c.write, c.args) for c in CORPUS]
-    for mb in args.large_mb:
-        cases.append((f"{mb} MB snapshot (JSON nodes)", lambda t, mb=mb: write_large(t, mb, "json"), ()))
-    for mb in args.yaml_mb:
-        cases.append((f"{mb} MB snapshot (YAML nodes)", lambda t, mb=mb: write_large(t, mb, "yaml"), ()))
+    for fmt, sizes in (("json", args.large_mb), ("yaml", args.yaml_mb)):
+        for mb in sizes:
+            cases.append((f"{mb} MB snapshot ({fmt.upper()} nodes)", functools.partial(_write_large, mb, fmt), ()))
     print(f"{'CASE':<46} {'INPUT':>9} {'EXIT':>4} {'SECONDS':>8} {'PEAK RSS':>10}  FIRST STDERR LINE")
     for name, write, extra in cases:
         with tempfile.TemporaryDirectory() as tmp:

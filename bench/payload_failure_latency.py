@@ -37,16 +37,15 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
+from cvo_py.informer import Informer
+from cvo_py.kube import CLUSTERVERSIONS, MERGE_PATCH, PODS, KubeClient
+from cvo_py.testing import cluster as local
+from cvo_py.testing.clusterversion import create_cv, status_414
+from cvo_py.testing.kubelet import Kubelet, running, terminated, waiting
+from cvo_py.testing.payload import ClusterVerification, StartProcess, ensure_priority_class
+from payload.podspec import POD_LABEL_SELECTOR
 
-from cvo_py.informer import Informer  # noqa: E402
-from cvo_py.kube import CLUSTERVERSIONS, MERGE_PATCH, PODS, KubeClient  # noqa: E402
-from payload.podspec import POD_LABEL_SELECTOR  # noqa: E402
-from tests.integration.payload_harness import ClusterVerification, StartProcess, ensure_priority_class  # noqa: E402
-from tests.integration.status_support import create_cv, status_414  # noqa: E402
-from tests.support import cluster as local  # noqa: E402
-from tests.support.kubelet import Kubelet, running, terminated, waiting  # noqa: E402
+REPO = Path(__file__).resolve().parents[1]
 
 DEADLINE_MSG = "Pod was active on the node longer than the specified deadline"
 

@@ -13,24 +13,20 @@ from __future__ import annotations
 
 import argparse
 import statistics
-import sys
 import tempfile
 import time
 import uuid
 from pathlib import Path
 
+from cvo_py.kube import CLUSTEROPERATORS, CLUSTERVERSIONS, ApiError
+from cvo_py.testing import cluster as local
+from cvo_py.testing import localprometheus
+from cvo_py.testing import usc as h
+from cvo_py.testing.cluster import free_port
+from cvo_py.testing.clusterversion import create_cv, put_co, status_414
+from cvo_py.testing.payload import StartProcess
+
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
-sys.path.insert(0, str(REPO / "hack"))
-
-import localprometheus  # noqa: E402
-
-from cvo_py.kube import CLUSTEROPERATORS, CLUSTERVERSIONS, ApiError  # noqa: E402
-from tests.integration import usc_harness as h  # noqa: E402
-from tests.integration.payload_harness import StartProcess  # noqa: E402
-from tests.integration.status_support import create_cv, put_co, status_414  # noqa: E402
-from tests.support import cluster as local  # noqa: E402
-from tests.support.cluster import free_port  # noqa: E402
 
 OPERATOR = "bench-degraded"
 

@@ -22,12 +22,11 @@ import tempfile
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
+from cvo_py import gotext
+from cvo_py.testing import cluster as local
+from cvo_py.testing import scale
 
-from status.insights import gotime  # noqa: E402
-from tests.support import cluster as local  # noqa: E402
-from tests.support import scale  # noqa: E402
+REPO = Path(__file__).resolve().parents[1]
 
 
 def measure(args: list[str], repeat: int) -> tuple[float, float, float, int]:
@@ -75,7 +74,7 @@ def main() -> int:
         for n in (int(x) for x in opts.nodes.split(",")):
             snap = scale.example_at_scale(n)
             now = snap.mock_now()
-            stamp = gotime.format_time(now)
+            stamp = gotext.format_time(now)
             cv_path = scale.write_as_snapshot(snap, Path(tmp) / f"snapshot-{n}")
             json_path = scale.write_as_snapshot(snap, Path(tmp) / f"json-snapshot-{n}", as_json=True)
             archive = scale.write_must_gather(snap, Path(tmp) / f"must-gather-{n}.tar.gz", now)

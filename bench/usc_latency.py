@@ -13,7 +13,6 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
-import sys
 import tempfile
 import threading
 import time
@@ -21,15 +20,14 @@ import uuid
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+import yaml
+
+from cvo_py.informer import Informer
+from cvo_py.kube import CLUSTEROPERATORS, CLUSTERVERSIONS, CONFIGMAPS, JSON, ApiError
+from cvo_py.testing import cluster as local
+from cvo_py.testing import usc as h
+
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
-
-import yaml  # noqa: E402
-
-from cvo_py.informer import Informer  # noqa: E402
-from cvo_py.kube import CLUSTEROPERATORS, CLUSTERVERSIONS, CONFIGMAPS, JSON, ApiError  # noqa: E402
-from tests.integration import usc_harness as h  # noqa: E402
-from tests.support import cluster as local  # noqa: E402
 
 
 def percentile(values: list[float], pct: float) -> float:

@@ -27,11 +27,8 @@ from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
-
-from cvo_py.informer import Informer  # noqa: E402
-from cvo_py.kube import (  # noqa: E402
+from cvo_py.informer import Informer
+from cvo_py.kube import (
     CLUSTERVERSIONS,
     CONFIGMAPS,
     JSON,
@@ -41,9 +38,11 @@ from cvo_py.kube import (  # noqa: E402
     ApiError,
     KubeClient,
 )
-from status.insights.configmap import data_size  # noqa: E402
-from tests.integration import usc_harness as h  # noqa: E402
-from tests.support import cluster as local  # noqa: E402
+from cvo_py.testing import cluster as local
+from cvo_py.testing import usc as h
+from status.updatestatus.configmap import data_size
+
+REPO = Path(__file__).resolve().parents[1]
 
 LABEL = "bench.cvo-py/usc-scale"
 MCO = "machineconfiguration.openshift.io/"
@@ -264,7 +263,7 @@ def main() -> int:
                 },
             )
             key = f"usc-node-{name}"
-            if not published.wait(lambda k=key, b=before: published.keys().get(k) != b, timeout=10):  # type: ignore[misc]
+            if not published.wait(lambda k=key, b=before: published.keys().get(k) != b, timeout=10):
                 raise SystemExit(f"change {i}: {key} never changed")
             latencies.append((time.perf_counter() - t) * 1000)
 

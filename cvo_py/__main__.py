@@ -1,3 +1,3 @@
-from cvo_py.cli import main
+from cvo_py.cli.main import main
 
 raise SystemExit(main())

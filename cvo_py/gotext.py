@@ -1,4 +1,6 @@
-"""The one home for Go-compatible text helpers.
+"""The one home for Go-compatible text: quoting and display escaping as Go's `%q`, Go `time`
+semantics that oc's output depends on, bounded one-line messages, API timestamps and short
+network-error phrases.
 
     go_quote(text) -> str   Go's strconv.Quote / `%q`: the quoted, escaped string.
     escape(text) -> str     what every displayed string goes through: Go's `%q` escaping without the
@@ -13,11 +15,18 @@ characters such as the bidi overrides U+202A–U+202E and isolates U+2066–U+20
 separators, spaces other than U+0020, unassigned code points) as `\\uNNNN` or `\\UNNNNNNNN`.
 unicode.IsPrint accepts letters, marks, numbers, punctuation, symbols and U+0020, which is
 exactly what Python's str.isprintable() accepts.
+
+Go `time` semantics are on integer nanoseconds:
+Python's datetime stops at microseconds, but oc's snapshot "now" carries 368975 ns and some
+columns print sub-second remainders, so every instant here is an int of nanoseconds since the
+Unix epoch and every duration an int of nanoseconds (as Go's `time.Duration`).
 """
 
 from __future__ import annotations
 
-__all__ = ["escape", "go_quote"]
+import functools
+import re
+from datetime import UTC, datetime, timedelta
 
 _NAMED = {"\a": "\\a", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t", "\v": "\\v"}
 
@@ -57,3 +66,283 @@ def _escape(text: str | bytes, *, quote: bool) -> str:
         else:
             out.append(f"\\U{code:08x}")
     return "".join(out)
+
+
+NANOSECOND = 1
+MICROSECOND = 1_000
+MILLISECOND = 1_000_000
+SECOND = 1_000_000_000
+MINUTE = 60 * SECOND
+HOUR = 60 * MINUTE
+
+# Go's zero time.Time (0001-01-01T00:00:00Z) in nanoseconds since the Unix epoch.
+ZERO_TIME = -62_135_596_800 * SECOND
+
+# time.Parse(time.RFC3339, …): ASCII digits only, upper-case T and Z, "." or "," before any number of
+# fraction digits (truncated to nanoseconds), offsets up to ±24:60 (Go's own bounds), nothing around it.
+_RFC3339 = re.compile(
+    r"([0-9]{4})-([0-9]{2})-([0-9]{2})T([0-9]{2}):([0-9]{2}):([0-9]{2})(?:[.,]([0-9]+))?(?:(Z)|([+-])([0-9]{2}):([0-9]{2}))",
+    re.ASCII,
+)
+MAX_TIME_TEXT = 64  # longer text is refused before it is matched (Go's longest useful form is 35 bytes)
+
+
+class TimeFormatError(ValueError):
+    """A timestamp or duration string that Go would not parse."""
+
+
+@functools.lru_cache(maxsize=8192)
+def parse_time(text: str) -> int:
+    """RFC 3339 as Go's time.Parse(time.RFC3339, text) reads it → ns since the epoch.
+
+    Cached: objects of one cluster share few distinct timestamps, and this runs per node.
+    """
+    m = _RFC3339.fullmatch(text) if len(text) <= MAX_TIME_TEXT else None
+    if m is None:
+        raise TimeFormatError(f"invalid RFC 3339 timestamp {go_quote(text[:MAX_TIME_TEXT])}")
+    year, month, day, hour, minute, sec = (int(m.group(i)) for i in range(1, 7))
+    try:
+        base = datetime(year, month, day, hour, minute, sec, tzinfo=UTC)
+    except ValueError as exc:
+        raise TimeFormatError(f"invalid RFC 3339 timestamp {go_quote(text)}: {exc}") from None
+    frac = (m.group(7) or "")[:9]
+    ns = int(frac.ljust(9, "0")) if frac else 0
+    offset = 0
+    if m.group(9):
+        hours, minutes = int(m.group(10)), int(m.group(11))
+        if hours > 24 or minutes > 60:
+            raise TimeFormatError(f"invalid RFC 3339 timestamp {go_quote(text)}: time zone offset out of range")
+        offset = (hours * 60 + minutes) * 60
+        if m.group(9) == "-":
+            offset = -offset
+    return (_epoch_seconds(base) - offset) * SECOND + ns
+
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+def _epoch_seconds(dt: datetime) -> int:
+    delta = dt - _EPOCH
+    return delta.days * 86400 + delta.seconds
+
+
+def from_datetime(dt: datetime) -> int:
+    """An aware datetime → ns since the epoch (naive datetimes are rejected: ambiguous)."""
+    if dt.tzinfo is None:
+        raise TimeFormatError(f"naive datetime {dt!r}: give a timezone-aware value")
+    return _epoch_seconds(dt.astimezone(UTC)) * SECOND + dt.microsecond * MICROSECOND
+
+
+def to_now(value: datetime | int) -> int:
+    """Accept the injected `now` as an aware datetime or as ns since the epoch."""
+    if isinstance(value, bool):
+        raise TypeError("now must be a datetime or an int of nanoseconds, not bool")
+    if isinstance(value, int):
+        return value
+    if isinstance(value, datetime):
+        return from_datetime(value)
+    raise TypeError(f"now must be a datetime or an int of nanoseconds, not {type(value).__name__}")
+
+
+def format_time(ns: int, nanos: bool = True) -> str:
+    """ns since the epoch → RFC 3339 in UTC; with `nanos`, Go's RFC3339Nano (trimmed fraction)."""
+    sec, frac = divmod(ns, SECOND)
+    text = (_EPOCH + timedelta(seconds=sec)).strftime("%Y-%m-%dT%H:%M:%S")
+    if len(text) < 19:  # strftime drops leading zeros of years below 1000 on some platforms
+        text = text.zfill(19)
+    if nanos and frac:
+        text += "." + f"{frac:09d}".rstrip("0")
+    return text + "Z"
+
+
+@functools.lru_cache(maxsize=1024)
+def duration_string(d: int) -> str:
+    """Go's `time.Duration.String()` (cached: node estimates take a handful of values)."""
+    if d == 0:
+        return "0s"
+    neg = d < 0
+    u = -d if neg else d
+    if u < SECOND:
+        if u < MICROSECOND:
+            text = f"{u}ns"
+        elif u < MILLISECOND:
+            text = _frac(u, 3) + "µs"
+        else:
+            text = _frac(u, 6) + "ms"
+    else:
+        secs = _frac(u, 9)
+        whole = u // SECOND
+        minutes = whole // 60
+        if minutes == 0:
+            text = secs + "s"
+        else:
+            sec_text = _frac(u % MINUTE, 9) + "s"
+            hours = minutes // 60
+            if hours == 0:
+                text = f"{minutes}m{sec_text}"
+            else:
+                text = f"{hours}h{minutes % 60}m{sec_text}"
+    return "-" + text if neg else text
+
+
+def _frac(v: int, prec: int) -> str:
+    """v / 10**prec printed with the fraction's trailing zeros (and a bare '.') removed."""
+    unit = 10**prec
+    whole, frac = divmod(v, unit)
+    if frac == 0:
+        return str(whole)
+    return f"{whole}." + f"{frac:0{prec}d}".rstrip("0")
+
+
+_UNITS = {
+    "ns": NANOSECOND,
+    "us": MICROSECOND,
+    "µs": MICROSECOND,
+    "μs": MICROSECOND,
+    "ms": MILLISECOND,
+    "s": SECOND,
+    "m": MINUTE,
+    "h": HOUR,
+}
+_DURATION_PART = re.compile(r"(\d*)(?:\.(\d*))?(ns|us|µs|μs|ms|s|m|h)")
+
+
+def parse_duration(text: str) -> int:
+    """Go's `time.ParseDuration` (sign, then one or more <number><unit> parts)."""
+    s = text
+    neg = False
+    if s[:1] in "+-" and s:
+        neg = s[0] == "-"
+        s = s[1:]
+    if s == "0":
+        return 0
+    if not s:
+        raise TimeFormatError(f"invalid duration {text!r}")
+    total = 0
+    pos = 0
+    while pos < len(s):
+        m = _DURATION_PART.match(s, pos)
+        if m is None or (not m.group(1) and not m.group(2)):
+            raise TimeFormatError(f"invalid duration {text!r}")
+        unit = _UNITS[m.group(3)]
+        total += int(m.group(1) or "0") * unit
+        if m.group(2):
+            digits = m.group(2)
+            total += int(digits) * unit // 10 ** len(digits)
+        pos = m.end()
+    return -total if neg else total
+
+
+def go_rem(d: int, m: int) -> int:
+    """Go's `%` on int64: the remainder takes the sign of the dividend."""
+    r = abs(d) % m
+    return -r if d < 0 else r
+
+
+def round_duration(d: int, m: int) -> int:
+    """Go's `Duration.Round`: nearest multiple of m, halfway away from zero."""
+    if m <= 0:
+        return d
+    r = go_rem(d, m)
+    if d < 0:
+        r = -r
+        if r + r < m:
+            return d + r
+        return d - m + r
+    if r + r < m:
+        return d - r
+    return d + m - r
+
+
+def truncate_duration(d: int, m: int) -> int:
+    """Go's `Duration.Truncate`: toward zero."""
+    if m <= 0:
+        return d
+    return d - go_rem(d, m)
+
+
+def seconds(d: int) -> float:
+    """Go's `Duration.Seconds()`."""
+    sec = d // SECOND if d >= 0 else -((-d) // SECOND)
+    nsec = d - sec * SECOND
+    return float(sec) + float(nsec) / 1e9
+
+
+def short_duration(d: int) -> str:
+    """oc's `shortDuration`: drop zero trailing units and fractions (see the sub-second quirk)."""
+    orig = duration_string(d)
+    if orig in ("0h0m0s", "0s"):
+        return "now"
+    if orig.endswith("h0m0s"):
+        return orig[:-4]
+    if orig.endswith("m0s"):
+        return orig[:-2]
+    if orig.endswith("h0m"):
+        return orig[:-2]
+    if "." in orig:
+        try:
+            whole = parse_duration(orig.split(".")[0] + "s")
+        except TimeFormatError:
+            return orig
+        return short_duration(whole)
+    return orig
+
+
+# -- bounded one-line messages ------------------------------------------------------------------------
+
+_ELISION = " […] "
+
+
+def _keep_ends(flat: str, limit: int) -> str:
+    """`flat` if it fits in `limit` characters; else its head and its tail (where errors are)."""
+    if len(flat) <= limit:
+        return flat
+    keep = max(limit - len(_ELISION), 2)
+    head = keep * 2 // 3
+    return flat[:head] + _ELISION + flat[len(flat) - (keep - head) :]
+
+
+def bounded(text: str, limit: int) -> str:
+    """One line, at most `limit` characters; long text keeps its head and tail (where errors are)."""
+    return _keep_ends(" // ".join(line.strip() for line in text.strip().splitlines() if line.strip()), limit)
+
+
+def one_line(text: str, limit: int) -> str:
+    """Newlines become ` // ` (as upstream); over `limit`, the head and the tail are kept."""
+    return _keep_ends(text.replace("\n", " // "), limit)
+
+
+# -- API timestamps -----------------------------------------------------------------------------------
+
+
+def metav1_time(now: datetime) -> str:
+    """metav1.Time: RFC 3339 in UTC with second precision."""
+    if now.tzinfo is None:
+        raise ValueError("now must be timezone-aware")
+    return now.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def rfc3339_seconds(seconds: int) -> str:
+    """Unix seconds as metav1.Time."""
+    return metav1_time(datetime.fromtimestamp(seconds, UTC))
+
+
+# -- network errors ------------------------------------------------------------------------------------
+
+# The phrase an admin recognises in a urllib3/requests error chain, as it is shown.
+_NETWORK_PHRASES = {
+    "Connection refused": "connection refused",
+    "Name or service not known": "name or service not known",
+    "No route to host": "no route to host",
+    "timed out": "timed out",
+    "CERTIFICATE_VERIFY_FAILED": "certificate verify failed",
+    "certificate verify failed": "certificate verify failed",
+}
+
+
+def short_error(text: str, limit: int = 200) -> str:
+    """A network error as its recognisable phrase; any other error as its first line, at most `limit`."""
+    for marker, phrase in _NETWORK_PHRASES.items():
+        if marker in text:
+            return phrase
+    return text.splitlines()[0][:limit] if text else ""

@@ -148,9 +148,13 @@ class Informer:
         self._thread.start()
         return self
 
-    def stop(self, timeout: float = 5.0) -> None:
+    def request_stop(self) -> None:
+        """Ask the informer to stop (closing its watch) without waiting for its thread."""
         self._stop.set()
         self._interrupt()
+
+    def stop(self, timeout: float = 5.0) -> None:
+        self.request_stop()
         if self._thread is not None:
             self._thread.join(timeout)
 
@@ -361,7 +365,6 @@ class InformerSet:
 
     def stop(self) -> None:
         for informer in self.informers:
-            informer._stop.set()
-            informer._interrupt()
+            informer.request_stop()  # all at once: their watches close in parallel
         for informer in self.informers:
             informer.stop()

@@ -58,10 +58,6 @@ def setup(verbosity: int = 0, stream: TextIO | None = None) -> None:
         logging.getLogger(noisy).setLevel(logging.DEBUG if verbosity >= TRACE_ALL else logging.WARNING)
 
 
-def verbosity() -> int:
-    return _verbosity
-
-
 class _Verbose:
     __slots__ = ("enabled",)
 

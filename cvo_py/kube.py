@@ -20,6 +20,8 @@ from urllib.parse import quote, urlencode
 
 import urllib3
 
+from cvo_py.gotext import short_error
+
 JSON = dict[str, Any]
 
 MERGE_PATCH = "application/merge-patch+json"
@@ -125,15 +127,8 @@ class ServerUnreachable(Exception):
     def __init__(self, server: str, cause: BaseException) -> None:
         self.server = server
         self.cause = cause
-        super().__init__(f"cannot reach the Kubernetes API server at {server}: {_short_cause(cause)}")
-
-
-def _short_cause(cause: BaseException) -> str:
-    text = str(cause)
-    for marker in ("Connection refused", "Name or service not known", "timed out", "CERTIFICATE_VERIFY_FAILED"):
-        if marker in text:
-            return marker.lower() if marker != "CERTIFICATE_VERIFY_FAILED" else "certificate verify failed"
-    return text.splitlines()[0][:200] if text else type(cause).__name__
+        reason = short_error(str(cause)) if str(cause) else type(cause).__name__
+        super().__init__(f"cannot reach the Kubernetes API server at {server}: {reason}")
 
 
 class ConfigError(Exception):

@@ -48,15 +48,8 @@ from typing import Any
 
 import yaml
 
-REPO = Path(__file__).resolve().parent.parent
-for _path in (REPO, REPO / "hack"):
-    if str(_path) not in sys.path:
-        sys.path.insert(0, str(_path))
-
-import localcluster  # noqa: E402
-
-from cvo_py.informer import Informer  # noqa: E402
-from cvo_py.kube import (  # noqa: E402
+from cvo_py.informer import Informer
+from cvo_py.kube import (
     CLUSTEROPERATORS,
     CLUSTERVERSIONS,
     CONFIGMAPS,
@@ -72,10 +65,15 @@ from cvo_py.kube import (  # noqa: E402
     KubeClient,
     Resource,
 )
-from tests.support import manifests  # noqa: E402
-from tests.support.cluster import LocalCluster, free_port  # noqa: E402
-from tests.support.kubelet import Kubelet, waiting  # noqa: E402
-from tests.support.mco import CURRENT_CONFIG, DESIRED_CONFIG, MCO, REASON, STATE, now_rfc3339  # noqa: E402
+from cvo_py.testing import (
+    localcluster,
+    manifests,
+)
+from cvo_py.testing.cluster import LocalCluster, free_port
+from cvo_py.testing.kubelet import Kubelet, waiting
+from cvo_py.testing.mco import CURRENT_CONFIG, DESIRED_CONFIG, MCO, REASON, STATE, now_rfc3339
+
+REPO = Path(__file__).resolve().parent.parent
 
 STAGES = 7
 DEFAULT_PAUSE = 3.0

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from cvo_py.gotext import go_quote
+from cvo_py.gotext import bounded, go_quote
 
 Status = Literal["True", "False", "Unknown"]
 
@@ -42,15 +42,6 @@ class ReleaseAcceptance:
             raise ValueError("ReleaseAcceptance needs a reason")
 
 
-def bounded(text: str, limit: int) -> str:
-    """One line, at most `limit` characters; long text keeps its head and tail (where errors are)."""
-    flat = " // ".join(line.strip() for line in text.strip().splitlines() if line.strip())
-    if len(flat) <= limit:
-        return flat
-    marker = " […] "
-    keep = max(limit - len(marker), 2)
-    head = keep * 2 // 3
-    return flat[:head] + marker + flat[len(flat) - (keep - head) :]
 
 
 def _ids(version: str, image: str) -> str:
@@ -65,11 +56,6 @@ def is_about(message: str, version: str, image: str) -> bool:
 
 def retrieving(version: str, image: str) -> ReleaseAcceptance:
     return ReleaseAcceptance("Unknown", RETRIEVE_PAYLOAD, f"Retrieving and verifying payload {_ids(version, image)}")
-
-
-def still_waiting(version: str, image: str, problem: str) -> ReleaseAcceptance:
-    """A problem that may clear by itself: the admin sees it while retrieval keeps waiting."""
-    return waiting_after(retrieving(version, image), problem)
 
 
 def waiting_after(progress: ReleaseAcceptance, problem: str) -> ReleaseAcceptance:

@@ -19,7 +19,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from payload.acceptance import bounded
+from cvo_py.gotext import bounded
 
 JSON = dict[str, Any]
 Kind = Literal["Progressing", "Transient", "Terminal", "Succeeded"]

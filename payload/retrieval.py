@@ -18,9 +18,8 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol
 
-from cvo_py import klog
+from cvo_py import env, klog
 from cvo_py.gotext import go_quote
 from cvo_py.informer import DELETED, Backoff, Informer
 from cvo_py.kube import JSON, PODS, ApiError, KubeClient, Resource, ServerUnreachable
@@ -46,6 +45,7 @@ from payload.podspec import (
     random_suffix,
     target_dir,
 )
+from payload.verify.errors import VerificationError, Verifier
 
 log = logging.getLogger(__name__)
 
@@ -80,37 +80,17 @@ CANCELLED = "CANCELLED"
 CREATE_BUSY_RETRY = 30.0
 
 
-class VerificationError(Exception):
-    """The release cannot be verified; the text is what follows "The update cannot be verified: ".
-
-    `outcome` is the verifications metric's label for it ("failed" or "not_configured"); the
-    retriever records it once, or "forced" when a forced update continues past it."""
-
-    def __init__(self, message: str, outcome: str = "failed") -> None:
-        super().__init__(message)
-        self.outcome = outcome
-
-
-class Verifier(Protocol):
-    def verify(self, image: str, timeout: float) -> None:
-        """Return when `image`'s digest is signed by a trusted key; raise VerificationError otherwise."""
-
-
-def _env(name: str, default: str) -> str:
-    return os.environ.get(name) or default
-
-
 @dataclass(frozen=True)
 class RetrieverOptions:
-    namespace: str = field(default_factory=lambda: _env("CVO_NAMESPACE", "openshift-cluster-version"))
-    operator_name: str = field(default_factory=lambda: _env("CVO_NAME", "version"))
-    node_name: str = field(default_factory=lambda: os.environ.get("NODE_NAME", ""))
+    namespace: str = field(default_factory=env.namespace)
+    operator_name: str = field(default_factory=env.operator_name)
+    node_name: str = field(default_factory=env.node_name)
     # The operator's own release (--release-image): its manifests are already local, no Pod needed.
     release_image: str = ""
-    local_payload_dir: str = field(default_factory=lambda: _env("PAYLOAD_OVERRIDE", "/"))
+    local_payload_dir: str = field(default_factory=env.payload_override)
     # Where the version Pod writes on the node; the operator mounts the same host path here.
     # UPDATE_PAYLOADS_DIR moves it (testing without a node, like PAYLOAD_OVERRIDE).
-    payload_dir: str = field(default_factory=lambda: _env("UPDATE_PAYLOADS_DIR", DEFAULT_PAYLOAD_DIR))
+    payload_dir: str = field(default_factory=lambda: env.update_payloads_dir(DEFAULT_PAYLOAD_DIR))
     retrieve_timeout: float = 240.0  # upstream's retrieveTimeout (4 min), verification included
     pod_active_deadline: int = 120
     service_account: str = "update-payload"

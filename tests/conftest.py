@@ -4,24 +4,21 @@ kubelet and the MCO. Integration tests reuse a running `make cluster-up` (same d
 from __future__ import annotations
 
 import re
-import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[1]
-if str(REPO) not in sys.path:
-    sys.path.insert(0, str(REPO))
+from cvo_py.kube import NAMESPACES, ApiError, KubeClient
+from cvo_py.testing import cluster as local
+from cvo_py.testing.kubelet import Kubelet
+from cvo_py.testing.mco import MCO
 
-from cvo_py.kube import NAMESPACES, ApiError, KubeClient  # noqa: E402
-from tests.support import cluster as local  # noqa: E402
-from tests.support.kubelet import Kubelet  # noqa: E402
-from tests.support.mco import MCO  # noqa: E402
+REPO = Path(__file__).resolve().parents[1]
 
 SHARED = REPO.parent / "shared"
 
-pytest_plugins = ["tests.support.httpserve", "tests.support.prometheus"]  # http_server, prometheus
+pytest_plugins = ["cvo_py.testing.httpserve", "cvo_py.testing.prometheus"]  # http_server, prometheus
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

@@ -15,7 +15,9 @@ import hashlib
 import zlib
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
+
+from cvo_py.gotext import rfc3339_seconds
 
 TAG_SIGNATURE = 2
 TAG_SECRET_KEY = 5
@@ -305,10 +307,6 @@ def key_identities(cert: bytes) -> frozenset[str]:
 # -- the reason -----------------------------------------------------------------------------------
 
 
-def rfc3339(seconds: int) -> str:
-    return datetime.fromtimestamp(seconds, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
 def _listed(items: Iterable[str]) -> str:
     unique = list(dict.fromkeys(items))
     more = len(unique) - MAX_LISTED
@@ -341,5 +339,5 @@ def explain_rejection(data: bytes, trusted: frozenset[str] | None, now: datetime
     stamp = now.timestamp()
     expired = sorted(at for s in sigs if (at := s.expires_at) is not None and at <= stamp)
     if expired and len(expired) == len(sigs):
-        return f"signature expired at {_listed(rfc3339(at) for at in expired)}"
+        return f"signature expired at {_listed(rfc3339_seconds(at) for at in expired)}"
     return fallback

@@ -10,8 +10,7 @@ import json
 import re
 from dataclasses import dataclass
 
-from cvo_py.gotext import go_quote
-from payload.acceptance import bounded
+from cvo_py.gotext import bounded, go_quote
 
 SIGNATURE_TYPE = "atomic container signature"
 _DIGEST = re.compile(r"^(?P<algo>[a-z0-9]+(?:[.+_-][a-z0-9]+)*):(?P<hex>[a-zA-Z0-9=_-]+)$")

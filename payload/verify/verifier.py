@@ -22,10 +22,11 @@ from typing import Any
 import pysequoia
 import requests
 
+from cvo_py.gotext import short_error
 from cvo_py.kube import CONFIGMAPS, ApiError, KubeClient
 from payload.metrics import PayloadMetrics
-from payload.retrieval import VerificationError
 from payload.verify.config import SIGNATURES_LABEL, Store, VerifierConfig, load_config
+from payload.verify.errors import VerificationError
 from payload.verify.packets import PacketError, explain_rejection, key_identities
 from payload.verify.signature import (
     Attempt,
@@ -216,7 +217,7 @@ class ReleaseVerifier:
                 break
             except requests.RequestException as exc:
                 self._fetch_error(store, "connection")
-                attempts.append(Attempt(url, f"store unreachable: {_short_request_error(exc)}"))
+                attempts.append(Attempt(url, f"store unreachable: {short_error(_first_line(exc))}"))
                 break
             finally:
                 self.metrics.store_fetch_duration.labels(store.url).observe(time.monotonic() - started)
@@ -255,14 +256,6 @@ def _trusted_identities(certs: list[Any]) -> frozenset[str] | None:
             log.warning("cannot list the keys of certificate %s: %s", cert.fingerprint, exc)
             return None
     return frozenset(found)
-
-
-def _short_request_error(exc: requests.RequestException) -> str:
-    text = _first_line(exc)
-    for marker in ("Connection refused", "Name or service not known", "No route to host", "certificate verify failed"):
-        if marker in text:
-            return marker.lower()
-    return text[:200]
 
 
 def _configmap_signatures(cm: dict[str, Any], prefix: str) -> list[tuple[str, bytes]]:

@@ -12,11 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from cvo_py import cli
-from status import snapshot
-from status.insights import gotime
-from status.render import NOT_UPDATING, render
-from tests.support import dumps as conv
+from cvo_py import gotext
+from cvo_py.cli import main as cli
+from cvo_py.testing import dumps as conv
+from status.updatestatus import snapshot
+from status.updatestatus.render import NOT_UPDATING, render
 
 EXAMPLES = Path(__file__).resolve().parents[2] / ".." / "shared" / "oc-examples"
 CASES = (
@@ -41,7 +41,7 @@ def check(out: str, want: str, now: int, *, alerts_line: bool) -> None:
     """`out` is `want` after the preamble: the assessment time first, then one line per note."""
     assert out.endswith(want), out
     preamble = out[: len(out) - len(want)].splitlines()
-    assert preamble and preamble[0].startswith(f"Assessed at {gotime.format_time(now, nanos=False)}"), preamble
+    assert preamble and preamble[0].startswith(f"Assessed at {gotext.format_time(now, nanos=False)}"), preamble
     assert (want != NOT_UPDATING and alerts_line) == any(line.startswith(ALERTS_LINE) for line in preamble)
 
 
@@ -117,8 +117,8 @@ def test_insights_archive_prints_what_the_snapshot_prints(
 ) -> None:
     snap = load(name)
     # the archive's name carries the gather time to the second
-    now = gotime.truncate_duration(snap.mock_now(), gotime.SECOND) + gotime.SECOND
-    stamp = gotime.format_time(now, nanos=False)
+    now = gotext.truncate_duration(snap.mock_now(), gotext.SECOND) + gotext.SECOND
+    stamp = gotext.format_time(now, nanos=False)
     file_name = f"insights-{stamp[:10]}-{stamp[11:19].replace(':', '')}.tar.gz"
     files = conv.insights_files(snap)
     archive = tmp_path / file_name
@@ -133,11 +133,11 @@ def test_now_overrides_the_gather_time(name: str, tmp_path: Path, capsys: pytest
     snap = load(name)
     gathered = snap.mock_now()
     top = conv.write_tree(conv.must_gather_files(snap, gathered), tmp_path / "mg")
-    later = gathered + 3 * gotime.HOUR
-    code, out, err = upgrade_status(capsys, "--from", str(top), "--now", gotime.format_time(later))
+    later = gathered + 3 * gotext.HOUR
+    code, out, err = upgrade_status(capsys, "--from", str(top), "--now", gotext.format_time(later))
     assert code == 0, err
     check(out, expected(conv.by_name(snap), later, "none"), later, alerts_line=True)
-    assert f"gathered at {gotime.format_time(gathered, nanos=False)}" in out.splitlines()[0]
+    assert f"gathered at {gotext.format_time(gathered, nanos=False)}" in out.splitlines()[0]
 
 
 @pytest.mark.parametrize("name", CASES)

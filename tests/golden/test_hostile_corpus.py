@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.hostile.corpus import CORPUS, Case, environment
+from cvo_py.testing.hostile.corpus import CORPUS, Case, environment
 
 REPO = Path(__file__).resolve().parents[2]
 RAW = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\u2028\u2029]")

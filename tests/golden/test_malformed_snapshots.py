@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 import yaml
 
-from cvo_py import cli
+from cvo_py.cli import main as cli
 
 EXAMPLES = Path(__file__).resolve().parents[2] / ".." / "shared" / "oc-examples"
 EXAMPLE = "4.14.1-workers-started-updating-multiple-pools"

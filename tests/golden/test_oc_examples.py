@@ -12,10 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from status import snapshot
-from status.insights import configmap
-from status.insights.models import Insight
-from status.render import render
+from status.updatestatus import configmap, snapshot
+from status.updatestatus.insights.models import Insight
+from status.updatestatus.render import render
 
 EXAMPLES = Path(__file__).resolve().parents[2] / ".." / "shared" / "oc-examples"
 CASES = (

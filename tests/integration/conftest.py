@@ -20,10 +20,10 @@ from typing import Any
 import pytest
 
 from cvo_py.kube import KubeClient
-from tests.integration.payload_harness import ClusterVerification
-from tests.integration.status_support import wait_until
-from tests.support.certs import self_signed
-from tests.support.cluster import LocalCluster, free_port
+from cvo_py.testing.certs import self_signed
+from cvo_py.testing.cluster import LocalCluster, free_port
+from cvo_py.testing.payload import ClusterVerification
+from cvo_py.testing.wait import wait_until
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -13,16 +13,16 @@ import pytest
 
 from cvo_py import klog
 from cvo_py.kube import CLUSTERVERSIONS, CRDS, JSON_PATCH, KubeClient, connect
-from status.operator import CLUSTERVERSION_CRD, StatusOperator, StatusOptions
-from tests.integration.status_support import (
+from cvo_py.testing.cluster import LocalCluster
+from cvo_py.testing.clusterversion import (
     IMG_41310,
     AuditLog,
     condition,
     put_co,
     roll_back_to_413,
-    wait_until,
 )
-from tests.support.cluster import LocalCluster
+from cvo_py.testing.wait import wait_until
+from status.clusterversion.controller import CLUSTERVERSION_CRD, StatusOperator, StatusOptions
 
 pytestmark = pytest.mark.usefixtures("clusterversion_cleanup")
 

@@ -15,11 +15,8 @@ from typing import Any
 import pytest
 
 from cvo_py.kube import CLUSTERVERSIONS, MERGE_PATCH, ApiError, KubeClient, connect
-from payload.retrieval import PayloadRetriever, RetrieverOptions
-from status import cvstatus
-from status.cvwriter import ClusterVersionStatusWriter, StatusRejected
-from status.operator import StatusOperator, StatusOptions
-from tests.integration.status_support import (
+from cvo_py.testing.cluster import LocalCluster
+from cvo_py.testing.clusterversion import (
     ENABLED_414,
     IMG_4141,
     IMG_4142,
@@ -30,9 +27,12 @@ from tests.integration.status_support import (
     put_co,
     roll_back_to_413,
     status_414,
-    wait_until,
 )
-from tests.support.cluster import LocalCluster
+from cvo_py.testing.wait import wait_until
+from payload.retrieval import PayloadRetriever, RetrieverOptions
+from status.clusterversion import desired
+from status.clusterversion.controller import StatusOperator, StatusOptions
+from status.clusterversion.writer import ClusterVersionStatusWriter, StatusRejected
 
 pytestmark = pytest.mark.usefixtures("clusterversion_cleanup")
 
@@ -60,7 +60,7 @@ def test_rollback_to_413_prunes_rejected_capabilities(
 
     audit = AuditLog(cluster.state["auditLog"])
     agent = f"cvo-py/rollback-{uuid.uuid4().hex[:6]}"
-    caplog.set_level(logging.WARNING, logger="status.cvwriter")
+    caplog.set_level(logging.WARNING, logger="status.clusterversion.writer")
     op = StatusOperator(
         client_as(cluster, agent), StatusOptions(release_image=IMG_41310, release_version="4.13.10")
     )
@@ -251,7 +251,7 @@ def test_100_concurrent_writers_lose_nothing(
     assert {"Available", "Progressing", "Failing", "ReleaseAccepted"} <= types  # ours are there
     assert len(cv["metadata"]["labels"]) == 50 and cv["status"]["versionHash"] == "abc="
     # No lost write: our last computation is what is stored.
-    final = cvstatus.desired_status(cv, op.co_informer.items(), cvstatus.StatusInputs(op.running), op.now())
+    final = desired.desired_status(cv, op.co_informer.items(), desired.StatusInputs(op.running), op.now())
     assert final == cv["status"]
     print(
         f"\nwrites={op.writer.stats.writes} conflicts={op.writer.stats.conflicts} "

@@ -15,7 +15,7 @@ from types import ModuleType
 import pytest
 
 from cvo_py.kube import KubeClient
-from tests.support.cluster import LocalCluster
+from cvo_py.testing.cluster import LocalCluster
 
 REPO = Path(__file__).resolve().parents[2]
 DEMO = REPO / "hack" / "demo.py"

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import socket
 import threading
-import time
 from collections.abc import Callable
 from urllib.parse import urlparse
 
@@ -13,8 +12,9 @@ import pytest
 
 from cvo_py.informer import ADDED, DELETED, MODIFIED, Backoff, Informer
 from cvo_py.kube import CLUSTEROPERATORS, CONFIGMAPS, PODTEMPLATES, ClientConfig, KubeClient
-from tests.support.cluster import LocalCluster
-from tests.support.tcpproxy import TCPProxy
+from cvo_py.testing.cluster import LocalCluster
+from cvo_py.testing.tcpproxy import TCPProxy
+from cvo_py.testing.wait import wait_until
 
 
 class Recorder:
@@ -30,13 +30,6 @@ class Recorder:
     def wait_for(self, predicate: Callable[[], bool], timeout: float = 15.0) -> None:
         with self.changed:
             assert self.changed.wait_for(predicate, timeout), f"events so far: {self.events}"
-
-
-def wait_until(predicate: Callable[[], bool], timeout: float = 15.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        assert time.monotonic() < deadline, "condition not reached"
-        time.sleep(0.02)
 
 
 def configmap(name: str, namespace: str, value: str = "1") -> dict:

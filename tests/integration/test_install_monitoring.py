@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 
 from cvo_py.kube import ApiError, KubeClient
-from tests.support import cluster as local
-from tests.support import manifests
+from cvo_py.testing import cluster as local
+from cvo_py.testing import manifests
 
 MONITORING_KINDS = {"Service", "ServiceMonitor", "PrometheusRule", "Role", "RoleBinding", "ClusterRoleBinding"}
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.cluster import LocalCluster, localcluster
+from cvo_py.testing.cluster import LocalCluster, localcluster
 
 
 def test_port_clash_is_a_clear_message(cluster: LocalCluster, tmp_path: Path) -> None:

@@ -10,7 +10,10 @@ from pathlib import Path
 import pytest
 
 from cvo_py.kube import KubeClient
-from tests.integration.payload_harness import (
+from cvo_py.testing.cluster import LocalCluster
+from cvo_py.testing.clusterversion import create_cv, status_414
+from cvo_py.testing.kubelet import Kubelet, waiting
+from cvo_py.testing.payload import (
     ClusterVerification,
     StartProcess,
     ensure_priority_class,
@@ -19,9 +22,7 @@ from tests.integration.payload_harness import (
     signature_rejected,
     version_pods,
 )
-from tests.integration.status_support import create_cv, status_414, wait_until
-from tests.support.cluster import LocalCluster
-from tests.support.kubelet import Kubelet, waiting
+from cvo_py.testing.wait import wait_until
 
 pytestmark = pytest.mark.usefixtures("clusterversion_cleanup")
 

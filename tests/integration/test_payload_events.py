@@ -10,8 +10,10 @@ from typing import Any
 import pytest
 
 from cvo_py.kube import EVENTS, KubeClient
-from status.operator import StatusOperator
-from tests.integration.payload_harness import (
+from cvo_py.testing.cluster import LocalCluster
+from cvo_py.testing.clusterversion import create_cv, status_414
+from cvo_py.testing.kubelet import Kubelet, waiting
+from cvo_py.testing.payload import (
     ClusterVerification,
     StartProcess,
     ensure_priority_class,
@@ -21,9 +23,8 @@ from tests.integration.payload_harness import (
     status_operator,
     version_pods,
 )
-from tests.integration.status_support import create_cv, status_414, wait_until
-from tests.support.cluster import LocalCluster
-from tests.support.kubelet import Kubelet, waiting
+from cvo_py.testing.wait import wait_until
+from status.clusterversion.controller import StatusOperator
 
 pytestmark = pytest.mark.usefixtures("clusterversion_cleanup")
 

@@ -16,21 +16,21 @@ import pytest
 
 from cvo_py.informer import Informer
 from cvo_py.kube import JSON, PODS, ClientConfig, KubeClient, Resource, ServerUnreachable
-from payload.acceptance import ReleaseAcceptance
-from payload.classify import Limits
-from payload.podspec import POD_LABEL_KEY, POD_LABEL_VALUE, target_dir
-from tests.integration.payload_harness import (
+from cvo_py.testing.cluster import LocalCluster
+from cvo_py.testing.kubelet import Kubelet, running, terminated, waiting
+from cvo_py.testing.payload import (
     IMAGE,
     PausableProxy,
     Retrieval,
     ensure_priority_class,
     options,
     version_pods,
-    wait_until,
     write_payload,
 )
-from tests.support.cluster import LocalCluster
-from tests.support.kubelet import Kubelet, running, terminated, waiting
+from cvo_py.testing.wait import wait_until
+from payload.acceptance import ReleaseAcceptance
+from payload.classify import Limits
+from payload.podspec import POD_LABEL_KEY, POD_LABEL_VALUE, target_dir
 
 FAILED = (
     f'Retrieving payload failed version="4.19.1" image="{IMAGE}" '

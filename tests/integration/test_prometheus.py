@@ -14,7 +14,10 @@ from typing import Any
 import pytest
 
 from cvo_py.kube import KubeClient
-from tests.integration.payload_harness import (
+from cvo_py.testing.cluster import LocalCluster, free_port
+from cvo_py.testing.clusterversion import create_cv, put_co, status_414
+from cvo_py.testing.kubelet import Kubelet, waiting
+from cvo_py.testing.payload import (
     ClusterVerification,
     StartProcess,
     ensure_priority_class,
@@ -23,11 +26,9 @@ from tests.integration.payload_harness import (
     signature_rejected,
     version_pods,
 )
-from tests.integration.status_support import create_cv, put_co, status_414, wait_until
-from tests.integration.usc_harness import ControllerProcess, create_configmap
-from tests.support.cluster import LocalCluster, free_port
-from tests.support.kubelet import Kubelet, waiting
-from tests.support.prometheus import LocalPrometheus, localprometheus
+from cvo_py.testing.prometheus import LocalPrometheus, localprometheus
+from cvo_py.testing.usc import ControllerProcess, create_configmap
+from cvo_py.testing.wait import wait_until
 
 pytestmark = pytest.mark.usefixtures("clusterversion_cleanup")
 

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from cvo_py.kube import CLUSTERVERSIONS, KubeClient
-from tests.integration.status_support import (
+from cvo_py.testing.clusterversion import (
     IMG_4141,
     IMG_41310,
     condition,
@@ -23,8 +23,8 @@ from tests.integration.status_support import (
     history_entry,
     put_co,
     status_414,
-    wait_until,
 )
+from cvo_py.testing.wait import wait_until
 
 REPO = Path(__file__).resolve().parents[2]
 

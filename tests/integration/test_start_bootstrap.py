@@ -21,11 +21,12 @@ from typing import Any
 import pytest
 
 from cvo_py.kube import CLUSTERVERSIONS, PODS, ApiError, KubeClient
+from cvo_py.testing.certs import pinned_client_context, self_signed
+from cvo_py.testing.cluster import LocalCluster, free_port
+from cvo_py.testing.clusterversion import IMG_4141
+from cvo_py.testing.kubelet import Kubelet, running
+from cvo_py.testing.wait import wait_until
 from payload.podspec import POD_LABEL_KEY, POD_LABEL_SELECTOR, POD_LABEL_VALUE
-from tests.integration.status_support import IMG_4141, wait_until
-from tests.support.certs import pinned_client_context, self_signed
-from tests.support.cluster import LocalCluster, free_port
-from tests.support.kubelet import Kubelet, running
 
 REPO = Path(__file__).resolve().parents[2]
 ERRATA = "https://access.redhat.com/errata/RHSA-2024:0001"

@@ -15,7 +15,9 @@ from typing import Any
 import pytest
 
 from cvo_py.kube import CLUSTERVERSIONS, KubeClient
-from tests.integration.payload_harness import (
+from cvo_py.testing.cluster import LocalCluster
+from cvo_py.testing.clusterversion import condition, create_cv, status_414
+from cvo_py.testing.payload import (
     RUNNING_IMAGE,
     ClusterVerification,
     StartProcess,
@@ -23,8 +25,7 @@ from tests.integration.payload_harness import (
     request_update,
     version_pods,
 )
-from tests.integration.status_support import condition, create_cv, status_414, wait_until
-from tests.support.cluster import LocalCluster
+from cvo_py.testing.wait import wait_until
 
 pytestmark = pytest.mark.usefixtures("clusterversion_cleanup")
 

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from cvo_py import cli
-from status.insights import gotime
-from tests.support import cluster as local
-from tests.support import scale
+from cvo_py import gotext
+from cvo_py.cli import main as cli
+from cvo_py.testing import cluster as local
+from cvo_py.testing import scale
 
 
 def run(capsys: pytest.CaptureFixture[str], *args: str) -> str:
@@ -30,7 +30,7 @@ def test_live_snapshot_and_must_gather_agree_at_scale(
         pytest.skip(f"../shared/oc-examples not found (looked in {scale.EXAMPLES.resolve()})")
     snap = scale.example_at_scale(nodes)
     now = snap.mock_now()
-    stamp = gotime.format_time(now)
+    stamp = gotext.format_time(now)
     insights, _ = snap.insights(now)
     scale.publish(cluster.client, insights)
     cv_path = scale.write_as_snapshot(snap, tmp_path / "snapshot")

@@ -13,8 +13,8 @@ from collections.abc import Callable, Iterator
 import pytest
 
 from cvo_py.kube import CONFIGMAPS, JSON, ApiError, KubeClient, Resource
-from tests.integration import usc_harness as h
-from tests.support.cluster import LocalCluster
+from cvo_py.testing import usc as h
+from cvo_py.testing.cluster import LocalCluster
 
 SHARD = f"{h.CONFIGMAP}-nodes-0"
 APPLY_PATCH = "application/apply-patch+yaml"

@@ -19,13 +19,14 @@ from pathlib import Path
 
 import pytest
 
-from cvo_py import cli
+from cvo_py import gotext
+from cvo_py.cli import main as cli
 from cvo_py.kube import CLUSTEROPERATORS, MACHINECONFIGPOOLS, MACHINECONFIGS, NODES, KubeClient
-from status.insights import gotime, metadata
-from status.insights.metadata import META_KEY
-from tests.integration import usc_harness as h
-from tests.support.cluster import LocalCluster
-from tests.support.mco import MCO
+from cvo_py.testing import usc as h
+from cvo_py.testing.cluster import LocalCluster
+from cvo_py.testing.mco import MCO
+from status.updatestatus.insights import metadata
+from status.updatestatus.insights.metadata import META_KEY
 
 OLD, NEW = "4.15.8", "4.16.0"
 MCO_PREFIX = "machineconfiguration.openshift.io/"
@@ -77,7 +78,7 @@ def upgrade_status(
     capsys: pytest.CaptureFixture[str], kubeconfig: str, now: int, details: str = "all"
 ) -> tuple[int, str, str]:
     code = cli.main(
-        ["upgrade-status", "--kubeconfig", kubeconfig, "--now", gotime.format_time(now), "--details", details]
+        ["upgrade-status", "--kubeconfig", kubeconfig, "--now", gotext.format_time(now), "--details", details]
     )
     out, err = capsys.readouterr()
     return code, out, err
@@ -119,9 +120,9 @@ def test_stale_insights_after_the_controller_stops_are_not_shown_as_current(
             ),
         )
         meta = published_meta(kube)
-        assert meta is not None and meta.resync_period == gotime.SECOND and meta.omitted.count == 0
+        assert meta is not None and meta.resync_period == gotext.SECOND and meta.omitted.count == 0
         assert meta.controller.identity and meta.controller.version
-        code, out, err = upgrade_status(capsys, cluster.kubeconfig, meta.computed_at + gotime.SECOND)
+        code, out, err = upgrade_status(capsys, cluster.kubeconfig, meta.computed_at + gotext.SECOND)
         assert (code, warnings_of(out), err) == (0, [], ""), out + err
         assert "faults-node-0" in out
     finally:
@@ -134,7 +135,7 @@ def test_stale_insights_after_the_controller_stops_are_not_shown_as_current(
     _delete_machine_objects(kube)
 
     # a few seconds later (more than twice the 1 s resync): stale, the Lease (15 s) still valid
-    code, out, err = upgrade_status(capsys, cluster.kubeconfig, stopped.computed_at + 5 * gotime.SECOND)
+    code, out, err = upgrade_status(capsys, cluster.kubeconfig, stopped.computed_at + 5 * gotext.SECOND)
     assert code == 0, err
     [stale] = warnings_of(out)
     assert stale.startswith("the insights are stale: computed 5s ago"), stale
@@ -142,7 +143,7 @@ def test_stale_insights_after_the_controller_stops_are_not_shown_as_current(
     assert PROCEEDING_WELL not in out and "Update health is not known" in out
 
     # later still: the Lease has expired too
-    code, out, err = upgrade_status(capsys, cluster.kubeconfig, stopped.computed_at + 60 * gotime.SECOND, "none")
+    code, out, err = upgrade_status(capsys, cluster.kubeconfig, stopped.computed_at + 60 * gotext.SECOND, "none")
     lines = warnings_of(out)
     assert code == 0 and len(lines) == 2, out
     assert lines[0].startswith("the insights are stale") and "Lease expired" in lines[1]

@@ -6,10 +6,10 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from cvo_py.kube import KubeClient
-from status.insights import configmap as wire
-from tests.hostile import values
-from tests.integration import usc_harness as h
-from tests.support.cluster import LocalCluster
+from cvo_py.testing import usc as h
+from cvo_py.testing.cluster import LocalCluster
+from cvo_py.testing.hostile import values
+from status.updatestatus import configmap as wire
 
 HOSTILE = {
     "usc-co-dns": "a: " + values.deep_flow(40_000),  # 80 KB nested 40,000 deep, in a key it owns

@@ -6,8 +6,8 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from cvo_py.kube import LEASES, KubeClient
-from tests.integration import usc_harness as h
-from tests.support.cluster import LocalCluster
+from cvo_py.testing import usc as h
+from cvo_py.testing.cluster import LocalCluster
 
 # Short timings so a takeover happens within seconds (the defaults are library-go's 137/107/26 s).
 FAST_LEASE = (

@@ -12,9 +12,9 @@ from pathlib import Path
 import yaml
 
 from cvo_py.kube import CLUSTEROPERATORS, ApiError, KubeClient
-from tests.integration import usc_harness as h
-from tests.support.cluster import LocalCluster, free_port
-from tests.support.prometheus import LocalPrometheus
+from cvo_py.testing import usc as h
+from cvo_py.testing.cluster import LocalCluster, free_port
+from cvo_py.testing.prometheus import LocalPrometheus
 
 REPO = Path(__file__).resolve().parents[2]
 USC = "update-status-controller"

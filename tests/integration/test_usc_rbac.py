@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 
 from cvo_py.kube import JSON, KubeClient
-from tests.integration import usc_harness as h
-from tests.support.cluster import LocalCluster
-from tests.support.mco import MCO
+from cvo_py.testing import usc as h
+from cvo_py.testing.cluster import LocalCluster
+from cvo_py.testing.mco import MCO
 
 TEST_LABEL = "test.cvo-py/usc-rbac"
 # ~650 bytes per node insight: 600 of them exceed the 256 KiB the controller fills a ConfigMap to.

@@ -6,8 +6,8 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from cvo_py.kube import CLUSTEROPERATORS, KubeClient
-from tests.integration import usc_harness as h
-from tests.support.cluster import LocalCluster
+from cvo_py.testing import usc as h
+from cvo_py.testing.cluster import LocalCluster
 
 
 def test_converges_after_an_api_server_restart(

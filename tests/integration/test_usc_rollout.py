@@ -26,9 +26,9 @@ from cvo_py.kube import (
     ApiError,
     KubeClient,
 )
-from tests.integration import usc_harness as h
-from tests.support.cluster import LocalCluster
-from tests.support.mco import MCO
+from cvo_py.testing import usc as h
+from cvo_py.testing.cluster import LocalCluster
+from cvo_py.testing.mco import MCO
 
 OLD, NEW = "4.15.8", "4.16.0"
 MCO_PREFIX = "machineconfiguration.openshift.io/"

@@ -23,11 +23,11 @@ from cvo_py.kube import (
     NODES,
     KubeClient,
 )
-from status.insights import metadata
-from status.insights.metadata import META_KEY
-from tests.integration import usc_harness as h
-from tests.support.cluster import LocalCluster
-from tests.support.mco import MCO
+from cvo_py.testing import usc as h
+from cvo_py.testing.cluster import LocalCluster
+from cvo_py.testing.mco import MCO
+from status.updatestatus.insights import metadata
+from status.updatestatus.insights.metadata import META_KEY
 
 OLD, NEW = "4.15.8", "4.16.0"
 MCO_PREFIX = "machineconfiguration.openshift.io/"

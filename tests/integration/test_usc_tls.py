@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 
 from cvo_py.kube import KubeClient
-from tests.integration import usc_harness as h
-from tests.support.certs import self_signed
-from tests.support.cluster import LocalCluster
+from cvo_py.testing import usc as h
+from cvo_py.testing.certs import self_signed
+from cvo_py.testing.cluster import LocalCluster
 
 PLAIN_HTTP_WARNING = "over plain HTTP"
 

@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import Any
 
 from cvo_py.kube import LEASES, ApiError, KubeClient
-from tests.integration import usc_harness as h
-from tests.support.cluster import LocalCluster
+from cvo_py.testing import usc as h
+from cvo_py.testing.cluster import LocalCluster
 
 OPERATORS = ("authentication", "dns", "etcd", "kube-apiserver", "machine-config", "network")
 

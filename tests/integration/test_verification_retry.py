@@ -11,9 +11,9 @@ from collections.abc import Iterator
 import pytest
 
 from cvo_py.kube import CLUSTERVERSIONS, KubeClient
-from payload.verify.verifier import persist_signature
-from status.operator import StatusOperator
-from tests.integration.payload_harness import (
+from cvo_py.testing.cluster import LocalCluster
+from cvo_py.testing.clusterversion import create_cv, status_414
+from cvo_py.testing.payload import (
     ClusterVerification,
     ensure_priority_class,
     release_accepted,
@@ -22,8 +22,9 @@ from tests.integration.payload_harness import (
     status_operator,
     version_pods,
 )
-from tests.integration.status_support import create_cv, status_414, wait_until
-from tests.support.cluster import LocalCluster
+from cvo_py.testing.wait import wait_until
+from payload.verify.verifier import persist_signature
+from status.clusterversion.controller import StatusOperator
 
 pytestmark = pytest.mark.usefixtures("clusterversion_cleanup")
 
@@ -74,7 +75,7 @@ def test_a_published_signature_retries_the_failed_retrieval_at_once(
     verification: ClusterVerification,
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    caplog.set_level(logging.INFO, logger="status.operator")
+    caplog.set_level(logging.INFO, logger="status.clusterversion.controller")
     # What a signature controller (or an admin) does: publish the signature in the cluster.
     signature = sign_release(verification.key, UNSIGNED)
     persist_signature(kube, ClusterVerification.NAMESPACE, f"sha256:{'e' * 64}", signature)
@@ -88,7 +89,7 @@ def test_a_published_signature_retries_the_failed_retrieval_at_once(
 def test_changed_signature_stores_retry_the_failed_retrieval_at_once(
     failed: StatusOperator, kube: KubeClient, verification: ClusterVerification, caplog: pytest.LogCaptureFixture
 ) -> None:
-    caplog.set_level(logging.INFO, logger="status.operator")
+    caplog.set_level(logging.INFO, logger="status.clusterversion.controller")
     kube.patch(CLUSTERVERSIONS, "version", {"spec": {"signatureStores": [{"url": verification.store.url}]}})
     wait_until(lambda: retrievals(failed) == 2, timeout=15, what="a second retrieval")
     wait_until(lambda: WHY_STORES in caplog.text, timeout=15, what="the reason logged")

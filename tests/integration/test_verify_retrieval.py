@@ -11,9 +11,8 @@ import pysequoia
 import pytest
 
 from cvo_py.kube import CONFIGMAPS, KubeClient
-from payload.acceptance import ReleaseAcceptance
-from payload.verify.config import CONFIG_ANNOTATION, SIGNATURES_LABEL
-from tests.integration.payload_harness import (
+from cvo_py.testing.kubelet import Kubelet, waiting
+from cvo_py.testing.payload import (
     IMAGE,
     Retrieval,
     SignatureStore,
@@ -23,7 +22,8 @@ from tests.integration.payload_harness import (
     version_pods,
     write_payload,
 )
-from tests.support.kubelet import Kubelet, waiting
+from payload.acceptance import ReleaseAcceptance
+from payload.verify.config import CONFIG_ANNOTATION, SIGNATURES_LABEL
 
 HEX = IMAGE.rsplit(":", 1)[1]
 

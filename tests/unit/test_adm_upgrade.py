@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tests.support.adm_upgrade import NO_UPDATES, adm_upgrade
+from cvo_py.testing.adm_upgrade import NO_UPDATES, adm_upgrade
 
 
 def cv(conditions: list[dict[str, Any]], **status: Any) -> dict[str, Any]:

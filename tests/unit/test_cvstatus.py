@@ -10,15 +10,17 @@ from typing import Any
 import pytest
 import yaml
 
+from cvo_py import gotext
 from payload.acceptance import payload_loaded, retrieval_failed, retrieving
-from status import cvstatus as cs
+from payload.release import Acceptance, Release
+from status.clusterversion import desired as cs
 
 T0 = datetime(2024, 5, 1, 12, 0, 0, tzinfo=UTC)
 T1 = T0 + timedelta(minutes=5)
 T2 = T0 + timedelta(minutes=30)
 IMG_A = "quay.io/openshift-release-dev/ocp-release@sha256:" + "a" * 64
 IMG_B = "quay.io/openshift-release-dev/ocp-release@sha256:" + "b" * 64
-RUNNING = cs.Release("4.14.1", IMG_A)
+RUNNING = Release("4.14.1", IMG_A)
 
 EXAMPLES = Path(__file__).resolve().parents[2] / ".." / "shared" / "oc-examples"
 
@@ -99,14 +101,14 @@ def test_set_condition_moves_transition_time_only_on_flip(
     assert got is not None
     assert conditions[-1]["type"] == "T"  # appended at the end, others untouched
     assert conditions[0] == {"type": "Other", "status": "True", "lastTransitionTime": "x"}
-    assert got["lastTransitionTime"] == cs.timestamp(transition)
+    assert got["lastTransitionTime"] == gotext.metav1_time(transition)
     assert got["status"] == status
     assert got.get("reason", "") == reason and got.get("message", "") == message
 
 
 def test_timestamp_needs_aware_time() -> None:
     with pytest.raises(ValueError, match="timezone-aware"):
-        cs.timestamp(datetime(2024, 1, 1))
+        gotext.metav1_time(datetime(2024, 1, 1))
 
 
 # -- history ----------------------------------------------------------------------------------------
@@ -129,34 +131,34 @@ def entry(
     ("history", "desired", "completed", "expected"),
     [
         # no image: untouched (nil becomes [])
-        (None, cs.Release("4.14.1", ""), False, []),
+        (None, Release("4.14.1", ""), False, []),
         # empty: a Partial entry started now
-        ([], cs.Release("4.14.1", IMG_A), False, [entry("4.14.1", IMG_A, "Partial", "2024-05-01T12:05:00Z")]),
+        ([], Release("4.14.1", IMG_A), False, [entry("4.14.1", IMG_A, "Partial", "2024-05-01T12:05:00Z")]),
         # same release completes
         (
             [entry("4.14.1", IMG_A, "Partial")],
-            cs.Release("4.14.1", IMG_A),
+            Release("4.14.1", IMG_A),
             True,
             [entry("4.14.1", IMG_A, "Completed", "s", "2024-05-01T12:05:00Z")],
         ),
         # same image fills a missing version
         (
             [entry("", IMG_A, "Partial")],
-            cs.Release("4.14.1", IMG_A),
+            Release("4.14.1", IMG_A),
             False,
             [entry("4.14.1", IMG_A, "Partial")],
         ),
         # same version fills a missing image
         (
             [entry("4.14.1", "", "Partial")],
-            cs.Release("4.14.1", IMG_A),
+            Release("4.14.1", IMG_A),
             False,
             [entry("4.14.1", IMG_A, "Partial")],
         ),
         # new target: old head closed (stays Partial if never completed), new Partial head
         (
             [entry("4.14.1", IMG_A, "Partial")],
-            cs.Release("4.14.2", IMG_B),
+            Release("4.14.2", IMG_B),
             False,
             [
                 entry("4.14.2", IMG_B, "Partial", "2024-05-01T12:05:00Z"),
@@ -166,7 +168,7 @@ def entry(
         # new target already complete: Completed with start = completion = now
         (
             [entry("4.14.1", IMG_A, "Completed", "s", "c")],
-            cs.Release("4.14.2", IMG_B),
+            Release("4.14.2", IMG_B),
             True,
             [
                 entry("4.14.2", IMG_B, "Completed", "2024-05-01T12:05:00Z", "2024-05-01T12:05:00Z"),
@@ -176,14 +178,14 @@ def entry(
         # a completed head is not reopened by a later regression
         (
             [entry("4.14.1", IMG_A, "Completed", "s", "c")],
-            cs.Release("4.14.1", IMG_A),
+            Release("4.14.1", IMG_A),
             False,
             [entry("4.14.1", IMG_A, "Completed", "s", "c")],
         ),
     ],
 )
 def test_merge_history(
-    history: list[dict[str, Any]] | None, desired: cs.Release, completed: bool, expected: list[dict[str, Any]]
+    history: list[dict[str, Any]] | None, desired: Release, completed: bool, expected: list[dict[str, Any]]
 ) -> None:
     before = copy.deepcopy(history)
     assert cs.merge_history(history, desired, False, T1, completed) == expected
@@ -191,7 +193,7 @@ def test_merge_history(
 
 
 def test_merge_history_marks_verified_head() -> None:
-    merged = cs.merge_history([], cs.Release("4.14.1", IMG_A), True, T1, False)
+    merged = cs.merge_history([], Release("4.14.1", IMG_A), True, T1, False)
     assert merged[0]["verified"] is True
 
 
@@ -239,7 +241,7 @@ def test_prune_protects_the_five_newest_the_newest_completed_and_the_install() -
     ("spec", "status", "expected"),
     [
         ({}, {}, None),
-        ({"desiredUpdate": {"image": IMG_B, "version": "4.14.2"}}, {}, cs.Release("4.14.2", IMG_B)),
+        ({"desiredUpdate": {"image": IMG_B, "version": "4.14.2"}}, {}, Release("4.14.2", IMG_B)),
         (
             {"desiredUpdate": {"version": "4.14.2"}},
             {
@@ -247,16 +249,16 @@ def test_prune_protects_the_five_newest_the_newest_completed_and_the_install() -
                     {"version": "4.14.2", "image": IMG_B, "url": "u", "channels": ["stable-4.14"]}
                 ]
             },
-            cs.Release("4.14.2", IMG_B, "u", ("stable-4.14",)),
+            Release("4.14.2", IMG_B, "u", ("stable-4.14",)),
         ),
         (
             {"desiredUpdate": {"version": "4.14.0"}},
             {"history": [entry("4.14.0", IMG_B, "Completed")]},
-            cs.Release("4.14.0", IMG_B),
+            Release("4.14.0", IMG_B),
         ),
     ],
 )
-def test_requested_update(spec: dict[str, Any], status: dict[str, Any], expected: cs.Release | None) -> None:
+def test_requested_update(spec: dict[str, Any], status: dict[str, Any], expected: Release | None) -> None:
     assert cs.requested_update(cv(status, spec)) == expected
 
 
@@ -409,7 +411,7 @@ def test_failing_from_release_operators(
 def test_update_flow_retrieving_failed_then_accepted_then_completed() -> None:
     done = completed_status()
     spec = {"clusterID": "c0ffee", "desiredUpdate": {"version": "4.14.2", "image": IMG_B}}
-    target = cs.Release("4.14.2", IMG_B)
+    target = Release("4.14.2", IMG_B)
     operators = [co("etcd", "4.14.1"), co("dns", "4.14.1")]
 
     # Asked for, retrieval not reported yet: desired unchanged, and ReleaseAccepted already names
@@ -426,7 +428,7 @@ def test_update_flow_retrieving_failed_then_accepted_then_completed() -> None:
     assert asked["observedGeneration"] == 2
 
     # Retrieving, then failing.
-    inputs = cs.StatusInputs(RUNNING, cs.Acceptance(target, retrieving("4.14.2", IMG_B)))
+    inputs = cs.StatusInputs(RUNNING, Acceptance(target, retrieving("4.14.2", IMG_B)))
     during = cs.desired_status(cv(asked, spec, 2), operators, inputs, T1)
     accepted = cond(during, "ReleaseAccepted")
     assert (accepted["status"], accepted["reason"]) == ("Unknown", "RetrievePayload")
@@ -434,14 +436,14 @@ def test_update_flow_retrieving_failed_then_accepted_then_completed() -> None:
     assert len(during["history"]) == 1
     failed_state = retrieval_failed("4.14.2", IMG_B, "Unable to download and prepare the update: boom")
     failed = cs.desired_status(
-        cv(during, spec, 2), operators, cs.StatusInputs(RUNNING, cs.Acceptance(target, failed_state)), T2
+        cv(during, spec, 2), operators, cs.StatusInputs(RUNNING, Acceptance(target, failed_state)), T2
     )
     accepted = cond(failed, "ReleaseAccepted")
     assert (accepted["status"], accepted["message"]) == ("False", failed_state.message)
     assert cond(failed, "Failing")["status"] == "False"  # upstream: retrieval failures do not fail
 
     # Accepted: new desired, a Partial entry started now, the old one closed.
-    ok = cs.Acceptance(target, payload_loaded("4.14.2", IMG_B, "amd64"), verified=True)
+    ok = Acceptance(target, payload_loaded("4.14.2", IMG_B, "amd64"), verified=True)
     moving = cs.desired_status(cv(failed, spec, 2), operators, cs.StatusInputs(RUNNING, ok), T2)
     assert moving["desired"] == {"version": "4.14.2", "image": IMG_B}
     assert [h["state"] for h in moving["history"]] == ["Partial", "Completed"]
@@ -465,7 +467,7 @@ def test_update_flow_retrieving_failed_then_accepted_then_completed() -> None:
 def test_acceptance_for_a_target_no_longer_asked_for_is_ignored() -> None:
     done = completed_status()
     spec = {"desiredUpdate": {"version": "4.14.3", "image": "other"}}
-    stale = cs.Acceptance(cs.Release("4.14.2", IMG_B), payload_loaded("4.14.2", IMG_B))
+    stale = Acceptance(Release("4.14.2", IMG_B), payload_loaded("4.14.2", IMG_B))
     status = cs.desired_status(cv(done, spec), [co("etcd", "4.14.1")], cs.StatusInputs(RUNNING, stale), T1)
     assert status["desired"]["image"] == IMG_A
 
@@ -522,7 +524,7 @@ def test_names_the_status_cannot_carry_stay_enabled() -> None:
     prior = completed_status()
     prior["capabilities"]["enabledCapabilities"] = ["baremetal", "marketplace", "openshift-samples"]
     spec = {"capabilities": {"baselineCapabilitySet": "v4.11"}}
-    inputs = cs.StatusInputs(cs.Release("4.13.10", IMG_A), prior_enabled=("MachineAPI",))
+    inputs = cs.StatusInputs(Release("4.13.10", IMG_A), prior_enabled=("MachineAPI",))
     status = cs.desired_status(cv(prior, spec), [co("etcd", "4.13.10")], inputs, T1)
     assert status["capabilities"]["enabledCapabilities"] == [
         "MachineAPI",
@@ -560,7 +562,7 @@ def test_real_degraded_snapshot() -> None:
     cv_obj = yaml.safe_load(path.read_text())
     operators = yaml.safe_load((EXAMPLES / "4.14.1-degraded-co.yaml").read_text())["items"]
     now = datetime(2023, 11, 3, 18, 0, tzinfo=UTC)
-    running = cs.Release.from_dict(cv_obj["status"]["desired"])
+    running = Release.from_dict(cv_obj["status"]["desired"])
     status = cs.desired_status(cv_obj, operators, cs.StatusInputs(running), now)
     # The update is still Partial (not every operator reports 4.14.1) and the history is kept.
     assert [h["version"] for h in status["history"]] == ["4.14.1", "4.14.0-rc.3"]

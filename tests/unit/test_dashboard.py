@@ -3,9 +3,9 @@ checked-in files are what hack/gen_dashboard.py generates."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import re
-import sys
 from pathlib import Path
 
 import yaml
@@ -13,14 +13,15 @@ from prometheus_client import CollectorRegistry
 
 from cvo_py.kube import ClientConfig, KubeClient
 from payload.metrics import PayloadMetrics
-from status.cvstatus import Release
-from status.metrics import StatusCollector, WriteCounts
-from status.usc.controller import UpdateStatusController
+from payload.release import Release
+from status.clusterversion.metrics import StatusCollector, WriteCounts
+from status.updatestatus.controller import UpdateStatusController
 
 REPO = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(REPO / "hack"))
-
-import gen_dashboard  # noqa: E402
+_spec = importlib.util.spec_from_file_location("gen_dashboard", REPO / "hack" / "gen_dashboard.py")
+assert _spec is not None and _spec.loader is not None
+gen_dashboard = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(gen_dashboard)
 
 METRIC_TOKEN = re.compile(r"\b(?:cluster_|update_status_controller_)[a-z0-9_]*")
 NOW = "2026-11-21T10:00:00Z"

@@ -12,11 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from cvo_py import cli
-from status import dump
-from status.snapshot import Snapshot
-from tests.support import dumps as conv
-from tests.support.insight_objects import clusterversion
+from cvo_py.cli import main as cli
+from cvo_py.testing import dumps as conv
+from cvo_py.testing.insight_objects import clusterversion
+from status.updatestatus import dump
+from status.updatestatus.snapshot import Snapshot
 
 CV_PATH = "cluster-scoped-resources/config.openshift.io/clusterversions/version.yaml"
 

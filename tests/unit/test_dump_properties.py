@@ -11,14 +11,14 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from cvo_py import cli
-from status.insights import gotime
-from status.render import render
-from status.snapshot import Snapshot
-from tests.support import dumps as conv
-from tests.support.insight_objects import at, clusterversion, machineconfigs, node, operator, pool
+from cvo_py import gotext
+from cvo_py.cli import main as cli
+from cvo_py.testing import dumps as conv
+from cvo_py.testing.insight_objects import at, clusterversion, machineconfigs, node, operator, pool
+from status.updatestatus.render import render
+from status.updatestatus.snapshot import Snapshot
 
-GATHERED = gotime.parse_time("2024-01-01T11:00:00Z")
+GATHERED = gotext.parse_time("2024-01-01T11:00:00Z")
 
 node_st = st.builds(
     lambda role, current, desired, state, ready, ready_min, unschedulable, reason: node(
@@ -82,7 +82,7 @@ def status_after_preamble(path: Path, details: str, capsys: pytest.CaptureFixtur
     code = cli.main(["upgrade-status", "--from", str(path), "--details", details])
     out, err = capsys.readouterr()
     assert code == 0, err
-    assert out.startswith(f"Assessed at {gotime.format_time(GATHERED, nanos=False)}")
+    assert out.startswith(f"Assessed at {gotext.format_time(GATHERED, nanos=False)}")
     for marker in ("= Control Plane =", "The cluster is not updating."):
         if marker in out:
             return out[out.index(marker) :]

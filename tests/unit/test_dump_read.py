@@ -10,13 +10,10 @@ from typing import Any
 
 import pytest
 
-from cvo_py import cli
-from status import dump
-from status.insights import gotime
-from status.render import render
-from status.snapshot import Snapshot
-from tests.support import dumps as conv
-from tests.support.insight_objects import (
+from cvo_py import gotext
+from cvo_py.cli import main as cli
+from cvo_py.testing import dumps as conv
+from cvo_py.testing.insight_objects import (
     MCO,
     T0_NS,
     at,
@@ -26,8 +23,11 @@ from tests.support.insight_objects import (
     operator,
     pool,
 )
+from status.updatestatus import dump
+from status.updatestatus.render import render
+from status.updatestatus.snapshot import Snapshot
 
-GATHERED = T0_NS + 30 * gotime.MINUTE
+GATHERED = T0_NS + 30 * gotext.MINUTE
 
 
 def cluster(**override: Any) -> Snapshot:
@@ -66,7 +66,7 @@ def test_a_must_gather_is_assessed_at_its_gather_time(tmp_path: Path, capsys: py
     snap = cluster()
     top = conv.write_tree(conv.must_gather_files(snap, GATHERED), tmp_path / "mg")
     preamble, text = from_dump(capsys, top)
-    assert preamble[0].startswith(f"Assessed at {gotime.format_time(GATHERED, nanos=False)}, when must-gather ")
+    assert preamble[0].startswith(f"Assessed at {gotext.format_time(GATHERED, nanos=False)}, when must-gather ")
     assert preamble[0].endswith("was gathered (timestamp)")
     assert preamble[-1] == "Unable to fetch alerts, ignoring alerts in 'Update Health':  a must-gather holds no alerts"
     assert len(preamble) == 2
@@ -77,10 +77,10 @@ def test_a_must_gather_is_assessed_at_its_gather_time(tmp_path: Path, capsys: py
 
 def test_the_image_directory_uses_its_own_timestamp(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     files = conv.must_gather_files(cluster(), GATHERED)
-    files[f"{conv.IMAGE_DIR}/timestamp"] = (conv.go_time(GATHERED + gotime.SECOND) + "\n").encode()
+    files[f"{conv.IMAGE_DIR}/timestamp"] = (conv.go_time(GATHERED + gotext.SECOND) + "\n").encode()
     top = conv.write_tree(files, tmp_path / "mg")
     preamble, _ = from_dump(capsys, top / conv.IMAGE_DIR)
-    assert preamble[0].startswith(f"Assessed at {gotime.format_time(GATHERED + gotime.SECOND, nanos=False)}")
+    assert preamble[0].startswith(f"Assessed at {gotext.format_time(GATHERED + gotext.SECOND, nanos=False)}")
 
 
 def test_without_a_gather_time_the_newest_condition_time_is_used_and_said(
@@ -198,9 +198,9 @@ def test_format_must_match_the_layout(tmp_path: Path, capsys: pytest.CaptureFixt
 
 
 def test_go_time_lines() -> None:
-    assert dump.parse_go_time("2024-02-27 15:50:03.102873468 +0000 UTC m=+0.041234567\n") == gotime.parse_time(
+    assert dump.parse_go_time("2024-02-27 15:50:03.102873468 +0000 UTC m=+0.041234567\n") == gotext.parse_time(
         "2024-02-27T15:50:03.102873468Z"
     )
-    assert dump.parse_go_time("2024-02-27 17:50:03 +0200 CEST\n") == gotime.parse_time("2024-02-27T15:50:03Z")
+    assert dump.parse_go_time("2024-02-27 17:50:03 +0200 CEST\n") == gotext.parse_time("2024-02-27T15:50:03Z")
     assert dump.parse_go_time("garbage\n") is None
     assert dump.parse_go_time("") is None

@@ -9,13 +9,14 @@ from typing import Any
 
 import pytest
 
+from cvo_py import gotext
 from cvo_py.kube import EVENTS, MERGE_PATCH, ApiError, Resource
 from payload import acceptance as acc
 from payload.acceptance import ReleaseAcceptance
-from status import events
-from status.cvstatus import Release
-from status.events import EventRecorder, EventSpec
-from status.operator import Outcome, RetrievalCoordinator
+from payload.coordinator import Outcome, RetrievalCoordinator
+from payload.release import Release
+from status.clusterversion import events
+from status.clusterversion.events import EventRecorder, EventSpec
 
 NOW = datetime(2024, 3, 1, 12, 0, 5, 123456, tzinfo=UTC)
 IMG = "quay.io/openshift-release-dev/ocp-release@sha256:" + "e" * 64
@@ -87,7 +88,7 @@ def test_unwrapped_aggregate_stops_on_cycles() -> None:
     ],
 )
 def test_one_line(text: str, limit: int, expected: str) -> None:
-    assert events.one_line(text, limit) == expected
+    assert gotext.one_line(text, limit) == expected
 
 
 # -- which Event ------------------------------------------------------------------------------------
@@ -101,7 +102,7 @@ def test_one_line(text: str, limit: int, expected: str) -> None:
             None,
             EventSpec("Normal", "RetrievePayload", f'Retrieving and verifying payload version="4.14.2" image="{IMG}"'),
         ),
-        (acc.still_waiting("4.14.2", IMG, "ErrImagePull"), None, None),
+        (acc.waiting_after(acc.retrieving("4.14.2", IMG), "ErrImagePull"), None, None),
         (
             acc.payload_loaded("4.14.2", IMG, "amd64"),
             None,
@@ -327,6 +328,10 @@ def test_recorder_never_raises(caplog: pytest.LogCaptureFixture) -> None:
 @dataclass
 class ScriptedRetriever:
     outcome: ReleaseAcceptance | BaseException
+    last_result: None = None
+
+    def cancel(self) -> None:
+        pass
 
     def retrieve(self, image: str, version: str, force: bool) -> ReleaseAcceptance:
         if isinstance(self.outcome, BaseException):
@@ -361,8 +366,8 @@ def test_coordinator_reports_started_and_finished_retrievals_with_their_exceptio
         [started, outcome] = coordinator.take_outcomes()
         assert started == Outcome(other, acc.retrieving("", other.image))
         assert outcome.target == other and outcome.error is broken
-        assert outcome.final.message == "Retrieving payload failed: cannot create the version pod"
-        spec = events.retrieval_event(other.version, other.image, outcome.final, outcome.error)
+        assert outcome.state.message == "Retrieving payload failed: cannot create the version pod"
+        spec = events.retrieval_event(other.version, other.image, outcome.state, outcome.error)
         assert spec is not None and spec.message == (
             f'Retrieving payload failed version="" image="{other.image}" failure=cannot create the '
             "version pod // connection reset by peer"

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from cvo_py import cli
+from cvo_py.cli import main as cli
 
 # The smallest valid command line of each subcommand, so the flag under test is the only problem.
 BASE = {
@@ -23,7 +23,7 @@ SERVING = ("start", "update-status-controller")
 
 @pytest.fixture(scope="module")
 def serving_pair(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, str]:
-    from tests.support.certs import self_signed
+    from cvo_py.testing.certs import self_signed
 
     return self_signed(tmp_path_factory.mktemp("pki"))
 
@@ -201,7 +201,7 @@ def test_bad_value_exits_2_with_one_line(
     "value", ["0.0.0.0:9099", ":9099", "127.0.0.1:0", "[::1]:8443", "localhost:80", "metrics.example.com:9099"]
 )
 def test_good_listen_values_are_accepted(value: str) -> None:
-    from cvo_py.metrics import parse_listen
+    from cvo_py.serving.options import parse_listen
 
     host, port = parse_listen(value)
     assert f"{host}:{port}".endswith(value.rsplit(":", 1)[1]) and host

@@ -19,7 +19,7 @@ from cvo_py.informer import ADDED, DELETED, MODIFIED, Backoff, diff_relist, obje
 from cvo_py.kube import ApiError, Resource
 from cvo_py.leader import lease_free_for
 from cvo_py.loop import TokenBucket
-from cvo_py.metrics import ListenAddressError, parse_listen
+from cvo_py.serving.options import ListenAddressError, parse_listen
 
 
 def obj(name: str, rv: str, namespace: str | None = None) -> dict:

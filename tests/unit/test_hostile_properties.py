@@ -11,14 +11,15 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from status import snapshot
-from status.insights import compute, configmap, gotime
-from status.insights.objects import InputError
-from status.render import RenderError, render, warning_text
-from tests.support.insight_objects import VERSIONS, clusterversion, node, operator, pool
+from cvo_py import gotext
+from cvo_py.testing.insight_objects import VERSIONS, clusterversion, node, operator, pool
+from status.updatestatus import configmap, snapshot
+from status.updatestatus.insights import compute
+from status.updatestatus.insights.objects import InputError
+from status.updatestatus.render import RenderError, render, warning_text
 
 RAW = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\u2028\u2029]")
-NOW = gotime.parse_time("2024-01-01T11:00:00Z")
+NOW = gotext.parse_time("2024-01-01T11:00:00Z")
 SPECIAL = st.sampled_from(["\x1b", "\x07", "\r", "\n", "\t", "\x00", "\x85", "\u202e", "\u2066", "\u2028", '"', "é"])
 hostile_text = st.lists(st.text(max_size=5) | SPECIAL, max_size=6).map("".join)
 json_values = st.recursive(

@@ -6,9 +6,9 @@ from typing import Any
 
 import pytest
 
-from status.insights import alerts
-from status.insights.models import ImpactLevel, ImpactType, ScopeType
-from tests.support.insight_objects import at, ns
+from cvo_py.testing.insight_objects import at, ns
+from status.updatestatus.insights import alerts
+from status.updatestatus.insights.models import ImpactLevel, ImpactType, ScopeType
 
 STARTED = ns(0)
 

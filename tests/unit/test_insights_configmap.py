@@ -4,16 +4,25 @@ from __future__ import annotations
 
 import json
 import re
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
 
-from status import snapshot
-from status.insights import compute, configmap
-from status.insights.models import (
+from cvo_py.testing.insight_objects import (
+    VERSIONS,
+    at,
+    clusterversion,
+    node,
+    ns,
+    operator,
+    pool,
+)
+from cvo_py.testing.synthetic import synthetic_cluster
+from status.updatestatus import configmap, snapshot
+from status.updatestatus.insights import compute
+from status.updatestatus.insights.models import (
     HealthInsight,
     ImpactLevel,
     ImpactType,
@@ -24,21 +33,10 @@ from status.insights.models import (
     ResourceRef,
     ScopeType,
 )
-from tests.support.insight_objects import (
-    VERSIONS,
-    at,
-    clusterversion,
-    node,
-    ns,
-    operator,
-    pool,
-)
 
 KEY = re.compile(r"^[-._a-zA-Z0-9]+$")
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLES = REPO / ".." / "shared" / "oc-examples"
-sys.path.insert(0, str(REPO / "bench"))
-from insights_throughput import synthetic_cluster  # noqa: E402
 
 
 def sample() -> list[Any]:

@@ -6,10 +6,12 @@ from pathlib import Path
 
 import pytest
 
-from status import snapshot
-from status.insights import compute, controlplane, gotime
-from status.insights.gotime import HOUR, MINUTE, SECOND
-from status.insights.models import (
+from cvo_py import gotext
+from cvo_py.gotext import HOUR, MINUTE, SECOND
+from cvo_py.testing.insight_objects import T0, T0_NS, at, clusterversion, entry, ns, operator
+from status.updatestatus import snapshot
+from status.updatestatus.insights import compute, controlplane
+from status.updatestatus.insights.models import (
     ClusterOperatorStatusInsight,
     ClusterVersionAssessment,
     ClusterVersionStatusInsight,
@@ -20,7 +22,6 @@ from status.insights.models import (
     VersionMetadataKey,
     find_condition,
 )
-from tests.support.insight_objects import T0, T0_NS, at, clusterversion, entry, ns, operator
 
 EXAMPLES = Path(__file__).resolve().parents[2] / ".." / "shared" / "oc-examples"
 
@@ -422,5 +423,5 @@ def test_shared_examples(
     if est_minutes is not None:
         operators = [i for i in insights if isinstance(i, ClusterOperatorStatusInsight)]
         remaining = controlplane.time_remaining(cv, operators, now)
-        assert gotime.round_duration(remaining, MINUTE) == est_minutes * MINUTE
+        assert gotext.round_duration(remaining, MINUTE) == est_minutes * MINUTE
     assert len([i for i in insights if isinstance(i, HealthInsight)]) == health

@@ -9,11 +9,12 @@ from typing import Any
 
 import pytest
 
-from cvo_py import cli
-from status.insights import compute, configmap
-from status.insights.models import HealthInsight, ImpactLevel, ImpactType, Insight
-from status.usc.incremental import IncrementalInsights
-from tests.support.insight_objects import VERSIONS, clusterversion, node, ns, operator, pool, write_snapshot
+from cvo_py.cli import main as cli
+from cvo_py.testing.insight_objects import VERSIONS, clusterversion, node, ns, operator, pool, write_snapshot
+from status.updatestatus import configmap
+from status.updatestatus.incremental import IncrementalInsights
+from status.updatestatus.insights import compute
+from status.updatestatus.insights.models import HealthInsight, ImpactLevel, ImpactType, Insight
 
 BAD_SELECTOR = {"matchExpressions": [{"key": "node-role.kubernetes.io/infra", "operator": "Near"}]}
 

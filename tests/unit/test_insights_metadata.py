@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import pytest
 
-from status.insights import metadata
-from status.insights.gotime import SECOND
-from status.insights.metadata import LeaseState
-from status.render.warnings import emit, warning_text
-from tests.support.insight_objects import ns
+from cvo_py.gotext import SECOND
+from cvo_py.testing.insight_objects import ns
+from status.updatestatus.insights import metadata
+from status.updatestatus.insights.metadata import LeaseState
+from status.updatestatus.render.warnings import emit, warning_text
 
 RESYNC = 30 * SECOND
 

@@ -7,9 +7,10 @@ from typing import Any
 
 import pytest
 
-from status.insights import compute, nodes
-from status.insights.gotime import MINUTE
-from status.insights.models import (
+from cvo_py.gotext import MINUTE
+from cvo_py.testing.insight_objects import MCO, VERSIONS, at, clusterversion, cond, node, ns, pool
+from status.updatestatus.insights import compute, nodes
+from status.updatestatus.insights.models import (
     ConditionStatus,
     HealthInsight,
     ImpactLevel,
@@ -21,7 +22,6 @@ from status.insights.models import (
     ScopeType,
     find_condition,
 )
-from tests.support.insight_objects import MCO, VERSIONS, at, clusterversion, cond, node, ns, pool
 
 POOLS = [pool("master"), pool("worker")]
 
@@ -73,13 +73,13 @@ def updating(n: NodeStatusInsight) -> tuple[str, str]:
     ],
 )
 def test_label_selector_semantics(selector: Any, labels: dict[str, str], matches: bool) -> None:
-    assert nodes.selector_matches(selector, labels, "p") is matches
+    assert nodes.Selector.parse(selector, "p").matches(labels) is matches
 
 
 def test_bad_selector_is_a_clear_error() -> None:
     bad = {"matchExpressions": [{"key": "a", "operator": "Near"}]}
     with pytest.raises(nodes.SelectorError, match="failed to get label selector from the pool: infra"):
-        nodes.selector_matches(bad, {}, "infra")
+        nodes.Selector.parse(bad, "infra")
 
 
 @pytest.mark.parametrize(
@@ -95,8 +95,8 @@ def test_bad_selector_is_a_clear_error() -> None:
 )
 def test_pool_matching_order(labels: dict[str, str], want: str | None) -> None:
     pools = [pool("worker"), pool("infra"), pool("gpu", label="gpu"), pool("master")]
-    found = nodes.which_pool(labels, pools)
-    assert (found["metadata"]["name"] if found else None) == want
+    found = nodes.PoolIndex(pools).match(labels)
+    assert (found[1]["metadata"]["name"] if found else None) == want
 
 
 def test_nodes_outside_every_pool_are_ignored() -> None:

@@ -8,11 +8,13 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from status.insights import compute, configmap
-from status.insights.models import ClusterVersionStatusInsight, Insight
-from status.render import render
-from status.usc.incremental import IncrementalInsights
-from tests.support.insight_objects import T0_NS, clusterversion, entry, node, ns, operator, pool
+from cvo_py import gotext
+from cvo_py.testing.insight_objects import T0_NS, clusterversion, entry, node, ns, operator, pool
+from status.updatestatus import configmap
+from status.updatestatus.incremental import IncrementalInsights
+from status.updatestatus.insights import compute
+from status.updatestatus.insights.models import ClusterVersionStatusInsight, Insight
+from status.updatestatus.render import render
 
 LONG_VERSION = "4.16.0-0.nightly-multi-2024-05-01-123456-with-a-very-long-build-suffix-x"  # 72 characters
 
@@ -61,9 +63,7 @@ minutes = st.integers(min_value=-600, max_value=600)
 
 
 def at_minutes(m: int) -> str:
-    from status.insights import gotime
-
-    return gotime.format_time(T0_NS + m * gotime.MINUTE)
+    return gotext.format_time(T0_NS + m * gotext.MINUTE)
 
 
 @st.composite

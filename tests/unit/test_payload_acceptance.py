@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from cvo_py import gotext
 from payload import acceptance as a
 
 
@@ -16,8 +17,8 @@ from payload import acceptance as a
     ],
 )
 def test_bounded(text: str, limit: int, expected: str) -> None:
-    assert a.bounded(text, limit) == expected
-    assert len(a.bounded(text, limit)) <= limit
+    assert gotext.bounded(text, limit) == expected
+    assert len(gotext.bounded(text, limit)) <= limit
 
 
 IMG = "quay.io/r@sha256:01"
@@ -28,7 +29,7 @@ IMG = "quay.io/r@sha256:01"
     [
         (a.retrieving("4.19.1", IMG), "Unknown", "RetrievePayload",
          f'Retrieving and verifying payload version="4.19.1" image="{IMG}"'),
-        (a.still_waiting("", IMG, "cannot pull"), "Unknown", "RetrievePayload",
+        (a.waiting_after(a.retrieving("", IMG), "cannot pull"), "Unknown", "RetrievePayload",
          f'Retrieving and verifying payload version="" image="{IMG}"; still waiting: cannot pull'),
         (a.retrieval_failed("4.19.1", IMG, a.download_failed("boom")), "False", "RetrievePayload",
          f'Retrieving payload failed version="4.19.1" image="{IMG}" '

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from cvo_py.promapi import APIError, ConfigError, PrometheusAPI
-from tests.support.httpserve import Handler
+from cvo_py.testing.httpserve import Handler
 
 
 def ok(data: Any) -> bytes:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from status.render.tabwriter import TabWriter
+from status.updatestatus.render.tabwriter import TabWriter
 
 
 @pytest.mark.parametrize(

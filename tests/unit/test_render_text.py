@@ -6,11 +6,8 @@ from typing import Any
 
 import pytest
 
-from status.insights import compute, configmap
-from status.insights.gotime import MINUTE
-from status.render import RenderError, render
-from status.render.text import node_row
-from tests.support.insight_objects import (
+from cvo_py.gotext import MINUTE
+from cvo_py.testing.insight_objects import (
     T0,
     VERSIONS,
     at,
@@ -22,6 +19,10 @@ from tests.support.insight_objects import (
     operator,
     pool,
 )
+from status.updatestatus import configmap
+from status.updatestatus.insights import compute
+from status.updatestatus.render import RenderError, render
+from status.updatestatus.render.text import node_row
 
 POOLS = [pool("master"), pool("worker")]
 MASTERS = [node(f"m{i}", role="master", current="rendered-master-new") for i in range(3)]

@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from cvo_py.safeload import DEFAULT_LIMITS, DocumentError, Limits, load_document
-from tests.hostile import values
+from cvo_py.testing.hostile import values
 
 
 @pytest.mark.parametrize(

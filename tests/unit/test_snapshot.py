@@ -8,9 +8,9 @@ from typing import Any
 import pytest
 import yaml
 
-from status import snapshot
-from status.insights import gotime
-from tests.support.insight_objects import clusterversion, node, operator, write_snapshot
+from cvo_py import gotext
+from cvo_py.testing.insight_objects import clusterversion, node, operator, write_snapshot
+from status.updatestatus import snapshot
 
 EXAMPLES = Path(__file__).resolve().parents[2] / ".." / "shared" / "oc-examples"
 
@@ -68,7 +68,7 @@ def test_mock_now_is_the_newest_condition_plus_368975ns(tmp_path: Path) -> None:
         "items": [operator("a", ltt="2024-01-01T12:00:00Z"), operator("b", ltt="2024-01-01T11:00:00Z")],
     }
     snap = snapshot.load(write_snapshot(tmp_path, **{"-co.yaml": ops}))
-    assert snap.mock_now() == gotime.parse_time("2024-01-01T12:00:00Z") + 368_975
+    assert snap.mock_now() == gotext.parse_time("2024-01-01T12:00:00Z") + 368_975
 
 
 @pytest.mark.parametrize(
@@ -111,17 +111,17 @@ def test_shared_examples_load() -> None:
         and [p["metadata"]["name"] for p in snap.pools] == ["master", "worker"]
     )
     newest = max(
-        gotime.parse_time(c["lastTransitionTime"])
+        gotext.parse_time(c["lastTransitionTime"])
         for obj in [snap.clusterversion, *snap.operators]
         for c in obj["status"]["conditions"]
     )
     assert snap.mock_now() == newest + 368_975
     # the Failing condition is the newest: oc shows it as "now"
-    assert gotime.format_time(snap.mock_now()) == "2023-11-03T17:26:54.000368975Z"
+    assert gotext.format_time(snap.mock_now()) == "2023-11-03T17:26:54.000368975Z"
 
 
 def test_snapshot_insights_age_nodes_at_the_wall_clock_unless_now_is_given(tmp_path: Path) -> None:
-    from status.insights.models import HealthInsight
+    from status.updatestatus.insights.models import HealthInsight
 
     ops = {"kind": "List", "items": [operator("a", ltt="2024-01-01T10:01:00Z")]}
     nodes = {
@@ -138,9 +138,9 @@ def test_snapshot_insights_age_nodes_at_the_wall_clock_unless_now_is_given(tmp_p
 
     fresh, at_now = snap.insights(wall_clock=mock_now)
     assert at_now == mock_now and node_health(fresh) == 0  # 1 minute not ready: not serious yet
-    later, at_now = snap.insights(wall_clock=mock_now + 3600 * gotime.SECOND)
+    later, at_now = snap.insights(wall_clock=mock_now + 3600 * gotext.SECOND)
     assert at_now == mock_now and node_health(later) == 1
-    explicit, at_now = snap.insights(now=mock_now, wall_clock=mock_now + 3600 * gotime.SECOND)
+    explicit, at_now = snap.insights(now=mock_now, wall_clock=mock_now + 3600 * gotext.SECOND)
     assert at_now == mock_now and node_health(explicit) == 0
 
 

@@ -1,5 +1,5 @@
 """The ClusterVersion `start` creates when there is none, and the running release it is seeded
-from (pure parts of status/operator.py)."""
+from (pure parts of status/clusterversion/controller.py)."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from status.cvstatus import Release
-from status.operator import default_channel, new_cluster_version, release_from_metadata
+from payload.release import Release
+from status.clusterversion.controller import default_channel, new_cluster_version, release_from_metadata
 
 IMAGE = "quay.io/openshift-release-dev/ocp-release@sha256:" + "a" * 64
 CHANNELS_KEY = "io.openshift.upgrades.graph.release.channels"

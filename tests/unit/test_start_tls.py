@@ -15,18 +15,18 @@ from pathlib import Path
 import pytest
 from prometheus_client import CollectorRegistry
 
-from cvo_py import metrics
-from cvo_py.metrics import (
+from cvo_py.serving import tls
+from cvo_py.serving.certificates import ServingContext
+from cvo_py.serving.server import MetricsServer
+from cvo_py.serving.tls import (
     DEFAULT_CIPHER_SUITES,
     GO_CIPHER_SUITES,
     TLS13_SUITES,
-    MetricsServer,
-    ServingContext,
     TLSConfigError,
     TLSOptions,
     parse_tls_options,
 )
-from tests.support.certs import pinned_client_context, self_signed
+from cvo_py.testing.certs import pinned_client_context, self_signed
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -86,7 +86,7 @@ def test_parse_tls_options_errors(min_version: str, suites: list[str], message: 
 
 
 def test_a_suite_this_openssl_lacks_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(metrics, "_openssl_has", lambda name: name != "ECDHE-RSA-AES128-SHA")
+    monkeypatch.setattr(tls, "_openssl_has", lambda name: name != "ECDHE-RSA-AES128-SHA")
     with pytest.raises(TLSConfigError, match="^cipher suite TLS_ECDHE_RSA_WITH_AES_128_CBC_SHA is not available in "):
         parse_tls_options("", ["TLS_ECDHE_RSA_WITH_AES_256_CBC_SHA", "TLS_ECDHE_RSA_WITH_AES_128_CBC_SHA"])
 

@@ -10,8 +10,8 @@ from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.core import Metric
 from prometheus_client.registry import Collector
 
-from status import metrics as sm
-from status.cvstatus import Release
+from payload.release import Release
+from status.clusterversion import metrics as sm
 
 RUNNING = Release("4.14.2", "img-b")
 

@@ -9,8 +9,9 @@ from dataclasses import dataclass, field
 import pytest
 
 from payload.acceptance import ReleaseAcceptance, payload_loaded, retrieval_failed, retrieving
-from status.cvstatus import Release
-from status.operator import RetrievalCoordinator, read_release_version
+from payload.coordinator import RetrievalCoordinator
+from payload.release import Release
+from status.clusterversion.controller import read_release_metadata
 
 WAIT = 10.0  # generous bound for thread hand-offs; the tests assert outcomes, not timings
 A = Release("4.14.2", "img-a")
@@ -44,6 +45,9 @@ class FakeRetriever:
         self.last_result = FakeResult(version="4.14.9" if not version else version, verified=True)
         self.report(final)
         return final
+
+    def cancel(self) -> None:
+        pass
 
 
 @dataclass
@@ -177,22 +181,22 @@ def test_every_report_pokes_the_status_loop(harness: tuple[Harness, RetrievalCoo
     assert all(h.changes.acquire(timeout=WAIT) for _ in range(3))
 
 
-def test_read_release_version(tmp_path: pytest.TempPathFactory) -> None:
+def test_read_release_metadata(tmp_path: pytest.TempPathFactory) -> None:
     from pathlib import Path
 
     root = Path(str(tmp_path))
-    assert read_release_version(str(root)) == ""
+    assert read_release_metadata(str(root)) == {}
     (root / "release-manifests").mkdir()
     (root / "release-manifests" / "release-metadata").write_text(
         '{"kind": "cincinnati-metadata-v0", "version": "4.13.7"}'
     )
-    assert read_release_version(str(root)) == "4.13.7"
+    assert read_release_metadata(str(root))["version"] == "4.13.7"
     (root / "release-manifests" / "release-metadata").write_text("[1]")
     with pytest.raises(ValueError, match="not a JSON object"):
-        read_release_version(str(root))
+        read_release_metadata(str(root))
     (root / "release-manifests" / "release-metadata").write_text("{")
     with pytest.raises(ValueError, match="cannot read release metadata"):
-        read_release_version(str(root))
+        read_release_metadata(str(root))
 
 
 def test_a_target_asked_for_again_is_retrieved_again(harness: tuple[Harness, RetrievalCoordinator]) -> None:
@@ -247,6 +251,8 @@ def test_stop_cancels_the_retrieval_in_flight() -> None:
     cancelled = threading.Event()
 
     class Blocking:
+        last_result = None
+
         def retrieve(self, image: str, version: str, force: bool) -> ReleaseAcceptance:
             assert cancelled.wait(WAIT), "never cancelled"
             return retrieval_failed(version, image, "cancelled")

@@ -7,11 +7,12 @@ from typing import Any
 
 import pytest
 
-from status import capabilities, cvstatus
-from status.capabilities import ENABLED, KNOWN, PrunedCapabilities, RejectedCapability
-from status.cvstatus import CAPABILITIES_PRUNED, Release, StatusInputs
-from status.cvwriter import ClusterVersionStatusWriter
-from status.operator import CLUSTERVERSION_CRD, CrdRevision, _slim_crd, crd_changed, crd_revision
+from payload.release import Release
+from status.clusterversion import capabilities, desired
+from status.clusterversion.capabilities import ENABLED, KNOWN, PrunedCapabilities, RejectedCapability
+from status.clusterversion.controller import CLUSTERVERSION_CRD, CrdRevision, _slim_crd, crd_changed, crd_revision
+from status.clusterversion.desired import CAPABILITIES_PRUNED, StatusInputs
+from status.clusterversion.writer import ClusterVersionStatusWriter
 
 NOW = datetime(2024, 3, 1, 12, 0, 0, tzinfo=UTC)
 NEWER = ("Build", "DeploymentConfig", "ImageRegistry", "MachineAPI")
@@ -159,14 +160,14 @@ def test_recompute_after_forgetting_restores_carried_names(
 ) -> None:
     cv = rolled_back_cv(["Console", "baremetal", "marketplace", "openshift-samples"])
     inputs = StatusInputs(running=Release("4.13.10", "img-41310"), prior_enabled=carried)
-    status = cvstatus.apply_pruned(cvstatus.desired_status(cv, [], inputs, NOW), pruned, NOW)
+    status = desired.apply_pruned(desired.desired_status(cv, [], inputs, NOW), pruned, NOW)
     assert status["capabilities"]["enabledCapabilities"] == enabled_in_status
-    found = cvstatus.find_condition(status["conditions"], CAPABILITIES_PRUNED)
+    found = desired.find_condition(status["conditions"], CAPABILITIES_PRUNED)
     assert (found is not None) is condition
     if condition:
         assert found is not None
         assert found["message"] == capabilities.pruned_message(pruned)
     # The carried names are enabled either way (never disabled), so they are reported as implicit.
-    implicit = cvstatus.find_condition(status["conditions"], cvstatus.IMPLICITLY_ENABLED)
+    implicit = desired.find_condition(status["conditions"], desired.IMPLICITLY_ENABLED)
     assert implicit is not None
     assert (implicit["status"] == "True") is bool(carried)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from status import cvstatus as cs
+from status.clusterversion import desired as cs
 from updates.poller import UpdatesState, updates_status
 from updates.retrieval import failure, succeeded
 

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from tests.support.update_service import UpdateService, always_risk, graph, image_of, promql_risk
+from cvo_py.testing.update_service import UpdateService, always_risk, graph, image_of, promql_risk
 from updates.client import Transport, TransportError, fetch_graph
 from updates.poller import AvailableUpdatesPoller, PollerOptions, updates_status
 from updates.recommend import EvaluationError

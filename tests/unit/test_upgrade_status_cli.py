@@ -7,15 +7,16 @@ from pathlib import Path
 
 import pytest
 
-from cvo_py import cli
+from cvo_py import gotext
+from cvo_py.cli.main import main as cli
+from cvo_py.gotext import MINUTE, SECOND
 from cvo_py.kube import CONFIGMAPS, LEASES, ApiError, KubeClient
-from status import snapshot
-from status.insights import compute, configmap, gotime, metadata
-from status.insights.gotime import MINUTE, SECOND
-from status.insights.metadata import META_KEY
-from status.render import render
-from tests.support import cluster as local
-from tests.support.insight_objects import at, clusterversion, node, operator, pool, write_snapshot
+from cvo_py.testing import cluster as local
+from cvo_py.testing.insight_objects import at, clusterversion, node, operator, pool, write_snapshot
+from status.updatestatus import configmap, snapshot
+from status.updatestatus.insights import compute, metadata
+from status.updatestatus.insights.metadata import META_KEY
+from status.updatestatus.render import render
 
 EXAMPLES = Path(__file__).resolve().parents[2] / ".." / "shared" / "oc-examples"
 
@@ -165,7 +166,7 @@ def test_live_mode_reads_the_configmap_and_its_shards(
             data = {**data, META_KEY: metadata.encode(metadata.build(now, "usc-0", "0.1.0", 30 * SECOND, []))}
         _put(kube, name, data)
 
-    now_text = "--now=" + gotime.format_time(now)
+    now_text = "--now=" + gotext.format_time(now)
     for details in ("none", "all"):
         code, out, err = run(capsys, "--kubeconfig", cluster.kubeconfig, now_text, "--details", details)
         assert (code, err) == (0, "")
@@ -211,7 +212,7 @@ def test_live_mode_renders_readable_keys_and_warns_about_unreadable_ones(
     kube: KubeClient,
     status_configmaps: list[str],
 ) -> None:
-    from tests.hostile import values
+    from cvo_py.testing.hostile import values
 
     cv_path = updating_snapshot(tmp_path)
     snap = snapshot.load(cv_path)
@@ -227,7 +228,7 @@ def test_live_mode_renders_readable_keys_and_warns_about_unreadable_ones(
     status_configmaps.append(configmap.CONFIGMAP)
     _put(kube, configmap.CONFIGMAP, data)
 
-    code, out, err = run(capsys, "--kubeconfig", cluster.kubeconfig, "--now=" + gotime.format_time(now))
+    code, out, err = run(capsys, "--kubeconfig", cluster.kubeconfig, "--now=" + gotext.format_time(now))
     assert code == 0, err
     warnings = [
         "warning: unreadable, not shown: ConfigMap key usc-co-forged: "
@@ -250,7 +251,7 @@ def _publish(kube: KubeClient, status_configmaps: list[str], data: dict[str, str
 
 def _healthy_update() -> tuple[list[object], int]:
     """An update in progress with nothing wrong: oc would say "Update is proceeding well"."""
-    now = gotime.parse_time(at(20))
+    now = gotext.parse_time(at(20))
     insights = compute.all_insights(clusterversion(), [operator("a")], [], [pool("master")], {}, now)
     assert "Update is proceeding well" in render(insights, now)
     return insights, now
@@ -268,7 +269,7 @@ def test_live_mode_warns_about_stale_insights_and_never_says_proceeding_well(
     meta = metadata.build(computed, "usc-0", "0.1.0", 30 * SECOND, [])
     _publish(kube, status_configmaps, {**configmap.encode(insights), META_KEY: metadata.encode(meta)})
     for details in ("none", "health"):
-        now_text = "--now=" + gotime.format_time(now)
+        now_text = "--now=" + gotext.format_time(now)
         code, out, err = run(capsys, "--kubeconfig", cluster.kubeconfig, now_text, "--details", details)
         assert code == 0, err
         [warning] = _warnings(out)
@@ -284,7 +285,7 @@ def test_live_mode_without_metadata_warns(
 ) -> None:
     insights, now = _healthy_update()
     _publish(kube, status_configmaps, configmap.encode(insights))
-    code, out, err = run(capsys, "--kubeconfig", cluster.kubeconfig, "--now", gotime.format_time(now))
+    code, out, err = run(capsys, "--kubeconfig", cluster.kubeconfig, "--now", gotext.format_time(now))
     assert code == 0
     assert _warnings(out) == _warnings(err) and "has no usc-meta key" in err
     assert "Update is proceeding well" not in out
@@ -297,7 +298,7 @@ def test_live_mode_says_what_was_omitted_and_that_counts_are_partial(
     omitted = ["usc-co-etcd", "usc-health-co-etcd-degraded", "usc-node-w1", "usc-node-w2"]
     meta = metadata.build(now - SECOND, "usc-0", "0.1.0", 30 * SECOND, omitted)
     _publish(kube, status_configmaps, {**configmap.encode(insights), META_KEY: metadata.encode(meta)})
-    code, out, err = run(capsys, "--kubeconfig", cluster.kubeconfig, "--now", gotime.format_time(now))
+    code, out, err = run(capsys, "--kubeconfig", cluster.kubeconfig, "--now", gotext.format_time(now))
     assert code == 0
     [warning] = _warnings(out)
     assert "4 insights were omitted" in warning and "1 ClusterOperator, 1 Health, 2 Node" in warning

@@ -11,10 +11,10 @@ from http.server import BaseHTTPRequestHandler
 
 import pytest
 
+from cvo_py import gotext
 from cvo_py.promapi import PrometheusAPI
-from status.insights import gotime
-from status.usc.alerts import AlertsPoller
-from tests.support.httpserve import Handler
+from cvo_py.testing.httpserve import Handler
+from status.updatestatus.alerts import AlertsPoller
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 
@@ -43,7 +43,7 @@ def test_poller_reports_changes_and_an_outage_once(
     clock = [T0]
     changes: list[int] = []
     poller = AlertsPoller(PrometheusAPI(http_server(handler)), 30, lambda: changes.append(1), now=lambda: clock[0])
-    caplog.set_level(logging.INFO, logger="status.usc.alerts")
+    caplog.set_level(logging.INFO, logger="status.updatestatus.alerts")
 
     answers.append(ok(firing("1")))
     poller.poll()
@@ -52,7 +52,7 @@ def test_poller_reports_changes_and_an_outage_once(
     clock[0] = T0 + timedelta(seconds=30)
     poller.poll()
     assert len(changes) == 1
-    assert poller.reading.read_at == gotime.from_datetime(T0 + timedelta(seconds=30))
+    assert poller.reading.read_at == gotext.from_datetime(T0 + timedelta(seconds=30))
 
     for minute in (1, 2, 3):
         answers.append((503, b"unavailable"))
@@ -61,8 +61,8 @@ def test_poller_reports_changes_and_an_outage_once(
     reading = poller.reading
     assert len(changes) == 2, "the outage is one change, not one per poll"
     assert reading.error.endswith("/api/v1/alerts: HTTP 503: not an API response: 'unavailable'")
-    assert reading.failing_since == gotime.from_datetime(T0 + timedelta(minutes=1))
-    assert reading.alerts is not None and reading.read_at == gotime.from_datetime(T0 + timedelta(seconds=30))
+    assert reading.failing_since == gotext.from_datetime(T0 + timedelta(minutes=1))
+    assert reading.alerts is not None and reading.read_at == gotext.from_datetime(T0 + timedelta(seconds=30))
     warnings = [r for r in caplog.records if r.levelno == logging.WARNING]
     assert len(warnings) == 1 and "Unable to fetch alerts" in warnings[0].getMessage()
 

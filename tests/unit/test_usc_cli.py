@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from cvo_py.cli import build_parser, main
-from cvo_py.cmd import update_status_controller as usc
+from cvo_py.cli import update_status_controller as usc
+from cvo_py.cli.main import build_parser, main
 
 
 def test_namespace_is_explicit_then_the_pods_then_the_default(tmp_path: Path) -> None:

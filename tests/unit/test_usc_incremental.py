@@ -13,13 +13,14 @@ from pathlib import Path
 
 import pytest
 
-from status import snapshot
-from status.insights import compute, configmap, gotime
-from status.insights.configmap import ShardPlanner
-from status.insights.gotime import SECOND
-from status.insights.objects import JSON
-from status.usc.controller import node_transform
-from status.usc.incremental import IncrementalInsights, count_insights
+from cvo_py import gotext
+from cvo_py.gotext import SECOND
+from status.updatestatus import configmap, snapshot
+from status.updatestatus.configmap import ShardPlanner
+from status.updatestatus.controller import node_transform
+from status.updatestatus.incremental import IncrementalInsights, count_insights
+from status.updatestatus.insights import compute
+from status.updatestatus.insights.objects import JSON
 
 SHARED = Path(__file__).resolve().parents[2] / ".." / "shared" / "oc-examples"
 MCO = "machineconfiguration.openshift.io/"
@@ -96,7 +97,7 @@ def machineconfig_version_changes(state: State) -> None:
 def time_passes(state: State) -> None:
     now = state["now"]
     assert isinstance(now, int)
-    state["now"] = now + 45 * gotime.MINUTE
+    state["now"] = now + 45 * gotext.MINUTE
 
 
 def update_completes(state: State) -> None:
@@ -104,7 +105,7 @@ def update_completes(state: State) -> None:
     assert isinstance(cv, dict)
     hist = cv["status"]["history"]
     hist[0]["state"] = "Completed"
-    hist[0]["completionTime"] = gotime.format_time(state["now"])  # type: ignore[arg-type]
+    hist[0]["completionTime"] = gotext.format_time(state["now"])  # type: ignore[arg-type]
     for cond in cv["status"]["conditions"]:
         if cond["type"] == "Progressing":
             cond["status"] = "False"

@@ -7,7 +7,7 @@ from typing import Any
 
 import yaml
 
-from status.insights import configmap
+from status.updatestatus import configmap
 
 RBAC = (
     Path(__file__).resolve().parents[2]

@@ -11,10 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from cvo_py.cli import build_parser, main
-from cvo_py.cmd import update_status_controller as usc
-from cvo_py.metrics import DEFAULT_CIPHER_SUITES, ServingOptions
-from tests.support.certs import self_signed
+from cvo_py.cli import update_status_controller as usc
+from cvo_py.cli.main import build_parser, main
+from cvo_py.serving.options import ServingOptions
+from cvo_py.serving.tls import DEFAULT_CIPHER_SUITES
+from cvo_py.testing.certs import self_signed
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -21,8 +21,8 @@ import requests
 import responses
 from pysequoia.packet import PacketPile, Tag
 
-from payload.retrieval import VerificationError
 from payload.verify.config import Store, VerifierConfig
+from payload.verify.errors import VerificationError
 from payload.verify.signature import MAX_FAILURE
 from payload.verify.verifier import UNTRUSTED, ReleaseVerifier
 

@@ -1,0 +1,150 @@
+"""`cluster-version-operator`: cobra-style subcommands, each thin (options → validate → run).
+
+A bad flag or value exits 2 with a one-line reason (a --kubeconfig that is missing, unreadable or
+not a kubeconfig included); an unreachable API server, or no configuration found where none was
+named, is one clear line naming it, exit 1. Each subcommand takes only the flags it uses:
+`--listen` only where endpoints are served.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from collections.abc import Sequence
+from typing import NoReturn
+
+from cvo_py import __version__, klog
+from cvo_py.cli import start, update_status_controller, upgrade_status, version
+from cvo_py.cli.common import UsageError
+from cvo_py.kube import ApiError, ConfigError, ServerUnreachable
+
+log = logging.getLogger(__name__)
+
+SUBCOMMANDS = {
+    "start": start,
+    "update-status-controller": update_status_controller,
+    "upgrade-status": upgrade_status,
+    "version": version,
+}
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        sys.stderr.write(f"{self.prog}: error: {message} (see --help)\n")
+        raise SystemExit(2)
+
+
+# Subcommands that serve /metrics, /healthz and /readyz on --listen.
+SERVING = frozenset({"start", "update-status-controller"})
+
+
+def common_flags(serves_endpoints: bool = True) -> _Parser:
+    """The flags every subcommand takes; `--listen` only on those that serve endpoints (a
+    subcommand that serves nothing refuses it rather than silently ignoring it)."""
+    common = _Parser(add_help=False)
+    common.add_argument(
+        "--kubeconfig",
+        default=None,
+        type=_kubeconfig,
+        metavar="PATH",
+        help="kubeconfig file (default: in-cluster configuration, then $KUBECONFIG, then ~/.kube/config)",
+    )
+    common.add_argument(
+        "-v",
+        "--v",
+        dest="v",
+        type=_verbosity,
+        default=0,
+        metavar="N",
+        help="log verbosity, as klog: 2 normal, 4 debug, 6 trace, 8 everything (default 0)",
+    )
+    if serves_endpoints:
+        common.add_argument(
+            "--listen",
+            default="0.0.0.0:9099",
+            metavar="HOST:PORT",
+            help="address for /metrics, /healthz and /readyz; empty disables it (default 0.0.0.0:9099)",
+        )
+    return common
+
+
+# klog's -v is an int32 level.
+MAX_VERBOSITY = 2**31 - 1
+
+
+def _verbosity(text: str) -> int:
+    if not (text.isascii() and text.isdigit()) or int(text) > MAX_VERBOSITY:
+        raise argparse.ArgumentTypeError(f"invalid verbosity {text!r}: want a number from 0 to {MAX_VERBOSITY}")
+    return int(text)
+
+
+def _kubeconfig(path: str) -> str:
+    """A kubeconfig named on the command line must be a readable file (its content is checked
+    when it is loaded; a bad one is a usage error too, see `main`)."""
+    if not path:
+        raise argparse.ArgumentTypeError("empty kubeconfig path: name a file, or leave the flag out")
+    try:
+        with open(path, "rb") as f:
+            f.read(1)
+    except FileNotFoundError:
+        raise argparse.ArgumentTypeError(f"kubeconfig {path!r} does not exist") from None
+    except IsADirectoryError:
+        raise argparse.ArgumentTypeError(f"kubeconfig {path!r} is a directory, not a file") from None
+    except OSError as exc:
+        raise argparse.ArgumentTypeError(f"cannot read kubeconfig {path!r}: {exc.strerror or exc}") from None
+    return path
+
+
+def _load_kubeconfig(path: str) -> None:
+    """A --kubeconfig that is not a usable kubeconfig is a bad flag value (exit 2), found before
+    anything runs; a default configuration that is missing or bad is not (exit 1, at run time)."""
+    from cvo_py.kube import load_config
+
+    try:
+        load_config(path)
+    except ConfigError as exc:
+        raise UsageError(" ".join(str(exc).split())) from None  # loader errors span lines
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog="cluster-version-operator",
+        description="Run Cluster Version Controller (cvo-py): payload retrieval, ClusterVersion status "
+        "and update status insights for OpenShift.",
+    )
+    parser.add_argument("--version", action="version", version=f"ClusterVersionOperator cvo-py v{__version__}")
+    subs = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    for name, module in SUBCOMMANDS.items():
+        common = common_flags(serves_endpoints=name in SERVING)
+        sub = subs.add_parser(name, parents=[common], help=module.SHORT_HELP, description=module.SHORT_HELP)
+        module.add_arguments(sub)
+        sub.set_defaults(_module=module)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.command is None:
+        parser.print_help()
+        return 2
+    klog.setup(args.v)
+    module = args._module
+    try:
+        options = module.validate(args)
+        if args.kubeconfig is not None:
+            _load_kubeconfig(args.kubeconfig)
+    except UsageError as exc:
+        sys.stderr.write(f"cluster-version-operator {args.command}: error: {exc}\n")
+        return 2
+    try:
+        return int(module.run(options) or 0)
+    except (ConfigError, ServerUnreachable) as exc:
+        sys.stderr.write(f"error: {exc}\n")
+        return 1
+    except ApiError as exc:
+        sys.stderr.write(f"error: the API server at {exc.path or '?'} answered {exc.status}: {exc.message}\n")
+        return 1
+    except KeyboardInterrupt:
+        return 130

@@ -1,0 +1,284 @@
+"""`update-status-controller`: publish update status insights in the ConfigMap API."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import math
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from cvo_py.leader import LeaseTimings
+
+if TYPE_CHECKING:
+    from cvo_py.promapi import PrometheusAPI
+    from cvo_py.serving.options import ServingOptions
+
+SHORT_HELP = (
+    "The Update Status Controller watches cluster state/health during the update process and "
+    "exposes it through the UpdateStatus API (a ConfigMap for now)."
+)
+SA_NAMESPACE_FILE = "/var/run/secrets/kubernetes.io/serviceaccount/namespace"
+SA_TOKEN_FILE = "/var/run/secrets/kubernetes.io/serviceaccount/token"
+SA_SERVICE_CA_FILE = "/var/run/secrets/kubernetes.io/serviceaccount/service-ca.crt"
+# The in-cluster Thanos Querier (the API `oc adm upgrade status` reads alerts from, via its Route).
+DEFAULT_ALERTS_URL = "https://thanos-querier.openshift-monitoring.svc:9091"
+DEFAULT_NAMESPACE = "openshift-update-status-controller"
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Options:
+    kubeconfig: str | None
+    listen: str
+    namespace: str
+    leader_elect: bool
+    timings: LeaseTimings
+    identity: str | None
+    resync: float
+    serving: ServingOptions
+    alerts: PrometheusAPI | None = None
+    alerts_interval: float = 30.0
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from cvo_py.serving.options import add_serving_arguments
+
+    parser.add_argument(
+        "--namespace",
+        default=None,
+        help="namespace of the ConfigMap API and the leader Lease (auto-detected when run in a pod; "
+        f"default {DEFAULT_NAMESPACE})",
+    )
+    parser.add_argument(
+        "--leader-elect",
+        default=True,
+        action=argparse.BooleanOptionalAction,
+        help="run only while holding the Lease update-status-controller-lock (default true)",
+    )
+    defaults = LeaseTimings()
+    parser.add_argument(
+        "--leader-elect-lease-duration",
+        type=_seconds,
+        default=defaults.lease_duration,
+        metavar="SECONDS",
+        help=f"how long a standby waits before taking an unrenewed Lease (default {defaults.lease_duration:g})",
+    )
+    parser.add_argument(
+        "--leader-elect-renew-deadline",
+        type=_seconds,
+        default=defaults.renew_deadline,
+        metavar="SECONDS",
+        help=f"how long the leader keeps trying to renew before it stops (default {defaults.renew_deadline:g})",
+    )
+    parser.add_argument(
+        "--leader-elect-retry-period",
+        type=_seconds,
+        default=defaults.retry_period,
+        metavar="SECONDS",
+        help=f"interval between Lease attempts (default {defaults.retry_period:g})",
+    )
+    parser.add_argument(
+        "--resync",
+        type=_seconds,
+        default=30.0,
+        metavar="SECONDS",
+        help="recompute at least this often, for time-based thresholds (default 30)",
+    )
+    parser.add_argument(
+        "--alerts-url",
+        default=DEFAULT_ALERTS_URL,
+        help="Prometheus/Thanos API whose /api/v1/alerts become 'Update Health' insights as oc shows them "
+        f"(http:// or https://; empty: do not read alerts; default {DEFAULT_ALERTS_URL})",
+    )
+    parser.add_argument(
+        "--alerts-ca-file",
+        default=None,
+        help=f"CA bundle to verify the alerts API with (default {SA_SERVICE_CA_FILE} when it exists, "
+        "else the system's)",
+    )
+    parser.add_argument(
+        "--alerts-token-file",
+        default=None,
+        help=f"bearer token for the alerts API, re-read at each poll (default {SA_TOKEN_FILE} when it "
+        "exists; empty: none)",
+    )
+    parser.add_argument(
+        "--alerts-interval",
+        type=_seconds,
+        default=30.0,
+        metavar="SECONDS",
+        help="how often to read the alerts (default 30)",
+    )
+    add_serving_arguments(parser, cert_required=False)
+
+
+# The longest duration a flag takes (a day): longer Lease or resync periods are typing mistakes.
+MAX_SECONDS = 86400.0
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text.removesuffix("s")) if text.isascii() else math.nan
+    except ValueError:
+        value = math.nan
+    if math.isnan(value):
+        raise argparse.ArgumentTypeError(f"invalid duration {text!r}: want seconds, e.g. 15 or 15s")
+    if not 0 < value <= MAX_SECONDS:
+        raise argparse.ArgumentTypeError(f"invalid duration {text!r}: want more than 0 and at most {MAX_SECONDS:g}s")
+    return value
+
+
+def detect_namespace(explicit: str | None, sa_file: str = SA_NAMESPACE_FILE) -> str:
+    if explicit is not None:
+        return explicit  # an explicit empty value is refused by validate(), not replaced
+    path = Path(sa_file)
+    if path.is_file():
+        detected = path.read_text().strip()
+        if detected:
+            return detected
+    return DEFAULT_NAMESPACE
+
+
+def validate(args: argparse.Namespace) -> Options:
+    from cvo_py.cli.common import UsageError
+    from cvo_py.serving.options import ListenAddressError, ServingConfigError, serving_options
+
+    timings = LeaseTimings(
+        lease_duration=args.leader_elect_lease_duration,
+        renew_deadline=args.leader_elect_renew_deadline,
+        retry_period=args.leader_elect_retry_period,
+    )
+    if timings.renew_deadline >= timings.lease_duration:
+        raise UsageError("--leader-elect-renew-deadline must be shorter than --leader-elect-lease-duration")
+    if timings.retry_period >= timings.renew_deadline:
+        raise UsageError("--leader-elect-retry-period must be shorter than --leader-elect-renew-deadline")
+    try:
+        serving = serving_options(args, cert_required=False)
+    except (ListenAddressError, ServingConfigError) as exc:
+        raise UsageError(str(exc)) from None
+    alerts = alerts_api(args.alerts_url, args.alerts_ca_file, args.alerts_token_file)
+    namespace = detect_namespace(args.namespace)
+    if not _is_dns_label(namespace):
+        raise UsageError(f"invalid --namespace {namespace!r}: want a DNS label")
+    pod = os.environ.get("POD_NAME")
+    return Options(
+        kubeconfig=args.kubeconfig,
+        listen=args.listen,
+        namespace=namespace,
+        leader_elect=args.leader_elect,
+        timings=timings,
+        identity=f"{pod}_{os.urandom(4).hex()}" if pod else None,
+        resync=args.resync,
+        serving=serving,
+        alerts=alerts,
+        alerts_interval=args.alerts_interval,
+    )
+
+
+def alerts_api(url: str, ca_file: str | None, token_file: str | None) -> PrometheusAPI | None:
+    """The alerts API client the flags describe (None when --alerts-url is empty)."""
+    from cvo_py.cli.common import UsageError
+    from cvo_py.promapi import ConfigError, PrometheusAPI
+
+    if not url:
+        return None
+    if ca_file is None:
+        ca_file = SA_SERVICE_CA_FILE if Path(SA_SERVICE_CA_FILE).is_file() else ""
+    if token_file is None:
+        token_file = SA_TOKEN_FILE if Path(SA_TOKEN_FILE).is_file() else ""
+    try:
+        api = PrometheusAPI(url, ca_file=ca_file, token_file=token_file)
+        api.check_files()
+    except ConfigError as exc:
+        raise UsageError(f"--alerts-url/--alerts-ca-file/--alerts-token-file: {exc}") from None
+    return api
+
+
+def _is_dns_label(text: str) -> bool:
+    return (
+        0 < len(text) <= 63
+        and text[0].isalnum()
+        and text[-1].isalnum()
+        and all(c.islower() or c.isdigit() or c == "-" for c in text)
+    )
+
+
+def run(options: Options) -> int:
+    from prometheus_client import CollectorRegistry
+
+    from cvo_py.cli.common import stop_on_signals
+    from cvo_py.kube import connect
+    from cvo_py.leader import LeaderElector, default_identity
+    from cvo_py.serving.server import MetricsServer
+    from status.updatestatus.controller import LEASE, UpdateStatusController
+
+    client = connect(options.kubeconfig, user_agent="cvo-py/update-status-controller")
+    client.server_version()  # fail fast, with one clear line, when the server is unreachable
+    registry = CollectorRegistry()
+    identity = options.identity or default_identity()
+    controller = UpdateStatusController(
+        client,
+        options.namespace,
+        resync=options.resync,
+        registry=registry,
+        identity=identity,
+        alerts_api=options.alerts,
+        alerts_interval=options.alerts_interval,
+    )
+    elector = (
+        LeaderElector(client, options.namespace, LEASE, identity=identity, timings=options.timings)
+        if options.leader_elect
+        else None
+    )
+
+    def ready() -> bool:
+        # A standby is healthy; a leader is ready once its caches are listed.
+        return elector is not None and not elector.leading.is_set() or controller.synced.is_set()
+
+    server = None
+    if options.listen:
+        serving = options.serving
+        server = MetricsServer(
+            options.listen,
+            registry,
+            ready=ready,
+            cert_file=serving.cert_file or None,
+            key_file=serving.key_file or None,
+            tls=serving.tls,
+        ).start()
+        if not serving.https:
+            # Allowed (local runs, tests), but in a cluster the endpoints belong behind TLS.
+            log.warning(
+                "Serving /metrics, /healthz and /readyz over plain HTTP on %s: "
+                "set --serving-cert-file and --serving-key-file to serve HTTPS",
+                options.listen,
+            )
+    stop = stop_on_signals()
+    code = 0
+    try:
+        if elector is None:
+            controller.start()
+            stop.wait()
+        else:
+
+            def on_started_leading() -> None:
+                controller.start()
+
+            elector.start(on_started_leading)
+            while not stop.wait(0.5):
+                if elector.lost.is_set():
+                    code = 1  # as upstream: a leader that lost its Lease exits and is restarted
+                    break
+    finally:
+        if elector is not None:
+            elector.stop()  # first: the controller must not start after it is stopped
+        controller.stop()
+        if elector is not None:
+            elector.release()
+        if server is not None:
+            server.stop()
+    return code

@@ -1,0 +1,40 @@
+"""The operator's environment as upstream's Deployment sets it, with upstream's defaults.
+
+Read when asked (not at import), so tests and the harnesses can set them per process.
+"""
+
+from __future__ import annotations
+
+import os
+
+DEFAULT_NAMESPACE = "openshift-cluster-version"
+DEFAULT_NAME = "version"
+
+
+def _env(name: str, default: str) -> str:
+    return os.environ.get(name) or default
+
+
+def namespace() -> str:
+    """$CVO_NAMESPACE: where the operator, its Pods and its Events live."""
+    return _env("CVO_NAMESPACE", DEFAULT_NAMESPACE)
+
+
+def operator_name() -> str:
+    """$CVO_NAME: the ClusterVersion's name and the operator's Pod prefix."""
+    return _env("CVO_NAME", DEFAULT_NAME)
+
+
+def node_name() -> str:
+    """$NODE_NAME: the node this operator runs on ("" when unset)."""
+    return _env("NODE_NAME", "")
+
+
+def payload_override() -> str:
+    """$PAYLOAD_OVERRIDE: the root under which the running release's manifests are found."""
+    return _env("PAYLOAD_OVERRIDE", "/")
+
+
+def update_payloads_dir(default: str) -> str:
+    """$UPDATE_PAYLOADS_DIR: where version Pods leave payloads (moved for testing without a node)."""
+    return _env("UPDATE_PAYLOADS_DIR", default)

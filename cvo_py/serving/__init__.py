@@ -1,0 +1,1 @@
+"""Serving /metrics, /healthz and /readyz over TLS, with certificate reload and client-CA authorization."""

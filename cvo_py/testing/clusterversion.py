@@ -1,0 +1,158 @@
+"""Helpers for the ClusterVersion status tests: objects, ClusterOperators, the audit log, waiting."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from cvo_py.kube import CLUSTEROPERATORS, CLUSTERVERSIONS, ApiError, KubeClient
+from status.clusterversion import capabilities
+
+IMG_4141 = "quay.io/openshift-release-dev/ocp-release@sha256:" + "1" * 64
+IMG_4142 = "quay.io/openshift-release-dev/ocp-release@sha256:" + "2" * 64
+IMG_41310 = "quay.io/openshift-release-dev/ocp-release@sha256:" + "3" * 64
+
+
+def create_cv(kube: KubeClient, spec: dict[str, Any], status: dict[str, Any] | None) -> dict[str, Any]:
+    created = kube.create(CLUSTERVERSIONS, {"metadata": {"name": "version"}, "spec": spec})
+    if status is not None:
+        created["status"] = status
+        created = kube.replace_status(CLUSTERVERSIONS, created)
+    return created
+
+
+def condition(cv: dict[str, Any], type_: str) -> dict[str, Any] | None:
+    for c in (cv.get("status") or {}).get("conditions") or []:
+        if c.get("type") == type_:
+            return dict(c)
+    return None
+
+
+def history_entry(version: str, image: str, state: str, started: str, completed: str | None) -> dict[str, Any]:
+    return {
+        "state": state,
+        "startedTime": started,
+        "completionTime": completed,
+        "version": version,
+        "image": image,
+        "verified": False,
+    }
+
+
+def status_414(enabled: list[str] | None = None) -> dict[str, Any]:
+    """What a 4.14 CVO leaves behind: 4.14 capability names, history, conditions."""
+    caps = capabilities.compute(None, "4.14.1")
+    return {
+        "desired": {"version": "4.14.1", "image": IMG_4141},
+        "history": [history_entry("4.14.1", IMG_4141, "Completed", "2024-01-01T00:00:00Z", "2024-01-01T01:00:00Z")],
+        "observedGeneration": 1,
+        "versionHash": "abc=",
+        "availableUpdates": None,
+        "capabilities": {
+            "enabledCapabilities": enabled if enabled is not None else list(caps.enabled),
+            "knownCapabilities": list(caps.known),
+        },
+        "conditions": [
+            {
+                "type": "Available",
+                "status": "True",
+                "lastTransitionTime": "2024-01-01T01:00:00Z",
+                "message": "Done applying 4.14.1",
+            },
+            {"type": "Failing", "status": "False", "lastTransitionTime": "2024-01-01T00:00:00Z"},
+            {
+                "type": "Progressing",
+                "status": "False",
+                "lastTransitionTime": "2024-01-01T01:00:00Z",
+                "message": "Cluster version is 4.14.1",
+            },
+            {"type": "Upgradeable", "status": "True", "lastTransitionTime": "2024-01-01T00:00:00Z"},
+        ],
+    }
+
+
+def put_co(kube: KubeClient, name: str, version: str, available: str = "True", degraded: str = "False") -> None:
+    """Create or update a release ClusterOperator reporting `version` (as its operator would)."""
+    body: dict[str, Any] = {
+        "metadata": {
+            "name": name,
+            "annotations": {"include.release.openshift.io/self-managed-high-availability": "true"},
+        },
+        "spec": {},
+    }
+    try:
+        obj = kube.create(CLUSTEROPERATORS, body)
+    except ApiError as exc:
+        if not exc.is_already_exists():
+            raise
+        obj = kube.get(CLUSTEROPERATORS, name)
+    now = "2024-01-01T00:00:00Z"
+    obj["status"] = {
+        "versions": [{"name": "operator", "version": version}],
+        "conditions": [
+            {"type": "Available", "status": available, "lastTransitionTime": now, "reason": "AsExpected"},
+            {"type": "Degraded", "status": degraded, "lastTransitionTime": now, "reason": "AsExpected"},
+            {"type": "Progressing", "status": "False", "lastTransitionTime": now},
+        ],
+    }
+    kube.replace_status(CLUSTEROPERATORS, obj)
+
+
+class AuditLog:
+    """Reads the API server's audit log from a starting offset: what was asked and answered."""
+
+    def __init__(self, path: str) -> None:
+        self.path = Path(path)
+        self.offset = self.path.stat().st_size if self.path.exists() else 0
+
+    def status_writes(self, user_agent: str) -> list[tuple[str, int]]:
+        """(verb, HTTP code) of every ClusterVersion /status write by `user_agent`, in order."""
+        out: list[tuple[str, int]] = []
+        with self.path.open("rb") as f:
+            f.seek(self.offset)
+            for line in f:
+                try:
+                    event = json.loads(line)
+                except ValueError:
+                    continue
+                ref = event.get("objectRef") or {}
+                if (
+                    event.get("stage") == "ResponseComplete"
+                    and event.get("userAgent", "").startswith(user_agent)
+                    and ref.get("resource") == "clusterversions"
+                    and ref.get("subresource") == "status"
+                    and event.get("verb") in ("update", "patch")
+                ):
+                    out.append((event["verb"], int((event.get("responseStatus") or {}).get("code") or 0)))
+        return out
+
+
+# A 4.14 cluster installed with baselineCapabilitySet v4.11 (which 4.14 expands with MachineAPI)
+# plus Build, DeploymentConfig and ImageRegistry.
+ENABLED_414 = sorted(
+    ["baremetal", "marketplace", "openshift-samples", "MachineAPI", "Build", "DeploymentConfig", "ImageRegistry"]
+)
+
+
+def roll_back_to_413(kube: KubeClient, crds: Any, enabled_414: list[str] = ENABLED_414) -> None:
+    """That 4.14 cluster, rolled back to 4.13.10 with the 4.13 CRD back in place, and an admin
+    change to the enabled list so that even a ratcheting API server validates every item."""
+    import uuid
+
+    crds.install_clusterversion("current")
+    status = status_414(enabled_414)
+    status["desired"] = {"version": "4.13.10", "image": IMG_41310}
+    status["history"].insert(0, history_entry("4.13.10", IMG_41310, "Partial", "2024-02-01T00:00:00Z", None))
+    create_cv(kube, {"clusterID": str(uuid.uuid4()), "capabilities": {"baselineCapabilitySet": "v4.11"}}, status)
+    put_co(kube, "etcd", "4.13.10")
+    put_co(kube, "dns", "4.14.1")
+    # The 4.13 payload re-applies its CRD: its enum knows none of the 4.14 names.
+    crds.install_clusterversion("4.13")
+    # The admin enables Console. The enabled list changes, so even an API server that ratchets
+    # unchanged values (Kubernetes >= 1.33) validates every item of this atomic list again.
+    kube.patch(
+        CLUSTERVERSIONS,
+        "version",
+        {"spec": {"capabilities": {"baselineCapabilitySet": "v4.11", "additionalEnabledCapabilities": ["Console"]}}},
+    )

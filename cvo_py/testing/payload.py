@@ -1,0 +1,368 @@
+"""Driving a payload retrieval against the real API server while the test plays the kubelet."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Callable
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+from cvo_py.kube import CLUSTERVERSIONS, PODS, ApiError, KubeClient, Resource
+from cvo_py.testing.tcpproxy import TCPProxy
+from payload.acceptance import ReleaseAcceptance
+from payload.classify import Limits
+from payload.podspec import POD_LABEL_SELECTOR, target_dir
+from payload.retrieval import PayloadRetriever, RetrieverOptions
+from payload.verify.errors import Verifier
+
+PRIORITYCLASSES = Resource("scheduling.k8s.io/v1", "PriorityClass", "priorityclasses", False)
+NODE = "test-node"
+IMAGE = "quay.io/openshift-release-dev/ocp-release@sha256:" + "5d" * 32
+
+
+def ensure_priority_class(kube: KubeClient, name: str = "openshift-user-critical") -> None:
+    """The Priority admission plugin rejects Pods naming a PriorityClass that does not exist."""
+    try:
+        kube.create(PRIORITYCLASSES, {"metadata": {"name": name}, "value": 1000000000})
+    except ApiError as exc:
+        if not exc.is_already_exists():
+            raise
+
+
+def options(namespace: str, payload_dir: Path, **overrides: Any) -> RetrieverOptions:
+    values: dict[str, Any] = {
+        "namespace": namespace,
+        "node_name": NODE,
+        "release_image": "quay.io/openshift-release-dev/ocp-release@sha256:" + "00" * 32,
+        "payload_dir": str(payload_dir),
+        "retrieve_timeout": 60.0,
+        "limits": Limits(not_started_after=10.0, stuck_after=30.0),
+        "prune_timeout": 5.0,
+        "verify": False,  # these tests are about the Pod; verification has its own
+    }
+    values.update(overrides)
+    return RetrieverOptions(**values)
+
+
+def write_payload(payload_dir: Path, image: str, version: str = "4.19.1", arch: str | None = None) -> Path:
+    """What the version Pod's containers would leave on the node."""
+    final = Path(target_dir(image, str(payload_dir)))
+    (final / "manifests").mkdir(parents=True)
+    (final / "release-manifests").mkdir()
+    metadata: dict[str, Any] = {"kind": "cincinnati-metadata-v0", "version": version}
+    if arch:
+        metadata["metadata"] = {"release.openshift.io/architecture": arch}
+    (final / "release-manifests" / "release-metadata").write_text(json.dumps(metadata))
+    (final / "release-manifests" / "image-references").write_text('{"kind": "ImageStream"}')
+    (final / "manifests" / "0000_00_namespace.yaml").write_text("kind: Namespace\n")
+    return final
+
+
+class Retrieval:
+    """`retrieve()` on a thread, collecting every report with the time it arrived."""
+
+    def __init__(
+        self,
+        kube: KubeClient,
+        opts: RetrieverOptions,
+        image: str = IMAGE,
+        version: str = "4.19.1",
+        force: bool = False,
+        verifier: Verifier | None = None,
+    ) -> None:
+        self.kube = kube
+        self.options = opts
+        self.reports: list[ReleaseAcceptance] = []
+        self.report_times: list[float] = []
+        self._changed = threading.Condition()
+        self.retriever = PayloadRetriever(kube, opts, self._collect, verifier=verifier)
+        self.result: ReleaseAcceptance | None = None
+        self.error: BaseException | None = None
+        self._thread = threading.Thread(target=self._run, args=(image, version, force), daemon=True)
+
+    def _collect(self, acceptance: ReleaseAcceptance) -> None:
+        with self._changed:
+            self.reports.append(acceptance)
+            self.report_times.append(time.monotonic())
+            self._changed.notify_all()
+
+    def _run(self, image: str, version: str, force: bool) -> None:
+        try:
+            self.result = self.retriever.retrieve(image, version, force)
+        except BaseException as exc:  # surfaced by finish()
+            self.error = exc
+
+    def start(self) -> Retrieval:
+        self._thread.start()
+        return self
+
+    def finish(self, timeout: float = 30.0) -> ReleaseAcceptance:
+        self._thread.join(timeout)
+        assert not self._thread.is_alive(), f"retrieval still running; reports so far: {self.reports}"
+        if self.error is not None:
+            raise self.error
+        assert self.result is not None
+        assert self.reports and self.reports[-1] == self.result, "the last report must equal the result"
+        return self.result
+
+    def wait_report(self, predicate: Callable[[ReleaseAcceptance], bool], timeout: float = 15.0) -> ReleaseAcceptance:
+        with self._changed:
+            ok = self._changed.wait_for(lambda: any(predicate(r) for r in self.reports), timeout)
+            assert ok, f"no matching report; reports so far: {self.reports}"
+            return next(r for r in self.reports if predicate(r))
+
+    def wait_pod(self, timeout: float = 15.0, exclude: tuple[str, ...] = ()) -> dict[str, Any]:
+        """The version Pod this retrieval created (once it exists and is not being deleted)."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            assert self._thread.is_alive() or self.result is None, f"retrieval ended early: {self.result}"
+            pods = [
+                p
+                for p in version_pods(self.kube, self.options.namespace)
+                if not p["metadata"].get("deletionTimestamp") and p["metadata"]["name"] not in exclude
+            ]
+            if pods:
+                assert len(pods) == 1, f"more than one version pod: {[p['metadata']['name'] for p in pods]}"
+                return pods[0]
+            time.sleep(0.02)
+        raise AssertionError(f"no version pod appeared; reports: {self.reports}")
+
+
+def version_pods(kube: KubeClient, namespace: str) -> list[dict[str, Any]]:
+    return list(kube.list(PODS, namespace, label_selector=POD_LABEL_SELECTOR).get("items") or [])
+
+
+class PausableProxy(TCPProxy):
+    """A TCPProxy that can also refuse service for a while (accept, then close at once), so a
+    watch stays down while the test changes things behind its back."""
+
+    def __init__(self, target_host: str, target_port: int) -> None:
+        self.paused = threading.Event()
+        super().__init__(target_host, target_port)
+
+    def refusing(self) -> bool:
+        return self.paused.is_set()
+
+    def pause(self) -> int:
+        """Refuse new connections and cut the open ones; returns how many were cut."""
+        self.paused.set()
+        return self.cut()
+
+    def resume(self) -> None:
+        self.paused.clear()
+
+
+RUNNING_IMAGE = "quay.io/openshift-release-dev/ocp-release@sha256:" + "1" * 64
+
+
+class StartProcess:
+    """`cluster-version-operator start` as the cluster would run it, in `namespace`, with the
+    running release's payload and the node's payload directory in `workdir`."""
+
+    def __init__(
+        self,
+        kubeconfig: str,
+        namespace: str,
+        workdir: Path,
+        running_version: str = "4.14.1",
+        *extra: str,
+        verbosity: int = 2,
+    ) -> None:
+        """`extra`: more flags, e.g. `--listen` and the serving certificate to serve metrics."""
+        import os
+        import subprocess
+        import sys
+
+        self.workdir = workdir
+        self.payload_dir = workdir / "updatepayloads"
+        self.payload_dir.mkdir(parents=True, exist_ok=True)
+        local = workdir / "running-release"
+        (local / "release-manifests").mkdir(parents=True, exist_ok=True)
+        (local / "release-manifests" / "release-metadata").write_text(json.dumps({"version": running_version}))
+        env = dict(os.environ)
+        env.update(
+            CVO_NAMESPACE=namespace,
+            PAYLOAD_OVERRIDE=str(local),
+            UPDATE_PAYLOADS_DIR=str(self.payload_dir),
+        )
+        self.log_path = workdir / "start.log"
+        self._log = self.log_path.open("wb")
+        self.proc = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "cvo_py",
+                "start",
+                f"--kubeconfig={kubeconfig}",
+                f"--release-image={RUNNING_IMAGE}",
+                f"--node-name={NODE}",
+                "--listen=",
+                f"--v={verbosity}",
+                *extra,
+            ],
+            env=env,
+            stdout=self._log,
+            stderr=subprocess.STDOUT,
+        )
+
+    def log(self) -> str:
+        return self.log_path.read_text(errors="replace")
+
+    def stop(self) -> None:
+        import signal
+
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(15)
+            except Exception:
+                self.proc.kill()
+                self.proc.wait(5)
+        self._log.close()
+
+
+class SignatureStore:
+    """A real HTTP signature store: `<url>/sha256=<hex>/signature-<n>`, 404 for anything else."""
+
+    def __init__(self) -> None:
+        self.signatures: dict[str, bytes] = {}
+        store = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_GET(self) -> None:  # noqa: N802
+                body = store.signatures.get(self.path)
+                self.send_response(200 if body is not None else 404)
+                self.send_header("Content-Length", str(len(body or b"")))
+                self.end_headers()
+                self.wfile.write(body or b"")
+
+            def log_message(self, format: str, *args: object) -> None:
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/sigs"
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def sign_release(key: Any, image: str) -> bytes:
+    """A release signature ("simple signing" JSON in an OpenPGP signed message) by `key`."""
+    import pysequoia
+
+    digest = image.rsplit("@", 1)[1]
+    doc = {
+        "critical": {
+            "type": "atomic container signature",
+            "image": {"docker-manifest-digest": digest},
+            "identity": {"docker-reference": image},
+        },
+        "optional": {},
+    }
+    return bytes(pysequoia.sign(key.signer(), json.dumps(doc).encode(), armor=False))
+
+
+class ClusterVerification:
+    """The verification ConfigMap in openshift-config-managed with a throwaway key and a local
+    store; `sign(image)` publishes a valid signature for an image. `remove()` undoes it all."""
+
+    NAMESPACE = "openshift-config-managed"
+
+    def __init__(self, kube: KubeClient) -> None:
+        import pysequoia
+
+        from cvo_py.kube import CONFIGMAPS, NAMESPACES
+        from payload.verify.config import CONFIG_ANNOTATION
+
+        self.kube = kube
+        self.key = pysequoia.Tsk.generate("test release key <release@example.com>")
+        self.store = SignatureStore()
+        try:
+            kube.create(NAMESPACES, {"metadata": {"name": self.NAMESPACE}})
+        except ApiError as exc:
+            if not exc.is_already_exists():
+                raise
+        self.remove_configmaps()
+        kube.create(
+            CONFIGMAPS,
+            {
+                "metadata": {
+                    "name": "release-verification",
+                    "namespace": self.NAMESPACE,
+                    "annotations": {CONFIG_ANNOTATION: ""},
+                },
+                "data": {
+                    "verifier-public-key-test": str(self.key.extract_certificate()),
+                    "store-local": self.store.url,
+                },
+            },
+        )
+
+    def sign(self, image: str) -> None:
+        hexpart = image.rsplit(":", 1)[1]
+        self.store.signatures[f"/sigs/sha256={hexpart}/signature-1"] = sign_release(self.key, image)
+
+    def remove_configmaps(self) -> None:
+        from cvo_py.kube import CONFIGMAPS
+
+        for cm in self.kube.list(CONFIGMAPS, self.NAMESPACE).get("items") or []:
+            self.kube.delete(CONFIGMAPS, cm["metadata"]["name"], self.NAMESPACE)
+
+    def remove(self) -> None:
+        self.remove_configmaps()
+        self.store.close()
+
+
+def signature_rejected(image: str) -> str:
+    """The kubelet's message when the node's image policy finds no signature for `image`."""
+    return (
+        f"image pull failed for {image} because the signature validation failed: Source image rejected: "
+        "A signature was required, but no signature exists"
+    )
+
+
+def request_update(kube: KubeClient, image: str, version: str = "") -> None:
+    """What `oc adm upgrade --to-image` does: set spec.desiredUpdate."""
+    kube.patch(CLUSTERVERSIONS, "version", {"spec": {"desiredUpdate": {"image": image, "version": version}}})
+
+
+def release_accepted(kube: KubeClient) -> dict[str, Any]:
+    for c in (kube.get(CLUSTERVERSIONS, "version").get("status") or {}).get("conditions") or []:
+        if c.get("type") == "ReleaseAccepted":
+            return dict(c)
+    return {}
+
+
+def status_operator(
+    kubeconfig: str,
+    namespace: str,
+    agent: str,
+    *,
+    retrieval_retry: float,
+    verification_namespace: str | None = None,
+) -> Any:
+    """An in-process status loop (ClusterVersion 4.14.1) that retrieves requested payloads,
+    retrying a failed one every `retrieval_retry` seconds."""
+    from cvo_py.kube import connect
+    from cvo_py.testing.clusterversion import IMG_4141
+    from status.clusterversion.controller import StatusOperator, StatusOptions
+
+    client = connect(kubeconfig, user_agent=agent)
+    options = RetrieverOptions(namespace=namespace, node_name=NODE, release_image=IMG_4141)
+    return StatusOperator(
+        client,
+        StatusOptions(
+            release_image=IMG_4141,
+            release_version="4.14.1",
+            namespace=namespace,
+            retrieval_retry=retrieval_retry,
+            min_interval=0.0,
+            verification_namespace=verification_namespace,
+        ),
+        retriever_factory=lambda report: PayloadRetriever(client, options, report),
+    )

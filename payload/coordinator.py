@@ -1,0 +1,251 @@
+"""The payload-retrieval scheduler: at most one retrieval at a time, for the newest requested target.
+
+The ClusterVersion status loop asks for what the spec wants on every sync and reads back the
+latest acceptance; retrievals run on their own thread, so a sync never waits for one.
+"""
+
+from __future__ import annotations
+
+import collections
+import logging
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Protocol
+
+from payload import acceptance as acc
+from payload.acceptance import ReleaseAcceptance
+from payload.release import Acceptance, Release
+from payload.retrieval import RetrievalResult
+
+log = logging.getLogger(__name__)
+
+Report = Callable[[ReleaseAcceptance], None]
+
+
+class Retriever(Protocol):
+    """One payload retrieval (payload.retrieval.PayloadRetriever)."""
+
+    # What the last retrieve() produced beyond the condition (loaded version, verified), or None.
+    last_result: RetrievalResult | None
+
+    def retrieve(self, image: str, version: str, force: bool) -> ReleaseAcceptance:
+        """Block until the payload is in place or has failed, reporting every change."""
+        ...
+
+    def cancel(self, why: str) -> None:
+        """End a retrieval in flight soon (the operator is stopping, or it is no longer wanted)."""
+        ...
+
+
+# Builds a retriever that reports through the given callback (payload.retrieval.PayloadRetriever).
+RetrieverFactory = Callable[[Report], Retriever]
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """A retrieval starting (`state` is the "Retrieving and verifying" state) or ending (its final
+    state): the target as requested, and the exception when it ended with one instead of a state of its own."""
+
+    target: Release
+    state: ReleaseAcceptance
+    error: BaseException | None = None
+
+
+class RetrievalCoordinator:
+    """At most one retrieval at a time, for the newest requested target.
+
+    `request()` is called from every sync with what the spec asks for (or None). Reports of a
+    superseded retrieval are dropped, and the retrieval itself is cancelled at once (another target,
+    force toggled, or nothing asked for any more). A failed target is tried again after `retry_after` seconds
+    (or at once when `force` changes); a retrieved one is not retried.
+    """
+
+    def __init__(
+        self,
+        make_retriever: RetrieverFactory,
+        on_change: Callable[[], None],
+        *,
+        retry_after: float = 60.0,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self._make = make_retriever
+        self._on_change = on_change
+        self.retry_after = retry_after
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._wake = threading.Event()
+        self._stop = threading.Event()
+        self._wanted: tuple[Release, bool] | None = None
+        self._running: tuple[Release, bool] | None = None
+        self._latest: Acceptance | None = None
+        self._finished: dict[tuple[Release, bool], tuple[str, float]] = {}  # → (status, when)
+        # Retrievals that ended, for the status loop to report as Events (bounded: it drains them).
+        self._outcomes: collections.deque[Outcome] = collections.deque(maxlen=64)
+        # Inputs changed while an attempt ran: which of its failures to retry at once.
+        self._retry_pending: Callable[[ReleaseAcceptance], bool] | None = None
+        self._failures: dict[tuple[Release, bool], ReleaseAcceptance] = {}  # the last failure of each
+        self._current: Retriever | None = None  # the retrieval in flight, cancelled by stop()
+        self._thread: threading.Thread | None = None
+        self.retrievals = 0
+
+    def start(self) -> RetrievalCoordinator:
+        self._thread = threading.Thread(target=self._run, name="payload-retrieval", daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self, timeout: float = 5.0) -> None:
+        self._stop.set()
+        self._wake.set()
+        with self._lock:
+            current = self._current
+        if current is not None:
+            current.cancel("the operator is stopping")  # it would otherwise run on until its deadline
+        if self._thread is not None:
+            self._thread.join(timeout)
+
+    def request(self, target: Release | None, force: bool = False) -> None:
+        superseded: Retriever | None = None
+        with self._lock:
+            if target is None:
+                self._wanted, self._latest = None, None
+                superseded = self._current if self._running is not None else None
+            else:
+                wanted = (target, force)
+                if self._wanted != wanted:
+                    self._wanted = wanted
+                    # A target asked for again (A → B → A) is retrieved again: its earlier acceptance
+                    # was dropped when B was asked for.
+                    self._finished.pop(wanted, None)
+                    self._failures.pop(wanted, None)
+                    if self._latest is not None and not self._latest.target.same_as(target):
+                        self._latest = None
+                if self._running is not None and self._running != wanted:
+                    superseded = self._current
+                if self._should_start(wanted):
+                    self._wake.set()
+        if superseded is not None:
+            # The admin asked for something else (another target, force toggled, or nothing): the
+            # retrieval under way is of no use any more; end it now (its Pod is deleted) so the
+            # wanted one starts at once instead of after the old one's deadline.
+            superseded.cancel("superseded by a new spec.desiredUpdate")
+
+    def acceptance(self) -> Acceptance | None:
+        with self._lock:
+            return self._latest
+
+    def retry_failed(self, applies: Callable[[ReleaseAcceptance], bool] = lambda _final: True) -> bool:
+        """What failed retrievals depended on changed (e.g. the verification configuration): try
+        the wanted target again now rather than after `retry_after`, if its failure `applies`.
+        True if it will be."""
+        with self._lock:
+            for key, (status, _when) in list(self._finished.items()):
+                final = self._failures.get(key)
+                if status != "True" and final is not None and applies(final):
+                    self._finished[key] = (status, float("-inf"))
+            if self._running is not None:
+                # The attempt under way may have read the old inputs: if it fails so, go again at once.
+                self._retry_pending = applies
+                return True
+            wanted = self._wanted
+            if wanted is None or not self._should_start(wanted):
+                return False
+            self._wake.set()
+            return True
+
+    def take_outcomes(self) -> list[Outcome]:
+        """The retrievals that started or ended since the last call (of targets still wanted), oldest first."""
+        with self._lock:
+            outcomes = list(self._outcomes)
+            self._outcomes.clear()
+            return outcomes
+
+    def idle(self) -> bool:
+        with self._lock:
+            return self._running is None and (self._wanted is None or not self._should_start(self._wanted))
+
+    def _wanted_now(self) -> tuple[Release, bool] | None:
+        with self._lock:
+            return self._wanted
+
+    def _should_start(self, wanted: tuple[Release, bool]) -> bool:
+        if self._running == wanted:
+            return False
+        finished = self._finished.get(wanted)
+        if finished is None:
+            return True
+        status, when = finished
+        return status != "True" and self._clock() - when >= self.retry_after
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            self._wake.wait(self.retry_after)
+            self._wake.clear()
+            if self._stop.is_set():
+                return
+            with self._lock:
+                wanted = self._wanted
+                if wanted is None or not self._should_start(wanted) or self._running is not None:
+                    continue
+                self._running = wanted
+            self._retrieve(wanted)
+
+    def _retrieve(self, wanted: tuple[Release, bool]) -> None:
+        target, force = wanted
+        with self._lock:
+            finished = self._finished.get(wanted)
+        retrying_a_failure = finished is not None and finished[0] == "False"
+
+        def report(state: ReleaseAcceptance) -> None:
+            with self._lock:
+                if self._wanted != wanted:
+                    return  # superseded: the admin asked for something else meanwhile
+                if retrying_a_failure and state.status == "Unknown":
+                    # Upstream flips to Unknown "Retrieving..." on every retry, hiding why the last
+                    # attempt failed (and restarting alerts' `for`): keep the failure until this ends.
+                    return
+                self._latest = Acceptance(target, state, self._latest.verified if self._latest else False)
+            self._on_change()
+
+        self.retrievals += 1
+        with self._lock:
+            if self._wanted == wanted:
+                self._outcomes.append(Outcome(target, acc.retrieving(target.version, target.image)))
+        retriever: Retriever | None = None
+        error: Exception | None = None
+        try:
+            retriever = self._make(report)
+            with self._lock:
+                self._current = retriever
+            if self._stop.is_set():
+                retriever.cancel("the operator is stopping")
+            elif self._wanted_now() != wanted:
+                retriever.cancel("superseded by a new spec.desiredUpdate")
+            final = retriever.retrieve(target.image, target.version, force)
+        except Exception as exc:  # a bug or an I/O failure outside retrieval's own reporting
+            log.exception("payload retrieval of %s failed", target.label())
+            final = ReleaseAcceptance("False", "RetrievePayload", f"Retrieving payload failed: {exc}")
+            error = exc
+        # The retriever also tells the loaded version and whether the release was verified.
+        result = retriever.last_result if retriever is not None else None
+        loaded_version = result.version if result is not None else ""
+        verified = result.verified if result is not None else False
+        with self._lock:
+            self._running = None
+            self._current = None
+            pending, self._retry_pending = self._retry_pending, None
+            retry_now = pending is not None and final.status != "True" and pending(final)
+            self._finished[wanted] = (final.status, float("-inf") if retry_now else self._clock())
+            if final.status == "True":
+                self._failures.pop(wanted, None)
+            else:
+                self._failures[wanted] = final
+            if self._wanted == wanted:
+                filled = Release(target.version or loaded_version, target.image, target.url, target.channels)
+                self._latest = Acceptance(filled, final, verified)
+                self._outcomes.append(Outcome(target, final, error))
+            more = self._wanted is not None and self._should_start(self._wanted)
+        if more:
+            self._wake.set()
+        self._on_change()

@@ -1,0 +1,1 @@
+"""What `start` does to ClusterVersion: desired status, history, capabilities, writes, events, metrics."""

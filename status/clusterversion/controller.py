@@ -1,0 +1,482 @@
+"""The `start` status loop: watch ClusterVersion and ClusterOperators, recompute, write.
+
+Informers on the ClusterVersion (name from CVO_NAME, as upstream) and on ClusterOperators poke one
+SyncLoop; each sync computes the whole status with `status.desired.desired_status` and hands it
+to the one writer. When `spec.desiredUpdate` names a release other than `status.desired`, a
+`RetrievalCoordinator` runs payload retrieval on its own thread (one at a time; a changed request
+cancels the one under way, whose Pod is deleted) and pokes the loop on every state it reports, so
+`ReleaseAccepted` follows within a sync. A retrieval that fails is also reported as a Warning
+Event by the loop (`status.clusterversion.events`), after the status write.
+
+A third informer follows the ClusterVersion CRD: when its spec changes (a roll-forward re-applies a
+newer schema), the capability names the writer pruned are forgotten and written again.
+
+When the ClusterVersion does not exist (never created, or deleted while running), `start` creates
+it as upstream does: a random `spec.clusterID`, `spec.channel` only when the running release names
+exactly one channel, and the status the next write computes from the running release.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import random
+import threading
+import time
+import uuid
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from cvo_py import env, klog
+from cvo_py.informer import Informer, InformerSet
+from cvo_py.kube import (
+    CLUSTEROPERATORS,
+    CLUSTERVERSIONS,
+    CONFIGMAPS,
+    CRDS,
+    JSON,
+    ApiError,
+    KubeClient,
+    ServerUnreachable,
+)
+from cvo_py.loop import SyncLoop
+from payload import acceptance as acc
+from payload.acceptance import ReleaseAcceptance
+from payload.coordinator import RetrievalCoordinator, RetrieverFactory
+from payload.release import Release
+from payload.verify.config import CONFIG_ANNOTATION, SIGNATURES_LABEL
+from status.clusterversion import capabilities, desired, events
+from status.clusterversion.desired import StatusInputs
+from status.clusterversion.metrics import WriteCounts
+from status.clusterversion.writer import ClusterVersionStatusWriter, StatusRejected, StatusWriteError
+
+log = logging.getLogger(__name__)
+
+# release-metadata `metadata` keys upstream reads into the running release.
+METADATA_URL = "url"
+METADATA_CHANNELS = "io.openshift.upgrades.graph.release.channels"
+
+
+def read_release_metadata(payload_dir: str) -> JSON:
+    """`<payload_dir>/release-manifests/release-metadata` as a dict, or {} when there is none."""
+    path = Path(payload_dir) / "release-manifests" / "release-metadata"
+    try:
+        metadata = json.loads(path.read_text())
+    except FileNotFoundError:
+        return {}
+    except (OSError, ValueError) as exc:
+        raise ValueError(f"cannot read release metadata {path}: {exc}") from exc
+    if not isinstance(metadata, dict):
+        raise ValueError(f"release metadata {path} is not a JSON object")
+    return metadata
+
+
+def release_from_metadata(image: str, metadata: Mapping[str, Any]) -> Release:
+    """The running release as upstream loads it: version, plus url and the sorted channel list from
+    the metadata's `metadata` map (channels are one comma-separated value)."""
+    extra = metadata.get("metadata")
+    extra = extra if isinstance(extra, Mapping) else {}
+    channels = sorted({c.strip() for c in str(extra.get(METADATA_CHANNELS) or "").split(",") if c.strip()})
+    version = str(metadata.get("version") or "")
+    return Release(version, image, str(extra.get(METADATA_URL) or ""), tuple(channels))
+
+
+def default_channel(channels: Sequence[str]) -> str:
+    """The channel a newly created ClusterVersion follows: the release's channel when it names
+    exactly one; with several, choosing is the administrator's call, so none."""
+    return channels[0] if len(channels) == 1 else ""
+
+
+def new_cluster_version(name: str, running: Release, cluster_id: str) -> JSON:
+    """The ClusterVersion `start` creates when there is none; status comes with the first write."""
+    spec: JSON = {"clusterID": cluster_id}
+    channel = default_channel(running.channels)
+    if channel:
+        spec["channel"] = channel
+    return {
+        "apiVersion": CLUSTERVERSIONS.api_version,
+        "kind": CLUSTERVERSIONS.kind,
+        "metadata": {"name": name},
+        "spec": spec,
+    }
+
+
+# The ClusterVersion CRD: its schema decides which capability names status may carry.
+CLUSTERVERSION_CRD = f"{CLUSTERVERSIONS.plural}.{CLUSTERVERSIONS.group}"
+
+
+@dataclass(frozen=True)
+class CrdRevision:
+    """One revision of the ClusterVersion CRD's spec (its schema among it)."""
+
+    uid: str
+    generation: str  # metadata.generation; the resourceVersion where a server sets no generation
+
+    def label(self) -> str:
+        return f"generation {self.generation}"
+
+
+def crd_revision(crd: Mapping[str, Any] | None) -> CrdRevision | None:
+    """The revision of a (slimmed) CRD object; None when there is none."""
+    if not crd:
+        return None
+    meta = crd.get("metadata") or {}
+    generation = meta.get("generation")
+    return CrdRevision(
+        str(meta.get("uid") or ""),
+        str(generation) if generation is not None else str(meta.get("resourceVersion") or ""),
+    )
+
+
+def crd_changed(seen: CrdRevision | None, observed: CrdRevision | None) -> bool:
+    """Whether the CRD's spec changed since `seen`: a new generation, or a recreated object.
+
+    Status-only updates of the CRD (conditions, accepted names) change its resourceVersion but not
+    its generation: the schema is the same, so names it rejected would only be rejected again. The
+    first sighting and a deletion are not changes (there is nothing to compare, or nothing new).
+    """
+    return seen is not None and observed is not None and observed != seen
+
+
+def _slim_configmap(obj: JSON) -> JSON:
+    """Verification ConfigMaps are watched for changes only: keep what identifies them."""
+    meta = obj.get("metadata") or {}
+    keep = ("name", "namespace", "resourceVersion", "annotations", "labels")
+    return {"metadata": {k: meta[k] for k in keep if k in meta}}
+
+
+def _is_verification_input(obj: JSON | None) -> bool:
+    meta = (obj or {}).get("metadata") or {}
+    return CONFIG_ANNOTATION in (meta.get("annotations") or {}) or SIGNATURES_LABEL in (meta.get("labels") or {})
+
+
+def _failed_verification(final: ReleaseAcceptance) -> bool:
+    return acc.NOT_VERIFIED in final.message
+
+
+def _signature_stores(cv: JSON | None) -> Any:
+    return ((cv or {}).get("spec") or {}).get("signatureStores")
+
+
+def _slim_crd(obj: JSON) -> JSON:
+    """The CRD cache keeps what `crd_revision` reads and the capability enums, not the (large) schema."""
+    meta = obj.get("metadata") or {}
+    keep = ("name", "uid", "generation", "resourceVersion")
+    enums = capabilities.crd_enums(obj)
+    return {
+        "apiVersion": obj.get("apiVersion"),
+        "kind": obj.get("kind"),
+        "metadata": {k: meta[k] for k in keep if k in meta},
+        CAPABILITY_ENUMS: {f: sorted(names) if names is not None else None for f, names in enums.items()},
+    }
+
+
+# Where the slimmed CRD in the cache keeps what its schema accepts in each capability list.
+CAPABILITY_ENUMS = "capabilityEnums"
+# Seconds after a ClusterVersion CRD change at which names it rejected again are retried.
+CRD_SETTLE_RETRIES = (1.0, 3.0, 10.0, 30.0)
+
+
+@dataclass(frozen=True)
+class StatusOptions:
+    name: str = "version"
+    release_image: str = ""
+    release_version: str = ""
+    release_url: str = ""
+    release_channels: tuple[str, ...] = ()
+    always_enabled: tuple[str, ...] = ()
+    # Create the ClusterVersion when it is missing (as `start` does); else wait for someone to.
+    create_missing: bool = False
+    resync: float = 120.0  # upstream resyncs the ClusterVersion every 2m × rand[1,2)
+    # Syncs are cheap (cached objects in, unchanged writes skipped): pace them only against churn.
+    min_interval: float = 0.05
+    retrieval_retry: float = 60.0
+    # Where the verification ConfigMaps live: a failed retrieval is retried as soon as they or
+    # the ClusterVersion's signatureStores change (None: only every `retrieval_retry`).
+    verification_namespace: str | None = None
+    # Where Events about the ClusterVersion go (the operator's namespace, as upstream's recorder).
+    namespace: str = field(default_factory=env.namespace)
+
+
+class StatusOperator:
+    def __init__(
+        self,
+        client: KubeClient,
+        options: StatusOptions,
+        *,
+        retriever_factory: RetrieverFactory | None = None,
+        writer: ClusterVersionStatusWriter | None = None,
+        now: Callable[[], datetime] = lambda: datetime.now(UTC),
+        new_cluster_id: Callable[[], str] = lambda: str(uuid.uuid4()),
+        available_updates: Callable[[Mapping[str, Any]], Mapping[str, Any] | None] | None = None,
+    ) -> None:
+        self.client = client
+        # spec → what the available-updates poller found for its upstream and channel (or None).
+        self.available_updates = available_updates
+        self.options = options
+        self.now = now
+        self.new_cluster_id = new_cluster_id
+        self.writer = writer or ClusterVersionStatusWriter(client, options.name, now=now)
+        self.informers = InformerSet()
+        self.cv_informer = self.informers.add(
+            Informer(client, CLUSTERVERSIONS, field_selector=f"metadata.name={options.name}")
+        )
+        self.co_informer = self.informers.add(Informer(client, CLUSTEROPERATORS, transform=_slim_co))
+        # A new ClusterVersion CRD (e.g. re-applied by a newer release) may accept names the old
+        # one rejected: the writer then forgets what it pruned and tries them again.
+        self.crd_informer = self.informers.add(
+            Informer(client, CRDS, field_selector=f"metadata.name={CLUSTERVERSION_CRD}", transform=_slim_crd)
+        )
+        self.loop = SyncLoop(
+            "clusterversion-status",
+            self.sync,
+            resync=options.resync * (1 + random.random()),
+            min_interval=options.min_interval,
+            # The echo of our own write costs a sync; a burst lets the next real change in at once.
+            burst=10,
+            expected_errors=(StatusWriteError, ApiError, ServerUnreachable),
+        )
+        self.coordinator = (
+            RetrievalCoordinator(retriever_factory, self.loop.poke, retry_after=options.retrieval_retry)
+            if retriever_factory is not None
+            else None
+        )
+        self._missing_logged = False
+        self._seen_uid: str | None = None  # the ClusterVersion this run last synced
+        self.created = 0  # ClusterVersions this run created
+        self._last_rejection = ""
+        self._crd_seen: CrdRevision | None = None
+        # After a CRD change, when to try the rejected names again: the API server may validate
+        # with the old schema for a moment after the new CRD is visible (storage is swapped
+        # asynchronously, and per API server).
+        self._crd_retries: list[float] = []
+        # Enabled names the CRD rejected at some point: still enabled after they are forgotten
+        # (a capability is never disabled), so they return to status when the CRD accepts them.
+        self._carried_enabled: set[str] = set()
+        self.crd_changes = 0  # CRD revisions after the first one seen
+        self.recorder = (
+            events.EventRecorder(client, options.namespace, now=now) if self.coordinator is not None else None
+        )
+        self.synced = threading.Event()
+        for informer in (self.cv_informer, self.co_informer, self.crd_informer):
+            informer.add_handler(lambda _type, _obj, _old: self.loop.poke())
+        self.verification_informer: Informer | None = None
+        if self.coordinator is not None and options.verification_namespace:
+            self.verification_informer = self.informers.add(
+                Informer(client, CONFIGMAPS, namespace=options.verification_namespace, transform=_slim_configmap)
+            )
+            self.verification_informer.add_handler(self._on_verification_configmap)
+            self.cv_informer.add_handler(self._on_clusterversion)
+
+    def _on_verification_configmap(self, _type: str, obj: JSON, old: JSON | None) -> None:
+        # The first list is what the first attempt reads, not a change.
+        informer = self.verification_informer
+        if informer is None or not informer.has_synced:
+            return
+        if _is_verification_input(obj) or _is_verification_input(old):
+            self._retry_failed(f"ConfigMap {(obj.get('metadata') or {}).get('name')} changed")
+
+    def _on_clusterversion(self, _type: str, obj: JSON, old: JSON | None) -> None:
+        if old is not None and _signature_stores(obj) != _signature_stores(old):
+            self._retry_failed("spec.signatureStores changed")
+
+    def _retry_failed(self, why: str) -> None:
+        # Only failures of verification itself: a signature we just stored is a change too.
+        if self.coordinator is not None and self.coordinator.retry_failed(_failed_verification):
+            log.info("Release verification input changed (%s): retrying the failed payload retrieval now", why)
+
+    @property
+    def running(self) -> Release:
+        o = self.options
+        return Release(o.release_version, o.release_image, o.release_url, o.release_channels)
+
+    def start(self) -> StatusOperator:
+        self.informers.start()
+        if self.coordinator is not None:
+            self.coordinator.start()
+        self.loop.start()
+        threading.Thread(target=self._poke_when_synced, name="status-wait-sync", daemon=True).start()
+        return self
+
+    def stop(self) -> None:
+        self.loop.stop()
+        if self.coordinator is not None:
+            self.coordinator.stop()
+        self.informers.stop()
+
+    def _poke_when_synced(self) -> None:
+        while not self.informers.wait_for_sync(5.0):
+            log.info("waiting for the ClusterVersion and ClusterOperator caches to sync")
+        self.loop.poke()
+
+    def sync(self) -> None:
+        if not (self.cv_informer.has_synced and self.co_informer.has_synced):
+            return
+        try:
+            self._sync_status()
+        finally:
+            # After the status write: recording an Event is a round trip the condition need not wait for.
+            self._record_events()
+
+    def _sync_status(self) -> None:
+        self._follow_crd()
+        cv = self.cv_informer.get(self.options.name)
+        if cv is None and self.options.create_missing:
+            cv = self._get_or_create()
+        if cv is None:
+            if not self._missing_logged:
+                log.warning("ClusterVersion %s not found; waiting for it to be created", self.options.name)
+                self._missing_logged = True
+            return
+        self._missing_logged = False
+        self._seen_uid = (cv.get("metadata") or {}).get("uid")
+        if self.coordinator is not None:
+            pending = desired.pending_update(cv, self.running)
+            self.coordinator.request(*(pending or (None, False)))
+        inputs = StatusInputs(
+            running=self.running,
+            acceptance=self.coordinator.acceptance() if self.coordinator is not None else None,
+            always_enabled=self.options.always_enabled,
+            prior_enabled=tuple(sorted(self._carried_enabled)),
+            updates=self.available_updates(cv.get("spec") or {}) if self.available_updates is not None else None,
+        )
+        operators = self.co_informer.items()
+
+        def compute(obj: JSON) -> JSON:
+            return desired.desired_status(obj, operators, inputs, self.now())
+
+        try:
+            self.writer.write(cv, compute)
+        except StatusRejected as exc:
+            # Not retried blindly: the next change or resync tries again; log each distinct error once.
+            if str(exc) != self._last_rejection:
+                log.error("%s", exc)
+                self._last_rejection = str(exc)
+            return
+        except StatusWriteError:
+            raise  # SyncLoop retries with backoff
+        self._last_rejection = ""
+        self.synced.set()
+
+    @property
+    def crd_seen(self) -> CrdRevision | None:
+        """The ClusterVersion CRD revision the last sync saw (None before the CRD cache synced)."""
+        return self._crd_seen
+
+    def _follow_crd(self) -> None:
+        """Carry the pruned enabled names; when the CRD changed, make the writer forget what the
+        old one rejected, so this sync writes those names again (pruned again if still rejected)."""
+        self._carried_enabled.update(self.writer.pruned_snapshot().get(capabilities.ENABLED, ()))
+        if not self.crd_informer.has_synced:
+            return
+        observed = crd_revision(self.crd_informer.get(CLUSTERVERSION_CRD))
+        seen, changed = self._crd_seen, crd_changed(self._crd_seen, observed)
+        if observed is not None:
+            self._crd_seen = observed
+        if not changed:
+            self._retry_after_crd_change()
+            return
+        self.crd_changes += 1
+        now = time.monotonic()
+        self._crd_retries = [now + delay for delay in CRD_SETTLE_RETRIES]
+        for delay in CRD_SETTLE_RETRIES:
+            timer = threading.Timer(delay, self.loop.poke)
+            timer.daemon = True
+            timer.start()
+        forgotten = self.writer.forget_pruned()
+        if forgotten:
+            assert seen is not None and observed is not None
+            klog.v(2).info(
+                "The ClusterVersion CRD %s changed (%s%s, was %s); writing the capability names the old "
+                "schema rejected again: %s",
+                CLUSTERVERSION_CRD,
+                observed.label(),
+                ", recreated" if observed.uid != seen.uid else "",
+                seen.label(),
+                "; ".join(f"{f} {', '.join(names)}" for f, names in sorted(forgotten.items())),
+            )
+
+    def _retry_after_crd_change(self) -> None:
+        """Names rejected again right after a CRD change, although its schema accepts them, are
+        tried again a few times (names the schema does not list are not: no futile writes)."""
+        now = time.monotonic()
+        if not any(t <= now for t in self._crd_retries):
+            return
+        self._crd_retries = [t for t in self._crd_retries if t > now]
+        enums = (self.crd_informer.get(CLUSTERVERSION_CRD) or {}).get(CAPABILITY_ENUMS) or {}
+        accepted = {
+            list_name: [n for n in names if enums.get(list_name) is None or n in enums[list_name]]
+            for list_name, names in self.writer.pruned_snapshot().items()
+        }
+        forgotten = self.writer.forget(accepted)
+        if forgotten:
+            klog.v(2).info(
+                "The new ClusterVersion CRD may not have been in effect yet; writing the rejected capability "
+                "names again: %s",
+                "; ".join(f"{f} {', '.join(names)}" for f, names in sorted(forgotten.items())),
+            )
+
+    def _record_events(self) -> None:
+        """Events for the retrievals that started or ended (a failed one gives a Warning, as upstream)."""
+        if self.coordinator is None or self.recorder is None:
+            return
+        for outcome in self.coordinator.take_outcomes():
+            spec = events.retrieval_event(outcome.target.version, outcome.target.image, outcome.state, outcome.error)
+            if spec is not None:
+                self.recorder.record(events.involved_object(self.options.name, self.options.namespace), spec)
+
+    def _get_or_create(self) -> JSON:
+        """The cache has no ClusterVersion: read it live (the cache may lag our own create), else
+        create it. API errors propagate: the loop retries with backoff."""
+        name = self.options.name
+        try:
+            return self.client.get(CLUSTERVERSIONS, name)
+        except ApiError as exc:
+            if not exc.is_not_found():
+                raise
+        body = new_cluster_version(name, self.running, self.new_cluster_id())
+        if self._seen_uid is not None:
+            log.warning("ClusterVersion %s (uid %s) was deleted while running; recreating it", name, self._seen_uid)
+        try:
+            created = self.client.create(CLUSTERVERSIONS, body)
+        except ApiError as exc:
+            if not exc.is_already_exists():
+                raise
+            return self.client.get(CLUSTERVERSIONS, name)  # created meanwhile by someone else
+        self.created += 1
+        spec = body["spec"]
+        log.info(
+            "Created ClusterVersion %s for release %s: clusterID %s, channel %s",
+            name,
+            self.running.label(),
+            spec["clusterID"],
+            json.dumps(spec.get("channel", "")),
+        )
+        return created
+
+    def snapshot(self) -> tuple[JSON | None, list[JSON], WriteCounts]:
+        stats = self.writer.stats
+        counts = WriteCounts(
+            writes=stats.writes,
+            unchanged=stats.unchanged,
+            conflicts=stats.conflicts,
+            failures=stats.failures,
+            rejections=dict(stats.rejections),
+            pruned=self.writer.pruned_snapshot(),
+        )
+        return self.cv_informer.get(self.options.name), self.co_informer.items(), counts
+
+
+def _slim_co(obj: JSON) -> JSON:
+    """Keep what status and metrics read from a ClusterOperator (not relatedObjects, extension)."""
+    meta = obj.get("metadata") or {}
+    status = obj.get("status") or {}
+    return {
+        "apiVersion": obj.get("apiVersion"),
+        "kind": obj.get("kind"),
+        "metadata": {k: meta[k] for k in ("name", "annotations", "resourceVersion", "uid") if k in meta},
+        "status": {k: status[k] for k in ("conditions", "versions") if k in status},
+    }

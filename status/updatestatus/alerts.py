@@ -1,0 +1,92 @@
+"""Reads firing alerts from the platform's alerts API (Prometheus/Thanos `/api/v1/alerts`) every
+`interval` seconds for the update status controller; what they become is decided by
+`status.insights.alerts.live_alert_insights`."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import logging
+import threading
+from collections.abc import Callable
+from datetime import UTC, datetime
+from typing import Any
+
+from cvo_py import gotext, klog
+from cvo_py.loop import SyncLoop
+from cvo_py.promapi import APIError, PrometheusAPI
+from status.updatestatus.insights.alerts import AlertsReading
+
+log = logging.getLogger(__name__)
+
+# The fields oc's alert insights depend on: a change elsewhere (e.g. `value`) needs no new insights.
+_RELEVANT = ("labels", "annotations", "state", "activeAt")
+
+
+def relevant(alerts: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The fields that matter, in a stable order: the API lists alerts in no particular order
+    from one response to the next, which must not count as a change."""
+    kept = [{k: a.get(k) for k in _RELEVANT} for a in alerts]
+    return sorted(kept, key=lambda a: json.dumps(a, sort_keys=True, default=str))
+
+
+class AlertsPoller:
+    """Polls `api.alerts()`; `reading` is the current AlertsReading; `on_change()` is called when
+    what the insights depend on changes (other alerts, the API failing or recovering)."""
+
+    def __init__(
+        self,
+        api: PrometheusAPI,
+        interval: float,
+        on_change: Callable[[], None],
+        *,
+        now: Callable[[], datetime] = lambda: datetime.now(UTC),
+    ) -> None:
+        self.api = api
+        self.on_change = on_change
+        self._now = now
+        self._lock = threading.Lock()
+        self._reading = AlertsReading(source=api.url.rstrip("/") + "/api/v1/alerts")
+        self.polls = 0
+        self.loop = SyncLoop("alerts-poll", self.poll, resync=interval)
+
+    @property
+    def reading(self) -> AlertsReading:
+        with self._lock:
+            return self._reading
+
+    def poll(self) -> None:
+        now = gotext.from_datetime(self._now())
+        self.polls += 1
+        try:
+            alerts: list[dict[str, Any]] | None = relevant(self.api.alerts())
+            error = ""
+        except APIError as exc:
+            alerts, error = None, str(exc)
+        with self._lock:
+            before = self._reading
+            if not error:
+                after = dataclasses.replace(before, alerts=alerts, read_at=now, error="", failing_since=0)
+                if before.error:
+                    log.info("The alerts API can be read again: %s", before.source)
+            elif before.error:
+                after = before  # still failing: said once already
+            else:
+                # Said once per failure; the last good alerts stay, marked with when they were read.
+                log.warning("Unable to fetch alerts, keeping the last alerts read in 'Update Health': %s", error)
+                after = dataclasses.replace(before, error=error, failing_since=now)
+            self._reading = after
+        if error:
+            klog.v(4).info("Alerts poll failed: %s", error)
+        changed = (after.alerts, after.error) != (before.alerts, before.error)
+        if changed:
+            klog.v(2).info("Alerts changed: %d alerts, error %r", len(after.alerts or []), after.error)
+            self.on_change()
+
+    def start(self) -> AlertsPoller:
+        self.loop.start()
+        self.loop.poke()  # the first read now, not one interval later
+        return self
+
+    def stop(self) -> None:
+        self.loop.stop()

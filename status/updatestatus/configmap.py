@@ -1,0 +1,459 @@
+"""The ConfigMap API: insights ↔ ConfigMap `data`, and how the insights of nodes are sharded at scale.
+
+Where: namespace `openshift-update-status-controller`, ConfigMap `status-api-cm-prototype`. The
+controller never creates it; an administrator opts in by creating it (empty) and out by deleting
+it. Keys the controller does not own (anything not starting with `usc-`) are left alone.
+
+Keys (every key matches `[-._a-zA-Z0-9]+` and is at most 253 characters):
+
+    usc-cv-<clusterversion>      ClusterVersion insight
+    usc-co-<clusteroperator>     ClusterOperator insight
+    usc-mcp-<pool>               MachineConfigPool insight
+    usc-node-<node>              Node insight
+    usc-health-<uid>             Health insight; <uid> is also the insight's `uid` field
+    usc-shards                   (only when sharded, in the main ConfigMap) the names of the shard
+                                 ConfigMaps, a YAML list
+
+A name too long for its key (node names may have 253 characters) is cut and followed by `-` and
+12 hex digits of its SHA-256, so keys stay unique; the full name is always inside the value.
+
+Values: the insight as YAML with the API's JSON field names (camelCase), times as RFC 3339
+strings with nanoseconds, durations as Go duration strings (`10m0s`), unset optional fields
+omitted. Node insights, the bulk at scale, are written as compact JSON on one line (JSON is YAML's
+flow style, so this is still YAML) to keep them small and fast to write; everything else in YAML
+block style. Any YAML parser reads both; `decode()` here returns the typed insights.
+
+Sharding: the API server rejects a ConfigMap holding more than 1 MiB of data (`DATA_LIMIT`), but
+ConfigMaps are filled only to `SHARD_BUDGET` (256 KiB): a one-key patch costs the API server time
+in proportion to the ConfigMap's size (about 25 ms at 225 KB, 100 ms at 900 KB on a small control
+plane), and every watcher receives the whole object again. When everything does not fit in
+`status-api-cm-prototype`, the insights of nodes move to shard ConfigMaps
+`status-api-cm-prototype-nodes-<i>` (i = 0 … S-1, S a power of two, at most `MAX_SHARDS` = 32:
+`shard_names_allowed()` lists every name, which the controller's RBAC Role grants and nothing
+more): node insights, and the health insights whose scope is a single node (a degraded or
+unavailable node). Both are placed by the node's key, `usc-node-<node>`: shard
+`crc32(node key) mod S`, so a node's health insights share its shard and a single node's change
+touches one shard (plus its pool's insight in the main ConfigMap). Control-plane, pool and every
+other health insight stay in `status-api-cm-prototype`. S is the smallest power of two for which
+every shard fits, so 32 shards hold about 8 MiB (~10,000 nodes); growing S moves about half the
+keys. The main ConfigMap's `usc-shards` key lists the shard names in use; a client reads the main
+ConfigMap, then every shard listed, and decodes the union of their `data` (a key may be in any of
+them; only where a key lives differs, never its name or value). If even `MAX_SHARDS` shards
+cannot hold the insights within the budget, or the main ConfigMap alone is too big, `plan()`
+reports it in `ShardPlan.problems` (the writer then fills up to `DATA_LIMIT`, never beyond).
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import re
+import zlib
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from json.encoder import encode_basestring
+from typing import Any
+
+import yaml
+from pydantic import ValidationError
+
+from cvo_py import gotext, safeload
+from status.updatestatus.insights.models import (
+    ClusterOperatorStatusInsight,
+    ClusterVersionStatusInsight,
+    HealthInsight,
+    ImpactType,
+    Insight,
+    MachineConfigPoolStatusInsight,
+    NodeStatusInsight,
+    ResourceRef,
+    ScopeType,
+    time_string,
+)
+
+NAMESPACE = "openshift-update-status-controller"
+CONFIGMAP = "status-api-cm-prototype"
+SHARD_PREFIX = CONFIGMAP + "-nodes-"
+SHARDS_KEY = "usc-shards"
+OWNED_PREFIX = "usc-"
+DATA_LIMIT = 1_048_576  # the API server's limit on a ConfigMap's data (keys + values)
+SHARD_BUDGET = 256 * 1024  # what a ConfigMap is filled to (see the module docstring)
+MAX_SHARDS = 32  # a power of two; the RBAC Role names exactly `shard_names_allowed()`
+MAX_KEY = 253
+# A value is at most what a ConfigMap holds; the other bounds are the loader's defaults.
+VALUE_LIMITS = safeload.Limits(max_bytes=DATA_LIMIT)
+
+PREFIX_CV = "usc-cv-"
+PREFIX_CO = "usc-co-"
+PREFIX_MCP = "usc-mcp-"
+PREFIX_NODE = "usc-node-"
+PREFIX_HEALTH = "usc-health-"
+
+_PREFIXES: dict[str, type[Any]] = {
+    PREFIX_CV: ClusterVersionStatusInsight,
+    PREFIX_CO: ClusterOperatorStatusInsight,
+    PREFIX_MCP: MachineConfigPoolStatusInsight,
+    PREFIX_NODE: NodeStatusInsight,
+    PREFIX_HEALTH: HealthInsight,
+}
+_KEY_CHARS = re.compile(r"^[-._a-zA-Z0-9]+$")
+
+
+class DecodeError(ValueError):
+    """A ConfigMap value that is not a valid insight; the message names the key."""
+
+
+def _key(prefix: str, name: str) -> str:
+    key = prefix + name
+    if len(key) <= MAX_KEY and _KEY_CHARS.match(key):
+        return key
+    digest = hashlib.sha256(name.encode()).hexdigest()[:12]
+    safe = re.sub(r"[^-._a-zA-Z0-9]", "-", name)[: MAX_KEY - len(prefix) - len(digest) - 1]
+    return f"{prefix}{safe}-{digest}"
+
+
+def key_of(insight: Insight) -> str:
+    """The ConfigMap key of an insight."""
+    if isinstance(insight, ClusterVersionStatusInsight):
+        return _key(PREFIX_CV, insight.resource.name)
+    if isinstance(insight, ClusterOperatorStatusInsight):
+        return _key(PREFIX_CO, insight.name)
+    if isinstance(insight, MachineConfigPoolStatusInsight):
+        return _key(PREFIX_MCP, insight.name)
+    if isinstance(insight, NodeStatusInsight):
+        return node_key(insight.name)
+    if isinstance(insight, HealthInsight):
+        return _key(PREFIX_HEALTH, insight.uid)
+    raise TypeError(f"not an insight: {type(insight).__name__}")
+
+
+def encode_value(insight: Insight) -> str:
+    """An insight's ConfigMap value: compact JSON for node insights, YAML block style otherwise."""
+    if isinstance(insight, NodeStatusInsight):
+        return node_value(insight)
+    doc = insight.to_api()
+    return yaml.dump(doc, Dumper=_Dumper, default_flow_style=False, width=1 << 30, sort_keys=False)
+
+
+def node_value(n: NodeStatusInsight) -> str:
+    """`json.dumps(n.to_api(), ensure_ascii=False, separators=(",", ":"))`, written out (with the
+    few characters YAML reads differently escaped, see `_q`).
+
+    Node insights are the bulk at scale, and pydantic's generic serializer plus the JSON encoder
+    cost most of their time; tests/unit/test_insights_configmap.py checks that this gives the
+    same bytes for every kind of node insight.
+    """
+    conditions = ",".join(
+        [_condition_json(c.type, c.status, c.reason, c.message, c.last_transition_time) for c in n.conditions]
+    )
+    out = [
+        f'{{"conditions":[{conditions}],"name":{_q(n.name)},"resource":{_ref(n.resource)},'
+        f'"poolResource":{_ref(n.pool_resource)},"scopeType":{_q(n.scope_type)}'
+    ]
+    if n.version:
+        out.append(f',"version":{_q(n.version)}')
+    if n.est_to_complete is not None:
+        out.append(f',"estToComplete":{_q(gotext.duration_string(n.est_to_complete))}')
+    if n.message:
+        out.append(f',"message":{_q(n.message)}')
+    out.append("}")
+    return "".join(out)
+
+
+@functools.lru_cache(maxsize=4096)
+def _condition_json(type_: str, status: str, reason: str, message: str, ltt: int) -> str:
+    # cached: most nodes of a pool share their conditions (and a few transition times)
+    return (
+        f'{{"type":{_q(type_)},"status":{_q(status)},"reason":{_q(reason)},"message":{_q(message)},'
+        f'"lastTransitionTime":{_q(time_string(ltt))}}}'
+    )
+
+
+def _ref(r: ResourceRef) -> str:
+    group = f'"group":{_q(r.group)},' if r.group else ""
+    namespace = f',"namespace":{_q(r.namespace)}' if r.namespace else ""
+    return f'{{{group}"resource":{_q(r.resource)},"name":{_q(r.name)}{namespace}}}'
+
+
+def encode(insights: Iterable[Insight]) -> dict[str, str]:
+    """Insights → ConfigMap data (one key per insight). Duplicate keys are an error."""
+    data: dict[str, str] = {}
+    for insight in insights:
+        key = key_of(insight)
+        if key in data:
+            raise ValueError(f"two insights share the ConfigMap key {key}")
+        data[key] = encode_value(insight)
+    return data
+
+
+def decode(data: Mapping[str, str]) -> list[Insight]:
+    """ConfigMap data (the union of the main ConfigMap's and its shards') → insights.
+
+    Keys the controller does not own are ignored. The result is in a canonical order that
+    matches the order oc collects insights in when objects are listed by name. The first
+    unreadable key is a `DecodeError`; `decode_readable()` keeps going past them.
+    """
+    insights, errors = decode_readable(data)
+    if errors:
+        raise errors[0]
+    return insights
+
+
+def decode_readable(data: Mapping[str, str]) -> tuple[list[Insight], list[DecodeError]]:
+    """`decode()` that reads every key it can: (the readable insights, one error per unreadable key).
+
+    Each value is parsed by `cvo_py.safeload` (bounded depth, aliases, size and numbers) and
+    validated strictly; an error's one-line message names its key.
+    """
+    out: list[Insight] = []
+    errors: list[DecodeError] = []
+    for key in sorted(data):
+        if key == SHARDS_KEY or not key.startswith(OWNED_PREFIX):
+            continue
+        model = next((m for p, m in _PREFIXES.items() if key.startswith(p)), None)
+        if model is None:
+            continue  # a newer kind of insight: not ours to read
+        try:
+            out.append(decode_value(key, data[key], model))
+        except DecodeError as exc:
+            errors.append(exc)
+    return canonical_order(out), errors
+
+
+def decode_value(key: str, value: object, model: type[Any]) -> Insight:
+    """One ConfigMap value → its insight, or a `DecodeError` naming the key."""
+    where = f"ConfigMap key {_safe_key(key)}"
+    if not isinstance(value, str):
+        raise DecodeError(f"{where}: the value is {type(value).__name__}, not a string")
+    try:
+        doc = safeload.load_document(value, source=where, limits=VALUE_LIMITS)
+    except safeload.DocumentError as exc:
+        raise DecodeError(str(exc)) from None
+    if not isinstance(doc, dict):
+        raise DecodeError(f"{where}: expected a mapping, got {type(doc).__name__}")
+    try:
+        insight: Insight = model.model_validate(doc)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        loc = ".".join(str(p) for p in first["loc"]) or "value"
+        raise DecodeError(f"{where}: {gotext.escape(loc)[:200]}: {_one_line(first['msg'])[:200]}") from None
+    return insight
+
+
+def _safe_key(key: str) -> str:
+    return gotext.escape(key[: MAX_KEY + 1])
+
+
+def shard_names(main_data: Mapping[str, str]) -> list[str]:
+    """The shard ConfigMaps a client must also read, from the main ConfigMap's data."""
+    raw = main_data.get(SHARDS_KEY)
+    if not raw:
+        return []
+    try:
+        names = safeload.load_document(raw, source=f"ConfigMap key {SHARDS_KEY}", limits=VALUE_LIMITS)
+    except safeload.DocumentError as exc:
+        raise DecodeError(str(exc)) from None
+    if not isinstance(names, list) or not all(isinstance(n, str) and n.startswith(SHARD_PREFIX) for n in names):
+        raise DecodeError(f"ConfigMap key {SHARDS_KEY}: expected a list of {SHARD_PREFIX}<i> names")
+    return names
+
+
+def canonical_order(insights: list[Insight]) -> list[Insight]:
+    """CV, operators and pools by name, nodes by pool then name, health in oc's collection order."""
+    cvs = sorted((i for i in insights if isinstance(i, ClusterVersionStatusInsight)), key=lambda i: i.resource.name)
+    cos = sorted((i for i in insights if isinstance(i, ClusterOperatorStatusInsight)), key=lambda i: i.name)
+    pools = sorted((i for i in insights if isinstance(i, MachineConfigPoolStatusInsight)), key=lambda i: i.name)
+    pool_index = {p.name: n for n, p in enumerate(pools)}
+    nodes = [i for i in insights if isinstance(i, NodeStatusInsight)]
+    nodes.sort(key=lambda i: (pool_index.get(i.pool_resource.name, len(pools)), i.name))
+    node_pool = {n.name: pool_index.get(n.pool_resource.name, len(pools)) for n in nodes}
+    health = [i for i in insights if isinstance(i, HealthInsight)]
+
+    def rank(h: HealthInsight) -> tuple[Any, ...]:
+        res = h.scope.resources[0] if h.scope.resources else None
+        resource = res.resource if res else ""
+        name = res.name if res else ""
+        if resource == "nodes":
+            return (0, node_pool.get(name, len(pools)), 0, name, h.impact.type != ImpactType.UPDATE_SPEED)
+        if resource == "machineconfigpools":
+            return (0, pool_index.get(name, len(pools)), 1, name, 0)
+        if h.scope.type == ScopeType.CLUSTER or resource == "alerts":
+            return (1, 0, 0, h.uid, 0)
+        if resource == "clusterversions":
+            return (4, 0, 0, name, 0) if h.impact.type == ImpactType.NONE else (2, 0, 0, name, 0)
+        if resource == "clusteroperators":
+            return (3, 0, 0, name, "ClusterOperatorDown" not in h.remediation.reference)
+        return (5, 0, 0, h.uid, 0)
+
+    health.sort(key=rank)
+    return [*cvs, *cos, *pools, *nodes, *health]
+
+
+# --- sharding ----------------------------------------------------------------------------------
+
+
+def data_size(data: Mapping[str, str]) -> int:
+    """Bytes the API server counts against the 1 MiB limit: keys plus values."""
+    return sum(len(k.encode()) + len(v.encode()) for k, v in data.items())
+
+
+@dataclass
+class ShardPlan:
+    configmaps: dict[str, dict[str, str]]  # ConfigMap name → its owned data
+    shards: int  # 0: everything in the main ConfigMap
+    sizes: dict[str, int] = field(default_factory=dict)
+    problems: list[str] = field(default_factory=list)  # non-empty: a limit would be crossed
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+
+def shard_of(key: str, shards: int) -> int:
+    return zlib.crc32(key.encode()) % shards
+
+
+def shard_name(index: int) -> str:
+    return f"{SHARD_PREFIX}{index}"
+
+
+def shard_names_allowed() -> list[str]:
+    """Every ConfigMap name of the API: the main ConfigMap and all `MAX_SHARDS` possible shards."""
+    return [CONFIGMAP, *(shard_name(i) for i in range(MAX_SHARDS))]
+
+
+def plan(
+    data: Mapping[str, str],
+    budget: int = SHARD_BUDGET,
+    max_shards: int = MAX_SHARDS,
+    *,
+    node_health: Mapping[str, str] | None = None,
+) -> ShardPlan:
+    """Spread encoded insights over the main ConfigMap and, if needed, node shards (see above).
+
+    `node_health` maps the key of each node health insight to its node's key (`node_health_keys`);
+    those travel with their node into the shards, every other health insight stays in the main
+    ConfigMap.
+    """
+    return ShardPlanner(budget, max_shards).plan(data, node_health)
+
+
+def node_of(insight: HealthInsight) -> str | None:
+    """The node a health insight is about when its scope is that one node, else None."""
+    resources = insight.scope.resources
+    if len(resources) == 1 and resources[0].resource == "nodes" and not resources[0].group:
+        return resources[0].name
+    return None
+
+
+def node_key(node: str) -> str:
+    """The key of a node's insight, which also places its health insights (see `plan`)."""
+    return _key(PREFIX_NODE, node)
+
+
+def node_health_keys(insights: Iterable[Insight]) -> dict[str, str]:
+    """Key of each node health insight → the key of its node's insight (what `plan` takes)."""
+    out: dict[str, str] = {}
+    for insight in insights:
+        if isinstance(insight, HealthInsight):
+            node = node_of(insight)
+            if node is not None:
+                out[key_of(insight)] = node_key(node)
+    return out
+
+
+class ShardPlanner:
+    """`plan()` that remembers per-key sizes and hashes between calls (a controller replans on every
+    change; at 5,000 nodes re-measuring every value would cost more than the change itself)."""
+
+    def __init__(self, budget: int = SHARD_BUDGET, max_shards: int = MAX_SHARDS) -> None:
+        if max_shards < 1 or max_shards & (max_shards - 1):
+            raise ValueError(f"max_shards must be a power of two, not {max_shards}")
+        self.budget = budget
+        self.max_shards = max_shards
+        self._sizes: dict[str, tuple[str, int]] = {}  # key → (value, bytes of key + value)
+        self._hashes: dict[str, int] = {}  # key → crc32 (its shard is hash mod S)
+
+    def _size(self, key: str, value: str) -> int:
+        cached = self._sizes.get(key)
+        if cached is not None and cached[0] is value:
+            return cached[1]
+        size = len(key.encode()) + len(value.encode())
+        self._sizes[key] = (value, size)
+        return size
+
+    def _hash(self, key: str) -> int:
+        h = self._hashes.get(key)
+        if h is None:
+            h = self._hashes[key] = zlib.crc32(key.encode())
+        return h
+
+    def plan(self, data: Mapping[str, str], node_health: Mapping[str, str] | None = None) -> ShardPlan:
+        """See `plan()`."""
+        node_health = node_health or {}
+        sizes = {k: self._size(k, v) for k, v in data.items()}
+        if len(self._sizes) > 2 * len(data) + 64:  # forget keys that are gone
+            self._sizes = {k: self._sizes[k] for k in data}
+            self._hashes = {k: h for k, h in self._hashes.items() if k in data}
+        total = sum(sizes.values())
+        if total <= self.budget:
+            return ShardPlan({CONFIGMAP: dict(data)}, 0, {CONFIGMAP: total})
+        # a node's insight and its health insights are placed by the node's key: one shard per node
+        homes = {k: k if k.startswith(PREFIX_NODE) else node_health.get(k) for k in data}
+        main = {k: v for k, v in data.items() if homes[k] is None}
+        sharded = sorted((k, home) for k, home in homes.items() if home is not None)
+        hashes = [self._hash(home) for _, home in sharded]
+        shards = 1
+        while True:
+            totals = [0] * shards
+            for (k, _), h in zip(sharded, hashes, strict=True):
+                totals[h % shards] += sizes[k]
+            if max(totals) <= self.budget or shards >= self.max_shards:
+                break
+            shards *= 2
+        names = [shard_name(i) for i in range(shards)]
+        configmaps: dict[str, dict[str, str]] = {name: {} for name in names}
+        for (k, _), h in zip(sharded, hashes, strict=True):
+            configmaps[names[h % shards]][k] = data[k]
+        main[SHARDS_KEY] = yaml.safe_dump(names, default_flow_style=True).strip()
+        result = ShardPlan({CONFIGMAP: main, **configmaps}, shards)
+        result.sizes = {CONFIGMAP: data_size(main), **dict(zip(names, totals, strict=True))}
+        for name, size in result.sizes.items():
+            if size > self.budget:
+                result.problems.append(
+                    f"ConfigMap {NAMESPACE}/{name} would hold {size} bytes of insights, over the budget of "
+                    f"{self.budget} bytes (the API server rejects more than {DATA_LIMIT})"
+                    + (f"; already at the maximum of {self.max_shards} node shards" if name != CONFIGMAP else "")
+                )
+        return result
+
+
+# --- YAML dialect ------------------------------------------------------------------------------
+
+
+# Characters JSON leaves raw but YAML reads differently: C1 controls and DEL are not allowed in a
+# YAML stream, and NEL, LS and PS are line breaks that YAML folds into spaces inside a quoted
+# scalar. They are written as \uXXXX escapes, which JSON and YAML both read back exactly.
+_YAML_UNSAFE = re.compile("[\x7f-\x9f\u2028\u2029\ufeff\ufffe\uffff]")
+
+
+def _q(text: str) -> str:
+    """JSON string quoting, C accelerated, non-ASCII kept (as `ensure_ascii=False`), YAML-safe."""
+    quoted: str = encode_basestring(text)
+    if _YAML_UNSAFE.search(quoted) is None:
+        return quoted
+    return _YAML_UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", quoted)
+
+
+_SafeDumper: type[yaml.SafeDumper] = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+
+
+class _Dumper(_SafeDumper):  # type: ignore[valid-type,misc]
+    """Safe dumper without aliases (values are independent documents)."""
+
+    def ignore_aliases(self, data: Any) -> bool:
+        return True
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())

@@ -1,0 +1,558 @@
+"""Read a cluster dump — a must-gather or an Insights Operator archive — into a `Snapshot`.
+
+Accepted: a must-gather directory (the top `must-gather.local.*` directory or an image directory
+under it) or archive (`.tar`, `.tar.gz`/`.tgz`, `.tar.xz`, `.zip`); an Insights Operator archive
+(`insights-*.tar.gz`) or its extracted directory. The layout is detected from the member paths
+(`--format` can insist on one).
+
+Hostile input is read safely. Nothing is extracted: archive members are read in memory, and only
+the members `upgrade-status` needs (by path) are read at all. Member names are never used as file
+system paths; a name that is absolute or holds `..` is ignored, as are symlinks, hard links, device
+files and FIFOs (in archives and in directories, which are walked without following links).
+Bounds: at most `MAX_MEMBERS` entries, at most `MAX_MEMBER_BYTES` per member read, at most
+`MAX_READ_BYTES` read in total and at most `MAX_SCANNED_BYTES` decompressed while looking
+(a compression bomb stops there). A broken, truncated or over-bound archive is a one-line
+`SnapshotError`.
+
+"Now" is the gather time: the must-gather's `timestamp` file (its first line, when the gather
+started), or the Insights archive's gather time (from its name `insights-YYYY-MM-DD-HHMMSS`, else
+the time stamp of its `config/version.json` member). `notes()` says, one line each, what the dump
+lacks for a full answer.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import lzma
+import os
+import re
+import stat
+import tarfile
+import zipfile
+import zlib
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from cvo_py import gotext
+from status.updatestatus.insights import alerts as alerts_mod
+from status.updatestatus.insights.nodes import RELEASE_IMAGE_VERSION
+from status.updatestatus.insights.objects import InputError
+from status.updatestatus.snapshot import CV_SUFFIX, JSON, Snapshot, SnapshotError, objects_of, parse_document
+from status.updatestatus.snapshot import load as load_snapshot
+
+FORMATS = ("auto", "must-gather", "insights", "snapshot")
+
+MAX_MEMBERS = 1_000_000  # archive entries (or directory entries) looked at
+MAX_MEMBER_BYTES = 512 * 1024 * 1024  # one member that is read
+MAX_READ_BYTES = 2 * 1024 * 1024 * 1024  # all members that are read
+MAX_SCANNED_BYTES = 32 * 1024 * 1024 * 1024  # decompressed while looking, read or skipped
+
+MCO = "machineconfiguration.openshift.io"
+_CLUSTER_SCOPED = {
+    ("config.openshift.io", "clusterversions"): "ClusterVersion",
+    ("config.openshift.io", "clusteroperators"): "ClusterOperator",
+    ("core", "nodes"): "Node",
+    (MCO, "machineconfigpools"): "MachineConfigPool",
+    (MCO, "machineconfigs"): "MachineConfig",
+}
+_INSIGHTS_DIRS = {
+    "clusteroperator": "ClusterOperator",
+    "node": "Node",
+    "machineconfigpools": "MachineConfigPool",
+    "machineconfigs": "MachineConfig",
+}
+_MCO_NAMESPACE = ("namespaces", "openshift-machine-config-operator", "apps")
+_INSIGHTS_NAME = re.compile(r"insights-(\d{4})-(\d{2})-(\d{2})-(\d{2})(\d{2})(\d{2})")
+_GO_TIME = re.compile(r"^(\d{4}-\d{2}-\d{2}) (\d{2}:\d{2}:\d{2})(\.\d{1,9})? ([+-])(\d{2})(\d{2})\b")
+
+
+@dataclass
+class Member:
+    path: tuple[str, ...]  # the member's name, split on "/"
+    data: bytes
+    mtime: int | None  # ns since the epoch, when the archive records one
+
+
+@dataclass
+class Dump:
+    """A dump's objects (as a `Snapshot`), where they came from and when they were gathered."""
+
+    snapshot: Snapshot
+    layout: str  # must-gather, insights or snapshot
+    source: str
+    gathered_at: int | None  # ns since the epoch
+    gathered_from: str  # what the gather time was read from
+    missing: list[str] = field(default_factory=list)  # what the dump lacks, one line each
+    has_alerts: bool = False
+
+
+def load(path: str | Path, fmt: str = "auto") -> Dump:
+    """The dump at `path` in the layout `fmt` (one of FORMATS)."""
+    if fmt not in FORMATS:
+        raise SnapshotError(f"unknown format {fmt!r} (one of {', '.join(FORMATS)})")
+    p = Path(path)
+    shown = printable(str(p))
+    if fmt == "snapshot" or (fmt == "auto" and p.name.endswith(CV_SUFFIX)):
+        snap = load_snapshot(p)
+        return Dump(snap, "snapshot", shown, None, "", has_alerts=snap.alerts is not None)
+    try:
+        st = os.stat(p)
+    except OSError as exc:
+        raise SnapshotError(f"{shown}: cannot read: {exc.strerror or exc}") from None
+    if stat.S_ISDIR(st.st_mode):
+        members = list(_read_directory(p))
+    elif stat.S_ISREG(st.st_mode):
+        members = list(_read_archive(p, shown))
+    else:
+        raise SnapshotError(f"{shown}: not a directory or an archive")
+    layout = fmt if fmt != "auto" else _detect(members, shown)
+    if layout == "must-gather":
+        return _must_gather(members, shown)
+    return _insights(members, shown, p.name)
+
+
+def printable(text: str) -> str:
+    """Text safe to print on one line: control and other unprintable characters escaped."""
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in text)
+
+
+# --- which members are wanted ------------------------------------------------------------------
+
+
+def wanted(parts: tuple[str, ...]) -> bool:
+    """Whether a member at this path is one `upgrade-status` reads (decided before reading it)."""
+    if not parts:
+        return False
+    last = parts[-1]
+    if last in ("timestamp", "version") and len(parts) <= 3:
+        return True
+    if "cluster-scoped-resources" in parts:
+        i = parts.index("cluster-scoped-resources")
+        rest = parts[i + 1 :]
+        if len(rest) == 2 and rest[1].endswith(".yaml"):
+            return (rest[0], rest[1][: -len(".yaml")]) in _CLUSTER_SCOPED
+        return len(rest) == 3 and (rest[0], rest[1]) in _CLUSTER_SCOPED and _is_yaml_or_json(rest[2])
+    if "namespaces" in parts:
+        i = parts.index("namespaces")
+        rest = parts[i:]
+        if rest[:3] == _MCO_NAMESPACE:
+            return rest[3:] in (("deployments.yaml",), ("deployments", "machine-config-operator.yaml"))
+        return False
+    if "config" in parts:
+        i = parts.index("config")
+        rest = parts[i + 1 :]
+        if len(rest) == 1:
+            return rest[0] in ("version.json", "alerts.json")
+        return len(rest) == 2 and rest[0] in _INSIGHTS_DIRS and rest[1].endswith(".json")
+    return parts[-2:] == ("insights-operator", "gathers.json")
+
+
+def _is_yaml_or_json(name: str) -> bool:
+    return name.endswith((".yaml", ".yml", ".json"))
+
+
+def _safe_parts(name: str) -> tuple[str, ...] | None:
+    """A member name as path parts, or None when it is absolute or climbs out (`..`)."""
+    if name.startswith(("/", "\\")) or "\\" in name or "\x00" in name:
+        return None
+    parts = tuple(x for x in name.split("/") if x not in ("", "."))
+    if not parts or ".." in parts:
+        return None
+    return parts
+
+
+class _Budget:
+    def __init__(self, source: str) -> None:
+        self.source = source
+        self.members = 0
+        self.read = 0
+
+    def count(self) -> None:
+        self.members += 1
+        if self.members > MAX_MEMBERS:
+            raise SnapshotError(f"{self.source}: more than {MAX_MEMBERS} entries: not read")
+
+    def take(self, name: str, size: int) -> None:
+        if size > MAX_MEMBER_BYTES:
+            raise SnapshotError(
+                f"{self.source}: {printable(name)} is larger than {MAX_MEMBER_BYTES // (1024 * 1024)} MiB: not read"
+            )
+        self.read += size
+        if self.read > MAX_READ_BYTES:
+            raise SnapshotError(f"{self.source}: the files to read exceed {MAX_READ_BYTES // (1024**3)} GiB: not read")
+
+
+def _read_directory(root: Path) -> Iterator[Member]:
+    """Regular files under `root` that are wanted; symlinks and special files are skipped."""
+    budget = _Budget(printable(str(root)))
+    stack: list[tuple[Path, tuple[str, ...]]] = [(root, ())]
+    while stack:
+        directory, prefix = stack.pop()
+        try:
+            entries = sorted(os.scandir(directory), key=lambda e: e.name)
+        except OSError as exc:
+            raise SnapshotError(f"{printable(str(directory))}: cannot read: {exc.strerror or exc}") from None
+        for entry in entries:
+            budget.count()
+            parts = (*prefix, entry.name)
+            if entry.is_dir(follow_symlinks=False):
+                if len(parts) < 12:
+                    stack.append((Path(entry.path), parts))
+                continue
+            if not entry.is_file(follow_symlinks=False) or not wanted(parts):
+                continue
+            try:
+                fd = os.open(entry.path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+                with os.fdopen(fd, "rb") as f:
+                    st = os.fstat(f.fileno())
+                    if not stat.S_ISREG(st.st_mode):
+                        continue
+                    budget.take(entry.name, st.st_size)
+                    data = f.read(st.st_size + 1)
+            except OSError as exc:
+                raise SnapshotError(f"{printable(entry.path)}: cannot read: {exc.strerror or exc}") from None
+            if len(data) != st.st_size:
+                raise SnapshotError(f"{printable(entry.path)}: changed while it was read")
+            yield Member(parts, data, st.st_mtime_ns)
+
+
+class _CountingReader(io.RawIOBase):
+    """A decompressed stream that stops after MAX_SCANNED_BYTES (compression bombs)."""
+
+    def __init__(self, inner: Any, source: str) -> None:
+        self._inner = inner
+        self._source = source
+        self.total = 0
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        data = self._inner.read(len(buffer))
+        self.total += len(data)
+        if self.total > MAX_SCANNED_BYTES:
+            raise SnapshotError(
+                f"{self._source}: decompresses to more than {MAX_SCANNED_BYTES // (1024**3)} GiB: not read"
+            )
+        buffer[: len(data)] = data
+        return len(data)
+
+
+def _read_archive(path: Path, shown: str) -> Iterator[Member]:
+    try:
+        with open(path, "rb") as f:
+            head = f.read(6)
+            if head[:4] == b"PK\x03\x04" or head[:4] == b"PK\x05\x06":
+                yield from _read_zip(f, shown)
+                return
+            f.seek(0)
+            if head[:2] == b"\x1f\x8b":
+                import gzip
+
+                raw: Any = gzip.GzipFile(fileobj=f, mode="rb")
+            elif head == b"\xfd7zXZ\x00":
+                raw = lzma.LZMAFile(f, mode="rb")
+            else:
+                raw = f
+            stream = io.BufferedReader(_CountingReader(raw, shown), buffer_size=1024 * 1024)
+            yield from _read_tar(stream, shown)
+    except SnapshotError:
+        raise
+    except (tarfile.TarError, EOFError, zlib.error, lzma.LZMAError, zipfile.BadZipFile, OSError) as exc:
+        raise SnapshotError(f"{shown}: not a readable archive (truncated or corrupt?): {printable(str(exc))}") from None
+
+
+def _read_tar(stream: Any, shown: str) -> Iterator[Member]:
+    budget = _Budget(shown)
+    with tarfile.open(fileobj=stream, mode="r|") as tar:
+        while True:
+            member = tar.next()
+            if member is None:
+                break
+            tar.members = []  # type: ignore[attr-defined]  # streaming: keep no list of every entry
+            budget.count()
+            if not member.isreg():  # symlinks, hard links, devices, FIFOs, directories
+                continue
+            parts = _safe_parts(member.name)
+            if parts is None or not wanted(parts):
+                continue
+            budget.take(member.name, member.size)
+            f = tar.extractfile(member)
+            if f is None:
+                continue
+            data = f.read()
+            if len(data) != member.size:
+                raise SnapshotError(f"{shown}: {printable(member.name)} is truncated")
+            yield Member(parts, data, int(member.mtime) * gotext.SECOND)
+
+
+def _read_zip(f: Any, shown: str) -> Iterator[Member]:
+    budget = _Budget(shown)
+    with zipfile.ZipFile(f) as z:
+        infos = z.infolist()
+        if len(infos) > MAX_MEMBERS:
+            raise SnapshotError(f"{shown}: more than {MAX_MEMBERS} entries: not read")
+        scanned = 0
+        for info in infos:
+            budget.count()
+            mode = (info.external_attr >> 16) & 0o170000
+            if info.is_dir() or (mode and not stat.S_ISREG(mode)):  # symlinks and special files
+                continue
+            parts = _safe_parts(info.filename)
+            if parts is None or not wanted(parts):
+                continue
+            budget.take(info.filename, info.file_size)
+            scanned += info.file_size
+            if scanned > MAX_SCANNED_BYTES:
+                raise SnapshotError(f"{shown}: decompresses to more than {MAX_SCANNED_BYTES // (1024**3)} GiB")
+            with z.open(info) as member:
+                data = member.read(info.file_size + 1)  # the recorded size bounds what is read
+            if len(data) != info.file_size:
+                raise SnapshotError(f"{shown}: {printable(info.filename)} does not have its recorded size")
+            yield Member(parts, data, None)
+
+
+# --- layouts -----------------------------------------------------------------------------------
+
+
+def _detect(members: list[Member], shown: str) -> str:
+    if any("cluster-scoped-resources" in m.path for m in members):
+        return "must-gather"
+    if any(m.path[-2:] == ("config", "version.json") for m in members):
+        return "insights"
+    raise SnapshotError(
+        f"{shown}: neither a must-gather (no cluster-scoped-resources/config.openshift.io/clusterversions) "
+        "nor an Insights archive (no config/version.json)"
+    )
+
+
+def _text(m: Member, shown: str) -> str:
+    try:
+        return m.data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise SnapshotError(f"{_where(shown, m)}: not UTF-8 text") from None
+
+
+def _where(shown: str, m: Member) -> str:
+    return f"{shown}: {printable('/'.join(m.path))}"
+
+
+def _objects(members: list[Member], shown: str, kind: str) -> list[JSON]:
+    """The objects of these members, one object or a list per member, in member-name order (the
+    order the API server lists objects in when each has its own file)."""
+    out: list[JSON] = []
+    for m in sorted(members, key=lambda m: m.path):
+        where = _where(shown, m)
+        out.extend(objects_of(where, parse_document(where, _text(m, shown)), kind))
+    return out
+
+
+def _must_gather(members: list[Member], shown: str) -> Dump:
+    by_dir: dict[tuple[str, ...], list[Member]] = {}
+    for m in members:
+        if "cluster-scoped-resources" in m.path:
+            by_dir.setdefault(m.path[: m.path.index("cluster-scoped-resources")], []).append(m)
+    with_cv = [d for d, ms in sorted(by_dir.items()) if any(_kind_of(m) == "ClusterVersion" for m in ms)]
+    if not with_cv:
+        raise SnapshotError(
+            f"{shown}: no ClusterVersion in the must-gather "
+            "(cluster-scoped-resources/config.openshift.io/clusterversions)"
+        )
+    image_dir = with_cv[0]
+    missing: list[str] = []
+    if len(with_cv) > 1:
+        chosen = printable("/".join(image_dir))
+        missing.append(f"{len(with_cv)} gather directories hold a ClusterVersion: read {chosen}")
+    mine = [m for m in members if m.path[: len(image_dir)] == image_dir]
+    kinds: dict[str, list[Member]] = {}
+    for m in mine:
+        kind = _kind_of(m)
+        if kind:
+            kinds.setdefault(kind, []).append(m)
+    cvs = [cv for cv in _objects(kinds.get("ClusterVersion", []), shown, "ClusterVersion") if _named(cv, "version")]
+    if not cvs:
+        raise SnapshotError(f"{shown}: the must-gather has no ClusterVersion named version")
+    deployment = None
+    deployments = [m for m in mine if m.path[len(image_dir) : len(image_dir) + 3] == _MCO_NAMESPACE]
+    for d in _objects(deployments, shown, "Deployment"):
+        if _named(d, "machine-config-operator"):
+            deployment = d
+    snap = Snapshot(
+        name=shown,
+        clusterversion=cvs[0],
+        operators=_objects(kinds.get("ClusterOperator", []), shown, "ClusterOperator"),
+        machineconfigs=_objects(kinds.get("MachineConfig", []), shown, "MachineConfig"),
+        pools=_objects(kinds.get("MachineConfigPool", []), shown, "MachineConfigPool"),
+        nodes=_objects(kinds.get("Node", []), shown, "Node"),
+        alerts=None,
+        mco_deployment=deployment,
+    )
+    gathered_at, gathered_from = None, ""
+    top = image_dir[:-1] if image_dir else ()
+    for directory in (top, image_dir) if image_dir else ((),):
+        stamp = next((m for m in members if m.path == (*directory, "timestamp")), None)
+        if stamp is not None:
+            gathered_at = parse_go_time(_text(stamp, shown))
+            if gathered_at is not None:
+                gathered_from = "/".join(stamp.path)
+                break
+    dump = Dump(snap, "must-gather", shown, gathered_at, gathered_from, missing)
+    dump.missing.extend(notes(dump))
+    return dump
+
+
+def _kind_of(m: Member) -> str | None:
+    i = m.path.index("cluster-scoped-resources") if "cluster-scoped-resources" in m.path else -1
+    if i < 0:
+        return None
+    rest = m.path[i + 1 :]
+    plural = rest[1][: -len(".yaml")] if len(rest) == 2 else rest[1]
+    return _CLUSTER_SCOPED.get((rest[0], plural))
+
+
+def _named(obj: JSON, name: str) -> bool:
+    meta = obj.get("metadata")
+    return isinstance(meta, dict) and meta.get("name") == name
+
+
+def parse_go_time(text: str) -> int | None:
+    """The first line of a must-gather `timestamp` file (Go's time.Time format) → ns, or None."""
+    for line in text.splitlines():
+        m = _GO_TIME.match(line.strip())
+        if m is None:
+            continue
+        frac = m.group(3) or ""
+        try:
+            return gotext.parse_time(f"{m.group(1)}T{m.group(2)}{frac}{m.group(4)}{m.group(5)}:{m.group(6)}")
+        except gotext.TimeFormatError:
+            return None
+    return None
+
+
+def _insights(members: list[Member], shown: str, file_name: str) -> Dump:
+    roots = sorted({m.path[: m.path.index("config")] for m in members if m.path[-2:] == ("config", "version.json")})
+    if not roots:
+        raise SnapshotError(f"{shown}: no config/version.json: not an Insights archive")
+    root = roots[0]
+    n = len(root)
+
+    def under(*sub: str) -> list[Member]:
+        return [m for m in members if m.path[:n] == root and m.path[n : n + len(sub)] == sub]
+
+    version = [m for m in under("config", "version.json") if len(m.path) == n + 2]
+    by_dir = {d: [m for m in under("config", d) if len(m.path) == n + 3] for d in _INSIGHTS_DIRS}
+    alerts_members = [m for m in under("config", "alerts.json") if len(m.path) == n + 2]
+    missing: list[str] = []
+    alerts: Any = None
+    gathered_at, gathered_from = _insights_time(file_name, version)
+    if alerts_members:
+        where = _where(shown, alerts_members[0])
+        doc = parse_document(where, _text(alerts_members[0], shown))
+        try:
+            alerts = alerts_mod.from_alertmanager(doc)
+        except InputError as exc:
+            raise SnapshotError(f"{where}: {exc}") from None
+    gathers = under("insights-operator", "gathers.json")
+    if gathers:
+        try:
+            info = json.loads(gathers[0].data)
+        except (ValueError, UnicodeDecodeError):
+            info = None
+        if isinstance(info, dict) and info.get("is_global_obfuscation_enabled") is True:
+            missing.append("names and addresses are obfuscated in this archive (consistently within it)")
+    snap = Snapshot(
+        name=shown,
+        clusterversion=_objects(version, shown, "ClusterVersion")[0],
+        operators=_objects(by_dir["clusteroperator"], shown, "ClusterOperator"),
+        machineconfigs=_objects(by_dir["machineconfigs"], shown, "MachineConfig"),
+        pools=_objects(by_dir["machineconfigpools"], shown, "MachineConfigPool"),
+        nodes=_objects(by_dir["node"], shown, "Node"),
+        alerts=alerts,
+        mco_deployment=None,
+    )
+    dump = Dump(snap, "insights", shown, gathered_at, gathered_from, missing, has_alerts=alerts is not None)
+    dump.missing.extend(notes(dump))
+    return dump
+
+
+def _insights_time(file_name: str, version: list[Member]) -> tuple[int | None, str]:
+    m = _INSIGHTS_NAME.search(file_name)
+    if m is not None:
+        y, mo, d, h, mi, s = m.groups()
+        try:
+            return gotext.parse_time(f"{y}-{mo}-{d}T{h}:{mi}:{s}Z"), "the archive's name"
+        except gotext.TimeFormatError:
+            pass
+    if version and version[0].mtime is not None and version[0].mtime > 0:
+        return version[0].mtime, "the time stamp of config/version.json"
+    return None, ""
+
+
+# --- what is said about the dump (pure) --------------------------------------------------------------------
+
+_WHAT = {"must-gather": "must-gather", "insights": "Insights archive"}
+
+
+def preamble(dump: Dump, now: int, *, explicit_now: bool, updating: bool) -> str:
+    """The lines printed before the status: when it is assessed at, what the dump lacks, and (as oc
+    says when it cannot fetch alerts, only while updating) that alerts are not assessed."""
+    what = f"{_WHAT.get(dump.layout, dump.layout)} {dump.source}"
+    at = gotext.format_time(now, nanos=False)
+    gathered = gotext.format_time(dump.gathered_at, nanos=False) if dump.gathered_at is not None else None
+    if explicit_now:
+        when = f"gathered at {gathered} ({dump.gathered_from})" if gathered else "gather time unknown"
+        lines = [f"Assessed at {at} (--now); {what}: {when}"]
+    elif gathered is not None:
+        lines = [f"Assessed at {at}, when {what} was gathered ({dump.gathered_from})"]
+    else:
+        lines = [
+            f"Assessed at {at}: no gather time in {what}, so its newest ClusterVersion/ClusterOperator "
+            "condition time (--now chooses another)"
+        ]
+    lines += dump.missing
+    if updating and not dump.has_alerts:
+        why = "a must-gather holds no alerts" if dump.layout == "must-gather" else "the archive holds no alerts.json"
+        lines.append(f"Unable to fetch alerts, ignoring alerts in 'Update Health':  {why}")
+    return "".join(printable(line) + "\n" for line in lines)
+
+
+_CURRENT = MCO + "/currentConfig"
+_DESIRED = MCO + "/desiredConfig"
+
+
+def notes(dump: Dump) -> list[str]:
+    """One line per piece the dump lacks for a full answer (the answer is the best the rest allows)."""
+    snap = dump.snapshot
+    out: list[str] = []
+    if not snap.pools:
+        out.append("no MachineConfigPools in the dump: nodes and pools are not assessed")
+    if not snap.nodes:
+        out.append("no Nodes in the dump: nodes are not assessed")
+    plain = sum(1 for n in snap.nodes if _CURRENT not in _annotations(n))
+    if plain:
+        out.append(
+            f"{plain} of {len(snap.nodes)} Nodes carry no {MCO} annotations: their versions and progress are unknown"
+        )
+    versions = snap.machineconfig_versions()
+    named = {_annotations(n).get(k) for n in snap.nodes for k in (_CURRENT, _DESIRED)} - {None, ""}
+    absent = {name for name in named if name not in versions}
+    if named and not snap.machineconfigs:
+        out.append("no MachineConfigs in the dump: node versions are unknown (shown as ?)")
+    elif absent:
+        out.append(
+            f"{len(absent)} of the {len(named)} MachineConfigs the Nodes name are missing from the dump "
+            f"(or carry no {RELEASE_IMAGE_VERSION}): those versions are unknown"
+        )
+    return out
+
+
+def _annotations(obj: JSON) -> dict[str, Any]:
+    meta = obj.get("metadata")
+    value = meta.get("annotations") if isinstance(meta, dict) else None
+    return value if isinstance(value, dict) else {}
+

@@ -1,0 +1,668 @@
+"""ClusterVersion and ClusterOperator insights, and the control-plane health insights, as oc computes them.
+
+Rules: which operators count, when one is updated / updating / waiting, completion, assessment
+(including the estimate-based "stalled"), the estimate from update history, and the health
+insights for a failing ClusterVersion, unavailable/degraded operators (with oc's thresholds measured
+from the injected `now`) and an incomplete previous update.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from cvo_py import gotext
+from cvo_py.gotext import MINUTE, SECOND
+from status.updatestatus.insights.models import (
+    ClusterOperatorHealthyReason,
+    ClusterOperatorStatusInsight,
+    ClusterOperatorUpdatingReason,
+    ClusterVersionAssessment,
+    ClusterVersionStatusInsight,
+    ClusterVersionUpdatingReason,
+    Condition,
+    ConditionStatus,
+    ConditionType,
+    ControlPlaneUpdateVersions,
+    HealthInsight,
+    ImpactLevel,
+    ImpactType,
+    InsightImpact,
+    InsightRemediation,
+    InsightScope,
+    ResourceRef,
+    ScopeType,
+    Version,
+    VersionMetadata,
+    VersionMetadataKey,
+    construct_fast,
+    find_condition,
+)
+from status.updatestatus.insights.objects import (
+    JSON,
+    InputError,
+    cond_str,
+    cond_time,
+    conditions_by_type,
+    history,
+    name_of,
+    time_of,
+)
+from status.updatestatus.insights.objects import field as get
+
+CONFIG_GROUP = "config.openshift.io"
+MCO_NAME = "machine-config"
+NO_PREVIOUS = "<none>"
+UNKNOWN_VERSION = "unknown"
+MULTI_ARCH = "Multi"
+
+RUNBOOK_DEGRADED = (
+    "https://github.com/openshift/runbooks/blob/master/alerts/cluster-monitoring-operator/ClusterOperatorDegraded.md"
+)
+RUNBOOK_DOWN = (
+    "https://github.com/openshift/runbooks/blob/master/alerts/cluster-monitoring-operator/ClusterOperatorDown.md"
+)
+DOC_HISTORY = (
+    "https://docs.openshift.com/container-platform/latest/updating/troubleshooting_updates/"
+    "gathering-data-cluster-update.html#gathering-clusterversion-history-cli_troubleshooting_updates"
+)
+
+# oc's thresholds for operator health insights (measured from `now`)
+CO_UNAVAILABLE_WARNING_AFTER = 5 * MINUTE
+CO_UNAVAILABLE_ERROR_AFTER = 20 * MINUTE
+CO_DEGRADED_WARNING_AFTER = 5 * MINUTE
+CO_DEGRADED_ERROR_AFTER = 40 * MINUTE
+
+_UID = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
+
+
+@functools.lru_cache(maxsize=16384)
+def health_uid(kind: str, *parts: str, identity: str = "") -> str:
+    """A stable identifier valid as an API uid (≤ 63, `[a-z0-9-]`) and inside a ConfigMap key.
+
+    Readable when the parts already fit; otherwise a sanitized prefix plus a hash of the parts and
+    `identity` (hashed only), so distinct objects never collide (`a.b` and `a-b` hash differently).
+    Cached: node names have dots, so every node's uid is hashed, and every computation asks again
+    for the same unhealthy nodes.
+    """
+    plain = "-".join((kind, *parts))
+    if not identity and len(plain) <= 63 and _UID.match(plain):
+        return plain
+    digest = hashlib.sha256("\x00".join((*parts, identity)).encode()).hexdigest()[:12]
+    readable = re.sub(r"[^a-z0-9]+", "-", "-".join(parts).lower()).strip("-")
+    room = 63 - len(kind) - len(digest) - 2
+    readable = readable[:room].strip("-")
+    return f"{kind}-{readable}-{digest}" if readable else f"{kind}-{digest}"
+
+
+# --- estimate (oc's curve and arithmetic, float64 order of operations kept) ----------------------
+
+
+def timewise_complete(x: float) -> float:
+    """Fraction of the update's duration elapsed when a fraction x of operators is updated."""
+    x2 = x * x
+    x3 = x * x2
+    x4 = x2 * x2
+    if x < 0.25:
+        return -0.03078788 + 2.62886 * x - 3.823954 * x2
+    if x < 0.9:
+        return 0.1851215 + 1.64994 * x - 4.676898 * x2 + 5.451824 * x3 - 2.125286 * x4
+    return 25053.32 - 107394.3 * x + 172527.2 * x2 - 123107 * x3 + 32921.81 * x4
+
+
+def expected_duration(baseline: int, to_last_observed_progress: int, x: float) -> float:
+    """The update's expected total duration in seconds: extrapolated from the time to the last
+    observed operator progress once that exceeds 5 minutes (and the curve allows), else `baseline`."""
+    c = timewise_complete(x)
+    if x > 0 and c > 0 and to_last_observed_progress > 5 * MINUTE:
+        return gotext.seconds(to_last_observed_progress) / c
+    return gotext.seconds(baseline)
+
+
+def estimate_completion(baseline: int, to_last_observed_progress: int, updating_for: int, x: float) -> int:
+    """Remaining time (ns) from the baseline duration, observed progress and completion fraction."""
+    if x >= 1:
+        return 0
+    remaining = expected_duration(baseline, to_last_observed_progress, x) - gotext.seconds(updating_for)
+    factor = 1.2 if remaining >= 0 else 1 / 1.2
+    est = int(remaining * factor) * SECOND  # int() truncates toward zero, as Go's conversion
+    if est > 10 * MINUTE:
+        return gotext.round_duration(est, MINUTE)
+    return est
+
+
+def baseline_duration(hist: list[JSON], cv: JSON) -> int:
+    """Duration of the last completed update (not the current one, not the install), else 1 h."""
+    if len(hist) < 3:
+        return 60 * MINUTE
+    for item in hist[1 : len(hist) - 1]:
+        if item.get("state") == "Completed":
+            started = time_of(item.get("startedTime"), cv, "history startedTime")
+            completed = time_of(item.get("completionTime"), cv, "history completionTime")
+            if completed < started:  # inconsistent: no baseline rather than a negative one
+                return 60 * MINUTE
+            return completed - started
+    return 60 * MINUTE
+
+
+def go_percent(value: float) -> int:
+    """Go's `%.0f` (round half to even on the binary value) as an int."""
+    return int(f"{value:.0f}")
+
+
+# --- operators ---------------------------------------------------------------------------------
+
+
+def is_counted(co: JSON) -> bool:
+    """oc counts only operators that the release payload includes or excludes by annotation."""
+    annotations = get(co, "metadata", "annotations")
+    return any(
+        str(k).startswith(("exclude.release.openshift.io/", "include.release.openshift.io/")) for k in annotations
+    )
+
+
+@dataclass
+class OperatorState:
+    name: str
+    updated: bool
+    progressing: JSON | None
+    available: JSON | None
+    degraded: JSON | None
+
+    @property
+    def updating(self) -> bool:
+        return not self.updated and cond_str(self.progressing, "status") == "True"
+
+    @property
+    def waiting(self) -> bool:
+        return not self.updated and cond_str(self.progressing, "status") == "False"
+
+    @property
+    def unavailable(self) -> bool:
+        return cond_str(self.available, "status") != "True"
+
+    @property
+    def degraded_only(self) -> bool:
+        return not self.unavailable and cond_str(self.degraded, "status") == "True"
+
+
+def assess_operator(co: JSON, target: str, mco_image: str) -> OperatorState:
+    name = name_of(co)
+    versions = get(co, "status", "versions", want=list)
+    updated = False
+    image_upgrading = name == MCO_NAME and any(
+        isinstance(v, dict) and v.get("name") == "operator-image" and str(v.get("version") or "") != mco_image
+        for v in versions
+    )
+    if not image_upgrading:
+        updated = any(
+            isinstance(v, dict) and v.get("name") == "operator" and str(v.get("version") or "") == target
+            for v in versions
+        )
+    conds = conditions_by_type(co)
+    return OperatorState(
+        name=name,
+        updated=updated,
+        progressing=conds.get("Progressing"),
+        available=conds.get("Available"),
+        degraded=conds.get("Degraded"),
+    )
+
+
+@dataclass
+class ControlPlaneFacts:
+    """What oc derives about the control plane before printing it (also used by node insights)."""
+
+    target: str
+    operators: list[tuple[JSON, OperatorState]] = field(default_factory=list)
+    updated: int = 0
+
+    @property
+    def total(self) -> int:
+        return len(self.operators)
+
+    @property
+    def completed(self) -> bool:
+        return self.updated == self.total
+
+
+def control_plane_facts(cv: JSON, operators: list[JSON], mco_image: str) -> ControlPlaneFacts:
+    target = str(get(cv, "status", "desired", "version", want=str))
+    facts = ControlPlaneFacts(target=target)
+    for co in operators:
+        if not isinstance(co, dict):
+            raise InputError(f"a ClusterOperator must be an object, not {type(co).__name__}")
+        if not is_counted(co):
+            continue
+        state = assess_operator(co, target, mco_image)
+        facts.operators.append((co, state))
+        if state.updated:
+            facts.updated += 1
+    return facts
+
+
+# --- ClusterVersion ----------------------------------------------------------------------------
+
+
+def versions_from_history(hist: list[JSON]) -> ControlPlaneUpdateVersions:
+    if not hist:
+        return ControlPlaneUpdateVersions.model_construct(
+            previous=Version.model_construct(version=UNKNOWN_VERSION, metadata=[]),
+            target=Version.model_construct(version=UNKNOWN_VERSION, metadata=[]),
+        )
+    target = Version.model_construct(version=str(hist[0].get("version") or ""), metadata=[])
+    if len(hist) == 1:
+        previous = Version.model_construct(
+            version=NO_PREVIOUS, metadata=[VersionMetadata(key=VersionMetadataKey.INSTALLATION)]
+        )
+    else:
+        previous = Version.model_construct(version=str(hist[1].get("version") or ""), metadata=[])
+        if hist[1].get("state") == "Partial":
+            previous.metadata.append(VersionMetadata(key=VersionMetadataKey.PARTIAL))
+        if hist[0].get("version") == hist[1].get("version") and hist[0].get("image") != hist[1].get("image"):
+            target.metadata.append(VersionMetadata(key=VersionMetadataKey.ARCHITECTURE, value=MULTI_ARCH))
+    return ControlPlaneUpdateVersions.model_construct(previous=previous, target=target)
+
+
+def is_multi_arch_migration(hist: list[JSON]) -> bool:
+    return (
+        len(hist) > 1
+        and hist[0].get("version") == hist[1].get("version")
+        and (hist[0].get("image") != hist[1].get("image"))
+    )
+
+
+def updating_condition(cv: JSON, hist: list[JSON], progressing: JSON | None) -> Condition:
+    """The `Updating` condition as upstream defines it (reasons and Unknown cases)."""
+
+    def updating(status: ConditionStatus, reason: str, message: str, ltt: int) -> Condition:
+        return Condition.of(ConditionType.UPDATING, status, reason, message, ltt)
+
+    unknown, cannot = ConditionStatus.UNKNOWN, ClusterVersionUpdatingReason.CANNOT_DETERMINE
+    if progressing is None:
+        # no source time: `compute.stamp_transition_times` gives it one
+        return updating(unknown, cannot, "No Progressing condition in ClusterVersion", gotext.ZERO_TIME)
+    ltt = cond_time(progressing, cv)
+    if not hist:
+        return updating(unknown, cannot, "Empty history in ClusterVersion", ltt)
+    status = cond_str(progressing, "status")
+    message = (
+        f"ClusterVersion has Progressing={status}(Reason={cond_str(progressing, 'reason')}) | "
+        f"Message='{cond_str(progressing, 'message')}'"
+    )
+    last = hist[0]
+    if status == "True":
+        if last.get("state") != "Partial":
+            why = "Progressing=True in ClusterVersion but last history item is not Partial"
+            return updating(unknown, cannot, why, ltt)
+        if last.get("completionTime"):
+            why = "Progressing=True in ClusterVersion but last history item has completion time"
+            return updating(unknown, cannot, why, ltt)
+        return updating(ConditionStatus.TRUE, ClusterVersionUpdatingReason.PROGRESSING, message, ltt)
+    if status == "False":
+        if last.get("state") != "Completed":
+            why = "Progressing=False in ClusterVersion but last history item is not completed"
+            return updating(unknown, cannot, why, ltt)
+        if not last.get("completionTime"):
+            why = "Progressing=False in ClusterVersion but there is no completion time in last history item"
+            return updating(unknown, cannot, why, ltt)
+        return updating(ConditionStatus.FALSE, ClusterVersionUpdatingReason.NOT_PROGRESSING, message, ltt)
+    return updating(unknown, cannot, message, ltt)
+
+
+def copy_condition(cond: JSON, obj: JSON) -> Condition:
+    status = cond_str(cond, "status")
+    return Condition.of(
+        cond_str(cond, "type"),
+        ConditionStatus(status) if status in ("True", "False") else ConditionStatus.UNKNOWN,
+        cond_str(cond, "reason"),
+        cond_str(cond, "message"),
+        cond_time(cond, obj),
+    )
+
+
+def clusterversion_insight(
+    cv: JSON, facts: ControlPlaneFacts, operators: Sequence[ClusterOperatorStatusInsight], now: int
+) -> ClusterVersionStatusInsight:
+    """The ClusterVersion insight; `operators` are the counted operators' insights.
+
+    `estimatedCompletedAt` is the instant the update is expected to complete: `startedAt` plus the
+    expected total duration (`expected_duration`): the time from the start to the last observed
+    operator progress divided by the share of an update's duration that oc's curve assigns to the
+    current operator completion, once more than 5 minutes of progress were observed; before that
+    (or without any progress since the start), the duration of the last completed update (1 h
+    without one). It depends on the cluster's objects only, never on the clock, so an unchanged
+    cluster gives an unchanged insight; it is absent once every operator is updated. oc's
+    "Est. Time Remaining" at a given instant is `time_remaining(insight, operators, now)`, which
+    also stretches the estimate as oc does when the update runs past it. `now` decides only the
+    assessment: `Degraded` (oc's "Stalled") once that remaining time is below -10 minutes.
+    """
+    name = name_of(cv)
+    hist = history(cv)
+    progressing = conditions_by_type(cv).get("Progressing")
+    conditions = [updating_condition(cv, hist, progressing)]
+    if progressing is not None:
+        conditions.append(copy_condition(progressing, cv))
+
+    started = gotext.ZERO_TIME
+    completed_at: int | None = None
+    if hist:
+        started = time_of(hist[0].get("startedTime"), cv, "history[0].startedTime")
+        if hist[0].get("state") == "Completed" and hist[0].get("completionTime"):
+            completed_at = time_of(hist[0].get("completionTime"), cv, "history[0].completionTime")
+
+    co_completion = facts.updated / facts.total if facts.total else 1.0
+    estimated: int | None = None
+    if not facts.completed:
+        last_progress = last_observed_progress(operators)
+        progressed = started != gotext.ZERO_TIME and last_progress > started
+        to_last = last_progress - started if progressed else 0
+        total = expected_duration(baseline_duration(hist, cv), to_last, co_completion)
+        estimated = started + round(total * SECOND)
+    insight = ClusterVersionStatusInsight.model_construct(
+        conditions=conditions,
+        resource=ResourceRef.of(CONFIG_GROUP, "clusterversions", name),
+        assessment=ClusterVersionAssessment.COMPLETED if facts.completed else ClusterVersionAssessment.PROGRESSING,
+        versions=versions_from_history(hist),
+        completion=go_percent(co_completion * 100),
+        started_at=started,
+        completed_at=completed_at,
+        estimated_completed_at=estimated,
+    )
+    if estimated is not None and time_remaining(insight, operators, now) < -10 * MINUTE:
+        insight.assessment = ClusterVersionAssessment.DEGRADED  # oc prints "Stalled"
+    return insight
+
+
+def operator_is_updated(co: ClusterOperatorStatusInsight) -> bool:
+    updating = find_condition(co.conditions, ConditionType.UPDATING)
+    return (
+        updating is not None
+        and updating.status == ConditionStatus.FALSE
+        and updating.reason == ClusterOperatorUpdatingReason.UPDATED
+    )
+
+
+def last_observed_progress(operators: Sequence[ClusterOperatorStatusInsight]) -> int:
+    """oc's last observed progress: the newest Progressing transition among the counted operators,
+    or when only machine-config is left updating, when it started (daemon sets flipping Progressing
+    while nodes reboot are no progress of the update)."""
+    last = gotext.ZERO_TIME
+    mco_started: int | None = None
+    updated = 0
+    for co in operators:
+        if operator_is_updated(co):
+            updated += 1
+        progressing = find_condition(co.conditions, ConditionType.PROGRESSING)
+        if progressing is None:
+            continue
+        last = max(last, progressing.last_transition_time)
+        updating = find_condition(co.conditions, ConditionType.UPDATING)
+        if co.name == MCO_NAME and updating is not None and updating.status == ConditionStatus.TRUE:
+            mco_started = progressing.last_transition_time
+    if mco_started is not None and len(operators) - updated == 1:
+        return mco_started
+    return last
+
+
+def time_remaining(cv: ClusterVersionStatusInsight, operators: Sequence[ClusterOperatorStatusInsight], now: int) -> int:
+    """oc's estimated time remaining (ns, negative when late) at `now`; 0 without an estimate.
+
+    From the insights alone, so a client reading the ConfigMap API prints what oc prints.
+    """
+    if cv.estimated_completed_at is None or not operators:
+        return 0
+    x = sum(operator_is_updated(co) for co in operators) / len(operators)
+    started = cv.started_at
+    baseline = cv.estimated_completed_at - started  # what the estimate falls back to, exactly
+    if started == gotext.ZERO_TIME:
+        return estimate_completion(baseline, 0, 0, x)
+    completion_at = cv.completed_at if cv.completed_at is not None else now
+    last_progress = last_observed_progress(operators)
+    if not last_progress > started:
+        last_progress = now  # oc: no progress yet extrapolates from the time elapsed
+    return estimate_completion(baseline, last_progress - started, completion_at - started, x)
+
+
+def clusteroperator_insight(co: JSON, state: OperatorState, target: str, now: int) -> ClusterOperatorStatusInsight:
+    progressing = state.progressing
+    source_times = [cond_time(c, co) for c in (state.progressing, state.available, state.degraded) if c]
+    fallback = max(source_times) if source_times else gotext.ZERO_TIME
+    if state.updated:
+        updating = Condition.of(
+            ConditionType.UPDATING,
+            ConditionStatus.FALSE,
+            ClusterOperatorUpdatingReason.UPDATED,
+            f"The operator is updated to {target}",
+            cond_time(progressing, co) if progressing else fallback,
+        )
+    elif state.updating:
+        updating = Condition.of(
+            ConditionType.UPDATING,
+            ConditionStatus.TRUE,
+            ClusterOperatorUpdatingReason.PROGRESSING,
+            cond_str(progressing, "message"),
+            cond_time(progressing, co),
+        )
+    elif state.waiting:
+        updating = Condition.of(
+            ConditionType.UPDATING,
+            ConditionStatus.FALSE,
+            ClusterOperatorUpdatingReason.PENDING,
+            cond_str(progressing, "message"),
+            cond_time(progressing, co),
+        )
+    else:
+        updating = Condition.of(
+            ConditionType.UPDATING,
+            ConditionStatus.UNKNOWN,
+            ClusterOperatorUpdatingReason.CANNOT_DETERMINE,
+            "The operator is not updated and its Progressing condition is missing or Unknown",
+            fallback,
+        )
+    if state.available is None:
+        healthy = Condition.of(
+            ConditionType.HEALTHY,
+            ConditionStatus.UNKNOWN,
+            ClusterOperatorHealthyReason.CANNOT_DETERMINE,
+            "The cluster operator is unavailable because the available condition is not found in the "
+            "cluster operator's status",
+            fallback,
+        )
+    elif state.unavailable:
+        healthy = Condition.of(
+            ConditionType.HEALTHY,
+            ConditionStatus.FALSE,
+            ClusterOperatorHealthyReason.UNAVAILABLE,
+            cond_str(state.available, "message"),
+            cond_time(state.available, co),
+        )
+    elif state.degraded_only:
+        healthy = Condition.of(
+            ConditionType.HEALTHY,
+            ConditionStatus.FALSE,
+            ClusterOperatorHealthyReason.DEGRADED,
+            cond_str(state.degraded, "message"),
+            cond_time(state.degraded, co),
+        )
+    else:
+        healthy = Condition.of(
+            ConditionType.HEALTHY,
+            ConditionStatus.TRUE,
+            ClusterOperatorHealthyReason.AS_EXPECTED,
+            "",
+            cond_time(state.available, co),
+        )
+    conditions = [updating, healthy]
+    if progressing is not None:
+        conditions.append(copy_condition(progressing, co))
+    return ClusterOperatorStatusInsight.model_construct(
+        conditions=conditions,
+        name=state.name,
+        resource=ResourceRef.of(CONFIG_GROUP, "clusteroperators", state.name),
+    )
+
+
+# --- health ------------------------------------------------------------------------------------
+
+
+def health(
+    uid: str,
+    started_at: int | None,
+    scope: ScopeType,
+    resources: list[ResourceRef],
+    level: ImpactLevel,
+    impact: ImpactType,
+    summary: str,
+    description: str,
+    reference: str,
+) -> HealthInsight | None:
+    """A health insight, or None when oc would drop it (empty summary, description or reference).
+
+    `started_at` None: the problem has no start time of its own and lasts as long as the objects
+    show it; clients show it as starting at the moment they look (oc assesses it at `now`).
+    """
+    if not summary or not description or not reference:
+        return None
+    return construct_fast(
+        HealthInsight,
+        {
+            "uid": uid,
+            "started_at": started_at,
+            "scope": construct_fast(InsightScope, {"type": scope, "resources": resources}),
+            "impact": construct_fast(
+                InsightImpact,
+                {"level": level, "type": impact, "summary": summary, "description": description},
+            ),
+            "remediation": construct_fast(InsightRemediation, {"reference": reference, "estimated_finish": None}),
+        },
+    )
+
+
+def clusterversion_failing_insight(cv: JSON) -> HealthInsight | None:
+    name = name_of(cv)
+    ref = [ResourceRef.of(CONFIG_GROUP, "clusterversions", name)]
+    failing = conditions_by_type(cv).get("Failing")
+    if failing is None:
+        return health(
+            health_uid("cv", name, "failing"),
+            None,  # oc: "now"; a stored `now` would change the insight on every assessment
+            ScopeType.CONTROL_PLANE,
+            ref,
+            ImpactLevel.WARNING,
+            ImpactType.UPDATE_STALLED,
+            f"Cluster Version {name} has no Failing condition",
+            "Current status of Cluster Version reconciliation is unclear.  See "
+            "'oc -n openshift-cluster-version logs -l k8s-app=cluster-version-operator --tail -1' to debug.",
+            RUNBOOK_DEGRADED,
+        )
+    status = cond_str(failing, "status")
+    if status == "False":
+        return None
+    verb = "may be failing" if status == "Unknown" else "is failing"
+    return health(
+        health_uid("cv", name, "failing"),
+        cond_time(failing, cv),
+        ScopeType.CONTROL_PLANE,
+        ref,
+        ImpactLevel.WARNING,
+        ImpactType.UPDATE_STALLED,
+        f"Cluster Version {name} {verb} to proceed with the update ({cond_str(failing, 'reason')})",
+        cond_str(failing, "message"),
+        RUNBOOK_DEGRADED,
+    )
+
+
+# operator health insights: (condition, its bad status, what it means, warning after, error after, runbook)
+_OPERATOR_HEALTH = (
+    ("available", "False", "unavailable", CO_UNAVAILABLE_WARNING_AFTER, CO_UNAVAILABLE_ERROR_AFTER, RUNBOOK_DOWN),
+    ("degraded", "True", "degraded", CO_DEGRADED_WARNING_AFTER, CO_DEGRADED_ERROR_AFTER, RUNBOOK_DEGRADED),
+)
+
+
+def clusteroperator_health(co: JSON, state: OperatorState, now: int) -> list[HealthInsight]:
+    out: list[HealthInsight] = []
+    ref = [ResourceRef.of(CONFIG_GROUP, "clusteroperators", state.name)]
+    for attr, bad, what, warning_after, error_after, runbook in _OPERATOR_HEALTH:
+        cond: JSON | None = getattr(state, attr)
+        if cond is None or cond_str(cond, "status") != bad:
+            continue
+        since = cond_time(cond, co)
+        if not now > since + warning_after:
+            continue
+        insight = health(
+            health_uid("co", state.name, what),
+            since,
+            ScopeType.CONTROL_PLANE,
+            ref,
+            ImpactLevel.ERROR if now > since + error_after else ImpactLevel.WARNING,
+            ImpactType.API_AVAILABILITY,
+            f"Cluster Operator {state.name} is {what} ({cond_str(cond, 'reason')})",
+            cond_str(cond, "message") or "<no message>",
+            runbook,
+        )
+        if insight:
+            out.append(insight)
+    return out
+
+
+def previous_incomplete_insight(cv: JSON, facts: ControlPlaneFacts) -> HealthInsight | None:
+    hist = history(cv)
+    if len(hist) <= 1 or hist[1].get("state") != "Partial" or facts.completed:
+        return None
+    name = name_of(cv)
+    previous = str(hist[1].get("version") or "")
+    last_complete = next(
+        (str(h.get("version") or "") for h in hist[2:] if h.get("state") == "Completed"), UNKNOWN_VERSION
+    )
+    target = str(hist[0].get("version") or "")
+    return health(
+        health_uid("cv", name, "previous-incomplete"),
+        time_of(hist[0].get("startedTime"), cv, "history[0].startedTime"),
+        ScopeType.CONTROL_PLANE,
+        [ResourceRef.of(CONFIG_GROUP, "clusterversions", name)],
+        ImpactLevel.WARNING,
+        ImpactType.NONE,
+        f"Previous update to {previous} never completed, last complete update was {last_complete}",
+        f"Current update to {target} was initiated while the previous update to version {previous} "
+        "was still in progress",
+        DOC_HISTORY,
+    )
+
+
+@dataclass
+class ControlPlaneResult:
+    clusterversion: ClusterVersionStatusInsight
+    operators: list[ClusterOperatorStatusInsight]
+    failing: HealthInsight | None
+    operator_health: list[HealthInsight]
+    previous_incomplete: HealthInsight | None
+
+
+def assess_control_plane(cv: JSON, operators: list[JSON], now: int, mco_image: str = "") -> ControlPlaneResult:
+    if not isinstance(cv, dict):
+        raise InputError(f"the ClusterVersion must be an object, not {type(cv).__name__}")
+    facts = control_plane_facts(cv, operators, mco_image)
+    co_insights = []
+    co_health: list[HealthInsight] = []
+    for co, state in facts.operators:
+        co_insights.append(clusteroperator_insight(co, state, facts.target, now))
+        co_health.extend(clusteroperator_health(co, state, now))
+    return ControlPlaneResult(
+        clusterversion=clusterversion_insight(cv, facts, co_insights, now),
+        operators=co_insights,
+        failing=clusterversion_failing_insight(cv),
+        operator_health=co_health,
+        previous_incomplete=previous_incomplete_insight(cv, facts),
+    )
+
+
+def update_started_at(cv: JSON) -> int:
+    """oc's start of the update: history[0].startedTime, else the Progressing transition time."""
+    hist = history(cv)
+    if hist:
+        return time_of(hist[0].get("startedTime"), cv, "history[0].startedTime")
+    return cond_time(conditions_by_type(cv).get("Progressing"), cv)

@@ -1,0 +1,429 @@
+"""Status insight types: the update status API's JSON (camelCase) field names, enums and reasons.
+
+The field names follow the UpdateStatus API as the cluster-version-operator's copy defines them
+(`update.openshift.io/v1alpha1`): ClusterVersion, ClusterOperator, MachineConfigPool, Node and
+Health insights. Times are ints of nanoseconds since the Unix epoch in Python (oc's output depends
+on sub-microsecond remainders) and RFC 3339 strings with nanoseconds in JSON/YAML; durations are
+ints of nanoseconds in Python and Go duration strings (`10m0s`) in JSON/YAML.
+
+Additions to the upstream types, each needed so a client can print everything oc prints from the
+insights alone:
+
+- ClusterVersion insight: the ClusterVersion's own `Progressing` condition is copied into
+  `conditions` next to `Updating` (oc decides "is the cluster updating" from it).
+- ClusterOperator insight: the operator's own `Progressing` condition is copied into
+  `conditions` (oc's operators table shows its age, reason and message).
+- Node insight: `Updating` is `Unknown`/`CannotDetermine` when the Machine Config Daemon reports
+  `Done` for a node that does not run the target configuration yet (oc prints that node as
+  `Updated` but does not count it as updated).
+- Health insight: `uid`, the stable identifier also used in its ConfigMap key; scope type
+  `Cluster` for alerts (as oc uses it); `startedAt` omitted for a problem without a start time of
+  its own (a ClusterVersion without a `Failing` condition: oc dates it "now", which clients do at
+  the moment they show it, so the stored insight does not change with the clock).
+- ClusterVersion insight: `estimatedCompletedAt` is a function of the cluster's objects, not of
+  the clock (see `status.updatestatus.insights.controlplane.clusterversion_insight`).
+
+One schema for writer and reader: strings the controller copies from cluster objects (versions,
+condition reasons and messages) are published in full and read in full; the upstream types'
+length limits on versions (64) and version metadata values (32) are not enforced on read,
+because the API server does not bound those fields in ClusterVersions, Nodes or MachineConfigs
+and oc prints them whole. Nothing is truncated on either side (so a client shows what oc shows);
+what bounds a value is the ConfigMap's size limit. Limits that computed values always meet
+(condition counts, uids, names of objects the API server bounds to 253) stay enforced.
+"""
+
+from __future__ import annotations
+
+import functools
+from datetime import datetime
+from enum import StrEnum
+from typing import Annotated, Any, TypeVar
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, PlainSerializer, model_serializer
+from pydantic.alias_generators import to_camel
+
+from cvo_py import gotext
+
+
+def _time_in(value: Any) -> int:
+    if isinstance(value, bool):
+        raise ValueError("a time must be an RFC 3339 string, not a boolean")
+    if isinstance(value, int):
+        return value
+    if isinstance(value, str):
+        return gotext.parse_time(value)
+    if isinstance(value, datetime):
+        return gotext.from_datetime(value)
+    raise ValueError(f"a time must be an RFC 3339 string, not {type(value).__name__}")
+
+
+def _duration_in(value: Any) -> int:
+    if isinstance(value, bool):
+        raise ValueError("a duration must be a Go duration string such as 10m0s, not a boolean")
+    if isinstance(value, int):
+        return value
+    if isinstance(value, str):
+        return gotext.parse_duration(value)
+    raise ValueError(f"a duration must be a Go duration string such as 10m0s, not {type(value).__name__}")
+
+
+_M = TypeVar("_M", bound=BaseModel)
+
+
+@functools.lru_cache(maxsize=16384)
+def time_string(ns: int) -> str:
+    """A Time's JSON form (cached: the insights of one cluster share few distinct instants)."""
+    return gotext.format_time(ns)
+
+
+Time = Annotated[int, BeforeValidator(_time_in), PlainSerializer(time_string, when_used="json")]
+Duration = Annotated[int, BeforeValidator(_duration_in), PlainSerializer(gotext.duration_string, when_used="json")]
+
+
+_FIELDS_SET: dict[type[BaseModel], set[str]] = {}
+_set_slot = object.__setattr__  # a model's own __setattr__ validates; these are its plain slots
+
+
+def construct_fast(cls: type[_M], values: dict[str, Any]) -> _M:
+    """An unvalidated instance from computed values; `values` must hold every field.
+
+    What `model_construct` does without its per-field default handling: the node insight path
+    builds several models per node and must reach tens of thousands of nodes per second.
+    """
+    # every field is set, so instances can share one set (pydantic only ever adds field names)
+    fields_set = _FIELDS_SET.get(cls)
+    if fields_set is None:
+        fields_set = _FIELDS_SET[cls] = set(cls.model_fields)
+    obj = cls.__new__(cls)
+    _set_slot(obj, "__dict__", values)
+    _set_slot(obj, "__pydantic_fields_set__", fields_set)
+    _set_slot(obj, "__pydantic_extra__", None)
+    _set_slot(obj, "__pydantic_private__", None)
+    return obj
+
+
+class ApiModel(BaseModel):
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid", use_enum_values=False)
+
+    def to_api(self) -> dict[str, Any]:
+        """The JSON form: camelCase names, times and durations as strings, unset options omitted."""
+        return self.model_dump(mode="json", by_alias=True, exclude_none=True)
+
+
+# --- enums -------------------------------------------------------------------------------------
+
+
+class ConditionStatus(StrEnum):
+    TRUE = "True"
+    FALSE = "False"
+    UNKNOWN = "Unknown"
+
+
+class ScopeType(StrEnum):
+    CONTROL_PLANE = "ControlPlane"
+    WORKER_POOL = "WorkerPool"
+    CLUSTER = "Cluster"  # used by oc for alerts; not in the upstream enum
+
+
+class ClusterVersionAssessment(StrEnum):
+    UNKNOWN = "Unknown"
+    PROGRESSING = "Progressing"
+    COMPLETED = "Completed"
+    DEGRADED = "Degraded"
+
+
+class PoolAssessment(StrEnum):
+    PENDING = "Pending"
+    COMPLETED = "Completed"
+    DEGRADED = "Degraded"
+    EXCLUDED = "Excluded"
+    PROGRESSING = "Progressing"
+
+
+class NodeSummaryType(StrEnum):
+    TOTAL = "Total"
+    AVAILABLE = "Available"
+    PROGRESSING = "Progressing"
+    OUTDATED = "Outdated"
+    DRAINING = "Draining"
+    EXCLUDED = "Excluded"
+    DEGRADED = "Degraded"
+
+
+class VersionMetadataKey(StrEnum):
+    INSTALLATION = "Installation"
+    PARTIAL = "Partial"
+    ARCHITECTURE = "Architecture"
+
+
+class ImpactLevel(StrEnum):
+    UNKNOWN = "Unknown"
+    INFO = "Info"
+    WARNING = "Warning"
+    ERROR = "Error"
+    CRITICAL = "Critical"
+
+    @property
+    def severity(self) -> int:
+        """Sort rank, increasing with severity (oc sorts Update Health by it, descending)."""
+        return _LEVEL_RANK[self]
+
+
+_LEVEL_RANK = {
+    ImpactLevel.UNKNOWN: -1,
+    ImpactLevel.INFO: 0,
+    ImpactLevel.WARNING: 1,
+    ImpactLevel.ERROR: 2,
+    ImpactLevel.CRITICAL: 3,
+}
+
+
+class ImpactType(StrEnum):
+    NONE = "None"
+    UNKNOWN = "Unknown"
+    API_AVAILABILITY = "API Availability"
+    CLUSTER_CAPACITY = "Cluster Capacity"
+    APPLICATION_AVAILABILITY = "Application Availability"
+    APPLICATION_OUTAGE = "Application Outage"
+    DATA_LOSS = "Data Loss"
+    UPDATE_SPEED = "Update Speed"
+    UPDATE_STALLED = "Update Stalled"
+
+
+# --- condition types and reasons ---------------------------------------------------------------
+
+
+class ConditionType:
+    UPDATING = "Updating"
+    HEALTHY = "Healthy"
+    AVAILABLE = "Available"
+    DEGRADED = "Degraded"
+    PROGRESSING = "Progressing"  # copied from the ClusterVersion / ClusterOperator
+
+
+class ClusterVersionUpdatingReason:
+    PROGRESSING = "ClusterVersionProgressing"
+    NOT_PROGRESSING = "ClusterVersionNotProgressing"
+    CANNOT_DETERMINE = "CannotDetermineUpdating"
+
+
+class ClusterOperatorUpdatingReason:
+    UPDATED = "Updated"
+    PENDING = "Pending"
+    PROGRESSING = "Progressing"
+    CANNOT_DETERMINE = "CannotDetermine"
+
+
+class ClusterOperatorHealthyReason:
+    AS_EXPECTED = "AsExpected"
+    UNAVAILABLE = "Unavailable"
+    DEGRADED = "Degraded"
+    CANNOT_DETERMINE = "CannotDetermine"
+
+
+class NodeUpdatingReason:
+    DRAINING = "Draining"
+    UPDATING = "Updating"
+    REBOOTING = "Rebooting"
+    PAUSED = "Paused"
+    PENDING = "Pending"
+    COMPLETED = "Completed"
+    CANNOT_DETERMINE = "CannotDetermine"
+
+
+class NodeAvailableReason:
+    """`Available` reasons; several unavailability causes are joined with `,`."""
+
+    AS_EXPECTED = "AsExpected"
+    NOT_READY = "NotReady"
+    DISK_PRESSURE = "DiskPressure"
+    NETWORK_UNAVAILABLE = "NetworkUnavailable"
+    UNSCHEDULABLE = "Unschedulable"
+    MCD_PROCESSING = "MachineConfigDaemonProcessing"
+    UNEXPECTED_IMAGE = "UnexpectedImage"
+
+
+class NodeDegradedReason:
+    AS_EXPECTED = "AsExpected"
+    # otherwise the Machine Config Daemon state: Degraded or Unreconcilable
+
+
+class PoolUpdatingReason:
+    UPDATED = "Updated"
+    PENDING = "Pending"
+    PAUSED = "Paused"
+    PROGRESSING = "Progressing"
+    CANNOT_DETERMINE = "CannotDetermine"
+
+
+# --- building blocks ---------------------------------------------------------------------------
+
+
+class Condition(ApiModel):
+    type: str
+    status: ConditionStatus
+    reason: str
+    message: str = ""
+    last_transition_time: Time
+
+    @classmethod
+    def of(cls, type_: str, status: ConditionStatus, reason: str, message: str, ltt: int) -> Condition:
+        """Unvalidated fast constructor for computed conditions."""
+        return construct_fast(
+            cls,
+            {
+                "type": type_,
+                "status": status,
+                "reason": reason,
+                "message": message,
+                "last_transition_time": ltt,
+            },
+        )
+
+
+def find_condition(conditions: list[Condition], type_: str) -> Condition | None:
+    for c in conditions:
+        if c.type == type_:
+            return c
+    return None
+
+
+class ResourceRef(ApiModel):
+    group: str = ""
+    resource: str
+    name: str
+    namespace: str = ""
+
+    @model_serializer(mode="wrap")
+    def _omit_empty(self, handler: Any) -> Any:
+        data = handler(self)
+        if isinstance(data, dict):
+            if not data.get("group"):
+                data.pop("group", None)
+            if not data.get("namespace"):
+                data.pop("namespace", None)
+        return data
+
+    @classmethod
+    def of(cls, group: str, resource: str, name: str, namespace: str = "") -> ResourceRef:
+        return construct_fast(cls, {"group": group, "resource": resource, "name": name, "namespace": namespace})
+
+    @property
+    def kind_label(self) -> str:
+        """How oc names the resource type: `<resource>.<group>` (or just `<resource>`)."""
+        return f"{self.resource}.{self.group}" if self.group else self.resource
+
+
+class VersionMetadata(ApiModel):
+    key: VersionMetadataKey
+    value: str = ""  # upstream: at most 32 characters; read in full (see the module docstring)
+
+
+class Version(ApiModel):
+    version: str  # upstream: at most 64 characters; read in full (see the module docstring)
+    metadata: list[VersionMetadata] = Field(default_factory=list, max_length=5)
+
+    def has(self, key: VersionMetadataKey) -> bool:
+        return any(m.key == key for m in self.metadata)
+
+
+class ControlPlaneUpdateVersions(ApiModel):
+    previous: Version
+    target: Version
+
+
+class NodeSummary(ApiModel):
+    type: NodeSummaryType
+    count: int = Field(ge=0)
+
+
+class InsightScope(ApiModel):
+    type: ScopeType
+    resources: list[ResourceRef] = Field(default_factory=list)
+
+
+class InsightImpact(ApiModel):
+    level: ImpactLevel
+    type: ImpactType
+    summary: str
+    description: str = ""
+
+
+class InsightRemediation(ApiModel):
+    reference: str
+    estimated_finish: Time | None = None
+
+
+# --- insights ----------------------------------------------------------------------------------
+
+
+class ClusterVersionStatusInsight(ApiModel):
+    conditions: list[Condition] = Field(default_factory=list, max_length=10)
+    resource: ResourceRef
+    assessment: ClusterVersionAssessment
+    versions: ControlPlaneUpdateVersions
+    completion: int = Field(ge=0, le=100)
+    started_at: Time
+    completed_at: Time | None = None
+    estimated_completed_at: Time | None = None
+
+
+class ClusterOperatorStatusInsight(ApiModel):
+    conditions: list[Condition] = Field(default_factory=list, max_length=10)
+    name: str = Field(min_length=1, max_length=253)
+    resource: ResourceRef
+
+
+class MachineConfigPoolStatusInsight(ApiModel):
+    conditions: list[Condition] = Field(default_factory=list, max_length=10)
+    name: str = Field(min_length=1, max_length=253)
+    resource: ResourceRef
+    scope_type: ScopeType
+    assessment: PoolAssessment
+    completion: int = Field(ge=0, le=100)
+    summaries: list[NodeSummary] = Field(default_factory=list, max_length=16)
+
+    def count(self, type_: NodeSummaryType) -> int:
+        for s in self.summaries:
+            if s.type == type_:
+                return s.count
+        return 0
+
+
+class NodeStatusInsight(ApiModel):
+    conditions: list[Condition] = Field(default_factory=list, max_length=10)
+    name: str = Field(min_length=1, max_length=253)
+    resource: ResourceRef
+    pool_resource: ResourceRef
+    scope_type: ScopeType
+    version: str = ""  # upstream: at most 64 characters; read in full (see the module docstring)
+    est_to_complete: Duration | None = None
+    message: str = Field(default="", max_length=100)
+
+    @model_serializer(mode="wrap")
+    def _omit_empty(self, handler: Any) -> Any:
+        data = handler(self)
+        if isinstance(data, dict):
+            for key in ("version", "message"):
+                if data.get(key) == "":
+                    data.pop(key)
+        return data
+
+
+class HealthInsight(ApiModel):
+    uid: str = Field(min_length=1, max_length=63, pattern=r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
+    started_at: Time | None = None  # None: no start of its own, shown as starting "now"
+    scope: InsightScope
+    impact: InsightImpact
+    remediation: InsightRemediation
+
+
+Insight = (
+    ClusterVersionStatusInsight
+    | ClusterOperatorStatusInsight
+    | MachineConfigPoolStatusInsight
+    | NodeStatusInsight
+    | HealthInsight
+)
+
+NODE_MESSAGE_MAX = 100

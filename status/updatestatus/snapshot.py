@@ -1,0 +1,270 @@
+"""Load an oc-style snapshot: NAME-cv.yaml and its sibling files.
+
+Files (all found from the `-cv.yaml` path by replacing its first `-cv.yaml`): `-co.yaml`,
+`-mc.yaml`, `-mcp.yaml`, `-node.yaml` (required), `-alerts.json` and `-mco-deployment.yaml`
+(optional). Each may be YAML or JSON; lists are `v1 List` or `<Kind>List`. A missing or malformed
+file is a `SnapshotError` whose one-line message names the file.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from cvo_py import gotext, safeload
+from status.updatestatus.insights import compute
+from status.updatestatus.insights.models import Insight
+from status.updatestatus.insights.nodes import RELEASE_IMAGE_VERSION
+from status.updatestatus.insights.objects import InputError
+
+JSON = dict[str, Any]
+
+CV_SUFFIX = "-cv.yaml"
+MOCK_NOW_OFFSET = 368_975  # ns oc adds to the newest condition time, to exercise rounding
+
+
+class SnapshotError(Exception):
+    """A snapshot file that is missing or cannot be used; the message names it."""
+
+
+@dataclass
+class Snapshot:
+    name: str
+    clusterversion: JSON
+    operators: list[JSON]
+    machineconfigs: list[JSON]
+    pools: list[JSON]
+    nodes: list[JSON]
+    alerts: Any | None  # the alerts response, or None when the snapshot has none
+    mco_deployment: JSON | None
+
+    def machineconfig_versions(self) -> dict[str, str]:
+        out = {}
+        for mc in self.machineconfigs:
+            meta = mc.get("metadata") or {}
+            version = (meta.get("annotations") or {}).get(RELEASE_IMAGE_VERSION)
+            if version:
+                name = meta.get("name")
+                if not isinstance(name, str):
+                    where = paths(Path(self.name))["-mc.yaml"]
+                    raise SnapshotError(f"{where}: MachineConfig metadata.name is {type(name).__name__}, not a string")
+                out[name] = version
+        return out
+
+    def mco_image(self) -> str:
+        """The machine-config-operator container's image; "" without a deployment file (as oc)."""
+        if self.mco_deployment is None:
+            return ""
+        spec = ((self.mco_deployment.get("spec") or {}).get("template") or {}).get("spec") or {}
+        for container in spec.get("containers") or []:
+            if isinstance(container, dict) and container.get("name") == "machine-config-operator":
+                image = container.get("image") or ""
+                if not isinstance(image, str):
+                    where = paths(Path(self.name))["-mco-deployment.yaml"]
+                    raise SnapshotError(f"{where}: machine-config-operator container image is not a string")
+                return image
+        return ""
+
+    def insights(self, now: int | None = None, wall_clock: int | None = None) -> tuple[list[Insight], int]:
+        """oc's assessment of the snapshot: (insights, the "now" they are assessed at).
+
+        Without `now`, the snapshot's own "now" (`mock_now`) is used, and node unavailability is
+        aged at `wall_clock` as oc does (it measures that against the real clock even for
+        snapshots). An explicit `now` is used for both.
+        """
+        at = self.mock_now() if now is None else now
+        node_clock = wall_clock if now is None and wall_clock is not None else at
+        try:
+            out = compute.all_insights(
+                self.clusterversion,
+                self.operators,
+                self.nodes,
+                self.pools,
+                self.machineconfig_versions(),
+                at,
+                mco_image=self.mco_image(),
+                alerts=self.alerts,
+                node_clock=node_clock,
+            )
+        except InputError as exc:
+            where = file_for_error(Path(self.name), exc) if CV_SUFFIX in self.name else self.name
+            raise SnapshotError(f"{where}: {exc}") from None
+        return out, at
+
+    def mock_now(self) -> int:
+        """Newest ClusterVersion, then ClusterOperator, condition time + 368975 ns, as oc computes it."""
+        now = gotext.ZERO_TIME
+        for obj in [self.clusterversion, *self.operators]:
+            for cond in (obj.get("status") or {}).get("conditions") or []:
+                text = cond.get("lastTransitionTime") if isinstance(cond, dict) else None
+                if not text:
+                    continue
+                try:
+                    ltt = gotext.parse_time(str(text))
+                except gotext.TimeFormatError as exc:
+                    raise SnapshotError(f"{self.name}: {exc}") from None
+                if ltt > now:
+                    now = ltt + MOCK_NOW_OFFSET
+        return now
+
+
+# Which file holds the objects an assessment error names (its message starts with their kind).
+_FILE_BY_KIND = {
+    "ClusterVersion": "-cv.yaml",
+    "ClusterOperator": "-co.yaml",
+    "MachineConfigPool": "-mcp.yaml",
+    "MachineConfig": "-mc.yaml",
+    "Node": "-node.yaml",
+    "alert": "-alerts.json",
+    "alerts:": "-alerts.json",
+}
+
+
+def file_for_error(cv_path: Path, error: InputError) -> Path:
+    """The snapshot file an assessment error is about (the -cv.yaml file when it cannot tell)."""
+    kind = error.kind or str(error).split(" ", 1)[0]
+    return paths(cv_path)[_FILE_BY_KIND.get(kind, CV_SUFFIX)]
+
+
+def paths(cv_path: Path) -> dict[str, Path]:
+    text = str(cv_path)
+    if CV_SUFFIX not in text:
+        raise SnapshotError(f"{cv_path}: the ClusterVersion file name must end with {CV_SUFFIX}")
+    return {
+        suffix: Path(text.replace(CV_SUFFIX, suffix, 1))
+        for suffix in (
+            "-cv.yaml",
+            "-co.yaml",
+            "-mc.yaml",
+            "-mcp.yaml",
+            "-node.yaml",
+            "-alerts.json",
+            "-mco-deployment.yaml",
+        )
+    }
+
+
+def load(cv_path: str | Path) -> Snapshot:
+    files = paths(Path(cv_path))
+    cv = _single(files["-cv.yaml"], "ClusterVersion")
+    alerts = None
+    if files["-alerts.json"].exists():
+        alerts = _parse(files["-alerts.json"])
+        if not isinstance(alerts, dict | list):
+            raise SnapshotError(f"{files['-alerts.json']}: expected an alerts response object")
+    deployment = None
+    if files["-mco-deployment.yaml"].exists():
+        deployment = _single(files["-mco-deployment.yaml"], "Deployment")
+    return Snapshot(
+        name=str(files["-cv.yaml"]),
+        clusterversion=cv,
+        operators=_list(files["-co.yaml"], "ClusterOperator"),
+        machineconfigs=_list(files["-mc.yaml"], "MachineConfig"),
+        pools=_list(files["-mcp.yaml"], "MachineConfigPool"),
+        nodes=_list(files["-node.yaml"], "Node"),
+        alerts=alerts,
+        mco_deployment=deployment,
+    )
+
+
+def _parse(path: Path) -> Any:
+    """The file's document, within the bounds of `cvo_py.safeload` (one-line errors naming the file)."""
+    try:
+        size, limit = path.stat().st_size, safeload.DEFAULT_LIMITS.max_bytes
+        if size > limit:  # refused before a byte is read
+            raise SnapshotError(f"{path}: {size} bytes, more than the limit of {limit} bytes")
+        data = path.read_bytes()
+    except FileNotFoundError:
+        raise SnapshotError(f"{path}: file not found") from None
+    except OSError as exc:
+        raise SnapshotError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    return parse_document(path, data)
+
+
+def parse_document(where: Path | str, data: bytes | str) -> Any:
+    """One YAML or JSON document → plain values, within the bounds of `cvo_py.safeload`; errors
+    name `where`. Every reader of snapshots and dumps parses here."""
+    try:
+        return safeload.load_document(data, source=str(where), yaml_floats=False)
+    except safeload.DocumentError as exc:
+        raise SnapshotError(str(exc)) from None
+
+
+def _items(path: Path | str, doc: Any, kind: str) -> list[JSON]:
+    if not isinstance(doc, dict):
+        raise SnapshotError(f"{path}: expected a {kind} or a list of them, got {type(doc).__name__}")
+    doc_kind = doc.get("kind")
+    if doc_kind == kind:
+        return [doc]
+    if doc_kind not in ("List", f"{kind}List"):
+        raise SnapshotError(f"{path}: unexpected object type {doc_kind or '<no kind>'} (want {kind} or a List)")
+    items = doc.get("items") or []
+    if not isinstance(items, list):
+        raise SnapshotError(f"{path}: items is not a list")
+    for i, item in enumerate(items):
+        item_kind = item.get("kind") if isinstance(item, dict) else type(item).__name__
+        # <Kind>List items may omit kind (as the API server sends them)
+        if not isinstance(item, dict) or (item_kind not in (kind, None) or (item_kind is None and doc_kind == "List")):
+            raise SnapshotError(f"{path}: unexpected object type {item_kind} in List content at index {i}")
+    return items
+
+
+# Fields that must be objects (or lists) wherever present: what the assessment walks into.
+_OBJECT_FIELDS: tuple[tuple[str, ...], ...] = (
+    ("metadata",),
+    ("metadata", "annotations"),
+    ("metadata", "labels"),
+    ("spec",),
+    ("status",),
+    ("spec", "template"),
+    ("spec", "template", "spec"),
+)
+_LIST_FIELDS: tuple[tuple[str, ...], ...] = (("status", "conditions"), ("spec", "template", "spec", "containers"))
+
+
+def check_shape(path: Path | str, kind: str, obj: JSON) -> None:
+    """A one-line error naming the file for an object whose structure the assessment cannot walk."""
+    obj.setdefault("kind", kind)  # <Kind>List items may omit it; errors name objects by it
+    meta = obj.get("metadata")
+    name = meta.get("name") if isinstance(meta, dict) else None
+    who = f"{kind} {name!r}" if name else kind
+    for field_path, want in [(f, dict) for f in _OBJECT_FIELDS] + [(f, list) for f in _LIST_FIELDS]:
+        cur: Any = obj
+        for i, key in enumerate(field_path):
+            if not isinstance(cur, dict):
+                break
+            cur = cur.get(key)
+            if cur is None:
+                break
+            if i == len(field_path) - 1 and not isinstance(cur, want):
+                shape = "an object" if want is dict else "a list"
+                raise SnapshotError(f"{path}: {who}: {'.'.join(field_path)} is {type(cur).__name__}, not {shape}")
+    # Kubernetes stores annotations and labels as strings; the assessment compares them as such.
+    for field_name in ("annotations", "labels"):
+        values = meta.get(field_name) if isinstance(meta, dict) else None
+        for key, value in (values or {}).items():
+            if not isinstance(value, str):
+                raise SnapshotError(
+                    f"{path}: {who}: metadata.{field_name}[{key!r}] is {type(value).__name__}, not a string"
+                )
+
+
+def _list(path: Path, kind: str) -> list[JSON]:
+    return objects_of(path, _parse(path), kind)
+
+
+def objects_of(where: Path | str, doc: Any, kind: str) -> list[JSON]:
+    """The `kind` objects of a parsed document (one object, a `v1 List` or a `<Kind>List`), each
+    checked for the structure the assessment walks; errors name `where`."""
+    items = _items(where, doc, kind)
+    for item in items:
+        check_shape(where, kind, item)
+    return items
+
+
+def _single(path: Path, kind: str) -> JSON:
+    items = _list(path, kind)
+    if not items:
+        raise SnapshotError(f"{path}: the list holds no {kind}")
+    return items[0]

@@ -1,0 +1,166 @@
+"""Go-compatible text: Go time semantics, short network-error phrases, API timestamps."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+import pytest
+
+from cvo_py import gotext
+from cvo_py.gotext import HOUR, MICROSECOND, MILLISECOND, MINUTE, SECOND
+
+
+@pytest.mark.parametrize(
+    "d,want",
+    [
+        (0, "0s"),
+        (1, "1ns"),
+        (1500, "1.5µs"),
+        (368_975, "368.975µs"),
+        (500 * MILLISECOND, "500ms"),
+        (45 * SECOND, "45s"),
+        (415 * SECOND, "6m55s"),
+        (HOUR + 5 * SECOND, "1h0m5s"),
+        (HOUR + 59 * MINUTE, "1h59m0s"),
+        (2 * HOUR, "2h0m0s"),
+        (415 * SECOND + 368_975, "6m55.000368975s"),
+        (-5 * MINUTE, "-5m0s"),
+        (-1500 * MICROSECOND, "-1.5ms"),
+    ],
+)
+def test_duration_string_matches_go(d: int, want: str) -> None:
+    assert gotext.duration_string(d) == want
+
+
+@pytest.mark.parametrize(
+    "d,want",
+    [
+        (0, "now"),
+        (2 * HOUR, "2h"),
+        (HOUR + 59 * MINUTE, "1h59m"),
+        (5 * MINUTE, "5m"),
+        (45 * SECOND, "45s"),
+        (HOUR + 4 * MINUTE + 41 * SECOND + 368_975, "1h4m41s"),
+        (2 * MINUTE + 368_975, "2m"),  # 2m0.000368975s → 2m0s → 2m
+        (368_975, "6m8s"),  # oc's quirk: "368.975µs" → "368s" → 6m8s
+        (500 * MILLISECOND, "500ms"),
+        (-5 * MINUTE, "-5m"),
+    ],
+)
+def test_short_duration_reproduces_oc(d: int, want: str) -> None:
+    assert gotext.short_duration(d) == want
+
+
+@pytest.mark.parametrize(
+    "d,m,rounded,truncated",
+    [
+        (90 * SECOND, MINUTE, 2 * MINUTE, MINUTE),  # halfway rounds away from zero
+        (89 * SECOND, MINUTE, MINUTE, MINUTE),
+        (-90 * SECOND, MINUTE, -2 * MINUTE, -MINUTE),
+        (-89 * SECOND, MINUTE, -MINUTE, -MINUTE),
+        (1_499_999_999, SECOND, SECOND, SECOND),
+    ],
+)
+def test_round_and_truncate_match_go(d: int, m: int, rounded: int, truncated: int) -> None:
+    assert gotext.round_duration(d, m) == rounded
+    assert gotext.truncate_duration(d, m) == truncated
+
+
+def test_seconds_truncates_toward_zero_then_adds_the_fraction() -> None:
+    assert gotext.seconds(-1500 * MILLISECOND) == -1.5
+    assert gotext.seconds(90 * SECOND + 1) == 90.000000001
+
+
+@pytest.mark.parametrize(
+    "text,want",
+    [
+        ("2023-11-03T16:28:43Z", 1699028923 * SECOND),
+        ("2023-11-03T16:28:43.000368975Z", 1699028923 * SECOND + 368_975),
+        ("2023-11-03T17:28:43+01:00", 1699028923 * SECOND),
+        ("0001-01-01T00:00:00Z", gotext.ZERO_TIME),
+    ],
+)
+def test_parse_time_keeps_nanoseconds(text: str, want: int) -> None:
+    assert gotext.parse_time(text) == want
+
+
+def test_format_time_round_trips_nanoseconds_and_trims_zeros() -> None:
+    t = gotext.parse_time("2023-11-03T16:28:43.1Z")
+    assert gotext.format_time(t) == "2023-11-03T16:28:43.1Z"
+    assert gotext.format_time(t, nanos=False) == "2023-11-03T16:28:43Z"
+    assert gotext.format_time(gotext.ZERO_TIME) == "0001-01-01T00:00:00Z"
+
+
+@pytest.mark.parametrize("bad", ["", "yesterday", "2023-13-01T00:00:00Z", "2023-11-03 16:28:43"])
+def test_parse_time_rejects_bad_input_clearly(bad: str) -> None:
+    with pytest.raises(gotext.TimeFormatError, match="timestamp"):
+        gotext.parse_time(bad)
+
+
+@pytest.mark.parametrize(
+    "text,want",
+    [("10m0s", 10 * MINUTE), ("1h4m41s", 3881 * SECOND), ("1.5µs", 1500), ("-2m", -2 * MINUTE), ("0", 0)],
+)
+def test_parse_duration_matches_go(text: str, want: int) -> None:
+    assert gotext.parse_duration(text) == want
+
+
+@pytest.mark.parametrize("bad", ["", "10", "5 minutes", "m"])
+def test_parse_duration_rejects_bad_input(bad: str) -> None:
+    with pytest.raises(gotext.TimeFormatError):
+        gotext.parse_duration(bad)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "２０２３-１１-０１T00:00:00Z",  # full-width digits
+        "2023-11-01T00:00:00+25:00",  # offset hour out of range
+        "2023-11-01T00:00:00+23:61",  # offset minute out of range
+        "2023-11-01t00:00:00Z",  # Go wants an upper-case T
+        "2023-11-01T00:00:00z",  # and Z
+        " 2023-11-01T00:00:00Z",  # nothing around it
+        "2023-11-01T00:00:00.Z",  # a separator without digits
+        "2023-11-01T00:00:00." + "1" * 60 + "Z",  # longer than the bound
+        "2023-11-01T24:00:00Z",
+        "2023-02-30T00:00:00Z",
+    ],
+)
+def test_parse_time_refuses_what_go_refuses(text: str) -> None:
+    with pytest.raises(gotext.TimeFormatError, match="invalid RFC 3339 timestamp"):
+        gotext.parse_time(text)
+
+
+@pytest.mark.parametrize(
+    ("text", "equal_to"),
+    [
+        ("2024-01-01T00:00:00+24:00", "2023-12-31T00:00:00Z"),  # Go accepts offsets up to 24:60
+        ("2024-01-01T00:00:00+23:60", "2023-12-31T00:00:00Z"),
+        ("2024-01-01T00:00:00,5Z", "2024-01-01T00:00:00.5Z"),  # a comma before the fraction
+        ("2024-01-01T00:00:00.1234567891234Z", "2024-01-01T00:00:00.123456789Z"),  # truncated to ns
+    ],
+)
+def test_parse_time_accepts_what_go_accepts(text: str, equal_to: str) -> None:
+    assert gotext.parse_time(text) == gotext.parse_time(equal_to)
+
+
+@pytest.mark.parametrize(
+    "text,phrase",
+    [
+        ("Max retries exceeded ([Errno 111] Connection refused)", "connection refused"),
+        ("[SSL: CERTIFICATE_VERIFY_FAILED] certificate verify failed: self-signed", "certificate verify failed"),
+        ("Read timed out. (read timeout=5)", "timed out"),
+        ("[Errno 113] No route to host", "no route to host"),
+        ("first line\nsecond line", "first line"),
+        ("x" * 300, "x" * 200),
+        ("", ""),
+    ],
+)
+def test_short_error_names_network_failures_by_their_phrase(text: str, phrase: str) -> None:
+    assert gotext.short_error(text) == phrase
+
+
+def test_metav1_time_is_utc_seconds_and_refuses_naive_times() -> None:
+    assert gotext.rfc3339_seconds(0) == "1970-01-01T00:00:00Z"
+    with pytest.raises(ValueError, match="timezone-aware"):
+        gotext.metav1_time(datetime(2024, 1, 1))
