@@ -330,7 +330,7 @@ class ScriptedRetriever:
     outcome: ReleaseAcceptance | BaseException
     last_result: None = None
 
-    def cancel(self) -> None:
+    def cancel(self, why: str = "") -> None:
         pass
 
     def retrieve(self, image: str, version: str, force: bool) -> ReleaseAcceptance:

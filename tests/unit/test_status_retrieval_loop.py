@@ -46,7 +46,7 @@ class FakeRetriever:
         self.report(final)
         return final
 
-    def cancel(self) -> None:
+    def cancel(self, why: str = "") -> None:
         pass
 
 
@@ -275,6 +275,8 @@ def test_stop_cancels_the_retrieval_in_flight() -> None:
 
 class Cancellable:
     """A retrieval that blocks until cancelled, recording why."""
+
+    last_result = None
 
     def __init__(self, started: threading.Semaphore, reasons: list[str]) -> None:
         self._cancelled = threading.Event()

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from cvo_py import gotext
-from cvo_py.cli.main import main as cli
+from cvo_py.cli import main as cli
 from cvo_py.gotext import MINUTE, SECOND
 from cvo_py.kube import CONFIGMAPS, LEASES, ApiError, KubeClient
 from cvo_py.testing import cluster as local
