@@ -36,7 +36,7 @@ cluster-status: venv
 lint: venv
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/mypy
-	$(VENV)/bin/mypy --strict hack/localcluster.py hack/demo.py hack/gen_dashboard.py tests/support
+	$(VENV)/bin/mypy --strict hack/localcluster.py hack/demo.py hack/gen_dashboard.py hack/loaded_test.py tests/support
 	$(PY) hack/gen_dashboard.py --check
 	$(VENV)/bin/lint-imports
 
