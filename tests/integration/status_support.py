@@ -156,7 +156,7 @@ def status_rejected(kube: KubeClient, enabled: list[str]) -> bool:
     try:
         kube.request("PUT", path, query={"dryRun": "All"}, body=cv)
     except ApiError as exc:
-        if exc.status == 422:
+        if exc.status == 422 and "status.capabilities.enabledCapabilities" in exc.message:
             return True
         raise
     return False
