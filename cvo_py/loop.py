@@ -104,7 +104,8 @@ class Timers:
     """Delayed calls that can all be cancelled at once (e.g. when their owner stops), so none
     fires, and no timer thread lingers, after the owner is gone."""
 
-    def __init__(self) -> None:
+    def __init__(self, name: str) -> None:
+        self.name = name  # of the timer threads
         self._lock = threading.Lock()
         self._timers: list[threading.Timer] = []
         self._cancelled = False
@@ -116,6 +117,7 @@ class Timers:
             self._timers = [t for t in self._timers if t.is_alive()]
             timer = threading.Timer(delay, call)
             timer.daemon = True
+            timer.name = self.name
             self._timers.append(timer)
             timer.start()
 

@@ -448,7 +448,7 @@ class StatusOperator:
         # with the old schema for a moment after the new CRD is visible (storage is swapped
         # asynchronously, and per API server).
         self._crd_retries: list[float] = []
-        self._settle_timers = Timers()
+        self._settle_timers = Timers("crd-settle-retry")
         self._stopped = threading.Event()
         self._wait_sync: threading.Thread | None = None
         # Enabled names the CRD rejected at some point: still enabled after they are forgotten

@@ -67,3 +67,18 @@ def test_an_exited_child_is_not_a_leak_and_session_owned_processes_are_excluded(
     finally:
         owned.kill()
         owned.wait(5)
+
+
+def test_cancelled_timers_never_fire_and_leave_no_thread() -> None:
+    from cvo_py.loop import Timers
+
+    fired = threading.Event()
+    timers = Timers("settle")
+    before = leaks.snapshot()
+    timers.add(20.0, fired.set)
+    timers.add(30.0, fired.set)
+    assert [t.name for t in threading.enumerate() if t not in before.threads] == ["settle", "settle"]
+    timers.cancel()
+    timers.add(0.0, fired.set)  # after cancel(): nothing is scheduled any more
+    assert leaks.leaks(before, grace=0.0) == []
+    assert not fired.wait(0.2)
