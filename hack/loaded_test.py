@@ -6,11 +6,11 @@ machine, to show the suite holds when it is starved of CPU (as on a shared CI ru
     python3 hack/loaded_test.py --runs 3 --burners 4 --ref main
 
 Prints one line per run (pytest's result line, exit code, wall time) and a total; exits 0 only if
-every run passed. The burners are always stopped, also on Ctrl-C or an error; the clone's local
-cluster is stopped after the runs. The clone is removed afterwards unless a run failed or --keep
-is given (its path and each run's log are printed). Only committed work is tested (a clone of
---ref). A built local kube-apiserver (.local-cluster/bin) is copied into the clone when present;
-`make build-apiserver` still rebuilds it there if its sources differ.
+every run passed. The burners and the run under way are always stopped, also on Ctrl-C, SIGTERM
+or an error; the clone's local cluster is stopped after the runs. The clone is removed afterwards
+unless a run failed or --keep is given (its path and each run's log are printed). Only committed
+work is tested (a clone of --ref). A built local kube-apiserver (.local-cluster/bin) is copied
+into the clone when present; `make build-apiserver` still rebuilds it there if its sources differ.
 """
 
 from __future__ import annotations
@@ -19,11 +19,13 @@ import argparse
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import IO
 
 REPO = Path(__file__).resolve().parents[1]
 RESULT_LINE = re.compile(r"^=+ (.*\b(passed|failed|error|errors|no tests ran)\b.*) =+$")
@@ -56,8 +58,31 @@ def result_line(log: Path) -> str:
     return lines[-1] if lines else "no pytest result line (see the log)"
 
 
+def run_make_test(target: Path, env: dict[str, str], out: IO[bytes]) -> int:
+    """`make test` in its own process group, so that an interruption stops pytest and what it
+    started too, not only make."""
+    proc = subprocess.Popen(
+        ["make", "test"], cwd=target, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True
+    )
+    try:
+        return proc.wait()
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGTERM)
+            try:
+                proc.wait(30)
+            except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait()
+
+
+def interrupted(signum: int, _frame: object) -> None:
+    raise KeyboardInterrupt(f"signal {signum}")
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
+    signal.signal(signal.SIGTERM, interrupted)  # burners and runs are stopped on SIGTERM too
     workdir = Path(tempfile.mkdtemp(prefix="cvo-py-loaded-"))
     env = {k: v for k, v in os.environ.items() if k != "CVO_PY_CLUSTER_DIR"}  # the clone's own cluster
     burners: list[subprocess.Popen[bytes]] = []
@@ -77,9 +102,7 @@ def main(argv: list[str] | None = None) -> int:
             log = workdir / f"make-test-{run}.log"
             began = time.monotonic()
             with log.open("wb") as out:
-                code = subprocess.run(
-                    ["make", "test"], cwd=target, env=env, stdout=out, stderr=subprocess.STDOUT
-                ).returncode
+                code = run_make_test(target, env, out)
             wall = time.monotonic() - began
             passed += code == 0
             print(f"run {run}/{args.runs}: {result_line(log)} (exit {code}, wall {wall:.0f}s, log {log})", flush=True)
