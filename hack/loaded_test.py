@@ -113,8 +113,11 @@ def main(argv: list[str] | None = None) -> int:
             burner.kill()
         for burner in burners:
             burner.wait()
-        if target is not None:
-            subprocess.run(["make", "cluster-down"], cwd=target, env=env, capture_output=True)
+        # The clone's local cluster, if a run got far enough to start one (`make cluster-down`
+        # would first install the venv).
+        python = target / ".venv" / "bin" / "python" if target is not None else None
+        if python is not None and python.exists():
+            subprocess.run([str(python), "hack/localcluster.py", "down"], cwd=target, env=env, capture_output=True)
         print(f"{passed}/{args.runs} runs passed; total wall {time.monotonic() - started:.0f}s")
         if passed < args.runs or args.keep:
             print(f"clone and logs kept in {workdir}")
