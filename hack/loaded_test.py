@@ -47,6 +47,10 @@ def clone(ref: str, into: Path) -> Path:
     target = into / "cvo-py"
     subprocess.run(["git", "clone", "--quiet", "--no-hardlinks", str(REPO), str(target)], check=True)
     subprocess.run(["git", "-C", str(target), "checkout", "--quiet", "--detach", ref], check=True)
+    # The reference data the golden tests read from beside the repository (skipped when absent).
+    shared = REPO.parent / "shared"
+    if shared.is_dir():
+        (into / "shared").symlink_to(shared)
     built = REPO / ".local-cluster" / "bin"
     if built.is_dir():
         shutil.copytree(built, target / ".local-cluster" / "bin")
