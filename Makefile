@@ -57,7 +57,7 @@ cluster-status: venv
 lint: venv
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/mypy
-	$(VENV)/bin/mypy --strict hack/localcluster.py hack/localprometheus.py hack/demo.py hack/gen_dashboard.py bench
+	$(VENV)/bin/mypy --strict hack/localcluster.py hack/localprometheus.py hack/demo.py hack/gen_dashboard.py hack/loaded_test.py bench
 	$(PY) hack/gen_dashboard.py --check
 	$(VENV)/bin/lint-imports
 

@@ -363,6 +363,20 @@ class InformerSet:
         deadline = time.monotonic() + timeout
         return all(i.wait_for_sync(max(0.0, deadline - time.monotonic())) for i in self.informers)
 
+    def wait_for_sync_or_stop(
+        self, stop: threading.Event, waiting: Callable[[], None], every: float = 5.0, step: float = 0.1
+    ) -> bool:
+        """Waits until every informer synced (True) or `stop` is set (False), whichever comes
+        first; `waiting()` is called each `every` seconds meanwhile. Ends within `step` of a stop."""
+        next_note = time.monotonic() + every
+        while not stop.is_set():
+            if self.wait_for_sync(step):
+                return True
+            if time.monotonic() >= next_note:
+                waiting()
+                next_note = time.monotonic() + every
+        return False
+
     def stop(self) -> None:
         for informer in self.informers:
             informer.request_stop()  # all at once: their watches close in parallel

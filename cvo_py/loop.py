@@ -107,3 +107,34 @@ class SyncLoop:
                 self._stop.wait(delay)
                 self._wake.set()
                 continue
+
+
+class Timers:
+    """Delayed calls that can all be cancelled at once (e.g. when their owner stops), so none
+    fires, and no timer thread lingers, after the owner is gone."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name  # of the timer threads
+        self._lock = threading.Lock()
+        self._timers: list[threading.Timer] = []
+        self._cancelled = False
+
+    def add(self, delay: float, call: Callable[[], None]) -> None:
+        with self._lock:
+            if self._cancelled:
+                return
+            self._timers = [t for t in self._timers if t.is_alive()]
+            timer = threading.Timer(delay, call)
+            timer.daemon = True
+            timer.name = self.name
+            self._timers.append(timer)
+            timer.start()
+
+    def cancel(self, timeout: float = 5.0) -> None:
+        with self._lock:
+            self._cancelled = True
+            timers, self._timers = self._timers, []
+        for timer in timers:
+            timer.cancel()
+        for timer in timers:
+            timer.join(timeout)

@@ -11,6 +11,7 @@ import pytest
 
 from cvo_py.kube import NAMESPACES, ApiError, KubeClient
 from cvo_py.testing import cluster as local
+from cvo_py.testing import leaks
 from cvo_py.testing.kubelet import Kubelet
 from cvo_py.testing.mco import MCO
 
@@ -19,6 +20,9 @@ REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared"
 
 pytest_plugins = ["cvo_py.testing.httpserve", "cvo_py.testing.prometheus"]  # http_server, prometheus
+
+# How long a thread or child process that a test asked to stop may take to finish after the test.
+LEAK_GRACE_SECONDS = 5.0
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
@@ -29,6 +33,23 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.integration)
 
 
+@pytest.fixture(autouse=True)
+def no_leaks() -> Iterator[None]:
+    """Fails the test that leaves a thread or child process running (an informer, a controller, a
+    server, a subprocess). Session and module fixtures are set up before this snapshot, so what
+    they own is not the test's; processes that outlive tests on purpose are declared with
+    `leaks.session_owned`."""
+    before = leaks.snapshot()
+    yield
+    found = leaks.leaks(before, LEAK_GRACE_SECONDS)
+    if found:
+        pytest.fail(
+            f"the test left {len(found)} thread(s)/process(es) running "
+            f"{LEAK_GRACE_SECONDS:.0f}s after it ended:\n" + "\n".join(found),
+            pytrace=False,
+        )
+
+
 @pytest.fixture(scope="session")
 def cluster() -> Iterator[local.LocalCluster]:
     # Reuse a running `make cluster-up`; a cluster this session started is removed afterwards.
@@ -37,6 +58,8 @@ def cluster() -> Iterator[local.LocalCluster]:
         handle = local.start(local.cluster_dir())
     except local.localcluster.ClusterError as exc:
         pytest.fail(f"the local kube-apiserver is required for integration tests: {exc}", pytrace=False)
+    # The API server belongs to the session, also after a test restarts it (new process, same data).
+    leaks.session_owned(lambda: [int(handle.state["pid"])])
     yield handle
     if started_here:
         local.localcluster.down(handle.dir)

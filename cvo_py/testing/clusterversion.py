@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from cvo_py.kube import CLUSTEROPERATORS, CLUSTERVERSIONS, ApiError, KubeClient
+from cvo_py.testing.wait import wait_until
 from status.clusterversion import capabilities
 
 IMG_4141 = "quay.io/openshift-release-dev/ocp-release@sha256:" + "1" * 64
@@ -135,6 +136,21 @@ ENABLED_414 = sorted(
 )
 
 
+def status_rejected(kube: KubeClient, enabled: list[str]) -> bool:
+    """Whether the API server now rejects (422) a status with these enabled capabilities (dry run;
+    the list is reordered so that even a ratcheting API server validates every item)."""
+    cv = kube.get(CLUSTERVERSIONS, "version")
+    cv["status"].setdefault("capabilities", {})["enabledCapabilities"] = sorted(enabled, reverse=True)
+    path = CLUSTERVERSIONS.path(name="version", subresource="status")
+    try:
+        kube.request("PUT", path, query={"dryRun": "All"}, body=cv)
+    except ApiError as exc:
+        if exc.status == 422 and "status.capabilities.enabledCapabilities" in exc.message:
+            return True
+        raise
+    return False
+
+
 def roll_back_to_413(kube: KubeClient, crds: Any, enabled_414: list[str] = ENABLED_414) -> None:
     """That 4.14 cluster, rolled back to 4.13.10 with the 4.13 CRD back in place, and an admin
     change to the enabled list so that even a ratcheting API server validates every item."""
@@ -149,6 +165,8 @@ def roll_back_to_413(kube: KubeClient, crds: Any, enabled_414: list[str] = ENABL
     put_co(kube, "dns", "4.14.1")
     # The 4.13 payload re-applies its CRD: its enum knows none of the 4.14 names.
     crds.install_clusterversion("4.13")
+    # The API server swaps a CRD's validation asynchronously: start from a state where it rejects.
+    wait_until(lambda: status_rejected(kube, enabled_414), what="the 4.13 schema in effect")
     # The admin enables Console. The enabled list changes, so even an API server that ratchets
     # unchanged values (Kubernetes >= 1.33) validates every item of this atomic list again.
     kube.patch(

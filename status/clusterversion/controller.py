@@ -42,7 +42,7 @@ from cvo_py.kube import (
     KubeClient,
     ServerUnreachable,
 )
-from cvo_py.loop import SyncLoop
+from cvo_py.loop import SyncLoop, Timers
 from payload import acceptance as acc
 from payload.acceptance import ReleaseAcceptance
 from payload.coordinator import RetrievalCoordinator, RetrieverFactory
@@ -253,6 +253,9 @@ class StatusOperator:
         # with the old schema for a moment after the new CRD is visible (storage is swapped
         # asynchronously, and per API server).
         self._crd_retries: list[float] = []
+        self._settle_timers = Timers("crd-settle-retry")
+        self._stopped = threading.Event()
+        self._wait_sync: threading.Thread | None = None
         # Enabled names the CRD rejected at some point: still enabled after they are forgotten
         # (a capability is never disabled), so they return to status when the CRD accepts them.
         self._carried_enabled: set[str] = set()
@@ -298,19 +301,26 @@ class StatusOperator:
         if self.coordinator is not None:
             self.coordinator.start()
         self.loop.start()
-        threading.Thread(target=self._poke_when_synced, name="status-wait-sync", daemon=True).start()
+        self._wait_sync = threading.Thread(target=self._poke_when_synced, name="status-wait-sync", daemon=True)
+        self._wait_sync.start()
         return self
 
     def stop(self) -> None:
+        """Stops every thread this operator started (loop, retrieval, informers, timers) and
+        waits for them: nothing of it runs, writes or logs after this returns."""
+        self._stopped.set()
+        self._settle_timers.cancel()
         self.loop.stop()
         if self.coordinator is not None:
             self.coordinator.stop()
         self.informers.stop()
+        if self._wait_sync is not None:
+            self._wait_sync.join(5.0)
 
     def _poke_when_synced(self) -> None:
-        while not self.informers.wait_for_sync(5.0):
-            log.info("waiting for the ClusterVersion and ClusterOperator caches to sync")
-        self.loop.poke()
+        waiting = lambda: log.info("waiting for the ClusterVersion and ClusterOperator caches to sync")  # noqa: E731
+        if self.informers.wait_for_sync_or_stop(self._stopped, waiting):
+            self.loop.poke()
 
     def sync(self) -> None:
         if not (self.cv_informer.has_synced and self.co_informer.has_synced):
@@ -383,9 +393,7 @@ class StatusOperator:
         now = time.monotonic()
         self._crd_retries = [now + delay for delay in CRD_SETTLE_RETRIES]
         for delay in CRD_SETTLE_RETRIES:
-            timer = threading.Timer(delay, self.loop.poke)
-            timer.daemon = True
-            timer.start()
+            self._settle_timers.add(delay, self.loop.poke)
         forgotten = self.writer.forget_pruned()
         if forgotten:
             assert seen is not None and observed is not None

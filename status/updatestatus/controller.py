@@ -287,6 +287,7 @@ class UpdateStatusController:
         self.counts: Mapping[tuple[str, str], int] = {}
         self.synced = threading.Event()
         self._stopped = threading.Event()
+        self._wait_sync: threading.Thread | None = None
         self.writes = 0
         self.metrics = Metrics(self, registry) if registry is not None else None
         # Firing alerts become health insights, as oc shows them (None: not read at all).
@@ -335,27 +336,30 @@ class UpdateStatusController:
         if self.alerts is not None:
             self.alerts.start()
         self.informers.start()
-        threading.Thread(target=self._poke_when_synced, name="usc-wait-sync", daemon=True).start()
+        self._wait_sync = threading.Thread(target=self._poke_when_synced, name="usc-wait-sync", daemon=True)
+        self._wait_sync.start()
         log.info("Update status controller started: publishing to ConfigMap %s/%s", self.namespace, self.configmap)
         return self
 
     def _poke_when_synced(self) -> None:
         # Empty lists dispatch no event: poke once everything is listed so the first sync happens.
-        while not self.informers.wait_for_sync(5.0):
-            if self._stopped.is_set():
-                return
-            klog.v(2).info("waiting for informers to sync")
-        self._mark()
+        if self.informers.wait_for_sync_or_stop(self._stopped, lambda: klog.v(2).info("waiting for informers to sync")):
+            self._mark()
 
     def stop(self) -> None:
+        """Stops every thread this controller started (loop, writers, informers) and waits for
+        them: nothing of it runs, writes or logs after this returns. A ConfigMap write in flight
+        finishes (bounded by the request timeout); queued ones are dropped."""
         self._stopped.set()
         if self.alerts is not None:
             self.alerts.stop()
         self.loop.stop()
-        self._writers.shutdown(wait=False, cancel_futures=True)
+        self._writers.shutdown(wait=True, cancel_futures=True)
         self.informers.stop()
-        for informer in self._shards.values():
+        for informer in list(self._shards.values()):
             informer.stop()
+        if self._wait_sync is not None:
+            self._wait_sync.join(5.0)
 
     # -- views of the ConfigMaps -----------------------------------------------------------------
 

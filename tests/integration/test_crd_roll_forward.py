@@ -22,7 +22,7 @@ from cvo_py.testing.clusterversion import (
     roll_back_to_413,
 )
 from cvo_py.testing.wait import wait_until
-from status.clusterversion.controller import CLUSTERVERSION_CRD, StatusOperator, StatusOptions
+from status.clusterversion.controller import CLUSTERVERSION_CRD, CRD_SETTLE_RETRIES, StatusOperator, StatusOptions
 
 pytestmark = pytest.mark.usefixtures("clusterversion_cleanup")
 
@@ -112,10 +112,14 @@ def test_roll_forward_crd_restores_pruned_capabilities(
     # Still enabled though the spec does not ask for them: reported as implicitly enabled, as before.
     implicit = condition(cv, "ImplicitlyEnabledCapabilities") or {}
     assert implicit.get("status") == "True" and "MachineAPI" in implicit.get("message", "")
-    # The write that restored them landed at once: no rejection since the first one.
+    # The write that restored them landed. The API server may validate with the old schema for a
+    # moment after the new CRD is visible, so a write right after the change may be rejected once
+    # more; the settle retries bound that: at most one rejection per retry, then no futile writes.
     writes = audited(audit, agent, 3)
-    assert [code for _, code in writes].count(422) == 1, writes
-    assert writes[-1] == ("update", 200)
+    assert writes[:2] == [("update", 422), ("update", 200)], writes
+    assert writes[-1] == ("update", 200), writes
+    assert [code for _, code in writes[2:]].count(422) <= len(CRD_SETTLE_RETRIES), writes
+    restored_at = len(writes)
     forgot = [r for r in verbose.records if FORGET_LOG in r.getMessage()]
     assert len(forgot) == 1, [r.getMessage() for r in forgot]
     assert forgot[0].name == "klog" and forgot[0].levelno == logging.INFO
@@ -131,15 +135,13 @@ def test_roll_forward_crd_restores_pruned_capabilities(
     # Later syncs keep them and are not rejected.
     put_co(kube, "dns", "4.13.10")
     cv = wait_until(
-        lambda: (
-            (c := kube.get(CLUSTERVERSIONS, "version"))["status"]["history"][0]["state"] == "Completed" and c
-        ),
+        lambda: (c := kube.get(CLUSTERVERSIONS, "version"))["status"]["history"][0]["state"] == "Completed" and c,
         what="rollback completed",
     )
     assert "MachineAPI" in cv["status"]["capabilities"]["enabledCapabilities"]
     assert condition(cv, "CapabilitiesPruned") is None
-    writes = audited(audit, agent, 4)
-    assert [code for _, code in writes].count(422) == 1, writes
+    writes = audited(audit, agent, restored_at + 1)
+    assert [code for _, code in writes[restored_at:]].count(422) == 0, writes
     assert op.crd_changes == 1
 
 
