@@ -34,6 +34,7 @@ from tests.integration.status_support import (
 )
 from tests.support.certs import self_signed
 from tests.support.cluster import LocalCluster, free_port
+from tests.support.manifests import start_argv, start_env
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -175,40 +176,29 @@ def tls(tmp_path: Path) -> tuple[str, str]:
 def start(cluster: LocalCluster, namespace: str, tls: tuple[str, str], tmp_path: Path) -> Iterator[Any]:
     started: list[Running] = []
 
-    def launch(release_image: str, version: str, *extra: str) -> Running:
+    def launch(release_image: str, version: str) -> Running:
         payload = tmp_path / f"payload-{len(started)}"
         (payload / "release-manifests").mkdir(parents=True)
         (payload / "release-manifests" / "release-metadata").write_text(json.dumps({"version": version}))
         port = free_port()
         log = tmp_path / f"start-{len(started)}.log"
+        # The Deployment's command line (install/), with this machine's address and certificate.
+        argv = start_argv(
+            {
+                "--release-image": release_image,
+                "--listen": f"127.0.0.1:{port}",
+                "--serving-cert-file": tls[0],
+                "--serving-key-file": tls[1],
+            },
+            cluster.kubeconfig,
+        )
         proc = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "cvo_py",
-                "start",
-                "--kubeconfig",
-                cluster.kubeconfig,
-                "--v",
-                "2",
-                "--listen",
-                f"127.0.0.1:{port}",
-                "--serving-cert-file",
-                tls[0],
-                "--serving-key-file",
-                tls[1],
-                "--release-image",
-                release_image,
-                "--node-name",
-                "node-0",
-                "--enable-auto-update=false",  # as upstream's Deployment passes it
-                *extra,
-            ],
+            argv,
             cwd=REPO,
             stdout=subprocess.DEVNULL,
             stderr=log.open("w"),
             text=True,
-            env={**os.environ, "CVO_NAMESPACE": namespace, "PAYLOAD_OVERRIDE": str(payload)},
+            env={**os.environ, **start_env("node-0"), "CVO_NAMESPACE": namespace, "PAYLOAD_OVERRIDE": str(payload)},
         )
         scraper = (cluster.state["scraperCertFile"], cluster.state["scraperKeyFile"])
         running = Running(proc, port, log, scraper)
@@ -234,7 +224,7 @@ def test_start_writes_status_and_serves_metrics(kube: KubeClient, start: Any) ->
     create_cv(kube, {"clusterID": str(uuid.uuid4()), "channel": "stable-4.14"}, None)
     put_co(kube, "etcd", "4.14.1")
     put_co(kube, "dns", "4.14.0", degraded="True")
-    running = start(IMG_4141, "4.14.1", "--always-enable-capabilities", "Ingress")
+    running = start(IMG_4141, "4.14.1")  # the Deployment keeps Ingress enabled
 
     cv = wait_until(
         lambda: (c := kube.get(CLUSTERVERSIONS, "version")).get("status", {}).get("history") and c,
