@@ -16,15 +16,17 @@ COPY pyproject.toml README.md ./
 COPY cvo_py ./cvo_py
 COPY payload ./payload
 COPY status ./status
-# The kubernetes client ships its own test suites (kubernetes/test, kubernetes/e2e_test); nothing
-# imports them at run time, so they are left out with every other cache and test directory.
+# Some dependencies ship their test suites or test helpers (kubernetes/test, kubernetes/e2e_test,
+# kubernetes/dynamic/test_*.py, aiohttp/test_utils.py, annotated_types/test_cases.py); nothing
+# imports them at run time, so they are left out with the caches.
 RUN python3 -m venv /opt/cvo-py \
  && /opt/cvo-py/bin/pip install --upgrade pip wheel \
  && /opt/cvo-py/bin/pip wheel --no-deps --wheel-dir /wheels . \
  && /opt/cvo-py/bin/pip install /wheels/*.whl \
  && /opt/cvo-py/bin/pip uninstall -y pip wheel setuptools \
  && find /opt/cvo-py \( -name __pycache__ -o -name tests -o -name test -o -name e2e_test \) -type d \
-      -prune -exec rm -rf {} +
+      -prune -exec rm -rf {} + \
+ && find /opt/cvo-py \( -name 'test_*.py' -o -name conftest.py \) -type f -delete
 
 # --- runtime stage: the venv and the manifests only; no compilers, no caches ----------------
 FROM ${BASE_IMAGE}

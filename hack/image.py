@@ -3,7 +3,7 @@
 
     image.py build [--tag REF] [--base REF|local]   build the Dockerfile (`make image`)
     image.py base [--rebuild]                       only the local Debian base image
-    image.py size [--tag REF]                       the image's size in bytes
+    image.py size [--tag REF]                       the image's size as buildah shows it
 
 Images live in buildah's `vfs` storage (as root: /var/lib/containers/storage) and RUN steps use
 `chroot` isolation, so the build works where no overlay filesystem or user namespace is available.
@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import configparser
+import hashlib
 import json
 import os
 import re
@@ -32,6 +33,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from fnmatch import fnmatch
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
@@ -46,6 +48,8 @@ BASE_PACKAGES = ("python3", "python3-venv")
 LOCAL_BASE = f"localhost/cvo-py-base:{SUITE}"
 DEFAULT_MIRROR = "http://deb.debian.org/debian"
 RECIPE_LABEL = "io.cvo-py.base-recipe"
+# On the built image: a digest of everything the build reads, to skip a build that would change nothing.
+INPUTS_LABEL = "io.cvo-py.build-inputs"
 # Left out of the local base: apt's package cache and lists, documentation, translations.
 TRIM = ("var/cache/apt", "var/lib/apt/lists", "usr/share/doc", "usr/share/man", "usr/share/info", "usr/share/locale")
 # Written by debootstrap from this machine; a container gets its own.
@@ -146,6 +150,34 @@ def covered(path: str, mounts: Iterable[str]) -> bool:
     return any(path == m or path.startswith(m.rstrip("/") + "/") for m in mounts)
 
 
+def context_files(root: Path, ignore: Sequence[str]) -> list[Path]:
+    """The files of the build context: everything but what .dockerignore leaves out (its
+    top-level names and `**/NAME` patterns, the forms this repository uses)."""
+    anywhere = {p.removeprefix("**/") for p in ignore if p.startswith("**/")}
+    top = [p.rstrip("/") for p in ignore if not p.startswith("**/")]
+    files: list[Path] = []
+    for dirpath, dirnames, filenames in os.walk(root):
+        rel = Path(dirpath).relative_to(root)
+        dirnames[:] = sorted(
+            d for d in dirnames if d not in anywhere and not (rel == Path(".") and any(fnmatch(d, t) for t in top))
+        )
+        for name in sorted(filenames):
+            if rel == Path(".") and any(fnmatch(name, t) for t in top):
+                continue
+            if name not in anywhere:
+                files.append(Path(dirpath) / name)
+    return files
+
+
+def inputs_digest(files: Iterable[Path], root: Path, extra: Sequence[str]) -> str:
+    """sha256 over the context files' paths and contents and `extra` (base image ID, arguments)."""
+    digest = hashlib.sha256("\0".join(extra).encode())
+    for path in files:
+        digest.update(f"\0{path.relative_to(root)}\0".encode())
+        digest.update(path.read_bytes())
+    return digest.hexdigest()
+
+
 def base_recipe() -> str:
     return f"debootstrap --variant=minbase --include={','.join(BASE_PACKAGES)} {SUITE}; trim {','.join(TRIM)}"
 
@@ -179,13 +211,23 @@ def image_label(ref: str, label: str) -> str:
     return result.stdout.strip()
 
 
-def image_size(ref: str) -> int:
-    """Bytes of the image's layers, uncompressed (what `buildah images` shows as SIZE)."""
+def image_size(ref: str) -> str:
+    """The image's size as `buildah images` shows it (uncompressed layers, e.g. "241 MB")."""
     result = buildah("images", "--json", ref)
     images = json.loads(result.stdout or "[]")
     if not images:
         raise ImageError(f"no image {ref}")
-    return int(images[0]["size"])
+    return str(images[0]["size"])
+
+
+def size_bytes(size: str) -> float:
+    """Bytes of a size as buildah prints it (decimal units: "241 MB", "1.2 GB", "512 B")."""
+    match = re.fullmatch(r"\s*([0-9.]+)\s*([kMGT]?B)\s*", size)
+    if match is None:
+        raise ImageError(f"cannot read the image size {size!r}")
+    value = float(match.group(1))
+    scale: int = 1000 ** "BkMGT".index(str(match.group(2))[0])
+    return value * scale
 
 
 def ensure_tools(tools: Sequence[str]) -> None:
@@ -309,48 +351,66 @@ def pip_build_settings() -> dict[str, dict[str, str]]:
     return settings
 
 
-def build(tag: str, requested_base: str) -> None:
+def build(tag: str, requested_base: str, rebuild: bool = False) -> None:
     started = time.monotonic()
-    ensure_tools(["buildah"])
+    # debootstrap only for the local base, which the default falls back to.
+    ensure_tools(["buildah", "debootstrap"] if requested_base in ("", "local") else ["buildah"])
     base = choose_base(requested_base)
     version = re.search(r'^version = "([^"]+)"', (REPO / "pyproject.toml").read_text(), re.M)
-    with tempfile.TemporaryDirectory(prefix="cvo-py-pip-") as tmp:
-        settings = pip_build_settings()
-        pip_conf = Path(tmp) / "pip.conf"
-        pip_conf.write_text(render_pip_conf(settings))
-        mounts = [f"{pip_conf}:/etc/pip.conf:ro"]
-        mounted: list[str] = []
-        if os.path.isdir(HOST_CA_DIR):
-            mounts.append(f"{HOST_CA_DIR}:{HOST_CA_DIR}:ro")
-            mounted.append(HOST_CA_DIR)
-        for path in host_paths(settings):
-            if not covered(path, mounted):
-                mounts.append(f"{path}:{path}:ro")
-                mounted.append(path)
-        cmd = [
-            "buildah",
-            *STORAGE,
-            "bud",
-            *ISOLATION,
-            "--layers",
-            "--pull-never" if base == LOCAL_BASE else "--pull",
-            "--build-arg",
-            f"BASE_IMAGE={base}",
-            "--build-arg",
-            f"VERSION={version.group(1) if version else 'dev'}",
-            *(arg for m in mounts for arg in ("-v", m)),
-            "-f",
-            str(DOCKERFILE),
-            "-t",
-            tag,
-            str(REPO),
-        ]
-        print(f"build: {tag} on {base}", flush=True)
+    ignore_file = REPO / ".dockerignore"
+    ignore = [ln.strip() for ln in ignore_file.read_text().splitlines()] if ignore_file.is_file() else []
+    base_id = buildah("inspect", "--type", "image", "--format", "{{.FromImageID}}", base).stdout.strip()
+    inputs = inputs_digest(
+        context_files(REPO, [i for i in ignore if i and not i.startswith("#")]),
+        REPO,
+        [base, base_id, version.group(1) if version else "dev"],
+    )
+    if not rebuild and image_exists(tag) and image_label(tag, INPUTS_LABEL) == inputs:
+        print(f"{tag} is up to date (nothing it is built from changed; --rebuild builds it anyway): {image_size(tag)}")
+        return
+    # A fixed path: the mounts are part of what buildah compares to reuse cached layers.
+    settings = pip_build_settings()
+    pip_conf = Path(tempfile.gettempdir()) / f"cvo-py-image-pip-{os.geteuid()}.conf"
+    pip_conf.unlink(missing_ok=True)
+    pip_conf.touch(mode=0o600)
+    pip_conf.write_text(render_pip_conf(settings))
+    mounts = [f"{pip_conf}:/etc/pip.conf:ro"]
+    mounted: list[str] = []
+    if os.path.isdir(HOST_CA_DIR):
+        mounts.append(f"{HOST_CA_DIR}:{HOST_CA_DIR}:ro")
+        mounted.append(HOST_CA_DIR)
+    for path in host_paths(settings):
+        if not covered(path, mounted):
+            mounts.append(f"{path}:{path}:ro")
+            mounted.append(path)
+    cmd = [
+        "buildah",
+        *STORAGE,
+        "bud",
+        *ISOLATION,
+        "--layers",
+        "--pull-never" if base == LOCAL_BASE else "--pull",
+        "--label",
+        f"{INPUTS_LABEL}={inputs}",
+        "--build-arg",
+        f"BASE_IMAGE={base}",
+        "--build-arg",
+        f"VERSION={version.group(1) if version else 'dev'}",
+        *(arg for m in mounts for arg in ("-v", m)),
+        "-f",
+        str(DOCKERFILE),
+        "-t",
+        tag,
+        str(REPO),
+    ]
+    print(f"build: {tag} on {base}", flush=True)
+    try:
         result = subprocess.run(cmd, check=False)
+    finally:
+        pip_conf.unlink(missing_ok=True)
     if result.returncode != 0:
         raise ImageError(f"buildah bud failed (exit {result.returncode}); its output is above")
-    size = image_size(tag)
-    print(f"built {tag} on {base}: {size / 1e6:.0f} MB, in {time.monotonic() - started:.0f} s", flush=True)
+    print(f"built {tag} on {base}: {image_size(tag)}, in {time.monotonic() - started:.0f} s", flush=True)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -359,14 +419,15 @@ def main(argv: list[str] | None = None) -> int:
     b = sub.add_parser("build", help="build the Dockerfile with buildah")
     b.add_argument("--tag", default=DEFAULT_TAG)
     b.add_argument("--base", default="", help="base image; `local` for the Debian base; default: public, else local")
+    b.add_argument("--rebuild", action="store_true", help="build even when nothing it is built from changed")
     s = sub.add_parser("base", help="make the local Debian base image")
     s.add_argument("--rebuild", action="store_true")
-    z = sub.add_parser("size", help="print the image's size in bytes")
+    z = sub.add_parser("size", help="print the image's size")
     z.add_argument("--tag", default=DEFAULT_TAG)
     args = parser.parse_args(argv)
     try:
         if args.command == "build":
-            build(args.tag, args.base)
+            build(args.tag, args.base, args.rebuild)
         elif args.command == "base":
             ensure_tools(["buildah"])
             build_local_base(rebuild=args.rebuild)
