@@ -1,24 +1,35 @@
 # cvo-py image: cluster-version-operator (start, update-status-controller, upgrade-status, version).
-# Build:  docker build -t registry.example.com/openshift/cvo-py:dev .
+# Build:  make image      (buildah, no daemon; tags localhost/cvo-py:dev; see README "Container image")
+#    or:  docker build -t registry.example.com/openshift/cvo-py:dev .
 # Run:    docker run --rm registry.example.com/openshift/cvo-py:dev version --client
+#
+# BASE_IMAGE is any Debian-based image with Python 3.11 and its venv module: the public
+# python:3.11-slim by default; `make image` builds an equivalent from Debian packages when that
+# cannot be pulled (python3 and python3-venv of Debian bookworm are Python 3.11).
+ARG BASE_IMAGE=docker.io/library/python:3.11-slim
 
 # --- build stage: make a wheel and install it with its dependencies into a venv ---------------
-FROM python:3.11-slim AS build
-ENV PIP_NO_CACHE_DIR=1 PIP_DISABLE_PIP_VERSION_CHECK=1
+FROM ${BASE_IMAGE} AS build
+ENV PIP_NO_CACHE_DIR=1 PIP_DISABLE_PIP_VERSION_CHECK=1 PYTHONDONTWRITEBYTECODE=1
 WORKDIR /src
 COPY pyproject.toml README.md ./
 COPY cvo_py ./cvo_py
 COPY payload ./payload
 COPY status ./status
-RUN python -m venv /opt/cvo-py \
+# Some dependencies ship their test suites or test helpers (kubernetes/test, kubernetes/e2e_test,
+# kubernetes/dynamic/test_*.py, aiohttp/test_utils.py, annotated_types/test_cases.py); nothing
+# imports them at run time, so they are left out with the caches.
+RUN python3 -m venv /opt/cvo-py \
  && /opt/cvo-py/bin/pip install --upgrade pip wheel \
  && /opt/cvo-py/bin/pip wheel --no-deps --wheel-dir /wheels . \
  && /opt/cvo-py/bin/pip install /wheels/*.whl \
- && find /opt/cvo-py -name '__pycache__' -prune -exec rm -rf {} + \
- && /opt/cvo-py/bin/pip uninstall -y pip wheel setuptools
+ && /opt/cvo-py/bin/pip uninstall -y pip wheel setuptools \
+ && find /opt/cvo-py \( -name __pycache__ -o -name tests -o -name test -o -name e2e_test \) -type d \
+      -prune -exec rm -rf {} + \
+ && find /opt/cvo-py \( -name 'test_*.py' -o -name conftest.py \) -type f -delete
 
 # --- runtime stage: the venv and the manifests only; no compilers, no caches ----------------
-FROM python:3.11-slim
+FROM ${BASE_IMAGE}
 ARG VERSION=0.1.0
 LABEL org.opencontainers.image.title="cvo-py" \
       org.opencontainers.image.description="What an OpenShift update is doing and why it is stuck: payload retrieval, ClusterVersion status, update status insights" \

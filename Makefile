@@ -5,8 +5,12 @@ PY := $(VENV)/bin/python
 CLUSTER := $(PY) hack/localcluster.py
 PROMETHEUS := $(PY) hack/localprometheus.py
 export CVO_PY_CLUSTER_DIR ?= $(CURDIR)/.local-cluster
+# The container image (buildah, vfs storage). BASE_IMAGE empty: the Dockerfile's public base when
+# it can be pulled, else a local Debian base; `local` forces that; any other value is used as is.
+IMAGE ?= localhost/cvo-py:dev
+BASE_IMAGE ?=
 
-.PHONY: all venv build-apiserver build-prometheus cluster-up cluster-down cluster-restart cluster-status prometheus-up prometheus-down prometheus-status check-rules lint test test-unit demo bench clean
+.PHONY: all venv build-apiserver build-prometheus cluster-up cluster-down cluster-restart cluster-status prometheus-up prometheus-down prometheus-status check-rules lint test test-unit demo bench image image-test clean
 
 all: test
 
@@ -57,7 +61,7 @@ cluster-status: venv
 lint: venv
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/mypy
-	$(VENV)/bin/mypy --strict hack/localcluster.py hack/localprometheus.py hack/demo.py hack/gen_dashboard.py hack/loaded_test.py bench
+	$(VENV)/bin/mypy --strict hack/localcluster.py hack/localprometheus.py hack/demo.py hack/gen_dashboard.py hack/loaded_test.py hack/image.py bench tests/image
 	$(PY) hack/gen_dashboard.py --check
 	$(VENV)/bin/lint-imports
 
@@ -69,6 +73,14 @@ test: venv build-apiserver build-prometheus lint check-rules
 
 demo: venv build-apiserver
 	$(PY) hack/demo.py $(DEMO_ARGS)
+
+# Builds the Dockerfile with buildah (installed with apt-get when missing and run as root).
+image:
+	@$(PYTHON) hack/image.py build --tag $(IMAGE) $(if $(BASE_IMAGE),--base $(BASE_IMAGE))
+
+# Runs the built image against the local API server; ends with "N passed, N failed".
+image-test: venv build-apiserver image
+	$(PY) -m pytest tests/image --image=$(IMAGE) -v -rs -p no:cacheprovider
 
 bench: venv build-apiserver build-prometheus
 	@for b in bench/*.py; do echo "== $$b"; $(PY) $$b || exit 1; done

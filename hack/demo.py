@@ -396,6 +396,8 @@ class Demo:
         # An earlier run may have ended after the rollback, with the older CRD in place.
         self.cluster.install_clusterversion_crd("current")
         self.say(f"CRDs: {', '.join(n.removesuffix('.yaml') for n in localcluster.DEFAULT_CRDS)}")
+        # Present on every OpenShift cluster (other operators create it); `start`'s RBAC has a Role there.
+        ensure(self.kube, NAMESPACES, {"metadata": {"name": "openshift-config-managed"}})
         for doc in manifests.load():
             try:
                 manifests.apply(self.kube, [doc])

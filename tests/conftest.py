@@ -25,6 +25,28 @@ pytest_plugins = ["cvo_py.testing.httpserve", "cvo_py.testing.prometheus"]  # ht
 LEAK_GRACE_SECONDS = 5.0
 
 
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--image",
+        default=None,
+        metavar="REF",
+        help="test this built container image (tests/image; `make image-test`)",
+    )
+
+
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    # tests/image needs a built image and buildah: only `make image-test` (--image) runs it.
+    if collection_path == REPO / "tests" / "image" and not config.getoption("--image"):
+        return True
+    return None
+
+
+def pytest_report_header(config: pytest.Config) -> str | None:
+    if config.getoption("--image"):
+        return f"container image under test: {config.getoption('--image')}"
+    return "tests/image: not collected (they test a built image: make image-test)"
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     # Anything that uses the real API server is an integration test, so `-m "not integration"`
     # selects the fast pure-logic suite.

@@ -58,3 +58,21 @@ def pinned_client_context(version: ssl.TLSVersion, ciphers: str = "") -> ssl.SSL
     # Security level 0 lets this client offer TLS 1.1, so a refusal is the server's doing.
     context.set_ciphers(f"{ciphers or 'DEFAULT'}:@SECLEVEL=0")
     return context
+
+
+def https_get(port: int, path: str, client: tuple[str, str] | None = None) -> tuple[int, str]:
+    """(status, body) of GET https://127.0.0.1:<port><path>, presenting `client` (cert, key) if
+    given; the server's self-signed certificate is not checked."""
+    import urllib.error
+    import urllib.request
+
+    context = ssl.create_default_context()
+    context.check_hostname = False
+    context.verify_mode = ssl.CERT_NONE  # a self-signed serving certificate
+    if client:
+        context.load_cert_chain(*client)
+    try:
+        with urllib.request.urlopen(f"https://127.0.0.1:{port}{path}", context=context, timeout=10) as response:
+            return response.status, response.read().decode()
+    except urllib.error.HTTPError as exc:
+        return exc.code, exc.read().decode()

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import copy
+import sys
+from collections.abc import Mapping
 from pathlib import Path
 
 import yaml
@@ -11,6 +13,16 @@ from cvo_py.kube import JSON, NAMESPACES, SERVICEACCOUNTS, ApiError, KubeClient,
 
 REPO = Path(__file__).resolve().parents[2]
 INSTALL = REPO / "install"
+# The operator side (`start`), as upstream ships the CVO.
+CVO_FILES = "0000_00_cluster-version-operator_*.yaml"
+CVO_NAMESPACE = "openshift-cluster-version"
+CVO_SERVICE_ACCOUNT = "cluster-version-operator"
+RELEASE_IMAGE = "{{.ReleaseImage}}"  # rendered by the CVO when it applies its manifests
+# The flags of the Deployment whose values belong to the node the Pod runs on: the release it runs,
+# where it listens, its certificate files. A process on this machine gives its own values.
+NODE_LOCAL_FLAGS = ("--release-image", "--listen", "--serving-cert-file", "--serving-key-file")
+# Replaced by --kubeconfig off the cluster (in a Pod they point at the node's API server).
+IN_CLUSTER_ENV = ("KUBERNETES_SERVICE_HOST", "KUBERNETES_SERVICE_PORT")
 
 KINDS: dict[str, Resource] = {
     "Namespace": NAMESPACES,
@@ -84,3 +96,71 @@ def delete(kube: KubeClient, docs: list[JSON]) -> None:
 def cluster_scoped(docs: list[JSON]) -> list[JSON]:
     """The manifests a test must delete itself (the namespace excepted: it never finishes terminating)."""
     return [d for d in docs if not resource_of(d).namespaced and d["kind"] != "Namespace"]
+
+
+def render(docs: list[JSON], source_namespace: str, namespace: str) -> list[JSON]:
+    """The manifests moved from `source_namespace` into `namespace`; objects outside it
+    (cluster-scoped, or in another namespace such as kube-system) get `-<namespace>` appended to
+    their names, and bindings follow, so several tests can hold their own copies at once."""
+    if namespace == source_namespace:
+        return copy.deepcopy(docs)
+    out = list(yaml.safe_load_all(yaml.safe_dump_all(docs).replace(source_namespace, namespace)))
+    for doc in out:
+        meta = doc["metadata"]
+        if doc["kind"] != "Namespace" and meta.get("namespace") != namespace:
+            meta["name"] = f"{meta['name']}-{namespace}"
+        ref = doc.get("roleRef")
+        if ref and (ref["kind"] == "ClusterRole" or meta.get("namespace") != namespace):
+            ref["name"] = f"{ref['name']}-{namespace}"
+        if doc["kind"] == "ValidatingAdmissionPolicyBinding":
+            doc["spec"]["policyName"] = f"{doc['spec']['policyName']}-{namespace}"
+    return out
+
+
+def start_container(docs: list[JSON] | None = None) -> JSON:
+    """The container of the Deployment that runs `start`."""
+    deployments = [d for d in (docs if docs is not None else load(CVO_FILES)) if d["kind"] == "Deployment"]
+    assert len(deployments) == 1, f"expected one Deployment in install/{CVO_FILES}, found {len(deployments)}"
+    containers = deployments[0]["spec"]["template"]["spec"]["containers"]
+    assert len(containers) == 1, "the start Deployment has one container"
+    container: JSON = containers[0]
+    return container
+
+
+def start_argv(local: Mapping[str, str], kubeconfig: str, docs: list[JSON] | None = None) -> list[str]:
+    """`cluster-version-operator start` exactly as the Deployment runs it (its container's args,
+    in order), as a process here: `local` gives the value of every node-local flag, and
+    `--kubeconfig` takes the place of the in-cluster configuration. Nothing else may differ."""
+    if set(local) != set(NODE_LOCAL_FLAGS):
+        raise ValueError(f"give exactly the node-local flags {NODE_LOCAL_FLAGS}, not {sorted(local)}")
+    args: list[str] = []
+    seen: set[str] = set()
+    for arg in start_container(docs)["args"]:
+        flag, sep, _ = arg.partition("=")
+        if flag in local:
+            if not sep:
+                raise ValueError(f"the Deployment passes {flag} without '=': write it as {flag}=VALUE")
+            arg = f"{flag}={local[flag]}"
+            seen.add(flag)
+        args.append(arg)
+    missing = set(NODE_LOCAL_FLAGS) - seen
+    if missing:
+        raise ValueError(f"the Deployment no longer passes {sorted(missing)}")
+    # The image's entrypoint is `cluster-version-operator`, the console script of cvo_py.cli:main.
+    return [sys.executable, "-m", "cvo_py", *args, f"--kubeconfig={kubeconfig}"]
+
+
+def start_env(node_name: str, docs: list[JSON] | None = None) -> dict[str, str]:
+    """The environment the Deployment gives `start`: NODE_NAME as the downward API sets it
+    (spec.nodeName), literal values as they are; the in-cluster API address is left out."""
+    env: dict[str, str] = {}
+    for var in start_container(docs).get("env") or []:
+        if var["name"] in IN_CLUSTER_ENV:
+            continue
+        if "value" in var:
+            env[var["name"]] = str(var["value"])
+        elif (var.get("valueFrom") or {}).get("fieldRef", {}).get("fieldPath") == "spec.nodeName":
+            env[var["name"]] = node_name
+        else:
+            raise ValueError(f"the Deployment sets {var['name']} in a way the tests do not reproduce: {var}")
+    return env

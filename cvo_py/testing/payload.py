@@ -159,8 +159,9 @@ RUNNING_IMAGE = "quay.io/openshift-release-dev/ocp-release@sha256:" + "1" * 64
 
 
 class StartProcess:
-    """`cluster-version-operator start` as the cluster would run it, in `namespace`, with the
-    running release's payload and the node's payload directory in `workdir`."""
+    """`cluster-version-operator start` as its Deployment runs it (the manifest's command line, see
+    tests/support/manifests.py), in `namespace`, with the running release's payload and the node's
+    payload directory in `workdir`, serving on a free port with a self-signed certificate."""
 
     def __init__(
         self,
@@ -169,12 +170,17 @@ class StartProcess:
         workdir: Path,
         running_version: str = "4.14.1",
         *extra: str,
+        node: str = NODE,
         verbosity: int = 2,
     ) -> None:
-        """`extra`: more flags, e.g. `--listen` and the serving certificate to serve metrics."""
+        """`extra`: more flags after the manifest's (the last of a repeated flag wins), e.g. another
+        `--listen` and serving certificate for a Prometheus to scrape."""
         import os
         import subprocess
-        import sys
+
+        from cvo_py.testing.certs import self_signed
+        from cvo_py.testing.cluster import free_port
+        from cvo_py.testing.manifests import start_argv, start_env
 
         self.workdir = workdir
         self.payload_dir = workdir / "updatepayloads"
@@ -182,46 +188,43 @@ class StartProcess:
         local = workdir / "running-release"
         (local / "release-manifests").mkdir(parents=True, exist_ok=True)
         (local / "release-manifests" / "release-metadata").write_text(json.dumps({"version": running_version}))
+        cert, key = self_signed(workdir)
+        self.port = free_port()
+        self.argv = start_argv(
+            {
+                "--release-image": RUNNING_IMAGE,
+                "--listen": f"127.0.0.1:{self.port}",
+                "--serving-cert-file": cert,
+                "--serving-key-file": key,
+            },
+            kubeconfig,
+        ) + [f"--v={verbosity}", *extra]
         env = dict(os.environ)
-        env.update(
-            CVO_NAMESPACE=namespace,
-            PAYLOAD_OVERRIDE=str(local),
-            UPDATE_PAYLOADS_DIR=str(self.payload_dir),
-        )
+        env.update(start_env(node))
+        # Where this machine keeps what a node would: the running release's payload, the host path.
+        env.update(CVO_NAMESPACE=namespace, PAYLOAD_OVERRIDE=str(local), UPDATE_PAYLOADS_DIR=str(self.payload_dir))
         self.log_path = workdir / "start.log"
         self._log = self.log_path.open("wb")
-        self.proc = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "cvo_py",
-                "start",
-                f"--kubeconfig={kubeconfig}",
-                f"--release-image={RUNNING_IMAGE}",
-                f"--node-name={NODE}",
-                "--listen=",
-                f"--v={verbosity}",
-                *extra,
-            ],
-            env=env,
-            stdout=self._log,
-            stderr=subprocess.STDOUT,
-        )
+        self.proc = subprocess.Popen(self.argv, env=env, stdout=self._log, stderr=subprocess.STDOUT)
 
     def log(self) -> str:
         return self.log_path.read_text(errors="replace")
 
-    def stop(self) -> None:
+    def stop(self) -> int | None:
+        """SIGTERM, as the kubelet stops the Pod; the exit code (None if it had to be killed)."""
         import signal
 
         if self.proc.poll() is None:
             self.proc.send_signal(signal.SIGTERM)
             try:
-                self.proc.wait(15)
+                self.proc.wait(30)
             except Exception:
                 self.proc.kill()
                 self.proc.wait(5)
+                self._log.close()
+                return None
         self._log.close()
+        return self.proc.returncode
 
 
 class SignatureStore:

@@ -6,7 +6,6 @@ the controller runs as a real subprocess authenticated with its ServiceAccount's
 
 from __future__ import annotations
 
-import copy
 import os
 import re
 import ssl
@@ -24,6 +23,7 @@ from cvo_py.kube import CLUSTEROPERATORS, CLUSTERVERSIONS, CONFIGMAPS, JSON, LEA
 from cvo_py.testing.cluster import free_port
 from cvo_py.testing.manifests import KINDS, apply, cluster_scoped, delete
 from cvo_py.testing.manifests import load as load_install
+from cvo_py.testing.manifests import render as render_install
 from cvo_py.testing.wait import wait_until
 
 __all__ = ["KINDS", "apply", "cluster_scoped", "delete", "free_port"]
@@ -44,27 +44,7 @@ def load_manifests() -> list[JSON]:
 
 def render(manifests: list[JSON], namespace: str) -> list[JSON]:
     """The manifests moved into `namespace`; cluster-scoped names get a suffix so tests can coexist."""
-    if namespace == NAMESPACE:
-        return copy.deepcopy(manifests)
-    text = yaml.safe_dump_all(manifests)
-    text = text.replace(NAMESPACE, namespace)
-    out = list(yaml.safe_load_all(text))
-    for doc in out:
-        if not KINDS[doc["kind"]].namespaced and doc["kind"] != "Namespace":
-            doc["metadata"]["name"] = f"{doc['metadata']['name']}-{namespace}"
-        if doc["kind"] == "ClusterRoleBinding":
-            doc["roleRef"]["name"] = f"{doc['roleRef']['name']}-{namespace}"
-        if doc["kind"] == "ValidatingAdmissionPolicyBinding":
-            doc["spec"]["policyName"] = f"{doc['spec']['policyName']}-{namespace}"
-    return out
-
-
-
-
-
-
-
-
+    return render_install(manifests, NAMESPACE, namespace)
 
 
 def wait_for(what: str, check: Callable[[], T | None], timeout: float = 20.0, interval: float = 0.05) -> T:

@@ -9,7 +9,6 @@ import signal
 import socket
 import ssl
 import subprocess
-import sys
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
@@ -22,6 +21,7 @@ import pytest
 from cvo_py.kube import KubeClient
 from cvo_py.testing.certs import self_signed
 from cvo_py.testing.cluster import LocalCluster, free_port
+from cvo_py.testing.manifests import start_argv, start_env
 from cvo_py.testing.payload import ClusterVerification
 from cvo_py.testing.wait import wait_until
 
@@ -87,34 +87,23 @@ def start(cluster: LocalCluster, namespace: str, tls: tuple[str, str], tmp_path:
         (payload / "release-manifests" / "release-metadata").write_text(json.dumps({"version": version}))
         port = free_port()
         log = tmp_path / f"start-{len(started)}.log"
+        # The Deployment's command line (install/), with this machine's address and certificate.
+        argv = start_argv(
+            {
+                "--release-image": release_image,
+                "--listen": f"127.0.0.1:{port}",
+                "--serving-cert-file": tls[0],
+                "--serving-key-file": tls[1],
+            },
+            cluster.kubeconfig,
+        )
         proc = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "cvo_py",
-                "start",
-                "--kubeconfig",
-                cluster.kubeconfig,
-                "--v",
-                "2",
-                "--listen",
-                f"127.0.0.1:{port}",
-                "--serving-cert-file",
-                tls[0],
-                "--serving-key-file",
-                tls[1],
-                "--release-image",
-                release_image,
-                "--node-name",
-                "node-0",
-                "--enable-auto-update=false",  # as upstream's Deployment passes it
-                *extra,
-            ],
+            [*argv, *extra],
             cwd=REPO,
             stdout=subprocess.DEVNULL,
             stderr=log.open("w"),
             text=True,
-            env={**os.environ, "CVO_NAMESPACE": namespace, "PAYLOAD_OVERRIDE": str(payload)},
+            env={**os.environ, **start_env("node-0"), "CVO_NAMESPACE": namespace, "PAYLOAD_OVERRIDE": str(payload)},
         )
         scraper = (cluster.state["scraperCertFile"], cluster.state["scraperKeyFile"])
         running = Running(proc, port, log, scraper)

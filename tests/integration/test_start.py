@@ -128,7 +128,7 @@ def test_start_writes_status_and_serves_metrics(kube: KubeClient, start: Any) ->
     create_cv(kube, {"clusterID": str(uuid.uuid4()), "channel": "stable-4.14"}, None)
     put_co(kube, "etcd", "4.14.1")
     put_co(kube, "dns", "4.14.0", degraded="True")
-    running = start(IMG_4141, "4.14.1", "--always-enable-capabilities", "Ingress")
+    running = start(IMG_4141, "4.14.1")  # the Deployment keeps Ingress enabled
 
     cv = wait_until(
         lambda: (c := kube.get(CLUSTERVERSIONS, "version")).get("status", {}).get("history") and c,
@@ -209,13 +209,17 @@ def test_start_through_a_rollback(kube: KubeClient, crds: Any, start: Any) -> No
         "marketplace",
         "openshift-samples",
     ]
-    assert "enabledCapabilities Build, MachineAPI" in condition(cv, "CapabilitiesPruned")["message"]  # type: ignore[index]
+    # Ingress too: the Deployment keeps it enabled (--always-enable-capabilities=Ingress), and the
+    # 4.13 CRD does not know it either.
+    assert "enabledCapabilities Build, Ingress, MachineAPI" in condition(cv, "CapabilitiesPruned")["message"]  # type: ignore[index]
     metrics = running.metrics()
     assert metrics['cluster_version_status_pruned_capabilities{field="enabledCapabilities",name="Build"}'] == 1.0
     assert metrics['cluster_version_status_pruned_capabilities{field="enabledCapabilities",name="MachineAPI"}'] == 1.0
+    assert metrics['cluster_version_status_pruned_capabilities{field="enabledCapabilities",name="Ingress"}'] == 1.0
     assert (
-        metrics['cluster_version_status_write_rejections_total{field="status.capabilities.enabledCapabilities"}'] == 2
+        metrics['cluster_version_status_write_rejections_total{field="status.capabilities.enabledCapabilities"}'] == 3
     )
     assert metrics['cluster_version_capability{name="MachineAPI"}'] == 1.0  # still enabled
     log = running.stop()
     assert log.count('rejected status.capabilities.enabledCapabilities value "MachineAPI"') == 1, log
+    assert log.count('rejected status.capabilities.enabledCapabilities value "Ingress"') == 1, log

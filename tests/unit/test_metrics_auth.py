@@ -19,7 +19,7 @@ from prometheus_client import CollectorRegistry, Gauge
 
 from cvo_py.serving.certificates import SCRAPER_COMMON_NAME, ServingContext, authorize_scraper, common_name
 from cvo_py.serving.server import MetricsServer
-from cvo_py.testing.certs import certificate_authority, client_certificate, self_signed
+from cvo_py.testing.certs import certificate_authority, client_certificate, https_get, self_signed
 
 NO_CA = (
     "client certificate not trusted: no client CA loaded yet from ConfigMap "
@@ -96,16 +96,7 @@ def server(pki: dict[str, tuple[str, str]]) -> Iterator[MetricsServer]:
 
 
 def get(port: int, path: str, client: tuple[str, str] | None = None) -> tuple[int, str]:
-    context = ssl.create_default_context()
-    context.check_hostname = False
-    context.verify_mode = ssl.CERT_NONE  # a self-signed serving certificate
-    if client:
-        context.load_cert_chain(*client)
-    try:
-        with urllib.request.urlopen(f"https://127.0.0.1:{port}{path}", context=context, timeout=10) as response:
-            return response.status, response.read().decode()
-    except urllib.error.HTTPError as exc:
-        return exc.code, exc.read().decode()
+    return https_get(port, path, client)
 
 
 def ca_pem(pki: dict[str, tuple[str, str]], name: str = "ca") -> str:

@@ -1,0 +1,157 @@
+"""The built image (`make image-test`): its commands work as an arbitrary UID in group 0 with a
+read-only root, `upgrade-status` prints what the host prints, `update-status-controller`
+publishes insights to the real local API server, and the image carries no compilers, caches or
+test files."""
+
+from __future__ import annotations
+
+import base64
+import subprocess
+import sys
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import pytest
+import yaml
+
+from cvo_py.kube import KubeClient
+from cvo_py.testing import usc as h
+from cvo_py.testing.cluster import LocalCluster, free_port
+from tests.image import runner
+from tests.image.runner import ImageContainer
+
+REPO = Path(__file__).resolve().parents[2]
+EXAMPLES = REPO.parent / "shared" / "oc-examples"
+size_bytes = runner.build.size_bytes
+COMPILERS = ("gcc", "g++", "cc", "c++", "clang", "clang++", "tcc", "cpp", "ld", "as", "make", "go", "rustc")
+
+
+def test_runs_as_an_arbitrary_uid_in_group_0_on_a_read_only_root(image: ImageContainer) -> None:
+    script = 'id -u; id -g; touch /tmp/x || echo "/tmp: read-only"; touch "$HOME/x" || echo "home: read-only"'
+    result = image.run(["sh", "-c", script])
+    lines = result.stdout.split("\n")
+    assert lines[:2] == ["4242", "0"], result.stdout + result.stderr
+    assert "/tmp: read-only" in result.stdout and "home: read-only" in result.stdout, result.stdout + result.stderr
+
+
+def test_version_client(image: ImageContainer) -> None:
+    result = image.run(["cluster-version-operator", "version", "--client"])
+    host = subprocess.run(
+        [sys.executable, "-m", "cvo_py", "version", "--client"], capture_output=True, text=True, check=False
+    )
+    assert (result.returncode, result.stdout) == (0, host.stdout), result.stderr
+    print(f"\n  in the image: {result.stdout.strip()}")
+
+
+def test_upgrade_status_from_a_snapshot_prints_what_the_host_prints(image: ImageContainer) -> None:
+    if not EXAMPLES.is_dir():
+        pytest.skip(f"../shared/oc-examples not found (looked in {EXAMPLES.resolve()})")
+    examples = sorted(p.name for p in EXAMPLES.glob("*-cv.yaml"))
+    assert examples, f"no *-cv.yaml in {EXAMPLES}"
+    for name in examples:
+        for details in ("none", "all"):
+            args = ["upgrade-status", "--details", details, "--mock-clusterversion"]
+            inside = image.run(
+                ["cluster-version-operator", *args, f"/examples/{name}"], volumes=[f"{EXAMPLES.resolve()}:/examples:ro"]
+            )
+            host = subprocess.run(
+                [sys.executable, "-m", "cvo_py", *args, str(EXAMPLES / name)],
+                capture_output=True,
+                text=True,
+                check=False,
+            )
+            assert (inside.returncode, inside.stdout) == (host.returncode, host.stdout), (
+                f"{name} --details {details}: {inside.stderr}"
+            )
+            assert inside.stdout.strip(), f"{name}: no output"
+    print(f"\n  {len(examples)} snapshots x 2 detail levels: identical to the host run")
+
+
+def test_update_status_controller_publishes_insights(
+    image: ImageContainer,
+    cluster: LocalCluster,
+    kube: KubeClient,
+    namespace: str,
+    clusterversion_cleanup: None,
+    tmp_path: Path,
+) -> None:
+    docs = h.render(h.load_manifests(), namespace)
+    h.apply(kube, docs)
+    now = datetime.now(UTC).replace(microsecond=0)
+    h.create_clusterversion(kube, "4.15.8", now - timedelta(days=1))
+    h.create_operator(kube, "dns", "4.15.8", now)
+    # In-cluster configuration, as in its Pod: the ServiceAccount's token, the cluster CA and the
+    # namespace where a Pod finds them (read-only), the API server's address in the environment.
+    account = tmp_path / "serviceaccount"
+    account.mkdir()
+    (account / "token").write_text(cluster.service_account_token(namespace, h.SERVICE_ACCOUNT))
+    (account / "ca.crt").write_bytes(_cluster_ca(cluster))
+    (account / "namespace").write_text(namespace)
+    for f in account.iterdir():
+        f.chmod(0o644)  # readable by the arbitrary UID
+    server = urlsplit(kube.server)
+    h.create_configmap(kube, namespace)
+    log = tmp_path / "usc.log"
+    proc = image.start(
+        ["cluster-version-operator", "update-status-controller", f"--listen=127.0.0.1:{free_port()}", "--v=2"],
+        log,
+        # /var/run is a link to /run in the image: mount where it points.
+        volumes=[f"{account}:/run/secrets/kubernetes.io/serviceaccount:ro"],
+        env={"KUBERNETES_SERVICE_HOST": str(server.hostname), "KUBERNETES_SERVICE_PORT": str(server.port)},
+    )
+    try:
+        h.wait_for(
+            "insights published by the controller in the image",
+            lambda: _alive(proc, log) and (h.configmap_data(kube, namespace) or {}).get("usc-cv-version"),
+            timeout=90,
+        )
+        data = h.configmap_data(kube, namespace) or {}
+    finally:
+        code = ImageContainer.stop(proc)
+        h.delete(kube, h.cluster_scoped(docs))
+    assert "usc-co-dns" in data, sorted(data)
+    # Stopped; not its exit code: buildah's chroot runner ends the command with SIGKILL when it is
+    # itself terminated (graceful shutdown is tested on the host: tests/integration/test_usc_*).
+    assert code is not None, "the controller in the image did not stop"
+    print(f"\n  published {len(data)} keys: {', '.join(sorted(data))}")
+
+
+def _alive(proc: subprocess.Popen[bytes], log: Path) -> bool:
+    assert proc.poll() is None, f"exited with {proc.returncode}: {log.read_text()[-3000:]}"
+    return True
+
+
+def _cluster_ca(cluster: LocalCluster) -> bytes:
+    config = yaml.safe_load(Path(cluster.kubeconfig).read_text())
+    entry = config["clusters"][0]["cluster"]
+    if "certificate-authority-data" in entry:
+        return base64.b64decode(entry["certificate-authority-data"])
+    return Path(entry["certificate-authority"]).read_bytes()
+
+
+def test_no_compilers_caches_or_test_files(image: ImageContainer) -> None:
+    root = image.root
+    found: list[str] = []
+    for directory in ("usr/bin", "usr/local/bin", "bin", "usr/sbin", "opt/cvo-py/bin"):
+        for tool in COMPILERS:
+            if (root / directory / tool).exists():
+                found.append(f"/{directory}/{tool}")
+    for path in (root / "opt" / "cvo-py").rglob("*"):
+        rel = "/" + str(path.relative_to(root))
+        if path.is_dir() and path.name in ("__pycache__", "tests", "test", "e2e_test"):
+            found.append(rel)
+        elif path.is_file() and (path.name.startswith("test_") or path.name == "conftest.py"):
+            found.append(rel)
+        elif path.name in ("pip", "setuptools", "wheel") and path.is_dir():
+            found.append(rel)
+    for leftover in ("root/.cache", "var/lib/cvo-py/.cache", "src", "wheels", "etc/pip.conf", "tests"):
+        if (root / leftover).exists() and (not (root / leftover).is_file() or (root / leftover).stat().st_size):
+            found.append("/" + leftover)
+    assert found == [], f"the image holds build tools, caches or test files: {found[:20]}"
+
+
+def test_size(image: ImageContainer) -> None:
+    size = image.size()
+    print(f"\n  {image.ref}: {size} (uncompressed layers, as buildah images shows it)")
+    assert size_bytes(size) < 400e6, size
