@@ -71,6 +71,7 @@ from cvo_py.testing import (
 )
 from cvo_py.testing.cluster import LocalCluster, free_port
 from cvo_py.testing.kubelet import Kubelet, waiting
+from cvo_py.testing.manifests import LOCAL_ENDPOINTS
 from cvo_py.testing.mco import CURRENT_CONFIG, DESIRED_CONFIG, MCO, REASON, STATE, now_rfc3339
 
 REPO = Path(__file__).resolve().parent.parent
@@ -619,6 +620,7 @@ class Demo:
                     CVO_NODE,
                     *listen,
                     "--v=2",
+                    *LOCAL_ENDPOINTS,
                 ],
                 self.work / "cluster-version-operator.log",
                 {

@@ -69,14 +69,14 @@ class _Inputs:
     accepted: frozenset[str]
 
     @classmethod
-    def of(cls, cv: Mapping[str, Any], default_arch: str) -> _Inputs:
+    def of(cls, cv: Mapping[str, Any], default_arch: str, update_service: str = "") -> _Inputs:
         spec = cv.get("spec") or {}
         desired_update = spec.get("desiredUpdate") or {}
         accepted = desired_update.get("acceptRisks") or []
         upstream = str(spec.get("upstream") or "")
         return cls(
             upstream=upstream,
-            effective_upstream=upstream or retrieval.DEFAULT_UPSTREAM,
+            effective_upstream=update_service or upstream or retrieval.DEFAULT_UPSTREAM,
             channel=str(spec.get("channel") or ""),
             cluster_id=str(spec.get("clusterID") or ""),
             arch=str(desired_update.get("architecture") or "") or default_arch,
@@ -92,6 +92,8 @@ class PollerOptions:
     total_timeout: float = 30.0
     # The ClusterUpdateAcceptRisks gate: honour spec.desiredUpdate.acceptRisks.
     accept_risks: bool = False
+    # `start --update-service`: asked instead of spec.upstream (or the default service).
+    update_service: str = ""
 
 
 class AvailableUpdatesPoller:
@@ -159,7 +161,7 @@ class AvailableUpdatesPoller:
         if cv is None:
             return self.interval.total_seconds()
         now = self._now()
-        inputs = _Inputs.of(cv, self.options.arch)
+        inputs = _Inputs.of(cv, self.options.arch, self.options.update_service)
         if self._last_inputs is not None and self._last_inputs.version != inputs.version:
             self._last = None  # a new running version: its graph neighbourhood is a new question
         action = schedule.next_action(

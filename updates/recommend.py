@@ -200,6 +200,18 @@ def _zone(at: datetime) -> str:
     return f"{sign}{abs(minutes) // 60:02d}:{abs(minutes) % 60:02d}"
 
 
+def sample_verdict(samples: Sequence[Mapping[str, Any]]) -> bool:
+    """An instant query's vector as a match: exactly one sample, 1 (match) or 0 (no match)."""
+    if len(samples) != 1:
+        raise EvaluationError(f"invalid PromQL result length must be one, but is {len(samples)}")
+    value = (samples[0].get("value") or [None, None])[1]
+    if value == "1":
+        return True
+    if value == "0":
+        return False
+    raise EvaluationError(f"invalid PromQL result: {value!s}; should be 0 or 1")
+
+
 def promql_verdict(response: Mapping[str, Any]) -> bool:
     """An instant query's answer as a match: it must be a vector of exactly one sample, 1 or 0."""
     if response.get("status") != "success":
@@ -207,15 +219,7 @@ def promql_verdict(response: Mapping[str, Any]) -> bool:
     data = response.get("data") or {}
     if data.get("resultType") != "vector":
         raise EvaluationError(f"invalid PromQL result type is {data.get('resultType')}, not vector")
-    result = data.get("result") or []
-    if len(result) != 1:
-        raise EvaluationError(f"invalid PromQL result length must be one, but is {len(result)}")
-    value = (result[0].get("value") or [None, None])[1]
-    if value == "1":
-        return True
-    if value == "0":
-        return False
-    raise EvaluationError(f"invalid PromQL result: {value!s}; should be 0 or 1")
+    return sample_verdict(data.get("result") or [])
 
 
 def with_recommendations(

@@ -1,9 +1,12 @@
-"""`start`: keep ClusterVersion status current, retrieve requested payloads, serve CVO metrics.
+"""`start`: keep ClusterVersion status current, retrieve requested payloads, report the available
+updates, serve CVO metrics.
 
-Upstream's `start` flags that apply to cvo-py, with upstream's defaults and validation messages.
-cvo-py applies no manifests and evaluates no conditional-update risks, so the PromQL flags
-(`--metrics-url`, ...), `--update-service` and `--hypershift` are not offered;
-`--enable-auto-update` is accepted (upstream's Deployment passes `=false`) but only as false.
+Upstream's `start` flags that apply to cvo-py, with upstream's defaults and validation messages,
+plus `--update-service` (as upstream) and `--promql-url` / `--promql-ca-file` /
+`--promql-token-file` (the Prometheus/Thanos API conditional-update risks are evaluated against;
+the same client and defaults as the update status controller's `--alerts-*`). cvo-py applies no
+manifests, so `--hypershift` is not offered; `--enable-auto-update` is accepted (upstream's
+Deployment passes `=false`) but only as false.
 """
 
 from __future__ import annotations
@@ -17,8 +20,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from cvo_py import env
+from cvo_py.cli import prometheus_flags
 
 if TYPE_CHECKING:
+    from cvo_py.promapi import PrometheusAPI
     from cvo_py.serving.tls import TLSOptions
 
 SHORT_HELP = "Starts Cluster Version Operator"
@@ -48,6 +53,8 @@ class Options:
     name: str
     namespace: str
     local_payload_dir: str
+    update_service: str = ""
+    promql: PrometheusAPI | None = None
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -68,6 +75,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="BOOL",
         help="accepted for upstream's Deployment arguments; only false: cvo-py never starts an update itself",
     )
+    parser.add_argument(
+        "--update-service",
+        default="",
+        metavar="URL",
+        help="the update service to ask for available updates instead of spec.upstream (default: spec.upstream, "
+        "else the public OpenShift update service)",
+    )
+    prometheus_flags.add_arguments(parser, "promql", "that conditional-update risks are evaluated against")
     parser.add_argument(
         "--always-enable-capabilities",
         action="append",
@@ -112,6 +127,13 @@ def validate(args: argparse.Namespace) -> Options:
         serving = serving_options(args, cert_required=True)
     except (ListenAddressError, ServingConfigError) as exc:
         raise UsageError(str(exc)) from None
+    if args.update_service:
+        from updates.retrieval import url_problem
+
+        problem = url_problem(args.update_service)
+        if problem or "://" not in args.update_service:
+            raise UsageError(f"--update-service: {problem or 'want an http:// or https:// URL'}")
+    promql = prometheus_flags.api(args, "promql")
     payload_dir = env.payload_override()
     try:
         release = release_from_metadata(args.release_image, read_release_metadata(payload_dir))
@@ -132,6 +154,8 @@ def validate(args: argparse.Namespace) -> Options:
         name=env.operator_name(),
         namespace=env.namespace(),
         local_payload_dir=payload_dir,
+        update_service=args.update_service,
+        promql=promql,
     )
 
 
@@ -151,6 +175,10 @@ def run(options: Options) -> int:
     from payload.verify.verifier import cluster_verifier
     from status.clusterversion.controller import StatusOperator, StatusOptions
     from status.clusterversion.metrics import StatusCollector
+    from updates.client import fetch_graph
+    from updates.cluster import cluster_transport
+    from updates.metrics import UpdatesCollector
+    from updates.poller import AvailableUpdatesPoller, PollerOptions, updates_status
 
     # The operator is I/O-bound and its latency is thread hand-offs (Pod watch → retrieval →
     # status loop): a thread woken by an event must not wait out CPython's default 5 ms switch
@@ -198,8 +226,24 @@ def run(options: Options) -> int:
             verification_namespace=retriever_options.verification_namespace,
         ),
         retriever_factory=make_retriever,
+        available_updates=lambda spec: updates_status(poller.state(), spec),
     )
+    user_agent = f"ClusterVersionOperator/{version}"
+    # Available updates on a thread of their own: a slow or stalled update service never holds up
+    # payload retrieval or the status loop, which only read what the poller last found.
+    poller = AvailableUpdatesPoller(
+        lambda: operator.cv_informer.get(options.name) if operator.cv_informer.has_synced else None,
+        fetch=lambda url, transport, total: fetch_graph(
+            url, user_agent=user_agent, transport=transport, total_timeout=total
+        ),
+        transport=lambda: cluster_transport(client),
+        query=_promql_query(options.promql) if options.promql is not None else None,
+        on_change=operator.loop.poke,
+        options=PollerOptions(user_agent=user_agent, update_service=options.update_service),
+    )
+    operator.cv_informer.add_handler(lambda _type, _obj, _old: poller.poke())
     registry.register(StatusCollector(operator.snapshot, lambda: operator.running, options.always_enable_capabilities))
+    registry.register(UpdatesCollector(poller.state, lambda: operator.cv_informer.get(options.name)))
     elector = LeaderElector(client, options.namespace, options.name)
 
     def ready() -> bool:
@@ -226,6 +270,7 @@ def run(options: Options) -> int:
                 log.warning("Could not prune version Pods left by an earlier run: %s", exc)
             if not elector.stopping:  # a shutdown during the prune: do not start what is being stopped
                 operator.start()
+                poller.start()
 
         elector.start(on_started_leading)
         while not stop.wait(0.5):
@@ -234,6 +279,7 @@ def run(options: Options) -> int:
                 break
     finally:
         elector.stop()  # first: a start-up still under way must not start the operator after this
+        poller.stop()
         operator.stop()
         elector.release()
         if server is not None:
@@ -242,3 +288,18 @@ def run(options: Options) -> int:
             client_ca.stop()
     log.info("Graceful shutdown complete for %s.", version)
     return code
+
+
+def _promql_query(api: PrometheusAPI) -> Callable[[str], bool]:
+    """A risk's PromQL rule → match or not, through the shared Prometheus client; one-line
+    evaluation errors (reported in the Recommended condition, never hidden)."""
+    from cvo_py.promapi import APIError
+    from updates.recommend import EvaluationError, sample_verdict
+
+    def query(expr: str) -> bool:
+        try:
+            return sample_verdict(api.query(expr))
+        except APIError as exc:
+            raise EvaluationError(str(exc)) from None
+
+    return query

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from cvo_py.cli import prometheus_flags
 from cvo_py.leader import LeaseTimings
 
 if TYPE_CHECKING:
@@ -21,10 +22,6 @@ SHORT_HELP = (
     "exposes it through the UpdateStatus API (a ConfigMap for now)."
 )
 SA_NAMESPACE_FILE = "/var/run/secrets/kubernetes.io/serviceaccount/namespace"
-SA_TOKEN_FILE = "/var/run/secrets/kubernetes.io/serviceaccount/token"
-SA_SERVICE_CA_FILE = "/var/run/secrets/kubernetes.io/serviceaccount/service-ca.crt"
-# The in-cluster Thanos Querier (the API `oc adm upgrade status` reads alerts from, via its Route).
-DEFAULT_ALERTS_URL = "https://thanos-querier.openshift-monitoring.svc:9091"
 DEFAULT_NAMESPACE = "openshift-update-status-controller"
 
 log = logging.getLogger(__name__)
@@ -88,24 +85,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="SECONDS",
         help="recompute at least this often, for time-based thresholds (default 30)",
     )
-    parser.add_argument(
-        "--alerts-url",
-        default=DEFAULT_ALERTS_URL,
-        help="Prometheus/Thanos API whose /api/v1/alerts become 'Update Health' insights as oc shows them "
-        f"(http:// or https://; empty: do not read alerts; default {DEFAULT_ALERTS_URL})",
-    )
-    parser.add_argument(
-        "--alerts-ca-file",
-        default=None,
-        help=f"CA bundle to verify the alerts API with (default {SA_SERVICE_CA_FILE} when it exists, "
-        "else the system's)",
-    )
-    parser.add_argument(
-        "--alerts-token-file",
-        default=None,
-        help=f"bearer token for the alerts API, re-read at each poll (default {SA_TOKEN_FILE} when it "
-        "exists; empty: none)",
-    )
+    prometheus_flags.add_arguments(parser, "alerts", "whose firing alerts become Update Health insights")
     parser.add_argument(
         "--alerts-interval",
         type=_seconds,
@@ -160,7 +140,7 @@ def validate(args: argparse.Namespace) -> Options:
         serving = serving_options(args, cert_required=False)
     except (ListenAddressError, ServingConfigError) as exc:
         raise UsageError(str(exc)) from None
-    alerts = alerts_api(args.alerts_url, args.alerts_ca_file, args.alerts_token_file)
+    alerts = prometheus_flags.api(args, "alerts")
     namespace = detect_namespace(args.namespace)
     if not _is_dns_label(namespace):
         raise UsageError(f"invalid --namespace {namespace!r}: want a DNS label")
@@ -177,25 +157,6 @@ def validate(args: argparse.Namespace) -> Options:
         alerts=alerts,
         alerts_interval=args.alerts_interval,
     )
-
-
-def alerts_api(url: str, ca_file: str | None, token_file: str | None) -> PrometheusAPI | None:
-    """The alerts API client the flags describe (None when --alerts-url is empty)."""
-    from cvo_py.cli.common import UsageError
-    from cvo_py.promapi import ConfigError, PrometheusAPI
-
-    if not url:
-        return None
-    if ca_file is None:
-        ca_file = SA_SERVICE_CA_FILE if Path(SA_SERVICE_CA_FILE).is_file() else ""
-    if token_file is None:
-        token_file = SA_TOKEN_FILE if Path(SA_TOKEN_FILE).is_file() else ""
-    try:
-        api = PrometheusAPI(url, ca_file=ca_file, token_file=token_file)
-        api.check_files()
-    except ConfigError as exc:
-        raise UsageError(f"--alerts-url/--alerts-ca-file/--alerts-token-file: {exc}") from None
-    return api
 
 
 def _is_dns_label(text: str) -> bool:

@@ -127,10 +127,17 @@ def start_container(docs: list[JSON] | None = None) -> JSON:
     return container
 
 
+# The cluster's endpoints `start` reaches out to, here on this machine: no update service (a port
+# that refuses at once; a test that wants one passes `--update-service` again) and no Prometheus.
+# Without these, a ClusterVersion with a channel would send `start` to the public update service.
+LOCAL_ENDPOINTS = ("--update-service=http://127.0.0.1:9/api/upgrades_info/v1/graph", "--promql-url=")
+
+
 def start_argv(local: Mapping[str, str], kubeconfig: str, docs: list[JSON] | None = None) -> list[str]:
     """`cluster-version-operator start` exactly as the Deployment runs it (its container's args,
-    in order), as a process here: `local` gives the value of every node-local flag, and
-    `--kubeconfig` takes the place of the in-cluster configuration. Nothing else may differ."""
+    in order), as a process here: `local` gives the value of every node-local flag,
+    `--kubeconfig` takes the place of the in-cluster configuration, and `LOCAL_ENDPOINTS` that of
+    the cluster's update service and Prometheus. Nothing else may differ."""
     if set(local) != set(NODE_LOCAL_FLAGS):
         raise ValueError(f"give exactly the node-local flags {NODE_LOCAL_FLAGS}, not {sorted(local)}")
     args: list[str] = []
@@ -147,7 +154,7 @@ def start_argv(local: Mapping[str, str], kubeconfig: str, docs: list[JSON] | Non
     if missing:
         raise ValueError(f"the Deployment no longer passes {sorted(missing)}")
     # The image's entrypoint is `cluster-version-operator`, the console script of cvo_py.cli:main.
-    return [sys.executable, "-m", "cvo_py", *args, f"--kubeconfig={kubeconfig}"]
+    return [sys.executable, "-m", "cvo_py", *args, f"--kubeconfig={kubeconfig}", *LOCAL_ENDPOINTS]
 
 
 def start_env(node_name: str, docs: list[JSON] | None = None) -> dict[str, str]:

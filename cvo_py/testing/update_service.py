@@ -9,7 +9,9 @@ that never finishes, a graph without the cluster's version).
 
 from __future__ import annotations
 
+import contextlib
 import json
+import socket
 import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -85,7 +87,11 @@ class UpdateService:
                 service._serve(self)
 
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._server.daemon_threads = True
+        # close() ends every request under way (their sockets shut) and waits for its thread.
+        self._server.daemon_threads = False
+        self._server.block_on_close = True
+        self._open: set[socket.socket] = set()
+        self._open_lock = threading.Lock()
         self._stopping = threading.Event()
         self._thread = threading.Thread(target=self._server.serve_forever, name="update-service", daemon=True)
         self._thread.start()
@@ -95,6 +101,15 @@ class UpdateService:
         return f"http://127.0.0.1:{self._server.server_address[1]}/api/upgrades_info/v1/graph"
 
     def _serve(self, handler: BaseHTTPRequestHandler) -> None:
+        with self._open_lock:
+            self._open.add(handler.connection)
+        try:
+            self._answer(handler)
+        finally:
+            with self._open_lock:
+                self._open.discard(handler.connection)
+
+    def _answer(self, handler: BaseHTTPRequestHandler) -> None:
         query = parse_qs(urlsplit(handler.path).query, keep_blank_values=True)
         self.requests.append(query)
         self.headers.append({k: v for k, v in handler.headers.items()})
@@ -146,6 +161,10 @@ class UpdateService:
     def close(self) -> None:
         self._stopping.set()
         self._server.shutdown()
+        with self._open_lock:
+            for sock in self._open:
+                with contextlib.suppress(OSError):
+                    sock.shutdown(socket.SHUT_RDWR)
         self._server.server_close()
         self._thread.join(5)
 

@@ -25,6 +25,7 @@ from cvo_py.testing.certs import pinned_client_context, self_signed
 from cvo_py.testing.cluster import LocalCluster, free_port
 from cvo_py.testing.clusterversion import IMG_4141
 from cvo_py.testing.kubelet import Kubelet, running
+from cvo_py.testing.manifests import LOCAL_ENDPOINTS
 from cvo_py.testing.wait import wait_until
 from payload.podspec import POD_LABEL_KEY, POD_LABEL_SELECTOR, POD_LABEL_VALUE
 
@@ -75,7 +76,7 @@ def launch(cluster: LocalCluster, namespace: str, tmp_path: Path) -> Iterator[La
         listen = f"127.0.0.1:{port}" if port else ""
         proc = subprocess.Popen(
             [sys.executable, "-m", "cvo_py", "start", "--kubeconfig", cluster.kubeconfig, "--v", "2"]
-            + ["--listen", listen, "--release-image", IMG_4141, "--node-name", "node-0", *flags],
+            + ["--listen", listen, "--release-image", IMG_4141, "--node-name", "node-0", *LOCAL_ENDPOINTS, *flags],
             cwd=REPO,
             stdout=subprocess.DEVNULL,
             stderr=log_path.open("wb"),
