@@ -94,6 +94,8 @@ class PollerOptions:
     accept_risks: bool = False
     # `start --update-service`: asked instead of spec.upstream (or the default service).
     update_service: str = ""
+    # How long a PromQL rule's result is used before it is asked again (the CVO: an hour).
+    risk_refresh: timedelta = recommend.REFRESH_AFTER
 
 
 class AvailableUpdatesPoller:
@@ -113,7 +115,7 @@ class AvailableUpdatesPoller:
         self._get_cv = get_cluster_version
         self._fetch = fetch
         self._transport = transport
-        self._cache = recommend.PromQLCache(query or _no_prometheus)
+        self._cache = recommend.PromQLCache(query or _no_prometheus, refresh_after=self.options.risk_refresh)
         self._on_change = on_change
         self._now = now
         self.interval = schedule.poll_interval(rng or random.Random())

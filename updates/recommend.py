@@ -153,6 +153,7 @@ class PromQLCache:
     after a day; a throttled call with nothing cached is an error naming when it may run."""
 
     query: Callable[[str], bool]
+    refresh_after: timedelta = REFRESH_AFTER
     entries: dict[str, _Entry] = field(default_factory=dict)
     last_query: datetime | None = None
 
@@ -161,7 +162,7 @@ class PromQLCache:
         for stale in [k for k, e in self.entries.items() if now - e.at >= EXPIRE_AFTER]:
             del self.entries[stale]
         entry = self.entries.get(key)
-        if entry is not None and now - entry.at < REFRESH_AFTER:
+        if entry is not None and now - entry.at < self.refresh_after:
             return self._result(entry)
         if self.last_query is not None and now - self.last_query < MIN_QUERY_INTERVAL:
             if entry is not None:
@@ -180,7 +181,7 @@ class PromQLCache:
         return value
 
     def _stalest(self, key: str, now: datetime) -> bool:
-        due = [(e.at, k) for k, e in self.entries.items() if now - e.at >= REFRESH_AFTER]
+        due = [(e.at, k) for k, e in self.entries.items() if now - e.at >= self.refresh_after]
         return not due or min(due)[1] == key
 
     @staticmethod

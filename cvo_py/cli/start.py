@@ -179,6 +179,7 @@ def run(options: Options) -> int:
     from updates.cluster import cluster_transport
     from updates.metrics import UpdatesCollector
     from updates.poller import AvailableUpdatesPoller, PollerOptions, updates_status
+    from updates.prometheus import promql_query
 
     # The operator is I/O-bound and its latency is thread hand-offs (Pod watch → retrieval →
     # status loop): a thread woken by an event must not wait out CPython's default 5 ms switch
@@ -237,7 +238,7 @@ def run(options: Options) -> int:
             url, user_agent=user_agent, transport=transport, total_timeout=total
         ),
         transport=lambda: cluster_transport(client),
-        query=_promql_query(options.promql) if options.promql is not None else None,
+        query=promql_query(options.promql) if options.promql is not None else None,
         on_change=operator.loop.poke,
         options=PollerOptions(user_agent=user_agent, update_service=options.update_service),
     )
@@ -288,18 +289,3 @@ def run(options: Options) -> int:
             client_ca.stop()
     log.info("Graceful shutdown complete for %s.", version)
     return code
-
-
-def _promql_query(api: PrometheusAPI) -> Callable[[str], bool]:
-    """A risk's PromQL rule → match or not, through the shared Prometheus client; one-line
-    evaluation errors (reported in the Recommended condition, never hidden)."""
-    from cvo_py.promapi import APIError
-    from updates.recommend import EvaluationError, sample_verdict
-
-    def query(expr: str) -> bool:
-        try:
-            return sample_verdict(api.query(expr))
-        except APIError as exc:
-            raise EvaluationError(str(exc)) from None
-
-    return query
