@@ -43,6 +43,7 @@ from cvo_py.testing import cluster as local
 from cvo_py.testing.clusterversion import create_cv, status_414
 from cvo_py.testing.kubelet import Kubelet, running, terminated, waiting
 from cvo_py.testing.payload import ClusterVerification, StartProcess, ensure_priority_class
+from cvo_py.testing.update_service import UpdateService
 from payload.podspec import POD_LABEL_SELECTOR
 
 REPO = Path(__file__).resolve().parents[1]
@@ -283,6 +284,12 @@ def main() -> int:
     parser.add_argument("--idle", type=float, default=1.0, help="seconds idle before an isolated write (default 1)")
     parser.add_argument("--hops", action="store_true", help="break isolated samples down by hop (start at -v=5)")
     parser.add_argument("--keep-log", metavar="PATH", help="copy the log of `start` here at the end")
+    parser.add_argument(
+        "--stalled-update-service",
+        action="store_true",
+        help="give the cluster a channel and an update service that never finishes its answers (the "
+        "available-updates poller stalls on it throughout): payload failures must surface as fast",
+    )
     args = parser.parse_args()
     if args.runs < 1:
         parser.error("--runs must be at least 1")
@@ -301,12 +308,18 @@ def main() -> int:
     results: dict[str, dict[str, list[float]]] = {p: {m[0]: [] for m in modes} for p in pacings}
     hops: list[dict[str, float]] = []
     verification = ClusterVerification(kube)  # every image is signed: the Pod path is measured
+    stalled = UpdateService(fault="endless") if args.stalled_update_service else None
+    spec: dict[str, str] = {"clusterID": str(uuid.uuid4())}
+    extra: list[str] = []
+    if stalled is not None:
+        spec.update(channel="stable-4.14", upstream=stalled.url)
+        extra.append("--update-service=")  # spec.upstream: the stalled service
     with tempfile.TemporaryDirectory() as tmp:
-        start = StartProcess(handle.kubeconfig, ns, Path(tmp), verbosity=5 if args.hops else 2)
+        start = StartProcess(handle.kubeconfig, ns, Path(tmp), "4.14.1", *extra, verbosity=5 if args.hops else 2)
         watch = ConditionWatch(kube)
         watch.informer.start()
         try:
-            create_cv(kube, {"clusterID": str(uuid.uuid4())}, status_414())
+            create_cv(kube, spec, status_414())
             for run in range(args.runs):
                 for pacing in pacings:
                     for name, act, text, _bound in modes:
@@ -346,6 +359,8 @@ def main() -> int:
                 Path(args.keep_log).write_text(start.log())
             verification.remove()
             local.delete_all_cluster_scoped_update_objects(kube)
+            if stalled is not None:
+                stalled.close()
 
     worst = 0.0
     for pacing in pacings:

@@ -81,7 +81,7 @@ def main() -> int:
             runs: list[tuple[str, list[str]]] = []
             if cluster is not None:
                 insights, _ = snap.insights(now)
-                scale.publish(cluster.client, insights)
+                scale.publish(cluster.client, insights, now)
                 runs.append(("live", ["--kubeconfig", cluster.kubeconfig, "--now", stamp]))
             runs.append(("snapshot (YAML files)", ["--mock-clusterversion", str(cv_path), "--now", stamp]))
             runs.append(("snapshot (JSON files)", ["--mock-clusterversion", str(json_path), "--now", stamp]))

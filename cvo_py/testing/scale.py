@@ -6,11 +6,13 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from cvo_py import __version__, gotext
 from cvo_py.kube import CONFIGMAPS, ApiError, KubeClient
 from cvo_py.testing import cluster as local
 from cvo_py.testing import dumps as conv
 from cvo_py.testing.insight_objects import write_snapshot
 from status.updatestatus import configmap, snapshot
+from status.updatestatus.insights import metadata
 from status.updatestatus.insights.models import Insight
 
 EXAMPLES = Path(__file__).resolve().parents[2] / ".." / "shared" / "oc-examples"
@@ -58,9 +60,10 @@ def write_must_gather(snap: snapshot.Snapshot, path: Path, gathered_at: int) -> 
     return path
 
 
-def publish(kube: KubeClient, insights: list[Insight]) -> int:
+def publish(kube: KubeClient, insights: list[Insight], computed_at: int) -> int:
     """Put these insights in the ConfigMap API as the controller lays them out (main ConfigMap and
-    node shards); returns the number of ConfigMaps."""
+    node shards, and the publication metadata saying they were computed at `computed_at`);
+    returns the number of ConfigMaps."""
     local.ensure_namespace(kube, configmap.NAMESPACE)
     plan = configmap.plan(configmap.encode(insights), node_health=configmap.node_health_keys(insights))
     assert plan.ok, plan.problems
@@ -70,7 +73,10 @@ def publish(kube: KubeClient, insights: list[Insight]) -> int:
         except ApiError as exc:
             if not exc.is_not_found():
                 raise
+    meta = metadata.encode(metadata.build(computed_at, "scale-test", __version__, 30 * gotext.SECOND, []))
     for name, data in plan.configmaps.items():
+        if name == configmap.CONFIGMAP:
+            data = {**data, metadata.META_KEY: meta}
         kube.create(CONFIGMAPS, {"metadata": {"name": name, "namespace": configmap.NAMESPACE}, "data": data})
     return len(plan.configmaps)
 

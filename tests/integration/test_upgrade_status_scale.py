@@ -32,7 +32,7 @@ def test_live_snapshot_and_must_gather_agree_at_scale(
     now = snap.mock_now()
     stamp = gotext.format_time(now)
     insights, _ = snap.insights(now)
-    scale.publish(cluster.client, insights)
+    scale.publish(cluster.client, insights, now)
     cv_path = scale.write_as_snapshot(snap, tmp_path / "snapshot")
     archive = scale.write_must_gather(snap, tmp_path / "must-gather.tar.gz", now)
     for details in ("none", "all"):

@@ -39,7 +39,7 @@ def test_controller_survives_and_repairs_hostile_configmap_values(
         def repaired() -> dict[str, str] | None:
             data = h.configmap_data(kube, namespace) or {}
             owned = {k: v for k, v in data.items() if k.startswith("usc-")}
-            if set(owned) != {"usc-cv-version", "usc-co-dns", "usc-co-etcd"}:
+            if set(owned) != {"usc-cv-version", "usc-co-dns", "usc-co-etcd", "usc-meta"}:
                 return None
             insights, errors = wire.decode_readable(owned)
             return data if not errors and len(insights) == 3 else None
