@@ -32,7 +32,9 @@ from urllib3.exceptions import (
     SSLError,
 )
 
+from cvo_py.gotext import go_quote
 from updates.graph import MAX_BODY_BYTES
+from updates.retrieval import http_status_text
 
 DEFAULT_TOTAL_TIMEOUT = 30.0
 CONNECT_TIMEOUT = 10.0
@@ -147,15 +149,16 @@ def fetch_graph(
     try:
         try:
             response = pool.request(
-                "GET", url, headers=headers, preload_content=False, redirect=True, retries=urllib3.Retry(0, redirect=5),
+                "GET", url, headers=headers, preload_content=False, redirect=True,
+                # Redirects followed as Go's client does (up to 10); nothing else retried.
+                retries=urllib3.Retry(total=None, connect=0, read=0, status=0, other=0, redirect=10),
                 timeout=urllib3.Timeout(connect=min(CONNECT_TIMEOUT, total_timeout), read=total_timeout),
             )
         except (urllib3.exceptions.HTTPError, OSError) as exc:
-            raise FetchError("RemoteFailed", f'Get "{url}": {_cause(exc, url)}') from None
+            raise FetchError("RemoteFailed", f"Get {go_quote(url)}: {_cause(exc, url)}") from None
         try:
             if response.status != 200:
-                raise FetchError("ResponseFailed", f"unexpected HTTP status: {response.status} {response.reason or ''}"
-                                 .rstrip())
+                raise FetchError("ResponseFailed", http_status_text(response.status, response.reason or ""))
             declared = response.headers.get("Content-Length")
             if declared and declared.isdigit() and int(declared) > max_bytes:
                 raise FetchError("ResponseFailed", f"response body of {declared} bytes is larger than the "

@@ -12,6 +12,7 @@ import re
 from dataclasses import dataclass
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
+from cvo_py.gotext import go_quote
 from updates import semver
 
 DEFAULT_UPSTREAM = "https://api.openshift.com/api/upgrades_info/v1/graph"
@@ -77,12 +78,12 @@ def uuid_problem(cluster_id: str) -> str:
 def url_problem(upstream: str) -> str:
     """Why an update-service URL does not parse ('' when it does). Like the CVO's URL parser, a
     scheme-less value parses (and the request fails later as RemoteFailed)."""
-    prefix = f"parse {_go_string(upstream)}: "
+    prefix = f"parse {go_quote(upstream)}: "
     if any(ord(c) < 0x20 or ord(c) == 0x7F for c in upstream):
         return prefix + "net/url: invalid control character in URL"
     for match in re.finditer(r"%(.{0,2})", upstream):
         if not re.fullmatch(r"[0-9a-fA-F]{2}", match.group(1)):
-            return prefix + f"invalid URL escape {_go_string(match.group(0))}"
+            return prefix + f"invalid URL escape {go_quote(match.group(0))}"
     if upstream.startswith(":"):
         return prefix + "missing protocol scheme"
     try:
@@ -94,12 +95,8 @@ def url_problem(upstream: str) -> str:
     try:
         _ = parts.port
     except ValueError:
-        return prefix + f"invalid port {_go_string(':' + parts.netloc.rsplit(':', 1)[-1])} after host"
+        return prefix + f"invalid port {go_quote(':' + parts.netloc.rsplit(':', 1)[-1])} after host"
     return ""
-
-
-def _go_string(s: str) -> str:
-    return '"' + s.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
 def request_url(upstream: str, *, arch: str, channel: str, cluster_id: str, version: str) -> str:

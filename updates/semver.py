@@ -8,6 +8,8 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass
 
+from cvo_py.gotext import go_quote
+
 _NUMBERS = frozenset("0123456789")
 _ALPHANUM = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ-") | _NUMBERS
 _MAX_UINT64 = 2**64 - 1
@@ -29,21 +31,6 @@ def _uint(s: str) -> int:
     if len(s) > 20 or int(s) > _MAX_UINT64:
         raise SemverError(f'strconv.ParseUint: parsing "{s}": value out of range')
     return int(s)
-
-
-def _go_q(s: str) -> str:
-    # %q of a short, already-validated-ish token; non-ASCII is rare here and shown escaped.
-    out = []
-    for c in s:
-        if c in '"\\':
-            out.append("\\" + c)
-        elif " " <= c <= "~":
-            out.append(c)
-        elif ord(c) < 0x80:
-            out.append(f"\\x{ord(c):02x}")
-        else:
-            out.append(c if c.isprintable() else f"\\u{ord(c):04x}")
-    return '"' + "".join(out) + '"'
 
 
 @functools.total_ordering
@@ -89,9 +76,9 @@ def parse(s: str) -> Version:
     numbers = []
     for name, part in (("major", parts[0]), ("minor", parts[1])):
         if not _only(part, _NUMBERS):
-            raise SemverError(f"Invalid character(s) found in {name} number {_go_q(part)}")
+            raise SemverError(f"Invalid character(s) found in {name} number {go_quote(part)}")
         if len(part) > 1 and part[0] == "0":
-            raise SemverError(f"{name.capitalize()} number must not contain leading zeroes {_go_q(part)}")
+            raise SemverError(f"{name.capitalize()} number must not contain leading zeroes {go_quote(part)}")
         numbers.append(_uint(part))
     rest = parts[2]
     build: list[str] = []
@@ -103,9 +90,9 @@ def parse(s: str) -> Version:
         rest, _, pre_text = rest.partition("-")
         pre_raw = pre_text.split(".")
     if not _only(rest, _NUMBERS):
-        raise SemverError(f"Invalid character(s) found in patch number {_go_q(rest)}")
+        raise SemverError(f"Invalid character(s) found in patch number {go_quote(rest)}")
     if len(rest) > 1 and rest[0] == "0":
-        raise SemverError(f"Patch number must not contain leading zeroes {_go_q(rest)}")
+        raise SemverError(f"Patch number must not contain leading zeroes {go_quote(rest)}")
     patch = _uint(rest)
     pre: list[int | str] = []
     for identifier in pre_raw:
@@ -113,17 +100,17 @@ def parse(s: str) -> Version:
             raise SemverError("Prerelease is empty")
         if _only(identifier, _NUMBERS):
             if len(identifier) > 1 and identifier[0] == "0":
-                raise SemverError(f"Version contains leading zeroes: {_go_q(identifier)}")
+                raise SemverError(f"Version contains leading zeroes: {go_quote(identifier)}")
             pre.append(_uint(identifier))
         elif _only(identifier, _ALPHANUM):
             pre.append(identifier)
         else:
-            raise SemverError(f"Invalid character(s) found in prerelease {_go_q(identifier)}")
+            raise SemverError(f"Invalid character(s) found in prerelease {go_quote(identifier)}")
     for identifier in build:
         if not identifier:
             raise SemverError("Build meta data is empty")
         if not _only(identifier, _ALPHANUM):
-            raise SemverError(f"Invalid character(s) found in build meta data {_go_q(identifier)}")
+            raise SemverError(f"Invalid character(s) found in build meta data {go_quote(identifier)}")
     return Version(numbers[0], numbers[1], patch, tuple(pre), tuple(build))
 
 

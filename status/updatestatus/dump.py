@@ -10,9 +10,10 @@ the members `upgrade-status` needs (by path) are read at all. Member names are n
 system paths; a name that is absolute or holds `..` is ignored, as are symlinks, hard links, device
 files and FIFOs (in archives and in directories, which are walked without following links).
 Bounds: at most `MAX_MEMBERS` entries, at most `MAX_MEMBER_BYTES` per member read, at most
-`MAX_READ_BYTES` read in total and at most `MAX_SCANNED_BYTES` decompressed while looking
-(a compression bomb stops there). A broken, truncated or over-bound archive is a one-line
-`SnapshotError`.
+`MAX_READ_BYTES` read in total, at most `MAX_SCANNED_BYTES` decompressed while looking
+(a compression bomb stops there), and tar extended headers (GNU long names, pax) of at most
+`MAX_TAR_HEADER_BYTES` (tarfile would read a larger one into memory whole). A broken, truncated
+or over-bound archive is a one-line `SnapshotError`.
 
 "Now" is the gather time: the must-gather's `timestamp` file (its first line, when the gather
 started), or the Insights archive's gather time (from its name `insights-YYYY-MM-DD-HHMMSS`, else
@@ -23,7 +24,6 @@ lacks for a full answer.
 from __future__ import annotations
 
 import io
-import json
 import lzma
 import os
 import re
@@ -36,7 +36,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from cvo_py import gotext
+from cvo_py import gotext, safeload
+from cvo_py.gotext import escape
 from status.updatestatus.insights import alerts as alerts_mod
 from status.updatestatus.insights.nodes import RELEASE_IMAGE_VERSION
 from status.updatestatus.insights.objects import InputError
@@ -48,7 +49,8 @@ FORMATS = ("auto", "must-gather", "insights", "snapshot")
 MAX_MEMBERS = 1_000_000  # archive entries (or directory entries) looked at
 MAX_MEMBER_BYTES = 512 * 1024 * 1024  # one member that is read
 MAX_READ_BYTES = 2 * 1024 * 1024 * 1024  # all members that are read
-MAX_SCANNED_BYTES = 32 * 1024 * 1024 * 1024  # decompressed while looking, read or skipped
+MAX_SCANNED_BYTES = 4 * 1024 * 1024 * 1024  # decompressed while looking, read or skipped
+MAX_TAR_HEADER_BYTES = 1024 * 1024  # a GNU long name or a pax header (tarfile reads it whole)
 
 MCO = "machineconfiguration.openshift.io"
 _CLUSTER_SCOPED = {
@@ -94,7 +96,7 @@ def load(path: str | Path, fmt: str = "auto") -> Dump:
     if fmt not in FORMATS:
         raise SnapshotError(f"unknown format {fmt!r} (one of {', '.join(FORMATS)})")
     p = Path(path)
-    shown = printable(str(p))
+    shown = escape(str(p))
     if fmt == "snapshot" or (fmt == "auto" and p.name.endswith(CV_SUFFIX)):
         snap = load_snapshot(p)
         return Dump(snap, "snapshot", shown, None, "", has_alerts=snap.alerts is not None)
@@ -112,13 +114,6 @@ def load(path: str | Path, fmt: str = "auto") -> Dump:
     if layout == "must-gather":
         return _must_gather(members, shown)
     return _insights(members, shown, p.name)
-
-
-def printable(text: str) -> str:
-    """Text safe to print on one line: control and other unprintable characters escaped."""
-    if text.isprintable():
-        return text
-    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in text)
 
 
 # --- which members are wanted ------------------------------------------------------------------
@@ -180,7 +175,7 @@ class _Budget:
     def take(self, name: str, size: int) -> None:
         if size > MAX_MEMBER_BYTES:
             raise SnapshotError(
-                f"{self.source}: {printable(name)} is larger than {MAX_MEMBER_BYTES // (1024 * 1024)} MiB: not read"
+                f"{self.source}: {escape(name)} is larger than {MAX_MEMBER_BYTES // (1024 * 1024)} MiB: not read"
             )
         self.read += size
         if self.read > MAX_READ_BYTES:
@@ -189,14 +184,14 @@ class _Budget:
 
 def _read_directory(root: Path) -> Iterator[Member]:
     """Regular files under `root` that are wanted; symlinks and special files are skipped."""
-    budget = _Budget(printable(str(root)))
+    budget = _Budget(escape(str(root)))
     stack: list[tuple[Path, tuple[str, ...]]] = [(root, ())]
     while stack:
         directory, prefix = stack.pop()
         try:
             entries = sorted(os.scandir(directory), key=lambda e: e.name)
         except OSError as exc:
-            raise SnapshotError(f"{printable(str(directory))}: cannot read: {exc.strerror or exc}") from None
+            raise SnapshotError(f"{escape(str(directory))}: cannot read: {exc.strerror or exc}") from None
         for entry in entries:
             budget.count()
             parts = (*prefix, entry.name)
@@ -215,9 +210,9 @@ def _read_directory(root: Path) -> Iterator[Member]:
                     budget.take(entry.name, st.st_size)
                     data = f.read(st.st_size + 1)
             except OSError as exc:
-                raise SnapshotError(f"{printable(entry.path)}: cannot read: {exc.strerror or exc}") from None
+                raise SnapshotError(f"{escape(entry.path)}: cannot read: {exc.strerror or exc}") from None
             if len(data) != st.st_size:
-                raise SnapshotError(f"{printable(entry.path)}: changed while it was read")
+                raise SnapshotError(f"{escape(entry.path)}: changed while it was read")
             yield Member(parts, data, st.st_mtime_ns)
 
 
@@ -263,13 +258,26 @@ def _read_archive(path: Path, shown: str) -> Iterator[Member]:
             yield from _read_tar(stream, shown)
     except SnapshotError:
         raise
-    except (tarfile.TarError, EOFError, zlib.error, lzma.LZMAError, zipfile.BadZipFile, OSError) as exc:
-        raise SnapshotError(f"{shown}: not a readable archive (truncated or corrupt?): {printable(str(exc))}") from None
+    except (tarfile.TarError, EOFError, zlib.error, lzma.LZMAError, zipfile.BadZipFile, OSError,
+            NotImplementedError, RuntimeError) as exc:  # zip: an unsupported compression method, encryption
+        raise SnapshotError(f"{shown}: not a readable archive (truncated or corrupt?): {escape(str(exc))}") from None
+
+
+class _BoundedTarInfo(tarfile.TarInfo):
+    """Refuses extended headers (GNU long names and links, pax) larger than MAX_TAR_HEADER_BYTES:
+    tarfile reads them into memory whole, before any member budget applies."""
+
+    def _proc_member(self, tarfile_: tarfile.TarFile) -> tarfile.TarInfo:
+        extended = (tarfile.GNUTYPE_LONGNAME, tarfile.GNUTYPE_LONGLINK, tarfile.XHDTYPE, tarfile.XGLTYPE,
+                    tarfile.SOLARIS_XHDTYPE)
+        if self.type in extended and self.size > MAX_TAR_HEADER_BYTES:
+            raise tarfile.HeaderError(f"an extended header of {self.size} bytes (at most {MAX_TAR_HEADER_BYTES})")
+        return super()._proc_member(tarfile_)  # type: ignore[misc,no-any-return]
 
 
 def _read_tar(stream: Any, shown: str) -> Iterator[Member]:
     budget = _Budget(shown)
-    with tarfile.open(fileobj=stream, mode="r|") as tar:
+    with tarfile.open(fileobj=stream, mode="r|", tarinfo=_BoundedTarInfo) as tar:
         while True:
             member = tar.next()
             if member is None:
@@ -287,7 +295,7 @@ def _read_tar(stream: Any, shown: str) -> Iterator[Member]:
                 continue
             data = f.read()
             if len(data) != member.size:
-                raise SnapshotError(f"{shown}: {printable(member.name)} is truncated")
+                raise SnapshotError(f"{shown}: {escape(member.name)} is truncated")
             yield Member(parts, data, int(member.mtime) * gotext.SECOND)
 
 
@@ -313,7 +321,7 @@ def _read_zip(f: Any, shown: str) -> Iterator[Member]:
             with z.open(info) as member:
                 data = member.read(info.file_size + 1)  # the recorded size bounds what is read
             if len(data) != info.file_size:
-                raise SnapshotError(f"{shown}: {printable(info.filename)} does not have its recorded size")
+                raise SnapshotError(f"{shown}: {escape(info.filename)} does not have its recorded size")
             yield Member(parts, data, None)
 
 
@@ -339,7 +347,7 @@ def _text(m: Member, shown: str) -> str:
 
 
 def _where(shown: str, m: Member) -> str:
-    return f"{shown}: {printable('/'.join(m.path))}"
+    return f"{shown}: {escape('/'.join(m.path))}"
 
 
 def _objects(members: list[Member], shown: str, kind: str) -> list[JSON]:
@@ -366,7 +374,7 @@ def _must_gather(members: list[Member], shown: str) -> Dump:
     image_dir = with_cv[0]
     missing: list[str] = []
     if len(with_cv) > 1:
-        chosen = printable("/".join(image_dir))
+        chosen = escape("/".join(image_dir))
         missing.append(f"{len(with_cv)} gather directories hold a ClusterVersion: read {chosen}")
     mine = [m for m in members if m.path[: len(image_dir)] == image_dir]
     kinds: dict[str, list[Member]] = {}
@@ -460,14 +468,18 @@ def _insights(members: list[Member], shown: str, file_name: str) -> Dump:
     gathers = under("insights-operator", "gathers.json")
     if gathers:
         try:
-            info = json.loads(gathers[0].data)
-        except (ValueError, UnicodeDecodeError):
+            info = safeload.load_document(gathers[0].data, source=_where(shown, gathers[0]))
+        except safeload.DocumentError:
             info = None
         if isinstance(info, dict) and info.get("is_global_obfuscation_enabled") is True:
             missing.append("names and addresses are obfuscated in this archive (consistently within it)")
+    clusterversions = _objects(version, shown, "ClusterVersion")
+    if not clusterversions:
+        where = escape('/'.join(version[0].path)) if version else 'the archive'
+        raise SnapshotError(f"{shown}: no ClusterVersion in {where}")
     snap = Snapshot(
         name=shown,
-        clusterversion=_objects(version, shown, "ClusterVersion")[0],
+        clusterversion=clusterversions[0],
         operators=_objects(by_dir["clusteroperator"], shown, "ClusterOperator"),
         machineconfigs=_objects(by_dir["machineconfigs"], shown, "MachineConfig"),
         pools=_objects(by_dir["machineconfigpools"], shown, "MachineConfigPool"),
@@ -518,7 +530,7 @@ def preamble(dump: Dump, now: int, *, explicit_now: bool, updating: bool) -> str
     if updating and not dump.has_alerts:
         why = "a must-gather holds no alerts" if dump.layout == "must-gather" else "the archive holds no alerts.json"
         lines.append(f"Unable to fetch alerts, ignoring alerts in 'Update Health':  {why}")
-    return "".join(printable(line) + "\n" for line in lines)
+    return "".join(escape(line) + "\n" for line in lines)
 
 
 _CURRENT = MCO + "/currentConfig"

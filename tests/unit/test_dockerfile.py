@@ -78,8 +78,20 @@ def test_build_stage_wheel_contains_the_packages_and_console_script(tmp_path: Pa
     )
     wheel = next(tmp_path.glob("cvo_py-*.whl"))
     names = zipfile.ZipFile(wheel).namelist()
-    for package in ("cvo_py/cli/main.py", "payload/__init__.py", "status/__init__.py"):
+    for package in ("cvo_py/cli/main.py", "payload/__init__.py", "status/__init__.py", "updates/__init__.py"):
         assert package in names
     assert not any(name.startswith("tests/") for name in names)
     entry_points = next(name for name in names if name.endswith("entry_points.txt"))
     assert "cluster-version-operator = cvo_py.cli.main:main" in zipfile.ZipFile(wheel).read(entry_points).decode()
+
+
+def test_the_build_stage_copies_every_package_the_project_ships() -> None:
+    """A package left out of the image is a crash at start-up there and nowhere else."""
+    import tomllib
+
+    include = tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"]["find"]["include"]
+    packages = sorted({pattern.rstrip("*").rstrip(".") for pattern in include})
+    copies = [line for line in stages()[0] if line.startswith("COPY")]
+    for package in packages:
+        assert f"COPY {package} ./{package}" in copies, f"the image does not get package {package}"
+

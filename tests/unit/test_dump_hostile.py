@@ -14,7 +14,7 @@ import pytest
 
 from cvo_py.cli import main as cli
 from cvo_py.testing import dumps as conv
-from cvo_py.testing.insight_objects import clusterversion
+from cvo_py.testing.insight_objects import clusterversion, operator
 from status.updatestatus import dump
 from status.updatestatus.snapshot import Snapshot
 
@@ -216,3 +216,71 @@ def test_a_broken_object_names_its_member(tmp_path: Path, capsys: pytest.Capture
     path.write_bytes(conv.tar_bytes(files, prefix="mg/"))
     code, _, err = run(capsys, path)
     one_line_error(code, err, "core/nodes/n1.yaml", "cannot parse")
+
+
+def _small_snapshot() -> Snapshot:
+    return Snapshot(name="x", clusterversion=clusterversion(), operators=[operator("a")], machineconfigs=[],
+                    pools=[], nodes=[], alerts=None, mco_deployment=None)
+
+
+def test_a_deeply_nested_insights_gathers_file_is_no_traceback(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    files = conv.insights_files(_small_snapshot())
+    files["insights-operator/gathers.json"] = b"[" * 200_000 + b"]" * 200_000
+    root = conv.write_tree(files, tmp_path / "insights")
+    code, out, err = run(capsys, root)
+    assert code == 0, err  # the rest of the archive still reads; the file only says whether names are obfuscated
+    assert "Traceback" not in err
+
+
+def test_an_insights_clusterversion_list_without_items_is_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    files = conv.insights_files(_small_snapshot())
+    files["config/version.json"] = b'{"kind": "ClusterVersionList", "items": []}'
+    code, _, err = run(capsys, conv.write_tree(files, tmp_path / "insights"))
+    one_line_error(code, err, "no ClusterVersion in config/version.json")
+
+
+@pytest.mark.parametrize(
+    ("flag_bits", "method"), [(0x1, zipfile.ZIP_DEFLATED), (0, 99)], ids=["encrypted", "method 99"]
+)
+def test_zip_members_that_cannot_be_read_are_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], flag_bits: int, method: int
+) -> None:
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", compression=zipfile.ZIP_DEFLATED) as z:
+        z.writestr(CV_PATH, b"kind: ClusterVersion\nmetadata: {name: version}\n")
+    raw = bytearray(buf.getvalue())
+    # Rewrite the member's flags and method in its local header and its central directory entry.
+    for signature, flags_at in ((b"PK\x03\x04", 6), (b"PK\x01\x02", 8)):
+        at = raw.find(signature)
+        raw[at + flags_at:at + flags_at + 2] = (int.from_bytes(raw[at + flags_at:at + flags_at + 2], "little")
+                                               | flag_bits).to_bytes(2, "little")
+        if method != zipfile.ZIP_DEFLATED:
+            raw[at + flags_at + 2:at + flags_at + 4] = method.to_bytes(2, "little")
+    path = tmp_path / "dump.zip"
+    path.write_bytes(bytes(raw))
+    code, _, err = run(capsys, path)
+    one_line_error(code, err, "not a readable archive")
+
+
+def test_a_huge_tar_long_name_header_is_refused_before_it_is_read(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # A GNU long-name header claiming 400 MiB: tarfile would read it into memory whole.
+    header = tarfile.TarInfo("././@LongLink")
+    header.type = tarfile.GNUTYPE_LONGNAME
+    header.size = 400 * 1024 * 1024
+    block = header.tobuf(format=tarfile.GNU_FORMAT)
+    import gzip
+
+    path = tmp_path / "dump.tar.gz"
+    with gzip.open(path, "wb") as out:
+        out.write(block)
+        zeros = b"\0" * (1024 * 1024)
+        for _ in range(8):
+            out.write(zeros)
+    code, _, err = run(capsys, path)
+    one_line_error(code, err, "extended header of 419430400 bytes")
