@@ -14,11 +14,13 @@ size. Every failure is an `APIError` whose message is one line naming the URL.
 from __future__ import annotations
 
 import json
+import ssl
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import urlencode, urlsplit
 
-import requests
+from cvo_py import httpget
+from cvo_py.gotext import escape
 
 DEFAULT_TIMEOUT = 10.0
 DEFAULT_MAX_BYTES = 16 << 20
@@ -66,35 +68,37 @@ class PrometheusAPI:
         return result
 
     def get(self, path: str, params: dict[str, str] | None = None) -> Any:
-        """`data` of a successful API response to `GET path`."""
+        """`data` of a successful API response to `GET path` (the whole request bounded by `timeout`)."""
         endpoint = self._endpoint(path)
+        url = endpoint + ("?" + urlencode(params) if params else "")
         headers = {"Accept": "application/json"}
         token = self._token()
         if token:
             headers["Authorization"] = f"Bearer {token}"
-        verify: str | bool = self.ca_file or True
         try:
-            with requests.get(
-                endpoint, params=params, headers=headers, timeout=self.timeout, verify=verify, stream=True
-            ) as resp:
-                body = self._read(resp, endpoint)
-                status = resp.status_code
-        except requests.exceptions.SSLError as exc:
-            raise APIError(f"{endpoint}: TLS: {_reason(exc)}") from None
-        except requests.exceptions.Timeout:
-            raise APIError(f"{endpoint}: no response within {self.timeout:g}s") from None
-        except (requests.exceptions.RequestException, OSError) as exc:
-            raise APIError(f"{endpoint}: {_reason(exc)}") from None
+            context = ssl.create_default_context(cafile=self.ca_file or None)
+        except (OSError, ssl.SSLError) as exc:
+            raise APIError(f"{endpoint}: the CA file {self.ca_file} cannot be used: {exc}") from None
+        try:
+            answer = httpget.get(url, headers=headers, context=context, total_timeout=self.timeout,
+                                 max_bytes=self.max_bytes)
+        except httpget.BodyTooLarge:
+            raise APIError(f"{endpoint}: response larger than {self.max_bytes} bytes") from None
+        except httpget.GetError as exc:
+            if "deadline exceeded" in str(exc):
+                raise APIError(f"{endpoint}: no response within {self.timeout:g}s") from None
+            raise APIError(f"{endpoint}: {exc}") from None
+        body, status = answer.body, answer.status
         try:
             decoded: Any = json.loads(body)
-        except ValueError:
+        except (ValueError, RecursionError):
             decoded = None
         if not isinstance(decoded, dict):
-            snippet = body[:200].decode("utf-8", "replace").strip().replace("\n", " ")
+            snippet = escape(body[:200].decode("utf-8", "replace").strip().replace("\n", " "))
             raise APIError(f"{endpoint}: HTTP {status}: not an API response: {snippet!r}")
         if status != 200 or decoded.get("status") != "success":
             error = decoded.get("error") or decoded.get("errorType") or "request failed"
-            raise APIError(f"{endpoint}: HTTP {status}: {error}")
+            raise APIError(f"{endpoint}: HTTP {status}: {escape(' '.join(str(error).split()))}")
         return decoded.get("data")
 
     def _endpoint(self, path: str) -> str:
@@ -109,16 +113,6 @@ class PrometheusAPI:
         except OSError as exc:
             raise APIError(f"cannot read the bearer token file {self.token_file}: {exc.strerror}") from None
 
-    def _read(self, resp: requests.Response, endpoint: str) -> bytes:
-        chunks: list[bytes] = []
-        size = 0
-        for chunk in resp.iter_content(64 << 10):
-            size += len(chunk)
-            if size > self.max_bytes:
-                raise APIError(f"{endpoint}: response larger than {self.max_bytes} bytes")
-            chunks.append(chunk)
-        return b"".join(chunks)
-
     def check_files(self) -> None:
         """Raise ConfigError when the CA or token file cannot be read (for validating flags)."""
         for what, path in (("CA file", self.ca_file), ("token file", self.token_file)):
@@ -128,16 +122,3 @@ class PrometheusAPI:
                         pass
                 except OSError as exc:
                     raise ConfigError(f"cannot read the {what} {path}: {exc.strerror}") from None
-
-
-def _reason(exc: BaseException) -> str:
-    """The innermost cause's message, on one line (requests wraps urllib3's, which wraps the OS's)."""
-    seen = {id(exc)}
-    while True:
-        reason = getattr(exc, "reason", None)
-        inner = reason if isinstance(reason, BaseException) else exc.__cause__ or exc.__context__
-        if inner is None or id(inner) in seen:
-            break
-        seen.add(id(inner))
-        exc = inner
-    return " ".join(str(exc).split()) or type(exc).__name__

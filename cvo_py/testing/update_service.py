@@ -22,7 +22,7 @@ from urllib.parse import parse_qs, urlsplit
 
 JSON = dict[str, Any]
 
-FAULTS = ("slow", "error", "garbage", "huge", "endless", "missing-version")
+FAULTS = ("slow", "slow-headers", "error", "garbage", "huge", "endless", "missing-version")
 
 
 def graph(
@@ -124,6 +124,16 @@ class UpdateService:
             return
         if fault == "huge":
             self._send(handler, 200, b"[" + b" " * (10 * 1024 * 1024) + b"]")
+            return
+        if fault == "slow-headers":  # an answer whose headers never end, a byte at a time
+            try:
+                handler.wfile.write(b"HTTP/1.1 200 OK\r\n")
+                while not self._stopping.is_set():
+                    handler.wfile.write(b"X")
+                    handler.wfile.flush()
+                    self._stopping.wait(0.2)
+            except OSError:
+                pass
             return
         if fault == "endless":
             handler.send_response(200)

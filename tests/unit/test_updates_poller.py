@@ -99,6 +99,7 @@ def closed_port() -> int:
         ("huge", "ResponseFailed", "larger than the 8388608 bytes accepted"),
         ("endless", "ResponseFailed", "context deadline exceeded"),
         ("slow", "RemoteFailed", "context deadline exceeded"),
+        ("slow-headers", "RemoteFailed", "context deadline exceeded (Client.Timeout exceeded while awaiting headers)"),
         ("missing-version", "VersionNotFound",
          'currently reconciling cluster version 4.16.3 not found in the "stable-4.16" channel'),
     ],

@@ -1,0 +1,75 @@
+"""The one bounded GET: the whole request ends by its deadline however slowly a server answers,
+bodies are bounded, redirects followed, transport failures worded as Go's client words them."""
+
+from __future__ import annotations
+
+import socket
+import threading
+import time
+
+import pytest
+
+from cvo_py import httpget
+from cvo_py.testing.update_service import UpdateService, graph
+
+
+def test_an_answer_within_the_bounds() -> None:
+    with UpdateService(channels={"c": graph(["4.16.3"])}) as service:
+        answer = httpget.get(service.url + "?channel=c", headers={}, total_timeout=5, max_bytes=1 << 20)
+    assert answer.status == 200 and b'"4.16.3"' in answer.body
+
+
+@pytest.mark.parametrize(
+    ("fault", "phase", "fragment"),
+    [
+        ("slow-headers", "request", "context deadline exceeded (Client.Timeout exceeded while awaiting headers)"),
+        ("slow", "request", "context deadline exceeded"),
+        ("endless", "body", "context deadline exceeded (Client.Timeout or context cancellation while reading body)"),
+        ("huge", "body", "larger than the 1000 bytes accepted"),
+    ],
+)
+def test_the_deadline_and_the_size_bound_hold(fault: str, phase: str, fragment: str) -> None:
+    with UpdateService(fault=fault) as service:
+        began = time.monotonic()
+        with pytest.raises(httpget.GetError) as caught:
+            httpget.get(service.url, headers={}, total_timeout=1.0, max_bytes=1000)
+        elapsed = time.monotonic() - began
+    assert caught.value.phase == phase and fragment in str(caught.value)
+    assert elapsed < 10  # bounded by the deadline (generously, for a loaded machine), not by the server
+    assert "http-deadline" not in {t.name for t in threading.enumerate()}
+
+
+def test_a_refused_connection_is_worded_as_go_does() -> None:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    with pytest.raises(httpget.GetError) as caught:
+        httpget.get(f"http://127.0.0.1:{port}/", headers={}, total_timeout=5, max_bytes=10)
+    assert str(caught.value) == f"dial tcp 127.0.0.1:{port}: connect: connection refused"
+
+
+def test_redirects_are_followed() -> None:
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    with UpdateService(channels={"c": graph(["4.16.3"])}) as service:
+        class Redirect(BaseHTTPRequestHandler):
+            def do_GET(self) -> None:  # noqa: N802 - the base's name
+                self.send_response(302)
+                self.send_header("Location", service.url + "?channel=c")
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+
+            def log_message(self, format: str, *args: object) -> None:  # noqa: A002 - the base's name
+                return
+
+        server = ThreadingHTTPServer(("127.0.0.1", 0), Redirect)
+        thread = threading.Thread(target=server.serve_forever)
+        thread.start()
+        try:
+            answer = httpget.get(f"http://127.0.0.1:{server.server_address[1]}/", headers={}, total_timeout=5,
+                                 max_bytes=1 << 20)
+        finally:
+            server.shutdown()
+            server.server_close()
+            thread.join()
+    assert answer.status == 200 and b"4.16.3" in answer.body
