@@ -2,7 +2,7 @@
 
 Each case runs `python -m cvo_py upgrade-status --mock-clusterversion …` in its own child process;
 the peak RSS is that child's own (os.wait4), the time is wall time from start to exit. The corpus
-is tests/hostile/corpus.py (the one the tests use); the large cases are generated snapshots whose
+is cvo_py/testing/hostile/corpus.py (the one the tests use); the large cases are generated snapshots whose
 -node.yaml holds N nodes padded to the size asked for, as JSON (API server output) or YAML.
 
     .venv/bin/python bench/hostile_inputs.py [--large-mb 100 16] [--yaml-mb 16]

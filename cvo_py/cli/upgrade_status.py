@@ -3,7 +3,7 @@
 Live: reads the insights from the ConfigMap API (`status-api-cm-prototype` and its shards).
 Snapshot (`--mock-clusterversion PATH/NAME-cv.yaml`): computes the insights from an oc-style
 snapshot with the same functions the controller uses. Dump (`--from PATH`): the same from a
-must-gather or an Insights Operator archive (see `status.dump`), assessed at the gather time,
+must-gather or an Insights Operator archive (see `status.updatestatus.dump`), assessed at the gather time,
 which the first line states. Either way the text comes from the insights only.
 """
 

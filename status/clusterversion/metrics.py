@@ -129,6 +129,7 @@ def families(
     running: Release,
     counts: WriteCounts,
     always_enabled: Sequence[str] = (),
+    update_service: str = "",
 ) -> list[Metric]:
     out: list[Metric] = []
     up = GaugeMetricFamily(
@@ -173,7 +174,7 @@ def families(
         )
         _add_conditions(conditions, "version", cv_conditions)
         out.append(cluster_version_family(cv, running))
-        out.extend(_cv_families(cv, cluster_operators, running, counts, always_enabled))
+        out.extend(_cv_families(cv, cluster_operators, running, counts, always_enabled, update_service))
     out += [up, conditions]
     out.extend(_write_families(counts))
     return out
@@ -196,6 +197,7 @@ def _cv_families(
     running: Release,
     counts: WriteCounts,
     always_enabled: Sequence[str],
+    update_service: str,
 ) -> list[Metric]:
     status = cv.get("status") or {}
     spec = cv.get("spec") or {}
@@ -234,14 +236,16 @@ def _cv_families(
 
     updates = status.get("availableUpdates") or []
     retrieved = find_condition(status.get("conditions") or [], "RetrievedUpdates")
-    if spec.get("upstream") or updates or (retrieved is not None and retrieved.get("status") == "True"):
+    # As upstream labels it: `start --update-service`, else spec.upstream, else "<default>".
+    upstream = update_service or str(spec.get("upstream") or "")
+    if upstream or updates or (retrieved is not None and retrieved.get("status") == "True"):
         available_updates = GaugeMetricFamily(
             "cluster_version_available_updates",
             "Number of releases the update service offers for this upstream and channel.",
             labels=["upstream", "channel"],
         )
         available_updates.add_metric(
-            [str(spec.get("upstream") or "<default>"), str(spec.get("channel") or "")], float(len(updates))
+            [upstream or "<default>", str(spec.get("channel") or "")], float(len(updates))
         )
         out.append(available_updates)
     return out
@@ -292,11 +296,13 @@ class StatusCollector(Collector):
         snapshot: Callable[[], tuple[JSON | None, list[JSON], WriteCounts]],
         running: Callable[[], Release],
         always_enabled: Sequence[str] = (),
+        update_service: str = "",
     ) -> None:
         self._snapshot = snapshot
         self._running = running
         self._always_enabled = tuple(always_enabled)
+        self._update_service = update_service
 
     def collect(self) -> Iterable[Metric]:
         cv, cos, counts = self._snapshot()
-        return families(cv, cos, self._running(), counts, self._always_enabled)
+        return families(cv, cos, self._running(), counts, self._always_enabled, self._update_service)

@@ -1,6 +1,6 @@
 """Reads firing alerts from the platform's alerts API (Prometheus/Thanos `/api/v1/alerts`) every
 `interval` seconds for the update status controller; what they become is decided by
-`status.insights.alerts.live_alert_insights`."""
+`status.updatestatus.insights.alerts.live_alert_insights`."""
 
 from __future__ import annotations
 

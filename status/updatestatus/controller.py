@@ -64,7 +64,7 @@ MCO_NAMESPACE = "openshift-machine-config-operator"
 MCO_DEPLOYMENT = "machine-config-operator"
 DEPLOYMENTS = Resource("apps/v1", "Deployment", "deployments", True)
 SHARD_LABEL = "update-status.openshift.io/shard"
-UNASSESSABLE_PREFIX = wire.PREFIX_HEALTH + "unassessable-"  # see status.insights.faults
+UNASSESSABLE_PREFIX = wire.PREFIX_HEALTH + "unassessable-"  # see status.updatestatus.insights.faults
 
 # -- what the caches keep ------------------------------------------------------------------------
 

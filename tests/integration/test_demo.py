@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import re
@@ -15,6 +14,7 @@ from types import ModuleType
 import pytest
 
 from cvo_py.kube import KubeClient
+from cvo_py.testing import scripts
 from cvo_py.testing.cluster import LocalCluster
 
 REPO = Path(__file__).resolve().parents[2]
@@ -22,12 +22,7 @@ DEMO = REPO / "hack" / "demo.py"
 
 
 def load_demo() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("cvo_py_demo", DEMO)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up while the class is built
-    spec.loader.exec_module(module)
-    return module
+    return scripts.load("demo", "cvo_py_demo")
 
 
 @pytest.fixture

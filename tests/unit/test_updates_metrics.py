@@ -41,3 +41,21 @@ def test_retrieval_timestamp_and_recommended_transitions() -> None:
          (("condition", "Recommended"), ("reason", "EvaluationFailed"), ("status", "Unknown"), ("version", "4.16.9"))):
             AT.timestamp() - 3600,
     }
+
+
+def test_the_available_updates_upstream_label_names_the_service_asked() -> None:
+    from payload.release import Release
+    from status.clusterversion.metrics import WriteCounts, families
+
+    cv = {"metadata": {"name": "version"}, "spec": {"channel": "stable-4.16", "upstream": "http://spec/graph"},
+          "status": {"availableUpdates": [{"version": "4.16.5", "image": "x"}]}}
+
+    def label(update_service: str, spec_upstream: str | None) -> str:
+        doc = {**cv, "spec": {**cv["spec"], "upstream": spec_upstream}}
+        (family,) = [f for f in families(doc, [], Release("4.16.3", "i"), WriteCounts(), (), update_service)
+                     if f.name == "cluster_version_available_updates"]
+        return str(family.samples[0].labels["upstream"])
+
+    assert label("http://flag/graph", "http://spec/graph") == "http://flag/graph"
+    assert label("", "http://spec/graph") == "http://spec/graph"
+    assert label("", None) == "<default>"

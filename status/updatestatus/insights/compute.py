@@ -65,7 +65,7 @@ def assess_control_plane(
     cv: JSON, operators: Any, now: int, mco_image: str = ""
 ) -> tuple[controlplane.ControlPlaneResult, list[HealthInsight]]:
     """`controlplane.assess_control_plane`, with each ClusterOperator that cannot be assessed left
-    out and replaced by a health insight naming it (`status.insights.faults`). A ClusterVersion
+    out and replaced by a health insight naming it (`status.updatestatus.insights.faults`). A ClusterVersion
     that cannot be assessed is still an error: every control-plane insight depends on it."""
     ops = _objects(operators, "ClusterOperator")
     try:
@@ -251,7 +251,7 @@ class NodeAssessor:
         self._index = nodes_mod.PoolIndex(pools)
         unusable = {id(p) for p, _ in self._index.unusable}
         self._pool_by_name = {name_of(p): p for p in pools if id(p) not in unusable}
-        # objects that cannot be assessed: health insights in their place (`status.insights.faults`)
+        # objects that cannot be assessed: health insights in their place (`status.updatestatus.insights.faults`)
         self.pool_faults: list[HealthInsight] = [
             faults.unassessable_object(
                 "MachineConfigPool", nodes_mod.MCO_GROUP, "machineconfigpools", p, exc, ScopeType.WORKER_POOL

@@ -2,7 +2,7 @@
 
 One unusable object (a MachineConfigPool whose nodeSelector has an unknown operator, a Node with
 an unparsable annotation or time, a ClusterOperator with an odd condition) must not stop every
-other insight from being computed. The computation (`status.insights.compute`) assesses each
+other insight from being computed. The computation (`status.updatestatus.insights.compute`) assesses each
 such object on its own; when that fails, the object is left out of the insights it would have
 fed and this health insight takes its place, naming the object and the reason. Live and offline
 (snapshot) assessments both go through it, so both show the same insight.

@@ -1,7 +1,7 @@
 """Publication metadata: when the insights were computed, by whom, and what was left out.
 
 The controller writes it into the main ConfigMap under its own key, `usc-meta` (see
-`status.insights.configmap` and the README's ConfigMap API section), as YAML:
+`status.updatestatus.configmap` and the README's ConfigMap API section), as YAML:
 
     computedAt: "2026-11-23T17:50:04.123456789Z"   # when the insights were last known current
     controller:
@@ -36,7 +36,7 @@ LEASE = "update-status-controller-lock"  # the controller's leader-election Leas
 OMITTED_KEYS_LISTED = 100  # keeps the value small (a key is at most 253 bytes: under 26 KB)
 RESERVED = 32 * 1024  # bytes of the main ConfigMap kept free for this key
 
-# The kind of insight each key prefix holds (as `status.insights.configmap` names the keys).
+# The kind of insight each key prefix holds (as `status.updatestatus.configmap` names the keys).
 _KIND_BY_PREFIX = (
     ("usc-cv-", "ClusterVersion"),
     ("usc-co-", "ClusterOperator"),
