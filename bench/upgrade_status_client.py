@@ -3,7 +3,7 @@
 a must-gather .tar.gz.
 
 The cluster is an oc example with its nodes copied (every seventh degraded, see
-tests/support/scale.py). Each figure is one `cluster-version-operator upgrade-status --details=all`
+cvo_py/testing/scale.py). Each figure is one `cluster-version-operator upgrade-status --details=all`
 process (python -m cvo_py), started fresh; wall is the median of --repeat runs, RSS the largest.
 Targets on a 2-core machine: live and snapshot under 0.3 s at 5,000 nodes; the must-gather archive
 under 2 s and 300 MB.

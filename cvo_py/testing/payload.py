@@ -160,7 +160,7 @@ RUNNING_IMAGE = "quay.io/openshift-release-dev/ocp-release@sha256:" + "1" * 64
 
 class StartProcess:
     """`cluster-version-operator start` as its Deployment runs it (the manifest's command line, see
-    tests/support/manifests.py), in `namespace`, with the running release's payload and the node's
+    cvo_py/testing/manifests.py), in `namespace`, with the running release's payload and the node's
     payload directory in `workdir`, serving on a free port with a self-signed certificate."""
 
     def __init__(

@@ -21,15 +21,8 @@ SUBCOMMANDS = tuple(BASE)
 SERVING = ("start", "update-status-controller")
 
 
-@pytest.fixture(scope="module")
-def serving_pair(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, str]:
-    from cvo_py.testing.certs import self_signed
-
-    return self_signed(tmp_path_factory.mktemp("pki"))
-
-
 @pytest.fixture
-def files(tmp_path: Path, serving_pair: tuple[str, str]) -> dict[str, str]:
+def files(tmp_path: Path, certificate: tuple[str, str]) -> dict[str, str]:
     """Paths for the file-valued flags: missing, a directory, not the right content, unreadable."""
     garbage = tmp_path / "garbage"
     garbage.write_text("{[ not: yaml")
@@ -47,8 +40,8 @@ def files(tmp_path: Path, serving_pair: tuple[str, str]) -> dict[str, str]:
         "LIST": str(not_kubeconfig),
         "EMPTYCONFIG": str(empty_config),
         "UNREADABLE": str(unreadable),
-        "CERT": serving_pair[0],
-        "KEY": serving_pair[1],
+        "CERT": certificate[0],
+        "KEY": certificate[1],
     }
 
 

@@ -1,4 +1,4 @@
-"""The leak check every test runs under (tests/support/leaks.py, the `no_leaks` fixture)."""
+"""The leak check every test runs under (cvo_py/testing/leaks.py, the `no_leaks` fixture)."""
 
 from __future__ import annotations
 

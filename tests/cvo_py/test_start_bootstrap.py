@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 
 from cvo_py.kube import CLUSTERVERSIONS, PODS, ApiError, KubeClient
-from cvo_py.testing.certs import pinned_client_context, self_signed
+from cvo_py.testing.certs import pinned_client_context
 from cvo_py.testing.cluster import LocalCluster, free_port
 from cvo_py.testing.clusterversion import IMG_4141
 from cvo_py.testing.kubelet import Kubelet, running
@@ -232,11 +232,6 @@ def test_start_prunes_version_pods_left_by_an_earlier_run(
 
 
 # -- TLS flags on the metrics server ------------------------------------------------------------------
-
-
-@pytest.fixture
-def certificate(tmp_path: Path) -> tuple[str, str]:
-    return self_signed(tmp_path)
 
 
 def negotiated(port: int, context: ssl.SSLContext) -> tuple[str | None, str]:

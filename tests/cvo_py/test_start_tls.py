@@ -26,7 +26,7 @@ from cvo_py.serving.tls import (
     TLSOptions,
     parse_tls_options,
 )
-from cvo_py.testing.certs import pinned_client_context, self_signed
+from cvo_py.testing.certs import pinned_client_context
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -215,11 +215,6 @@ def test_start_help_names_the_tls_flags() -> None:
 
 
 # -- a real HTTPS server on loopback ------------------------------------------------------------------
-
-
-@pytest.fixture(scope="module")
-def certificate(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, str]:
-    return self_signed(tmp_path_factory.mktemp("tls"))
 
 
 Serve = Callable[[TLSOptions | None], int]  # starts a server, returns its port

@@ -7,7 +7,6 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import pysequoia
 import pytest
 
 from cvo_py.kube import CONFIGMAPS, KubeClient
@@ -26,11 +25,6 @@ from payload.acceptance import ReleaseAcceptance
 from payload.verify.config import CONFIG_ANNOTATION, SIGNATURES_LABEL
 
 HEX = IMAGE.rsplit(":", 1)[1]
-
-
-@pytest.fixture(scope="module")
-def key() -> Any:
-    return pysequoia.Tsk.generate("test release key <release@example.com>")
 
 
 @pytest.fixture

@@ -34,11 +34,6 @@ STORE_B = "https://store-b.example/sigs"
 
 
 @pytest.fixture(scope="module")
-def key() -> Any:
-    return pysequoia.Tsk.generate("release key <release@example.com>")
-
-
-@pytest.fixture(scope="module")
 def other_key() -> Any:
     return pysequoia.Tsk.generate("someone else <else@example.com>")
 

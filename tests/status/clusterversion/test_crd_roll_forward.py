@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import logging
 import uuid
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -29,14 +28,6 @@ pytestmark = pytest.mark.usefixtures("clusterversion_cleanup")
 NEWER = ["Build", "DeploymentConfig", "ImageRegistry", "MachineAPI"]
 ENABLED_414 = sorted(["baremetal", "marketplace", "openshift-samples", *NEWER])
 FORGET_LOG = "The ClusterVersion CRD clusterversions.config.openshift.io changed"
-
-
-@pytest.fixture
-def operators() -> Iterator[list[StatusOperator]]:
-    started: list[StatusOperator] = []
-    yield started
-    for op in started:
-        op.stop()
 
 
 @pytest.fixture

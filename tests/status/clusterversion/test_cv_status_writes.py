@@ -8,7 +8,6 @@ import json
 import logging
 import threading
 import uuid
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -39,14 +38,6 @@ pytestmark = pytest.mark.usefixtures("clusterversion_cleanup")
 
 def client_as(cluster: LocalCluster, agent: str) -> KubeClient:
     return connect(cluster.kubeconfig, user_agent=agent)
-
-
-@pytest.fixture
-def operators() -> Iterator[list[StatusOperator]]:
-    started: list[StatusOperator] = []
-    yield started
-    for op in started:
-        op.stop()
 
 
 def test_rollback_to_413_prunes_rejected_capabilities(

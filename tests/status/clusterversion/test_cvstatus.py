@@ -22,7 +22,7 @@ IMG_A = "quay.io/openshift-release-dev/ocp-release@sha256:" + "a" * 64
 IMG_B = "quay.io/openshift-release-dev/ocp-release@sha256:" + "b" * 64
 RUNNING = Release("4.14.1", IMG_A)
 
-EXAMPLES = Path(__file__).resolve().parents[2] / ".." / "shared" / "oc-examples"
+EXAMPLES = Path(__file__).resolve().parents[3] / ".." / "shared" / "oc-examples"
 
 
 def cond(status: dict[str, Any], type_: str) -> dict[str, Any]:

@@ -35,7 +35,7 @@ from status.updatestatus.insights.models import (
 )
 
 KEY = re.compile(r"^[-._a-zA-Z0-9]+$")
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 EXAMPLES = REPO / ".." / "shared" / "oc-examples"
 
 

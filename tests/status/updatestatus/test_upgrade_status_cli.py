@@ -18,7 +18,7 @@ from status.updatestatus.insights import compute, metadata
 from status.updatestatus.insights.metadata import META_KEY
 from status.updatestatus.render import render
 
-EXAMPLES = Path(__file__).resolve().parents[2] / ".." / "shared" / "oc-examples"
+EXAMPLES = Path(__file__).resolve().parents[3] / ".." / "shared" / "oc-examples"
 
 
 def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:

@@ -22,7 +22,7 @@ from status.updatestatus.incremental import IncrementalInsights, count_insights
 from status.updatestatus.insights import compute
 from status.updatestatus.insights.objects import JSON
 
-SHARED = Path(__file__).resolve().parents[2] / ".." / "shared" / "oc-examples"
+SHARED = Path(__file__).resolve().parents[3] / ".." / "shared" / "oc-examples"
 MCO = "machineconfiguration.openshift.io/"
 
 State = dict[str, object]

@@ -10,7 +10,7 @@ import yaml
 from status.updatestatus import configmap
 
 RBAC = (
-    Path(__file__).resolve().parents[2]
+    Path(__file__).resolve().parents[3]
     / "install"
     / "0000_00_update-status-controller_02_rbac-DevPreviewNoUpgrade.yaml"
 )

@@ -17,7 +17,7 @@ from cvo_py.serving.options import ServingOptions
 from cvo_py.serving.tls import DEFAULT_CIPHER_SUITES
 from cvo_py.testing.certs import self_signed
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 
 
 @pytest.fixture(scope="module")
