@@ -72,10 +72,10 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 @pytest.fixture(autouse=True)
 def no_leaks() -> Iterator[None]:
     """Fails the test that leaves a thread or child process running (an informer, a controller, a
-    server, a subprocess). Session and module fixtures are set up before this snapshot, so what
+    server, a subprocess). Session and module fixtures are set up before this record, so what
     they own is not the test's; processes that outlive tests on purpose are declared with
     `leaks.session_owned`."""
-    before = leaks.snapshot()
+    before = leaks.alive()
     yield
     found = leaks.leaks(before, LEAK_GRACE_SECONDS)
     if found:

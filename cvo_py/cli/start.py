@@ -242,7 +242,7 @@ def run(options: Options) -> int:
         options=PollerOptions(user_agent=user_agent, update_service=options.update_service),
     )
     operator.cv_informer.add_handler(lambda _type, _obj, _old: poller.poke())
-    registry.register(StatusCollector(operator.snapshot, lambda: operator.running, options.always_enable_capabilities))
+    registry.register(StatusCollector(operator.observed, lambda: operator.running, options.always_enable_capabilities))
     registry.register(UpdatesCollector(poller.state, lambda: operator.cv_informer.get(options.name)))
     elector = LeaderElector(client, options.namespace, options.name)
 

@@ -15,7 +15,7 @@ def test_a_thread_still_running_is_reported_with_its_name_and_stack() -> None:
     def blocked_in_here() -> None:
         release.wait(30)
 
-    before = leaks.snapshot()
+    before = leaks.alive()
     thread = threading.Thread(target=blocked_in_here, name="forgotten-informer", daemon=True)
     thread.start()
     try:
@@ -28,7 +28,7 @@ def test_a_thread_still_running_is_reported_with_its_name_and_stack() -> None:
 
 
 def test_a_thread_that_is_stopping_within_the_grace_period_is_not_a_leak() -> None:
-    before = leaks.snapshot()
+    before = leaks.alive()
     stop = threading.Event()
     thread = threading.Thread(target=stop.wait, args=(30,), name="stopping")
     thread.start()
@@ -37,19 +37,19 @@ def test_a_thread_that_is_stopping_within_the_grace_period_is_not_a_leak() -> No
     assert not thread.is_alive()
 
 
-def test_threads_from_before_the_snapshot_are_not_the_tests() -> None:
+def test_threads_from_before_the_test_are_not_the_tests() -> None:
     release = threading.Event()
     older = threading.Thread(target=release.wait, args=(30,), daemon=True)
     older.start()
     try:
-        assert leaks.leaks(leaks.snapshot(), grace=0.1) == []
+        assert leaks.leaks(leaks.alive(), grace=0.1) == []
     finally:
         release.set()
         older.join(5)
 
 
 def test_a_child_process_still_running_is_reported_and_killed() -> None:
-    before = leaks.snapshot()
+    before = leaks.alive()
     proc = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
     found = leaks.leaks(before, grace=0.2)
     assert len(found) == 1 and f"child process {proc.pid}" in found[0] and "time.sleep(60)" in found[0], found
@@ -57,7 +57,7 @@ def test_a_child_process_still_running_is_reported_and_killed() -> None:
 
 
 def test_an_exited_child_is_not_a_leak_and_session_owned_processes_are_excluded() -> None:
-    before = leaks.snapshot()
+    before = leaks.alive()
     done = subprocess.Popen([sys.executable, "-c", "pass"])
     done.wait(30)
     owned = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
@@ -74,7 +74,7 @@ def test_cancelled_timers_never_fire_and_leave_no_thread() -> None:
 
     fired = threading.Event()
     timers = Timers("settle")
-    before = leaks.snapshot()
+    before = leaks.alive()
     timers.add(20.0, fired.set)
     timers.add(30.0, fired.set)
     assert [t.name for t in threading.enumerate() if t not in before.threads] == ["settle", "settle"]

@@ -295,8 +295,8 @@ def test_pruned_memory_reports_each_name_once() -> None:
     first = caps.RejectedCapability("enabledCapabilities", "Build", 0)
     assert memory.add([first]) == [first]
     assert memory.add([caps.RejectedCapability("enabledCapabilities", "Build", 2)]) == []
-    assert memory.snapshot() == {"enabledCapabilities": ("Build",)}
-    assert "enabledCapabilities Build" in caps.pruned_message(memory.snapshot())
+    assert memory.state() == {"enabledCapabilities": ("Build",)}
+    assert "enabledCapabilities Build" in caps.pruned_message(memory.state())
 
 
 @pytest.mark.parametrize(
@@ -336,4 +336,4 @@ def test_pruned_names_can_be_forgotten_selectively() -> None:
     pruned = caps.PrunedCapabilities()
     pruned.add(caps.RejectedCapability(caps.ENABLED, name, i) for i, name in enumerate(["Build", "MachineAPI"]))
     assert pruned.discard({caps.ENABLED: ["MachineAPI", "Console"]}) == {caps.ENABLED: ("MachineAPI",)}
-    assert pruned.snapshot() == {caps.ENABLED: ("Build",)}
+    assert pruned.state() == {caps.ENABLED: ("Build",)}

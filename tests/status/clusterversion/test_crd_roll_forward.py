@@ -72,7 +72,7 @@ def rolled_back_and_pruned(
     ]
     assert (condition(cv, "CapabilitiesPruned") or {}).get("status") == "True"
     assert audited(audit, agent, 2)[:2] == [("update", 422), ("update", 200)]
-    assert op.writer.pruned_snapshot() == {"enabledCapabilities": tuple(NEWER)}
+    assert op.writer.pruned_state() == {"enabledCapabilities": tuple(NEWER)}
     # The CRD informer has seen the 4.13 CRD (the revision later changes are compared with).
     wait_until(lambda: op.crd_seen is not None, what="CRD revision seen")
     return op, audit
@@ -99,7 +99,7 @@ def test_roll_forward_crd_restores_pruned_capabilities(
 
     cv = wait_until(restored, what="pruned names back in status")
     assert cv["status"]["capabilities"]["enabledCapabilities"] == sorted(["Console", *ENABLED_414])
-    assert op.writer.pruned_snapshot() == {}
+    assert op.writer.pruned_state() == {}
     # Still enabled though the spec does not ask for them: reported as implicitly enabled, as before.
     implicit = condition(cv, "ImplicitlyEnabledCapabilities") or {}
     assert implicit.get("status") == "True" and "MachineAPI" in implicit.get("message", "")
@@ -172,5 +172,5 @@ def test_changed_crd_that_still_rejects_prunes_again_within_two_tries(
     pruned = condition(cv, "CapabilitiesPruned") or {}
     assert pruned.get("status") == "True"
     assert "enabledCapabilities Build, DeploymentConfig, ImageRegistry, MachineAPI" in pruned["message"]
-    assert op.writer.pruned_snapshot() == {"enabledCapabilities": tuple(NEWER)}
+    assert op.writer.pruned_state() == {"enabledCapabilities": tuple(NEWER)}
     assert len([r for r in verbose.records if FORGET_LOG in r.getMessage()]) == 1

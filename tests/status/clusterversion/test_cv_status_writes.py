@@ -66,7 +66,7 @@ def test_rollback_to_413_prunes_rejected_capabilities(
     writes = audit.status_writes(agent)
     assert writes[:2] == [("update", 422), ("update", 200)], writes
     assert op.writer.stats.rejections == {"status.capabilities.enabledCapabilities": 4}
-    assert op.writer.pruned_snapshot() == {
+    assert op.writer.pruned_state() == {
         "enabledCapabilities": ("Build", "DeploymentConfig", "ImageRegistry", "MachineAPI")
     }
     caps = cv["status"]["capabilities"]
@@ -136,7 +136,7 @@ def test_a_422_that_is_not_about_capabilities_is_an_error(cluster: LocalCluster,
     assert not caught.value.rejection.prunable
     assert audit.status_writes(agent) == [("update", 422)]  # not retried blindly
     assert writer.stats.rejections == {"status.history.image": 1}
-    assert writer.stats.failures == 1 and writer.pruned_snapshot() == {}
+    assert writer.stats.failures == 1 and writer.pruned_state() == {}
 
 
 def test_conflict_rereads_and_keeps_what_others_wrote(cluster: LocalCluster, kube: KubeClient) -> None:

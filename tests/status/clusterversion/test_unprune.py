@@ -89,7 +89,7 @@ def test_pruned_capabilities_clear_returns_what_it_forgets() -> None:
     pruned.add([RejectedCapability(ENABLED, "MachineAPI", 6), RejectedCapability(KNOWN, "Build", 0)])
     pruned.add([RejectedCapability(ENABLED, "Build", 0)])
     assert pruned.clear() == {ENABLED: ("Build", "MachineAPI"), KNOWN: ("Build",)}
-    assert not pruned and pruned.snapshot() == {}
+    assert not pruned and pruned.state() == {}
     assert pruned.clear() == {}
     # Forgotten names are new again: a CRD that still rejects them gets them logged and pruned again.
     assert pruned.add([RejectedCapability(ENABLED, "MachineAPI", 6)]) == [
@@ -109,7 +109,7 @@ def test_writer_forget_pruned() -> None:
     assert writer.forget_pruned() == {}
     writer.pruned.add([RejectedCapability(ENABLED, name, i) for i, name in enumerate(NEWER)])
     assert writer.forget_pruned() == {ENABLED: NEWER}
-    assert writer.pruned_snapshot() == {}
+    assert writer.pruned_state() == {}
 
 
 def rolled_back_cv(enabled: list[str]) -> dict[str, Any]:
