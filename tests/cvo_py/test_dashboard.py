@@ -3,7 +3,6 @@ checked-in files are what hack/gen_dashboard.py generates."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import re
 from pathlib import Path
@@ -12,16 +11,14 @@ import yaml
 from prometheus_client import CollectorRegistry
 
 from cvo_py.kube import ClientConfig, KubeClient
+from cvo_py.testing.hack import script
 from payload.metrics import PayloadMetrics
 from payload.release import Release
 from status.clusterversion.metrics import StatusCollector, WriteCounts
 from status.updatestatus.controller import UpdateStatusController
 
 REPO = Path(__file__).resolve().parents[2]
-_spec = importlib.util.spec_from_file_location("gen_dashboard", REPO / "hack" / "gen_dashboard.py")
-assert _spec is not None and _spec.loader is not None
-gen_dashboard = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(gen_dashboard)
+gen_dashboard = script("gen_dashboard")
 
 METRIC_TOKEN = re.compile(r"\b(?:cluster_|update_status_controller_)[a-z0-9_]*")
 NOW = "2026-11-21T10:00:00Z"

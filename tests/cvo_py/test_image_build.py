@@ -2,15 +2,11 @@
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import pytest
 
-REPO = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(REPO / "hack"))
+from cvo_py.testing.hack import script
 
-import image  # noqa: E402
+image = script("image")
 
 DEB822 = """Types: deb
 URIs: http://deb.debian.org/debian
