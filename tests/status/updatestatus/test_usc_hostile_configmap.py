@@ -10,6 +10,7 @@ from cvo_py.testing import usc as h
 from cvo_py.testing.cluster import LocalCluster
 from cvo_py.testing.hostile import values
 from status.updatestatus import configmap as wire
+from status.updatestatus.insights.metadata import META_KEY
 
 HOSTILE = {
     "usc-co-dns": "a: " + values.deep_flow(40_000),  # 80 KB nested 40,000 deep, in a key it owns
@@ -21,24 +22,21 @@ HOSTILE = {
 
 
 def test_controller_survives_and_repairs_hostile_configmap_values(
-    cluster: LocalCluster, kube: KubeClient, namespace: str, clusterversion_cleanup: None, tmp_path: Path
+    cluster: LocalCluster, kube: KubeClient, namespace: str, clusterversion_cleanup: None, tmp_path: Path,
+    controller_kubeconfig: str,
 ) -> None:
-    docs = h.render(h.load_manifests(), namespace)
-    h.apply(kube, docs)
     now = datetime.now(UTC).replace(microsecond=0)
     h.create_clusterversion(kube, "4.15.8", now - timedelta(days=1))
     for name in ("dns", "etcd"):
         h.create_operator(kube, name, "4.15.8", now)
     h.create_configmap(kube, namespace, dict(HOSTILE))
-    kubeconfig = cluster.write_kubeconfig(
-        tmp_path / "sa.kubeconfig", cluster.service_account_token(namespace, h.SERVICE_ACCOUNT)
-    )
-    usc = h.ControllerProcess(kubeconfig, namespace, tmp_path / "usc.log")
+    usc = h.ControllerProcess(controller_kubeconfig, namespace, tmp_path / "usc.log")
     try:
 
         def repaired() -> dict[str, str] | None:
             data = h.configmap_data(kube, namespace) or {}
-            owned = {k: v for k, v in data.items() if k.startswith("usc-")}
+            # the insights it owns (its published metadata, usc-meta, is written beside them)
+            owned = {k: v for k, v in data.items() if k.startswith("usc-") and k != META_KEY}
             if set(owned) != {"usc-cv-version", "usc-co-dns", "usc-co-etcd"}:
                 return None
             insights, errors = wire.decode_readable(owned)
@@ -55,4 +53,3 @@ def test_controller_survives_and_repairs_hostile_configmap_values(
         assert usc.proc.poll() is None, "the controller is still running"
     finally:
         assert usc.stop() == 0, usc.log()[-3000:]
-        h.delete(kube, h.cluster_scoped(docs))

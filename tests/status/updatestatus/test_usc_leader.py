@@ -18,18 +18,14 @@ FAST_LEASE = (
 
 
 def test_one_replica_writes_and_the_other_takes_over(
-    cluster: LocalCluster, kube: KubeClient, namespace: str, clusterversion_cleanup: None, tmp_path: Path
+    cluster: LocalCluster, kube: KubeClient, namespace: str, clusterversion_cleanup: None, tmp_path: Path,
+    controller_kubeconfig: str,
 ) -> None:
-    docs = h.render(h.load_manifests(), namespace)
-    h.apply(kube, docs)
     now = datetime.now(UTC).replace(microsecond=0)
     h.create_clusterversion(kube, "4.15.8", now - timedelta(days=1))
     h.create_configmap(kube, namespace)
-    kubeconfig = cluster.write_kubeconfig(
-        tmp_path / "sa.kubeconfig", cluster.service_account_token(namespace, h.SERVICE_ACCOUNT)
-    )
-    a = h.ControllerProcess(kubeconfig, namespace, tmp_path / "a.log", *FAST_LEASE)
-    b = h.ControllerProcess(kubeconfig, namespace, tmp_path / "b.log", *FAST_LEASE)
+    a = h.ControllerProcess(controller_kubeconfig, namespace, tmp_path / "a.log", *FAST_LEASE)
+    b = h.ControllerProcess(controller_kubeconfig, namespace, tmp_path / "b.log", *FAST_LEASE)
     try:
         h.wait_for("a leader", lambda: "successfully acquired lease" in a.log() + b.log())
         leader, standby = (a, b) if "successfully acquired lease" in a.log() else (b, a)
@@ -76,4 +72,3 @@ def test_one_replica_writes_and_the_other_takes_over(
     finally:
         a.stop()
         b.stop()
-        h.delete(kube, h.cluster_scoped(docs))

@@ -11,19 +11,15 @@ from cvo_py.testing.cluster import LocalCluster
 
 
 def test_converges_after_an_api_server_restart(
-    cluster: LocalCluster, kube: KubeClient, namespace: str, clusterversion_cleanup: None, tmp_path: Path
+    cluster: LocalCluster, kube: KubeClient, namespace: str, clusterversion_cleanup: None, tmp_path: Path,
+    controller_kubeconfig: str,
 ) -> None:
-    docs = h.render(h.load_manifests(), namespace)
-    h.apply(kube, docs)
     now = datetime.now(UTC).replace(microsecond=0)
     h.create_clusterversion(kube, "4.15.8", now - timedelta(days=1))
     for name in ("dns", "etcd", "network"):
         h.create_operator(kube, name, "4.15.8", now)
     h.create_configmap(kube, namespace, {"admin-note": "keep me"})
-    kubeconfig = cluster.write_kubeconfig(
-        tmp_path / "sa.kubeconfig", cluster.service_account_token(namespace, h.SERVICE_ACCOUNT)
-    )
-    usc = h.ControllerProcess(kubeconfig, namespace, tmp_path / "usc.log")
+    usc = h.ControllerProcess(controller_kubeconfig, namespace, tmp_path / "usc.log")
     try:
         h.wait_for(
             "the first publish",
@@ -57,4 +53,3 @@ def test_converges_after_an_api_server_restart(
         assert usc.proc.poll() is None, "the controller rode out the restart"
     finally:
         assert usc.stop() == 0, usc.log()[-3000:]
-        h.delete(kube, h.cluster_scoped(docs))

@@ -9,15 +9,12 @@ import socket
 import ssl
 import urllib.error
 import urllib.request
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from cvo_py.kube import KubeClient
 from cvo_py.testing import usc as h
 from cvo_py.testing.certs import self_signed
-from cvo_py.testing.cluster import LocalCluster
 
 PLAIN_HTTP_WARNING = "over plain HTTP"
 
@@ -26,18 +23,6 @@ PLAIN_HTTP_WARNING = "over plain HTTP"
 def certificate(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, str]:
     """A self-signed serving certificate for 127.0.0.1 (it is its own CA in the client's context)."""
     return self_signed(tmp_path_factory.mktemp("serving-cert"), common_name="update-status-controller", ip="127.0.0.1")
-
-
-@pytest.fixture
-def kubeconfig(cluster: LocalCluster, kube: KubeClient, namespace: str, tmp_path: Path) -> Iterator[str]:
-    """The install/ manifests in `namespace`; a kubeconfig with the controller's ServiceAccount token."""
-    docs = h.render(h.load_manifests(), namespace)
-    h.apply(kube, docs)
-    try:
-        token = cluster.service_account_token(namespace, h.SERVICE_ACCOUNT)
-        yield cluster.write_kubeconfig(tmp_path / "sa.kubeconfig", token)
-    finally:
-        h.delete(kube, h.cluster_scoped(docs))
 
 
 def verifying_context(cafile: str, version: ssl.TLSVersion | None = None) -> ssl.SSLContext:
@@ -65,11 +50,11 @@ def handshake(port: int, context: ssl.SSLContext) -> str | None:
 
 
 def test_https_with_the_given_certificate_and_tls_settings(
-    kubeconfig: str, namespace: str, certificate: tuple[str, str], tmp_path: Path
+    controller_kubeconfig: str, namespace: str, certificate: tuple[str, str], tmp_path: Path
 ) -> None:
     cert, key = certificate
     usc = h.ControllerProcess(
-        kubeconfig,
+        controller_kubeconfig,
         namespace,
         tmp_path / "usc.log",
         "--no-leader-elect",
@@ -97,8 +82,10 @@ def test_https_with_the_given_certificate_and_tls_settings(
     assert code == 0, usc.log()[-3000:]
 
 
-def test_plain_http_without_a_certificate_is_logged_once(kubeconfig: str, namespace: str, tmp_path: Path) -> None:
-    usc = h.ControllerProcess(kubeconfig, namespace, tmp_path / "usc.log", "--no-leader-elect")
+def test_plain_http_without_a_certificate_is_logged_once(
+    controller_kubeconfig: str, namespace: str, tmp_path: Path
+) -> None:
+    usc = h.ControllerProcess(controller_kubeconfig, namespace, tmp_path / "usc.log", "--no-leader-elect")
     try:
         usc.wait_for_log(rf"Serving metrics and health on http://127\.0\.0\.1:{usc.port}")
         for _ in range(3):
