@@ -248,18 +248,20 @@ class KubeClient:
         body: Any = None,
         content_type: str = "application/json",
         timeout: float | None = None,
+        busy_retries: int = TOO_MANY_REQUESTS_RETRIES,
     ) -> Any:
+        """One API request; a 429 is retried `busy_retries` times before the caller gets it."""
         url = self.config.host + path
         if query:
             url += "?" + urlencode({k: _query_value(v) for k, v in query.items() if v is not None})
         data = json.dumps(body).encode() if body is not None else None
         # 429 (API priority and fairness, storage initializing) asks to come back later: honour
         # Retry-After a few times before giving the error to the caller.
-        for attempt in range(TOO_MANY_REQUESTS_RETRIES + 1):
+        for attempt in range(busy_retries + 1):
             try:
                 return self._request_once(method, path, url, data, content_type, timeout)
             except ApiError as exc:
-                if exc.status != 429 or attempt == TOO_MANY_REQUESTS_RETRIES:
+                if exc.status != 429 or attempt == busy_retries:
                     raise
                 time.sleep(min(exc.retry_after() or 1.0, 5.0) * (0.5 + random.random() / 2))
         raise AssertionError("unreachable")

@@ -73,6 +73,7 @@ from cvo_py.testing.cluster import LocalCluster, free_port
 from cvo_py.testing.kubelet import Kubelet, waiting
 from cvo_py.testing.manifests import LOCAL_ENDPOINTS
 from cvo_py.testing.mco import CURRENT_CONFIG, DESIRED_CONFIG, MCO, REASON, STATE, now_rfc3339
+from cvo_py.testing.statuswrite import write_status
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -1249,16 +1250,7 @@ def set_operator(kube: KubeClient, name: str, version: str, progressing: bool, t
             {"type": "Upgradeable", "status": "True", "reason": "AsExpected", "lastTransitionTime": stamp},
         ]
 
-    for _ in range(10):
-        obj = kube.get(CLUSTEROPERATORS, name)
-        mutate(obj.setdefault("status", {}))
-        try:
-            kube.replace_status(CLUSTEROPERATORS, obj)
-            return
-        except ApiError as exc:
-            if not exc.is_conflict():
-                raise
-    raise DemoError(f"ClusterOperator {name}: status write kept conflicting")
+    write_status(kube, CLUSTEROPERATORS, name, lambda obj: mutate(obj.setdefault("status", {})))
 
 
 def ensure(kube: KubeClient, res: Resource, body: JSON) -> None:

@@ -245,7 +245,7 @@ def run(options: Options) -> int:
     operator.cv_informer.add_handler(lambda _type, _obj, _old: poller.poke())
     registry.register(
         StatusCollector(
-            operator.snapshot, lambda: operator.running, options.always_enable_capabilities, options.update_service
+            operator.observed, lambda: operator.running, options.always_enable_capabilities, options.update_service
         )
     )
     registry.register(UpdatesCollector(poller.state, lambda: operator.cv_informer.get(options.name)))

@@ -7,6 +7,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from cvo_py.kube import JSON, PODS, ApiError, KubeClient
+from cvo_py.testing.statuswrite import write_status
 
 
 def now_rfc3339() -> str:
@@ -38,19 +39,15 @@ class Kubelet:
         self.client = client
         self.node_name = node_name
 
-    def update_status(self, name: str, namespace: str, mutate: Callable[[JSON], None], retries: int = 5) -> JSON:
+    def update_status(self, name: str, namespace: str, mutate: Callable[[JSON], None]) -> JSON:
         """Read the Pod, let `mutate` edit its status in place, write it back (retrying conflicts)."""
-        for _ in range(retries):
-            pod = self.client.get(PODS, name, namespace)
+
+        def edit(pod: JSON) -> None:
             status = pod.setdefault("status", {})
             self._fill_defaults(pod, status)
             mutate(status)
-            try:
-                return self.client.replace_status(PODS, pod)
-            except ApiError as exc:
-                if not exc.is_conflict():
-                    raise
-        raise RuntimeError(f"pod {namespace}/{name}: status write kept conflicting")
+
+        return write_status(self.client, PODS, name, edit, namespace)
 
     def _fill_defaults(self, pod: JSON, status: JSON) -> None:
         spec = pod.get("spec", {})

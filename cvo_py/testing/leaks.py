@@ -1,7 +1,7 @@
 """What a test leaves running: threads and child processes it started and did not stop.
 
-A snapshot is taken before each test (after the session and module fixtures it uses are set up,
-so what they own is part of the snapshot) and compared after the test's own fixtures are torn
+What is alive is recorded before each test (after the session and module fixtures it uses are set
+up, so what they own is part of the record) and compared after the test's own fixtures are torn
 down. Things that outlive a test on purpose are named explicitly with `session_owned()`.
 """
 
@@ -73,13 +73,14 @@ def _cmdline(pid: int) -> str:
 
 
 @dataclass(frozen=True)
-class Snapshot:
+class Alive:
     threads: frozenset[threading.Thread]
     processes: frozenset[int]
 
 
-def snapshot() -> Snapshot:
-    return Snapshot(frozenset(threading.enumerate()), frozenset(child_processes()))
+def alive() -> Alive:
+    """The threads and child processes alive now."""
+    return Alive(frozenset(threading.enumerate()), frozenset(child_processes()))
 
 
 def _describe_thread(thread: threading.Thread) -> str:
@@ -90,7 +91,7 @@ def _describe_thread(thread: threading.Thread) -> str:
     return f"{kind} {thread.name!r} (started by this test, still running):\n{stack}"
 
 
-def leaks(before: Snapshot, grace: float) -> list[str]:
+def leaks(before: Alive, grace: float) -> list[str]:
     """What was started since `before` and is still running after up to `grace` seconds of waiting
     for it to stop. Leaked child processes are killed after being reported, so they cannot
     disturb the tests that follow."""

@@ -166,7 +166,7 @@ def _read_state(data_dir: Path) -> dict[str, Any] | None:
         return None
 
 
-def _alive(pid: int) -> bool:
+def pid_alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
@@ -202,7 +202,7 @@ def _ready(cluster: Cluster, timeout: float = 2.0) -> bool:
 def running(data_dir: Path | None = None) -> Cluster | None:
     data_dir = data_dir or default_dir()
     state = _read_state(data_dir)
-    if not state or not _alive(int(state.get("pid", 0))):
+    if not state or not pid_alive(int(state.get("pid", 0))):
         return None
     cluster = Cluster(data_dir, state)
     return cluster if _ready(cluster) else None
@@ -230,10 +230,10 @@ def up(data_dir: Path | None = None, port: int = 0, timeout: float = 120.0, quie
         # The harness sources changed since it started: what tests expect of it may be missing.
         print("the local cluster runs an older harness build: restarting it on the new one", file=sys.stderr)
         port = port or int(existing.state["port"])
-        _stop_pid(int(existing.state["pid"]))
+        stop_pid(int(existing.state["pid"]))
     old = _read_state(data_dir)
-    if old and _alive(int(old.get("pid", 0))):
-        _stop_pid(int(old["pid"]))
+    if old and pid_alive(int(old.get("pid", 0))):
+        stop_pid(int(old["pid"]))
     binary = build(quiet=quiet)
     data_dir.mkdir(parents=True, exist_ok=True)
     (data_dir / "state.json").unlink(missing_ok=True)
@@ -272,17 +272,17 @@ def up(data_dir: Path | None = None, port: int = 0, timeout: float = 120.0, quie
     return cluster
 
 
-def _stop_pid(pid: int, timeout: float = 15.0) -> None:
+def stop_pid(pid: int, timeout: float = 15.0) -> None:
     try:
         os.kill(pid, signal.SIGTERM)
     except ProcessLookupError:
         return
     deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline and _alive(pid):
+    while time.monotonic() < deadline and pid_alive(pid):
         time.sleep(0.1)
-    if _alive(pid):
+    if pid_alive(pid):
         os.kill(pid, signal.SIGKILL)
-        while _alive(pid):
+        while pid_alive(pid):
             time.sleep(0.05)
     try:
         os.waitpid(pid, os.WNOHANG)
@@ -294,8 +294,8 @@ def stop(data_dir: Path | None = None) -> None:
     """Stop the server but keep its data (a later `up` resumes it)."""
     data_dir = data_dir or default_dir()
     state = _read_state(data_dir)
-    if state and _alive(int(state.get("pid", 0))):
-        _stop_pid(int(state["pid"]))
+    if state and pid_alive(int(state.get("pid", 0))):
+        stop_pid(int(state["pid"]))
 
 
 def down(data_dir: Path | None = None) -> None:
@@ -365,7 +365,7 @@ def _served(client: Any, crd: dict[str, Any]) -> bool:
     version = next(v["name"] for v in spec["versions"] if v.get("served"))
     path = f"/apis/{spec['group']}/{version}/{spec['names']['plural']}"
     try:
-        client._request_once("GET", path, client.server + path + "?limit=1", None, "", 5.0)
+        client.request("GET", path, query={"limit": 1}, timeout=5.0, busy_retries=0)
         return True
     except ApiError:
         return False

@@ -339,7 +339,7 @@ def running(directory: Path | None = None) -> LocalPrometheus | None:
         state: dict[str, Any] = json.loads((directory / "state.json").read_text())
     except (OSError, ValueError):
         return None
-    if not localcluster._alive(int(state.get("pid", 0))):
+    if not localcluster.pid_alive(int(state.get("pid", 0))):
         return None
     prom = LocalPrometheus(directory, state)
     return prom if prom.ready() else None
@@ -411,7 +411,7 @@ def stop(directory: Path | None = None) -> None:
         state = json.loads((directory / "state.json").read_text())
     except (OSError, ValueError):
         return
-    localcluster._stop_pid(int(state.get("pid", 0)))
+    localcluster.stop_pid(int(state.get("pid", 0)))
 
 
 def down(directory: Path | None = None) -> None:

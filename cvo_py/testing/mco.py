@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from datetime import UTC, datetime
 
-from cvo_py.kube import JSON, MACHINECONFIGPOOLS, MACHINECONFIGS, MERGE_PATCH, NODES, ApiError, KubeClient, Resource
+from cvo_py.kube import JSON, MACHINECONFIGPOOLS, MACHINECONFIGS, MERGE_PATCH, NODES, KubeClient, Resource
+from cvo_py.testing.statuswrite import write_status
 
 CURRENT_CONFIG = "machineconfiguration.openshift.io/currentConfig"
 DESIRED_CONFIG = "machineconfiguration.openshift.io/desiredConfig"
@@ -86,13 +87,5 @@ class MCO:
     def set_pool_status(self, name: str, mutate: Callable[[JSON], None]) -> JSON:
         return self._update_status(MACHINECONFIGPOOLS, name, mutate)
 
-    def _update_status(self, res: Resource, name: str, mutate: Callable[[JSON], None], retries: int = 5) -> JSON:
-        for _ in range(retries):
-            obj = self.client.get(res, name)
-            mutate(obj.setdefault("status", {}))
-            try:
-                return self.client.replace_status(res, obj)
-            except ApiError as exc:
-                if not exc.is_conflict():
-                    raise
-        raise RuntimeError(f"{name}: status write kept conflicting")
+    def _update_status(self, res: Resource, name: str, mutate: Callable[[JSON], None]) -> JSON:
+        return write_status(self.client, res, name, lambda obj: mutate(obj.setdefault("status", {})))

@@ -24,6 +24,7 @@ from cvo_py.testing.cluster import free_port
 from cvo_py.testing.manifests import KINDS, apply, cluster_scoped, delete
 from cvo_py.testing.manifests import load as load_install
 from cvo_py.testing.manifests import render as render_install
+from cvo_py.testing.statuswrite import write_status
 from cvo_py.testing.wait import wait_until
 
 __all__ = ["KINDS", "apply", "cluster_scoped", "delete", "free_port"]
@@ -262,15 +263,8 @@ def set_operator(
 
 
 def update_status(kube: KubeClient, res: Resource, name: str, mutate: Callable[[JSON], None]) -> JSON:
-    for _ in range(10):
-        obj = kube.get(res, name)
-        mutate(obj.setdefault("status", {}))
-        try:
-            return kube.replace_status(res, obj)
-        except ApiError as exc:
-            if not exc.is_conflict():
-                raise
-    raise AssertionError(f"{res} {name}: status write kept conflicting")
+    """Let `mutate` edit the object's status in place and write it (retrying conflicts)."""
+    return write_status(kube, res, name, lambda obj: mutate(obj.setdefault("status", {})))
 
 
 def configmap_data(kube: KubeClient, namespace: str, name: str = CONFIGMAP) -> dict[str, str] | None:

@@ -248,7 +248,7 @@ class PrunedCapabilities:
 
     def clear(self) -> dict[str, tuple[str, ...]]:
         """Forget every name (the CRD that rejected them changed); returns what was forgotten."""
-        forgotten = self.snapshot()
+        forgotten = self.state()
         for names in self.by_field.values():
             names.clear()
         return forgotten
@@ -267,7 +267,7 @@ class PrunedCapabilities:
     def __bool__(self) -> bool:
         return any(self.by_field.values())
 
-    def snapshot(self) -> dict[str, tuple[str, ...]]:
+    def state(self) -> dict[str, tuple[str, ...]]:
         return {f: tuple(sorted(names)) for f, names in self.by_field.items() if names}
 
 

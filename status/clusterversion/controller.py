@@ -379,7 +379,7 @@ class StatusOperator:
     def _follow_crd(self) -> None:
         """Carry the pruned enabled names; when the CRD changed, make the writer forget what the
         old one rejected, so this sync writes those names again (pruned again if still rejected)."""
-        self._carried_enabled.update(self.writer.pruned_snapshot().get(capabilities.ENABLED, ()))
+        self._carried_enabled.update(self.writer.pruned_state().get(capabilities.ENABLED, ()))
         if not self.crd_informer.has_synced:
             return
         observed = crd_revision(self.crd_informer.get(CLUSTERVERSION_CRD))
@@ -417,7 +417,7 @@ class StatusOperator:
         enums = (self.crd_informer.get(CLUSTERVERSION_CRD) or {}).get(CAPABILITY_ENUMS) or {}
         accepted = {
             list_name: [n for n in names if enums.get(list_name) is None or n in enums[list_name]]
-            for list_name, names in self.writer.pruned_snapshot().items()
+            for list_name, names in self.writer.pruned_state().items()
         }
         forgotten = self.writer.forget(accepted)
         if forgotten:
@@ -465,7 +465,7 @@ class StatusOperator:
         )
         return created
 
-    def snapshot(self) -> tuple[JSON | None, list[JSON], WriteCounts]:
+    def observed(self) -> tuple[JSON | None, list[JSON], WriteCounts]:
         stats = self.writer.stats
         counts = WriteCounts(
             writes=stats.writes,
@@ -473,7 +473,7 @@ class StatusOperator:
             conflicts=stats.conflicts,
             failures=stats.failures,
             rejections=dict(stats.rejections),
-            pruned=self.writer.pruned_snapshot(),
+            pruned=self.writer.pruned_state(),
         )
         return self.cv_informer.get(self.options.name), self.co_informer.items(), counts
 

@@ -289,20 +289,20 @@ def _write_families(counts: WriteCounts) -> list[Metric]:
 
 
 class StatusCollector(Collector):
-    """Reads the caches at scrape time; `snapshot` returns (cv, cluster operators, counts)."""
+    """Reads the caches at scrape time; `observed` returns (cv, cluster operators, counts)."""
 
     def __init__(
         self,
-        snapshot: Callable[[], tuple[JSON | None, list[JSON], WriteCounts]],
+        observed: Callable[[], tuple[JSON | None, list[JSON], WriteCounts]],
         running: Callable[[], Release],
         always_enabled: Sequence[str] = (),
         update_service: str = "",
     ) -> None:
-        self._snapshot = snapshot
+        self._observed = observed
         self._running = running
         self._always_enabled = tuple(always_enabled)
         self._update_service = update_service
 
     def collect(self) -> Iterable[Metric]:
-        cv, cos, counts = self._snapshot()
+        cv, cos, counts = self._observed()
         return families(cv, cos, self._running(), counts, self._always_enabled, self._update_service)

@@ -118,9 +118,9 @@ class ClusterVersionStatusWriter:
         self._last_replaced_rv: str | None = None
         self._last_written: JSON | None = None
 
-    def pruned_snapshot(self) -> dict[str, tuple[str, ...]]:
+    def pruned_state(self) -> dict[str, tuple[str, ...]]:
         with self._lock:
-            return self.pruned.snapshot()
+            return self.pruned.state()
 
     def forget_pruned(self) -> dict[str, tuple[str, ...]]:
         """Forget the names the CRD rejected (it changed); returns them. The next write carries
@@ -226,7 +226,7 @@ class ClusterVersionStatusWriter:
             raise
 
     def _compute(self, obj: JSON, compute: Compute) -> JSON:
-        return apply_pruned(compute(obj), self.pruned.snapshot(), self.now())
+        return apply_pruned(compute(obj), self.pruned.state(), self.now())
 
     def _unchanged(self, obj: JSON, status: JSON) -> bool:
         live = obj.get("status") or {}

@@ -6,7 +6,7 @@ This module drives `compute.NodeAssessor`, the node computation `all_insights` i
 node at a time: it keeps each node's assessment, insight, key and encoded value while the node
 object and the assessor's `inputs` (the pools, the MachineConfig versions, the ClusterVersion's
 target) are unchanged; other insights are re-encoded only when they differ from the previous ones.
-The results equal the full computation's (tests/unit/test_usc_incremental.py checks that on many
+The results equal the full computation's (tests/status/updatestatus/test_usc_incremental.py checks that on many
 states). Shard layout: `configmap.ShardPlanner`, given `node_health` (which health insights travel
 with their node).
 """

@@ -12,15 +12,14 @@ import json
 import os
 import signal
 import subprocess
-import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(REPO / "hack"))
+from cvo_py.testing.hack import script
 
-import image as build  # noqa: E402
+REPO = Path(__file__).resolve().parents[2]
+build = script("image")  # hack/image.py
 
 __all__ = ["ARBITRARY_USER", "ImageContainer", "build"]
 
@@ -104,7 +103,7 @@ class ImageContainer:
 
     def size(self) -> str:
         """As `buildah images` shows it, e.g. "241 MB"."""
-        return build.image_size(self.ref)
+        return str(build.image_size(self.ref))
 
     def config(self) -> dict[str, object]:
         result = subprocess.run(

@@ -1,0 +1,268 @@
+"""The operator side's install/ manifests on the real API server: they apply, `start` runs from
+the Deployment's own command line as its ServiceAccount with only the install/ RBAC (proven
+minimal and sufficient by the audit log), and the version Pod it creates passes the namespace's
+Pod Security admission, which must be `privileged`."""
+
+from __future__ import annotations
+
+import os
+import random
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from cvo_py.kube import CLUSTERVERSIONS, NAMESPACES, PODS, ApiError, KubeClient
+from cvo_py.testing import manifests
+from cvo_py.testing.certs import https_get
+from cvo_py.testing.cluster import LocalCluster, ensure_namespace, unique_name
+from cvo_py.testing.clusterversion import put_co
+from cvo_py.testing.kubelet import Kubelet
+from cvo_py.testing.payload import (
+    ClusterVerification,
+    StartProcess,
+    ensure_priority_class,
+    release_accepted,
+    request_update,
+    version_pods,
+    write_payload,
+)
+from cvo_py.testing.usc import iter_audit
+from cvo_py.testing.wait import wait_until
+from payload.podspec import PodSpecOptions, build_version_pod
+from payload.retrieval import JOBS
+
+pytestmark = pytest.mark.usefixtures("clusterversion_cleanup")
+
+# Granted, but not requested in this cycle, which records every Event once: a repeated Event is
+# bumped with a patch (status/events.py; tests/payload/test_payload_events.py repeats one).
+NOT_IN_THIS_CYCLE = {("events", "patch")}
+TARGET = "quay.io/openshift-release-dev/ocp-release@sha256:" + "7a" * 32
+
+
+def test_every_install_manifest_applies(kube: KubeClient) -> None:
+    docs = manifests.load()
+    assert {d["metadata"]["name"] for d in docs if d["kind"] == "Deployment"} >= {
+        "cluster-version-operator",
+        "update-status-controller",
+    }
+    # Present on every OpenShift cluster (other operators create it), not on a bare API server.
+    ensure_namespace(kube, "openshift-config-managed")
+    try:
+        manifests.apply(kube, docs)
+        for doc in docs:
+            meta = doc["metadata"]
+            stored = kube.get(manifests.resource_of(doc), meta["name"], meta.get("namespace"))
+            assert stored["metadata"]["name"] == meta["name"]
+    finally:
+        manifests.delete(kube, manifests.cluster_scoped(docs))
+
+
+def granted(docs: list[dict[str, Any]]) -> set[tuple[str, str, str, str]]:
+    """(namespace, apiGroup, resource, verb) for every rule; namespace "*" for a ClusterRole."""
+    out: set[tuple[str, str, str, str]] = set()
+    for doc in docs:
+        scope = doc["metadata"].get("namespace", "*") if doc["kind"] == "Role" else "*"
+        for rule in doc.get("rules") or []:
+            for group in rule["apiGroups"]:
+                for resource in rule["resources"]:
+                    for verb in rule["verbs"]:
+                        out.add((scope, group, resource, verb))
+    return out
+
+
+def test_start_as_its_service_account_with_only_its_rbac(
+    cluster: LocalCluster,
+    kube: KubeClient,
+    namespace: str,
+    kubelet: Kubelet,
+    verification: ClusterVerification,
+    tmp_path: Path,
+) -> None:
+    docs = manifests.render(manifests.load(manifests.CVO_FILES), manifests.CVO_NAMESPACE, namespace)
+    manifests.apply(kube, docs)  # the Namespace too: its Pod Security labels apply to the version Pod
+    ensure_priority_class(kube)
+    put_co(kube, "etcd", "4.14.1")
+    put_co(kube, "dns", "4.14.1")
+    token = cluster.service_account_token(namespace, manifests.CVO_SERVICE_ACCOUNT)
+    kubeconfig = cluster.write_kubeconfig(tmp_path / "sa.kubeconfig", token)
+    # A version Job an operator of 4.18 or older left behind: `start` prunes it first.
+    kube.create(JOBS, _legacy_job(namespace), namespace)
+    audit = cluster.state["auditLog"]
+    offset = os.path.getsize(audit)
+
+    # No ClusterVersion yet: `start` creates it, as on a new cluster.
+    start = StartProcess(kubeconfig, namespace, tmp_path)
+    try:
+        wait_until(
+            lambda: start.proc.poll() is not None or _history(kube),
+            timeout=30,
+            what="the ClusterVersion created with status",
+        )
+        assert start.proc.poll() is None, start.log()[-3000:]
+        assert _history(kube)[0]["version"] == "4.14.1"
+
+        # An update: verified, retrieved by a version Pod that the test's kubelet completes.
+        verification.sign(TARGET)
+        request_update(kube, TARGET)
+        pod = wait_until(
+            lambda: [p for p in version_pods(kube, namespace) if not p["metadata"].get("deletionTimestamp")],
+            timeout=30,
+            what="the version Pod",
+        )[0]
+        write_payload(start.payload_dir, TARGET, "4.14.2")
+        kubelet.succeed(pod["metadata"]["name"], namespace)
+        wait_until(
+            lambda: release_accepted(kube).get("reason") == "PayloadLoaded"
+            and _history(kube)[0]["version"] == "4.14.2",
+            timeout=30,
+            what="the payload loaded and 4.14.2 in the history",
+        )
+        wait_until(lambda: not version_pods(kube, namespace), what="the version Pod deleted")
+        assert not kube.list(JOBS, namespace).get("items"), "the legacy Job was pruned"
+        # /metrics for the cluster's Prometheus: the client CA comes from kube-system.
+        scraper = (cluster.state["scraperCertFile"], cluster.state["scraperKeyFile"])
+        assert https_get(start.port, "/metrics", scraper)[0] == 200
+        assert https_get(start.port, "/readyz", None) == (200, "ok")
+    finally:
+        code = start.stop()  # SIGTERM: the Lease is handed back
+        manifests.delete(kube, [d for d in docs if d["metadata"].get("namespace") != namespace])
+    assert code == 0, start.log()[-3000:]
+    assert "Graceful shutdown complete" in start.log()
+
+    user = f"system:serviceaccount:{namespace}:{manifests.CVO_SERVICE_ACCOUNT}"
+    events = [e for e in iter_audit(audit, offset) if e["user"]["username"] == user]
+    assert events, "the audit log recorded no request from start"
+    denied = [
+        (e["verb"], e["requestURI"], e["responseStatus"].get("code"))
+        for e in events
+        if e["responseStatus"].get("code", 200) in (401, 403)
+    ]
+    assert denied == [], f"requests RBAC denied: {denied}"
+    rules = granted(docs)
+    used: set[tuple[str, str, str, str]] = set()
+    ungranted: set[tuple[str, str, str, str]] = set()
+    for e in events:
+        ref = e.get("objectRef")
+        if not ref:
+            continue
+        resource = ref["resource"] + (f"/{ref['subresource']}" if ref.get("subresource") else "")
+        key = (ref.get("namespace") or "*", ref.get("apiGroup", ""), resource, e["verb"])
+        cluster_key = ("*", *key[1:])
+        if key in rules:
+            used.add(key)
+        elif cluster_key in rules:
+            used.add(cluster_key)
+        else:
+            ungranted.add(key)
+    print("\nrequests made as", user)
+    for scope, group, resource, verb in sorted(used):
+        print(f"  {verb:7} {resource}.{group or 'core'} in {scope if scope != '*' else 'the cluster'}")
+    unused = sorted(r for r in rules - used if (r[2], r[3]) not in NOT_IN_THIS_CYCLE)
+    assert (unused, sorted(ungranted)) == ([], []), "(granted but never used, used but not granted)"
+    # The Lease and the client CA ConfigMap are named; nothing else of theirs is touched.
+    for e in events:
+        ref = e.get("objectRef") or {}
+        name = ref.get("name") or e["requestURI"].split("metadata.name%3D", 1)[-1].split("&", 1)[0]
+        if ref.get("resource") == "leases" and e["verb"] != "create":
+            assert name == "version", e["requestURI"]
+        if ref.get("resource") == "configmaps" and ref.get("namespace") == "kube-system":
+            assert name == "extension-apiserver-authentication", e["requestURI"]
+
+
+def _legacy_job(namespace: str) -> dict[str, Any]:
+    return {
+        "metadata": {"name": "version--8wg5f", "namespace": namespace},
+        "spec": {
+            "template": {
+                "spec": {
+                    "restartPolicy": "OnFailure",
+                    "containers": [{"name": "payload", "image": TARGET, "command": ["true"]}],
+                }
+            }
+        },
+    }
+
+
+def _history(kube: KubeClient) -> list[dict[str, Any]]:
+    try:
+        cv = kube.get(CLUSTERVERSIONS, "version")
+    except ApiError as exc:
+        if exc.is_not_found():
+            return []
+        raise
+    return list((cv.get("status") or {}).get("history") or [])
+
+
+# -- Pod Security ------------------------------------------------------------------------------------
+
+
+def _namespace_at(kube: KubeClient, level: str | None) -> str:
+    """A namespace with the install/ Namespace's labels, its enforce level changed to `level`."""
+    [ns_doc] = [d for d in manifests.load(manifests.CVO_FILES) if d["kind"] == "Namespace"]
+    labels = dict(ns_doc["metadata"]["labels"])
+    assert labels["pod-security.kubernetes.io/enforce"] == "privileged"
+    name = unique_name(f"psa-{level or 'cvo'}")
+    if level:
+        labels = {k: v for k, v in labels.items() if not k.startswith("pod-security.kubernetes.io/")}
+        labels["pod-security.kubernetes.io/enforce"] = level
+    kube.create(NAMESPACES, {"metadata": {"name": name, "labels": labels}})
+    return name
+
+
+def _version_pod(namespace: str) -> dict[str, Any]:
+    rng = random.Random(1)
+    suffix = "".join(rng.choice("bcdfghjklmnpqrstvwxz2456789") for _ in range(5))
+    return build_version_pod(
+        TARGET, "4.14.2", "node-0", PodSpecOptions(namespace=namespace), name_suffix=suffix, tmp_suffix=suffix
+    )
+
+
+def _operator_pod(namespace: str) -> dict[str, Any]:
+    """A Pod of the install/ Deployment's template."""
+    [deployment] = [d for d in manifests.load(manifests.CVO_FILES) if d["kind"] == "Deployment"]
+    template = deployment["spec"]["template"]
+    spec = dict(template["spec"])
+    spec["containers"] = [{**c, "image": TARGET} for c in spec["containers"]]
+    return {
+        "metadata": {
+            "name": "cluster-version-operator-x",
+            "namespace": namespace,
+            "labels": template["metadata"]["labels"],
+        },
+        "spec": spec,
+    }
+
+
+def _admit(kube: KubeClient, pod: dict[str, Any]) -> ApiError | None:
+    """Create `pod` as a server-side dry run (admission runs, nothing is stored)."""
+    try:
+        kube.request("POST", PODS.path(pod["metadata"]["namespace"]), query={"dryRun": "All"}, body=pod)
+    except ApiError as exc:
+        return exc
+    return None
+
+
+@pytest.mark.parametrize("which", ["version Pod", "operator Pod"])
+def test_pods_need_the_privileged_pod_security_level(kube: KubeClient, which: str) -> None:
+    ensure_priority_class(kube)
+    make = _version_pod if which == "version Pod" else _operator_pod
+    created = []
+    try:
+        at_install = _namespace_at(kube, None)
+        created.append(at_install)
+        assert _admit(kube, make(at_install)) is None, f"the {which} is refused in the install/ namespace"
+        for level in ("baseline", "restricted"):
+            ns = _namespace_at(kube, level)
+            created.append(ns)
+            error = _admit(kube, make(ns))
+            assert error is not None and error.status == 403, f"the {which} was admitted at {level}"
+            assert f'violates PodSecurity "{level}:latest"' in str(error), str(error)
+            assert "hostPath" in str(error), str(error)
+            print(f"\n{which} at {level}: {str(error)[:300]}")
+    finally:
+        for ns in created:
+            try:
+                kube.delete(NAMESPACES, ns)
+            except ApiError:
+                pass

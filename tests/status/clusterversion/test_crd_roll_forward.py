@@ -1,0 +1,176 @@
+"""Capability names pruned under an older ClusterVersion CRD return once a newer CRD is installed
+again (roll-forward), against the real API server; a CRD change that still rejects them prunes
+them again within two tries."""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from typing import Any
+
+import pytest
+
+from cvo_py import klog
+from cvo_py.kube import CLUSTERVERSIONS, CRDS, JSON_PATCH, KubeClient, connect
+from cvo_py.testing.cluster import LocalCluster
+from cvo_py.testing.clusterversion import (
+    IMG_41310,
+    AuditLog,
+    condition,
+    put_co,
+    roll_back_to_413,
+)
+from cvo_py.testing.wait import wait_until
+from status.clusterversion.controller import CLUSTERVERSION_CRD, CRD_SETTLE_RETRIES, StatusOperator, StatusOptions
+
+pytestmark = pytest.mark.usefixtures("clusterversion_cleanup")
+
+NEWER = ["Build", "DeploymentConfig", "ImageRegistry", "MachineAPI"]
+ENABLED_414 = sorted(["baremetal", "marketplace", "openshift-samples", *NEWER])
+FORGET_LOG = "The ClusterVersion CRD clusterversions.config.openshift.io changed"
+
+
+@pytest.fixture
+def verbose(monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> pytest.LogCaptureFixture:
+    """Run at `-v 2` (where the CRD change is logged) and capture the log."""
+    monkeypatch.setattr(klog, "_verbosity", klog.NORMAL)
+    caplog.set_level(logging.INFO)
+    return caplog
+
+
+def audited(audit: AuditLog, agent: str, count: int) -> list[tuple[str, int]]:
+    """The agent's status writes once the audit log (written behind the responses) has `count`."""
+    wait_until(lambda: len(audit.status_writes(agent)) >= count, what=f"{count} audited status writes")
+    return audit.status_writes(agent)
+
+
+def rolled_back_and_pruned(
+    cluster: LocalCluster, kube: KubeClient, crds: Any, operators: list[StatusOperator], agent: str
+) -> tuple[StatusOperator, AuditLog]:
+    """A 4.14 cluster rolled back to 4.13.10: the 4.13 CRD is installed and the 4.13 operator has
+    pruned the 4.14 names from status (one 422, then the pruned write)."""
+    roll_back_to_413(kube, crds, ENABLED_414)
+    audit = AuditLog(cluster.state["auditLog"])
+    op = StatusOperator(
+        connect(cluster.kubeconfig, user_agent=agent),
+        StatusOptions(release_image=IMG_41310, release_version="4.13.10"),
+    )
+    operators.append(op.start())
+    cv = wait_until(
+        lambda: (
+            (c := kube.get(CLUSTERVERSIONS, "version"))
+            and "Console" in c["status"]["capabilities"]["enabledCapabilities"]
+            and c
+        ),
+        what="pruned status with Console written",
+    )
+    assert cv["status"]["capabilities"]["enabledCapabilities"] == [
+        "Console",
+        "baremetal",
+        "marketplace",
+        "openshift-samples",
+    ]
+    assert (condition(cv, "CapabilitiesPruned") or {}).get("status") == "True"
+    assert audited(audit, agent, 2)[:2] == [("update", 422), ("update", 200)]
+    assert op.writer.pruned_state() == {"enabledCapabilities": tuple(NEWER)}
+    # The CRD informer has seen the 4.13 CRD (the revision later changes are compared with).
+    wait_until(lambda: op.crd_seen is not None, what="CRD revision seen")
+    return op, audit
+
+
+def test_roll_forward_crd_restores_pruned_capabilities(
+    cluster: LocalCluster,
+    kube: KubeClient,
+    crds: Any,
+    operators: list[StatusOperator],
+    verbose: pytest.LogCaptureFixture,
+) -> None:
+    agent = f"cvo-py/roll-forward-{uuid.uuid4().hex[:6]}"
+    op, audit = rolled_back_and_pruned(cluster, kube, crds, operators, agent)
+    assert not [r for r in verbose.records if FORGET_LOG in r.getMessage()]
+
+    # The newer release's CRD is applied again: its enum knows the 4.14 names.
+    crds.install_clusterversion("current")
+
+    def restored() -> dict[str, Any] | None:
+        cv = kube.get(CLUSTERVERSIONS, "version")
+        enabled = cv["status"]["capabilities"]["enabledCapabilities"]
+        return cv if "MachineAPI" in enabled and condition(cv, "CapabilitiesPruned") is None else None
+
+    cv = wait_until(restored, what="pruned names back in status")
+    assert cv["status"]["capabilities"]["enabledCapabilities"] == sorted(["Console", *ENABLED_414])
+    assert op.writer.pruned_state() == {}
+    # Still enabled though the spec does not ask for them: reported as implicitly enabled, as before.
+    implicit = condition(cv, "ImplicitlyEnabledCapabilities") or {}
+    assert implicit.get("status") == "True" and "MachineAPI" in implicit.get("message", "")
+    # The write that restored them landed. The API server may validate with the old schema for a
+    # moment after the new CRD is visible, so a write right after the change may be rejected once
+    # more; the settle retries bound that: at most one rejection per retry, then no futile writes.
+    writes = audited(audit, agent, 3)
+    assert writes[:2] == [("update", 422), ("update", 200)], writes
+    assert writes[-1] == ("update", 200), writes
+    assert [code for _, code in writes[2:]].count(422) <= len(CRD_SETTLE_RETRIES), writes
+    restored_at = len(writes)
+    forgot = [r for r in verbose.records if FORGET_LOG in r.getMessage()]
+    assert len(forgot) == 1, [r.getMessage() for r in forgot]
+    assert forgot[0].name == "klog" and forgot[0].levelno == logging.INFO
+    assert (
+        forgot[0]
+        .getMessage()
+        .endswith(
+            "writing the capability names the old schema rejected again: "
+            "enabledCapabilities Build, DeploymentConfig, ImageRegistry, MachineAPI"
+        )
+    )
+
+    # Later syncs keep them and are not rejected.
+    put_co(kube, "dns", "4.13.10")
+    cv = wait_until(
+        lambda: (c := kube.get(CLUSTERVERSIONS, "version"))["status"]["history"][0]["state"] == "Completed" and c,
+        what="rollback completed",
+    )
+    assert "MachineAPI" in cv["status"]["capabilities"]["enabledCapabilities"]
+    assert condition(cv, "CapabilitiesPruned") is None
+    writes = audited(audit, agent, restored_at + 1)
+    assert [code for _, code in writes[restored_at:]].count(422) == 0, writes
+    assert op.crd_changes == 1
+
+
+def test_changed_crd_that_still_rejects_prunes_again_within_two_tries(
+    cluster: LocalCluster,
+    kube: KubeClient,
+    crds: Any,
+    operators: list[StatusOperator],
+    verbose: pytest.LogCaptureFixture,
+) -> None:
+    agent = f"cvo-py/still-rejected-{uuid.uuid4().hex[:6]}"
+    op, audit = rolled_back_and_pruned(cluster, kube, crds, operators, agent)
+    before = kube.get(CRDS, CLUSTERVERSION_CRD)["metadata"]["generation"]
+    # A new generation of the 4.13 CRD whose enum is unchanged (only a description differs).
+    kube.patch(
+        CRDS,
+        CLUSTERVERSION_CRD,
+        [
+            {
+                "op": "add",
+                "path": "/spec/versions/0/schema/openAPIV3Schema/description",
+                "value": "ClusterVersion (4.13 schema, re-applied)",
+            }
+        ],
+        content_type=JSON_PATCH,
+    )
+    assert kube.get(CRDS, CLUSTERVERSION_CRD)["metadata"]["generation"] == before + 1
+
+    wait_until(lambda: op.crd_changes == 1, what="CRD change seen")
+    audited(audit, agent, 4)
+    wait_until(lambda: op.loop.idle.is_set(), what="sync finished")
+    writes = audit.status_writes(agent)
+    # Before: rejected, pruned. After the change: rejected again, pruned again: two tries.
+    assert writes == [("update", 422), ("update", 200), ("update", 422), ("update", 200)], writes
+    cv = kube.get(CLUSTERVERSIONS, "version")
+    assert "MachineAPI" not in cv["status"]["capabilities"]["enabledCapabilities"]
+    pruned = condition(cv, "CapabilitiesPruned") or {}
+    assert pruned.get("status") == "True"
+    assert "enabledCapabilities Build, DeploymentConfig, ImageRegistry, MachineAPI" in pruned["message"]
+    assert op.writer.pruned_state() == {"enabledCapabilities": tuple(NEWER)}
+    assert len([r for r in verbose.records if FORGET_LOG in r.getMessage()]) == 1

@@ -1,0 +1,624 @@
+"""The whole ClusterVersion status from (cv, ClusterOperators, release info, acceptance, now)."""
+
+from __future__ import annotations
+
+import copy
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from cvo_py import gotext
+from payload.acceptance import payload_loaded, retrieval_failed, retrieving
+from payload.release import Acceptance, Release
+from status.clusterversion import desired as cs
+
+T0 = datetime(2024, 5, 1, 12, 0, 0, tzinfo=UTC)
+T1 = T0 + timedelta(minutes=5)
+T2 = T0 + timedelta(minutes=30)
+IMG_A = "quay.io/openshift-release-dev/ocp-release@sha256:" + "a" * 64
+IMG_B = "quay.io/openshift-release-dev/ocp-release@sha256:" + "b" * 64
+RUNNING = Release("4.14.1", IMG_A)
+
+EXAMPLES = Path(__file__).resolve().parents[3] / ".." / "shared" / "oc-examples"
+
+
+def cond(status: dict[str, Any], type_: str) -> dict[str, Any]:
+    found = cs.find_condition(status.get("conditions") or [], type_)
+    assert found is not None, f"no {type_} condition in {status.get('conditions')}"
+    return dict(found)
+
+
+def co(
+    name: str, version: str, available: str = "True", degraded: str = "False", release: bool = True
+) -> dict[str, Any]:
+    annotations = {"include.release.openshift.io/self-managed-high-availability": "true"} if release else {}
+    return {
+        "metadata": {"name": name, "annotations": annotations},
+        "status": {
+            "versions": [{"name": "operator", "version": version}, {"name": "operand", "version": "x"}],
+            "conditions": [
+                {"type": "Available", "status": available, "lastTransitionTime": "2024-01-01T00:00:00Z"},
+                {"type": "Degraded", "status": degraded, "lastTransitionTime": "2024-01-01T00:00:00Z"},
+            ],
+        },
+    }
+
+
+def cv(
+    status: dict[str, Any] | None = None, spec: dict[str, Any] | None = None, generation: int = 1
+) -> dict[str, Any]:
+    obj: dict[str, Any] = {
+        "apiVersion": "config.openshift.io/v1",
+        "kind": "ClusterVersion",
+        "metadata": {"name": "version", "generation": generation, "uid": "u1", "resourceVersion": "10"},
+        "spec": spec or {"clusterID": "c0ffee"},
+    }
+    if status is not None:
+        obj["status"] = status
+    return obj
+
+
+def completed_status() -> dict[str, Any]:
+    """4.14.1 installed and done."""
+    return cs.desired_status(cv(), [co("etcd", "4.14.1"), co("dns", "4.14.1")], cs.StatusInputs(RUNNING), T0)
+
+
+# -- conditions -------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("existing", "status", "reason", "message", "transition"),
+    [
+        (None, "True", "R", "m", T1),  # new condition: now
+        (
+            {
+                "status": "True",
+                "reason": "Old",
+                "message": "old",
+                "lastTransitionTime": "2024-05-01T12:00:00Z",
+            },
+            "True",
+            "New",
+            "new",
+            T0,
+        ),  # same status: time kept, reason/message overwritten
+        ({"status": "True", "lastTransitionTime": "2024-05-01T12:00:00Z"}, "False", "", "", T1),  # flip
+        ({"status": "Unknown", "lastTransitionTime": "2024-05-01T12:00:00Z"}, "False", "X", "", T1),
+        ({"status": "True"}, "True", "", "", T1),  # missing time is filled
+    ],
+)
+def test_set_condition_moves_transition_time_only_on_flip(
+    existing: dict[str, Any] | None, status: str, reason: str, message: str, transition: datetime
+) -> None:
+    conditions: list[dict[str, Any]] = [{"type": "Other", "status": "True", "lastTransitionTime": "x"}]
+    if existing is not None:
+        conditions.append({"type": "T", **existing})
+    cs.set_condition(conditions, "T", status, reason, message, T1)
+    got = cs.find_condition(conditions, "T")
+    assert got is not None
+    assert conditions[-1]["type"] == "T"  # appended at the end, others untouched
+    assert conditions[0] == {"type": "Other", "status": "True", "lastTransitionTime": "x"}
+    assert got["lastTransitionTime"] == gotext.metav1_time(transition)
+    assert got["status"] == status
+    assert got.get("reason", "") == reason and got.get("message", "") == message
+
+
+def test_timestamp_needs_aware_time() -> None:
+    with pytest.raises(ValueError, match="timezone-aware"):
+        gotext.metav1_time(datetime(2024, 1, 1))
+
+
+# -- history ----------------------------------------------------------------------------------------
+
+
+def entry(
+    version: str, image: str, state: str, started: str = "s", completion: str | None = None
+) -> dict[str, Any]:
+    return {
+        "state": state,
+        "startedTime": started,
+        "completionTime": completion,
+        "version": version,
+        "image": image,
+        "verified": False,
+    }
+
+
+@pytest.mark.parametrize(
+    ("history", "desired", "completed", "expected"),
+    [
+        # no image: untouched (nil becomes [])
+        (None, Release("4.14.1", ""), False, []),
+        # empty: a Partial entry started now
+        ([], Release("4.14.1", IMG_A), False, [entry("4.14.1", IMG_A, "Partial", "2024-05-01T12:05:00Z")]),
+        # same release completes
+        (
+            [entry("4.14.1", IMG_A, "Partial")],
+            Release("4.14.1", IMG_A),
+            True,
+            [entry("4.14.1", IMG_A, "Completed", "s", "2024-05-01T12:05:00Z")],
+        ),
+        # same image fills a missing version
+        (
+            [entry("", IMG_A, "Partial")],
+            Release("4.14.1", IMG_A),
+            False,
+            [entry("4.14.1", IMG_A, "Partial")],
+        ),
+        # same version fills a missing image
+        (
+            [entry("4.14.1", "", "Partial")],
+            Release("4.14.1", IMG_A),
+            False,
+            [entry("4.14.1", IMG_A, "Partial")],
+        ),
+        # new target: old head closed (stays Partial if never completed), new Partial head
+        (
+            [entry("4.14.1", IMG_A, "Partial")],
+            Release("4.14.2", IMG_B),
+            False,
+            [
+                entry("4.14.2", IMG_B, "Partial", "2024-05-01T12:05:00Z"),
+                entry("4.14.1", IMG_A, "Partial", "s", "2024-05-01T12:05:00Z"),
+            ],
+        ),
+        # new target already complete: Completed with start = completion = now
+        (
+            [entry("4.14.1", IMG_A, "Completed", "s", "c")],
+            Release("4.14.2", IMG_B),
+            True,
+            [
+                entry("4.14.2", IMG_B, "Completed", "2024-05-01T12:05:00Z", "2024-05-01T12:05:00Z"),
+                entry("4.14.1", IMG_A, "Completed", "s", "c"),
+            ],
+        ),
+        # a completed head is not reopened by a later regression
+        (
+            [entry("4.14.1", IMG_A, "Completed", "s", "c")],
+            Release("4.14.1", IMG_A),
+            False,
+            [entry("4.14.1", IMG_A, "Completed", "s", "c")],
+        ),
+    ],
+)
+def test_merge_history(
+    history: list[dict[str, Any]] | None, desired: Release, completed: bool, expected: list[dict[str, Any]]
+) -> None:
+    before = copy.deepcopy(history)
+    assert cs.merge_history(history, desired, False, T1, completed) == expected
+    assert history == before  # input not modified
+
+
+def test_merge_history_marks_verified_head() -> None:
+    merged = cs.merge_history([], Release("4.14.1", IMG_A), True, T1, False)
+    assert merged[0]["verified"] is True
+
+
+def _history(versions_states: list[tuple[str, str]]) -> list[dict[str, Any]]:
+    return [entry(v, f"img-{i}", s, f"t{i}", f"t{i}") for i, (v, s) in enumerate(versions_states)]
+
+
+def test_prune_keeps_at_most_100_and_drops_the_oldest_low_ranked_entry() -> None:
+    # 101 Partial z-stream entries between two Completed entries of the same minor: the highest
+    # index that is not protected ranks lowest (-20 - 1.01*i), so index 99 goes.
+    history = _history([("4.14.1", "Completed")] + [("4.14.2", "Partial")] * 99 + [("4.14.0", "Completed")])
+    assert len(history) == 101
+    pruned = cs.prune_history(history)
+    assert len(pruned) == 100
+    assert pruned[-1]["image"] == "img-100"  # the install stays
+    assert [e["image"] for e in pruned[:99]] == [f"img-{i}" for i in range(99)]
+
+
+def test_prune_prefers_partial_entries_that_cross_minors() -> None:
+    # Partial entries between Completed 4.13 and 4.14 rank +20; those between two 4.14 z-streams
+    # rank -20. Rank = bonus - 1.01*i: index 60 (-20 - 60.6 = -80.6) goes before index 99
+    # (+20 - 99.99 = -79.99), although 99 is older.
+    states = [("4.14.5", "Completed")] + [("4.14.4", "Partial")] * 60 + [("4.14.3", "Completed")]
+    states += [("4.14.0", "Partial")] * 38 + [("4.13.9", "Completed")]
+    history = _history(states)
+    assert len(history) == 101
+    pruned = cs.prune_history(history)
+    removed = {e["image"] for e in history} - {e["image"] for e in pruned}
+    assert removed == {"img-60"}
+
+
+def test_prune_protects_the_five_newest_the_newest_completed_and_the_install() -> None:
+    history = _history([("4.14.1", "Partial")] * 6 + [("4.14.0", "Completed")] + [("4.13.0", "Partial")] * 94)
+    pruned = cs.prune_history(history)
+    images = [e["image"] for e in pruned]
+    for keep in ("img-0", "img-4", "img-6", "img-100"):
+        assert keep in images
+    assert len(pruned) == 100
+
+
+# -- spec.desiredUpdate -----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("spec", "status", "expected"),
+    [
+        ({}, {}, None),
+        ({"desiredUpdate": {"image": IMG_B, "version": "4.14.2"}}, {}, Release("4.14.2", IMG_B)),
+        (
+            {"desiredUpdate": {"version": "4.14.2"}},
+            {
+                "availableUpdates": [
+                    {"version": "4.14.2", "image": IMG_B, "url": "u", "channels": ["stable-4.14"]}
+                ]
+            },
+            Release("4.14.2", IMG_B, "u", ("stable-4.14",)),
+        ),
+        (
+            {"desiredUpdate": {"version": "4.14.0"}},
+            {"history": [entry("4.14.0", IMG_B, "Completed")]},
+            Release("4.14.0", IMG_B),
+        ),
+    ],
+)
+def test_requested_update(spec: dict[str, Any], status: dict[str, Any], expected: Release | None) -> None:
+    assert cs.requested_update(cv(status, spec)) == expected
+
+
+@pytest.mark.parametrize(
+    ("update", "message"),
+    [
+        ({"version": "9.9.9"}, "must be a previous version or an available update"),
+        ({"force": True}, "version or image must be set"),
+        ("nope", "must be an object"),
+    ],
+)
+def test_requested_update_errors(update: Any, message: str) -> None:
+    with pytest.raises(cs.InvalidSpec, match=message):
+        cs.requested_update(cv({}, {"desiredUpdate": update}))
+
+
+# -- the whole status -------------------------------------------------------------------------------
+
+
+def test_first_status_seeds_desired_from_the_running_release() -> None:
+    status = cs.desired_status(cv(generation=3), [co("etcd", "4.14.0")], cs.StatusInputs(RUNNING), T0)
+    assert status["desired"] == {"version": "4.14.1", "image": IMG_A}
+    assert status["history"] == [entry("4.14.1", IMG_A, "Partial", "2024-05-01T12:00:00Z")]
+    assert status["observedGeneration"] == 3
+    assert status["availableUpdates"] is None and status["versionHash"] == ""
+    assert cond(status, "Available")["status"] == "False"
+    assert cond(status, "Progressing") | {"lastTransitionTime": ""} == {
+        "type": "Progressing",
+        "status": "True",
+        "lastTransitionTime": "",
+        "message": "Working towards 4.14.1: 0 of 1 done (0% complete)",
+    }
+    assert cond(status, "Failing")["status"] == "False"
+    accepted = cond(status, "ReleaseAccepted")
+    assert (accepted["status"], accepted["reason"]) == ("True", "PayloadLoaded")
+    assert accepted["message"] == payload_loaded("4.14.1", IMG_A).message
+    assert status["capabilities"]["knownCapabilities"][0] == "Build"
+
+
+def test_completion_when_every_release_operator_reports_the_target() -> None:
+    operators = [co("etcd", "4.14.1"), co("dns", "4.14.0"), co("not-in-release", "1.0", release=False)]
+    partial = cs.desired_status(cv(), operators, cs.StatusInputs(RUNNING), T0)
+    assert partial["history"][0]["state"] == "Partial"
+    assert cond(partial, "Progressing")["message"] == "Working towards 4.14.1: 1 of 2 done (50% complete)"
+
+    operators[1] = co("dns", "4.14.1")
+    done = cs.desired_status(cv(partial), operators, cs.StatusInputs(RUNNING), T1)
+    head = done["history"][0]
+    assert (head["state"], head["completionTime"], head["startedTime"]) == (
+        "Completed",
+        "2024-05-01T12:05:00Z",
+        "2024-05-01T12:00:00Z",
+    )
+    assert cond(done, "Available") | {"lastTransitionTime": ""} == {
+        "type": "Available",
+        "status": "True",
+        "message": "Done applying 4.14.1",
+        "lastTransitionTime": "",
+    }
+    progressing = cond(done, "Progressing")
+    assert (progressing["status"], progressing["message"]) == ("False", "Cluster version is 4.14.1")
+    assert progressing["lastTransitionTime"] == "2024-05-01T12:05:00Z"
+    # Failing did not flip, so its time is from the first sync.
+    assert cond(done, "Failing")["lastTransitionTime"] == "2024-05-01T12:00:00Z"
+
+
+def test_no_release_operators_means_no_completion() -> None:
+    status = cs.desired_status(cv(), [co("x", "4.14.1", release=False)], cs.StatusInputs(RUNNING), T0)
+    assert status["history"][0]["state"] == "Partial"
+    assert cond(status, "Progressing")["message"] == "Working towards 4.14.1"
+
+
+def test_recomputing_an_unchanged_cluster_is_a_fixed_point() -> None:
+    first = completed_status()
+    again = cs.desired_status(
+        cv(first), [co("etcd", "4.14.1"), co("dns", "4.14.1")], cs.StatusInputs(RUNNING), T2
+    )
+    assert again == first
+
+
+def test_fields_owned_by_others_are_kept() -> None:
+    status = completed_status()
+    status["availableUpdates"] = [{"version": "4.14.2", "image": IMG_B}]
+    status["conditionalUpdates"] = [{"release": {"version": "4.15.0", "image": "i"}, "risks": []}]
+    status["versionHash"] = "abc="
+    status["conditions"].insert(
+        0,
+        {
+            "type": "Upgradeable",
+            "status": "False",
+            "lastTransitionTime": "z",
+            "reason": "AdminAckRequired",
+            "message": "ack",
+        },
+    )
+    status["conditions"].append({"type": "RetrievedUpdates", "status": "True", "lastTransitionTime": "y"})
+    original = copy.deepcopy(status)
+    again = cs.desired_status(
+        cv(status), [co("etcd", "4.14.1"), co("dns", "4.14.1")], cs.StatusInputs(RUNNING), T2
+    )
+    assert again == original
+    assert status == original  # input not modified
+
+
+@pytest.mark.parametrize(
+    ("operators", "reason", "message", "summary"),
+    [
+        (
+            [co("etcd", "4.14.1", degraded="True")],
+            "ClusterOperatorDegraded",
+            "Cluster operator etcd is degraded",
+            "the cluster operator etcd is degraded",
+        ),
+        (
+            [co("etcd", "4.14.1", degraded="True"), co("kube-apiserver", "4.14.1", degraded="True")],
+            "ClusterOperatorsDegraded",
+            "Cluster operators etcd, kube-apiserver are degraded",
+            "the cluster operators etcd, kube-apiserver are degraded",
+        ),
+        (
+            [co("dns", "4.14.1", available="False")],
+            "ClusterOperatorNotAvailable",
+            "Cluster operator dns is not available",
+            "the cluster operator dns is not available",
+        ),
+        (
+            [co("dns", "4.14.1", available="False"), co("etcd", "4.14.1", degraded="True")],
+            "MultipleErrors",
+            "Multiple errors are preventing progress:\n* Cluster operator dns is not available\n"
+            "* Cluster operator etcd is degraded",
+            "the cluster operator dns is not available; the cluster operator etcd is degraded",
+        ),
+    ],
+)
+def test_failing_from_release_operators(
+    operators: list[dict[str, Any]], reason: str, message: str, summary: str
+) -> None:
+    done = completed_status()
+    status = cs.desired_status(cv(done), operators, cs.StatusInputs(RUNNING), T1)
+    failing = cond(status, "Failing")
+    assert (failing["status"], failing["reason"], failing["message"]) == ("True", reason, message)
+    assert failing["lastTransitionTime"] == "2024-05-01T12:05:00Z"
+    progressing = cond(status, "Progressing")
+    assert (progressing["status"], progressing["message"]) == (
+        "False",
+        f"Error while reconciling 4.14.1: {summary}",
+    )
+
+
+def test_update_flow_retrieving_failed_then_accepted_then_completed() -> None:
+    done = completed_status()
+    spec = {"clusterID": "c0ffee", "desiredUpdate": {"version": "4.14.2", "image": IMG_B}}
+    target = Release("4.14.2", IMG_B)
+    operators = [co("etcd", "4.14.1"), co("dns", "4.14.1")]
+
+    # Asked for, retrieval not reported yet: desired unchanged, and ReleaseAccepted already names
+    # the target Progressing names (never the state of the release before it).
+    asked = cs.desired_status(cv(done, spec, 2), operators, cs.StatusInputs(RUNNING), T1)
+    assert asked["desired"]["image"] == IMG_A
+    accepted = cond(asked, "ReleaseAccepted")
+    assert (accepted["status"], accepted["reason"], accepted["message"]) == (
+        "Unknown",
+        "RetrievePayload",
+        retrieving("4.14.2", IMG_B).message,
+    )
+    assert cond(asked, "Progressing")["message"] == "Working towards 4.14.2"
+    assert asked["observedGeneration"] == 2
+
+    # Retrieving, then failing.
+    inputs = cs.StatusInputs(RUNNING, Acceptance(target, retrieving("4.14.2", IMG_B)))
+    during = cs.desired_status(cv(asked, spec, 2), operators, inputs, T1)
+    accepted = cond(during, "ReleaseAccepted")
+    assert (accepted["status"], accepted["reason"]) == ("Unknown", "RetrievePayload")
+    assert accepted["lastTransitionTime"] == "2024-05-01T12:05:00Z"
+    assert len(during["history"]) == 1
+    failed_state = retrieval_failed("4.14.2", IMG_B, "Unable to download and prepare the update: boom")
+    failed = cs.desired_status(
+        cv(during, spec, 2), operators, cs.StatusInputs(RUNNING, Acceptance(target, failed_state)), T2
+    )
+    accepted = cond(failed, "ReleaseAccepted")
+    assert (accepted["status"], accepted["message"]) == ("False", failed_state.message)
+    assert cond(failed, "Failing")["status"] == "False"  # upstream: retrieval failures do not fail
+
+    # Accepted: new desired, a Partial entry started now, the old one closed.
+    ok = Acceptance(target, payload_loaded("4.14.2", IMG_B, "amd64"), verified=True)
+    moving = cs.desired_status(cv(failed, spec, 2), operators, cs.StatusInputs(RUNNING, ok), T2)
+    assert moving["desired"] == {"version": "4.14.2", "image": IMG_B}
+    assert [h["state"] for h in moving["history"]] == ["Partial", "Completed"]
+    assert moving["history"][0]["startedTime"] == "2024-05-01T12:30:00Z"
+    assert moving["history"][0]["verified"] is True
+    assert cond(moving, "ReleaseAccepted")["status"] == "True"
+    assert cond(moving, "Progressing")["message"] == "Working towards 4.14.2: 0 of 2 done (0% complete)"
+    assert cond(moving, "Available")["message"] == "Done applying 4.14.1"
+
+    # Operators reach the target: Completed.
+    operators = [co("etcd", "4.14.2"), co("dns", "4.14.2")]
+    finished = cs.desired_status(
+        cv(moving, spec, 2), operators, cs.StatusInputs(RUNNING, ok), T2 + timedelta(hours=1)
+    )
+    assert [h["state"] for h in finished["history"]] == ["Completed", "Completed"]
+    assert finished["history"][0]["completionTime"] == "2024-05-01T13:30:00Z"
+    assert cond(finished, "Available")["message"] == "Done applying 4.14.2"
+    assert cond(finished, "Progressing")["message"] == "Cluster version is 4.14.2"
+
+
+def test_acceptance_for_a_target_no_longer_asked_for_is_ignored() -> None:
+    done = completed_status()
+    spec = {"desiredUpdate": {"version": "4.14.3", "image": "other"}}
+    stale = Acceptance(Release("4.14.2", IMG_B), payload_loaded("4.14.2", IMG_B))
+    status = cs.desired_status(cv(done, spec), [co("etcd", "4.14.1")], cs.StatusInputs(RUNNING, stale), T1)
+    assert status["desired"]["image"] == IMG_A
+
+
+def test_release_accepted_resets_when_the_request_is_withdrawn() -> None:
+    done = completed_status()
+    cs.set_condition(done["conditions"], "ReleaseAccepted", "False", "RetrievePayload", "failed", T1)
+    status = cs.desired_status(
+        cv(done, {"desiredUpdate": None}), [co("etcd", "4.14.1")], cs.StatusInputs(RUNNING), T2
+    )
+    accepted = cond(status, "ReleaseAccepted")
+    assert (accepted["status"], accepted["reason"]) == ("True", "PayloadLoaded")
+    assert accepted["lastTransitionTime"] == "2024-05-01T12:30:00Z"
+
+
+def test_invalid_desired_update_is_reported() -> None:
+    done = completed_status()
+    status = cs.desired_status(
+        cv(done, {"desiredUpdate": {"version": "9.9.9"}}),
+        [co("etcd", "4.14.1")],
+        cs.StatusInputs(RUNNING),
+        T1,
+    )
+    invalid = cond(status, "Invalid")
+    assert invalid["reason"] == "InvalidClusterVersion"
+    assert invalid["message"].startswith(
+        'The cluster version is invalid: spec.desiredUpdate.version: Invalid value: "9.9.9"'
+    )
+    assert cond(status, "Progressing")["message"] == "Reconciling 4.14.1: the cluster version is invalid"
+    fixed = cs.desired_status(cv(status), [co("etcd", "4.14.1")], cs.StatusInputs(RUNNING), T2)
+    assert cs.find_condition(fixed["conditions"], "Invalid") is None
+
+
+def test_capabilities_never_disabled_and_implicit_ones_reported() -> None:
+    prior = completed_status()
+    prior["capabilities"]["enabledCapabilities"].append("OperatorLifecycleManager")  # from a newer release
+    spec = {"capabilities": {"baselineCapabilitySet": "v4.11"}}
+    status = cs.desired_status(
+        cv(prior, spec), [co("etcd", "4.14.1")], cs.StatusInputs(RUNNING, always_enabled=("Ingress",)), T1
+    )
+    enabled = status["capabilities"]["enabledCapabilities"]
+    assert "OperatorLifecycleManager" in enabled and "Console" in enabled and "Ingress" in enabled
+    assert enabled == sorted(enabled)
+    implicit = cond(status, "ImplicitlyEnabledCapabilities")
+    assert implicit["status"] == "True" and implicit["reason"] == "CapabilitiesImplicitlyEnabled"
+    assert implicit["message"].startswith(
+        "The following capabilities could not be disabled: Build, CSISnapshot"
+    )
+    assert "OperatorLifecycleManager" not in status["capabilities"]["knownCapabilities"]
+
+
+def test_names_the_status_cannot_carry_stay_enabled() -> None:
+    # After a rollback the writer left MachineAPI out of status; it is still enabled, implicitly.
+    prior = completed_status()
+    prior["capabilities"]["enabledCapabilities"] = ["baremetal", "marketplace", "openshift-samples"]
+    spec = {"capabilities": {"baselineCapabilitySet": "v4.11"}}
+    inputs = cs.StatusInputs(Release("4.13.10", IMG_A), prior_enabled=("MachineAPI",))
+    status = cs.desired_status(cv(prior, spec), [co("etcd", "4.13.10")], inputs, T1)
+    assert status["capabilities"]["enabledCapabilities"] == [
+        "MachineAPI",
+        "baremetal",
+        "marketplace",
+        "openshift-samples",
+    ]
+    implicit = cond(status, "ImplicitlyEnabledCapabilities")
+    assert implicit["message"] == "The following capabilities could not be disabled: MachineAPI"
+
+
+def test_apply_pruned_touches_only_capabilities_and_its_condition() -> None:
+    status = completed_status()
+    pruned = cs.apply_pruned(status, {"enabledCapabilities": ("Build", "MachineAPI")}, T1)
+    assert "Build" not in pruned["capabilities"]["enabledCapabilities"]
+    assert "Build" in pruned["capabilities"]["knownCapabilities"]
+    condition = cond(pruned, "CapabilitiesPruned")
+    assert condition["status"] == "True" and "enabledCapabilities Build, MachineAPI" in condition["message"]
+    rest = {k: v for k, v in pruned.items() if k not in ("capabilities", "conditions")}
+    assert rest == {k: v for k, v in status.items() if k not in ("capabilities", "conditions")}
+    assert pruned["conditions"][:-1] == status["conditions"]
+    cleared = cs.apply_pruned(pruned, {}, T2)
+    assert cs.find_condition(cleared["conditions"], "CapabilitiesPruned") is None
+
+
+def test_bad_input_is_an_error() -> None:
+    with pytest.raises(ValueError, match="ClusterVersion object with metadata"):
+        cs.desired_status({"spec": {}}, [], cs.StatusInputs(RUNNING), T0)
+
+
+def test_real_degraded_snapshot() -> None:
+    path = EXAMPLES / "4.14.1-degraded-cv.yaml"
+    if not path.exists():
+        pytest.skip("../shared/oc-examples not found")
+    cv_obj = yaml.safe_load(path.read_text())
+    operators = yaml.safe_load((EXAMPLES / "4.14.1-degraded-co.yaml").read_text())["items"]
+    now = datetime(2023, 11, 3, 18, 0, tzinfo=UTC)
+    running = Release.from_dict(cv_obj["status"]["desired"])
+    status = cs.desired_status(cv_obj, operators, cs.StatusInputs(running), now)
+    # The update is still Partial (not every operator reports 4.14.1) and the history is kept.
+    assert [h["version"] for h in status["history"]] == ["4.14.1", "4.14.0-rc.3"]
+    assert status["history"] == cv_obj["status"]["history"]
+    failing = cond(status, "Failing")
+    assert failing["status"] == "True"
+    assert "etcd" in failing["message"] and "kube-apiserver" in failing["message"]
+    assert failing["lastTransitionTime"] == "2023-11-03T17:26:54Z"  # already True: kept
+    assert cond(status, "Available")["message"] == "Done applying 4.14.0-rc.3"
+    assert cond(status, "Progressing")["message"].startswith("Unable to apply 4.14.1: ")
+    # Others' conditions are kept as they were.
+    assert cond(status, "Upgradeable") == cond(cv_obj["status"], "Upgradeable")
+
+
+IMG_C = "quay.io/openshift-release-dev/ocp-release@sha256:" + "c" * 64
+
+
+def _with_accepted(status: dict[str, Any], state: Any) -> dict[str, Any]:
+    out = copy.deepcopy(status)
+    cs.set_condition(out["conditions"], "ReleaseAccepted", state.status, state.reason, state.message, T0)
+    return out
+
+
+def _towards_and_accepted(status: dict[str, Any]) -> tuple[str, str, str]:
+    accepted = cond(status, "ReleaseAccepted")
+    return cond(status, "Progressing")["message"], accepted["status"], accepted["message"]
+
+
+def test_release_accepted_names_what_progressing_names_before_retrieval_reports() -> None:
+    """No acceptance from retrieval yet (just asked for, or `start` just restarted): the two
+    conditions never name different targets."""
+    operators = [co("etcd", "4.14.1")]
+    spec_b = {"clusterID": "c0ffee", "desiredUpdate": {"image": IMG_B}}
+    failed_c = retrieval_failed("", IMG_C, "Unable to download and prepare the update: boom")
+    failed_b = retrieval_failed("", IMG_B, "Unable to download and prepare the update: boom")
+
+    # A failure about another target (C) is replaced by "retrieving" the one asked for (B).
+    moved = cs.desired_status(
+        cv(_with_accepted(completed_status(), failed_c), spec_b, 2), operators, cs.StatusInputs(RUNNING), T1
+    )
+    assert _towards_and_accepted(moved) == (f"Working towards {IMG_B}", "Unknown", retrieving("", IMG_B).message)
+
+    # A failure of B itself (say, found before a restart) stays until the next attempt ends.
+    kept = cs.desired_status(
+        cv(_with_accepted(completed_status(), failed_b), spec_b, 2), operators, cs.StatusInputs(RUNNING), T1
+    )
+    assert _towards_and_accepted(kept) == (f"Working towards {IMG_B}", "False", failed_b.message)
+
+    # Withdrawn, or back to the running release: the running release's payload, whatever was said before.
+    for spec in ({"clusterID": "c0ffee"}, {"clusterID": "c0ffee", "desiredUpdate": {"image": IMG_A}}):
+        for before in (failed_b, retrieving("", IMG_B), payload_loaded("4.14.9", IMG_C)):
+            back = cs.desired_status(
+                cv(_with_accepted(completed_status(), before), spec, 2), operators, cs.StatusInputs(RUNNING), T1
+            )
+            assert _towards_and_accepted(back) == (
+                "Cluster version is 4.14.1",
+                "True",
+                payload_loaded("4.14.1", IMG_A).message,
+            )

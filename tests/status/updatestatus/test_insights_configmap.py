@@ -1,0 +1,360 @@
+"""The ConfigMap wire format: keys, values, round trips, errors, and sharding at 5,000 nodes."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from cvo_py.testing.insight_objects import (
+    VERSIONS,
+    at,
+    clusterversion,
+    node,
+    ns,
+    operator,
+    pool,
+)
+from cvo_py.testing.synthetic import synthetic_cluster
+from status.updatestatus import configmap, snapshot
+from status.updatestatus.insights import compute
+from status.updatestatus.insights.models import (
+    HealthInsight,
+    ImpactLevel,
+    ImpactType,
+    InsightImpact,
+    InsightRemediation,
+    InsightScope,
+    NodeStatusInsight,
+    ResourceRef,
+    ScopeType,
+)
+
+KEY = re.compile(r"^[-._a-zA-Z0-9]+$")
+REPO = Path(__file__).resolve().parents[3]
+EXAMPLES = REPO / ".." / "shared" / "oc-examples"
+
+
+def sample() -> list[Any]:
+    nodes = [
+        node("m1", role="master", current="rendered-master-new"),
+        node("w1", ready="False", ready_ltt=at(-30)),
+        node("w2", desired="rendered-worker-new", state="Degraded", reason="failed to drain\nsecond line"),
+    ]
+    ops = [
+        operator("etcd", degraded="True", degraded_ltt=at(-60)),
+        operator("dns", version="4.14.0", progressing="True"),
+    ]
+    return compute.all_insights(
+        clusterversion(), ops, nodes, [pool("master"), pool("worker")], VERSIONS, ns(1)
+    )
+
+
+def test_keys_identify_the_resource_and_are_valid() -> None:
+    data = configmap.encode(sample())
+    assert {
+        "usc-cv-version",
+        "usc-co-etcd",
+        "usc-co-dns",
+        "usc-mcp-master",
+        "usc-mcp-worker",
+        "usc-node-m1",
+        "usc-node-w1",
+        "usc-node-w2",
+    } <= set(data)
+    assert any(k.startswith("usc-health-co-etcd-degraded") for k in data)
+    for key in data:
+        assert KEY.match(key) and len(key) <= 253, key
+
+
+def test_long_names_get_short_unique_keys() -> None:
+    long_a, long_b = "a" * 250 + ".x", "a" * 250 + ".y"
+    insights = [
+        i
+        for i in compute.node_insights(
+            [node(long_a), node(long_b)],
+            [pool("master"), pool("worker")],
+            VERSIONS,
+            ns(1),
+            cv=clusterversion(),
+        )
+        if isinstance(i, NodeStatusInsight)
+    ]
+    keys = [configmap.key_of(i) for i in insights]
+    assert len(set(keys)) == 2 and all(len(k) <= 253 and KEY.match(k) for k in keys)
+    assert {
+        i.name for i in configmap.decode(configmap.encode(insights)) if isinstance(i, NodeStatusInsight)
+    } == {long_a, long_b}
+
+
+def test_values_use_the_api_json_names() -> None:
+    data = configmap.encode(sample())
+    cv = yaml.safe_load(data["usc-cv-version"])
+    assert {"conditions", "resource", "assessment", "versions", "completion", "startedAt"} <= set(cv)
+    n = yaml.safe_load(data["usc-node-w1"])  # one-line JSON, which is YAML too
+    assert {"poolResource", "scopeType"} <= set(n) and "estToComplete" not in n  # unknown estimate: omitted
+    assert yaml.safe_load(data["usc-node-m1"])["estToComplete"] == "0s"
+    assert n["conditions"][1]["lastTransitionTime"] == at(-30)
+    assert "\n" not in data["usc-node-w1"]
+    health = [yaml.safe_load(v) for k, v in data.items() if k.startswith("usc-health-")]
+    assert all({"uid", "startedAt", "scope", "impact", "remediation"} <= set(h) for h in health)
+
+
+def test_round_trip_keeps_every_field_including_nanoseconds() -> None:
+    insights = sample()
+    back = configmap.decode(configmap.encode(insights))
+    assert sorted(i.model_dump_json() for i in back) == sorted(i.model_dump_json() for i in insights)
+
+
+def test_decode_ignores_keys_it_does_not_own() -> None:
+    data = configmap.encode(sample())
+    data["admin-notes"] = "hello"
+    data["usc-future-kind-x"] = "whatever: 1"
+    assert len(configmap.decode(data)) == len(sample())
+
+
+@pytest.mark.parametrize(
+    "value,message",
+    [
+        ("[not, a, mapping]", "expected a mapping"),
+        ("{unclosed", "cannot parse at line"),
+        ("conditions: []\nname: x\n", "resource"),
+        ("name: x\nresource: {resource: clusteroperators, name: x}\nbogus: 1\n", "bogus"),
+    ],
+)
+def test_decode_errors_name_the_key(value: str, message: str) -> None:
+    with pytest.raises(configmap.DecodeError, match=f"ConfigMap key usc-co-x: .*{message}"):
+        configmap.decode({"usc-co-x": value})
+
+
+def test_decode_order_is_canonical() -> None:
+    insights = sample()
+    back = configmap.decode(configmap.encode(list(reversed(insights))))
+    kinds = [type(i).__name__ for i in back]
+    assert kinds == sorted(
+        kinds,
+        key=[
+            "ClusterVersionStatusInsight",
+            "ClusterOperatorStatusInsight",
+            "MachineConfigPoolStatusInsight",
+            "NodeStatusInsight",
+            "HealthInsight",
+        ].index,
+    )
+    health = [i for i in back if isinstance(i, HealthInsight)]
+    assert [h.scope.resources[0].resource for h in health] == ["nodes", "nodes", "clusteroperators"]
+
+
+def test_small_clusters_fit_in_one_configmap() -> None:
+    plan = configmap.plan(configmap.encode(sample()))
+    assert plan.ok and plan.shards == 0 and list(plan.configmaps) == [configmap.CONFIGMAP]
+
+
+def big_data(n: int, value_size: int = 780) -> dict[str, str]:
+    data = {"usc-cv-version": "x" * 2000}
+    for i in range(n):
+        data[f"usc-node-ip-10-0-{i // 250}-{i % 250}.us-east-2.compute.internal"] = "v" * value_size
+    return data
+
+
+def test_5000_nodes_are_sharded_deterministically_under_the_budget() -> None:
+    data = big_data(5000)
+    plan = configmap.plan(data)
+    assert plan.ok, plan.problems
+    # the smallest power of two that could hold the node insights, or its double (uneven hashing)
+    least = 1 << (configmap.data_size(data) // configmap.SHARD_BUDGET).bit_length()
+    assert plan.shards in (least, 2 * least) and plan.shards <= configmap.MAX_SHARDS
+    assert all(size <= configmap.SHARD_BUDGET for size in plan.sizes.values())
+    main = plan.configmaps[configmap.CONFIGMAP]
+    assert configmap.shard_names(main) == [configmap.shard_name(i) for i in range(plan.shards)]
+    assert not any(k.startswith("usc-node-") for k in main)
+    merged: dict[str, str] = {}
+    for shard_data in plan.configmaps.values():
+        merged.update(shard_data)
+    merged.pop(configmap.SHARDS_KEY)
+    assert merged == data
+    assert configmap.plan(dict(reversed(list(data.items())))).configmaps == plan.configmaps
+
+
+def test_one_node_change_touches_one_shard() -> None:
+    data = big_data(5000)
+    before = configmap.plan(data)
+    key = next(k for k in data if k.startswith("usc-node-"))
+    data[key] = "w" * 780
+    after = configmap.plan(data)
+    changed = [name for name in before.configmaps if before.configmaps[name] != after.configmaps[name]]
+    assert changed == [configmap.shard_name(configmap.shard_of(key, before.shards))]
+
+
+def test_node_health_travels_with_its_node_and_one_node_change_touches_one_shard() -> None:
+    data = big_data(5000)
+    node_keys = [k for k in data if k.startswith("usc-node-")]
+    node_health = {f"usc-health-node-{i}-degraded": key for i, key in enumerate(node_keys[::5])}
+    data.update({key: "h" * 650 for key in node_health})
+    data["usc-health-mcp-worker-paused"] = "p" * 600
+    before = configmap.plan(data, node_health=node_health)
+    assert before.ok, before.problems
+    where = {key: name for name, cm in before.configmaps.items() for key in cm}
+    assert all(where[health] == where[key] != configmap.CONFIGMAP for health, key in node_health.items())
+    assert where["usc-health-mcp-worker-paused"] == where["usc-cv-version"] == configmap.CONFIGMAP
+    # a healthy node becomes degraded: its insight changes and its health insight appears, in one shard
+    changing = next(k for k in node_keys if k not in node_health.values())
+    data[changing] = "w" * 790
+    data["usc-health-node-new-degraded"] = "h" * 650
+    after = configmap.plan(data, node_health={**node_health, "usc-health-node-new-degraded": changing})
+    changed = [name for name in before.configmaps if before.configmaps[name] != after.configmaps[name]]
+    assert changed == [configmap.shard_name(configmap.shard_of(changing, before.shards))]
+
+
+def unhealthy_cluster(n_nodes: int = 5000) -> list[Any]:
+    """bench/insights_throughput.py's cluster: 20 pools, a rolling update, ~20% of nodes unhealthy."""
+    cv, nodes, pools, versions = synthetic_cluster(n_nodes, 20)
+    return compute.all_insights(cv, [], nodes, pools, versions, 1_704_106_800_000_000_000)
+
+
+def test_5000_nodes_with_a_fifth_unhealthy_keep_the_main_configmap_under_budget() -> None:
+    insights = unhealthy_cluster()
+    data = configmap.encode(insights)
+    node_health = configmap.node_health_keys(insights)
+    assert len(node_health) >= 5000 // 5
+    assert not configmap.plan(data).ok  # node health in the main ConfigMap would overfill it
+    plan = configmap.plan(data, node_health=node_health)
+    assert plan.ok, plan.problems
+    main = plan.configmaps[configmap.CONFIGMAP]
+    assert plan.sizes[configmap.CONFIGMAP] == configmap.data_size(main) <= configmap.SHARD_BUDGET
+    assert all(size <= configmap.SHARD_BUDGET for size in plan.sizes.values())
+    kept = {configmap.key_of(i) for i in insights if not isinstance(i, NodeStatusInsight)} - set(node_health)
+    assert set(main) - {configmap.SHARDS_KEY} == kept  # the ClusterVersion, pools, other health
+    assert configmap.shard_names(main) == [configmap.shard_name(i) for i in range(plan.shards)]
+    for health, node_key in node_health.items():
+        shard = configmap.shard_name(configmap.shard_of(node_key, plan.shards))
+        assert health in plan.configmaps[shard] and node_key in plan.configmaps[shard]
+    merged: dict[str, str] = {}
+    for shard_data in plan.configmaps.values():
+        merged.update(shard_data)
+    merged.pop(configmap.SHARDS_KEY)
+    assert merged == data
+
+
+def test_health_about_one_node_is_node_health_and_nothing_else_is() -> None:
+    insights = sample()
+    node_health = configmap.node_health_keys(insights)
+    health = {configmap.key_of(i): i for i in insights if isinstance(i, HealthInsight)}
+    about_nodes = {k for k, h in health.items() if h.scope.resources[0].resource == "nodes"}
+    assert set(node_health) == about_nodes and len(about_nodes) == 2
+    assert sorted(node_health.values()) == ["usc-node-w1", "usc-node-w2"]
+    # sharded with a tiny budget: node health beside its node, the operator's health in the main
+    plan = configmap.plan(configmap.encode(insights), budget=1_000, node_health=node_health)
+    main = plan.configmaps[configmap.CONFIGMAP]
+    assert plan.shards > 0 and not about_nodes & set(main)
+    assert set(health) - about_nodes <= set(main)
+
+
+@pytest.mark.parametrize(
+    ("resources", "expected"),
+    [
+        ([ResourceRef.of("", "nodes", "w1")], "w1"),
+        ([ResourceRef.of("", "nodes", "w1"), ResourceRef.of("", "nodes", "w2")], None),
+        ([ResourceRef.of("machineconfiguration.openshift.io", "machineconfigpools", "worker")], None),
+        ([ResourceRef.of("example.com", "nodes", "w1")], None),
+        ([], None),
+    ],
+)
+def test_node_of(resources: list[ResourceRef], expected: str | None) -> None:
+    insight = HealthInsight(
+        uid="x",
+        scope=InsightScope(type=ScopeType.WORKER_POOL, resources=resources),
+        impact=InsightImpact(level=ImpactLevel.ERROR, type=ImpactType.UPDATE_STALLED, summary="s"),
+        remediation=InsightRemediation(reference="https://example.com"),
+    )
+    assert configmap.node_of(insight) == expected
+
+
+def test_limits_that_would_be_crossed_are_reported_not_written() -> None:
+    plan = configmap.plan(big_data(5000), budget=100_000, max_shards=8)
+    assert not plan.ok
+    assert all("over the budget of 100000 bytes" in p for p in plan.problems)
+    assert any("maximum of 8 node shards" in p for p in plan.problems)
+
+
+def test_a_client_reading_the_main_configmap_and_its_shards_gets_every_insight() -> None:
+    if not EXAMPLES.is_dir():
+        pytest.skip(f"../shared/oc-examples not found at {EXAMPLES}")
+    cases = [("sample", sample())]  # the examples have no node health insights; the sample has two
+    cases += [(p.name, snapshot.load(p).insights()[0]) for p in sorted(EXAMPLES.glob("*-cv.yaml"))]
+    for name, insights in cases:
+        data = configmap.encode(insights)
+        node_health = configmap.node_health_keys(insights)
+        plan = configmap.plan(data, budget=2_000, node_health=node_health)
+        main = plan.configmaps[configmap.CONFIGMAP]
+        assert plan.shards > 0, name
+        union = dict(main)
+        for shard in configmap.shard_names(main):  # what a client does
+            union.update(plan.configmaps[shard])
+        assert configmap.decode(union) == configmap.decode(data), name
+        assert not set(node_health) & set(main), name
+    assert configmap.node_health_keys(cases[0][1])
+
+
+def test_shard_names_rejects_foreign_names() -> None:
+    with pytest.raises(configmap.DecodeError, match="usc-shards"):
+        configmap.shard_names({configmap.SHARDS_KEY: "[kube-root-ca.crt]"})
+
+
+# --- the fast encoders give the generic ones' bytes ---------------------------------------------
+
+
+def many_insights() -> list[Any]:
+    """Every kind of node insight and every other insight: the shared oc examples, this module's
+    sample, the throughput benchmark's synthetic cluster, and names and messages to quote."""
+    out: list[Any] = list(sample())
+    if EXAMPLES.is_dir():
+        for path in sorted(EXAMPLES.glob("*-cv.yaml")):
+            out.extend(snapshot.load(path).insights()[0])
+    cv, nodes, pools, versions = synthetic_cluster(300, 4)
+    out.extend(compute.all_insights(cv, [], nodes, pools, versions, ns(90)))
+    odd = [
+        node("w-quote", desired="rendered-worker-new", state="Degraded", reason='"hi" \\ \té ✓ \u2028 \x01 \x85 \x7f'),
+        node("w-long", desired="rendered-worker-new", state="Degraded", reason="x" * 300 + "ü"),
+        node("w-pending", current="rendered-worker-old", desired="rendered-worker-new", state="Working"),
+    ]
+    out.extend(compute.all_insights(None, [], odd, [pool("master"), pool("worker")], VERSIONS, ns(1)))
+    return out
+
+
+YAML_UNSAFE = re.compile("[\x7f-\x9f\u2028\u2029\ufeff\ufffe\uffff]")
+
+
+def test_node_values_are_the_generic_json_byte_for_byte() -> None:
+    nodes = [i for i in many_insights() if isinstance(i, NodeStatusInsight)]
+    phases = {i.conditions[0].reason for i in nodes}
+    assert {"Updating", "Draining", "Rebooting", "Completed", "Pending"} <= phases, phases
+    assert any(i.est_to_complete is None for i in nodes) and any(i.message for i in nodes)
+    for insight in nodes:
+        generic = json.dumps(insight.to_api(), ensure_ascii=False, separators=(",", ":"))
+        # but the characters YAML reads differently (NEL, LS, PS, C1 controls) as \uXXXX escapes
+        generic = YAML_UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", generic)
+        value = configmap.encode_value(insight)
+        assert value == generic, insight.name
+        assert yaml.safe_load(value) == json.loads(value) == insight.to_api(), insight.name
+
+
+def test_yaml_values_are_the_pure_python_dumpers_byte_for_byte() -> None:
+    if not yaml.__with_libyaml__:
+        pytest.skip("PyYAML without libyaml: only the pure-Python dumper exists here")
+    assert issubclass(configmap._Dumper, yaml.CSafeDumper)
+
+    class PureDumper(yaml.SafeDumper):
+        def ignore_aliases(self, data: Any) -> bool:
+            return True
+
+    others = [i for i in many_insights() if not isinstance(i, NodeStatusInsight)]
+    assert len({type(i) for i in others}) == 4  # ClusterVersion, ClusterOperator, pool, health
+    for insight in others:
+        doc = insight.to_api()
+        pure = yaml.dump(doc, Dumper=PureDumper, default_flow_style=False, width=1 << 30, sort_keys=False)
+        assert configmap.encode_value(insight) == pure, configmap.key_of(insight)

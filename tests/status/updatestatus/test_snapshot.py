@@ -1,0 +1,173 @@
+"""Loading oc-style snapshots: sibling files, YAML or JSON, lists, "now", one-line errors naming the file."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from cvo_py import gotext
+from cvo_py.testing.insight_objects import clusterversion, node, operator, write_snapshot
+from status.updatestatus import snapshot
+
+EXAMPLES = Path(__file__).resolve().parents[3] / ".." / "shared" / "oc-examples"
+
+
+def test_loads_a_snapshot_in_yaml_and_in_json(tmp_path: Path) -> None:
+    for as_json in (False, True):
+        snap = snapshot.load(write_snapshot(tmp_path, as_json=as_json))
+        assert snap.clusterversion["kind"] == "ClusterVersion"
+        assert [o["metadata"]["name"] for o in snap.operators] == ["a", "b"]
+        assert snap.machineconfig_versions() == {"rendered-worker-old": "4.14.0"}
+        assert (snap.alerts, snap.mco_image()) == (None, "")
+
+
+def test_optional_files(tmp_path: Path) -> None:
+    deployment = {
+        "kind": "Deployment",
+        "spec": {
+            "template": {
+                "spec": {
+                    "containers": [
+                        {"name": "other", "image": "x"},
+                        {"name": "machine-config-operator", "image": "quay.io/mco@sha256:1"},
+                    ]
+                }
+            }
+        },
+    }
+    cv = write_snapshot(
+        tmp_path,
+        **{"-mco-deployment.yaml": deployment, "-alerts.json": {"status": "success", "data": {"alerts": []}}},
+    )
+    snap = snapshot.load(cv)
+    assert snap.mco_image() == "quay.io/mco@sha256:1"
+    assert snap.alerts == {"status": "success", "data": {"alerts": []}}
+
+
+def test_clusterversion_list_uses_its_first_item(tmp_path: Path) -> None:
+    first, second = clusterversion(desired="4.15.0"), clusterversion(desired="4.16.0")
+    cv = write_snapshot(tmp_path, **{"-cv.yaml": {"kind": "ClusterVersionList", "items": [first, second]}})
+    assert snapshot.load(cv).clusterversion["status"]["desired"]["version"] == "4.15.0"
+
+
+def test_unquoted_timestamps_and_versions_stay_strings(tmp_path: Path) -> None:
+    text = yaml.safe_dump(clusterversion()).replace("'2024-01-01T10:00:00Z'", "2024-01-01T10:00:00Z")
+    text = text.replace("desired:\n    version: 4.14.1", "desired:\n    version: 4.14")
+    assert "lastTransitionTime: 2024-01-01T10:00:00Z" in text
+    snap = snapshot.load(write_snapshot(tmp_path, **{"-cv.yaml": text}))
+    assert snap.clusterversion["status"]["conditions"][0]["lastTransitionTime"] == "2024-01-01T10:00:00Z"
+    assert snap.clusterversion["status"]["desired"]["version"] == "4.14"
+
+
+def test_mock_now_is_the_newest_condition_plus_368975ns(tmp_path: Path) -> None:
+    ops = {
+        "kind": "List",
+        "items": [operator("a", ltt="2024-01-01T12:00:00Z"), operator("b", ltt="2024-01-01T11:00:00Z")],
+    }
+    snap = snapshot.load(write_snapshot(tmp_path, **{"-co.yaml": ops}))
+    assert snap.mock_now() == gotext.parse_time("2024-01-01T12:00:00Z") + 368_975
+
+
+@pytest.mark.parametrize(
+    "suffix,content,message",
+    [
+        ("-node.yaml", None, r"x-node.yaml: file not found"),
+        ("-co.yaml", "items: [unclosed", r"x-co.yaml: cannot parse at line \d+"),
+        ("-mcp.yaml", {"kind": "Pod"}, r"x-mcp.yaml: unexpected object type Pod"),
+        (
+            "-co.yaml",
+            {"kind": "List", "items": [{"kind": "Pod"}]},
+            r"x-co.yaml: unexpected object type Pod in List content at index 0",
+        ),
+        ("-cv.yaml", {"kind": "List", "items": []}, r"x-cv.yaml: the list holds no ClusterVersion"),
+        ("-alerts.json", "[1, 2", r"x-alerts.json: cannot parse"),
+        ("-mc.yaml", "just text", r"x-mc.yaml: expected a MachineConfig or a list of them"),
+    ],
+)
+def test_bad_files_are_one_line_errors_naming_the_file(
+    tmp_path: Path, suffix: str, content: Any, message: str
+) -> None:
+    cv = write_snapshot(tmp_path, **{suffix: content})
+    with pytest.raises(snapshot.SnapshotError, match=message) as info:
+        snapshot.load(cv)
+    assert "\n" not in str(info.value)
+
+
+def test_the_path_must_name_a_cv_file(tmp_path: Path) -> None:
+    with pytest.raises(snapshot.SnapshotError, match="must end with -cv.yaml"):
+        snapshot.load(tmp_path / "x.yaml")
+
+
+def test_shared_examples_load() -> None:
+    if not EXAMPLES.is_dir():
+        pytest.skip(f"../shared/oc-examples not found (looked in {EXAMPLES.resolve()})")
+    snap = snapshot.load(EXAMPLES / "4.14.1-degraded-cv.yaml")
+    assert (
+        len(snap.operators) == 33
+        and len(snap.nodes) == 6
+        and [p["metadata"]["name"] for p in snap.pools] == ["master", "worker"]
+    )
+    newest = max(
+        gotext.parse_time(c["lastTransitionTime"])
+        for obj in [snap.clusterversion, *snap.operators]
+        for c in obj["status"]["conditions"]
+    )
+    assert snap.mock_now() == newest + 368_975
+    # the Failing condition is the newest: oc shows it as "now"
+    assert gotext.format_time(snap.mock_now()) == "2023-11-03T17:26:54.000368975Z"
+
+
+def test_snapshot_insights_age_nodes_at_the_wall_clock_unless_now_is_given(tmp_path: Path) -> None:
+    from status.updatestatus.insights.models import HealthInsight
+
+    ops = {"kind": "List", "items": [operator("a", ltt="2024-01-01T10:01:00Z")]}
+    nodes = {
+        "kind": "List",
+        "items": [node("worker-node-1", ready="False", ready_ltt="2024-01-01T10:00:00Z")],
+    }
+    snap = snapshot.load(write_snapshot(tmp_path, **{"-co.yaml": ops, "-node.yaml": nodes}))
+    mock_now = snap.mock_now()
+
+    def node_health(insights: list[object]) -> int:
+        return sum(
+            isinstance(i, HealthInsight) and i.scope.resources[0].resource == "nodes" for i in insights
+        )
+
+    fresh, at_now = snap.insights(wall_clock=mock_now)
+    assert at_now == mock_now and node_health(fresh) == 0  # 1 minute not ready: not serious yet
+    later, at_now = snap.insights(wall_clock=mock_now + 3600 * gotext.SECOND)
+    assert at_now == mock_now and node_health(later) == 1
+    explicit, at_now = snap.insights(now=mock_now, wall_clock=mock_now + 3600 * gotext.SECOND)
+    assert at_now == mock_now and node_health(explicit) == 0
+
+
+def test_non_string_names_and_images_are_errors_naming_the_file(tmp_path: Path) -> None:
+    mc = {
+        "kind": "List",
+        "items": [
+            {
+                "kind": "MachineConfig",
+                "metadata": {
+                    "name": {"a": "b"},
+                    "annotations": {"machineconfiguration.openshift.io/release-image-version": "4.14.0"},
+                },
+            }
+        ],
+    }
+    (tmp_path / "a").mkdir()
+    snap = snapshot.load(write_snapshot(tmp_path / "a", **{"-mc.yaml": mc}))
+    with pytest.raises(snapshot.SnapshotError, match=r"x-mc\.yaml: MachineConfig metadata\.name is dict, not a string"):
+        snap.insights()
+    deployment = {
+        "kind": "Deployment",
+        "spec": {"template": {"spec": {"containers": [{"name": "machine-config-operator", "image": ["x"]}]}}},
+    }
+    (tmp_path / "b").mkdir()
+    snap = snapshot.load(write_snapshot(tmp_path / "b", **{"-mco-deployment.yaml": deployment}))
+    with pytest.raises(
+        snapshot.SnapshotError, match=r"x-mco-deployment\.yaml: machine-config-operator container image"
+    ):
+        snap.insights()

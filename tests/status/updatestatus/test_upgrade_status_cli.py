@@ -1,0 +1,305 @@
+"""`cluster-version-operator upgrade-status`: snapshot mode, live mode over the ConfigMap API, bad input."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from cvo_py import gotext
+from cvo_py.cli import main as cli
+from cvo_py.gotext import MINUTE, SECOND
+from cvo_py.kube import CONFIGMAPS, LEASES, ApiError, KubeClient
+from cvo_py.testing import cluster as local
+from cvo_py.testing.insight_objects import at, clusterversion, node, operator, pool, write_snapshot
+from status.updatestatus import configmap, snapshot
+from status.updatestatus.insights import compute, metadata
+from status.updatestatus.insights.metadata import META_KEY
+from status.updatestatus.render import render
+
+EXAMPLES = Path(__file__).resolve().parents[3] / ".." / "shared" / "oc-examples"
+
+
+def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    code = cli.main(["upgrade-status", *args])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def updating_snapshot(tmp_path: Path) -> Path:
+    ops = {
+        "kind": "List",
+        "items": [operator("a", ltt=at(10)), operator("b", version="4.14.0", progressing="True")],
+    }
+    nodes = {
+        "kind": "List",
+        "items": [node("m1", role="master"), node("w1", ready="False", ready_ltt=at(-30))],
+    }
+    mcs = {
+        "kind": "List",
+        "items": [
+            {
+                "kind": "MachineConfig",
+                "metadata": {
+                    "name": n,
+                    "annotations": {"machineconfiguration.openshift.io/release-image-version": v},
+                },
+            }
+            for n, v in (("rendered-master-old", "4.14.0"), ("rendered-worker-old", "4.14.0"))
+        ],
+    }
+    return write_snapshot(tmp_path, **{"-co.yaml": ops, "-node.yaml": nodes, "-mc.yaml": mcs})
+
+
+@pytest.mark.parametrize("details,suffix", [("none", ".output"), ("all", ".detailed-output")])
+def test_snapshot_mode_prints_what_oc_prints(
+    capsys: pytest.CaptureFixture[str], details: str, suffix: str
+) -> None:
+    if not EXAMPLES.is_dir():
+        pytest.skip(f"../shared/oc-examples not found (looked in {EXAMPLES.resolve()})")
+    name = "4.14.1-degraded"
+    code, out, err = run(
+        capsys, "--mock-clusterversion", str(EXAMPLES / f"{name}-cv.yaml"), "--details", details
+    )
+    assert (code, err) == (0, "")
+    assert out == (EXAMPLES / f"{name}{suffix}").read_text()
+
+
+def test_snapshot_mode_defaults_now_to_the_snapshot_rule(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    cv = updating_snapshot(tmp_path)
+    code, out, _ = run(capsys, "--mock-clusterversion", str(cv))
+    assert code == 0
+    assert "Duration:        10m" in out  # newest condition is 10 minutes after the update started
+    code, later, _ = run(capsys, "--mock-clusterversion", str(cv), "--now", at(45))
+    assert code == 0 and "Duration:        45m" in later
+    assert "Node w1 is not ready" in later
+
+
+@pytest.mark.parametrize(
+    "args,message",
+    [
+        (["--details", "everything"], "invalid value for --details: everything"),
+        (["--now", "yesterday"], "--now: invalid RFC 3339 timestamp"),
+        (["--mock-clusterversion", "/nowhere/x.yaml"], "must name a NAME-cv.yaml file"),
+    ],
+)
+def test_bad_flags_exit_2_with_one_line(
+    capsys: pytest.CaptureFixture[str], args: list[str], message: str
+) -> None:
+    code, out, err = run(capsys, *args)
+    assert code == 2 and out == ""
+    assert message in err and err.count("\n") == 1
+
+
+def test_missing_snapshot_file_exits_2_naming_it(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    cv = updating_snapshot(tmp_path)
+    (tmp_path / "x-mcp.yaml").unlink()
+    code, out, err = run(capsys, "--mock-clusterversion", str(cv))
+    assert (code, out) == (2, "")
+    assert err == f"error: {tmp_path / 'x-mcp.yaml'}: file not found\n"
+
+
+def test_malformed_object_exits_2(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    bad = clusterversion()
+    bad["status"]["history"][0]["startedTime"] = "not a time"
+    cv = write_snapshot(tmp_path, **{"-cv.yaml": bad})
+    code, _, err = run(capsys, "--mock-clusterversion", str(cv))
+    assert code == 2 and "x-cv.yaml" in err and "invalid RFC 3339 timestamp \"not a time\"" in err
+    assert err.count("\n") == 1
+
+
+# --- live: the ConfigMap API on the real API server ---------------------------------------------
+
+
+@pytest.fixture
+def status_configmaps(kube: KubeClient) -> Iterator[list[str]]:
+    """The fixed namespace of the API; the ConfigMaps created here are removed afterwards. No
+    controller's Lease (one released by an earlier test would be warned about)."""
+    local.ensure_namespace(kube, configmap.NAMESPACE)
+    try:
+        kube.delete(LEASES, metadata.LEASE, namespace=configmap.NAMESPACE)
+    except ApiError as exc:
+        if not exc.is_not_found():
+            raise
+    created: list[str] = []
+    yield created
+    for name in created:
+        try:
+            kube.delete(CONFIGMAPS, name, namespace=configmap.NAMESPACE)
+        except ApiError:
+            pass
+
+
+def _put(kube: KubeClient, name: str, data: dict[str, str]) -> None:
+    body = {"metadata": {"name": name, "namespace": configmap.NAMESPACE}, "data": data}
+    try:
+        kube.delete(CONFIGMAPS, name, namespace=configmap.NAMESPACE)
+    except ApiError:
+        pass
+    kube.create(CONFIGMAPS, body, namespace=configmap.NAMESPACE)
+
+
+def test_live_mode_reads_the_configmap_and_its_shards(
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    cluster: local.LocalCluster,
+    kube: KubeClient,
+    status_configmaps: list[str],
+) -> None:
+    cv_path = updating_snapshot(tmp_path)
+    snap = snapshot.load(cv_path)
+    now = snap.mock_now()
+    insights = compute.all_insights(
+        snap.clusterversion, snap.operators, snap.nodes, snap.pools, snap.machineconfig_versions(), now
+    )
+    # a budget just above the control-plane insights forces node insights into shards, as at 5,000 nodes
+    data = configmap.encode(insights)
+    budget = configmap.data_size({k: v for k, v in data.items() if not k.startswith("usc-node-")}) + 64
+    plan = configmap.plan(data, budget=budget)
+    assert plan.shards >= 1 and plan.ok, plan.problems
+    for name, data in plan.configmaps.items():
+        status_configmaps.append(name)
+        if name == configmap.CONFIGMAP:  # fresh, complete data, as the controller publishes it
+            data = {**data, META_KEY: metadata.encode(metadata.build(now, "usc-0", "0.1.0", 30 * SECOND, []))}
+        _put(kube, name, data)
+
+    now_text = "--now=" + gotext.format_time(now)
+    for details in ("none", "all"):
+        code, out, err = run(capsys, "--kubeconfig", cluster.kubeconfig, now_text, "--details", details)
+        assert (code, err) == (0, "")
+        _, from_snapshot, _ = run(capsys, "--mock-clusterversion", str(cv_path), "--details", details)
+        assert out == from_snapshot == render(insights, now, details)
+
+
+def test_live_mode_without_the_configmap_says_so(
+    capsys: pytest.CaptureFixture[str],
+    cluster: local.LocalCluster,
+    kube: KubeClient,
+    status_configmaps: list[str],
+) -> None:
+    try:
+        kube.delete(CONFIGMAPS, configmap.CONFIGMAP, namespace=configmap.NAMESPACE)
+    except ApiError:
+        pass
+    code, out, err = run(capsys, "--kubeconfig", cluster.kubeconfig)
+    assert (code, out) == (1, "")
+    assert "status-api-cm-prototype does not exist" in err and err.count("\n") == 1
+
+
+def test_pools_listed_by_name_match_the_live_order() -> None:
+    # a live cluster lists pools by name; decode restores that order whatever the write order
+    insights = compute.all_insights(
+        clusterversion(),
+        [operator("a")],
+        [node("w1", labels={"node-role.kubernetes.io/infra": ""})],
+        [pool("worker"), pool("master"), pool("infra")],
+        {},
+        0,
+    )
+    decoded = configmap.decode(configmap.encode(insights))
+    assert [
+        getattr(i, "name", "") for i in decoded if type(i).__name__ == "MachineConfigPoolStatusInsight"
+    ] == ["infra", "master", "worker"]
+
+
+def test_live_mode_renders_readable_keys_and_warns_about_unreadable_ones(
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    cluster: local.LocalCluster,
+    kube: KubeClient,
+    status_configmaps: list[str],
+) -> None:
+    from cvo_py.testing.hostile import values
+
+    cv_path = updating_snapshot(tmp_path)
+    snap = snapshot.load(cv_path)
+    now = snap.mock_now()
+    insights = compute.all_insights(
+        snap.clusterversion, snap.operators, snap.nodes, snap.pools, snap.machineconfig_versions(), now
+    )
+    data = configmap.encode(insights)
+    node_key = next(k for k in data if k.startswith("usc-node-"))
+    readable = {k: v for k, v in data.items() if k != node_key}
+    data[node_key] = "a: " + values.deep_flow(40_000)  # would crash a recursive loader
+    data["usc-co-forged"] = values.alias_bomb()
+    status_configmaps.append(configmap.CONFIGMAP)
+    _put(kube, configmap.CONFIGMAP, data)
+
+    code, out, err = run(capsys, "--kubeconfig", cluster.kubeconfig, "--now=" + gotext.format_time(now))
+    assert code == 0, err
+    warnings = [
+        "warning: unreadable, not shown: ConfigMap key usc-co-forged: "
+        "aliases expand to more than 10000 nodes at line 1",
+        f"warning: unreadable, not shown: ConfigMap key {node_key}: nested more than 128 levels deep at line 1",
+    ]
+    shown = [line for line in out.splitlines() if line.startswith("warning: unreadable")]
+    assert shown == warnings
+    assert [line for line in err.splitlines() if line.startswith("warning: unreadable")] == warnings
+    # Everything readable is rendered (under the warnings, which also say the health is not known).
+    assert "Update health is not known" in out
+    body = render(configmap.decode(readable), now, "none")
+    assert body.split("= Update Health =")[0] in out
+
+
+def _publish(kube: KubeClient, status_configmaps: list[str], data: dict[str, str]) -> None:
+    status_configmaps.append(configmap.CONFIGMAP)
+    _put(kube, configmap.CONFIGMAP, data)
+
+
+def _healthy_update() -> tuple[list[object], int]:
+    """An update in progress with nothing wrong: oc would say "Update is proceeding well"."""
+    now = gotext.parse_time(at(20))
+    insights = compute.all_insights(clusterversion(), [operator("a")], [], [pool("master")], {}, now)
+    assert "Update is proceeding well" in render(insights, now)
+    return insights, now
+
+
+def _warnings(text: str) -> list[str]:
+    return [line for line in text.splitlines() if line.startswith("warning: ")]
+
+
+def test_live_mode_warns_about_stale_insights_and_never_says_proceeding_well(
+    capsys: pytest.CaptureFixture[str], cluster: local.LocalCluster, kube: KubeClient, status_configmaps: list[str]
+) -> None:
+    insights, now = _healthy_update()
+    computed = now - 10 * MINUTE  # the controller stopped 10 minutes ago; it resyncs every 30 s
+    meta = metadata.build(computed, "usc-0", "0.1.0", 30 * SECOND, [])
+    _publish(kube, status_configmaps, {**configmap.encode(insights), META_KEY: metadata.encode(meta)})
+    for details in ("none", "health"):
+        now_text = "--now=" + gotext.format_time(now)
+        code, out, err = run(capsys, "--kubeconfig", cluster.kubeconfig, now_text, "--details", details)
+        assert code == 0, err
+        [warning] = _warnings(out)
+        assert out.startswith(warning + "\n"), "warnings come first"
+        assert "the insights are stale: computed 10m ago" in warning and "resync period (30s)" in warning
+        assert err == warning + "\n", "each warning once on stderr"
+        assert "Update is proceeding well" not in out
+        assert "Update health is not known" in out
+
+
+def test_live_mode_without_metadata_warns(
+    capsys: pytest.CaptureFixture[str], cluster: local.LocalCluster, kube: KubeClient, status_configmaps: list[str]
+) -> None:
+    insights, now = _healthy_update()
+    _publish(kube, status_configmaps, configmap.encode(insights))
+    code, out, err = run(capsys, "--kubeconfig", cluster.kubeconfig, "--now", gotext.format_time(now))
+    assert code == 0
+    assert _warnings(out) == _warnings(err) and "has no usc-meta key" in err
+    assert "Update is proceeding well" not in out
+
+
+def test_live_mode_says_what_was_omitted_and_that_counts_are_partial(
+    capsys: pytest.CaptureFixture[str], cluster: local.LocalCluster, kube: KubeClient, status_configmaps: list[str]
+) -> None:
+    insights, now = _healthy_update()
+    omitted = ["usc-co-etcd", "usc-health-co-etcd-degraded", "usc-node-w1", "usc-node-w2"]
+    meta = metadata.build(now - SECOND, "usc-0", "0.1.0", 30 * SECOND, omitted)
+    _publish(kube, status_configmaps, {**configmap.encode(insights), META_KEY: metadata.encode(meta)})
+    code, out, err = run(capsys, "--kubeconfig", cluster.kubeconfig, "--now", gotext.format_time(now))
+    assert code == 0
+    [warning] = _warnings(out)
+    assert "4 insights were omitted" in warning and "1 ClusterOperator, 1 Health, 2 Node" in warning
+    assert "partial" in warning and "Update is proceeding well" not in out

@@ -1,0 +1,55 @@
+"""Hostile values in the ConfigMap the controller publishes to: it keeps running and repairs its keys."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+from cvo_py.kube import KubeClient
+from cvo_py.testing import usc as h
+from cvo_py.testing.cluster import LocalCluster
+from cvo_py.testing.hostile import values
+from status.updatestatus import configmap as wire
+from status.updatestatus.insights.metadata import META_KEY
+
+HOSTILE = {
+    "usc-co-dns": "a: " + values.deep_flow(40_000),  # 80 KB nested 40,000 deep, in a key it owns
+    "usc-cv-version": values.alias_bomb(),  # an alias bomb in another key it owns
+    "usc-co-gone": "{{{{ not: yaml",  # garbage, for an operator that does not exist
+    "usc-health-forged": values.huge_integer(),  # a 4,301-digit integer
+    "admin-note": values.deep_flow(40_000),  # not the controller's: left alone
+}
+
+
+def test_controller_survives_and_repairs_hostile_configmap_values(
+    cluster: LocalCluster, kube: KubeClient, namespace: str, clusterversion_cleanup: None, tmp_path: Path,
+    controller_kubeconfig: str,
+) -> None:
+    now = datetime.now(UTC).replace(microsecond=0)
+    h.create_clusterversion(kube, "4.15.8", now - timedelta(days=1))
+    for name in ("dns", "etcd"):
+        h.create_operator(kube, name, "4.15.8", now)
+    h.create_configmap(kube, namespace, dict(HOSTILE))
+    usc = h.ControllerProcess(controller_kubeconfig, namespace, tmp_path / "usc.log")
+    try:
+
+        def repaired() -> dict[str, str] | None:
+            data = h.configmap_data(kube, namespace) or {}
+            # the insights it owns (its published metadata, usc-meta, is written beside them)
+            owned = {k: v for k, v in data.items() if k.startswith("usc-") and k != META_KEY}
+            if set(owned) != {"usc-cv-version", "usc-co-dns", "usc-co-etcd"}:
+                return None
+            insights, errors = wire.decode_readable(owned)
+            return data if not errors and len(insights) == 3 else None
+
+        data = h.wait_for("the hostile keys repaired", repaired, timeout=60)
+        assert data["admin-note"] == HOSTILE["admin-note"], "a key it does not own is left alone"
+        log = usc.log()
+        assert "Ignoring what ConfigMap" in log and "nested more than 128 levels deep" in log, log[-3000:]
+
+        # and it keeps publishing: a change after the repair reaches the ConfigMap
+        h.create_operator(kube, "ingress", "4.15.8", now)
+        h.wait_for("the next change published", lambda: "usc-co-ingress" in (h.configmap_data(kube, namespace) or {}))
+        assert usc.proc.poll() is None, "the controller is still running"
+    finally:
+        assert usc.stop() == 0, usc.log()[-3000:]
