@@ -12,49 +12,15 @@ Deployment passes `=false`) but only as false.
 from __future__ import annotations
 
 import argparse
-import logging
-import sys
-import time
-from collections.abc import Callable
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from cvo_py import env
 from cvo_py.cli import prometheus_flags
-
-if TYPE_CHECKING:
-    from cvo_py.promapi import PrometheusAPI
-    from cvo_py.serving.tls import TLSOptions
+from cvo_py.compose.start import Options
 
 SHORT_HELP = "Starts Cluster Version Operator"
 
 # What Go's strconv.ParseBool accepts, as upstream's boolean flags do.
 GO_BOOLS = {"1": True, "t": True, "true": True, "0": False, "f": False, "false": False}
-
-log = logging.getLogger(__name__)
-
-# Seconds a thread runs before CPython lets a waiting one in (default 0.005).
-SWITCH_INTERVAL = 0.0005
-
-
-@dataclass(frozen=True)
-class Options:
-    kubeconfig: str | None
-    listen: str
-    release_image: str
-    release_version: str
-    release_url: str
-    release_channels: tuple[str, ...]
-    node_name: str
-    serving_cert_file: str
-    serving_key_file: str
-    tls: TLSOptions
-    always_enable_capabilities: tuple[str, ...]
-    name: str
-    namespace: str
-    local_payload_dir: str
-    update_service: str = ""
-    promql: PrometheusAPI | None = None
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -160,136 +126,7 @@ def validate(args: argparse.Namespace) -> Options:
 
 
 def run(options: Options) -> int:
-    from prometheus_client import CollectorRegistry
+    from cvo_py import process
+    from cvo_py.compose.start import build
 
-    from cvo_py import __version__
-    from cvo_py.cli.common import stop_on_signals
-    from cvo_py.kube import connect
-    from cvo_py.leader import LeaderElector
-    from cvo_py.serving.certificates import ServingContext, watch_client_ca
-    from cvo_py.serving.server import MetricsServer
-    from payload.acceptance import ReleaseAcceptance
-    from payload.coordinator import Retriever
-    from payload.metrics import PayloadMetrics
-    from payload.retrieval import PayloadRetriever, PruneError, RetrieverOptions
-    from payload.verify.verifier import cluster_verifier
-    from status.clusterversion.controller import StatusOperator, StatusOptions
-    from status.clusterversion.metrics import StatusCollector
-    from updates.client import fetch_graph
-    from updates.cluster import cluster_transport
-    from updates.metrics import UpdatesCollector
-    from updates.poller import AvailableUpdatesPoller, PollerOptions, updates_status
-    from updates.prometheus import promql_query
-
-    # The operator is I/O-bound and its latency is thread hand-offs (Pod watch → retrieval →
-    # status loop): a thread woken by an event must not wait out CPython's default 5 ms switch
-    # interval while another thread parses JSON.
-    sys.setswitchinterval(SWITCH_INTERVAL)
-    version = options.release_version or "unknown"
-    log.info(
-        "ClusterVersionOperator cvo-py v%s, running release %s (%s)",
-        __version__,
-        version,
-        options.release_image,
-    )
-    client = connect(options.kubeconfig, user_agent="cvo-py/start")
-    client.server_version()  # fail fast, with one clear line, when the server is unreachable
-
-    registry = CollectorRegistry()
-    payload_metrics = PayloadMetrics(registry)
-    retriever_options = RetrieverOptions(
-        namespace=options.namespace,
-        operator_name=options.name,
-        node_name=options.node_name,
-        release_image=options.release_image,
-        local_payload_dir=options.local_payload_dir,
-    )
-
-    # One verifier for the process, so a digest verified once is not fetched and checked again.
-    verifier = cluster_verifier(
-        client, retriever_options.verification_namespace, retriever_options.operator_name, payload_metrics
-    )
-
-    def make_retriever(report: Callable[[ReleaseAcceptance], None]) -> Retriever:
-        return PayloadRetriever(client, retriever_options, report, verifier=verifier, metrics=payload_metrics)
-
-    operator = StatusOperator(
-        client,
-        StatusOptions(
-            name=options.name,
-            release_image=options.release_image,
-            release_version=options.release_version,
-            release_url=options.release_url,
-            release_channels=options.release_channels,
-            always_enabled=options.always_enable_capabilities,
-            create_missing=True,
-            namespace=options.namespace,
-            verification_namespace=retriever_options.verification_namespace,
-        ),
-        retriever_factory=make_retriever,
-        available_updates=lambda spec: updates_status(poller.state(), spec),
-    )
-    user_agent = f"ClusterVersionOperator/{version}"
-    # Available updates on a thread of their own: a slow or stalled update service never holds up
-    # payload retrieval or the status loop, which only read what the poller last found.
-    poller = AvailableUpdatesPoller(
-        lambda: operator.cv_informer.get(options.name) if operator.cv_informer.has_synced else None,
-        fetch=lambda url, transport, total: fetch_graph(
-            url, user_agent=user_agent, transport=transport, total_timeout=total
-        ),
-        transport=lambda: cluster_transport(client),
-        query=promql_query(options.promql) if options.promql is not None else None,
-        on_change=operator.loop.poke,
-        options=PollerOptions(user_agent=user_agent, update_service=options.update_service),
-    )
-    operator.cv_informer.add_handler(lambda _type, _obj, _old: poller.poke())
-    registry.register(
-        StatusCollector(
-            operator.observed, lambda: operator.running, options.always_enable_capabilities, options.update_service
-        )
-    )
-    registry.register(UpdatesCollector(poller.state, lambda: operator.cv_informer.get(options.name)))
-    elector = LeaderElector(client, options.namespace, options.name)
-
-    def ready() -> bool:
-        # A standby is healthy; the leader is ready once it has synced status at least once.
-        return not elector.leading.is_set() or operator.synced.is_set()
-
-    server = client_ca = None
-    if options.listen:
-        # As upstream: only the cluster's Prometheus, by client certificate, may read /metrics.
-        serving = ServingContext(options.serving_cert_file, options.serving_key_file, options.tls, client_auth=True)
-        client_ca = watch_client_ca(client, serving)
-        server = MetricsServer(options.listen, registry, ready=ready, serving=serving).start()
-    stop = stop_on_signals()
-    code = 0
-    try:
-
-        def on_started_leading() -> None:
-            # Version Pods left by an earlier run would compete with ours: remove them first.
-            try:
-                PayloadRetriever(client, retriever_options, lambda _: None, metrics=payload_metrics).prune(
-                    deadline=time.monotonic() + 30.0
-                )
-            except PruneError as exc:
-                log.warning("Could not prune version Pods left by an earlier run: %s", exc)
-            if not elector.stopping:  # a shutdown during the prune: do not start what is being stopped
-                operator.start()
-                poller.start()
-
-        elector.start(on_started_leading)
-        while not stop.wait(0.5):
-            if elector.lost.is_set():
-                code = 1  # as upstream: a leader that lost its Lease exits and is restarted
-                break
-    finally:
-        elector.stop()  # first: a start-up still under way must not start the operator after this
-        poller.stop()
-        operator.stop()
-        elector.release()
-        if server is not None:
-            server.stop()
-        if client_ca is not None:
-            client_ca.stop()
-    log.info("Graceful shutdown complete for %s.", version)
-    return code
+    return process.run(build(options))

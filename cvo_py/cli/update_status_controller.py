@@ -3,19 +3,13 @@
 from __future__ import annotations
 
 import argparse
-import logging
 import math
 import os
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from cvo_py.cli import prometheus_flags
+from cvo_py.compose.update_status_controller import Options
 from cvo_py.leader import LeaseTimings
-
-if TYPE_CHECKING:
-    from cvo_py.promapi import PrometheusAPI
-    from cvo_py.serving.options import ServingOptions
 
 SHORT_HELP = (
     "The Update Status Controller watches cluster state/health during the update process and "
@@ -23,22 +17,6 @@ SHORT_HELP = (
 )
 SA_NAMESPACE_FILE = "/var/run/secrets/kubernetes.io/serviceaccount/namespace"
 DEFAULT_NAMESPACE = "openshift-update-status-controller"
-
-log = logging.getLogger(__name__)
-
-
-@dataclass(frozen=True)
-class Options:
-    kubeconfig: str | None
-    listen: str
-    namespace: str
-    leader_elect: bool
-    timings: LeaseTimings
-    identity: str | None
-    resync: float
-    serving: ServingOptions
-    alerts: PrometheusAPI | None = None
-    alerts_interval: float = 30.0
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -169,77 +147,7 @@ def _is_dns_label(text: str) -> bool:
 
 
 def run(options: Options) -> int:
-    from prometheus_client import CollectorRegistry
+    from cvo_py import process
+    from cvo_py.compose.update_status_controller import build
 
-    from cvo_py.cli.common import stop_on_signals
-    from cvo_py.kube import connect
-    from cvo_py.leader import LeaderElector, default_identity
-    from cvo_py.serving.server import MetricsServer
-    from status.updatestatus.controller import LEASE, UpdateStatusController
-
-    client = connect(options.kubeconfig, user_agent="cvo-py/update-status-controller")
-    client.server_version()  # fail fast, with one clear line, when the server is unreachable
-    registry = CollectorRegistry()
-    identity = options.identity or default_identity()
-    controller = UpdateStatusController(
-        client,
-        options.namespace,
-        resync=options.resync,
-        registry=registry,
-        identity=identity,
-        alerts_api=options.alerts,
-        alerts_interval=options.alerts_interval,
-    )
-    elector = (
-        LeaderElector(client, options.namespace, LEASE, identity=identity, timings=options.timings)
-        if options.leader_elect
-        else None
-    )
-
-    def ready() -> bool:
-        # A standby is healthy; a leader is ready once its caches are listed.
-        return elector is not None and not elector.leading.is_set() or controller.synced.is_set()
-
-    server = None
-    if options.listen:
-        serving = options.serving
-        server = MetricsServer(
-            options.listen,
-            registry,
-            ready=ready,
-            cert_file=serving.cert_file or None,
-            key_file=serving.key_file or None,
-            tls=serving.tls,
-        ).start()
-        if not serving.https:
-            # Allowed (local runs, tests), but in a cluster the endpoints belong behind TLS.
-            log.warning(
-                "Serving /metrics, /healthz and /readyz over plain HTTP on %s: "
-                "set --serving-cert-file and --serving-key-file to serve HTTPS",
-                options.listen,
-            )
-    stop = stop_on_signals()
-    code = 0
-    try:
-        if elector is None:
-            controller.start()
-            stop.wait()
-        else:
-
-            def on_started_leading() -> None:
-                controller.start()
-
-            elector.start(on_started_leading)
-            while not stop.wait(0.5):
-                if elector.lost.is_set():
-                    code = 1  # as upstream: a leader that lost its Lease exits and is restarted
-                    break
-    finally:
-        if elector is not None:
-            elector.stop()  # first: the controller must not start after it is stopped
-        controller.stop()
-        if elector is not None:
-            elector.release()
-        if server is not None:
-            server.stop()
-    return code
+    return process.run(build(options))

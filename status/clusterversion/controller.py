@@ -48,7 +48,8 @@ from payload.acceptance import ReleaseAcceptance
 from payload.coordinator import RetrievalCoordinator, RetrieverFactory
 from payload.release import Release
 from payload.verify.config import CONFIG_ANNOTATION, SIGNATURES_LABEL
-from status.clusterversion import capabilities, desired, events
+from status.clusterversion import capabilities, crdpolicy, desired, events
+from status.clusterversion.crdpolicy import CrdRevision, crd_changed, crd_revision
 from status.clusterversion.desired import StatusInputs
 from status.clusterversion.metrics import WriteCounts
 from status.clusterversion.writer import ClusterVersionStatusWriter, StatusRejected, StatusWriteError
@@ -108,39 +109,6 @@ def new_cluster_version(name: str, running: Release, cluster_id: str) -> JSON:
 CLUSTERVERSION_CRD = f"{CLUSTERVERSIONS.plural}.{CLUSTERVERSIONS.group}"
 
 
-@dataclass(frozen=True)
-class CrdRevision:
-    """One revision of the ClusterVersion CRD's spec (its schema among it)."""
-
-    uid: str
-    generation: str  # metadata.generation; the resourceVersion where a server sets no generation
-
-    def label(self) -> str:
-        return f"generation {self.generation}"
-
-
-def crd_revision(crd: Mapping[str, Any] | None) -> CrdRevision | None:
-    """The revision of a (slimmed) CRD object; None when there is none."""
-    if not crd:
-        return None
-    meta = crd.get("metadata") or {}
-    generation = meta.get("generation")
-    return CrdRevision(
-        str(meta.get("uid") or ""),
-        str(generation) if generation is not None else str(meta.get("resourceVersion") or ""),
-    )
-
-
-def crd_changed(seen: CrdRevision | None, observed: CrdRevision | None) -> bool:
-    """Whether the CRD's spec changed since `seen`: a new generation, or a recreated object.
-
-    Status-only updates of the CRD (conditions, accepted names) change its resourceVersion but not
-    its generation: the schema is the same, so names it rejected would only be rejected again. The
-    first sighting and a deletion are not changes (there is nothing to compare, or nothing new).
-    """
-    return seen is not None and observed is not None and observed != seen
-
-
 def _slim_configmap(obj: JSON) -> JSON:
     """Verification ConfigMaps are watched for changes only: keep what identifies them."""
     meta = obj.get("metadata") or {}
@@ -159,25 +127,6 @@ def _failed_verification(final: ReleaseAcceptance) -> bool:
 
 def _signature_stores(cv: JSON | None) -> Any:
     return ((cv or {}).get("spec") or {}).get("signatureStores")
-
-
-def _slim_crd(obj: JSON) -> JSON:
-    """The CRD cache keeps what `crd_revision` reads and the capability enums, not the (large) schema."""
-    meta = obj.get("metadata") or {}
-    keep = ("name", "uid", "generation", "resourceVersion")
-    enums = capabilities.crd_enums(obj)
-    return {
-        "apiVersion": obj.get("apiVersion"),
-        "kind": obj.get("kind"),
-        "metadata": {k: meta[k] for k in keep if k in meta},
-        CAPABILITY_ENUMS: {f: sorted(names) if names is not None else None for f, names in enums.items()},
-    }
-
-
-# Where the slimmed CRD in the cache keeps what its schema accepts in each capability list.
-CAPABILITY_ENUMS = "capabilityEnums"
-# Seconds after a ClusterVersion CRD change at which names it rejected again are retried.
-CRD_SETTLE_RETRIES = (1.0, 3.0, 10.0, 30.0)
 
 
 @dataclass(frozen=True)
@@ -228,7 +177,7 @@ class StatusOperator:
         # A new ClusterVersion CRD (e.g. re-applied by a newer release) may accept names the old
         # one rejected: the writer then forgets what it pruned and tries them again.
         self.crd_informer = self.informers.add(
-            Informer(client, CRDS, field_selector=f"metadata.name={CLUSTERVERSION_CRD}", transform=_slim_crd)
+            Informer(client, CRDS, field_selector=f"metadata.name={CLUSTERVERSION_CRD}", transform=crdpolicy.slim_crd)
         )
         self.loop = SyncLoop(
             "clusterversion-status",
@@ -390,41 +339,33 @@ class StatusOperator:
             self._retry_after_crd_change()
             return
         self.crd_changes += 1
-        now = time.monotonic()
-        self._crd_retries = [now + delay for delay in CRD_SETTLE_RETRIES]
-        for delay in CRD_SETTLE_RETRIES:
+        self._crd_retries = crdpolicy.settle_deadlines(time.monotonic())
+        for delay in crdpolicy.CRD_SETTLE_RETRIES:
             self._settle_timers.add(delay, self.loop.poke)
         forgotten = self.writer.forget_pruned()
         if forgotten:
             assert seen is not None and observed is not None
             klog.v(2).info(
-                "The ClusterVersion CRD %s changed (%s%s, was %s); writing the capability names the old "
-                "schema rejected again: %s",
+                "The ClusterVersion CRD %s changed (%s); writing the capability names the old schema rejected "
+                "again: %s",
                 CLUSTERVERSION_CRD,
-                observed.label(),
-                ", recreated" if observed.uid != seen.uid else "",
-                seen.label(),
-                "; ".join(f"{f} {', '.join(names)}" for f, names in sorted(forgotten.items())),
+                crdpolicy.change_label(seen, observed),
+                crdpolicy.names_text(forgotten),
             )
 
     def _retry_after_crd_change(self) -> None:
         """Names rejected again right after a CRD change, although its schema accepts them, are
-        tried again a few times (names the schema does not list are not: no futile writes)."""
-        now = time.monotonic()
-        if not any(t <= now for t in self._crd_retries):
+        tried again on `crdpolicy`'s schedule."""
+        due, self._crd_retries = crdpolicy.settle_due(self._crd_retries, time.monotonic())
+        if not due:
             return
-        self._crd_retries = [t for t in self._crd_retries if t > now]
-        enums = (self.crd_informer.get(CLUSTERVERSION_CRD) or {}).get(CAPABILITY_ENUMS) or {}
-        accepted = {
-            list_name: [n for n in names if enums.get(list_name) is None or n in enums[list_name]]
-            for list_name, names in self.writer.pruned_state().items()
-        }
+        accepted = crdpolicy.schema_accepts(self.writer.pruned_state(), self.crd_informer.get(CLUSTERVERSION_CRD))
         forgotten = self.writer.forget(accepted)
         if forgotten:
             klog.v(2).info(
                 "The new ClusterVersion CRD may not have been in effect yet; writing the rejected capability "
                 "names again: %s",
-                "; ".join(f"{f} {', '.join(names)}" for f, names in sorted(forgotten.items())),
+                crdpolicy.names_text(forgotten),
             )
 
     def _record_events(self) -> None:

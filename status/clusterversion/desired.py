@@ -23,10 +23,10 @@ from payload.acceptance import is_about, payload_loaded
 from payload.acceptance import retrieving as payload_retrieving
 from payload.release import Acceptance, Release
 from status.clusterversion import capabilities
+from status.clusterversion.history import merge_history
+from status.clusterversion.history import prune_history as prune_history  # re-exported
 
 JSON = dict[str, Any]
-
-MAX_HISTORY = 100
 
 AVAILABLE = "Available"
 PROGRESSING = "Progressing"
@@ -254,126 +254,6 @@ def operator_failure(progress: OperatorProgress) -> Failure | None:
     return Failure("MultipleErrors", message, "; ".join(line[2] for line in lines))
 
 
-# -- history ----------------------------------------------------------------------------------------
-
-
-def _same_release_fill(last: JSON, desired: Release) -> bool:
-    """Upstream's mergeEqualVersions: also fills a missing version or image into `last`."""
-    last_image, last_version = str(last.get("image") or ""), str(last.get("version") or "")
-    if desired.image and last_image == desired.image:
-        if not desired.version or last_version == desired.version:
-            return True
-        if not last_version:
-            last["version"] = desired.version
-            return True
-    if desired.version and last_version == desired.version:
-        if not last_image:
-            last["image"] = desired.image
-            return True
-        if last_image == desired.image:
-            return True
-    return False
-
-
-def merge_history(
-    history: Sequence[Mapping[str, Any]] | None,
-    desired: Release,
-    verified: bool,
-    now: datetime,
-    completed: bool,
-    accepted_risks: str | None = None,
-    max_history: int = MAX_HISTORY,
-) -> list[JSON]:
-    """Upstream's mergeOperatorHistory on plain dicts (newest first); returns a new list."""
-    entries = [copy.deepcopy(dict(e)) for e in history or []]
-    if not desired.image:
-        return entries
-    ts = metav1_time(now)
-    if not entries:
-        entries.insert(0, _entry(desired, "Partial", ts, None, accepted_risks))
-    last = entries[0]
-    if not last.get("state"):
-        last["state"] = "Partial"
-    if _same_release_fill(last, desired):
-        if completed:
-            last["state"] = "Completed"
-            if not last.get("completionTime"):
-                last["completionTime"] = ts
-        if accepted_risks is not None:
-            last["acceptedRisks"] = accepted_risks
-    else:
-        if not last.get("completionTime"):
-            last["completionTime"] = ts
-        if completed:
-            entries.insert(0, _entry(desired, "Completed", ts, ts, accepted_risks))
-        else:
-            entries.insert(0, _entry(desired, "Partial", ts, None, accepted_risks))
-    if verified:
-        entries[0]["verified"] = True
-    return prune_history(entries, max_history)
-
-
-def _entry(desired: Release, state: str, started: str, completed: str | None, risks: str | None) -> JSON:
-    entry: JSON = {
-        "state": state,
-        "startedTime": started,
-        "completionTime": completed,  # required but nullable: null while in progress
-        "version": desired.version,
-        "image": desired.image,
-        "verified": False,
-    }
-    if risks:
-        entry["acceptedRisks"] = risks
-    return entry
-
-
-def _minor_micro(version: str) -> tuple[str, str]:
-    parts = version.split(".")
-    return (parts[1] if len(parts) > 1 else "", parts[2] if len(parts) > 2 else "")
-
-
-def prune_history(history: list[JSON], max_history: int = MAX_HISTORY) -> list[JSON]:
-    """Upstream's ranking prune: drop the least interesting entry until at most `max_history` remain.
-
-    The install (oldest), the five newest and the newest Completed entry are kept; the first and
-    last Completed entry of each minor, and Partial entries between minors, rank higher; older
-    entries rank lower.
-    """
-    entries = list(history)
-    while len(entries) > max_history:
-        oldest = len(entries) - 1
-        completed = [i for i, e in enumerate(entries) if e.get("state") == "Completed"]
-        newest_completed = completed[0] if completed else -1
-        best_index, best_rank = 0, float("inf")
-        for i in range(len(entries)):
-            rank = _rank(entries, i, oldest, newest_completed, completed)
-            if rank < best_rank:
-                best_index, best_rank = i, rank
-        del entries[best_index]
-    return entries
-
-
-def _rank(entries: list[JSON], i: int, oldest: int, newest_completed: int, completed: list[int]) -> float:
-    if i == oldest or i <= 4 or i == newest_completed:
-        return 1000.0
-    entry = entries[i]
-    minor = _minor_micro(str(entry.get("version") or ""))
-    newer = [j for j in completed if j < i]
-    older = [j for j in completed if j > i]
-    newer_mm = _minor_micro(str(entries[newer[-1]].get("version") or "")) if newer else None
-    older_mm = _minor_micro(str(entries[older[0]].get("version") or "")) if older else None
-    rank = 0.0
-    if entry.get("state") == "Completed":
-        if i == 0 or older_mm is None or older_mm[0] != minor[0] or newer_mm is None or newer_mm[0] != minor[0]:
-            rank = 30.0
-    elif newer_mm is not None and older_mm is not None:
-        if newer_mm[0] != older_mm[0]:
-            rank = 20.0
-        elif newer_mm != older_mm:
-            rank = -20.0
-    return rank - 1.01 * i
-
-
 # -- the whole status -------------------------------------------------------------------------------
 
 
@@ -383,44 +263,99 @@ def desired_status(
     inputs: StatusInputs,
     now: datetime,
 ) -> JSON:
-    """The ClusterVersion status cvo-py wants given what it sees (pure; `cv` is not modified)."""
+    """The ClusterVersion status cvo-py wants given what it sees (pure; `cv` is not modified).
+
+    Each field and condition comes from its own helper below; this only composes them, in
+    upstream's order (conditions new to the status are appended in that order)."""
     if not isinstance(cv, Mapping) or not isinstance(cv.get("metadata"), dict):
         raise ValueError("cv must be a ClusterVersion object with metadata")
     status: JSON = copy.deepcopy(dict(cv.get("status") or {}))
-    spec = cv.get("spec") or {}
     conditions: list[JSON] = [dict(c) for c in status.get("conditions") or [] if isinstance(c, dict)]
 
-    current = current_release(cv, inputs.running)
+    aim = target(cv, inputs)
+    progress = operator_progress(cluster_operators, aim.desired.version)
+    history = merge_history(status.get("history"), aim.desired, aim.verified, now, progress.completed)
+    status["history"] = history
+    if aim.desired.image:
+        status["desired"] = aim.desired.to_status()
+    status["observedGeneration"] = int((cv.get("metadata") or {}).get("generation") or 0)
+    status.setdefault("versionHash", "")
+    status.setdefault("availableUpdates", None)
+    caps = capabilities_status(cv, inputs, aim.desired)
+    status["capabilities"] = {"enabledCapabilities": list(caps.enabled), "knownCapabilities": list(caps.known)}
 
-    invalid: str | None = None
+    failure = operator_failure(progress)
+    _put(conditions, AVAILABLE, available(history, find_condition(conditions, AVAILABLE)), now)
+    _put(conditions, FAILING, failing(failure), now)
+    _put(conditions, PROGRESSING, progressing(aim, history, progress, failure), now)
+    verdict = invalid(aim.invalid)
+    if verdict is None:
+        remove_condition(conditions, INVALID)
+    else:
+        _put(conditions, INVALID, verdict, now)
+    existing = find_condition(conditions, RELEASE_ACCEPTED)
+    _put(conditions, RELEASE_ACCEPTED, release_accepted(aim, existing), now)
+    _put(conditions, IMPLICITLY_ENABLED, implicitly_enabled(caps), now)
+    remove_condition(conditions, "ImplicitlyEnabled")  # stale type from OCPBUGS-56114
+    status = with_available_updates(status, inputs.updates)
+    existing = find_condition(conditions, RETRIEVED_UPDATES)
+    _put(conditions, RETRIEVED_UPDATES, retrieved_updates(inputs.updates, existing), now)
+
+    status["conditions"] = conditions
+    return status
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """What one condition says (set with upstream's setter: the transition time moves on a flip)."""
+
+    status: str
+    reason: str = ""
+    message: str = ""
+
+
+def _put(conditions: list[JSON], type_: str, verdict: Verdict | None, now: datetime) -> None:
+    """Set `type_` to `verdict`; None leaves the condition as it is."""
+    if verdict is not None:
+        set_condition(conditions, type_, verdict.status, verdict.reason, verdict.message, now)
+
+
+@dataclass(frozen=True)
+class Target:
+    """What the spec asks for, and the release status.desired names."""
+
+    current: Release  # status.desired before this sync (the running release before the first)
+    requested: Release | None  # spec.desiredUpdate; None when absent or invalid
+    invalid: str | None  # why spec.desiredUpdate names nothing usable
+    acceptance: Acceptance | None  # retrieval's verdict about `requested`, else None
+    desired: Release
+    verified: bool
+    pending: bool  # `requested` is not the desired release yet (retrieval under way or failed)
+
+
+def target(cv: Mapping[str, Any], inputs: StatusInputs) -> Target:
+    """The desired release: the requested one once retrieval accepted it, the current one before."""
+    current = current_release(cv, inputs.running)
+    invalid_spec: str | None = None
     try:
         requested = requested_update(cv)
     except InvalidSpec as exc:
-        requested, invalid = None, str(exc)
-
+        requested, invalid_spec = None, str(exc)
     acceptance = inputs.acceptance
     if acceptance is not None and (requested is None or not acceptance.target.same_as(requested)):
         acceptance = None  # about a target the spec no longer asks for
     pending = requested is not None and not requested.same_as(current)
-
-    desired = current
-    verified = False
+    desired, verified = current, False
     if acceptance is not None and acceptance.state.status == "True" and not acceptance.target.same_as(current):
-        desired = acceptance.target
-        verified = acceptance.verified
-        pending = False
+        desired, verified, pending = acceptance.target, acceptance.verified, False
+    return Target(current, requested, invalid_spec, acceptance, desired, verified, pending)
 
-    progress = operator_progress(cluster_operators, desired.version)
-    history = merge_history(status.get("history"), desired, verified, now, progress.completed)
-    status["history"] = history
-    if desired.image:
-        status["desired"] = desired.to_status()
-    status["observedGeneration"] = int((cv.get("metadata") or {}).get("generation") or 0)
-    status.setdefault("versionHash", "")
-    status.setdefault("availableUpdates", None)
 
-    caps = capabilities.compute(
-        spec.get("capabilities"),
+def capabilities_status(cv: Mapping[str, Any], inputs: StatusInputs, desired: Release) -> capabilities.CapabilityStatus:
+    """status.capabilities: what spec enables, never disabling what status or the writer had enabled."""
+    status = cv.get("status") or {}
+    return capabilities.compute(
+        (cv.get("spec") or {}).get("capabilities"),
         inputs.running.version or desired.version,
         prior_enabled=[
             *((status.get("capabilities") or {}).get("enabledCapabilities") or []),
@@ -428,145 +363,72 @@ def desired_status(
         ],
         always_enabled=inputs.always_enabled,
     )
-    status["capabilities"] = {
-        "enabledCapabilities": list(caps.enabled),
-        "knownCapabilities": list(caps.known),
-    }
 
-    # Available: once anything completed, the newest completed release is what the cluster runs.
+
+def available(history: Sequence[Mapping[str, Any]], existing: Mapping[str, Any] | None) -> Verdict | None:
+    """Available: once anything completed, the newest completed release is what the cluster runs;
+    before that, False when there is no such condition yet (None: keep the existing one)."""
     last_completed = next((h for h in history if h.get("state") == "Completed"), None)
     if last_completed is not None:
         done = last_completed.get("version") or last_completed.get("image")
-        set_condition(conditions, AVAILABLE, "True", "", f"Done applying {done}", now)
-    elif find_condition(conditions, AVAILABLE) is None:
-        set_condition(conditions, AVAILABLE, "False", "", "", now)
+        return Verdict("True", "", f"Done applying {done}")
+    return Verdict("False") if existing is None else None
 
-    failure = operator_failure(progress)
-    if failure is None:
-        set_condition(conditions, FAILING, "False", "", "", now)
-    else:
-        set_condition(conditions, FAILING, "True", failure.reason, failure.message, now)
 
+def failing(failure: Failure | None) -> Verdict:
+    return Verdict("False") if failure is None else Verdict("True", failure.reason, failure.message)
+
+
+def progressing(
+    aim: Target, history: Sequence[Mapping[str, Any]], progress: OperatorProgress, failure: Failure | None
+) -> Verdict:
     updating = bool(history) and history[0].get("state") == "Partial"
-    label = desired.label()
-    if pending and requested is not None:
+    label = aim.desired.label()
+    if aim.pending and aim.requested is not None:
         # Retrieval of the next release is under way (ReleaseAccepted tells how it goes).
-        set_condition(conditions, PROGRESSING, "True", "", f"Working towards {requested.label()}", now)
-    elif updating and failure is not None:
-        set_condition(
-            conditions,
-            PROGRESSING,
-            "True",
-            failure.reason,
-            f"Unable to apply {label}: {failure.summary}",
-            now,
-        )
-    elif updating:
+        return Verdict("True", "", f"Working towards {aim.requested.label()}")
+    if updating and failure is not None:
+        return Verdict("True", failure.reason, f"Unable to apply {label}: {failure.summary}")
+    if updating:
         message = f"Working towards {label}"
         if progress.total:
             pct = progress.done * 100 // progress.total
             message += f": {progress.done} of {progress.total} done ({pct}% complete)"
-        set_condition(conditions, PROGRESSING, "True", "", message, now)
-    elif invalid is not None:
-        set_condition(
-            conditions,
-            PROGRESSING,
-            "False",
-            "InvalidClusterVersion",
-            f"Reconciling {label}: the cluster version is invalid",
-            now,
-        )
-    elif failure is not None:
-        set_condition(
-            conditions,
-            PROGRESSING,
-            "False",
-            failure.reason,
-            f"Error while reconciling {label}: {failure.summary}",
-            now,
-        )
-    else:
-        set_condition(conditions, PROGRESSING, "False", "", f"Cluster version is {label}", now)
-
-    if invalid is not None:
-        set_condition(
-            conditions,
-            INVALID,
-            "True",
-            "InvalidClusterVersion",
-            f"The cluster version is invalid: {invalid}",
-            now,
-        )
-    else:
-        remove_condition(conditions, INVALID)
-
-    _release_accepted(conditions, acceptance, requested if pending else None, desired, now)
-
-    if caps.implicitly_enabled:
-        set_condition(
-            conditions,
-            IMPLICITLY_ENABLED,
-            "True",
-            "CapabilitiesImplicitlyEnabled",
-            "The following capabilities could not be disabled: " + ", ".join(caps.implicitly_enabled),
-            now,
-        )
-    else:
-        set_condition(conditions, IMPLICITLY_ENABLED, "False", "AsExpected", "Capabilities match configured spec", now)
-    remove_condition(conditions, "ImplicitlyEnabled")  # stale type from OCPBUGS-56114
-    _available_updates(status, conditions, inputs.updates, now)
-
-    status["conditions"] = conditions
-    return status
+        return Verdict("True", "", message)
+    if aim.invalid is not None:
+        return Verdict("False", "InvalidClusterVersion", f"Reconciling {label}: the cluster version is invalid")
+    if failure is not None:
+        return Verdict("False", failure.reason, f"Error while reconciling {label}: {failure.summary}")
+    return Verdict("False", "", f"Cluster version is {label}")
 
 
-def _available_updates(status: JSON, conditions: list[JSON], updates: Mapping[str, Any] | None, now: datetime) -> None:
-    """availableUpdates, conditionalUpdates and RetrievedUpdates from the poller's findings; before
-    any, upstream's first-sync placeholder (False, no reason or message)."""
-    if updates is None:
-        if find_condition(conditions, RETRIEVED_UPDATES) is None:
-            set_condition(conditions, RETRIEVED_UPDATES, "False", "", "", now)
-        return
-    status["availableUpdates"] = updates.get("availableUpdates")
-    if updates.get("conditionalUpdates"):
-        status["conditionalUpdates"] = updates["conditionalUpdates"]
-    else:
-        status.pop("conditionalUpdates", None)
-    condition = updates["condition"]
-    set_condition(conditions, RETRIEVED_UPDATES, condition["status"], condition.get("reason", ""),
-                  condition.get("message", ""), now)
-    current = updates.get("current") or {}
-    desired = status.get("desired")
-    if isinstance(desired, dict) and current and desired.get("version") == current.get("version"):
-        for key in ("url", "channels"):
-            if current.get(key) and not desired.get(key):
-                desired[key] = current[key]
+def invalid(why: str | None) -> Verdict | None:
+    """Invalid while spec.desiredUpdate names nothing usable; None: no such condition."""
+    if why is None:
+        return None
+    return Verdict("True", "InvalidClusterVersion", f"The cluster version is invalid: {why}")
 
 
-def _release_accepted(
-    conditions: list[JSON], acceptance: Acceptance | None, pending: Release | None, desired: Release, now: datetime
-) -> None:
-    if acceptance is not None:
-        state = acceptance.state
-        set_condition(conditions, RELEASE_ACCEPTED, state.status, state.reason, state.message, now)
-        return
+def release_accepted(aim: Target, existing: Mapping[str, Any] | None) -> Verdict | None:
+    """ReleaseAccepted: retrieval's verdict on the requested release; None keeps the existing one."""
+    if aim.acceptance is not None:
+        state = aim.acceptance.state
+        return Verdict(state.status, state.reason, state.message)
+    pending = aim.requested if aim.pending else None
     if pending is not None:
         # Retrieval of the new target has not reported yet: say it is being retrieved, never leave
         # a state about an earlier target beside a Progressing that names this one. A failure of
         # this same target (e.g. found by the operator's previous run) stays until the next
         # attempt ends, as within a run: the admin keeps seeing why.
-        existing = find_condition(conditions, RELEASE_ACCEPTED)
         if (
             existing is not None
             and existing.get("status") == "False"
             and is_about(str(existing.get("message") or ""), pending.version, pending.image)
         ):
-            return
+            return None
         retrieving = payload_retrieving(pending.version, pending.image)
-        set_condition(conditions, RELEASE_ACCEPTED, retrieving.status, retrieving.reason, retrieving.message, now)
-        return
-    existing = find_condition(conditions, RELEASE_ACCEPTED)
-    loaded = payload_loaded(desired.version, desired.image)
+        return Verdict(retrieving.status, retrieving.reason, retrieving.message)
+    loaded = payload_loaded(aim.desired.version, aim.desired.image)
     if (
         existing is None
         or existing.get("status") != "True"
@@ -574,7 +436,49 @@ def _release_accepted(
     ):
         # Nothing pending: the accepted payload is the desired one (upstream's reset message),
         # also when the condition still names another release (e.g. written by an earlier run).
-        set_condition(conditions, RELEASE_ACCEPTED, loaded.status, loaded.reason, loaded.message, now)
+        return Verdict(loaded.status, loaded.reason, loaded.message)
+    return None
+
+
+def implicitly_enabled(caps: capabilities.CapabilityStatus) -> Verdict:
+    if caps.implicitly_enabled:
+        return Verdict(
+            "True",
+            "CapabilitiesImplicitlyEnabled",
+            "The following capabilities could not be disabled: " + ", ".join(caps.implicitly_enabled),
+        )
+    return Verdict("False", "AsExpected", "Capabilities match configured spec")
+
+
+def with_available_updates(status: Mapping[str, Any], updates: Mapping[str, Any] | None) -> JSON:
+    """`status` with availableUpdates and conditionalUpdates from the poller's findings, and the
+    desired release's url and channels filled from the graph's current node; unchanged before any."""
+    out = dict(status)
+    if updates is None:
+        return out
+    out["availableUpdates"] = updates.get("availableUpdates")
+    if updates.get("conditionalUpdates"):
+        out["conditionalUpdates"] = updates["conditionalUpdates"]
+    else:
+        out.pop("conditionalUpdates", None)
+    current = updates.get("current") or {}
+    desired = out.get("desired")
+    if isinstance(desired, dict) and current and desired.get("version") == current.get("version"):
+        filled = dict(desired)
+        for key in ("url", "channels"):
+            if current.get(key) and not filled.get(key):
+                filled[key] = current[key]
+        out["desired"] = filled
+    return out
+
+
+def retrieved_updates(updates: Mapping[str, Any] | None, existing: Mapping[str, Any] | None) -> Verdict | None:
+    """RetrievedUpdates as the poller reports it; before any report, upstream's first-sync
+    placeholder (False, no reason or message) when there is none (None: keep the existing one)."""
+    if updates is None:
+        return Verdict("False") if existing is None else None
+    condition = updates["condition"]
+    return Verdict(condition["status"], condition.get("reason", ""), condition.get("message", ""))
 
 
 def apply_pruned(status: Mapping[str, Any], pruned: Mapping[str, Sequence[str]], now: datetime) -> JSON:

@@ -21,7 +21,8 @@ from cvo_py.testing.clusterversion import (
     roll_back_to_413,
 )
 from cvo_py.testing.wait import wait_until
-from status.clusterversion.controller import CLUSTERVERSION_CRD, CRD_SETTLE_RETRIES, StatusOperator, StatusOptions
+from status.clusterversion.controller import CLUSTERVERSION_CRD, StatusOperator, StatusOptions
+from status.clusterversion.crdpolicy import CRD_SETTLE_RETRIES
 
 pytestmark = pytest.mark.usefixtures("clusterversion_cleanup")
 

@@ -8,9 +8,11 @@ from typing import Any
 import pytest
 
 from payload.release import Release
-from status.clusterversion import capabilities, desired
+from status.clusterversion import capabilities, crdpolicy, desired
 from status.clusterversion.capabilities import ENABLED, KNOWN, PrunedCapabilities, RejectedCapability
-from status.clusterversion.controller import CLUSTERVERSION_CRD, CrdRevision, _slim_crd, crd_changed, crd_revision
+from status.clusterversion.controller import CLUSTERVERSION_CRD
+from status.clusterversion.crdpolicy import CrdRevision, crd_changed, crd_revision
+from status.clusterversion.crdpolicy import slim_crd as _slim_crd
 from status.clusterversion.desired import CAPABILITIES_PRUNED, StatusInputs
 from status.clusterversion.writer import ClusterVersionStatusWriter
 
@@ -92,9 +94,7 @@ def test_pruned_capabilities_clear_returns_what_it_forgets() -> None:
     assert not pruned and pruned.state() == {}
     assert pruned.clear() == {}
     # Forgotten names are new again: a CRD that still rejects them gets them logged and pruned again.
-    assert pruned.add([RejectedCapability(ENABLED, "MachineAPI", 6)]) == [
-        RejectedCapability(ENABLED, "MachineAPI", 6)
-    ]
+    assert pruned.add([RejectedCapability(ENABLED, "MachineAPI", 6)]) == [RejectedCapability(ENABLED, "MachineAPI", 6)]
 
 
 class NoClient:
@@ -116,9 +116,7 @@ def rolled_back_cv(enabled: list[str]) -> dict[str, Any]:
     """Status as the 4.13 operator left it after pruning: the 4.14 names are gone from status."""
     return {
         "metadata": {"name": "version", "generation": 2},
-        "spec": {
-            "capabilities": {"baselineCapabilitySet": "v4.11", "additionalEnabledCapabilities": ["Console"]}
-        },
+        "spec": {"capabilities": {"baselineCapabilitySet": "v4.11", "additionalEnabledCapabilities": ["Console"]}},
         "status": {
             "desired": {"version": "4.13.10", "image": "img-41310"},
             "history": [],
@@ -171,3 +169,35 @@ def test_recompute_after_forgetting_restores_carried_names(
     implicit = desired.find_condition(status["conditions"], desired.IMPLICITLY_ENABLED)
     assert implicit is not None
     assert (implicit["status"] == "True") is bool(carried)
+
+
+def test_settle_schedule_retries_at_each_deadline_once() -> None:
+    deadlines = crdpolicy.settle_deadlines(100.0)
+    assert deadlines == [100.0 + d for d in crdpolicy.CRD_SETTLE_RETRIES]
+    assert crdpolicy.settle_due(deadlines, 100.5) == (False, deadlines)
+    due, left = crdpolicy.settle_due(deadlines, 103.0)  # the 1s and 3s deadlines passed: one retry
+    assert due and left == deadlines[2:]
+    assert crdpolicy.settle_due(left, 103.5) == (False, left)
+    assert crdpolicy.settle_due(left, 1000.0) == (True, [])
+    assert crdpolicy.settle_due([], 1000.0) == (False, [])
+
+
+def test_only_names_the_schema_lists_are_retried() -> None:
+    slim = {crdpolicy.CAPABILITY_ENUMS: {"enabledCapabilities": ["Console", "Ingress"], "knownCapabilities": None}}
+    pruned = {"enabledCapabilities": ["Ingress", "Future"], "knownCapabilities": ["Future"]}
+    assert crdpolicy.schema_accepts(pruned, slim) == {
+        "enabledCapabilities": ["Ingress"],
+        "knownCapabilities": ["Future"],  # no enum in the schema: anything goes
+    }
+    assert crdpolicy.schema_accepts(pruned, None) == pruned
+
+
+def test_change_label_says_recreated_only_for_a_new_object() -> None:
+    assert crdpolicy.change_label(CrdRevision("u1", "2"), CrdRevision("u1", "3")) == "generation 3, was generation 2"
+    assert (
+        crdpolicy.change_label(CrdRevision("u1", "2"), CrdRevision("u2", "1"))
+        == "generation 1, recreated, was generation 2"
+    )
+    assert crdpolicy.names_text({"knownCapabilities": ["B"], "enabledCapabilities": ["A", "C"]}) == (
+        "enabledCapabilities A, C; knownCapabilities B"
+    )

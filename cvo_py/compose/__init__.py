@@ -1,0 +1,1 @@
+"""Composition roots: what each long-running command builds, for `cvo_py.process` to run."""

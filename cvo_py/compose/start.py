@@ -1,0 +1,163 @@
+"""What `start` builds: the client, the metrics registry, payload retrieval and its verifier, the
+ClusterVersion status operator, the available-updates poller, the leader elector and the metrics
+server (only the cluster's Prometheus, by client certificate, may read /metrics)."""
+
+from __future__ import annotations
+
+import logging
+import sys
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from cvo_py.process import Parts, Stoppable
+    from cvo_py.promapi import PrometheusAPI
+    from cvo_py.serving.tls import TLSOptions
+
+log = logging.getLogger(__name__)
+
+# Seconds a thread runs before CPython lets a waiting one in (default 0.005).
+SWITCH_INTERVAL = 0.0005
+
+
+@dataclass(frozen=True)
+class Options:
+    kubeconfig: str | None
+    listen: str
+    release_image: str
+    release_version: str
+    release_url: str
+    release_channels: tuple[str, ...]
+    node_name: str
+    serving_cert_file: str
+    serving_key_file: str
+    tls: TLSOptions
+    always_enable_capabilities: tuple[str, ...]
+    name: str
+    namespace: str
+    local_payload_dir: str
+    update_service: str = ""
+    promql: PrometheusAPI | None = None
+
+
+def build(options: Options) -> Parts:
+    from prometheus_client import CollectorRegistry
+
+    from cvo_py import __version__
+    from cvo_py.kube import connect
+    from cvo_py.leader import LeaderElector
+    from cvo_py.process import Parts
+    from cvo_py.serving.certificates import ServingContext, watch_client_ca
+    from cvo_py.serving.server import MetricsServer
+    from payload.acceptance import ReleaseAcceptance
+    from payload.coordinator import Retriever
+    from payload.metrics import PayloadMetrics
+    from payload.retrieval import PayloadRetriever, PruneError, RetrieverOptions
+    from payload.verify.verifier import cluster_verifier
+    from status.clusterversion.controller import StatusOperator, StatusOptions
+    from status.clusterversion.metrics import StatusCollector
+    from updates.client import fetch_graph
+    from updates.cluster import cluster_transport
+    from updates.metrics import UpdatesCollector
+    from updates.poller import AvailableUpdatesPoller, PollerOptions, updates_status
+    from updates.prometheus import promql_query
+
+    # The operator is I/O-bound and its latency is thread hand-offs (Pod watch → retrieval →
+    # status loop): a thread woken by an event must not wait out CPython's default 5 ms switch
+    # interval while another thread parses JSON.
+    sys.setswitchinterval(SWITCH_INTERVAL)
+    version = options.release_version or "unknown"
+    log.info(
+        "ClusterVersionOperator cvo-py v%s, running release %s (%s)",
+        __version__,
+        version,
+        options.release_image,
+    )
+    client = connect(options.kubeconfig, user_agent="cvo-py/start")
+    client.server_version()  # fail fast, with one clear line, when the server is unreachable
+
+    registry = CollectorRegistry()
+    payload_metrics = PayloadMetrics(registry)
+    retriever_options = RetrieverOptions(
+        namespace=options.namespace,
+        operator_name=options.name,
+        node_name=options.node_name,
+        release_image=options.release_image,
+        local_payload_dir=options.local_payload_dir,
+    )
+
+    # One verifier for the process, so a digest verified once is not fetched and checked again.
+    verifier = cluster_verifier(
+        client, retriever_options.verification_namespace, retriever_options.operator_name, payload_metrics
+    )
+
+    def make_retriever(report: Callable[[ReleaseAcceptance], None]) -> Retriever:
+        return PayloadRetriever(client, retriever_options, report, verifier=verifier, metrics=payload_metrics)
+
+    operator = StatusOperator(
+        client,
+        StatusOptions(
+            name=options.name,
+            release_image=options.release_image,
+            release_version=options.release_version,
+            release_url=options.release_url,
+            release_channels=options.release_channels,
+            always_enabled=options.always_enable_capabilities,
+            create_missing=True,
+            namespace=options.namespace,
+            verification_namespace=retriever_options.verification_namespace,
+        ),
+        retriever_factory=make_retriever,
+        available_updates=lambda spec: updates_status(poller.state(), spec),
+    )
+    user_agent = f"ClusterVersionOperator/{version}"
+    # Available updates on a thread of their own: a slow or stalled update service never holds up
+    # payload retrieval or the status loop, which only read what the poller last found.
+    poller = AvailableUpdatesPoller(
+        lambda: operator.cv_informer.get(options.name) if operator.cv_informer.has_synced else None,
+        fetch=lambda url, transport, total: fetch_graph(
+            url, user_agent=user_agent, transport=transport, total_timeout=total
+        ),
+        transport=lambda: cluster_transport(client),
+        query=promql_query(options.promql) if options.promql is not None else None,
+        on_change=operator.loop.poke,
+        options=PollerOptions(user_agent=user_agent, update_service=options.update_service),
+    )
+    operator.cv_informer.add_handler(lambda _type, _obj, _old: poller.poke())
+    registry.register(
+        StatusCollector(
+            operator.observed, lambda: operator.running, options.always_enable_capabilities, options.update_service
+        )
+    )
+    registry.register(UpdatesCollector(poller.state, lambda: operator.cv_informer.get(options.name)))
+
+    def serve(ready: Callable[[], bool]) -> Sequence[Stoppable]:
+        if not options.listen:
+            return ()
+        # As upstream: only the cluster's Prometheus, by client certificate, may read /metrics.
+        serving = ServingContext(options.serving_cert_file, options.serving_key_file, options.tls, client_auth=True)
+        client_ca = watch_client_ca(client, serving)
+        server = MetricsServer(options.listen, registry, ready=ready, serving=serving).start()
+        return (server, client_ca)
+
+    def prune_earlier_pods() -> None:
+        # Version Pods left by an earlier run would compete with ours: remove them first.
+        try:
+            PayloadRetriever(client, retriever_options, lambda _: None, metrics=payload_metrics).prune(
+                deadline=time.monotonic() + 30.0
+            )
+        except PruneError as exc:
+            log.warning("Could not prune version Pods left by an earlier run: %s", exc)
+
+    return Parts(
+        # The poller starts with the operator when leading, and stops before it.
+        controllers=(operator, poller),
+        # The leader is ready once it has synced status at least once.
+        synced=operator.synced.is_set,
+        serve=serve,
+        elector=LeaderElector(client, options.namespace, options.name),
+        before_leading=prune_earlier_pods,
+        farewell=f"Graceful shutdown complete for {version}.",
+    )

@@ -1,0 +1,89 @@
+"""What `update-status-controller` builds: the client, the metrics registry, the controller, the
+leader elector (unless --no-leader-elect) and the metrics server."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from cvo_py.leader import LeaseTimings
+
+if TYPE_CHECKING:
+    from cvo_py.process import Parts, Stoppable
+    from cvo_py.promapi import PrometheusAPI
+    from cvo_py.serving.options import ServingOptions
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Options:
+    kubeconfig: str | None
+    listen: str
+    namespace: str
+    leader_elect: bool
+    timings: LeaseTimings
+    identity: str | None
+    resync: float
+    serving: ServingOptions
+    alerts: PrometheusAPI | None = None
+    alerts_interval: float = 30.0
+
+
+def build(options: Options) -> Parts:
+    from prometheus_client import CollectorRegistry
+
+    from cvo_py.kube import connect
+    from cvo_py.leader import LeaderElector, default_identity
+    from cvo_py.process import Parts
+    from cvo_py.serving.server import MetricsServer
+    from status.updatestatus.controller import LEASE, UpdateStatusController
+
+    client = connect(options.kubeconfig, user_agent="cvo-py/update-status-controller")
+    client.server_version()  # fail fast, with one clear line, when the server is unreachable
+    registry = CollectorRegistry()
+    identity = options.identity or default_identity()
+    controller = UpdateStatusController(
+        client,
+        options.namespace,
+        resync=options.resync,
+        registry=registry,
+        identity=identity,
+        alerts_api=options.alerts,
+        alerts_interval=options.alerts_interval,
+    )
+
+    def serve(ready: Callable[[], bool]) -> Sequence[Stoppable]:
+        if not options.listen:
+            return ()
+        serving = options.serving
+        server = MetricsServer(
+            options.listen,
+            registry,
+            ready=ready,
+            cert_file=serving.cert_file or None,
+            key_file=serving.key_file or None,
+            tls=serving.tls,
+        ).start()
+        if not serving.https:
+            # Allowed (local runs, tests), but in a cluster the endpoints belong behind TLS.
+            log.warning(
+                "Serving /metrics, /healthz and /readyz over plain HTTP on %s: "
+                "set --serving-cert-file and --serving-key-file to serve HTTPS",
+                options.listen,
+            )
+        return (server,)
+
+    return Parts(
+        controllers=(controller,),
+        # The leader is ready once its caches are listed.
+        synced=controller.synced.is_set,
+        serve=serve,
+        elector=(
+            LeaderElector(client, options.namespace, LEASE, identity=identity, timings=options.timings)
+            if options.leader_elect
+            else None
+        ),
+    )

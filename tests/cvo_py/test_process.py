@@ -1,0 +1,89 @@
+"""The process skeleton without leader election: controllers started in order, a signal stops
+them in the reverse order, then the servers in theirs; readiness follows the controllers."""
+
+from __future__ import annotations
+
+import signal
+from collections.abc import Callable, Iterator, Sequence
+
+import pytest
+
+from cvo_py import process
+
+
+@pytest.fixture(autouse=True)
+def restore_signal_handlers() -> Iterator[None]:
+    saved = {s: signal.getsignal(s) for s in (signal.SIGTERM, signal.SIGINT)}
+    yield
+    for s, handler in saved.items():
+        signal.signal(s, handler)
+
+
+class Recorder:
+    def __init__(self, name: str, events: list[str], on_start: Callable[[], None] | None = None) -> None:
+        self.name, self.events, self.on_start = name, events, on_start
+
+    def start(self) -> Recorder:
+        self.events.append(f"start {self.name}")
+        if self.on_start is not None:
+            self.on_start()
+        return self
+
+    def stop(self) -> None:
+        self.events.append(f"stop {self.name}")
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
+def test_a_signal_stops_controllers_in_reverse_then_servers_and_exits_0(
+    signum: signal.Signals, caplog: pytest.LogCaptureFixture
+) -> None:
+    events: list[str] = []
+    readiness: list[bool] = []
+    synced = False
+
+    def serve(ready: Callable[[], bool]) -> Sequence[process.Stoppable]:
+        readiness.append(ready())
+        return (Recorder("server", events), Recorder("client-ca", events))
+
+    def last_started() -> None:
+        nonlocal synced
+        synced = True
+        signal.raise_signal(signum)  # handled on this (the main) thread: the wait ends
+
+    parts = process.Parts(
+        controllers=(Recorder("operator", events), Recorder("poller", events, on_start=last_started)),
+        synced=lambda: synced,
+        serve=serve,
+        farewell="Graceful shutdown complete for 4.14.1.",
+    )
+    with caplog.at_level("INFO", logger="cvo_py.process"):
+        assert process.run(parts) == 0
+    assert events == [
+        "start operator",
+        "start poller",
+        "stop poller",
+        "stop operator",
+        "stop server",
+        "stop client-ca",
+    ]
+    assert readiness == [False]  # without election the process is ready only once synced
+    messages = [r.getMessage() for r in caplog.records]
+    assert messages == [f"Received {signum.name}: shutting down", "Graceful shutdown complete for 4.14.1."]
+
+
+def test_a_failing_start_still_stops_everything_and_says_no_farewell(caplog: pytest.LogCaptureFixture) -> None:
+    events: list[str] = []
+
+    def broken() -> None:
+        raise RuntimeError("boom")
+
+    parts = process.Parts(
+        controllers=(Recorder("controller", events, on_start=broken),),
+        synced=lambda: False,
+        serve=lambda ready: (Recorder("server", events),),
+        farewell="done",
+    )
+    with caplog.at_level("INFO", logger="cvo_py.process"), pytest.raises(RuntimeError, match="boom"):
+        process.run(parts)
+    assert events == ["start controller", "stop controller", "stop server"]
+    assert "done" not in [r.getMessage() for r in caplog.records]
