@@ -26,7 +26,6 @@ if TYPE_CHECKING:
     from cvo_py.promapi import PrometheusAPI
     from cvo_py.serving.tls import TLSOptions
 
-SHORT_HELP = "Starts Cluster Version Operator"
 
 # What Go's strconv.ParseBool accepts, as upstream's boolean flags do.
 GO_BOOLS = {"1": True, "t": True, "true": True, "0": False, "f": False, "false": False}

@@ -17,10 +17,6 @@ if TYPE_CHECKING:
     from cvo_py.promapi import PrometheusAPI
     from cvo_py.serving.options import ServingOptions
 
-SHORT_HELP = (
-    "The Update Status Controller watches cluster state/health during the update process and "
-    "exposes it through the UpdateStatus API (a ConfigMap for now)."
-)
 SA_NAMESPACE_FILE = "/var/run/secrets/kubernetes.io/serviceaccount/namespace"
 DEFAULT_NAMESPACE = "openshift-update-status-controller"
 
