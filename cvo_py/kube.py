@@ -156,7 +156,18 @@ class ClientConfig:
 
 
 def load_config(kubeconfig: str | None = None, context: str | None = None) -> ClientConfig:
-    """Explicit kubeconfig, else in-cluster, else $KUBECONFIG, else ~/.kube/config."""
+    """Explicit kubeconfig, else in-cluster, else $KUBECONFIG, else ~/.kube/config.
+
+    A kubeconfig whose context needs only a server, its CA and a bearer token (what `oc login`
+    and the local cluster write) is read directly; anything else (client certificates, exec
+    plugins, auth providers, in-cluster credentials, and every file that is not read directly)
+    goes through the official client's loaders, whose import alone costs a short-lived command
+    such as `upgrade-status` a fifth of a second.
+    """
+    if kubeconfig and os.path.exists(kubeconfig):
+        static = _static_config(kubeconfig, context)
+        if static is not None:
+            return static
     from kubernetes import client as k8s_client
     from kubernetes import config as k8s_config
 
@@ -183,6 +194,9 @@ def load_config(kubeconfig: str | None = None, context: str | None = None) -> Cl
                     "exist (pass --kubeconfig)"
                 )
             source = path
+            static = _static_config(path, context)
+            if static is not None:
+                return static
             k8s_config.load_kube_config(  # type: ignore[no-untyped-call]
                 config_file=path, context=context, client_configuration=official
             )
@@ -198,6 +212,93 @@ def load_config(kubeconfig: str | None = None, context: str | None = None) -> Cl
         verify=bool(official.verify_ssl),
         official=official,
     )
+
+
+_STATIC_CLUSTER_KEYS = frozenset(
+    {"server", "certificate-authority", "certificate-authority-data", "insecure-skip-tls-verify"}
+)
+_STATIC_USER_KEYS = frozenset({"token"})
+_STATIC_CONTEXT_KEYS = frozenset({"cluster", "user", "namespace"})
+
+
+def _static_config(path: str, context: str | None) -> ClientConfig | None:
+    """The configuration of a kubeconfig whose context uses only a server, a CA (file, data or
+    insecure) and a token; None for anything else, or anything unexpected (the official loader
+    then reads the file and reports its problems)."""
+    from cvo_py import safeload
+
+    try:
+        with open(path, "rb") as f:
+            doc = safeload.load_document(f.read(), source=path)
+    except (OSError, safeload.DocumentError):
+        return None
+    if not isinstance(doc, dict):
+        return None
+    name = context or doc.get("current-context")
+
+    def entry(section: str, key: str, wanted: object, allowed: frozenset[str]) -> dict[str, Any] | None:
+        items = doc.get(section)
+        found = [i for i in items if isinstance(i, dict) and i.get("name") == wanted] if isinstance(items, list) else []
+        body = found[0].get(key) if len(found) == 1 else None
+        return body if isinstance(body, dict) and set(body) <= allowed else None
+
+    ctx = entry("contexts", "context", name, _STATIC_CONTEXT_KEYS) if isinstance(name, str) and name else None
+    if ctx is None:
+        return None
+    cluster = entry("clusters", "cluster", ctx.get("cluster"), _STATIC_CLUSTER_KEYS)
+    user = entry("users", "user", ctx.get("user"), _STATIC_USER_KEYS)
+    if cluster is None or user is None:
+        return None
+    server, token = cluster.get("server"), user.get("token")
+    insecure = cluster.get("insecure-skip-tls-verify", False)
+    if not isinstance(server, str) or not server.startswith("https://") or not isinstance(token, str) or not token:
+        return None
+    if not isinstance(insecure, bool):
+        return None
+    ca_file: str | None = None
+    if "certificate-authority-data" in cluster:
+        ca_file = _ca_data_file(cluster["certificate-authority-data"])
+        if ca_file is None:
+            return None
+    elif "certificate-authority" in cluster:
+        ca = cluster["certificate-authority"]
+        if not isinstance(ca, str) or not ca:
+            return None
+        ca_file = os.path.join(os.path.dirname(os.path.abspath(path)), ca)  # relative to the file
+    return ClientConfig(host=server.rstrip("/"), ca_file=ca_file, verify=not insecure, token=token)
+
+
+_CA_FILES: dict[str, str] = {}
+
+
+def _ca_data_file(data: object) -> str | None:
+    """A file holding the PEM of a kubeconfig's `certificate-authority-data` (removed at exit, as
+    the official loader does with the files it writes), or None when the data is not base64."""
+    import atexit
+    import base64
+    import binascii
+    import tempfile
+
+    if not isinstance(data, str):
+        return None
+    if data not in _CA_FILES:
+        try:
+            pem = base64.b64decode(data, validate=True)
+        except (binascii.Error, ValueError):
+            return None
+        fd, name = tempfile.mkstemp(prefix="cvo-py-ca-", suffix=".crt")
+        with os.fdopen(fd, "wb") as f:
+            f.write(pem)
+        atexit.register(_remove_quietly, name)
+        _CA_FILES[data] = name
+    return _CA_FILES[data]
+
+
+def _remove_quietly(path: str) -> None:
+    try:
+        os.unlink(path)
+    except OSError:
+        pass
 
 
 class KubeClient:

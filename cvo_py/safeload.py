@@ -31,6 +31,7 @@ mean versions); JSON numbers are numbers either way.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from dataclasses import dataclass
@@ -81,6 +82,18 @@ _Resolver.yaml_implicit_resolvers = {
     for ch, resolvers in yaml.resolver.Resolver.yaml_implicit_resolvers.items()
 }
 _RESOLVER = _Resolver()
+_SCALAR_EVENT = yaml.ScalarEvent
+_STREAM_END_EVENT = yaml.StreamEndEvent
+_CACHED_SCALAR = 64  # plain scalars up to this length have their resolved tag cached
+
+
+def _resolve_plain(value: str) -> str:
+    """The tag of a plain (unquoted, untagged) scalar."""
+    return str(_RESOLVER.resolve(ScalarNode, value, (True, False)))  # type: ignore[no-untyped-call]
+
+
+# A snapshot repeats the same short plain scalars (names, labels, booleans) thousands of times.
+_plain_tag = functools.lru_cache(maxsize=16384)(_resolve_plain)
 _CONSTRUCTOR = yaml.constructor.SafeConstructor()
 _PARSER: type[Any] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
@@ -186,9 +199,42 @@ class _Builder:
         return DocumentError(self.source, f"{problem}{where}")
 
     def build(self, text: str) -> Any:
+        """The document. Scalars in a collection, nearly every event, are handled inline; every
+        other event (and a scalar with an anchor, a tag or a merge key) goes through `event()`."""
+        stack = self.stack
+        loader = None
         try:
-            for event in yaml.parse(text, Loader=_PARSER):
-                self.event(event)
+            loader = _PARSER(text)
+            get_event = loader.get_event
+            while True:
+                event = get_event()
+                kind = type(event)
+                if kind is _SCALAR_EVENT and event.anchor is None and event.tag is None and stack:
+                    value = event.value
+                    if event.implicit[0]:  # plain: its type follows from its text
+                        tag = _plain_tag(value) if len(value) <= _CACHED_SCALAR else _resolve_plain(value)
+                        if tag != _STR:
+                            value = self.scalar(event, tag)
+                            if value is _MERGE_KEY:
+                                self.add(value, 1, event)
+                                continue
+                    frame = stack[-1]
+                    frame.size += 1
+                    obj = frame.obj
+                    if type(obj) is list:
+                        obj.append(value)
+                    elif frame.key is _NO_KEY:
+                        frame.key = value
+                    elif frame.key is _MERGE_KEY:
+                        frame.size -= 1
+                        self.add(value, 1, event)
+                    else:
+                        obj[frame.key] = value
+                        frame.key = _NO_KEY
+                elif kind is _STREAM_END_EVENT or event is None:
+                    break
+                else:
+                    self.event(event)
         except yaml.MarkedYAMLError as exc:
             mark = exc.problem_mark or exc.context_mark
             where = f" at line {mark.line + 1}" if mark is not None else ""
@@ -197,6 +243,9 @@ class _Builder:
             ) from None
         except yaml.YAMLError as exc:
             raise DocumentError(self.source, f"cannot parse: {str(exc)[:200]}") from None
+        finally:
+            if loader is not None:
+                loader.dispose()
         return self.root
 
     def event(self, event: Any) -> None:
@@ -235,11 +284,13 @@ class _Builder:
             if self.documents > 1:
                 raise self.fail("more than one document", event)
 
-    def scalar(self, event: Any) -> Any:
-        tag = event.tag
+    def scalar(self, event: Any, tag: str | None = None) -> Any:
+        """The value of a scalar event (`tag`: its resolved tag when the caller knows it)."""
         value: str = event.value
-        if tag is None or tag == "!":
-            tag = _RESOLVER.resolve(ScalarNode, value, event.implicit)  # type: ignore[no-untyped-call]
+        if tag is None:
+            tag = event.tag
+            if tag is None or tag == "!":
+                tag = _RESOLVER.resolve(ScalarNode, value, event.implicit)  # type: ignore[no-untyped-call]
         if tag in (_STR, _TIMESTAMP, _VALUE):
             return value
         if tag == _NULL:

@@ -9,23 +9,32 @@ named, is one clear line naming it, exit 1. Each subcommand takes only the flags
 from __future__ import annotations
 
 import argparse
+import importlib
 import logging
 import sys
 from collections.abc import Sequence
 from typing import NoReturn
 
 from cvo_py import __version__, klog
-from cvo_py.cli import start, update_status_controller, upgrade_status, version
 from cvo_py.cli.common import UsageError
-from cvo_py.kube import ApiError, ConfigError, ServerUnreachable
 
 log = logging.getLogger(__name__)
 
+# name → (module, one-line help). A process imports only the module of the subcommand it runs:
+# the others pull in the API client, leader election or the controllers, which `upgrade-status`
+# from a snapshot or dump never needs.
 SUBCOMMANDS = {
-    "start": start,
-    "update-status-controller": update_status_controller,
-    "upgrade-status": upgrade_status,
-    "version": version,
+    "start": ("cvo_py.cli.start", "Starts Cluster Version Operator"),
+    "update-status-controller": (
+        "cvo_py.cli.update_status_controller",
+        "The Update Status Controller watches cluster state/health during the update process and "
+        "exposes it through the UpdateStatus API (a ConfigMap for now).",
+    ),
+    "upgrade-status": (
+        "cvo_py.cli.upgrade_status",
+        "Display the status of the current cluster version update, from the update status insights",
+    ),
+    "version": ("cvo_py.cli.version", "Print the version of cvo-py and of the API server it would talk to"),
 }
 
 
@@ -99,7 +108,7 @@ def _kubeconfig(path: str) -> str:
 def _load_kubeconfig(path: str) -> None:
     """A --kubeconfig that is not a usable kubeconfig is a bad flag value (exit 2), found before
     anything runs; a default configuration that is missing or bad is not (exit 1, at run time)."""
-    from cvo_py.kube import load_config
+    from cvo_py.kube import ConfigError, load_config
 
     try:
         load_config(path)
@@ -107,7 +116,9 @@ def _load_kubeconfig(path: str) -> None:
         raise UsageError(" ".join(str(exc).split())) from None  # loader errors span lines
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The command line; with `only` (a subcommand's name) only that subcommand's module is
+    imported and its flags defined (the others are listed, not built)."""
     parser = _Parser(
         prog="cluster-version-operator",
         description="Run Cluster Version Controller (cvo-py): payload retrieval, ClusterVersion status "
@@ -115,16 +126,21 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"ClusterVersionOperator cvo-py v{__version__}")
     subs = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
-    for name, module in SUBCOMMANDS.items():
+    for name, (module_name, short_help) in SUBCOMMANDS.items():
+        if only is not None and name != only:
+            subs.add_parser(name, help=short_help)
+            continue
+        module = importlib.import_module(module_name)
         common = common_flags(serves_endpoints=name in SERVING)
-        sub = subs.add_parser(name, parents=[common], help=module.SHORT_HELP, description=module.SHORT_HELP)
+        sub = subs.add_parser(name, parents=[common], help=short_help, description=short_help)
         module.add_arguments(sub)
         sub.set_defaults(_module=module)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
+    argv = sys.argv[1:] if argv is None else list(argv)
+    parser = build_parser(argv[0] if argv and argv[0] in SUBCOMMANDS else None)
     args = parser.parse_args(argv)
     if args.command is None:
         parser.print_help()
@@ -140,11 +156,24 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     try:
         return int(module.run(options) or 0)
-    except (ConfigError, ServerUnreachable) as exc:
-        sys.stderr.write(f"error: {exc}\n")
-        return 1
-    except ApiError as exc:
-        sys.stderr.write(f"error: the API server at {exc.path or '?'} answered {exc.status}: {exc.message}\n")
-        return 1
     except KeyboardInterrupt:
         return 130
+    except Exception as exc:
+        message = _client_error(exc)
+        if message is None:
+            raise
+        sys.stderr.write(f"error: {message}\n")
+        return 1
+
+
+def _client_error(exc: Exception) -> str | None:
+    """The one-line message of an API client error, None for anything else. The client module is
+    looked at only when it was loaded: a run that never imported it cannot have raised its errors."""
+    kube = sys.modules.get("cvo_py.kube")
+    if kube is None:
+        return None
+    if isinstance(exc, kube.ConfigError | kube.ServerUnreachable):
+        return str(exc)
+    if isinstance(exc, kube.ApiError):
+        return f"the API server at {exc.path or '?'} answered {exc.status}: {exc.message}"
+    return None

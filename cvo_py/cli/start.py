@@ -17,8 +17,6 @@ from cvo_py import env
 from cvo_py.cli import prometheus_flags
 from cvo_py.compose.start import Options
 
-SHORT_HELP = "Starts Cluster Version Operator"
-
 # What Go's strconv.ParseBool accepts, as upstream's boolean flags do.
 GO_BOOLS = {"1": True, "t": True, "true": True, "0": False, "f": False, "false": False}
 

@@ -11,10 +11,6 @@ from cvo_py.cli import prometheus_flags
 from cvo_py.compose.update_status_controller import Options
 from cvo_py.leader import LeaseTimings
 
-SHORT_HELP = (
-    "The Update Status Controller watches cluster state/health during the update process and "
-    "exposes it through the UpdateStatus API (a ConfigMap for now)."
-)
 SA_NAMESPACE_FILE = "/var/run/secrets/kubernetes.io/serviceaccount/namespace"
 DEFAULT_NAMESPACE = "openshift-update-status-controller"
 

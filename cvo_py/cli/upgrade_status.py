@@ -20,8 +20,6 @@ if TYPE_CHECKING:
     from status.updatestatus.insights.metadata import LeaseState
     from status.updatestatus.insights.models import Insight
 
-SHORT_HELP = "Display the status of the current cluster version update, from the update status insights"
-
 
 @dataclass(frozen=True)
 class Options:
@@ -91,10 +89,11 @@ def validate(args: argparse.Namespace) -> Options:
         mock = Path(args.mock_clusterversion)
         if not mock.name.endswith("-cv.yaml"):
             raise UsageError(f"--mock-clusterversion: {mock} must name a NAME-cv.yaml file")
-    from status.updatestatus.dump import FORMATS
+    if args.dump_format != "auto":  # the dump reader is imported only where a dump is read
+        from status.updatestatus.dump import FORMATS
 
-    if args.dump_format not in FORMATS:
-        raise UsageError(f"invalid value for --format: {args.dump_format} (must be one of {', '.join(FORMATS)})")
+        if args.dump_format not in FORMATS:
+            raise UsageError(f"invalid value for --format: {args.dump_format} (must be one of {', '.join(FORMATS)})")
     dump = Path(args.from_path) if args.from_path is not None else None
     if dump is not None and mock is not None:
         raise UsageError("--from and --mock-clusterversion cannot be used together")

@@ -8,8 +8,6 @@ from dataclasses import dataclass
 from cvo_py import __version__
 from cvo_py.kube import ConfigError, ServerUnreachable, connect
 
-SHORT_HELP = "Print the version of cvo-py and of the API server it would talk to"
-
 
 @dataclass(frozen=True)
 class Options:

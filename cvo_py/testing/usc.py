@@ -311,7 +311,7 @@ def delete_lease(kube: KubeClient, namespace: str) -> None:
 
 
 def insight(data: dict[str, str] | None, key: str) -> Any:
-    """The decoded value of one key (YAML of the insight, camelCase names)."""
+    """The decoded value of one key (JSON of the insight, camelCase names)."""
     if not data or key not in data:
         return None
     return yaml.safe_load(data[key])

@@ -17,11 +17,12 @@ Keys (every key matches `[-._a-zA-Z0-9]+` and is at most 253 characters):
 A name too long for its key (node names may have 253 characters) is cut and followed by `-` and
 12 hex digits of its SHA-256, so keys stay unique; the full name is always inside the value.
 
-Values: the insight as YAML with the API's JSON field names (camelCase), times as RFC 3339
-strings with nanoseconds, durations as Go duration strings (`10m0s`), unset optional fields
-omitted. Node insights, the bulk at scale, are written as compact JSON on one line (JSON is YAML's
-flow style, so this is still YAML) to keep them small and fast to write; everything else in YAML
-block style. Any YAML parser reads both; `decode()` here returns the typed insights.
+Values: the insight with the API's JSON field names (camelCase), times as RFC 3339 strings with
+nanoseconds, durations as Go duration strings (`10m0s`), unset optional fields omitted, written as
+compact JSON on one line (JSON is YAML's flow style, so a value is still YAML; the characters YAML
+reads differently from JSON, C1 controls, NEL, LS, PS and non-characters, are \\u escapes): JSON
+is what clients parse fastest. Values in YAML block style, as earlier versions wrote all but node
+insights, decode the same.
 
 Sharding: the API server rejects a ConfigMap holding more than 1 MiB of data (`DATA_LIMIT`), but
 ConfigMaps are filled only to `SHARD_BUDGET` (256 KiB): a one-key patch costs the API server time
@@ -47,6 +48,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import json
 import re
 import zlib
 from collections.abc import Iterable, Mapping
@@ -128,11 +130,13 @@ def key_of(insight: Insight) -> str:
 
 
 def encode_value(insight: Insight) -> str:
-    """An insight's ConfigMap value: compact JSON for node insights, YAML block style otherwise."""
+    """An insight's ConfigMap value: compact, YAML-safe JSON on one line (`node_value` writes the
+    bulk, node insights, by hand; every other kind goes through the JSON encoder)."""
     if isinstance(insight, NodeStatusInsight):
         return node_value(insight)
-    doc = insight.to_api()
-    return yaml.dump(doc, Dumper=_Dumper, default_flow_style=False, width=1 << 30, sort_keys=False)
+    text = json.dumps(insight.to_api(), ensure_ascii=False, separators=(",", ":"))
+    # Only strings can hold these characters: escaping them anywhere in the text escapes them there.
+    return _YAML_UNSAFE.sub(_escape_unsafe, text) if _YAML_UNSAFE.search(text) else text
 
 
 def node_value(n: NodeStatusInsight) -> str:
@@ -442,17 +446,11 @@ def _q(text: str) -> str:
     quoted: str = encode_basestring(text)
     if _YAML_UNSAFE.search(quoted) is None:
         return quoted
-    return _YAML_UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", quoted)
+    return _YAML_UNSAFE.sub(_escape_unsafe, quoted)
 
 
-_SafeDumper: type[yaml.SafeDumper] = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
-
-
-class _Dumper(_SafeDumper):  # type: ignore[valid-type,misc]
-    """Safe dumper without aliases (values are independent documents)."""
-
-    def ignore_aliases(self, data: Any) -> bool:
-        return True
+def _escape_unsafe(match: re.Match[str]) -> str:
+    return f"\\u{ord(match.group()):04x}"
 
 
 def _one_line(text: str) -> str:

@@ -118,3 +118,49 @@ def test_any_bytes_load_or_are_a_document_error(data: bytes) -> None:
         load_document(data, source="f")
     except DocumentError as exc:
         assert "\n" not in str(exc)
+
+
+class _ReferenceLoader(yaml.SafeLoader):
+    """PyYAML's pure-Python safe loader, with timestamps kept as strings as `load_document` keeps them."""
+
+
+_ReferenceLoader.yaml_implicit_resolvers = {
+    ch: [(tag, rx) for tag, rx in resolvers if not tag.endswith(":timestamp")]
+    for ch, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+}
+plain_scalars = st.sampled_from(
+    [
+        "yes",
+        "No",
+        "off",
+        "true",
+        "~",
+        "null",
+        "0x1f",
+        "0o17",
+        "017",
+        "1_000",
+        "190:20:30",
+        "-1.5e3",
+        ".inf",
+        "4.14",
+        "2024-01-01",
+        "2024-01-01T00:00:00Z",
+        "a b",
+        "node-1",
+        "-x",
+        "x" * 70,
+        "'q'",
+        '"x"',
+    ]
+)
+
+
+@settings(max_examples=200)
+@given(st.lists(st.tuples(plain_scalars, plain_scalars, st.booleans()), min_size=1, max_size=8))
+def test_scalars_read_as_the_standard_safe_loader_reads_them(pairs: list[tuple[str, str, bool]]) -> None:
+    # Every kind of scalar as a mapping key, a mapping value and a sequence item, plain (typed by
+    # its text) and quoted (a string), long and short (the resolved types of short ones are cached).
+    text = "\n".join(f"{key}: [{value}, {value}]" if in_list else f"{key}: {value}" for key, value, in_list in pairs)
+    expected = yaml.load(text, Loader=_ReferenceLoader)  # noqa: S506 (a safe loader)
+    assert load_document(text, source="f") == expected

@@ -24,7 +24,7 @@ IMG_A = "quay.io/openshift-release-dev/ocp-release@sha256:" + "a" * 64
 IMG_B = "quay.io/openshift-release-dev/ocp-release@sha256:" + "b" * 64
 RUNNING = Release("4.14.1", IMG_A)
 TARGET = Release("4.14.2", IMG_B)
-EXAMPLES = Path(__file__).resolve().parents[2] / ".." / "shared" / "oc-examples"
+EXAMPLES = Path(__file__).resolve().parents[3] / ".." / "shared" / "oc-examples"
 SPEC = {"clusterID": "c0ffee", "channel": "stable-4.14", "upstream": "http://u/graph"}
 
 
