@@ -177,6 +177,7 @@ EVENT_ONLY = {
     "cluster_version_status_write_rejections_total",
     "cluster_version_status_pruned_capabilities",
     "cluster_version_available_updates",
+    "cluster_version_conditional_update_condition_seconds",  # only while a conditional update exists
     "update_status_controller_reaction_seconds_bucket",
 }
 
