@@ -303,6 +303,14 @@ class LocalPrometheus:
         labels = {"namespace": spec.namespace, "endpoint": spec.endpoint, "service": spec.name}
         _write_atomic(target_file(self.dir, job), json.dumps([{"targets": [address], "labels": labels}]))
 
+    def scrape_flags(self, job: str) -> list[str]:
+        """The `--listen` and serving-certificate flags of a process to scrape as `job` (a free
+        port on 127.0.0.1, registered as the job's target)."""
+        cert, key = self.serving_certificate(job)
+        port = _free_port()
+        self.register(job, f"127.0.0.1:{port}")
+        return [f"--listen=127.0.0.1:{port}", f"--serving-cert-file={cert}", f"--serving-key-file={key}"]
+
     def unregister(self, job: str) -> None:
         """No target for `job` any more (as when its Service has no ready endpoint)."""
         _write_atomic(target_file(self.dir, job), "[]")
