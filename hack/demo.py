@@ -20,14 +20,10 @@ from __future__ import annotations
 import argparse
 import contextlib
 import shutil
-import signal
-import subprocess
-import sys
 import textwrap
 import time
 from collections.abc import Callable
 from pathlib import Path
-from types import FrameType
 
 import yaml
 
@@ -40,13 +36,12 @@ from cvo_py.testing.mco import MCO, REASON, STATE
 from cvo_py.testing.payload import ClusterVerification, StartProcess, ensure_priority_class
 from cvo_py.testing.smallcluster import OPERATORS, POOL_OF, POOLS
 from cvo_py.testing.story import Step as BaseStep
-from cvo_py.testing.story import Story, StoryError, add_pause_arguments, resolve_pause, seconds
+from cvo_py.testing.story import Story, StoryError, add_pause_arguments, resolve_pause, seconds, tell
 from cvo_py.testing.update_service import UpdateService, always_risk, graph, image_of
 from cvo_py.testing.usc import insight_condition, node_condition, nodes_in_phase
 from cvo_py.testing.versionpod import VersionPodKubelet
 from payload.podspec import POD_LABEL_SELECTOR
 
-REPO = Path(__file__).resolve().parent.parent
 DEFAULT_PAUSE = 3.0
 CVO_NAMESPACE, CVO_JOB, CVO_NODE = "openshift-cluster-version", "cluster-version-operator", "master-0"
 USC_NAMESPACE, USC_JOB = usc.NAMESPACE, "update-status-controller"
@@ -199,7 +194,6 @@ class Demo(Story):
         smallcluster.set_operators(self.kube, names, version, progressing)
 
     def update(self, image: str, version: str = "", force: bool = False) -> None:
-        self.marks["request"] = time.monotonic()
         self.kube.patch(CLUSTERVERSIONS, "version", {"spec": {"desiredUpdate": {
             "version": version, "image": image, "force": force}}})  # fmt: skip
 
@@ -213,17 +207,9 @@ class Demo(Story):
         data = usc.configmap_data(self.kube, USC_NAMESPACE)
         return data if data is not None and check(data) else None
 
-    def firing(self, name: str) -> JSON | None:
-        assert self.prom is not None
-        return next((a for a in self.prom.alerts() if a["labels"].get("alertname") == name
-                     and a.get("state") == "firing"), None)  # fmt: skip
-
     def upgrade_status(self, moment: str, details: str = "") -> tuple[str, str]:
         assert self.cluster is not None
-        args = ["upgrade-status", "--kubeconfig", self.cluster.kubeconfig, *([details] if details else [])]
-        proc = subprocess.run([sys.executable, "-m", "cvo_py", *args], cwd=REPO, capture_output=True, text=True,
-                              timeout=60)  # fmt: skip
-        out = proc.stdout + (f"\n(exit {proc.returncode}) {proc.stderr.strip()}" if proc.returncode else "")
+        out = usc.upgrade_status(self.cluster.kubeconfig, *([details] if details else []))
         return f"$ cluster-version-operator upgrade-status{' ' + details if details else ''}   # {moment}", out
 
     def adm_upgrade(self, include_not_recommended: bool = False) -> tuple[str, str]:
@@ -233,22 +219,11 @@ class Demo(Story):
 
     def alert_view(self, name: str) -> tuple[str, str]:
         assert self.prom is not None
-        alert = self.firing(name) or {}
+        alert = self.prom.firing(name) or {}
         labels = ", ".join(f'{k}="{v}"' for k, v in sorted(alert.get("labels", {}).items()) if k != "alertname")
         body = (f"{name}{{{labels}}} {alert.get('state')} since {alert.get('activeAt')}\n"
                 f"  {(alert.get('annotations') or {}).get('description', '')}")  # fmt: skip
         return f"$ curl -s {self.prom.url}/api/v1/alerts   # the firing {name}", body
-
-    def status_metrics(self) -> list[str]:
-        assert self.prom is not None
-        shown = []
-        for sample in self.prom.query('{__name__=~"cluster_version_status_(write|pruned).*"}'):
-            metric = dict(sample["metric"])
-            name = metric.pop("__name__")
-            labels = ",".join(f'{k}="{v}"' for k, v in sorted(metric.items())
-                              if k not in ("endpoint", "instance", "job", "namespace", "service"))  # fmt: skip
-            shown.append(f"{name}{{{labels}}} {sample['value'][1]}".replace("{}", ""))
-        return sorted(shown) if any("pruned_capabilities" in line for line in shown) else []
 
     def summary(self) -> None:
         self.stage_times[-1] = (self.stage_times[-1][0], 0.0)
@@ -317,6 +292,11 @@ def _enable_console(d: Demo) -> None:
     d.marks["patched"] = time.monotonic()
     d.kube.patch(CLUSTERVERSIONS, "version", {"spec": {"capabilities": {
         "baselineCapabilitySet": BASELINE, "additionalEnabledCapabilities": ["Console"]}}})  # fmt: skip
+
+
+def _pruned_metrics(d: Demo) -> list[str]:
+    lines = d.prom.samples('{__name__=~"cluster_version_status_(write|pruned).*"}') if d.prom else []
+    return lines if any("pruned_capabilities" in line for line in lines) else []
 
 
 def _excerpt(d: Demo) -> tuple[str, str]:
@@ -393,7 +373,7 @@ STAGES_TABLE: list[tuple[str, list[Step]]] = [
                             'only "Job was active longer than specified deadline")'),
         Step(say=f"Prometheus's view: `start` exports ReleaseAccepted as cluster_operator_conditions 0; install/'s "
                  f"ClusterReleaseNotAccepted fires after its `for:` ({FOR} here, 60m upstream)",
-             wait=lambda d: d.firing("ClusterReleaseNotAccepted"), what="ClusterReleaseNotAccepted firing",
+             wait=lambda d: d.prom and d.prom.firing("ClusterReleaseNotAccepted"), what="the alert firing",
              timeout=60, figure="alert", since=lambda d: d.kubelet.marks[UNSIGNED_IMAGE] if d.kubelet else 0.0,
              show=lambda d: d.alert_view("ClusterReleaseNotAccepted"),
              then=lambda d: f"ClusterReleaseNotAccepted firing {seconds(d.figures['alert'])} after the kubelet's "
@@ -481,7 +461,7 @@ STAGES_TABLE: list[tuple[str, list[Step]]] = [
              what=f"the rollback to {OLD} to complete", show=Demo.adm_upgrade,
              then=lambda d: f"  Progressing: {cond(d.got, 'Progressing', 'message')}"),
         Step(show=_excerpt),
-        Step(wait=lambda d: d.status_metrics(), what="the status-write metrics in Prometheus",
+        Step(wait=lambda d: _pruned_metrics(d), what="the status-write metrics in Prometheus",
              show=lambda d: ("$ curl -s '" + (d.prom.url if d.prom else "") + "/api/v1/query?query={__name__=~"
                              '"cluster_version_status_(write|pruned).*"}\'   # target labels left out',
                              "\n".join(d.got)),
@@ -532,25 +512,11 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
-
-    def on_term(signum: int, frame: FrameType | None) -> None:
-        raise KeyboardInterrupt
-
-    signal.signal(signal.SIGTERM, on_term)
-    signal.signal(signal.SIGINT, signal.default_int_handler)  # also when started in the background
     demo = Demo((args.dir or localcluster.default_dir()).resolve(), args.pause)
     print("cvo-py demo: a whole update on a real local kube-apiserver"
           + (" (fast mode)" if args.fast else f" (pausing {args.pause:g}s per step; --fast to skip)"), flush=True)
-    try:
-        demo.run()
-    except KeyboardInterrupt:
-        print("\ninterrupted: the demo's processes are stopped; the cluster keeps running", file=sys.stderr)
-        return 130
-    except (StoryError, localcluster.ClusterError, ApiError, manifests.UnknownKind) as exc:
-        print(f"\ndemo failed in stage {demo.stage_no}/{len(STAGES_TABLE)}: {exc}", file=sys.stderr)
-        print(f"controller logs: {demo.work}", file=sys.stderr)
-        return 1
-    return 0
+    return tell(demo.run, (localcluster.ClusterError, ApiError, manifests.UnknownKind),
+                lambda: f"in stage {demo.stage_no}/{len(STAGES_TABLE)} (controller logs: {demo.work})")
 
 
 if __name__ == "__main__":

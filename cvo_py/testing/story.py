@@ -9,10 +9,13 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
+import sys
 import textwrap
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from types import FrameType
 from typing import Any, Generic, TypeVar
 
 from cvo_py.kube import ApiError
@@ -149,3 +152,26 @@ def parse_pause(text: str) -> float:
     if not 0 <= value <= 60:
         raise argparse.ArgumentTypeError(f"invalid pause {text!r}: want 0 to 60 seconds")
     return value
+
+
+def tell(run: Callable[[], None], failures: tuple[type[Exception], ...], where: Callable[[], str]) -> int:
+    """Run a story as a command: SIGTERM and SIGINT (also when started in the background, where
+    SIGINT may be inherited as ignored) interrupt it, and `run` must stop what it started on the
+    way out. Returns the exit code: 0, 130 when interrupted, 1 on one of `failures` (printed
+    with `where()`, e.g. the stage and where the logs are)."""
+
+    def on_term(signum: int, frame: FrameType | None) -> None:
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, on_term)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    caught: tuple[type[Exception], ...] = (StoryError, *failures)
+    try:
+        run()
+    except KeyboardInterrupt:
+        print("\ninterrupted: the processes it started are stopped; the cluster keeps running", file=sys.stderr)
+        return 130
+    except caught as exc:
+        print(f"\nfailed {where()}: {exc}", file=sys.stderr)
+        return 1
+    return 0

@@ -351,6 +351,14 @@ def condition(insight_value: Any, type_: str) -> JSON:
     raise KeyError(f"no {type_} condition in {insight_value}")
 
 
+def upgrade_status(kubeconfig: str, *args: str) -> str:
+    """What `cluster-version-operator upgrade-status` prints (its exit code and stderr appended
+    when it fails)."""
+    proc = subprocess.run([sys.executable, "-m", "cvo_py", "upgrade-status", "--kubeconfig", kubeconfig, *args],
+                          cwd=REPO, capture_output=True, text=True, timeout=60)  # fmt: skip
+    return proc.stdout + (f"\n(exit {proc.returncode}) {proc.stderr.strip()}" if proc.returncode else "")
+
+
 def insight_condition(data: dict[str, str], key: str, type_: str) -> str:
     """`<status> <reason>` of an insight's condition, or "" when there is none (yet)."""
     try:
