@@ -63,7 +63,8 @@ DEGRADE_REASON = ('failed to drain node: worker-1: error when evicting pods/"api
                   "Cannot evict pod as it would violate the pod's disruption budget.")  # fmt: skip
 # The demo's own rule standing in for kube-state-metrics' alert (not here): it fires while the
 # machine-config operator is Progressing, i.e. while nodes drain.
-PDB_RULE = {"alert": "PodDisruptionBudgetAtLimit",
+PDB_ALERT = "PodDisruptionBudgetAtLimit"
+PDB_RULE = {"alert": PDB_ALERT,
             "expr": 'max(cluster_operator_conditions{name="machine-config", condition="Progressing"}) == 1',
             "labels": {"severity": "warning", "namespace": "payments", "poddisruptionbudget": "api"},
             "annotations": {
@@ -317,7 +318,6 @@ def _versions(cv: JSON) -> list[str]:
     return sorted(u.get("version", "") for u in (cv["status"].get("availableUpdates") or []))
 
 
-PDB_IN_INSIGHTS = "PodDisruptionBudgetAtLimit"
 STAGES_TABLE: list[tuple[str, list[Step]]] = [
     ("Starting the local kube-apiserver and Prometheus; applying the CRDs and the install/ manifests", [
         Step(do=Demo.start_cluster, then="Nothing runs the Deployments: this API server has no controller manager, "
@@ -403,7 +403,7 @@ STAGES_TABLE: list[tuple[str, list[Step]]] = [
              do=_roll_masters, figure="pdb", since=lambda d: d.marks["mco"], timeout=60,
              wait=lambda d: d.insights(lambda data: nodes_in_phase(data, {
                  "master-0": "Completed", "master-1": "Draining", "master-2": "Pending"})
-                 and any(PDB_IN_INSIGHTS in v for v in data.values())),
+                 and any(PDB_ALERT in v for v in data.values())),
              what="master-1 draining and PodDisruptionBudgetAtLimit in the insights",
              then=lambda d: "MCO: master-0 is updated, master-1 is draining; Prometheus fires "
                             "PodDisruptionBudgetAtLimit, and the controller turned it into an Update Health line "
