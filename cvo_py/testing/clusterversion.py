@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +29,20 @@ def condition(cv: dict[str, Any], type_: str) -> dict[str, Any] | None:
         if c.get("type") == type_:
             return dict(c)
     return None
+
+
+def progress_count(cv: dict[str, Any], total: int) -> int:
+    """Operators done, from Progressing's `Working towards X: N of M done`; `total` once it says
+    the update completed (`Cluster version is X`); else 0."""
+    message = str((condition(cv, "Progressing") or {}).get("message") or "")
+    match = re.search(r": (\d+) of (\d+) done", message)
+    return int(match.group(1)) if match else total if message.startswith("Cluster version is") else 0
+
+
+def completed(cv: dict[str, Any], version: str) -> bool:
+    """Whether the newest history entry is `version`, Completed."""
+    history = (cv.get("status") or {}).get("history") or [{}]
+    return bool(history[0].get("version") == version and history[0].get("state") == "Completed")
 
 
 def history_entry(version: str, image: str, state: str, started: str, completed: str | None) -> dict[str, Any]:

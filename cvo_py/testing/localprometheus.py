@@ -49,6 +49,8 @@ PROMTOOL = localcluster.BIN_DIR / "promtool"
 INSTALL = REPO / "install"
 RULE_TESTS = REPO / "tests" / "rules"
 BUILD_TAGS = "remove_all_sd"
+# The labels a scrape adds to every series of a target (its Service endpoint's, see `register`).
+TARGET_LABELS = ("endpoint", "instance", "job", "namespace", "service")
 
 
 def default_dir() -> Path:
@@ -303,6 +305,14 @@ class LocalPrometheus:
         labels = {"namespace": spec.namespace, "endpoint": spec.endpoint, "service": spec.name}
         _write_atomic(target_file(self.dir, job), json.dumps([{"targets": [address], "labels": labels}]))
 
+    def scrape_flags(self, job: str) -> list[str]:
+        """The `--listen` and serving-certificate flags of a process to scrape as `job` (a free
+        port on 127.0.0.1, registered as the job's target)."""
+        cert, key = self.serving_certificate(job)
+        port = _free_port()
+        self.register(job, f"127.0.0.1:{port}")
+        return [f"--listen=127.0.0.1:{port}", f"--serving-cert-file={cert}", f"--serving-key-file={key}"]
+
     def unregister(self, job: str) -> None:
         """No target for `job` any more (as when its Service has no ready endpoint)."""
         _write_atomic(target_file(self.dir, job), "[]")
@@ -312,6 +322,22 @@ class LocalPrometheus:
 
     def alerts(self) -> list[dict[str, Any]]:
         return self.api.alerts()
+
+    def firing(self, name: str) -> dict[str, Any] | None:
+        """The firing alert named `name` (the first one), or None."""
+        return next((a for a in self.alerts() if a["labels"].get("alertname") == name and a.get("state") == "firing"),
+                    None)  # fmt: skip
+
+    def samples(self, expr: str, hide: tuple[str, ...] = TARGET_LABELS) -> list[str]:
+        """An instant query's samples as exposition lines `name{labels} value`, sorted, without
+        the `hide` labels (by default those the scrape target adds)."""
+        lines = []
+        for sample in self.query(expr):
+            metric = dict(sample["metric"])
+            name = metric.pop("__name__", "")
+            labels = ",".join(f'{k}="{v}"' for k, v in sorted(metric.items()) if k not in hide)
+            lines.append(f"{name}{{{labels}}} {sample['value'][1]}" if labels else f"{name} {sample['value'][1]}")
+        return sorted(lines)
 
     def targets(self) -> list[dict[str, Any]]:
         data = self.api.get("/api/v1/targets", {"state": "active"})

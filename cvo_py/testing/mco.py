@@ -13,6 +13,8 @@ DESIRED_CONFIG = "machineconfiguration.openshift.io/desiredConfig"
 STATE = "machineconfiguration.openshift.io/state"
 REASON = "machineconfiguration.openshift.io/reason"
 RELEASE_IMAGE_VERSION = "machineconfiguration.openshift.io/release-image-version"
+DESIRED_DRAIN = "machineconfiguration.openshift.io/desiredDrain"
+LAST_APPLIED_DRAIN = "machineconfiguration.openshift.io/lastAppliedDrain"
 
 
 def now_rfc3339() -> str:
@@ -89,3 +91,52 @@ class MCO:
 
     def _update_status(self, res: Resource, name: str, mutate: Callable[[JSON], None]) -> JSON:
         return write_status(self.client, res, name, lambda obj: mutate(obj.setdefault("status", {})))
+
+    # -- what the Machine Config Daemon and the MCO write while a pool rolls --------------------------
+
+    def node_step(self, node: str, step: str, old: str, new: str) -> None:
+        """One step of the daemon on `node` moving from config `old` to `new`:
+        "drain", "update", "reboot" or "done" (annotations, cordon, Ready condition)."""
+        if step == "drain":
+            self.annotate_node(
+                node, {DESIRED_CONFIG: new, STATE: "Working", DESIRED_DRAIN: f"drain-{new}",
+                       LAST_APPLIED_DRAIN: f"uncordon-{old}"},
+            )
+            self.set_unschedulable(node, True)
+        elif step == "update":
+            self.annotate_node(node, {LAST_APPLIED_DRAIN: f"drain-{new}"})
+        elif step == "reboot":
+            self.annotate_node(node, {STATE: "Rebooting"})
+            self.set_node_condition(node, "Ready", "False", "KubeletNotReady", "node is rebooting")
+        elif step == "done":
+            self.set_node_condition(node, "Ready", "True", "KubeletReady", "kubelet is posting ready status")
+            self.annotate_node(
+                node, {CURRENT_CONFIG: new, STATE: "Done", REASON: "", DESIRED_DRAIN: f"uncordon-{new}",
+                       LAST_APPLIED_DRAIN: f"uncordon-{new}"},
+            )
+            self.set_unschedulable(node, False)
+        else:
+            raise ValueError(f"unknown node step {step!r}")
+
+    def sync_pool(self, pool: str, nodes: list[str]) -> JSON:
+        """The pool's status as the MCO derives it from its nodes' annotations."""
+        target = self.client.get(MACHINECONFIGPOOLS, pool)["spec"]["configuration"]["name"]
+        states = [self.client.get(NODES, n)["metadata"].get("annotations") or {} for n in nodes]
+        updated = sum(1 for a in states if a.get(CURRENT_CONFIG) == target and a.get(STATE) == "Done")
+        degraded = sum(1 for a in states if a.get(STATE) == "Degraded")
+        done = updated == len(nodes)
+
+        def mutate(status: JSON) -> None:
+            stamp = now_rfc3339()
+            status.update(
+                observedGeneration=1, configuration={"name": target}, machineCount=len(nodes),
+                updatedMachineCount=updated, readyMachineCount=updated, degradedMachineCount=degraded,
+                unavailableMachineCount=sum(1 for a in states if a.get(STATE) != "Done"),
+                conditions=[
+                    {"type": "Updated", "status": str(done), "lastTransitionTime": stamp},
+                    {"type": "Updating", "status": str(not done), "lastTransitionTime": stamp},
+                    {"type": "Degraded", "status": str(degraded > 0), "lastTransitionTime": stamp},
+                ],
+            )
+
+        return self.set_pool_status(pool, mutate)

@@ -172,6 +172,7 @@ class StartProcess:
         *extra: str,
         node: str = NODE,
         verbosity: int = 2,
+        release_image: str = RUNNING_IMAGE,
     ) -> None:
         """`extra`: more flags after the manifest's (the last of a repeated flag wins), e.g. another
         `--listen` and serving certificate for a Prometheus to scrape."""
@@ -192,7 +193,7 @@ class StartProcess:
         self.port = free_port()
         self.argv = start_argv(
             {
-                "--release-image": RUNNING_IMAGE,
+                "--release-image": release_image,
                 "--listen": f"127.0.0.1:{self.port}",
                 "--serving-cert-file": cert,
                 "--serving-key-file": key,
@@ -204,7 +205,7 @@ class StartProcess:
         # Where this machine keeps what a node would: the running release's payload, the host path.
         env.update(CVO_NAMESPACE=namespace, PAYLOAD_OVERRIDE=str(local), UPDATE_PAYLOADS_DIR=str(self.payload_dir))
         self.log_path = workdir / "start.log"
-        self._log = self.log_path.open("wb")
+        self._log = self.log_path.open("ab")  # a restart in the same workdir keeps the earlier log
         self.proc = subprocess.Popen(self.argv, env=env, stdout=self._log, stderr=subprocess.STDOUT)
 
     def log(self) -> str:

@@ -345,6 +345,32 @@ def condition(insight_value: Any, type_: str) -> JSON:
     raise KeyError(f"no {type_} condition in {insight_value}")
 
 
+def upgrade_status(kubeconfig: str, *args: str) -> str:
+    """What `cluster-version-operator upgrade-status` prints (its exit code and stderr appended
+    when it fails)."""
+    proc = subprocess.run([sys.executable, "-m", "cvo_py", "upgrade-status", "--kubeconfig", kubeconfig, *args],
+                          cwd=REPO, capture_output=True, text=True, timeout=60)  # fmt: skip
+    return proc.stdout + (f"\n(exit {proc.returncode}) {proc.stderr.strip()}" if proc.returncode else "")
+
+
+def insight_condition(data: dict[str, str], key: str, type_: str) -> str:
+    """`<status> <reason>` of an insight's condition, or "" when there is none (yet)."""
+    try:
+        found = condition(insight(data, key) or {}, type_)
+    except (KeyError, AttributeError, yaml.YAMLError):
+        return ""
+    return f"{found.get('status')} {found.get('reason')}"
+
+
+def node_condition(data: dict[str, str], node: str, type_: str) -> str:
+    return insight_condition(data, f"usc-node-{node}", type_)
+
+
+def nodes_in_phase(data: dict[str, str], phases: dict[str, str]) -> bool:
+    """Whether each node's insight shows the Updating reason given (Draining, Rebooting, Completed, ...)."""
+    return all(node_condition(data, n, "Updating").endswith(f" {reason}") for n, reason in phases.items())
+
+
 def printable(data: dict[str, str] | None) -> str:
     if data is None:
         return "(ConfigMap does not exist)"

@@ -15,7 +15,9 @@ import pytest
 
 from cvo_py.kube import KubeClient
 from cvo_py.testing.cluster import LocalCluster
+from cvo_py.testing.clusterversion import progress_count
 from cvo_py.testing.hack import script
+from cvo_py.testing.usc import node_condition, nodes_in_phase
 
 REPO = Path(__file__).resolve().parents[2]
 DEMO = REPO / "hack" / "demo.py"
@@ -66,7 +68,9 @@ def test_fast_demo_shows_every_stage(demo_run: subprocess.CompletedProcess[str])
 
     setup = stage_output(out, 1)
     assert "applied install/ Deployment openshift-update-status-controller/update-status-controller" in setup
-    assert "Nothing runs the Deployment" in setup
+    assert "Nothing runs the Deployments" in setup
+    assert re.search(r"Prometheus \(pid \d+\) at http://127\.0\.0\.1:\d+ loads install/'s rules", setup), setup
+    assert re.search(r"update service at http://127\.0\.0\.1:\d+/api/upgrades_info/v1/graph: channel stable-4", setup)
 
     cluster_objects = stage_output(out, 2)
     assert "8 ClusterOperators at 4.13.0" in cluster_objects
@@ -76,6 +80,15 @@ def test_fast_demo_shows_every_stage(demo_run: subprocess.CompletedProcess[str])
     assert "`start` wrote the ClusterVersion status: Cluster version is 4.13.0" in controllers
     assert "system:serviceaccount:openshift-update-status-controller:update-status-controller" in controllers
     assert "The cluster is not updating." in controllers
+    # `oc adm upgrade`'s view of the local update service's graph, from the status `start` wrote.
+    assert re.search(r"Upstream: http://127\.0\.0\.1:\d+/api/upgrades_info/v1/graph\n", controllers)
+    assert "Channel: stable-4.14 (available channels: stable-4.14)" in controllers
+    assert re.search(r"Recommended updates:\n\s+│\s+\n\s+│\s+VERSION\s+IMAGE\n\s+│\s+4\.14\.0\s+quay\.io/.*\n"
+                     r"\s+│\s+4\.13\.10\s+quay\.io/", controllers), controllers
+    assert "Additional updates which are not recommended for your cluster configuration are available" in controllers
+    assert "$ oc adm upgrade --include-not-recommended" in controllers
+    assert re.search(r"Updates with known issues:\n\s+│\s+\n\s+│\s+Version: 4\.14\.1\n.*\n"
+                     r"\s+│\s+Reason: DemoEtcdDefragRisk\n", controllers), controllers
 
     unsigned = stage_output(out, 4)
     assert "ReleaseAccepted=False" in unsigned
@@ -89,6 +102,13 @@ def test_fast_demo_shows_every_stage(demo_run: subprocess.CompletedProcess[str])
     assert re.search(
         r"ReleaseAccepted=False appeared [\d.]+ m?s after the kubelet's Pod status write", unsigned
     )
+    # Prometheus's view: install/'s rule on what it scraped from `start`.
+    assert re.search(
+        r'ClusterReleaseNotAccepted\{name="version", namespace="openshift-cluster-version", '
+        r'reason="RetrievePayload", severity="warning"\} firing since ',
+        unsigned,
+    ), unsigned
+    assert re.search(r"ClusterReleaseNotAccepted firing [\d.]+ m?s after the kubelet's write", unsigned)
 
     update = stage_output(out, 5)
     assert 'ReleaseAccepted=True PayloadLoaded: Payload loaded version="4.14.0"' in update
@@ -100,12 +120,21 @@ def test_fast_demo_shows_every_stage(demo_run: subprocess.CompletedProcess[str])
     assert re.search(r"worker-1\s+Degraded\s+Updating\s+4\.13\.0", update)
     assert "Message: Node worker-1 is degraded" in update
     assert re.search(r"worker-2\s+Progressing\s+Rebooting", update)
+    # A firing alert became an Update Health line while the nodes drained.
+    assert re.search(
+        r"Warning\s+Unknown\s+Alert is firing: The pod disruption budget is preventing further disruption", update
+    ), update
+    # After the update, the available updates are those of 4.14.0.
+    after = update.split("available updates follow the new version", 1)[1]
+    assert re.search(r"Cluster version is 4\.14\.0\n", after)
+    assert re.search(r"VERSION\s+IMAGE\n\s+│\s+4\.14\.5\s+quay\.io/", after), after
+    assert "4.13.10" not in after
 
     rollback = stage_output(out, 6)
     assert "type: CapabilitiesPruned" in rollback
-    assert "enabledCapabilities MachineAPI" in rollback
+    assert re.search(r"enabledCapabilities (\w+, )*MachineAPI", rollback), rollback
     assert (
-        'cluster_version_status_pruned_capabilities{field="enabledCapabilities",name="MachineAPI"} 1.0'
+        'cluster_version_status_pruned_capabilities{field="enabledCapabilities",name="MachineAPI"} 1\n'
         in rollback
     )
     assert "Progressing: Cluster version is 4.13.0" in rollback
@@ -115,11 +144,13 @@ def test_fast_demo_shows_every_stage(demo_run: subprocess.CompletedProcess[str])
     summary = stage_output(out, 7)
     assert re.search(r"signature failure surfaced in ReleaseAccepted: [\d.]+ m?s", summary)
     assert re.search(r"degraded node surfaced in the update status insights: [\d.]+ m?s", summary)
+    assert re.search(r"ClusterReleaseNotAccepted firing in Prometheus: [\d.]+ m?s", summary)
+    assert re.search(r"PodDisruptionBudgetAtLimit in the insights: [\d.]+ m?s", summary)
     assert re.search(r"total: [\d.]+ s\. The cluster is still running", summary)
 
     # Every controller process the demo started has been stopped.
     pids = [int(p) for p in re.findall(r"\(pid (\d+)\)", out)]
-    assert len(pids) == 4, pids  # start at 4.13.0, 4.14.0 and 4.13.0 again; update-status-controller
+    assert len(pids) == 5, pids  # Prometheus; start at 4.13.0, 4.14.0, 4.13.0 again; update-status-controller
     assert not [p for p in pids if alive(p)]
 
 
@@ -161,80 +192,11 @@ def test_bad_pause_is_a_usage_error(args: list[str], env: dict[str, str], error:
 demo = load_demo()
 
 
-def cv_with(
-    conditions: list[dict[str, str]], history: list[dict[str, str]] | None = None
-) -> dict[str, object]:
-    return {
-        "metadata": {"name": "version"},
-        "spec": {"channel": "stable-4.14"},
-        "status": {"conditions": conditions, "history": history or []},
-    }
+def cv_with(message: str) -> dict[str, object]:
+    return {"status": {"conditions": [{"type": "Progressing", "status": "True", "message": message}]}}
 
 
-COMPLETED = [{"state": "Completed", "version": "4.13.0"}]
 UPDATING_DRAINING = {"type": "Updating", "status": "True", "reason": "Draining"}
-ACCEPTED = {"type": "ReleaseAccepted", "status": "True", "reason": "PayloadLoaded", "message": "loaded"}
-
-
-@pytest.mark.parametrize(
-    ("cv", "expected"),
-    [
-        (
-            cv_with(
-                [
-                    {"type": "Progressing", "status": "False", "message": "Cluster version is 4.13.0"},
-                    ACCEPTED,
-                ],
-                COMPLETED,
-            ),
-            "Cluster version is 4.13.0\n\n"
-            "Upstream is unset, so the cluster will use an appropriate default.\nChannel: stable-4.14",
-        ),
-        (
-            cv_with(
-                [
-                    {"type": "Progressing", "status": "True", "message": "Working towards 4.14.0"},
-                    {
-                        "type": "ReleaseAccepted",
-                        "status": "False",
-                        "reason": "RetrievePayload",
-                        "message": "a\nb",
-                    },
-                ],
-                COMPLETED,
-            ),
-            "info: An upgrade is in progress. Working towards 4.14.0\n\n"
-            "ReleaseAccepted=False\n\n  Reason: RetrievePayload\n  Message: a\n  b\n\n"
-            "Upstream is unset, so the cluster will use an appropriate default.\nChannel: stable-4.14",
-        ),
-        (
-            cv_with(
-                [
-                    {"type": "Progressing", "status": "False", "message": "Error while reconciling 4.13.0"},
-                    {
-                        "type": "Failing",
-                        "status": "True",
-                        "reason": "ClusterOperatorDegraded",
-                        "message": "etcd",
-                    },
-                    ACCEPTED,
-                ],
-                COMPLETED,
-            ),
-            "Cluster version is 4.13.0\n\n"
-            "Failing=True\n\n  Reason: ClusterOperatorDegraded\n  Message: etcd\n\n"
-            "Upstream is unset, so the cluster will use an appropriate default.\nChannel: stable-4.14",
-        ),
-        (
-            cv_with([]),
-            "Cluster version is <unknown>\n\n"
-            "Upstream is unset, so the cluster will use an appropriate default.\nChannel: stable-4.14",
-        ),
-    ],
-    ids=["completed", "release-not-accepted", "failing", "no-status-yet"],
-)
-def test_oc_adm_upgrade_view(cv: dict[str, object], expected: str) -> None:
-    assert demo.oc_adm_upgrade(cv) == expected
 
 
 @pytest.mark.parametrize(
@@ -247,9 +209,7 @@ def test_oc_adm_upgrade_view(cv: dict[str, object], expected: str) -> None:
     ],
 )
 def test_progress_count(message: str, done: int) -> None:
-    assert (
-        demo.progress_count(cv_with([{"type": "Progressing", "status": "True", "message": message}])) == done
-    )
+    assert progress_count(cv_with(message), 8) == done
 
 
 @pytest.mark.parametrize(
@@ -267,7 +227,7 @@ def test_progress_count(message: str, done: int) -> None:
     ids=["flow-style", "other-condition", "bad-yaml", "not-a-mapping", "absent"],
 )
 def test_node_condition(data: dict[str, str], expected: str) -> None:
-    assert demo.node_condition(data, "worker-1", "Updating") == expected
+    assert node_condition(data, "worker-1", "Updating") == expected
 
 
 @pytest.mark.parametrize(
@@ -309,4 +269,4 @@ def test_nodes_in_phase(phases: dict[str, str], expected: bool) -> None:
         ),
         "usc-node-master-1": json.dumps({"conditions": [UPDATING_DRAINING]}),
     }
-    assert demo.nodes_in_phase(data, phases) is expected
+    assert nodes_in_phase(data, phases) is expected

@@ -1,0 +1,86 @@
+"""Plays the kubelet of the version Pods `start` creates: each new Pod either fails its first
+image pull (the node's signature policy rejects the image) or copies a payload into the node's
+payload directory and succeeds, as the real containers would; graceful deletes are confirmed."""
+
+from __future__ import annotations
+
+import contextlib
+import shutil
+import threading
+import time
+from pathlib import Path
+
+from cvo_py.informer import Informer
+from cvo_py.kube import JSON, PODS, ApiError, KubeClient
+from cvo_py.testing.kubelet import Kubelet, running, waiting
+from cvo_py.testing.payload import signature_rejected, write_payload
+from payload.podspec import POD_LABEL_SELECTOR
+
+
+class VersionPodKubelet:
+    """`versions` maps a release image to the version its payload says; images in `unsigned`
+    are rejected. `marks[image]` is when the kubelet wrote that Pod's outcome (monotonic)."""
+
+    def __init__(self, kube: KubeClient, namespace: str, node: str, payload_dir: Path, versions: dict[str, str]):
+        self.kube, self.namespace, self.payload_dir = kube, namespace, payload_dir.resolve()
+        self.kubelet = Kubelet(kube, node)
+        self.versions = versions
+        self.unsigned: set[str] = set()
+        self.marks: dict[str, float] = {}
+        self.errors: list[str] = []
+        self._seen: set[str] = set()
+        self._threads: list[threading.Thread] = []
+        self.informer = Informer(kube, PODS, namespace=namespace, label_selector=POD_LABEL_SELECTOR)
+        self.informer.add_handler(self._on_event)
+
+    def start(self) -> VersionPodKubelet:
+        self.informer.start()
+        if not self.informer.wait_for_sync(30):
+            raise RuntimeError(f"could not list the version Pods of {self.namespace} within 30s")
+        return self
+
+    def stop(self) -> None:
+        self.informer.stop()
+        for thread in self._threads:
+            thread.join(10)
+
+    def pod_for(self, image: str) -> JSON | None:
+        for pod in self.informer.items():
+            if ((pod.get("spec") or {}).get("initContainers") or [{}])[0].get("image") == image:
+                return pod
+        return None
+
+    def _on_event(self, event_type: str, pod: JSON, old: JSON | None) -> None:
+        meta = pod["metadata"]
+        if event_type == "DELETED" or (meta["name"] in self._seen and not meta.get("deletionTimestamp")):
+            return
+        self._seen.add(meta["name"])
+        thread = threading.Thread(target=self._act, args=(pod,), name=f"kubelet-{meta['name']}", daemon=True)
+        self._threads.append(thread)
+        thread.start()
+
+    def _act(self, pod: JSON) -> None:
+        name = pod["metadata"]["name"]
+        try:
+            if pod["metadata"].get("deletionTimestamp"):
+                self.kubelet.finish_deletion(name, self.namespace)
+                return
+            first = pod["spec"]["initContainers"][0]
+            image = first["image"]
+            if image in self.unsigned:
+                self.marks[image] = time.monotonic()
+                state = waiting("SignatureValidationFailed", signature_rejected(image))
+                self.kubelet.set_container_state(name, self.namespace, first["name"], state, init=True)
+                return
+            self.kubelet.set_container_state(name, self.namespace, first["name"], running(), init=True)
+            mount = Path(pod["spec"]["volumes"][0]["hostPath"]["path"]).resolve()
+            if mount != self.payload_dir:
+                raise ValueError(f"version Pod {name} mounts {mount}, not {self.payload_dir}")
+            for entry in mount.iterdir():  # the `cleanup` init container: rm -fR ./*
+                with contextlib.suppress(OSError):
+                    shutil.rmtree(entry) if entry.is_dir() else entry.unlink()
+            write_payload(mount, image, self.versions.get(image, "0.0.0"))
+            self.marks[image] = time.monotonic()
+            self.kubelet.succeed(name, self.namespace)
+        except (ApiError, OSError, KeyError, IndexError, ValueError, RuntimeError) as exc:
+            self.errors.append(f"playing the kubelet for version Pod {name}: {exc}")
