@@ -71,7 +71,7 @@ test-unit: venv
 test: venv build-apiserver build-prometheus lint check-rules
 	$(PY) -m pytest
 
-demo: venv build-apiserver
+demo: venv build-apiserver build-prometheus
 	$(PY) hack/demo.py $(DEMO_ARGS)
 
 # Builds the Dockerfile with buildah (installed with apt-get when missing and run as root).
