@@ -16,6 +16,7 @@ from cvo_py.testing.insight_objects import at, clusterversion, node, operator, p
 from status.updatestatus import configmap, snapshot
 from status.updatestatus.insights import compute, metadata
 from status.updatestatus.insights.metadata import META_KEY
+from status.updatestatus.insights.models import Insight
 from status.updatestatus.render import render
 
 EXAMPLES = Path(__file__).resolve().parents[3] / ".." / "shared" / "oc-examples"
@@ -142,6 +143,17 @@ def _put(kube: KubeClient, name: str, data: dict[str, str]) -> None:
     kube.create(CONFIGMAPS, body, namespace=configmap.NAMESPACE)
 
 
+def updating_insights(tmp_path: Path) -> tuple[Path, list[Insight], int]:
+    """The updating example snapshot written out, and its insights at its own "now"."""
+    cv_path = updating_snapshot(tmp_path)
+    snap = snapshot.load(cv_path)
+    now = snap.mock_now()
+    insights = compute.all_insights(
+        snap.clusterversion, snap.operators, snap.nodes, snap.pools, snap.machineconfig_versions(), now
+    )
+    return cv_path, insights, now
+
+
 def test_live_mode_reads_the_configmap_and_its_shards(
     capsys: pytest.CaptureFixture[str],
     tmp_path: Path,
@@ -149,12 +161,7 @@ def test_live_mode_reads_the_configmap_and_its_shards(
     kube: KubeClient,
     status_configmaps: list[str],
 ) -> None:
-    cv_path = updating_snapshot(tmp_path)
-    snap = snapshot.load(cv_path)
-    now = snap.mock_now()
-    insights = compute.all_insights(
-        snap.clusterversion, snap.operators, snap.nodes, snap.pools, snap.machineconfig_versions(), now
-    )
+    cv_path, insights, now = updating_insights(tmp_path)
     # a budget just above the control-plane insights forces node insights into shards, as at 5,000 nodes
     data = configmap.encode(insights)
     budget = configmap.data_size({k: v for k, v in data.items() if not k.startswith("usc-node-")}) + 64
@@ -214,12 +221,7 @@ def test_live_mode_renders_readable_keys_and_warns_about_unreadable_ones(
 ) -> None:
     from cvo_py.testing.hostile import values
 
-    cv_path = updating_snapshot(tmp_path)
-    snap = snapshot.load(cv_path)
-    now = snap.mock_now()
-    insights = compute.all_insights(
-        snap.clusterversion, snap.operators, snap.nodes, snap.pools, snap.machineconfig_versions(), now
-    )
+    _, insights, now = updating_insights(tmp_path)
     data = configmap.encode(insights)
     node_key = next(k for k in data if k.startswith("usc-node-"))
     readable = {k: v for k, v in data.items() if k != node_key}
