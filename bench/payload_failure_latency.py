@@ -314,12 +314,13 @@ def main() -> int:
     if stalled is not None:
         spec.update(channel="stable-4.14", upstream=stalled.url)
         extra.append("--update-service=")  # spec.upstream: the stalled service
+    # Before `start` runs: it would create a default ClusterVersion of its own.
+    create_cv(kube, spec, status_414())
     with tempfile.TemporaryDirectory() as tmp:
         start = StartProcess(handle.kubeconfig, ns, Path(tmp), "4.14.1", *extra, verbosity=5 if args.hops else 2)
         watch = ConditionWatch(kube)
         watch.informer.start()
         try:
-            create_cv(kube, spec, status_414())
             for run in range(args.runs):
                 for pacing in pacings:
                     for name, act, text, _bound in modes:

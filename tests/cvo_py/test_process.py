@@ -3,6 +3,7 @@ them in the reverse order, then the servers in theirs; readiness follows the con
 
 from __future__ import annotations
 
+import gc
 import signal
 from collections.abc import Callable, Iterator, Sequence
 
@@ -87,3 +88,23 @@ def test_a_failing_start_still_stops_everything_and_says_no_farewell(caplog: pyt
         process.run(parts)
     assert events == ["start controller", "stop controller", "stop server"]
     assert "done" not in [r.getMessage() for r in caplog.records]
+
+
+def test_what_exists_when_the_controllers_start_is_frozen_until_the_process_stops() -> None:
+    """Full collections skip the start-up heap while the controllers run (short pauses on the
+    event path); nothing stays frozen once run() returns."""
+    assert gc.get_freeze_count() == 0
+    frozen_while_running: list[int] = []
+
+    def started() -> None:
+        frozen_while_running.append(gc.get_freeze_count())
+        signal.raise_signal(signal.SIGTERM)
+
+    parts = process.Parts(
+        controllers=(Recorder("operator", [], on_start=started),),
+        synced=lambda: True,
+        serve=lambda ready: (),
+    )
+    assert process.run(parts) == 0
+    assert frozen_while_running and frozen_while_running[0] > 0
+    assert gc.get_freeze_count() == 0
