@@ -18,7 +18,7 @@ all: test
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[test]'
+	$(PY) -m pip install --quiet -e '.[test]' --config-settings editable_mode=compat  # a path entry: no import hook to load in every process
 	touch $@
 
 venv: $(VENV)/.installed

@@ -13,8 +13,9 @@ Bounds (`Limits`, the defaults in `DEFAULT_LIMITS`):
   about 40 MB plus 3.5× (JSON) to 5× (YAML) the input, under 400 MB at the limit
   (bench/hostile_inputs.py prints the figures).
 - nesting: at most 128 levels of mappings and sequences (`max_depth`). Nothing here recurses: YAML
-  is built from the event stream of libyaml's parser (which keeps its own heap stack), and JSON is
-  measured by an iterative pre-scan before Python's JSON scanner (which recurses) sees it.
+  is built from the event stream of libyaml's parser (which keeps its own heap stack); Python's
+  JSON scanner recurses only under the interpreter's recursion guard (a deeper document is an
+  error, not a crash), and what it returns is measured level by level.
 - aliases: at most 64 alias references (`max_aliases`), which together may stand for at most
   10,000 nodes (`max_alias_nodes`, counted as if every alias were expanded). Aliases are shared,
   not copied, so a "billion laughs" document is refused after a few events and never grows.
@@ -35,7 +36,6 @@ import functools
 import json
 import re
 from dataclasses import dataclass
-from itertools import accumulate
 from typing import Any
 
 import yaml
@@ -135,32 +135,67 @@ def load_document(
 # --- JSON ----------------------------------------------------------------------------------------
 
 _NOT_JSON = object()
-_JSON_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
-_NOT_BRACKET = re.compile(r"[^\[\]{}]+")
 
 
-def _json(text: str, source: str, limits: Limits) -> Any:
-    """The JSON document, or `_NOT_JSON` when the text is not JSON (YAML flow style may still read it)."""
-    brackets = _NOT_BRACKET.sub("", _JSON_STRING.sub("", text))
-    depth = max(accumulate(1 if c in "[{" else -1 for c in brackets), default=0)
-    if depth > limits.max_depth:
-        raise DocumentError(source, f"nested more than {limits.max_depth} levels deep")
+@functools.lru_cache(maxsize=8)
+def _json_decoder(limits: Limits) -> json.JSONDecoder:
+    """One decoder per bounds (building one per document costs more than decoding a small value)."""
 
     def number(kind: type[int] | type[float]) -> Any:
         def parse(s: str) -> int | float:
             if len(s) > limits.max_number_chars:
-                raise DocumentError(source, f"a number of {len(s)} characters (the limit is {limits.max_number_chars})")
+                raise _NumberError(
+                    f"a number of {len(s)} characters (the limit is {limits.max_number_chars})"
+                )
             return kind(s)
 
         return parse
 
     def constant(s: str) -> Any:
-        raise DocumentError(source, f"{s} is not a JSON number")
+        raise _NumberError(f"{s} is not a JSON number")
 
+    return json.JSONDecoder(parse_int=number(int), parse_float=number(float), parse_constant=constant)
+
+
+class _NumberError(ValueError):
+    """A number the bounds refuse (a ValueError the JSON scanner passes through unchanged)."""
+
+
+def _json(text: str, source: str, limits: Limits) -> Any:
+    """The JSON document, or `_NOT_JSON` when the text is not JSON (YAML flow style may still read it).
+
+    Python's JSON scanner recurses, but through the interpreter's recursion guard: a document
+    nested past it is a RecursionError, not a crash. What it returns is measured without recursion."""
     try:
-        return json.loads(text, parse_int=number(int), parse_float=number(float), parse_constant=constant)
+        doc = _json_decoder(limits).decode(text)
     except json.JSONDecodeError:
         return _NOT_JSON
+    except _NumberError as exc:
+        raise DocumentError(source, str(exc)) from None
+    except RecursionError:
+        raise DocumentError(source, f"nested more than {limits.max_depth} levels deep") from None
+    if len(text) > limits.max_depth and _deeper_than(doc, limits.max_depth):  # a level takes a character
+        raise DocumentError(source, f"nested more than {limits.max_depth} levels deep")
+    return doc
+
+
+def _deeper_than(doc: Any, limit: int) -> bool:
+    """Whether mappings and sequences nest more than `limit` levels, walked level by level."""
+    level = [doc] if type(doc) in (dict, list) else []
+    depth = 0
+    while level:
+        depth += 1
+        if depth > limit:
+            return True
+        below: list[Any] = []
+        add = below.append
+        for container in level:
+            for value in container.values() if type(container) is dict else container:
+                kind = type(value)
+                if kind is dict or kind is list:
+                    add(value)
+        level = below
+    return False
 
 
 # --- YAML ----------------------------------------------------------------------------------------
@@ -346,11 +381,13 @@ class _Builder:
 # --- strings -------------------------------------------------------------------------------------
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
+# The escapes that could write one (libyaml refuses them in YAML; JSON's scanner takes them).
+_SURROGATE_ESCAPE = re.compile(r"\\(?:u|U0000)[dD][89a-fA-F]")
 
 
 def _fix_surrogates(doc: Any, text: str) -> Any:
     """Lone surrogates (only escapes can write them) become U+FFFD, as in Go; walked without recursion."""
-    if "\\u" not in text and "\\U" not in text:
+    if _SURROGATE_ESCAPE.search(text) is None:
         return doc
 
     def fix(v: Any) -> Any:

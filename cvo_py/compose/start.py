@@ -160,4 +160,5 @@ def build(options: Options) -> Parts:
         elector=LeaderElector(client, options.namespace, options.name),
         before_leading=prune_earlier_pods,
         farewell=f"Graceful shutdown complete for {version}.",
+        freeze_startup=True,  # a kubelet write must reach ReleaseAccepted within tens of ms
     )

@@ -3,6 +3,7 @@ them in the reverse order, then the servers in theirs; readiness follows the con
 
 from __future__ import annotations
 
+import dataclasses
 import gc
 import signal
 from collections.abc import Callable, Iterator, Sequence
@@ -90,7 +91,7 @@ def test_a_failing_start_still_stops_everything_and_says_no_farewell(caplog: pyt
     assert "done" not in [r.getMessage() for r in caplog.records]
 
 
-def test_what_exists_when_the_controllers_start_is_frozen_until_the_process_stops() -> None:
+def test_start_up_heap_frozen_on_request_until_the_process_stops() -> None:
     """Full collections skip the start-up heap while the controllers run (short pauses on the
     event path); nothing stays frozen once run() returns."""
     assert gc.get_freeze_count() == 0
@@ -104,7 +105,13 @@ def test_what_exists_when_the_controllers_start_is_frozen_until_the_process_stop
         controllers=(Recorder("operator", [], on_start=started),),
         synced=lambda: True,
         serve=lambda ready: (),
+        freeze_startup=True,
     )
     assert process.run(parts) == 0
     assert frozen_while_running and frozen_while_running[0] > 0
     assert gc.get_freeze_count() == 0
+
+    # without freeze_startup (the update status controller's pauses thaw what they hand over)
+    frozen_while_running.clear()
+    assert process.run(dataclasses.replace(parts, freeze_startup=False)) == 0
+    assert frozen_while_running == [0]

@@ -22,6 +22,8 @@ from cvo_py.testing.hostile import values
         ("a: " + values.deep_flow(30_000), "nested more than 128 levels deep at line 1"),
         ("".join(" " * i + "- \n" for i in range(200)), "nested more than 128 levels deep at line 129"),
         (values.deep_flow(sys.getrecursionlimit() + 10), "nested more than 128 levels deep"),  # JSON
+        (values.deep_flow(129), "nested more than 128 levels deep"),  # JSON the scanner reads whole
+        ('{"a": [' + values.deep_flow(128) + "]}", "nested more than 128 levels deep"),
         (values.alias_bomb(), "aliases expand to more than 10000 nodes at line 1"),
         ("x: &a [1]\n" + "".join(f"y{i}: *a\n" for i in range(65)), "more than 64 aliases at line 66"),
         (values.alias_bomb_document("lastTransitionTime"), "aliases expand to more than 10000 nodes at line 5"),
@@ -81,6 +83,17 @@ def test_lone_surrogates_become_replacement_characters_as_in_go() -> None:
         "a": "\ufffdx",
         "\ufffd": ["\ufffd"],
     }
+    with pytest.raises(DocumentError, match="invalid Unicode character escape"):  # libyaml refuses them
+        load_document('a: "\\U0000DBFFx"', source="f")
+    assert load_document('{"a": "\\\\ud800"}', source="f") == {"a": "\\ud800"}  # an escaped backslash
+
+
+def test_nesting_at_the_limit_is_read() -> None:
+    doc = load_document(values.deep_flow(128), source="f")
+    depth = 0
+    while isinstance(doc, list):
+        depth, doc = depth + 1, (doc[0] if doc else None)
+    assert depth == 128
 
 
 json_values = st.recursive(

@@ -18,13 +18,11 @@ those times are Go's zero time, so repeated computations give identical insights
 
 from __future__ import annotations
 
-import contextlib
-import gc
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Mapping
 from datetime import datetime
 from typing import Any
 
-from cvo_py import gotext
+from cvo_py import gcpause, gotext
 from status.updatestatus.configmap import key_of
 from status.updatestatus.insights import alerts as alerts_mod
 from status.updatestatus.insights import controlplane, faults
@@ -174,39 +172,11 @@ def _objects(items: Any, kind: str) -> list[JSON]:
     return items
 
 
-@contextlib.contextmanager
-def _gc_paused() -> Iterator[None]:
-    """Pause the cyclic garbage collector while building thousands of small objects, then hand
-    what was built straight to the collector's oldest generation.
-
-    Without the pause, the collector's full collections rescan the large, live informer caches
-    while the insights are built (they cost a third of the time at 5,000 nodes). A bare pause
-    leaves a debt instead: every object allocated meanwhile counts towards the young generation,
-    so the first allocation after the pause runs one young collection over all of them (15-20%
-    of the computation at 5,000 nodes, and every tenth computation a middle-generation one that
-    costs as much again), on memory no longer in the CPU caches: the main reason repeated
-    computations varied so much. Insights hold no reference cycles and outlive the computation,
-    so that scan can find nothing: `gc.freeze()` followed by `gc.unfreeze()` moves every tracked
-    object to the oldest generation and resets the young count without scanning anything. The
-    project never keeps objects frozen, so unfreezing releases nothing it froze elsewhere. The
-    collector's previous state is restored.
-    """
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        gc.freeze()
-        gc.unfreeze()
-        if was_enabled:
-            gc.enable()
-
-
 def _assess_nodes(
     nodes: list[JSON], pools: list[JSON], versions: Mapping[str, str], node_clock: int, cv: JSON | None
 ) -> tuple[list[MachineConfigPoolStatusInsight], list[NodeStatusInsight], list[HealthInsight]]:
     _objects(nodes, "Node")
-    with _gc_paused():
+    with gcpause.paused():
         assessor = NodeAssessor(pools, versions, cv)
         by_pool = assessor.new_groups()
         assess, insight = assessor.assess, assessor.insight  # bound once: this loop runs per node

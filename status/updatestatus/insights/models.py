@@ -103,7 +103,9 @@ def construct_fast(cls: type[_M], values: dict[str, Any]) -> _M:
 
 
 class ApiModel(BaseModel):
-    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid", use_enum_values=False)
+    model_config = ConfigDict(
+        alias_generator=to_camel, populate_by_name=True, extra="forbid", use_enum_values=False, defer_build=True
+    )
 
     def to_api(self) -> dict[str, Any]:
         """The JSON form: camelCase names, times and durations as strings, unset options omitted."""
