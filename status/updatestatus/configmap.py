@@ -56,7 +56,6 @@ from dataclasses import dataclass, field
 from json.encoder import encode_basestring
 from typing import Any
 
-import yaml
 from pydantic import ValidationError
 
 from cvo_py import gotext, safeload
@@ -419,7 +418,7 @@ class ShardPlanner:
         configmaps: dict[str, dict[str, str]] = {name: {} for name in names}
         for (k, _), h in zip(sharded, hashes, strict=True):
             configmaps[names[h % shards]][k] = data[k]
-        main[SHARDS_KEY] = yaml.safe_dump(names, default_flow_style=True).strip()
+        main[SHARDS_KEY] = json.dumps(names, separators=(",", ":"))  # JSON like every value written
         result = ShardPlan({CONFIGMAP: main, **configmaps}, shards)
         result.sizes = {CONFIGMAP: data_size(main), **dict(zip(names, totals, strict=True))}
         for name, size in result.sizes.items():

@@ -21,10 +21,10 @@ controller's Lease has expired, or when insights were omitted (the reader report
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-import yaml
 from pydantic import Field, ValidationError
 
 from cvo_py import gotext, safeload
@@ -92,7 +92,8 @@ def build(now: int, identity: str, version: str, resync: int, omitted: Iterable[
 
 
 def encode(meta: PublicationMetadata) -> str:
-    return yaml.safe_dump(meta.to_api(), default_flow_style=False, sort_keys=False, width=1 << 30)
+    """JSON, like every value the controller writes (JSON is YAML: readers take either)."""
+    return json.dumps(meta.to_api(), ensure_ascii=False, separators=(",", ":"))
 
 
 def decode(value: str) -> PublicationMetadata:
