@@ -121,9 +121,17 @@ def _json(text: str, source: str, limits: Limits) -> Any:
         raise DocumentError(source, str(exc)) from None
     except RecursionError:
         raise DocumentError(source, f"nested more than {limits.max_depth} levels deep") from None
-    if len(text) > limits.max_depth and _deeper_than(doc, limits.max_depth):  # a level takes a character
+    if _may_nest_deeper(text, limits.max_depth) and _deeper_than(doc, limits.max_depth):
         raise DocumentError(source, f"nested more than {limits.max_depth} levels deep")
     return doc
+
+
+def _may_nest_deeper(text: str, limit: int) -> bool:
+    """Whether `text` has room for more than `limit` levels: each takes an opening bracket, and
+    counting those (in C) costs less than walking a small document (a ConfigMap value)."""
+    if len(text) <= limit:
+        return False
+    return len(text) > 1 << 16 or text.count("[") + text.count("{") > limit
 
 
 def _deeper_than(doc: Any, limit: int) -> bool:
