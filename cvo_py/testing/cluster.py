@@ -52,6 +52,10 @@ class LocalCluster:
         """Compact etcd now: resourceVersions before this point answer 410 Gone."""
         return localcluster.compact(self.handle)
 
+    def wal_fsyncs(self) -> dict[float, int]:
+        """etcd's WAL fsync histogram so far (see `localcluster.etcd_wal_fsyncs`)."""
+        return localcluster.etcd_wal_fsyncs(self.handle)
+
     def restart(self) -> None:
         """Stop and start the API server on the same port, keeping its data."""
         self.handle = localcluster.restart(self.handle.dir)

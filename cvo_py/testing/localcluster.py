@@ -16,6 +16,7 @@ import argparse
 import hashlib
 import json
 import os
+import re
 import shutil
 import signal
 import ssl
@@ -388,6 +389,21 @@ def compact(cluster: Cluster) -> int:
     revision = etcd_revision(cluster)
     _etcd_post(cluster, "/v3/kv/compaction", {"revision": str(revision), "physical": True})
     return revision
+
+
+def etcd_wal_fsyncs(cluster: Cluster) -> dict[float, int]:
+    """etcd's WAL fsync histogram so far: upper bound in seconds → fsyncs that took at most that.
+
+    Every write to the API server waits for one: a disk whose fsyncs stall (etcd asks for a p99
+    under 10 ms) shows in every write-latency figure measured on this cluster."""
+    with urllib.request.urlopen(cluster.state["etcdClientURL"] + "/metrics", timeout=10) as resp:
+        text = resp.read().decode()
+    buckets: dict[float, int] = {}
+    for line in text.splitlines():
+        match = re.match(r'etcd_disk_wal_fsync_duration_seconds_bucket\{le="([^"]+)"\} (\S+)', line)
+        if match:
+            buckets[float(match.group(1))] = int(float(match.group(2)))
+    return buckets
 
 
 def _etcd_post(cluster: Cluster, path: str, body: dict[str, Any]) -> dict[str, Any]:

@@ -40,3 +40,15 @@ def test_service_account_tokens_are_real_and_rbac_applies(cluster: LocalCluster,
         client.list(CONFIGMAPS, namespace)
     assert caught.value.status == 403
     assert f'User "system:serviceaccount:{namespace}:nobody" cannot list resource "configmaps"' in caught.value.message
+
+
+def test_etcd_wal_fsync_histogram_counts_the_writes(cluster: LocalCluster, namespace: str) -> None:
+    from cvo_py.kube import CONFIGMAPS
+
+    before = cluster.wal_fsyncs()
+    assert float("inf") in before
+    cluster.client.create(CONFIGMAPS, {"metadata": {"name": "fsync-probe", "namespace": namespace}, "data": {}})
+    after = cluster.wal_fsyncs()
+    assert after[float("inf")] > before[float("inf")]  # a write waited for at least one fsync
+    counts = [after[le] for le in sorted(after)]
+    assert counts == sorted(counts)  # cumulative buckets
