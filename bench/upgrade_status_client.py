@@ -6,7 +6,8 @@ The cluster is an oc example with its nodes copied (every seventh degraded, see
 cvo_py/testing/scale.py). Each figure is one `cluster-version-operator upgrade-status --details=all`
 process (python -m cvo_py), started fresh; wall is the median of --repeat runs, RSS the largest.
 Targets on a 2-core machine: live and snapshot under 0.3 s at 5,000 nodes; the must-gather archive
-under 2 s and 300 MB.
+under 2 s and 300 MB. Each row ends with a reference loop's time measured right after it (see
+`reference_ms`): rows compare only at similar reference times.
 
     .venv/bin/python bench/upgrade_status_client.py [--nodes 500,2000,5000] [--repeat 5] [--no-live]
 """
@@ -27,6 +28,21 @@ from cvo_py.testing import cluster as local
 from cvo_py.testing import scale
 
 REPO = Path(__file__).resolve().parents[1]
+
+
+def reference_ms() -> float:
+    """This machine's speed right now: the best of three runs of a fixed pure-Python loop, in ms.
+
+    A shared machine's CPU speed changes by up to 2x within minutes; rows measured at different
+    speeds compare only through this column."""
+    best = float("inf")
+    for _ in range(3):
+        start = time.perf_counter()
+        total = 0
+        for i in range(1_000_000):
+            total += i
+        best = min(best, time.perf_counter() - start)
+    return best * 1000
 
 
 def measure(args: list[str], repeat: int) -> tuple[float, float, float, int]:
@@ -69,7 +85,8 @@ def main() -> int:
         return 1
     cluster = None if opts.no_live else local.start(local.cluster_dir())
     print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
-    print(f"{'nodes':>6}  {'source':<26} {'wall median':>11} {'wall max':>9} {'CPU':>7} {'peak RSS':>9}")
+    header = f"{'nodes':>6}  {'source':<26} {'wall median':>11} {'wall max':>9} {'CPU':>7} {'peak RSS':>9}"
+    print(f"{header} {'ref loop':>9}")
     with tempfile.TemporaryDirectory() as tmp:
         for n in (int(x) for x in opts.nodes.split(",")):
             snap = scale.example_at_scale(n)
@@ -89,7 +106,11 @@ def main() -> int:
             runs.append((f"must-gather ({size:.1f} MB)", ["--from", str(archive)]))
             for label, args in runs:
                 median, worst, cpu, rss = measure([*args, "--details", "all"], opts.repeat)
-                print(f"{n:>6}  {label:<26} {median:>10.3f}s {worst:>8.3f}s {cpu:>6.3f}s {rss:>6d} MB", flush=True)
+                ref = reference_ms()
+                print(
+                    f"{n:>6}  {label:<26} {median:>10.3f}s {worst:>8.3f}s {cpu:>6.3f}s {rss:>6d} MB {ref:>6.0f} ms",
+                    flush=True,
+                )
     return 0
 
 
