@@ -30,6 +30,8 @@ def paused() -> Iterator[None]:
         yield
     finally:
         if was_enabled:  # the outermost pause hands everything over once
+            # Read, then freeze: safe because nothing in the project freezes concurrently
+            # (`start` freezes once before its controllers run, and runs no pause).
             if gc.get_freeze_count() == 0:
                 gc.freeze()
                 gc.unfreeze()

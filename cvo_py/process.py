@@ -77,9 +77,14 @@ def run(parts: Parts) -> int:
         # A standby is healthy; a leader is ready once it has synced.
         return (elector is not None and not elector.leading.is_set()) or parts.synced()
 
+    frozen = False
+
     def start_controllers() -> None:
-        if parts.freeze_startup:
+        nonlocal frozen
+        if parts.freeze_startup and not frozen:
+            gc.collect()  # nothing left from start-up that is already garbage gets frozen
             gc.freeze()
+            frozen = True
         for controller in parts.controllers:
             controller.start()
 
@@ -112,7 +117,7 @@ def run(parts: Parts) -> int:
             elector.release()
         for server in servers:
             server.stop()
-        if parts.freeze_startup:
+        if frozen:  # a standby that never led froze nothing
             gc.unfreeze()
     if parts.farewell:
         log.info("%s", parts.farewell)

@@ -12,10 +12,10 @@ Bounds (`Limits`, the defaults in `DEFAULT_LIMITS`):
   100 MB snapshot is one line). Memory follows the input: measured peak RSS of `upgrade-status` is
   about 40 MB plus 3.5× (JSON) to 5× (YAML) the input, under 400 MB at the limit
   (bench/hostile_inputs.py prints the figures).
-- nesting: at most 128 levels of mappings and sequences (`max_depth`). Nothing here recurses: YAML
-  is built from the event stream of libyaml's parser (which keeps its own heap stack); Python's
-  JSON scanner recurses only under the interpreter's recursion guard (a deeper document is an
-  error, not a crash), and what it returns is measured level by level.
+- nesting: at most 128 levels of mappings and sequences (`max_depth`). The builders do not
+  recurse: YAML is built from the event stream of libyaml's parser (which keeps its own heap
+  stack); Python's JSON scanner does recurse, but under the interpreter's recursion guard (a
+  deeper document is an error, not a crash), and what it returns is measured level by level.
 - aliases: at most 64 alias references (`max_aliases`), which together may stand for at most
   10,000 nodes (`max_alias_nodes`, counted as if every alias were expanded). Aliases are shared,
   not copied, so a "billion laughs" document is refused after a few events and never grows.
@@ -40,7 +40,6 @@ from typing import Any
 from cvo_py.docbounds import DEFAULT_LIMITS, DocumentError, Limits
 
 __all__ = ["DEFAULT_LIMITS", "DocumentError", "Limits", "load_document"]
-
 
 
 def load_document(
@@ -91,9 +90,7 @@ def _json_decoder(limits: Limits) -> json.JSONDecoder:
     def number(kind: type[int] | type[float]) -> Any:
         def parse(s: str) -> int | float:
             if len(s) > limits.max_number_chars:
-                raise _NumberError(
-                    f"a number of {len(s)} characters (the limit is {limits.max_number_chars})"
-                )
+                raise _NumberError(f"a number of {len(s)} characters (the limit is {limits.max_number_chars})")
             return kind(s)
 
         return parse

@@ -40,6 +40,7 @@ def build(options: Options) -> Parts:
     from cvo_py.process import Parts
     from cvo_py.serving.server import MetricsServer
     from status.updatestatus.controller import LEASE, UpdateStatusController
+    from status.updatestatus.insights import models
 
     client = connect(options.kubeconfig, user_agent="cvo-py/update-status-controller")
     client.server_version()  # fail fast, with one clear line, when the server is unreachable
@@ -76,6 +77,7 @@ def build(options: Options) -> Parts:
             )
         return (server,)
 
+    models.build_schemas()
     return Parts(
         controllers=(controller,),
         # The leader is ready once its caches are listed.

@@ -12,7 +12,7 @@ Keys (every key matches `[-._a-zA-Z0-9]+` and is at most 253 characters):
     usc-node-<node>              Node insight
     usc-health-<uid>             Health insight; <uid> is also the insight's `uid` field
     usc-shards                   (only when sharded, in the main ConfigMap) the names of the shard
-                                 ConfigMaps, a YAML list
+                                 ConfigMaps, a JSON list
 
 A name too long for its key (node names may have 253 characters) is cut and followed by `-` and
 12 hex digits of its SHA-256, so keys stay unique; the full name is always inside the value.

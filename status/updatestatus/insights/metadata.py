@@ -1,7 +1,8 @@
 """Publication metadata: when the insights were computed, by whom, and what was left out.
 
 The controller writes it into the main ConfigMap under its own key, `usc-meta` (see
-`status.updatestatus.configmap` and the README's ConfigMap API section), as YAML:
+`status.updatestatus.configmap` and the README's ConfigMap API section), as one line of JSON
+(readers take YAML too), shown here as YAML:
 
     computedAt: "2026-11-23T17:50:04.123456789Z"   # when the insights were last known current
     controller:
@@ -93,7 +94,8 @@ def build(now: int, identity: str, version: str, resync: int, omitted: Iterable[
 
 def encode(meta: PublicationMetadata) -> str:
     """JSON, like every value the controller writes (JSON is YAML: readers take either)."""
-    return json.dumps(meta.to_api(), ensure_ascii=False, separators=(",", ":"))
+    # ASCII only: no line separator or C1 control a YAML reader could take for a line break
+    return json.dumps(meta.to_api(), ensure_ascii=True, separators=(",", ":"))
 
 
 def decode(value: str) -> PublicationMetadata:

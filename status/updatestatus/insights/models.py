@@ -429,3 +429,16 @@ Insight = (
 )
 
 NODE_MESSAGE_MAX = 100
+
+
+def build_schemas() -> None:
+    """Build every insight model's validator and serializer now (they are deferred: a one-shot
+    `upgrade-status` that never validates a type should not pay for it). A long-running
+    controller calls this once at start-up, so no worker thread builds one on first use."""
+    _build(ApiModel)
+
+
+def _build(model: type[BaseModel]) -> None:
+    model.model_rebuild()
+    for sub in model.__subclasses__():
+        _build(sub)
