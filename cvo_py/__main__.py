@@ -1,3 +1,3 @@
-from cvo_py.cli.main import main
+from cvo_py.cli.main import entry
 
-raise SystemExit(main())
+entry()

@@ -38,6 +38,8 @@ def go_quote(text: str | bytes) -> str:
 
 def escape(text: str | bytes) -> str:
     """`text` with every character a terminal could act on shown as Go's `%q` shows it (no quotes added)."""
+    if type(text) is str and text.isprintable():
+        return text  # the common case, checked here first: renderers call this for every cell
     return _escape(text, quote=False)
 
 
@@ -208,7 +210,19 @@ _DURATION_PART = re.compile(r"(\d*)(?:\.(\d*))?(ns|us|µs|μs|ms|s|m|h)")
 
 
 def parse_duration(text: str) -> int:
-    """Go's `time.ParseDuration` (sign, then one or more <number><unit> parts)."""
+    """Go's `time.ParseDuration` (sign, then one or more <number><unit> parts).
+
+    Cached for short texts: a cluster's node insights share few distinct estimates, and this runs
+    per node (a long text, which only hostile input holds, is parsed each time, never kept)."""
+    return _parse_duration_cached(text) if len(text) <= 64 else _parse_duration(text)
+
+
+@functools.lru_cache(maxsize=8192)
+def _parse_duration_cached(text: str) -> int:
+    return _parse_duration(text)
+
+
+def _parse_duration(text: str) -> int:
     s = text
     neg = False
     if s[:1] in "+-" and s:

@@ -9,6 +9,7 @@ named, is one clear line naming it, exit 1. Each subcommand takes only the flags
 from __future__ import annotations
 
 import argparse
+import gc
 import importlib
 import logging
 import sys
@@ -164,6 +165,18 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise
         sys.stderr.write(f"error: {message}\n")
         return 1
+
+
+def entry() -> NoReturn:
+    """The process's entry point (the `cluster-version-operator` script, `python -m cvo_py`): `main()`, then exit.
+
+    Before exiting, whatever the command left on the heap is frozen: interpreter shutdown runs a
+    last full collection, which after `upgrade-status` at 5,000 nodes walked tens of thousands of
+    objects for about 30 ms to find nothing (the command's own objects are already freed or
+    cycle-free). Exit handlers and stream flushes still run as usual."""
+    code = main()
+    gc.freeze()
+    raise SystemExit(code)
 
 
 def _client_error(exc: Exception) -> str | None:

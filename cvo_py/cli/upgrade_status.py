@@ -16,9 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from cvo_py.kube import KubeClient
-    from status.updatestatus.insights.metadata import LeaseState
-    from status.updatestatus.insights.models import Insight
+    from status.updatestatus.published import PublishedReads
 
 
 @dataclass(frozen=True)
@@ -118,33 +116,70 @@ def run(options: Options) -> int:
 
 
 def _run(options: Options) -> int:
-    from cvo_py.gotext import escape
-    from status.updatestatus import snapshot
+    if options.dump is None and options.mock_clusterversion is None:
+        # the requests leave first: the server answers while the models and the renderer load
+        return _run_live(options, _start_live_reads(options))
+    return _run_files(options)
+
+
+def _run_live(options: Options, reads: PublishedReads) -> int:
     from status.updatestatus.insights import metadata
     from status.updatestatus.insights.objects import InputError
+    from status.updatestatus.published import ReadError
     from status.updatestatus.render import RenderError, render
-    from status.updatestatus.render.warnings import emit, warning_text
 
     warnings: list[str] = []
     try:
+        now = options.now if options.now is not None else _wall_clock()
+        insights, warnings = reads.result(now)
+        text = render(insights, now, options.details, caveat=metadata.health_caveat(warnings))
+    except InputError as exc:  # from the cluster's ConfigMap
+        return _fail(warnings, str(exc), 2)
+    except (RenderError, ReadError) as exc:
+        return _fail(warnings, str(exc).rstrip(), 1)
+    return _print(warnings, text)
+
+
+def _run_files(options: Options) -> int:
+    from status.updatestatus import snapshot
+    from status.updatestatus.insights.objects import InputError
+    from status.updatestatus.render import RenderError, render
+
+    try:
         if options.dump is not None:
             text = _from_dump(options)
-        elif options.mock_clusterversion is not None:
+        else:
+            assert options.mock_clusterversion is not None
             snap = snapshot.load(options.mock_clusterversion)
             insights, now = snap.insights(options.now, wall_clock=_wall_clock())
             text = render(insights, now, options.details)
-        else:
-            now = options.now if options.now is not None else _wall_clock()
-            insights, warnings = _live_insights(options, now)
-            text = render(insights, now, options.details, caveat=metadata.health_caveat(warnings))
-    except (snapshot.SnapshotError, InputError) as exc:  # InputError: from the cluster's ConfigMap
-        sys.stderr.write(warning_text(warnings) + f"error: {escape(str(exc))}\n")
-        return 2
+    except (snapshot.SnapshotError, InputError) as exc:
+        return _fail([], str(exc), 2)
     except RenderError as exc:
-        sys.stderr.write(warning_text(warnings) + f"error: {escape(str(exc).rstrip())}\n")
-        return 1
+        return _fail([], str(exc).rstrip(), 1)
+    return _print([], text)
+
+
+def _fail(warnings: list[str], message: str, code: int) -> int:
+    from cvo_py.gotext import escape
+    from status.updatestatus.render.warnings import warning_text
+
+    sys.stderr.write(warning_text(warnings) + f"error: {escape(message)}\n")
+    return code
+
+
+def _print(warnings: list[str], text: str) -> int:
+    from status.updatestatus.render.warnings import emit
+
     emit(warnings, text, sys.stdout, sys.stderr)
     return 0
+
+
+def _start_live_reads(options: Options) -> PublishedReads:
+    from cvo_py.kube import connect
+    from status.updatestatus.published import PublishedReads
+
+    return PublishedReads(connect(options.kubeconfig, user_agent="cvo-py (upgrade-status)"))
 
 
 def _from_dump(options: Options) -> str:
@@ -166,89 +201,3 @@ def _wall_clock() -> int:
     import time
 
     return time.time_ns()
-
-
-# Concurrent reads of the Lease and the shard ConfigMaps (a 5,000-node cluster has about 18 shards).
-SHARD_READERS = 4
-
-
-def _live_insights(options: Options, now: int) -> tuple[list[Insight], list[str]]:
-    """The insights of every readable key, and the warnings about them (age, Lease, omissions,
-    unreadable keys)."""
-    from concurrent.futures import ThreadPoolExecutor
-
-    from cvo_py.kube import CONFIGMAPS, ApiError, connect
-    from status.updatestatus import configmap
-    from status.updatestatus.insights import metadata
-    from status.updatestatus.render import RenderError
-
-    client = connect(options.kubeconfig, user_agent="cvo-py (upgrade-status)")
-    try:
-        main = client.get(CONFIGMAPS, configmap.CONFIGMAP, namespace=configmap.NAMESPACE)
-    except ApiError as exc:
-        if exc.is_not_found():
-            raise RenderError(
-                f"ConfigMap {configmap.NAMESPACE}/{configmap.CONFIGMAP} does not exist: "
-                "no update status insights "
-                "are published (create it to opt in)"
-            ) from None
-        raise
-    data: dict[str, str] = dict(main.get("data") or {})
-    meta: metadata.PublicationMetadata | None = None
-    meta_problem = ""
-    if metadata.META_KEY in data:
-        try:
-            meta = metadata.decode(data[metadata.META_KEY])
-        except metadata.MetadataError as exc:
-            meta_problem = str(exc)
-    try:
-        shards = configmap.shard_names(data)
-    except configmap.DecodeError as exc:
-        shard_problem = f"unreadable, node insights in shards not shown: {exc}"
-        shards = []
-    else:
-        shard_problem = ""
-    # The Lease and the shards are independent reads: in flight together, the server's time overlaps.
-    pool = ThreadPoolExecutor(max_workers=SHARD_READERS, thread_name_prefix="upgrade-status-read")
-    try:
-        lease = pool.submit(_lease, client)
-        shard_reads = [pool.submit(client.get, CONFIGMAPS, name, namespace=configmap.NAMESPACE) for name in shards]
-        warnings = metadata.warnings(meta, now, lease.result(), meta_problem=meta_problem)
-        if shard_problem:
-            warnings.append(shard_problem)
-        for name, read in zip(shards, shard_reads, strict=True):
-            try:
-                shard = read.result()
-            except ApiError as exc:
-                if exc.is_not_found():
-                    raise RenderError(
-                        f"ConfigMap {configmap.NAMESPACE}/{name} (a listed shard) does not exist"
-                    ) from None
-                raise
-            data.update(shard.get("data") or {})
-    finally:
-        pool.shutdown(wait=True, cancel_futures=True)  # after an error: nothing more is read
-    insights, errors = configmap.decode_readable(data)
-    warnings.extend(f"unreadable, not shown: {exc}" for exc in errors)
-    return insights, warnings
-
-
-def _lease(client: KubeClient) -> LeaseState:
-    """The controller's leader-election Lease, or a one-line reason why it could not be read."""
-    from cvo_py.kube import LEASES, ApiError
-    from status.updatestatus import configmap
-    from status.updatestatus.insights import metadata
-
-    where = f"{configmap.NAMESPACE}/{metadata.LEASE}"
-    try:
-        lease = client.get(LEASES, metadata.LEASE, namespace=configmap.NAMESPACE)
-    except ApiError as exc:
-        if exc.is_not_found():
-            return metadata.LeaseState(missing=True)
-        if exc.status in (401, 403):
-            return metadata.LeaseState(
-                problem=f"cannot read the update status controller's Lease {where} ({exc.status} {exc.reason}): "
-                "whether the controller is running is not known"
-            )
-        return metadata.LeaseState(problem=f"cannot read the update status controller's Lease {where}: {exc.status}")
-    return metadata.lease_state(lease)

@@ -82,7 +82,7 @@ def test_build_stage_wheel_contains_the_packages_and_console_script(tmp_path: Pa
         assert package in names
     assert not any(name.startswith("tests/") for name in names)
     entry_points = next(name for name in names if name.endswith("entry_points.txt"))
-    assert "cluster-version-operator = cvo_py.cli.main:main" in zipfile.ZipFile(wheel).read(entry_points).decode()
+    assert "cluster-version-operator = cvo_py.cli.main:entry" in zipfile.ZipFile(wheel).read(entry_points).decode()
 
 
 def test_the_build_stage_copies_every_package_the_project_ships() -> None:

@@ -4,65 +4,16 @@ sort.SliceStable, and for oc's two-pass order of health insights."""
 
 from __future__ import annotations
 
-import os
 import random
-import shutil
-import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from cvo_py import gosort
+from cvo_py.testing import goprogram
 
-GO_PROGRAM = r"""
-package main
-
-import (
-	"bufio"
-	"fmt"
-	"os"
-	"sort"
-	"strconv"
-	"strings"
-)
-
-type item struct{ idx, key, key2 int }
-
-func main() {
-	in := bufio.NewScanner(os.Stdin)
-	in.Buffer(make([]byte, 1<<20), 1<<26)
-	out := bufio.NewWriter(os.Stdout)
-	defer out.Flush()
-	for in.Scan() {
-		f := strings.Fields(in.Text())
-		mode := f[0]
-		items := []item{}
-		for i := 1; i+1 < len(f); i += 2 {
-			k, _ := strconv.Atoi(f[i])
-			k2, _ := strconv.Atoi(f[i+1])
-			items = append(items, item{len(items), k, k2})
-		}
-		switch mode {
-		case "slice":
-			sort.Slice(items, func(i, j int) bool { return items[i].key < items[j].key })
-		case "stable":
-			sort.SliceStable(items, func(i, j int) bool { return items[i].key < items[j].key })
-		case "oc":
-			sort.Slice(items, func(i, j int) bool { return items[i].key > items[j].key })
-			sort.SliceStable(items, func(i, j int) bool { return items[i].key2 > items[j].key2 })
-		}
-		for i, it := range items {
-			if i > 0 {
-				out.WriteString(" ")
-			}
-			out.WriteString(strconv.Itoa(it.idx))
-		}
-		out.WriteString("\n")
-	}
-	_ = fmt.Sprint()
-}
-"""
+GO_PROGRAM = Path(__file__).parent / "gosort" / "main.go"
 
 Item = tuple[int, int, int]  # (input index, key, key2)
 
@@ -107,26 +58,14 @@ def _inputs() -> list[list[tuple[int, int]]]:
 
 @pytest.fixture(scope="module")
 def go_sort(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    go = shutil.which("go")
-    if go is None:
-        pytest.skip("the go toolchain is not installed: cannot compare with Go's sort package")
-    workdir = tmp_path_factory.mktemp("gosort")
-    (workdir / "main.go").write_text(GO_PROGRAM)
-    binary = workdir / "gosort"
-    env = {**os.environ, "GOTOOLCHAIN": "local", "GOFLAGS": "", "CGO_ENABLED": "0"}
-    env.setdefault("GOCACHE", str(workdir / "cache"))
-    subprocess.run([go, "build", "-o", str(binary), "main.go"], cwd=workdir, env=env, check=True, timeout=300)
-    return binary
+    return goprogram.build(GO_PROGRAM, tmp_path_factory.mktemp("gosort"))
 
 
 @pytest.mark.parametrize("mode", sorted(MODES))
 def test_same_permutation_as_go(go_sort: Path, mode: str) -> None:
     cases = _inputs()
     lines = [" ".join([mode, *(f"{k} {k2}" for k, k2 in keys)]) for keys in cases]
-    done = subprocess.run(
-        [str(go_sort)], input="\n".join(lines) + "\n", capture_output=True, text=True, check=True, timeout=300
-    )
-    go_orders = done.stdout.split("\n")[: len(cases)]
+    go_orders = goprogram.run_lines(go_sort, lines)
     unstable_seen = False
     for keys, go_order in zip(cases, go_orders, strict=True):
         items: list[Item] = [(i, k, k2) for i, (k, k2) in enumerate(keys)]

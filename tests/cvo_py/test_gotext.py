@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import random
-import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -12,6 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from cvo_py.gotext import escape, go_quote
+from cvo_py.testing import goprogram
 
 GO_PROGRAM = Path(__file__).parent / "goquote" / "main.go"
 
@@ -71,20 +70,9 @@ def _random_cases(n: int, seed: int) -> list[bytes]:
 
 
 def test_go_quote_matches_go_on_fixed_and_random_strings(tmp_path: Path) -> None:
-    go = shutil.which("go")
-    if go is None:
-        pytest.skip("the go toolchain is not on PATH: cannot compare with strconv.Quote")
-    binary = tmp_path / "goquote"
-    env_cache = {"GOCACHE": str(tmp_path / "cache"), "GOFLAGS": "-mod=mod", "GO111MODULE": "off", "HOME": str(tmp_path)}
-    import os
-
-    subprocess.run([go, "build", "-o", str(binary), str(GO_PROGRAM)], check=True, env={**os.environ, **env_cache})
+    binary = goprogram.build(GO_PROGRAM, tmp_path)
     cases = [raw for raw, _ in FIXED] + [c.encode() for c in SPECIAL] + INVALID_UTF8 + _random_cases(2000, 11)
-    result = subprocess.run(
-        [str(binary)], input="\n".join(c.hex() for c in cases) + "\n", capture_output=True, text=True, check=True
-    )
-    want = result.stdout.split("\n")[:-1]
-    assert len(want) == len(cases)
+    want = goprogram.run_lines(binary, [c.hex() for c in cases])
     mismatches = [(c, go_quote(c), w) for c, w in zip(cases, want, strict=True) if go_quote(c) != w]
     assert not mismatches, mismatches[:10]
     # a str holding the same bytes (undecodable ones as surrogateescape) quotes the same

@@ -31,9 +31,9 @@ from pydantic import Field, ValidationError
 from cvo_py import gotext, safeload
 from status.updatestatus.configmap import VALUE_LIMITS
 from status.updatestatus.insights.models import ApiModel, Duration, Time
+from status.updatestatus.names import LEASE as LEASE  # re-exported
 
 META_KEY = "usc-meta"
-LEASE = "update-status-controller-lock"  # the controller's leader-election Lease (its namespace)
 OMITTED_KEYS_LISTED = 100  # keeps the value small (a key is at most 253 bytes: under 26 KB)
 RESERVED = 32 * 1024  # bytes of the main ConfigMap kept free for this key
 

@@ -23,34 +23,38 @@ class TabWriter:
         text = "".join(self._buf)
         self._buf = []
         lines = [line.split("\t") for line in text.split("\n")]
+        if len(lines[-1]) > 1 and lines[-1][-1] == "":
+            lines[-1].pop()  # Go's Flush drops an unterminated empty cell: the cell before it is then the last
+        cells = [len(line) - 1 for line in lines]  # tab-terminated cells: the columns a line takes part in
         out: list[str] = []
-        self._format(out, lines, [], 0, len(lines))
+        self._format(out, lines, cells, [], 0, len(lines))
         return "".join(out)
 
-    def _format(self, out: list[str], lines: list[list[str]], widths: list[int], line0: int, line1: int) -> None:
+    def _format(
+        self, out: list[str], lines: list[list[str]], cells: list[int], widths: list[int], line0: int, line1: int
+    ) -> None:
         column = len(widths)
         this = line0
         while this < line1:
-            if column >= len(lines[this]) - 1:
+            if cells[this] <= column:
                 this += 1
                 continue
             # a block of consecutive lines with a cell in this column starts here
             self._write_lines(out, lines, widths, line0, this)
-            line0 = this
-            width = self.minwidth
-            while this < line1 and column < len(lines[this]) - 1:
-                width = max(width, len(lines[this][column]) + self.padding)
-                this += 1
-            self._format(out, lines, [*widths, width], line0, this)
-            line0 = this
+            end = this + 1
+            while end < line1 and cells[end] > column:
+                end += 1
+            width = max(self.minwidth, max(len(lines[k][column]) for k in range(this, end)) + self.padding)
+            self._format(out, lines, cells, [*widths, width], this, end)
+            line0 = this = end
         self._write_lines(out, lines, widths, line0, line1)
 
     def _write_lines(self, out: list[str], lines: list[list[str]], widths: list[int], line0: int, line1: int) -> None:
+        last = len(lines) - 1
         for i in range(line0, line1):
             cells = lines[i]
-            for j, cell in enumerate(cells):
-                out.append(cell)
-                if j < len(widths) and j < len(cells) - 1:
-                    out.append(" " * (widths[j] - len(cell)))
-            if i + 1 < len(lines):
+            padded = min(len(widths), len(cells) - 1)  # a line's last cell is never padded
+            out.append("".join(map(str.ljust, cells[:padded], widths)))
+            out.append("".join(cells[padded:]))
+            if i < last:
                 out.append("\n")

@@ -75,7 +75,7 @@ def detail_flags(details: str) -> tuple[bool, bool, bool]:
 # --- nodes -------------------------------------------------------------------------------------
 
 
-@dataclass
+@dataclass(slots=True)
 class NodeRow:
     name: str
     assessment: str
@@ -94,9 +94,14 @@ class NodeRow:
 
 
 def node_row(n: NodeStatusInsight) -> NodeRow:
-    updating = find_condition(n.conditions, ConditionType.UPDATING)
-    available = find_condition(n.conditions, ConditionType.AVAILABLE)
-    degraded = find_condition(n.conditions, ConditionType.DEGRADED)
+    updating = available = degraded = None
+    for c in n.conditions:  # the first of each type, as find_condition (one pass: this runs per node)
+        if c.type == ConditionType.UPDATING and updating is None:
+            updating = c
+        elif c.type == ConditionType.AVAILABLE and available is None:
+            available = c
+        elif c.type == ConditionType.DEGRADED and degraded is None:
+            degraded = c
     if updating is None or updating.status == ConditionStatus.UNKNOWN:
         # the MCD reports Done before the node runs the target: oc prints it Updated, still updating
         phase, is_updating, is_updated = "Updated", True, False

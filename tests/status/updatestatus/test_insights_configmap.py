@@ -9,6 +9,8 @@ from typing import Any
 
 import pytest
 import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from cvo_py.testing.insight_objects import (
     VERSIONS,
@@ -350,3 +352,111 @@ def test_values_written_in_yaml_block_style_still_decode() -> None:
         value = yaml.safe_dump(insight.to_api(), default_flow_style=False, sort_keys=False, allow_unicode=True)
         assert "\n" in value and not value.startswith("{")
         assert configmap.decode({configmap.key_of(insight): value}) == [insight], configmap.key_of(insight)
+
+
+# --- reading the values of one kind together -----------------------------------------------------
+
+PIECES = [
+    '"',
+    "\\",
+    "\\ud800",
+    "\\ud83d\\ude00",
+    "\\uDC00",
+    "\ud800",
+    "1" * 101,
+    "1." + "0" * 100,
+    "-" + "9" * 100,
+    "NaN",
+    "Infinity",
+    "1e999",
+    "1.0",
+    "-0",
+    " ",
+    "\ufeff",
+    "\t",
+    "\n",
+    "\x00",
+    "é",
+    "}",
+    "{",
+    "[",
+    "]",
+    ",",
+    ":",
+    ',"name":"dup"',
+    ',"extra":1',
+    ',"count":' + "1" * 120,
+    "null",
+    "true",
+    '""',
+    "# comment",
+]
+
+NUMBERS = [
+    "1" * 101,
+    "1." + "0" * 99,
+    " " + "1" * 100,
+    "\n\t" + "2" * 101,
+    "1e2",
+    "2.0",
+    "-1",
+    "1e999",
+    "NaN",
+    "1" * 100,
+]
+
+
+def one_by_one(data: dict[str, str]) -> tuple[list[Any], list[str]]:
+    """What `decode_readable` returns when every value is read alone (`decode_value` per key)."""
+    out: list[Any] = []
+    errors: list[str] = []
+    for key in sorted(data):
+        model = next((m for p, m in configmap._PREFIXES.items() if key.startswith(p)), None)
+        if key == configmap.SHARDS_KEY or model is None:
+            continue
+        try:
+            out.append(configmap.decode_value(key, data[key], model))
+        except configmap.DecodeError as exc:
+            errors.append(str(exc))
+    return configmap.canonical_order(out), errors
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.data())
+def test_values_read_together_give_what_each_read_alone_gives(data: st.DataObject) -> None:
+    values = configmap.encode(sample())
+    keys = sorted(values)
+    for _ in range(data.draw(st.integers(0, 3), label="mutations")):
+        key = data.draw(st.sampled_from(keys), label="key")
+        value = values[key]
+        how = data.draw(st.sampled_from(["insert", "replace", "number", "yaml"]), label="how")
+        if how == "yaml":  # block style, as earlier writers wrote most values
+            try:
+                value = yaml.safe_dump(yaml.safe_load(value), sort_keys=False)
+            except yaml.YAMLError:
+                value = "{" + value
+        elif how == "number" and (numbers := list(re.finditer(r'(?<=":)-?[0-9]+', value))):
+            number = data.draw(st.sampled_from(numbers), label="number")
+            digits = data.draw(st.sampled_from(NUMBERS), label="digits")
+            value = value[: number.start()] + digits + value[number.end() :]
+        else:
+            at = data.draw(st.integers(0, len(value)), label="at")
+            piece = data.draw(st.sampled_from(PIECES) | st.text(max_size=3), label="piece")
+            cut = data.draw(st.integers(0, 3), label="cut") if how == "replace" else 0
+            value = value[:at] + piece + value[at + cut :]
+        values[key] = value
+    insights, errors = configmap.decode_readable(values)
+    expected_insights, expected_errors = one_by_one(values)
+    assert [str(e) for e in errors] == expected_errors
+    assert [i.model_dump() for i in insights] == [i.model_dump() for i in expected_insights]
+    assert [type(i) for i in insights] == [type(i) for i in expected_insights]
+
+
+def test_a_kind_with_one_unreadable_value_is_read_value_by_value() -> None:
+    values = configmap.encode(sample())
+    node_keys = sorted(k for k in values if k.startswith(configmap.PREFIX_NODE))
+    values[node_keys[0]] = values[node_keys[0]].replace('"name":', '"name":' + "1" * 101 + ',"x":', 1)
+    insights, errors = configmap.decode_readable(values)
+    assert len(errors) == 1 and str(errors[0]).startswith(f"ConfigMap key {node_keys[0]}: ")
+    assert "more than" in str(errors[0]) or "101 characters" in str(errors[0])
+    assert len(insights) == len(sample()) - 1

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -12,8 +14,10 @@ from cvo_py.cli import main as cli
 from cvo_py.gotext import MINUTE, SECOND
 from cvo_py.kube import CONFIGMAPS, LEASES, ApiError, KubeClient
 from cvo_py.testing import cluster as local
+from cvo_py.testing import manifests
 from cvo_py.testing.insight_objects import at, clusterversion, node, operator, pool, write_snapshot
-from status.updatestatus import configmap, snapshot
+from cvo_py.testing.wait import wait_until
+from status.updatestatus import configmap, published, snapshot
 from status.updatestatus.insights import compute, metadata
 from status.updatestatus.insights.metadata import META_KEY
 from status.updatestatus.insights.models import Insight
@@ -54,22 +58,16 @@ def updating_snapshot(tmp_path: Path) -> Path:
 
 
 @pytest.mark.parametrize("details,suffix", [("none", ".output"), ("all", ".detailed-output")])
-def test_snapshot_mode_prints_what_oc_prints(
-    capsys: pytest.CaptureFixture[str], details: str, suffix: str
-) -> None:
+def test_snapshot_mode_prints_what_oc_prints(capsys: pytest.CaptureFixture[str], details: str, suffix: str) -> None:
     if not EXAMPLES.is_dir():
         pytest.skip(f"../shared/oc-examples not found (looked in {EXAMPLES.resolve()})")
     name = "4.14.1-degraded"
-    code, out, err = run(
-        capsys, "--mock-clusterversion", str(EXAMPLES / f"{name}-cv.yaml"), "--details", details
-    )
+    code, out, err = run(capsys, "--mock-clusterversion", str(EXAMPLES / f"{name}-cv.yaml"), "--details", details)
     assert (code, err) == (0, "")
     assert out == (EXAMPLES / f"{name}{suffix}").read_text()
 
 
-def test_snapshot_mode_defaults_now_to_the_snapshot_rule(
-    capsys: pytest.CaptureFixture[str], tmp_path: Path
-) -> None:
+def test_snapshot_mode_defaults_now_to_the_snapshot_rule(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     cv = updating_snapshot(tmp_path)
     code, out, _ = run(capsys, "--mock-clusterversion", str(cv))
     assert code == 0
@@ -87,9 +85,7 @@ def test_snapshot_mode_defaults_now_to_the_snapshot_rule(
         (["--mock-clusterversion", "/nowhere/x.yaml"], "must name a NAME-cv.yaml file"),
     ],
 )
-def test_bad_flags_exit_2_with_one_line(
-    capsys: pytest.CaptureFixture[str], args: list[str], message: str
-) -> None:
+def test_bad_flags_exit_2_with_one_line(capsys: pytest.CaptureFixture[str], args: list[str], message: str) -> None:
     code, out, err = run(capsys, *args)
     assert code == 2 and out == ""
     assert message in err and err.count("\n") == 1
@@ -108,7 +104,7 @@ def test_malformed_object_exits_2(capsys: pytest.CaptureFixture[str], tmp_path: 
     bad["status"]["history"][0]["startedTime"] = "not a time"
     cv = write_snapshot(tmp_path, **{"-cv.yaml": bad})
     code, _, err = run(capsys, "--mock-clusterversion", str(cv))
-    assert code == 2 and "x-cv.yaml" in err and "invalid RFC 3339 timestamp \"not a time\"" in err
+    assert code == 2 and "x-cv.yaml" in err and 'invalid RFC 3339 timestamp "not a time"' in err
     assert err.count("\n") == 1
 
 
@@ -181,6 +177,112 @@ def test_live_mode_reads_the_configmap_and_its_shards(
         assert out == from_snapshot == render(insights, now, details)
 
 
+@dataclass(frozen=True)
+class Sharded:
+    insights: list[Insight]
+    now: int
+    shards: list[str]
+
+
+@pytest.fixture
+def sharded(tmp_path: Path, kube: KubeClient, status_configmaps: list[str]) -> Sharded:
+    """The updating example's insights with the node insights spread over two shards (a key may
+    live in any listed shard)."""
+    _, insights, now = updating_insights(tmp_path)
+    data = configmap.encode(insights)
+    nodes = sorted(k for k in data if k.startswith(configmap.PREFIX_NODE))
+    assert len(nodes) >= 2
+    shards = [configmap.shard_name(0), configmap.shard_name(1)]
+    main = {k: v for k, v in data.items() if k not in nodes}
+    main[META_KEY] = metadata.encode(metadata.build(now, "usc-0", "0.1.0", 30 * SECOND, []))
+    main[configmap.SHARDS_KEY] = json.dumps(shards)
+    for name, values in (
+        (configmap.CONFIGMAP, main),
+        (shards[0], {k: data[k] for k in nodes[::2]}),
+        (shards[1], {k: data[k] for k in nodes[1::2]}),
+    ):
+        status_configmaps.append(name)
+        _put(kube, name, values)
+    return Sharded(insights, now, shards)
+
+
+@pytest.mark.parametrize("page", [1, 2, published.LIST_PAGE])
+def test_live_mode_reads_by_name_what_one_page_of_the_list_lacks(
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    cluster: local.LocalCluster,
+    sharded: Sharded,
+    page: int,
+) -> None:
+    monkeypatch.setattr(published, "LIST_PAGE", page)  # a namespace holding more ConfigMaps than a page
+    now = "--now=" + gotext.format_time(sharded.now)
+    code, out, err = run(capsys, "--kubeconfig", cluster.kubeconfig, now, "--details=all")
+    assert (code, err) == (0, "")
+    assert out == render(sharded.insights, sharded.now, "all")
+
+
+@pytest.mark.parametrize("page", [1, published.LIST_PAGE])
+def test_live_mode_with_a_listed_shard_missing_says_so_in_one_line(
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    cluster: local.LocalCluster,
+    kube: KubeClient,
+    sharded: Sharded,
+    page: int,
+) -> None:
+    kube.delete(CONFIGMAPS, sharded.shards[-1], namespace=configmap.NAMESPACE)
+    monkeypatch.setattr(published, "LIST_PAGE", page)
+    code, out, err = run(capsys, "--kubeconfig", cluster.kubeconfig, "--now=" + gotext.format_time(sharded.now))
+    assert (code, out) == (1, "")
+    assert err == f"error: ConfigMap {configmap.NAMESPACE}/{sharded.shards[-1]} (a listed shard) does not exist\n"
+
+
+def test_live_mode_for_a_reader_who_may_only_get_configmaps_reads_them_by_name(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, cluster: local.LocalCluster, kube: KubeClient, sharded: Sharded
+) -> None:
+    insights, now, shards = sharded.insights, sharded.now, sharded.shards
+    reader = "insights-getter"
+    rbac = [
+        {
+            "apiVersion": "rbac.authorization.k8s.io/v1",
+            "kind": "Role",
+            "metadata": {"name": reader, "namespace": configmap.NAMESPACE},
+            "rules": [
+                {
+                    "apiGroups": [""],
+                    "resources": ["configmaps"],
+                    "verbs": ["get"],
+                    "resourceNames": [configmap.CONFIGMAP, *shards],
+                },
+                {"apiGroups": ["coordination.k8s.io"], "resources": ["leases"], "verbs": ["get"]},
+            ],
+        },
+        {
+            "apiVersion": "rbac.authorization.k8s.io/v1",
+            "kind": "RoleBinding",
+            "metadata": {"name": reader, "namespace": configmap.NAMESPACE},
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": reader},
+            "subjects": [{"kind": "ServiceAccount", "name": reader, "namespace": configmap.NAMESPACE}],
+        },
+    ]
+    manifests.apply(kube, rbac)
+    try:
+        kubeconfig = cluster.write_kubeconfig(
+            tmp_path / "getter.kubeconfig", cluster.service_account_token(configmap.NAMESPACE, reader)
+        )
+        args = ("--kubeconfig", kubeconfig, "--now=" + gotext.format_time(now), "--details=all")
+
+        def first_read() -> tuple[int, str, str] | None:  # RBAC reaches the authorizer shortly after it is written
+            result = run(capsys, *args)
+            return result if result[0] == 0 else None
+
+        code, out, err = wait_until(first_read, what="the reader's first read")
+    finally:
+        manifests.delete(kube, rbac)
+    assert err == ""
+    assert out == render(insights, now, "all")
+
+
 def test_live_mode_without_the_configmap_says_so(
     capsys: pytest.CaptureFixture[str],
     cluster: local.LocalCluster,
@@ -207,9 +309,11 @@ def test_pools_listed_by_name_match_the_live_order() -> None:
         0,
     )
     decoded = configmap.decode(configmap.encode(insights))
-    assert [
-        getattr(i, "name", "") for i in decoded if type(i).__name__ == "MachineConfigPoolStatusInsight"
-    ] == ["infra", "master", "worker"]
+    assert [getattr(i, "name", "") for i in decoded if type(i).__name__ == "MachineConfigPoolStatusInsight"] == [
+        "infra",
+        "master",
+        "worker",
+    ]
 
 
 def test_live_mode_renders_readable_keys_and_warns_about_unreadable_ones(

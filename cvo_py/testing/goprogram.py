@@ -1,0 +1,45 @@
+"""Small Go programs that tests compare the project with (Go's own strconv, sort, text/tabwriter).
+
+    binary = build(Path("main.go"), tmp_path)     # skips the test when no Go toolchain is installed
+    outputs = run_lines(binary, inputs)           # one input line in, one output line out
+
+The programs use the standard library only, so they build offline, outside any module, with the
+local toolchain."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+
+def build(source: Path, workdir: Path) -> Path:
+    """`source` built into `workdir`; the calling test is skipped when `go` is not on PATH."""
+    go = shutil.which("go")
+    if go is None:
+        pytest.skip(f"the go toolchain is not on PATH: cannot build {source.name} to compare with Go")
+    binary = workdir / source.parent.name
+    env = {
+        **os.environ,
+        "GOCACHE": os.environ.get("GOCACHE") or str(workdir / "cache"),
+        "GO111MODULE": "off",
+        "GOTOOLCHAIN": "local",
+        "GOFLAGS": "",
+        "CGO_ENABLED": "0",
+        "HOME": str(workdir),
+    }
+    subprocess.run([go, "build", "-o", str(binary), str(source)], cwd=workdir, env=env, check=True, timeout=300)
+    return binary
+
+
+def run_lines(binary: Path, lines: list[str]) -> list[str]:
+    """What `binary` prints for `lines` (one output line per input line, none of them empty-terminated)."""
+    done = subprocess.run(
+        [str(binary)], input="\n".join(lines) + "\n", capture_output=True, text=True, check=True, timeout=300
+    )
+    out = done.stdout.split("\n")[:-1]
+    assert len(out) == len(lines), f"{binary.name}: {len(out)} lines for {len(lines)} inputs"
+    return out

@@ -1,0 +1,148 @@
+"""Reading the published insights from the cluster: the ConfigMap, its shards and the controller's Lease.
+
+    reads = PublishedReads(client)      # the requests leave now
+    ...                                 # load the models and the renderer meanwhile
+    insights, warnings = reads.result(now)
+
+The ConfigMaps come from one LIST of the namespace: it is one request instead of one per shard,
+and it is one consistent view, so a client never sees the controller halfway through moving keys
+between shards (a key twice, or in none). A reader who may not list ConfigMaps there (403), or a
+namespace holding more ConfigMaps than one page of `LIST_PAGE`, gets what the page lacks by name,
+`SHARD_READERS` at a time. The Lease is read meanwhile.
+
+Only names are imported at module level: the requests are in flight while the caller imports the
+insight models, the decoder and the renderer, which is most of a cold start.
+"""
+
+from __future__ import annotations
+
+from concurrent.futures import Future, ThreadPoolExecutor
+from typing import TYPE_CHECKING, Any
+
+from cvo_py.kube import CONFIGMAPS, LEASES, ApiError, KubeClient
+from status.updatestatus.names import CONFIGMAP, LEASE, NAMESPACE
+
+if TYPE_CHECKING:
+    from status.updatestatus.insights.metadata import LeaseState
+    from status.updatestatus.insights.models import Insight
+
+# One page holds the main ConfigMap, every shard (at most 32) and the namespace's few others
+# (its CA bundles); a busier namespace is read by name for what the page lacks.
+LIST_PAGE = 64
+SHARD_READERS = 4  # GETs in flight together when ConfigMaps are read by name
+
+
+class ReadError(Exception):
+    """The insights cannot be read: no ConfigMap (not opted in), or a shard it lists is missing."""
+
+
+class PublishedReads:
+    """The reads of the published insights, in flight from construction until `result()`."""
+
+    def __init__(self, client: KubeClient) -> None:
+        self._client = client
+        # the LIST, the Lease, and the GETs a LIST may leave to do (submitted by the LIST's worker)
+        self._pool = ThreadPoolExecutor(max_workers=SHARD_READERS + 2, thread_name_prefix="upgrade-status-read")
+        self._listed = self._pool.submit(self._list)
+        self._lease = self._pool.submit(client.get, LEASES, LEASE, namespace=NAMESPACE)
+
+    def result(self, now: int) -> tuple[list[Insight], list[str]]:
+        """The insights of every readable key, and the warnings about them (age, Lease, omissions,
+        unreadable keys); `ReadError` or the client's errors when nothing can be shown."""
+        from status.updatestatus import configmap
+        from status.updatestatus.insights import metadata
+
+        try:
+            listed, complete = self._listed.result()
+            main = listed.get(CONFIGMAP)
+            if main is None:
+                main = self._get(
+                    CONFIGMAP, complete, "does not exist: no update status insights are published (create it to opt in)"
+                )
+            data: dict[str, str] = dict(_data(main))
+            meta: metadata.PublicationMetadata | None = None
+            meta_problem = ""
+            if metadata.META_KEY in data:
+                try:
+                    meta = metadata.decode(data[metadata.META_KEY])
+                except metadata.MetadataError as exc:
+                    meta_problem = str(exc)
+            shard_problem = ""
+            try:
+                shards = configmap.shard_names(data)
+            except configmap.DecodeError as exc:
+                shard_problem = f"unreadable, node insights in shards not shown: {exc}"
+                shards = []
+            by_name = {
+                name: self._pool.submit(self._get, name, complete, "(a listed shard) does not exist")
+                for name in shards
+                if name not in listed
+            }
+            warnings = metadata.warnings(meta, now, _lease_state(self._lease), meta_problem=meta_problem)
+            if shard_problem:
+                warnings.append(shard_problem)
+            for name in shards:
+                shard = listed[name] if name in listed else by_name[name].result()
+                data.update(_data(shard))
+        finally:
+            self._pool.shutdown(wait=True, cancel_futures=True)  # after an error: nothing more is read
+        insights, errors = configmap.decode_readable(data)
+        warnings.extend(f"unreadable, not shown: {exc}" for exc in errors)
+        return insights, warnings
+
+    def _list(self) -> tuple[dict[str, Any], bool]:
+        """The namespace's ConfigMaps by name, and whether that is all of them (one complete page)."""
+        try:
+            page = self._client.list(CONFIGMAPS, namespace=NAMESPACE, limit=LIST_PAGE)
+        except ApiError as exc:
+            if exc.status == 403:  # may read them by name only
+                return {}, False
+            raise
+        items = page.get("items") if isinstance(page, dict) else None
+        if not isinstance(items, list):
+            return {}, False
+        listed = {_name(cm): cm for cm in items if _name(cm)}
+        meta = page.get("metadata")
+        more = meta.get("continue") if isinstance(meta, dict) else None
+        return listed, not more
+
+    def _get(self, name: str, complete: bool, missing: str) -> Any:
+        """ConfigMap `name`, known missing when a complete LIST did not have it."""
+        if complete:
+            raise ReadError(f"ConfigMap {NAMESPACE}/{name} {missing}")
+        try:
+            return self._client.get(CONFIGMAPS, name, namespace=NAMESPACE)
+        except ApiError as exc:
+            if exc.is_not_found():
+                raise ReadError(f"ConfigMap {NAMESPACE}/{name} {missing}") from None
+            raise
+
+
+def _name(obj: Any) -> str:
+    meta = obj.get("metadata") if isinstance(obj, dict) else None
+    name = meta.get("name") if isinstance(meta, dict) else None
+    return name if isinstance(name, str) else ""
+
+
+def _data(configmap: Any) -> dict[str, Any]:
+    data = configmap.get("data") if isinstance(configmap, dict) else None
+    return data if isinstance(data, dict) else {}
+
+
+def _lease_state(read: Future[Any]) -> LeaseState:
+    """The controller's leader-election Lease, or a one-line reason why it could not be read."""
+    from status.updatestatus.insights import metadata
+
+    where = f"{NAMESPACE}/{LEASE}"
+    try:
+        lease = read.result()
+    except ApiError as exc:
+        if exc.is_not_found():
+            return metadata.LeaseState(missing=True)
+        if exc.status in (401, 403):
+            return metadata.LeaseState(
+                problem=f"cannot read the update status controller's Lease {where} ({exc.status} {exc.reason}): "
+                "whether the controller is running is not known"
+            )
+        return metadata.LeaseState(problem=f"cannot read the update status controller's Lease {where}: {exc.status}")
+    return metadata.lease_state(lease)
