@@ -70,7 +70,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def validate(args: argparse.Namespace) -> Options:
     from cvo_py import gotext
     from cvo_py.cli.common import UsageError
-    from status.updatestatus.render import DETAILS
+    from status.updatestatus.details import DETAILS
 
     if args.details not in DETAILS:
         raise UsageError(

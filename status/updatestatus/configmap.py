@@ -313,14 +313,21 @@ def shard_names(main_data: Mapping[str, str]) -> list[str]:
 
 def canonical_order(insights: list[Insight]) -> list[Insight]:
     """CV, operators and pools by name, nodes by pool then name, health in oc's collection order."""
-    cvs = sorted((i for i in insights if isinstance(i, ClusterVersionStatusInsight)), key=lambda i: i.resource.name)
-    cos = sorted((i for i in insights if isinstance(i, ClusterOperatorStatusInsight)), key=lambda i: i.name)
-    pools = sorted((i for i in insights if isinstance(i, MachineConfigPoolStatusInsight)), key=lambda i: i.name)
+    by_kind: dict[type[Any], list[Any]] = {kind: [] for kind in _PREFIXES.values()}
+    for insight in insights:  # one pass: this sorts every insight a client reads
+        bucket = by_kind.get(type(insight))
+        if bucket is None:  # a subclass of an insight type
+            bucket = next((b for k, b in by_kind.items() if isinstance(insight, k)), None)
+        if bucket is not None:
+            bucket.append(insight)
+    cvs = sorted(by_kind[ClusterVersionStatusInsight], key=lambda i: i.resource.name)
+    cos = sorted(by_kind[ClusterOperatorStatusInsight], key=lambda i: i.name)
+    pools = sorted(by_kind[MachineConfigPoolStatusInsight], key=lambda i: i.name)
     pool_index = {p.name: n for n, p in enumerate(pools)}
-    nodes = [i for i in insights if isinstance(i, NodeStatusInsight)]
+    nodes = by_kind[NodeStatusInsight]
     nodes.sort(key=lambda i: (pool_index.get(i.pool_resource.name, len(pools)), i.name))
     node_pool = {n.name: pool_index.get(n.pool_resource.name, len(pools)) for n in nodes}
-    health = [i for i in insights if isinstance(i, HealthInsight)]
+    health = by_kind[HealthInsight]
 
     def rank(h: HealthInsight) -> tuple[Any, ...]:
         res = h.scope.resources[0] if h.scope.resources else None

@@ -46,6 +46,8 @@ from cvo_py import gotext
 
 
 def _time_in(value: Any) -> int:
+    if type(value) is str:  # what JSON holds: checked first, this runs for every condition read
+        return gotext.parse_time(value)
     if isinstance(value, bool):
         raise ValueError("a time must be an RFC 3339 string, not a boolean")
     if isinstance(value, int):
@@ -58,6 +60,8 @@ def _time_in(value: Any) -> int:
 
 
 def _duration_in(value: Any) -> int:
+    if type(value) is str:
+        return gotext.parse_duration(value)
     if isinstance(value, bool):
         raise ValueError("a duration must be a Go duration string such as 10m0s, not a boolean")
     if isinstance(value, int):

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from cvo_py import gosort, gotext
 from cvo_py.gotext import MINUTE, SECOND, escape
+from status.updatestatus.details import DETAILS
 from status.updatestatus.insights import controlplane
 from status.updatestatus.insights.models import (
     ClusterOperatorHealthyReason,
@@ -34,7 +35,6 @@ from status.updatestatus.insights.models import (
 )
 from status.updatestatus.render.tabwriter import TabWriter
 
-DETAILS = ("none", "all", "nodes", "health", "operators")
 NOT_UPDATING = "The cluster is not updating.\n"  # all oc prints then (it reads no alerts either)
 NODE_ROW_LIMIT = 10
 _LABEL_WIDTH = len("Description: ")
