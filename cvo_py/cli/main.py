@@ -9,9 +9,11 @@ named, is one clear line naming it, exit 1. Each subcommand takes only the flags
 from __future__ import annotations
 
 import argparse
+import atexit
 import gc
 import importlib
 import logging
+import os
 import sys
 from collections.abc import Sequence
 from typing import NoReturn
@@ -20,6 +22,8 @@ from cvo_py import __version__, klog
 from cvo_py.cli.common import UsageError
 
 log = logging.getLogger(__name__)
+
+INTERRUPTED = 130  # the exit code of a command stopped by Ctrl-C (128 + SIGINT), as shells report it
 
 # name → (module, one-line help). A process imports only the module of the subcommand it runs:
 # the others pull in the API client, leader election or the controllers, which `upgrade-status`
@@ -158,7 +162,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return int(module.run(options) or 0)
     except KeyboardInterrupt:
-        return 130
+        return INTERRUPTED
     except Exception as exc:
         message = _client_error(exc)
         if message is None:
@@ -175,8 +179,23 @@ def entry() -> NoReturn:
     objects for about 30 ms to find nothing (the command's own objects are already freed or
     cycle-free). Exit handlers and stream flushes still run as usual."""
     code = main()
+    if code == INTERRUPTED:
+        _exit_at_once(code)
     gc.freeze()
     raise SystemExit(code)
+
+
+def _exit_at_once(code: int) -> NoReturn:
+    """End an interrupted command now. Interpreter shutdown would first wait for the requests still
+    in flight on worker threads (up to the client's timeouts; they only read): the exit handlers
+    run (temporary files removed, logs flushed), the streams are flushed, and the process ends."""
+    atexit._run_exitfuncs()
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):  # a closed pipe or stream: nothing more can be said there
+            pass
+    os._exit(code)
 
 
 def _client_error(exc: Exception) -> str | None:

@@ -118,7 +118,11 @@ def run(options: Options) -> int:
 def _run(options: Options) -> int:
     if options.dump is None and options.mock_clusterversion is None:
         # the requests leave first: the server answers while the models and the renderer load
-        return _run_live(options, _start_live_reads(options))
+        reads = _start_live_reads(options)
+        try:
+            return _run_live(options, reads)
+        finally:
+            reads.close()  # also when the imports in between fail or are interrupted
     return _run_files(options)
 
 

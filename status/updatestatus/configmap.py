@@ -213,7 +213,7 @@ def decode_readable(data: Mapping[str, str]) -> tuple[list[Insight], list[Decode
     """
     by_model: dict[type[Any], list[tuple[str, str]]] = {}
     for key in sorted(data):
-        # every prefix is `usc-<kind>-`: what is up to a key's second dash picks its model
+        # every prefix is `usc-<kind>-` with no dash in <kind> (a test checks): up to the second dash picks the model
         model = _PREFIXES.get(key[: key.find("-", len(OWNED_PREFIX)) + 1]) if key.startswith(OWNED_PREFIX) else None
         if model is None:
             continue  # usc-shards, or a newer kind of insight: not ours to read
@@ -235,11 +235,12 @@ def decode_readable(data: Mapping[str, str]) -> tuple[list[Insight], list[Decode
 
 
 # What `_decode_together` leaves to `decode_value`: a number of more characters than safeload's
-# limit, which pydantic's JSON reader would take. Where an insight can hold a number, it is a
-# mapping's value: after a colon and any whitespace, so 101 number or whitespace characters after a
-# colon are where one could be (anything else that only looks like it costs the slower path).
-# Everything else the two read differently (NaN, lone surrogates, nesting deeper than an insight's)
-# pydantic refuses, and the kind is then read value by value.
+# limit, which pydantic's JSON reader would take. The two readers agree on everything else an
+# insight can hold because of what the models are (checked by a test): every mapping forbids
+# unknown keys, and no field holds a float, a list of numbers or untyped data, so a number can
+# only be a mapping's value (after a colon and any whitespace: 101 number or whitespace characters
+# after a colon are where one could be, and anything else that only looks like it costs the slower
+# path), and NaN, infinities and nesting deeper than an insight's never validate.
 _READ_ALONE = re.compile(f":[-+.eE0-9 \t\r\n]{{{VALUE_LIMITS.max_number_chars + 1}}}")
 _TOGETHER_MAX_CHARS = VALUE_LIMITS.max_bytes // 4  # UTF-8 needs at most 4 bytes a character
 

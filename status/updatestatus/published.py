@@ -4,11 +4,16 @@
     ...                                 # load the models and the renderer meanwhile
     insights, warnings = reads.result(now)
 
-The ConfigMaps come from one LIST of the namespace: it is one request instead of one per shard,
-and it is one consistent view, so a client never sees the controller halfway through moving keys
-between shards (a key twice, or in none). A reader who may not list ConfigMaps there (403), or a
+The ConfigMaps come from one LIST of the namespace: one request instead of one per shard, and one
+consistent view (every ConfigMap as it was at one resourceVersion, rather than each read at another
+moment while the controller rewrites them). A reader who may not list ConfigMaps there (403), or a
 namespace holding more ConfigMaps than one page of `LIST_PAGE`, gets what the page lacks by name,
-`SHARD_READERS` at a time. The Lease is read meanwhile.
+at most `SHARD_READERS` at a time; those reads are separate views again. The Lease is read
+meanwhile.
+
+The reads run on a small thread pool; `close()` cancels what has not started. A read already in
+flight when the command ends early finishes within the client's timeouts (an interrupted command
+does not wait for it: see `cvo_py.cli.main.entry`).
 
 Only names are imported at module level: the requests are in flight while the caller imports the
 insight models, the decoder and the renderer, which is most of a cold start.
@@ -31,7 +36,6 @@ if TYPE_CHECKING:
 LIST_PAGE = 64
 SHARD_READERS = 4  # GETs in flight together when ConfigMaps are read by name
 
-
 class ReadError(Exception):
     """The insights cannot be read: no ConfigMap (not opted in), or a shard it lists is missing."""
 
@@ -41,10 +45,14 @@ class PublishedReads:
 
     def __init__(self, client: KubeClient) -> None:
         self._client = client
-        # the LIST, the Lease, and the GETs a LIST may leave to do (submitted by the LIST's worker)
-        self._pool = ThreadPoolExecutor(max_workers=SHARD_READERS + 2, thread_name_prefix="upgrade-status-read")
+        # the LIST and the Lease first, then any GETs by name that `result()` finds it needs
+        self._pool = ThreadPoolExecutor(max_workers=SHARD_READERS, thread_name_prefix="upgrade-status-read")
         self._listed = self._pool.submit(self._list)
         self._lease = self._pool.submit(client.get, LEASES, LEASE, namespace=NAMESPACE)
+
+    def close(self) -> None:
+        """Cancel the reads not started yet; those in flight end on their own."""
+        self._pool.shutdown(wait=False, cancel_futures=True)
 
     def result(self, now: int) -> tuple[list[Insight], list[str]]:
         """The insights of every readable key, and the warnings about them (age, Lease, omissions,
@@ -52,40 +60,38 @@ class PublishedReads:
         from status.updatestatus import configmap
         from status.updatestatus.insights import metadata
 
-        try:
-            listed, complete = self._listed.result()
-            main = listed.get(CONFIGMAP)
-            if main is None:
-                main = self._get(
-                    CONFIGMAP, complete, "does not exist: no update status insights are published (create it to opt in)"
-                )
-            data: dict[str, str] = dict(_data(main))
-            meta: metadata.PublicationMetadata | None = None
-            meta_problem = ""
-            if metadata.META_KEY in data:
-                try:
-                    meta = metadata.decode(data[metadata.META_KEY])
-                except metadata.MetadataError as exc:
-                    meta_problem = str(exc)
-            shard_problem = ""
+        listed, complete = self._listed.result()
+        main = listed.get(CONFIGMAP)
+        if main is None:
+            main = self._get(
+                CONFIGMAP, complete, "does not exist: no update status insights are published (create it to opt in)"
+            )
+        data: dict[str, str] = dict(_data(main))
+        meta: metadata.PublicationMetadata | None = None
+        meta_problem = ""
+        if metadata.META_KEY in data:
             try:
-                shards = configmap.shard_names(data)
-            except configmap.DecodeError as exc:
-                shard_problem = f"unreadable, node insights in shards not shown: {exc}"
-                shards = []
-            by_name = {
-                name: self._pool.submit(self._get, name, complete, "(a listed shard) does not exist")
-                for name in shards
-                if name not in listed
-            }
-            warnings = metadata.warnings(meta, now, _lease_state(self._lease), meta_problem=meta_problem)
-            if shard_problem:
-                warnings.append(shard_problem)
-            for name in shards:
-                shard = listed[name] if name in listed else by_name[name].result()
-                data.update(_data(shard))
-        finally:
-            self._pool.shutdown(wait=True, cancel_futures=True)  # after an error: nothing more is read
+                meta = metadata.decode(data[metadata.META_KEY])
+            except metadata.MetadataError as exc:
+                meta_problem = str(exc)
+        shard_problem = ""
+        try:
+            shards = configmap.shard_names(data)
+        except configmap.DecodeError as exc:
+            shard_problem = f"unreadable, node insights in shards not shown: {exc}"
+            shards = []
+        by_name = {
+            name: self._pool.submit(self._get, name, complete, "(a listed shard) does not exist")
+            for name in shards
+            if name not in listed
+        }
+        warnings = metadata.warnings(meta, now, _lease_state(self._lease), meta_problem=meta_problem)
+        if shard_problem:
+            warnings.append(shard_problem)
+        for name in shards:
+            shard = listed[name] if name in listed else by_name[name].result()
+            data.update(_data(shard))
+        self.close()
         insights, errors = configmap.decode_readable(data)
         warnings.extend(f"unreadable, not shown: {exc}" for exc in errors)
         return insights, warnings

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import json
 import re
+import types
+import typing
+from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
@@ -11,6 +14,7 @@ import pytest
 import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from pydantic import BaseModel
 
 from cvo_py.testing.insight_objects import (
     VERSIONS,
@@ -460,3 +464,46 @@ def test_a_kind_with_one_unreadable_value_is_read_value_by_value() -> None:
     assert len(errors) == 1 and str(errors[0]).startswith(f"ConfigMap key {node_keys[0]}: ")
     assert "more than" in str(errors[0]) or "101 characters" in str(errors[0])
     assert len(insights) == len(sample()) - 1
+
+
+def test_the_models_hold_no_value_the_two_readers_could_read_differently() -> None:
+    # what `_decode_together` relies on (see `_READ_ALONE`): unknown keys refused everywhere, and
+    # no float, list of numbers or untyped field, so a number is always a mapping's value
+    seen: set[type[BaseModel]] = set()
+    pending: list[type[BaseModel]] = list(configmap._PREFIXES.values())
+    while pending:
+        model = pending.pop()
+        if model in seen:
+            continue
+        seen.add(model)
+        assert model.model_config.get("extra") == "forbid", model
+        for name, info in model.model_fields.items():
+            for kind in _leaf_types(info.annotation):
+                if isinstance(kind, type) and issubclass(kind, BaseModel):
+                    pending.append(kind)
+                    continue
+                assert kind in (str, int, type(None)) or (isinstance(kind, type) and issubclass(kind, StrEnum)), (
+                    f"{model.__name__}.{name}: {kind}"
+                )
+            assert not _is_list_of_numbers(info.annotation), f"{model.__name__}.{name}"
+    assert len(seen) > len(configmap._PREFIXES)
+
+
+def _leaf_types(annotation: Any) -> list[Any]:
+    origin = typing.get_origin(annotation)
+    if origin is typing.Annotated:
+        return _leaf_types(typing.get_args(annotation)[0])
+    if origin in (list, types.UnionType, typing.Union):
+        return [leaf for arg in typing.get_args(annotation) for leaf in _leaf_types(arg)]
+    return [annotation]
+
+
+def _is_list_of_numbers(annotation: Any) -> bool:
+    if typing.get_origin(annotation) is list:
+        return any(t in (int, float) for t in _leaf_types(typing.get_args(annotation)[0]))
+    return False
+
+
+def test_every_key_prefix_is_usc_kind_dash_with_no_dash_in_the_kind() -> None:
+    for prefix in configmap._PREFIXES:
+        assert prefix.startswith(configmap.OWNED_PREFIX) and prefix.endswith("-") and prefix.count("-") == 2, prefix

@@ -3,6 +3,11 @@
 from __future__ import annotations
 
 import json
+import signal
+import socket
+import subprocess
+import sys
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -409,3 +414,61 @@ def test_live_mode_says_what_was_omitted_and_that_counts_are_partial(
     [warning] = _warnings(out)
     assert "4 insights were omitted" in warning and "1 ClusterOperator, 1 Health, 2 Node" in warning
     assert "partial" in warning and "Update is proceeding well" not in out
+
+
+class SilentServer:
+    """A server that accepts connections and never answers: every read stays in flight."""
+
+    def __init__(self) -> None:
+        self.listener = socket.socket()
+        self.listener.bind(("127.0.0.1", 0))
+        self.listener.listen(8)
+        self.listener.setblocking(False)
+        self.held: list[socket.socket] = []
+
+    def connections(self) -> int:
+        """Connections accepted so far (kept open, never answered)."""
+        try:
+            while True:
+                self.held.append(self.listener.accept()[0])
+        except BlockingIOError:
+            pass
+        return len(self.held)
+
+    def close(self) -> None:
+        for conn in [*self.held, self.listener]:
+            conn.close()
+
+
+def test_ctrl_c_while_the_server_does_not_answer_ends_at_once(tmp_path: Path) -> None:
+    silent = SilentServer()
+    kubeconfig = tmp_path / "silent.kubeconfig"
+    server = f"https://127.0.0.1:{silent.listener.getsockname()[1]}"
+    kubeconfig.write_text(
+        json.dumps(
+            {
+                "apiVersion": "v1",
+                "kind": "Config",
+                "clusters": [{"name": "c", "cluster": {"server": server, "insecure-skip-tls-verify": True}}],
+                "users": [{"name": "u", "user": {"token": "t"}}],
+                "contexts": [{"name": "x", "context": {"cluster": "c", "user": "u"}}],
+                "current-context": "x",
+            }
+        )
+    )
+    command = [sys.executable, "-m", "cvo_py", "upgrade-status", "--kubeconfig", str(kubeconfig)]
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        wait_until(silent.connections, what="the command's reads to reach the server")
+        process.send_signal(signal.SIGINT)
+        started = time.monotonic()
+        out, err = process.communicate(timeout=20)
+        ended_after = time.monotonic() - started
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.communicate()
+        silent.close()
+    assert (process.returncode, out, err) == (130, "", "")
+    # the reads in flight are abandoned, not waited for (the client would wait 30 s for an answer)
+    assert ended_after < 10, ended_after
