@@ -21,6 +21,7 @@ insight models, the decoder and the renderer, which is most of a cold start.
 
 from __future__ import annotations
 
+import signal
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
@@ -36,6 +37,7 @@ if TYPE_CHECKING:
 LIST_PAGE = 64
 SHARD_READERS = 4  # GETs in flight together when ConfigMaps are read by name
 
+
 class ReadError(Exception):
     """The insights cannot be read: no ConfigMap (not opted in), or a shard it lists is missing."""
 
@@ -46,7 +48,9 @@ class PublishedReads:
     def __init__(self, client: KubeClient) -> None:
         self._client = client
         # the LIST and the Lease first, then any GETs by name that `result()` finds it needs
-        self._pool = ThreadPoolExecutor(max_workers=SHARD_READERS, thread_name_prefix="upgrade-status-read")
+        self._pool = ThreadPoolExecutor(
+            max_workers=SHARD_READERS, thread_name_prefix="upgrade-status-read", initializer=_leave_signals_to_main
+        )
         self._listed = self._pool.submit(self._list)
         self._lease = self._pool.submit(client.get, LEASES, LEASE, namespace=NAMESPACE)
 
@@ -122,6 +126,13 @@ class PublishedReads:
             if exc.is_not_found():
                 raise ReadError(f"ConfigMap {NAMESPACE}/{name} {missing}") from None
             raise
+
+
+def _leave_signals_to_main() -> None:
+    """Block Ctrl-C and SIGTERM in a reader thread. The kernel gives a process's signal to any
+    thread that does not block it; taken by a reader, it would not wake the main thread waiting
+    for that reader, and Ctrl-C would wait for the read to time out."""
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
 
 
 def _name(obj: Any) -> str:
