@@ -399,6 +399,24 @@ def plan(
     return ShardPlanner(budget, max_shards).plan(data, node_health)
 
 
+def layout_write_order(in_use: list[str], listed: list[str], stale: list[str]) -> list[str]:
+    """The order to write the ConfigMaps in when the shard layout changes, so that a client reading
+    between any two writes (the main ConfigMap's `usc-shards`, then the shards it names) finds every
+    insight both layouts hold: a ConfigMap that gains keys is written before the main ConfigMap
+    points clients at it, one that loses keys after the main ConfigMap stops pointing there.
+
+    `in_use`: the shards of the new layout; `listed`: those of the old one; `stale`: old shards no
+    longer used. A key's shard is its hash mod S, so with more shards keys move from the kept
+    shards to new ones; with fewer, from the stale shards (or from the main ConfigMap) to the kept
+    ones. The main ConfigMap is `CONFIGMAP`.
+    """
+    new = [name for name in in_use if name not in listed]
+    kept = [name for name in in_use if name in listed]
+    if new:  # more shards (or the first ones): the new gain, the kept and the main ConfigMap lose
+        return [*new, CONFIGMAP, *kept, *stale]
+    return [*kept, CONFIGMAP, *stale]  # fewer shards (or none): the kept and the main ConfigMap gain
+
+
 def node_of(insight: HealthInsight) -> str | None:
     """The node a health insight is about when its scope is that one node, else None."""
     resources = insight.scope.resources

@@ -453,10 +453,9 @@ class UpdateStatusController:
                 # The usual case: the same shards, each ConfigMap changed independently, in parallel.
                 results = list(self._writers.map(publish, [self.configmap, *in_use]))
             else:
-                # The layout changes: shards before the main ConfigMap (whose `usc-shards` key points
-                # clients at them), stale shards last, so a client reading in between sees every
-                # insight at least once.
-                results = [publish(name) for name in [*in_use, self.configmap, *stale]]
+                # The layout changes: one at a time, in the order that lets a client reading in
+                # between find every insight (see `layout_write_order`).
+                results = [publish(name) for name in wire.layout_write_order(in_use, listed, stale)]
             for written, skipped in results:
                 wrote += written
                 omitted.extend(skipped)

@@ -15,7 +15,7 @@ The reads run on a small thread pool; `close()` cancels what has not started. A 
 flight when the command ends early finishes within the client's timeouts (an interrupted command
 does not wait for it: see `cvo_py.cli.main.entry`).
 
-Only names are imported at module level: the requests are in flight while the caller imports the
+Only the client and names are imported at module level: the requests are in flight while the caller imports the
 insight models, the decoder and the renderer, which is most of a cold start.
 """
 

@@ -507,3 +507,49 @@ def _is_list_of_numbers(annotation: Any) -> bool:
 def test_every_key_prefix_is_usc_kind_dash_with_no_dash_in_the_kind() -> None:
     for prefix in configmap._PREFIXES:
         assert prefix.startswith(configmap.OWNED_PREFIX) and prefix.endswith("-") and prefix.count("-") == 2, prefix
+
+
+def _layouts(nodes: int) -> dict[str, dict[str, dict[str, str]]]:
+    """The same insights laid out unsharded, in few shards and in more shards."""
+    cv, node_objects, pools, versions = synthetic_cluster(nodes, 2)
+    data = configmap.encode(compute.all_insights(cv, [], node_objects, pools, versions, ns(1)))
+    budgets = {"none": 10**9, "few": 120_000, "more": 40_000}
+    plans = {name: configmap.plan(data, budget=budget) for name, budget in budgets.items()}
+    assert plans["none"].shards == 0 and 0 < plans["few"].shards < plans["more"].shards, {
+        n: p.shards for n, p in plans.items()
+    }
+    return {name: plan.configmaps for name, plan in plans.items()}
+
+
+def _read_between_writes(
+    old: dict[str, dict[str, str]], new: dict[str, dict[str, str]], order: list[str]
+) -> list[set[str]]:
+    """What a client reads (the main ConfigMap, then the shards it lists) before and after each write."""
+    state = {name: dict(values) for name, values in old.items()}
+    seen = []
+    for step in range(len(order) + 1):
+        main = state[configmap.CONFIGMAP]
+        keys = set(main)
+        for shard in configmap.shard_names(main):
+            keys |= set(state[shard])
+        seen.append(keys)
+        if step < len(order):
+            state[order[step]] = dict(new.get(order[step], {}))
+    return seen
+
+
+@pytest.mark.parametrize(
+    "before,after", [("none", "few"), ("few", "more"), ("more", "few"), ("few", "none"), ("none", "more")]
+)
+def test_a_client_reading_while_the_shard_layout_changes_finds_every_insight(before: str, after: str) -> None:
+    layouts = _layouts(400)
+    old, new = layouts[before], layouts[after]
+    listed = configmap.shard_names(old[configmap.CONFIGMAP])
+    in_use = configmap.shard_names(new[configmap.CONFIGMAP])
+    stale = sorted(set(listed) - set(in_use))
+    order = configmap.layout_write_order(in_use, listed, stale)
+    assert sorted(order) == sorted({configmap.CONFIGMAP, *in_use, *stale})
+    both = {k for k in old[configmap.CONFIGMAP] if k.startswith("usc-")} | {k for n in listed for k in old[n]}
+    both -= {configmap.SHARDS_KEY}
+    for step, keys in enumerate(_read_between_writes(old, new, order)):
+        assert not both - keys, f"after {order[:step]}: {sorted(both - keys)[:3]} nowhere"

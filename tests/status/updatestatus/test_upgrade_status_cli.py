@@ -473,3 +473,15 @@ def test_ctrl_c_while_the_server_does_not_answer_ends_at_once(tmp_path: Path) ->
             process.communicate()
         silent.close()
     assert (process.returncode, out, err) == (130, "", ""), f"after {ended_after:.1f}s: {err}"
+
+
+def test_live_reads_can_start_before_the_models_load() -> None:
+    # what `upgrade-status` imports before its requests leave: the flag check, the client, the reader
+    probe = (
+        "import sys\n"
+        "from cvo_py.cli import main, upgrade_status\n"
+        "from status.updatestatus import details, published\n"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in ('pydantic', 'pydantic_core')))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=60)
+    assert done.stdout == "[]\n", done.stdout
