@@ -157,7 +157,7 @@ def test_no_compilers_caches_or_test_files(image: ImageContainer) -> None:
                 found.append(f"/{directory}/{tool}")
     for path in (root / "opt" / "cvo-py").rglob("*"):
         rel = "/" + str(path.relative_to(root))
-        if path.is_dir() and path.name in ("__pycache__", "tests", "test", "e2e_test"):
+        if path.is_dir() and path.name in ("tests", "test", "e2e_test"):
             found.append(rel)
         elif path.is_file() and (path.name.startswith("test_") or path.name == "conftest.py"):
             found.append(rel)
@@ -167,6 +167,21 @@ def test_no_compilers_caches_or_test_files(image: ImageContainer) -> None:
         if (root / leftover).exists() and (not (root / leftover).is_file() or (root / leftover).stat().st_size):
             found.append("/" + leftover)
     assert found == [], f"the image holds build tools, caches or test files: {found[:20]}"
+
+
+def test_modules_are_byte_compiled(image: ImageContainer) -> None:
+    """Every module of the project and its dependencies has byte code beside it: the container
+    cannot write any, so a module without it would be compiled from source by every process."""
+    site = next((image.root / "opt" / "cvo-py" / "lib").glob("python3*/site-packages"))
+    tag = "cpython-" + site.parent.name.removeprefix("python").replace(".", "")  # the image's Python
+    missing = [
+        str(path.relative_to(site))
+        for path in site.rglob("*.py")
+        if not (path.parent / "__pycache__" / f"{path.stem}.{tag}.pyc").is_file()
+    ]
+    checked = sum(1 for _ in site.rglob("*.py"))
+    assert checked > 1000, f"only {checked} modules found under {site}"
+    assert missing == [], f"{len(missing)} of {checked} modules have no byte code: {missing[:10]}"
 
 
 def test_size(image: ImageContainer) -> None:
