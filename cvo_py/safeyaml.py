@@ -49,6 +49,9 @@ _CONSTRUCTOR = yaml.constructor.SafeConstructor()
 _PARSER: type[Any] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
+# libyaml (from the one in PyYAML 6.0.4's wheels) refuses nesting past 1,000 levels itself, while
+# scanning ahead of the events this builder counts: the same verdict as ours, told as ours.
+_LIBYAML_TOO_DEEP = "exceeded maximum nesting depth"
 _NO_KEY = object()
 _MERGE_KEY = object()
 
@@ -122,6 +125,10 @@ class Builder:
         except yaml.MarkedYAMLError as exc:
             mark = exc.problem_mark or exc.context_mark
             where = f" at line {mark.line + 1}" if mark is not None else ""
+            if exc.problem == _LIBYAML_TOO_DEEP:  # libyaml's own bound (PyYAML 6.0.4), far beyond ours
+                raise DocumentError(
+                    self.source, f"nested more than {self.limits.max_depth} levels deep{where}"
+                ) from None
             raise DocumentError(
                 self.source, f"cannot parse{where}: {exc.problem or exc.context or 'invalid YAML'}"
             ) from None
