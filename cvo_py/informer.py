@@ -8,6 +8,7 @@ builds on `Informer`, for core types and custom resources alike: objects are pla
 
 from __future__ import annotations
 
+import http.client
 import json
 import logging
 import random
@@ -16,8 +17,6 @@ import time
 from collections.abc import Callable, Generator
 from dataclasses import dataclass, field
 from typing import Any
-
-import urllib3
 
 from cvo_py import klog
 from cvo_py.kube import JSON, ApiError, KubeClient, Resource, ServerUnreachable
@@ -207,7 +206,7 @@ class Informer:
                 self.stats.expired += 1
                 klog.v(2).info("%s: watch expired (%s); relisting", self.name, exc)
                 self._resource_version = None
-            except (ApiError, ServerUnreachable, urllib3.exceptions.HTTPError, OSError, ValueError) as exc:
+            except (ApiError, ServerUnreachable, http.client.HTTPException, OSError, ValueError) as exc:
                 if self._stop.is_set():
                     break
                 self.stats.errors += 1
@@ -287,9 +286,9 @@ class Informer:
                 if self._stop.is_set():
                     return
                 self._handle_event(json.loads(line))
-        except urllib3.exceptions.ReadTimeoutError:
+        except TimeoutError:
             klog.v(2).info("%s: no event for %.0fs; reconnecting", self.name, self.inactivity_timeout)
-        except (urllib3.exceptions.ProtocolError, OSError) as exc:
+        except (http.client.HTTPException, OSError) as exc:
             if self._stop.is_set() or self._reconnect_requested:
                 return
             raise ServerUnreachable(self.client.server, exc) from exc

@@ -7,6 +7,7 @@ come from the official client's configuration loaders (kubeconfig, in-cluster, e
 
 from __future__ import annotations
 
+import http.client
 import json
 import os
 import random
@@ -18,8 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote, urlencode
 
-import urllib3
-
+from cvo_py.connections import ConnectionPool, Stream
 from cvo_py.gotext import short_error
 
 JSON = dict[str, Any]
@@ -28,6 +28,7 @@ MERGE_PATCH = "application/merge-patch+json"
 JSON_PATCH = "application/json-patch+json"
 STRATEGIC_MERGE_PATCH = "application/strategic-merge-patch+json"
 TOO_MANY_REQUESTS_RETRIES = 5
+LARGE_RESPONSE = 1 << 16  # bytes of a response body worth pydantic-core's JSON parser
 
 
 @dataclass(frozen=True)
@@ -307,22 +308,22 @@ class KubeClient:
     def __init__(self, config: ClientConfig, user_agent: str = "cvo-py", timeout: float = 30.0) -> None:
         self.config = config
         self.timeout = timeout
-        kwargs: dict[str, Any] = {"maxsize": 16, "retries": False}
-        if config.host.startswith("https"):
-            if config.verify:
-                kwargs.update(cert_reqs=ssl.CERT_REQUIRED, ca_certs=config.ca_file)
-            else:
-                kwargs.update(cert_reqs=ssl.CERT_NONE)
-                urllib3.disable_warnings(urllib3.exceptions.InsecureRequestWarning)
-            if config.cert_file:
-                kwargs.update(cert_file=config.cert_file, key_file=config.key_file)
-        self._pool = urllib3.PoolManager(**kwargs)
+        try:
+            self._pool = ConnectionPool(config.host, _ssl_context(config) if config.host.startswith("https") else None)
+        except (OSError, ValueError) as exc:  # a CA or client certificate that cannot be loaded, a bad URL
+            raise ConfigError(
+                f"cannot use the Kubernetes API server at {config.host}: {short_error(str(exc))}"
+            ) from exc
         self._user_agent = user_agent
         self._lock = threading.Lock()
 
     @property
     def server(self) -> str:
         return self.config.host
+
+    def close(self) -> None:
+        """Close the idle kept-alive connections (a request after this opens a new one)."""
+        self._pool.clear()
 
     def with_token(self, token: str) -> KubeClient:
         """The same server and TLS trust, authenticated as someone else (e.g. a ServiceAccount)."""
@@ -352,15 +353,15 @@ class KubeClient:
         busy_retries: int = TOO_MANY_REQUESTS_RETRIES,
     ) -> Any:
         """One API request; a 429 is retried `busy_retries` times before the caller gets it."""
-        url = self.config.host + path
+        target = path
         if query:
-            url += "?" + urlencode({k: _query_value(v) for k, v in query.items() if v is not None})
+            target += "?" + urlencode({k: _query_value(v) for k, v in query.items() if v is not None})
         data = json.dumps(body).encode() if body is not None else None
         # 429 (API priority and fairness, storage initializing) asks to come back later: honour
         # Retry-After a few times before giving the error to the caller.
         for attempt in range(busy_retries + 1):
             try:
-                return self._request_once(method, path, url, data, content_type, timeout)
+                return self._request_once(method, path, target, data, content_type, timeout)
             except ApiError as exc:
                 if exc.status != 429 or attempt == busy_retries:
                     raise
@@ -368,18 +369,17 @@ class KubeClient:
         raise AssertionError("unreachable")
 
     def _request_once(
-        self, method: str, path: str, url: str, data: bytes | None, content_type: str, timeout: float | None
+        self, method: str, path: str, target: str, data: bytes | None, content_type: str, timeout: float | None
     ) -> Any:
         try:
             resp = self._pool.request(
                 method,
-                url,
-                body=data,
-                headers=self._headers(content_type if data is not None else None),
-                timeout=urllib3.Timeout(connect=10.0, read=timeout or self.timeout),
-                preload_content=True,
+                target,
+                self._headers(content_type if data is not None else None),
+                data,
+                read_timeout=timeout or self.timeout,
             )
-        except (urllib3.exceptions.HTTPError, OSError) as exc:
+        except (http.client.HTTPException, OSError) as exc:
             raise ServerUnreachable(self.config.host, exc) from exc
         text = resp.data.decode("utf-8", errors="replace")
         if resp.status >= 300:
@@ -389,6 +389,15 @@ class KubeClient:
             raise error
         if not text:
             return {}
+        if len(resp.data) >= LARGE_RESPONSE:
+            # pydantic-core's parser reads a large body (a LIST) in half the time, and shares its
+            # repeated strings; what it refuses (invalid UTF-8, lone surrogates) is read below.
+            from pydantic_core import from_json
+
+            try:
+                return from_json(resp.data)
+            except ValueError:
+                pass
         try:
             return json.loads(text)
         except ValueError:
@@ -399,22 +408,16 @@ class KubeClient:
         path: str,
         query: Mapping[str, Any],
         read_timeout: float,
-        on_open: Callable[[Any], None] | None = None,
+        on_open: Callable[[Stream], None] | None = None,
     ) -> Generator[bytes, None, None]:
         """GET a streaming endpoint (watch) and yield its lines; closes the response when done.
 
         `on_open` receives the live response so another thread can `shutdown()` it.
         """
-        url = self.config.host + path + "?" + urlencode({k: _query_value(v) for k, v in query.items()})
+        target = path + "?" + urlencode({k: _query_value(v) for k, v in query.items()})
         try:
-            resp = self._pool.request(
-                "GET",
-                url,
-                headers=self._headers(),
-                timeout=urllib3.Timeout(connect=10.0, read=read_timeout),
-                preload_content=False,
-            )
-        except (urllib3.exceptions.HTTPError, OSError) as exc:
+            resp = self._pool.stream("GET", target, self._headers(), read_timeout=read_timeout)
+        except (http.client.HTTPException, OSError) as exc:
             raise ServerUnreachable(self.config.host, exc) from exc
         if on_open is not None:
             on_open(resp)
@@ -422,7 +425,7 @@ class KubeClient:
             if resp.status >= 300:
                 raise ApiError(resp.status, resp.read().decode("utf-8", errors="replace"), "WATCH", path)
             buffer = b""
-            for chunk in resp.stream(65536, decode_content=True):
+            for chunk in resp.chunks():
                 buffer += chunk
                 while b"\n" in buffer:
                     line, buffer = buffer.split(b"\n", 1)
@@ -515,6 +518,20 @@ class KubeClient:
     def server_version(self) -> JSON:
         result: JSON = self.request("GET", "/version")
         return result
+
+
+def _ssl_context(config: ClientConfig) -> ssl.SSLContext:
+    """TLS as the configuration asks: the server verified against its CA (the system's when none
+    is named), or not at all (insecure-skip-tls-verify); a client certificate when there is one."""
+    if config.verify:
+        context = ssl.create_default_context(cafile=config.ca_file)
+    else:
+        context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+        context.check_hostname = False
+        context.verify_mode = ssl.CERT_NONE
+    if config.cert_file:
+        context.load_cert_chain(config.cert_file, config.key_file)
+    return context
 
 
 def _query_value(value: Any) -> str:

@@ -1,0 +1,191 @@
+"""The API client's transport against a real HTTP/1.1 server: keep-alive reuse, an idle connection
+the server closed, streams ended from another thread, timeouts, a base path."""
+
+from __future__ import annotations
+
+import http.client
+import http.server
+import json
+import socket
+import threading
+import time
+from collections.abc import Iterator
+
+import pytest
+
+from cvo_py.connections import ConnectionPool
+from cvo_py.kube import LARGE_RESPONSE, ClientConfig, KubeClient
+
+
+class _Handler(http.server.BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"  # keep-alive
+
+    def do_GET(self) -> None:  # noqa: N802 (the standard library's name)
+        server: _Server = self.server  # type: ignore[assignment]
+        server.paths.append(self.path)
+        server.peers.add(self.client_address)
+        if self.path.endswith("/slow"):
+            time.sleep(2)
+        if self.path.endswith("/stream"):
+            self.send_response(200)
+            self.send_header("Transfer-Encoding", "chunked")
+            self.end_headers()
+            self.wfile.write(b"5\r\nhello\r\n")
+            self.wfile.flush()
+            server.stream_started.set()
+            server.release.wait(30)  # holds the stream open until the test ends
+            return
+        body = server.bodies.get(self.path, f"you asked for {self.path}".encode())
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(body)))
+        if self.path.endswith("/close"):
+            self.send_header("Connection", "close")
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, format: str, *args: object) -> None:  # noqa: A002
+        pass
+
+
+class _Server(http.server.ThreadingHTTPServer):
+    daemon_threads = False
+    block_on_close = True
+
+    def __init__(self) -> None:
+        super().__init__(("127.0.0.1", 0), _Handler)
+        self.paths: list[str] = []
+        self.peers: set[tuple[str, int]] = set()
+        self.stream_started = threading.Event()
+        self.release = threading.Event()
+        self.bodies: dict[str, bytes] = {}
+
+
+@pytest.fixture
+def server() -> Iterator[_Server]:
+    srv = _Server()
+    thread = threading.Thread(target=srv.serve_forever, name="test-http-server")
+    thread.start()
+    try:
+        yield srv
+    finally:
+        srv.release.set()
+        srv.shutdown()
+        srv.server_close()  # joins the handler threads (block_on_close)
+        thread.join(10)
+
+
+def _url(srv: _Server, path: str = "") -> str:
+    return f"http://127.0.0.1:{srv.server_address[1]}{path}"
+
+
+def test_requests_share_one_kept_alive_connection(server: _Server) -> None:
+    pool = ConnectionPool(_url(server))
+    try:
+        for i in range(3):
+            response = pool.request("GET", f"/{i}", {}, read_timeout=5)
+            assert (response.status, response.data) == (200, f"you asked for /{i}".encode())
+        assert len(server.peers) == 1, server.peers
+    finally:
+        pool.clear()
+
+
+def test_a_connection_the_server_closes_is_not_reused(server: _Server) -> None:
+    pool = ConnectionPool(_url(server))
+    try:
+        assert pool.request("GET", "/close", {}, read_timeout=5).status == 200
+        assert pool.request("GET", "/after", {}, read_timeout=5).data == b"you asked for /after"
+        assert len(server.peers) == 2, server.peers
+    finally:
+        pool.clear()
+
+
+def test_an_idle_connection_closed_by_the_server_is_replaced(server: _Server) -> None:
+    pool = ConnectionPool(_url(server))
+    try:
+        pool.request("GET", "/first", {}, read_timeout=5)
+        # the server ends every idle connection (as an API server does after its idle timeout)
+        idle = pool._idle[0]
+        assert idle.sock is not None
+        idle.sock.shutdown(socket.SHUT_RD)  # what the pool sees is a readable (EOF) socket
+        assert pool.request("GET", "/second", {}, read_timeout=5).data == b"you asked for /second"
+        assert len(server.peers) == 2
+    finally:
+        pool.clear()
+
+
+def test_a_base_path_prefixes_every_request(server: _Server) -> None:
+    pool = ConnectionPool(_url(server, "/proxy/cluster/"))
+    try:
+        pool.request("GET", "/api/v1/nodes?limit=1", {}, read_timeout=5)
+        assert server.paths == ["/proxy/cluster/api/v1/nodes?limit=1"]
+    finally:
+        pool.clear()
+
+
+def test_a_read_timeout_is_a_timeout_error(server: _Server) -> None:
+    pool = ConnectionPool(_url(server))
+    try:
+        with pytest.raises(TimeoutError):
+            pool.request("GET", "/slow", {}, read_timeout=0.2)
+        assert pool._idle == []  # the timed-out connection is not given back
+    finally:
+        pool.clear()
+
+
+def test_a_stream_is_ended_from_another_thread(server: _Server) -> None:
+    pool = ConnectionPool(_url(server))
+    stream = pool.stream("GET", "/stream", {}, read_timeout=30)
+    try:
+        chunks = stream.chunks()
+        assert next(chunks) == b"hello"
+        assert server.stream_started.wait(5)
+        ender = threading.Timer(0.2, stream.shutdown)
+        ender.start()
+        started = time.monotonic()
+        rest = b""
+        try:
+            for chunk in chunks:  # blocked until the shutdown
+                rest += chunk
+        except (OSError, http.client.HTTPException):  # how a read cut short ends
+            pass
+        ender.join()
+        assert time.monotonic() - started < 10, "the shutdown did not end the blocked read"
+        assert rest == b""
+    finally:
+        stream.close()
+        pool.clear()
+    assert pool._idle == []  # a stream's connection never goes back to the pool
+
+
+def test_a_refused_connection_is_an_os_error() -> None:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]  # nothing listens there once closed
+    pool = ConnectionPool(f"http://127.0.0.1:{port}")
+    with pytest.raises(ConnectionRefusedError):
+        pool.request("GET", "/", {}, read_timeout=5)
+
+
+@pytest.mark.parametrize("url", ["ftp://example.com", "https://", "example.com"])
+def test_only_http_urls(url: str) -> None:
+    with pytest.raises(ValueError, match="not an http or https URL"):
+        ConnectionPool(url)
+
+
+def test_the_client_reads_large_bodies_as_the_standard_parser_does(server: _Server) -> None:
+    """Bodies from LARGE_RESPONSE bytes go through pydantic-core's parser, and what it refuses
+    through Python's: either way the caller gets what json.loads gives."""
+    padding = "x" * LARGE_RESPONSE
+    bodies = {
+        "/small": '{"a": [1, 2.5, "\\u00e9"]}',
+        "/large": json.dumps({"items": [{"n": i, "f": i / 3, "s": f"v{i}"} for i in range(5000)], "pad": padding}),
+        "/lone-surrogate": '{"s": "\\ud800", "pad": "' + padding + '"}',
+        "/nan": '{"f": NaN, "pad": "' + padding + '"}',
+    }
+    server.bodies.update({path: body.encode() for path, body in bodies.items()})
+    client = KubeClient(ClientConfig(host=_url(server), verify=False))
+    try:
+        for path, body in bodies.items():
+            assert repr(client.request("GET", path)) == repr(json.loads(body)), path
+    finally:
+        client.close()
