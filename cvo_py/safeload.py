@@ -105,30 +105,11 @@ class _NumberError(ValueError):
     """A number the bounds refuse (a ValueError the JSON scanner passes through unchanged)."""
 
 
-# Documents at least this long are first read by pydantic-core's JSON parser (which the
-# commands that read such documents have loaded anyway); shorter ones cost less than its import.
-FAST_JSON_CHARS = 1 << 16
-
-
 def _json(text: str, source: str, limits: Limits) -> Any:
     """The JSON document, or `_NOT_JSON` when the text is not JSON (YAML flow style may still read it).
 
-    A large document is first read by pydantic-core's parser (twice as fast, and it shares
-    repeated strings), and kept when that reading is certainly what the standard one would give:
-    the parser accepted it (it refuses NaN, lone surrogates and anything that is not JSON) and it
-    holds no float (whose written length it does not keep) and no integer long enough to near the
-    number limit. Anything else is read again by Python's scanner, whose errors are the ones shown.
-
     Python's JSON scanner recurses, but through the interpreter's recursion guard: a document
     nested past it is a RecursionError, not a crash. What it returns is measured without recursion."""
-    if len(text) >= FAST_JSON_CHARS:
-        doc = _fast_json(text)
-        if doc is not _NOT_FAST:
-            verdict = _walk(doc, limits.max_depth)
-            if verdict is _SHALLOW:
-                return doc
-            if verdict is _TOO_DEEP:
-                raise DocumentError(source, f"nested more than {limits.max_depth} levels deep")
     try:
         doc = _json_decoder(limits).decode(text)
     except json.JSONDecodeError:
@@ -137,22 +118,9 @@ def _json(text: str, source: str, limits: Limits) -> Any:
         raise DocumentError(source, str(exc)) from None
     except RecursionError:
         raise DocumentError(source, f"nested more than {limits.max_depth} levels deep") from None
-    if _may_nest_deeper(text, limits.max_depth) and _walk(doc, limits.max_depth, numbers=False) is _TOO_DEEP:
+    if _may_nest_deeper(text, limits.max_depth) and _deeper_than(doc, limits.max_depth):
         raise DocumentError(source, f"nested more than {limits.max_depth} levels deep")
     return doc
-
-
-_NOT_FAST = object()
-
-
-def _fast_json(text: str) -> Any:
-    """pydantic-core's reading of `text`, or `_NOT_FAST` when it refuses it."""
-    from pydantic_core import from_json  # imported when first needed: small documents never need it
-
-    try:
-        return from_json(text, allow_inf_nan=False)
-    except ValueError:
-        return _NOT_FAST
 
 
 def _may_nest_deeper(text: str, limit: int) -> bool:
@@ -163,20 +131,14 @@ def _may_nest_deeper(text: str, limit: int) -> bool:
     return len(text) > 1 << 16 or text.count("[") + text.count("{") > limit
 
 
-_SHALLOW, _TOO_DEEP, _READ_AGAIN = object(), object(), object()
-# An integer of at most this many bits is written with fewer than 100 digits (2**320 has 97).
-_SHORT_INT_BITS = 320
-
-
-def _walk(doc: Any, limit: int, numbers: bool = True) -> object:
-    """`_TOO_DEEP` when mappings and sequences nest more than `limit` levels, walked level by
-    level; with `numbers`, `_READ_AGAIN` first when a value is a float or a long integer."""
+def _deeper_than(doc: Any, limit: int) -> bool:
+    """Whether mappings and sequences nest more than `limit` levels, walked level by level."""
     level = [doc] if type(doc) in (dict, list) else []
     depth = 0
     while level:
         depth += 1
         if depth > limit:
-            return _TOO_DEEP
+            return True
         below: list[Any] = []
         add = below.append
         for container in level:
@@ -184,10 +146,8 @@ def _walk(doc: Any, limit: int, numbers: bool = True) -> object:
                 kind = type(value)
                 if kind is dict or kind is list:
                     add(value)
-                elif numbers and (kind is float or (kind is int and value.bit_length() > _SHORT_INT_BITS)):
-                    return _READ_AGAIN
         level = below
-    return _SHALLOW
+    return False
 
 
 # --- strings -------------------------------------------------------------------------------------

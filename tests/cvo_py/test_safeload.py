@@ -11,7 +11,6 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cvo_py import safeload
 from cvo_py.safeload import DEFAULT_LIMITS, DocumentError, Limits, load_document
 from cvo_py.testing.hostile import values
 
@@ -115,64 +114,6 @@ def test_json_and_yaml_round_trips_match_the_standard_parsers(value: Any) -> Non
     except yaml.YAMLError:
         return
     assert load_document(dumped, source="f") == expected
-
-
-# JSON texts as a hostile writer may make them: every kind of number (floats, integers near and
-# past the 100-character limit), NaN, escapes (lone surrogates among them), depth near the limit.
-_hostile_numbers = (
-    st.floats(allow_nan=False, allow_infinity=False).map(repr)
-    | st.integers(-(10**120), 10**120).map(str)
-    | st.sampled_from(["NaN", "Infinity", "-Infinity", "1e999", "-0", "0.0", "1E+2", "9" * 101, "-" + "9" * 100])
-)
-_hostile_strings = st.text(max_size=8).map(json.dumps) | st.sampled_from(
-    ['"\\ud800"', '"\\udc00x"', '"\\ud83d\\ude00"', '"\\u0000"', '"a\\"b"']
-)
-_hostile_json = st.recursive(
-    st.sampled_from(["null", "true", "false"]) | _hostile_numbers | _hostile_strings,
-    lambda children: (
-        st.lists(children, max_size=4).map(lambda items: "[" + ",".join(items) + "]")
-        | st.lists(st.tuples(_hostile_strings, children), max_size=4).map(
-            lambda pairs: "{" + ",".join(f"{k}:{v}" for k, v in pairs) + "}"
-        )
-    ),
-    max_leaves=20,
-)
-
-
-def _read_both_ways(text: str) -> tuple[object, object]:
-    """(the fast reading, the standard reading) of `text`: each a document or an error message."""
-    outcomes: list[object] = []
-    for threshold in (0, 1 << 62):
-        original = safeload.FAST_JSON_CHARS
-        safeload.FAST_JSON_CHARS = threshold
-        try:
-            outcomes.append(load_document(text, source="f"))
-        except DocumentError as exc:
-            outcomes.append(f"error: {exc}")
-        finally:
-            safeload.FAST_JSON_CHARS = original
-    return outcomes[0], outcomes[1]
-
-
-@settings(max_examples=400)
-@given(_hostile_json, st.integers(0, 140))
-def test_large_json_read_fast_is_what_the_standard_reader_reads(value: str, depth: int) -> None:
-    """Large documents go through pydantic-core's parser first; whatever it accepts must equal the
-    standard reading (floats and long integers read again, errors worded by the standard path)."""
-    text = "[" * depth + value + "]" * depth
-    fast, standard = _read_both_ways(text)
-    assert repr(fast) == repr(standard)  # repr: tells -0.0 from 0.0 and NaN apart
-
-
-def test_the_fast_reader_is_used_for_large_documents() -> None:
-    text = json.dumps({"items": [{"name": f"node-{i}", "labels": {"a": "b"}, "n": i} for i in range(3000)]})
-    assert len(text) >= safeload.FAST_JSON_CHARS
-    assert load_document(text, source="f") == json.loads(text)
-    deep = "[" * 129 + " " * safeload.FAST_JSON_CHARS + "]" * 129
-    with pytest.raises(DocumentError, match="nested more than 128 levels deep"):
-        load_document(deep, source="f")
-    floats = json.dumps([1.5] * 20_000)
-    assert len(floats) >= safeload.FAST_JSON_CHARS and load_document(floats, source="f") == [1.5] * 20_000
 
 
 @settings(max_examples=300)
