@@ -44,17 +44,24 @@ class TabWriter:
             end = this + 1
             while end < line1 and cells[end] > column:
                 end += 1
-            width = max(self.minwidth, max(len(lines[k][column]) for k in range(this, end)) + self.padding)
+            width = max(self.minwidth, max([len(line[column]) for line in lines[this:end]]) + self.padding)
             self._format(out, lines, cells, [*widths, width], this, end)
             line0 = this = end
         self._write_lines(out, lines, widths, line0, line1)
 
     def _write_lines(self, out: list[str], lines: list[list[str]], widths: list[int], line0: int, line1: int) -> None:
-        last = len(lines) - 1
-        for i in range(line0, line1):
-            cells = lines[i]
-            padded = min(len(widths), len(cells) - 1)  # a line's last cell is never padded
-            out.append("".join(map(str.ljust, cells[:padded], widths)))
-            out.append("".join(cells[padded:]))
-            if i < last:
-                out.append("\n")
+        if line0 >= line1:
+            return
+        columns = len(widths)
+        # a line with one cell past the aligned columns (a table's usual line): one format call
+        aligned = "".join(f"{{:<{width}}}" for width in widths) + "{}"
+        block = []
+        for cells in lines[line0:line1]:
+            if len(cells) == columns + 1:
+                block.append(aligned.format(*cells))
+            else:
+                padded = min(columns, len(cells) - 1)  # a line's last cell is never padded
+                block.append("".join(map(str.ljust, cells[:padded], widths)) + "".join(cells[padded:]))
+        out.append("\n".join(block))
+        if line1 < len(lines):  # every line but the last ends with a newline
+            out.append("\n")

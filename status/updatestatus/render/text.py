@@ -90,27 +90,36 @@ class NodeRow:
 
     @property
     def sort_key(self) -> tuple[int, int, bytes]:
-        return (_ASSESSMENTS.index(self.assessment), _PHASES.index(self.phase), self.name.encode())
+        return (_ASSESSMENT_RANK[self.assessment], _PHASE_RANK[self.phase], self.name.encode())
+
+
+_ASSESSMENT_RANK = {assessment: rank for rank, assessment in enumerate(_ASSESSMENTS)}
+_PHASE_RANK = {phase: rank for rank, phase in enumerate(_PHASES)}
+_UPDATING, _AVAILABLE, _DEGRADED = ConditionType.UPDATING, ConditionType.AVAILABLE, ConditionType.DEGRADED
+_TRUE, _FALSE, _UNKNOWN = ConditionStatus.TRUE, ConditionStatus.FALSE, ConditionStatus.UNKNOWN
 
 
 def node_row(n: NodeStatusInsight) -> NodeRow:
     updating = available = degraded = None
     for c in n.conditions:  # the first of each type, as find_condition (one pass: this runs per node)
-        if c.type == ConditionType.UPDATING and updating is None:
-            updating = c
-        elif c.type == ConditionType.AVAILABLE and available is None:
-            available = c
-        elif c.type == ConditionType.DEGRADED and degraded is None:
+        kind = c.type
+        if kind == _UPDATING:
+            if updating is None:
+                updating = c
+        elif kind == _AVAILABLE:
+            if available is None:
+                available = c
+        elif kind == _DEGRADED and degraded is None:
             degraded = c
-    if updating is None or updating.status == ConditionStatus.UNKNOWN:
+    if updating is None or updating.status == _UNKNOWN:
         # the MCD reports Done before the node runs the target: oc prints it Updated, still updating
         phase, is_updating, is_updated = "Updated", True, False
     else:
         phase = _PHASE_BY_REASON.get(updating.reason, "Pending")
-        is_updating = updating.status == ConditionStatus.TRUE
-        is_updated = updating.status == ConditionStatus.FALSE and updating.reason == NodeUpdatingReason.COMPLETED
-    is_unavailable = available is not None and available.status == ConditionStatus.FALSE
-    is_degraded = degraded is not None and degraded.status == ConditionStatus.TRUE
+        is_updating = updating.status == _TRUE
+        is_updated = updating.status == _FALSE and updating.reason == NodeUpdatingReason.COMPLETED
+    is_unavailable = available is not None and available.status == _FALSE
+    is_degraded = degraded is not None and degraded.status == _TRUE
     assessment = _ASSESSMENT_BY_PHASE[phase]
     message = ""
     if is_unavailable and not is_updating and available is not None:
@@ -157,7 +166,9 @@ def write_nodes(
     omitted = dict.fromkeys(("total", "completed", "available", "progressing", "outdated", "draining", "excluded"), 0)
     for i, r in enumerate(rows):
         if detailed or i < NODE_ROW_LIMIT or r.is_degraded or (r.is_unavailable and not r.is_updating):
-            tw.write(f"{escape(r.name)}\t{r.assessment}\t{r.phase}\t{escape(r.version)}\t{r.est}\t{escape(r.message)}\n")
+            tw.write(
+                f"{escape(r.name)}\t{r.assessment}\t{r.phase}\t{escape(r.version)}\t{r.est}\t{escape(r.message)}\n"
+            )
             continue
         omitted["total"] += 1
         omitted["completed" if r.is_updated else "outdated"] += 1
@@ -407,10 +418,7 @@ def write_health(
             return
     if not shown:
         since = gotext.short_duration(updating_for) if updating_for >= 0 else "-"  # after now: inconsistent
-        tw.write(
-            f"{since}\t{ImpactLevel.INFO.value}\t{ImpactType.NONE.value}\t"
-            "Update is proceeding well\n"
-        )
+        tw.write(f"{since}\t{ImpactLevel.INFO.value}\t{ImpactType.NONE.value}\tUpdate is proceeding well\n")
         out.append(tw.flush())
         return
     for h in shown:
