@@ -14,12 +14,18 @@ under 2 s and 300 MB. Each row ends with a reference loop's time measured right 
 `reference_ms`): rows compare only at similar reference times.
 
     .venv/bin/python bench/upgrade_status_client.py [--nodes 500,2000,5000] [--repeat 5] [--no-live]
+
+Another interpreter is measured from a venv made with it, e.g. Debian's (the image's):
+
+    /usr/bin/python3.11 -m venv /tmp/venv-deb && /tmp/venv-deb/bin/pip install -e .
+    /tmp/venv-deb/bin/python bench/upgrade_status_client.py
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import platform
 import statistics
 import subprocess
 import sys
@@ -80,6 +86,13 @@ def measure(args: list[str], repeat: int) -> tuple[float, float, float, int]:
     return statistics.median(walls), max(walls), statistics.median(cpus), peak
 
 
+def interpreter() -> str:
+    """Which Python runs the commands: the same code's figures differ by the interpreter's build
+    (on this machine pyenv's 3.11.7, built from source, runs the reference loop about 25% slower
+    than Debian's python3.11, the image's interpreter)."""
+    return f"Python {platform.python_version()} at {sys.base_prefix}"
+
+
 def byte_compile() -> None:
     """Compile the project's modules into their `__pycache__` directories (ignored by git), which
     the measured processes then read even where PYTHONDONTWRITEBYTECODE is set."""
@@ -98,7 +111,7 @@ def main() -> int:
         return 1
     byte_compile()
     cluster = None if opts.no_live else local.start(local.cluster_dir())
-    print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
+    print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores; {interpreter()}")
     header = f"{'nodes':>6}  {'source':<26} {'wall median':>11} {'wall max':>9} {'CPU':>7} {'peak RSS':>9}"
     print(f"{header} {'ref loop':>9}")
     with tempfile.TemporaryDirectory() as tmp:
