@@ -255,6 +255,13 @@ def _json_list_reader(model: type[Any]) -> TypeAdapter[Any]:
     return reader
 
 
+def prepare_readers() -> None:
+    """Build now the validators `decode_readable` reads each kind with (pydantic builds them when
+    first used): a client does it while its LIST is still in flight."""
+    for model in _PREFIXES.values():
+        _json_list_reader(model)
+
+
 def _decode_together(model: type[Any], values: list[str]) -> list[Insight] | None:
     """Every value as a `model` in one pass of pydantic's JSON reader and validator (at 5,000 nodes
     twice as fast as one document at a time), or None when any value needs `decode_value`: one

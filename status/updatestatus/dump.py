@@ -258,8 +258,16 @@ def _read_archive(path: Path, shown: str) -> Iterator[Member]:
             yield from _read_tar(stream, shown)
     except SnapshotError:
         raise
-    except (tarfile.TarError, EOFError, zlib.error, lzma.LZMAError, zipfile.BadZipFile, OSError,
-            NotImplementedError, RuntimeError) as exc:  # zip: an unsupported compression method, encryption
+    except (
+        tarfile.TarError,
+        EOFError,
+        zlib.error,
+        lzma.LZMAError,
+        zipfile.BadZipFile,
+        OSError,
+        NotImplementedError,
+        RuntimeError,
+    ) as exc:  # zip: an unsupported compression method, encryption
         raise SnapshotError(f"{shown}: not a readable archive (truncated or corrupt?): {escape(str(exc))}") from None
 
 
@@ -268,8 +276,13 @@ class _BoundedTarInfo(tarfile.TarInfo):
     tarfile reads them into memory whole, before any member budget applies."""
 
     def _proc_member(self, tarfile_: tarfile.TarFile) -> tarfile.TarInfo:
-        extended = (tarfile.GNUTYPE_LONGNAME, tarfile.GNUTYPE_LONGLINK, tarfile.XHDTYPE, tarfile.XGLTYPE,
-                    tarfile.SOLARIS_XHDTYPE)
+        extended = (
+            tarfile.GNUTYPE_LONGNAME,
+            tarfile.GNUTYPE_LONGLINK,
+            tarfile.XHDTYPE,
+            tarfile.XGLTYPE,
+            tarfile.SOLARIS_XHDTYPE,
+        )
         if self.type in extended and self.size > MAX_TAR_HEADER_BYTES:
             raise tarfile.HeaderError(f"an extended header of {self.size} bytes (at most {MAX_TAR_HEADER_BYTES})")
         return super()._proc_member(tarfile_)  # type: ignore[misc,no-any-return]
@@ -475,7 +488,7 @@ def _insights(members: list[Member], shown: str, file_name: str) -> Dump:
             missing.append("names and addresses are obfuscated in this archive (consistently within it)")
     clusterversions = _objects(version, shown, "ClusterVersion")
     if not clusterversions:
-        where = escape('/'.join(version[0].path)) if version else 'the archive'
+        where = escape("/".join(version[0].path)) if version else "the archive"
         raise SnapshotError(f"{shown}: no ClusterVersion in {where}")
     snap = Snapshot(
         name=shown,
@@ -567,4 +580,3 @@ def _annotations(obj: JSON) -> dict[str, Any]:
     meta = obj.get("metadata")
     value = meta.get("annotations") if isinstance(meta, dict) else None
     return value if isinstance(value, dict) else {}
-

@@ -64,6 +64,9 @@ class PublishedReads:
         from status.updatestatus import configmap
         from status.updatestatus.insights import metadata
 
+        # needed below in any case, and the LIST is often still in flight: built while it is
+        metadata.prepare_reader()
+        configmap.prepare_readers()
         listed, complete = self._listed.result()
         main = listed.get(CONFIGMAP)
         if main is None:

@@ -98,6 +98,11 @@ def encode(meta: PublicationMetadata) -> str:
     return json.dumps(meta.to_api(), ensure_ascii=True, separators=(",", ":"))
 
 
+def prepare_reader() -> None:
+    """Build now the validator `decode` uses (pydantic builds it when first used)."""
+    PublicationMetadata.model_rebuild()
+
+
 def decode(value: str) -> PublicationMetadata:
     # Anyone who may edit the ConfigMap may write this key: the bounded loader of every value.
     try:
@@ -215,4 +220,3 @@ def health_caveat(warning_lines: Sequence[str]) -> str | None:
     if not warning_lines:
         return None
     return "Update health is not known: the insights may be stale or partial (see the warnings above)"
-
