@@ -38,6 +38,7 @@ def build(options: Options) -> Parts:
     from cvo_py.kube import connect
     from cvo_py.leader import LeaderElector, default_identity
     from cvo_py.process import Parts
+    from cvo_py.serving.certificates import ServingContext, watch_client_ca
     from cvo_py.serving.server import MetricsServer
     from status.updatestatus.controller import LEASE, UpdateStatusController
     from status.updatestatus.insights import models
@@ -60,22 +61,19 @@ def build(options: Options) -> Parts:
         if not options.listen:
             return ()
         serving = options.serving
-        server = MetricsServer(
-            options.listen,
-            registry,
-            ready=ready,
-            cert_file=serving.cert_file or None,
-            key_file=serving.key_file or None,
-            tls=serving.tls,
-        ).start()
         if not serving.https:
             # Allowed (local runs, tests), but in a cluster the endpoints belong behind TLS.
+            server = MetricsServer(options.listen, registry, ready=ready).start()
             log.warning(
                 "Serving /metrics, /healthz and /readyz over plain HTTP on %s: "
                 "set --serving-cert-file and --serving-key-file to serve HTTPS",
                 options.listen,
             )
-        return (server,)
+            return (server,)
+        # As `start`: over HTTPS only the cluster's Prometheus, by client certificate, reads /metrics.
+        context = ServingContext(serving.cert_file, serving.key_file or None, serving.tls, client_auth=True)
+        client_ca = watch_client_ca(client, context)
+        return (MetricsServer(options.listen, registry, ready=ready, serving=context).start(), client_ca)
 
     models.build_schemas()
     return Parts(

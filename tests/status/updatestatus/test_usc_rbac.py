@@ -15,6 +15,7 @@ import pytest
 
 from cvo_py.kube import JSON, KubeClient
 from cvo_py.testing import usc as h
+from cvo_py.testing.certs import self_signed
 from cvo_py.testing.cluster import LocalCluster
 from cvo_py.testing.mco import MCO
 
@@ -40,9 +41,7 @@ def granted(docs: list[JSON]) -> set[tuple[str, str, str]]:
     return out
 
 
-def start_controller(
-    cluster: LocalCluster, namespace: str, tmp_path: Path, *extra: str
-) -> h.ControllerProcess:
+def start_controller(cluster: LocalCluster, namespace: str, tmp_path: Path, *extra: str) -> h.ControllerProcess:
     token = cluster.service_account_token(namespace, h.SERVICE_ACCOUNT)
     kubeconfig = cluster.write_kubeconfig(tmp_path / "sa.kubeconfig", token)
     return h.ControllerProcess(kubeconfig, namespace, tmp_path / "usc.log", *FAST_LEASE, *extra)
@@ -70,14 +69,14 @@ def test_every_request_is_allowed_and_every_grant_is_used(
     with ThreadPoolExecutor(16) as pool:
         list(
             pool.map(
-                lambda i: mco.create_node(
-                    f"n-{namespace}-{i:04d}", ["worker"], f"rendered-worker-{namespace}", labels
-                ),
+                lambda i: mco.create_node(f"n-{namespace}-{i:04d}", ["worker"], f"rendered-worker-{namespace}", labels),
                 range(SHARDING_NODES),
             )
         )
 
-    usc = start_controller(cluster, namespace, tmp_path)
+    # Serving HTTPS, as in its Deployment: /metrics then reads the client CA from kube-system.
+    cert, key = self_signed(tmp_path, common_name="update-status-controller", ip="127.0.0.1")
+    usc = start_controller(cluster, namespace, tmp_path, f"--serving-cert-file={cert}", f"--serving-key-file={key}")
     try:
         usc.wait_for_log("does not exist: nothing to publish")
         h.create_configmap(kube, namespace)
@@ -86,9 +85,7 @@ def test_every_request_is_allowed_and_every_grant_is_used(
         h.wait_for(
             "Updating=True",
             lambda: (
-                h.condition(h.insight(h.configmap_data(kube, namespace), "usc-cv-version"), "Updating")[
-                    "status"
-                ]
+                h.condition(h.insight(h.configmap_data(kube, namespace), "usc-cv-version"), "Updating")["status"]
                 == "True"
             ),
         )
@@ -114,13 +111,22 @@ def test_every_request_is_allowed_and_every_grant_is_used(
     for group, resource, verb in sorted(used):
         print(f"  {verb:7} {resource}.{group or 'core'}")
     unused, ungranted = sorted(granted(docs) - used), sorted(used - granted(docs))
-    assert (unused, ungranted) == ([], []), (
-        f"granted but never used: {unused}; used but not granted: {ungranted}"
-    )
-    # The ConfigMap API: only its own names, and the main ConfigMap is never created.
+    assert (unused, ungranted) == ([], []), f"granted but never used: {unused}; used but not granted: {ungranted}"
+    # The ConfigMap API: only its own names, and the main ConfigMap is never created; in
+    # kube-system, only the client CA's ConfigMap (list and watch: the grant there is used).
+    client_ca_reads = {
+        e["verb"]
+        for e in events
+        if (e.get("objectRef") or {}).get("namespace") == "kube-system"
+        and "extension-apiserver-authentication" in e["requestURI"]
+    }
+    assert client_ca_reads == {"list", "watch"}, client_ca_reads
     for e in events:
         ref = e.get("objectRef") or {}
-        if ref.get("resource") == "configmaps":
+        if ref.get("resource") == "configmaps" and ref.get("namespace") == "kube-system":
+            name = ref.get("name") or e["requestURI"].split("metadata.name%3D", 1)[-1].split("&", 1)[0]
+            assert name == "extension-apiserver-authentication", e["requestURI"]
+        elif ref.get("resource") == "configmaps":
             assert ref.get("namespace") == namespace
             name = ref.get("name") or e["requestURI"].split("metadata.name%3D", 1)[-1].split("&", 1)[0]
             assert name == h.CONFIGMAP or name.startswith(f"{h.CONFIGMAP}-nodes-"), e["requestURI"]
@@ -163,9 +169,7 @@ BROKEN: list[tuple[str, str, str, str]] = [
 ]
 
 
-@pytest.mark.parametrize(
-    ("resource", "verb", "log_line", "behaviour"), BROKEN, ids=[f"{r}-{v}" for r, v, *_ in BROKEN]
-)
+@pytest.mark.parametrize(("resource", "verb", "log_line", "behaviour"), BROKEN, ids=[f"{r}-{v}" for r, v, *_ in BROKEN])
 def test_removing_a_rule_breaks_a_named_behaviour(
     cluster: LocalCluster,
     kube: KubeClient,
