@@ -1,6 +1,6 @@
 """Keep-alive HTTP(S) connections to one server: the API client's transport.
 
-    pool = ConnectionPool("https://api.example:6443", ssl_context)
+    pool = ConnectionPool("https://api.example:6443", make_ssl_context)
     response = pool.request("GET", "/api/v1/namespaces", headers, read_timeout=30.0)
     response.status, response.headers, response.data
 
@@ -12,6 +12,8 @@ Built on the standard library's `http.client`, which a process loads in about a 
 urllib3's time: a short-lived command such as `upgrade-status` sends its first request that much
 sooner. Requests are never retried here (the API client decides what to retry); an idle
 connection the server has closed meanwhile is noticed before reuse and replaced, as urllib3 does.
+Each new connection gets a new TLS context from the factory it is given, so CA and client
+certificate files rotated on disk (a Pod's `ca.crt`) are read again, as urllib3 reads them.
 Every failure to connect, send or read is an `OSError` or an `http.client.HTTPException`.
 """
 
@@ -22,7 +24,7 @@ import select
 import socket
 import ssl
 import threading
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from email.message import Message
 from urllib.parse import urlsplit
@@ -41,8 +43,13 @@ class Response:
 class Stream:
     """A response read as it arrives (a watch); its connection is never reused."""
 
-    def __init__(self, conn: http.client.HTTPConnection, response: http.client.HTTPResponse) -> None:
+    def __init__(
+        self, conn: http.client.HTTPConnection, sock: socket.socket | None, response: http.client.HTTPResponse
+    ) -> None:
         self._conn = conn
+        # Kept here: for a response that ends the connection (Connection: close, HTTP/1.0, no
+        # length) http.client lets go of `conn.sock` while the response still reads from it.
+        self._sock = sock
         self._response = response
         self.status = response.status
         self.headers: Message = response.headers
@@ -60,10 +67,9 @@ class Stream:
 
     def shutdown(self) -> None:
         """End the stream from any thread: a reader blocked in `chunks()` returns or raises promptly."""
-        sock = self._conn.sock
-        if sock is not None:
+        if self._sock is not None:
             try:
-                sock.shutdown(socket.SHUT_RDWR)
+                self._sock.shutdown(socket.SHUT_RDWR)
             except OSError:  # already closed
                 pass
 
@@ -79,7 +85,7 @@ class ConnectionPool:
     def __init__(
         self,
         base_url: str,
-        context: ssl.SSLContext | None = None,
+        tls: Callable[[], ssl.SSLContext] | None = None,
         maxsize: int = 16,
         connect_timeout: float = CONNECT_TIMEOUT,
     ) -> None:
@@ -90,7 +96,7 @@ class ConnectionPool:
         self._prefix = url.path.rstrip("/")  # a server behind a path (a proxy's): every target is under it
         self._host = url.hostname
         self._port = url.port or (443 if self._https else 80)
-        self._context = context if context is not None else (ssl.create_default_context() if self._https else None)
+        self._tls = tls if tls is not None else ssl.create_default_context  # called for each new connection
         self._maxsize = maxsize
         self._connect_timeout = connect_timeout
         self._idle: list[http.client.HTTPConnection] = []
@@ -120,7 +126,7 @@ class ConnectionPool:
         conn = self._take(read_timeout)
         try:
             conn.request(method, self._prefix + target, headers=dict(headers))
-            return Stream(conn, conn.getresponse())
+            return Stream(conn, conn.sock, conn.getresponse())
         except BaseException:
             conn.close()
             raise
@@ -147,7 +153,7 @@ class ConnectionPool:
         conn: http.client.HTTPConnection
         if self._https:
             conn = http.client.HTTPSConnection(
-                self._host, self._port, timeout=self._connect_timeout, context=self._context
+                self._host, self._port, timeout=self._connect_timeout, context=self._tls()
             )
         else:
             conn = http.client.HTTPConnection(self._host, self._port, timeout=self._connect_timeout)

@@ -129,6 +129,8 @@ class ServerUnreachable(Exception):
         self.server = server
         self.cause = cause
         reason = short_error(str(cause)) if str(cause) else type(cause).__name__
+        if isinstance(cause, http.client.HTTPException) and not isinstance(cause, OSError):
+            reason = f"not an HTTP response ({type(cause).__name__}: {reason})"
         super().__init__(f"cannot reach the Kubernetes API server at {server}: {reason}")
 
 
@@ -309,11 +311,10 @@ class KubeClient:
         self.config = config
         self.timeout = timeout
         try:
-            self._pool = ConnectionPool(config.host, _ssl_context(config) if config.host.startswith("https") else None)
-        except (OSError, ValueError) as exc:  # a CA or client certificate that cannot be loaded, a bad URL
-            raise ConfigError(
-                f"cannot use the Kubernetes API server at {config.host}: {short_error(str(exc))}"
-            ) from exc
+            # TLS files are read for each new connection (a rotated CA or client certificate is used)
+            self._pool = ConnectionPool(config.host, lambda: _ssl_context(config))
+        except ValueError as exc:  # not an http(s) URL
+            raise ConfigError(f"cannot use the Kubernetes API server at {config.host}: {exc}") from exc
         self._user_agent = user_agent
         self._lock = threading.Lock()
 
@@ -522,16 +523,30 @@ class KubeClient:
 
 def _ssl_context(config: ClientConfig) -> ssl.SSLContext:
     """TLS as the configuration asks: the server verified against its CA (the system's when none
-    is named), or not at all (insecure-skip-tls-verify); a client certificate when there is one."""
+    is named) by its subjectAltNames only, as Go does, or not at all (insecure-skip-tls-verify); a
+    client certificate when there is one. A file that cannot be loaded is an OSError naming it."""
     if config.verify:
-        context = ssl.create_default_context(cafile=config.ca_file)
+        try:
+            context = ssl.create_default_context(cafile=config.ca_file)
+        except (OSError, ValueError) as exc:
+            raise OSError(f"cannot load the CA file {config.ca_file}: {_load_problem(exc)}") from exc
+        context.hostname_checks_common_name = False
     else:
         context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
         context.check_hostname = False
         context.verify_mode = ssl.CERT_NONE
     if config.cert_file:
-        context.load_cert_chain(config.cert_file, config.key_file)
+        try:
+            context.load_cert_chain(config.cert_file, config.key_file)
+        except (OSError, ValueError) as exc:
+            raise OSError(
+                f"cannot load the client certificate {config.cert_file} (key {config.key_file}): {_load_problem(exc)}"
+            ) from exc
     return context
+
+
+def _load_problem(exc: BaseException) -> str:
+    return exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc) or type(exc).__name__
 
 
 def _query_value(value: Any) -> str:

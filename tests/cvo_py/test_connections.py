@@ -3,18 +3,24 @@ the server closed, streams ended from another thread, timeouts, a base path."""
 
 from __future__ import annotations
 
+import contextlib
 import http.client
 import http.server
 import json
+import re
 import socket
+import ssl
 import threading
 import time
 from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
 
 import pytest
 
 from cvo_py.connections import ConnectionPool
-from cvo_py.kube import LARGE_RESPONSE, ClientConfig, KubeClient
+from cvo_py.kube import LARGE_RESPONSE, ClientConfig, KubeClient, ServerUnreachable
+from cvo_py.testing.certs import self_signed
 
 
 class _Handler(http.server.BaseHTTPRequestHandler):
@@ -189,3 +195,114 @@ def test_the_client_reads_large_bodies_as_the_standard_parser_does(server: _Serv
             assert repr(client.request("GET", path)) == repr(json.loads(body)), path
     finally:
         client.close()
+
+
+# -- TLS: files read again for new connections, names checked as Go checks them --------------------
+
+
+class _TLSServer(_Server):
+    """The same server over TLS, with the certificate chosen when each connection is accepted."""
+
+    def __init__(self, cert: tuple[str, str]) -> None:
+        super().__init__()
+        self.use(cert)
+
+    def use(self, cert: tuple[str, str]) -> None:
+        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        context.load_cert_chain(*cert)
+        self.context = context
+
+    def get_request(self) -> tuple[socket.socket, Any]:
+        sock, address = super().get_request()
+        return self.context.wrap_socket(sock, server_side=True), address
+
+
+@contextlib.contextmanager
+def _serving_tls(cert: tuple[str, str]) -> Iterator[_TLSServer]:
+    srv = _TLSServer(cert)
+    thread = threading.Thread(target=srv.serve_forever, name="test-https-server")
+    thread.start()
+    try:
+        yield srv
+    finally:
+        srv.release.set()
+        srv.shutdown()
+        srv.server_close()
+        thread.join(10)
+
+
+def test_a_rotated_ca_file_is_read_for_the_next_connection(tmp_path: Path) -> None:
+    """A Pod's ca.crt (or a kubeconfig's CA file) rotated on disk: new connections trust the new CA."""
+    first = self_signed(tmp_path, "first", common_name="api", ip="127.0.0.1")
+    second = self_signed(tmp_path, "second", common_name="api", ip="127.0.0.1")
+    ca_file = tmp_path / "ca.crt"
+    ca_file.write_bytes(Path(first[0]).read_bytes())
+    with _serving_tls(first) as server:
+        client = KubeClient(ClientConfig(host=_url(server).replace("http:", "https:"), ca_file=str(ca_file)))
+        try:
+            assert client.request("GET", "/before") == "you asked for /before"
+            server.use(second)
+            ca_file.write_bytes(Path(second[0]).read_bytes())
+            client.close()  # the kept-alive connection ends, as the server's would
+            assert client.request("GET", "/after") == "you asked for /after"
+        finally:
+            client.close()
+
+
+def test_a_certificate_that_names_the_server_only_in_its_common_name_is_refused(tmp_path: Path) -> None:
+    """As Go (and urllib3): the subjectAltNames name the server, never the subject's CN."""
+    cn_only = self_signed(tmp_path, "cn-only", common_name="localhost")
+    with _serving_tls(cn_only) as server:
+        host = f"https://localhost:{server.server_address[1]}"
+        client = KubeClient(ClientConfig(host=host, ca_file=cn_only[0]))
+        try:
+            with pytest.raises(ServerUnreachable, match="certificate verify failed"):
+                client.request("GET", "/")
+        finally:
+            client.close()
+
+
+def test_an_unloadable_ca_file_is_named(tmp_path: Path, server: _Server) -> None:
+    missing = tmp_path / "nowhere" / "ca.crt"
+    client = KubeClient(ClientConfig(host=f"https://127.0.0.1:{server.server_address[1]}", ca_file=str(missing)))
+    with pytest.raises(ServerUnreachable, match=f"cannot load the CA file {re.escape(str(missing))}: No such file"):
+        client.request("GET", "/")
+
+
+class _ClosingStreamHandler(_Handler):
+    def do_GET(self) -> None:  # noqa: N802
+        server: _Server = self.server  # type: ignore[assignment]
+        self.send_response(200)
+        self.send_header("Transfer-Encoding", "chunked")
+        self.send_header("Connection", "close")  # http.client lets go of the socket for this one
+        self.end_headers()
+        self.wfile.write(b"5\r\nhello\r\n")
+        self.wfile.flush()
+        server.release.wait(30)
+
+
+def test_a_stream_that_ends_its_connection_is_still_ended_from_another_thread() -> None:
+    srv = _Server()
+    srv.RequestHandlerClass = _ClosingStreamHandler
+    thread = threading.Thread(target=srv.serve_forever, name="test-http-server")
+    thread.start()
+    pool = ConnectionPool(_url(srv))
+    try:
+        stream = pool.stream("GET", "/watch", {}, read_timeout=30)
+        chunks = stream.chunks()
+        assert next(chunks) == b"hello"
+        ender = threading.Timer(0.2, stream.shutdown)
+        ender.start()
+        started = time.monotonic()
+        with contextlib.suppress(OSError, http.client.HTTPException):
+            for _ in chunks:
+                pass
+        ender.join()
+        elapsed = time.monotonic() - started
+        stream.close()
+        assert elapsed < 10, f"the read ended only after {elapsed:.1f}s, when the server let go"
+    finally:
+        srv.release.set()
+        srv.shutdown()
+        srv.server_close()
+        thread.join(10)
