@@ -14,11 +14,11 @@ import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import pytest
 
-from cvo_py.connections import ConnectionPool
+from cvo_py.connections import ConnectionPool, Stream
 from cvo_py.kube import LARGE_RESPONSE, ClientConfig, KubeClient, ServerUnreachable
 from cvo_py.testing.certs import self_signed
 
@@ -68,7 +68,16 @@ class _Server(http.server.ThreadingHTTPServer):
 
 @pytest.fixture
 def server() -> Iterator[_Server]:
-    srv = _Server()
+    with _serving(_Server()) as srv:
+        yield srv
+
+
+S = TypeVar("S", bound="_Server")
+
+
+@contextlib.contextmanager
+def _serving(srv: S) -> Iterator[S]:
+    """`srv` serving on its own thread until the block ends; every thread it started is joined."""
     thread = threading.Thread(target=srv.serve_forever, name="test-http-server")
     thread.start()
     try:
@@ -78,6 +87,22 @@ def server() -> Iterator[_Server]:
         srv.shutdown()
         srv.server_close()  # joins the handler threads (block_on_close)
         thread.join(10)
+
+
+def _end_from_another_thread(stream: Stream) -> tuple[bytes, float]:
+    """(what the blocked reader still got, seconds until it returned) after `shutdown()` 0.2 s later."""
+    chunks = stream.chunks()
+    ender = threading.Timer(0.2, stream.shutdown)
+    ender.start()
+    started = time.monotonic()
+    rest = b""
+    try:
+        for chunk in chunks:  # blocked until the shutdown
+            rest += chunk
+    except (OSError, http.client.HTTPException):  # how a read cut short ends
+        pass
+    ender.join()
+    return rest, time.monotonic() - started
 
 
 def _url(srv: _Server, path: str = "") -> str:
@@ -142,20 +167,10 @@ def test_a_stream_is_ended_from_another_thread(server: _Server) -> None:
     pool = ConnectionPool(_url(server))
     stream = pool.stream("GET", "/stream", {}, read_timeout=30)
     try:
-        chunks = stream.chunks()
-        assert next(chunks) == b"hello"
+        assert next(stream.chunks()) == b"hello"
         assert server.stream_started.wait(5)
-        ender = threading.Timer(0.2, stream.shutdown)
-        ender.start()
-        started = time.monotonic()
-        rest = b""
-        try:
-            for chunk in chunks:  # blocked until the shutdown
-                rest += chunk
-        except (OSError, http.client.HTTPException):  # how a read cut short ends
-            pass
-        ender.join()
-        assert time.monotonic() - started < 10, "the shutdown did not end the blocked read"
+        rest, elapsed = _end_from_another_thread(stream)
+        assert elapsed < 10, "the shutdown did not end the blocked read"
         assert rest == b""
     finally:
         stream.close()
@@ -219,16 +234,8 @@ class _TLSServer(_Server):
 
 @contextlib.contextmanager
 def _serving_tls(cert: tuple[str, str]) -> Iterator[_TLSServer]:
-    srv = _TLSServer(cert)
-    thread = threading.Thread(target=srv.serve_forever, name="test-https-server")
-    thread.start()
-    try:
+    with _serving(_TLSServer(cert)) as srv:
         yield srv
-    finally:
-        srv.release.set()
-        srv.shutdown()
-        srv.server_close()
-        thread.join(10)
 
 
 def test_a_rotated_ca_file_is_read_for_the_next_connection(tmp_path: Path) -> None:
@@ -284,25 +291,12 @@ class _ClosingStreamHandler(_Handler):
 def test_a_stream_that_ends_its_connection_is_still_ended_from_another_thread() -> None:
     srv = _Server()
     srv.RequestHandlerClass = _ClosingStreamHandler
-    thread = threading.Thread(target=srv.serve_forever, name="test-http-server")
-    thread.start()
-    pool = ConnectionPool(_url(srv))
-    try:
+    with _serving(srv):
+        pool = ConnectionPool(_url(srv))
         stream = pool.stream("GET", "/watch", {}, read_timeout=30)
-        chunks = stream.chunks()
-        assert next(chunks) == b"hello"
-        ender = threading.Timer(0.2, stream.shutdown)
-        ender.start()
-        started = time.monotonic()
-        with contextlib.suppress(OSError, http.client.HTTPException):
-            for _ in chunks:
-                pass
-        ender.join()
-        elapsed = time.monotonic() - started
-        stream.close()
-        assert elapsed < 10, f"the read ended only after {elapsed:.1f}s, when the server let go"
-    finally:
-        srv.release.set()
-        srv.shutdown()
-        srv.server_close()
-        thread.join(10)
+        try:
+            assert next(stream.chunks()) == b"hello"
+            _, elapsed = _end_from_another_thread(stream)
+            assert elapsed < 10, f"the read ended only after {elapsed:.1f}s, when the server let go"
+        finally:
+            stream.close()
