@@ -382,13 +382,12 @@ class KubeClient:
             )
         except (http.client.HTTPException, OSError) as exc:
             raise ServerUnreachable(self.config.host, exc) from exc
-        text = resp.data.decode("utf-8", errors="replace")
         if resp.status >= 300:
-            error = ApiError(resp.status, text, method, path)
+            error = ApiError(resp.status, resp.data.decode("utf-8", errors="replace"), method, path)
             if error.retry_after() is None and resp.headers.get("Retry-After", "").isdigit():
                 error.details["retryAfterSeconds"] = int(resp.headers["Retry-After"])
             raise error
-        if not text:
+        if not resp.data:
             return {}
         if len(resp.data) >= LARGE_RESPONSE:
             # pydantic-core's parser reads a large body (a LIST) in half the time, and shares its
@@ -399,6 +398,7 @@ class KubeClient:
                 return from_json(resp.data)
             except ValueError:
                 pass
+        text = resp.data.decode("utf-8", errors="replace")
         try:
             return json.loads(text)
         except ValueError:
