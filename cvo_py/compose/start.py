@@ -138,9 +138,8 @@ def build(options: Options) -> Parts:
             return ()
         # As upstream: only the cluster's Prometheus, by client certificate, may read /metrics.
         serving = ServingContext(options.serving_cert_file, options.serving_key_file, options.tls, client_auth=True)
-        client_ca = watch_client_ca(client, serving)
-        server = MetricsServer(options.listen, registry, ready=ready, serving=serving).start()
-        return (server, client_ca)
+        server = MetricsServer(options.listen, registry, ready=ready, serving=serving)  # binds: may fail
+        return (server.start(), watch_client_ca(client, serving))
 
     def prune_earlier_pods() -> None:
         # Version Pods left by an earlier run would compete with ours: remove them first.

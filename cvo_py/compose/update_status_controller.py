@@ -72,8 +72,8 @@ def build(options: Options) -> Parts:
             return (server,)
         # As `start`: over HTTPS only the cluster's Prometheus, by client certificate, reads /metrics.
         context = ServingContext(serving.cert_file, serving.key_file or None, serving.tls, client_auth=True)
-        client_ca = watch_client_ca(client, context)
-        return (MetricsServer(options.listen, registry, ready=ready, serving=context).start(), client_ca)
+        server = MetricsServer(options.listen, registry, ready=ready, serving=context)  # binds: may fail
+        return (server.start(), watch_client_ca(client, context))
 
     models.build_schemas()
     return Parts(

@@ -1,8 +1,9 @@
 """Certificates that change while serving.
 
 `ServingContext` reloads the certificate and key when their files change (a rotated serving
-certificate is picked up without a restart) and, for `start`, asks scrapers for a client
-certificate signed by the cluster's client CA, as upstream's CVO does since 4.20
+certificate is picked up without a restart) and, for `start` and `update-status-controller`
+over HTTPS, asks scrapers for a client certificate signed by the cluster's client CA, as
+upstream's CVO does since 4.20
 (`authorize_scraper` decides; `watch_client_ca` keeps the CA current from its ConfigMap).
 """
 
@@ -23,7 +24,7 @@ from cvo_py.serving.tls import TLSOptions, server_ssl_context, ssl_detail
 log = logging.getLogger(__name__)
 
 
-# Who may scrape `start`'s /metrics, and where the CA that signs its client certificate is published.
+# Who may scrape /metrics, and where the CA that signs its client certificate is published.
 SCRAPER_COMMON_NAME = "system:serviceaccount:openshift-monitoring:prometheus-k8s"
 CLIENT_CA_NAMESPACE = "kube-system"
 CLIENT_CA_CONFIGMAP = "extension-apiserver-authentication"

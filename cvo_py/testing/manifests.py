@@ -98,6 +98,13 @@ def cluster_scoped(docs: list[JSON]) -> list[JSON]:
     return [d for d in docs if not resource_of(d).namespaced and d["kind"] != "Namespace"]
 
 
+def outside(docs: list[JSON], namespace: str) -> list[JSON]:
+    """The rendered manifests a test in `namespace` must delete itself: cluster-scoped ones and those
+    in other namespaces (kube-system). Its namespace's own objects go with it (deleting a namespace
+    never finishes here, without a controller manager, but nothing else shares its name)."""
+    return [d for d in docs if d["kind"] != "Namespace" and d["metadata"].get("namespace") != namespace]
+
+
 def render(docs: list[JSON], source_namespace: str, namespace: str) -> list[JSON]:
     """The manifests moved from `source_namespace` into `namespace`; objects outside it
     (cluster-scoped, or in another namespace such as kube-system) get `-<namespace>` appended to

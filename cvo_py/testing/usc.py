@@ -21,13 +21,13 @@ import yaml
 
 from cvo_py.kube import CLUSTEROPERATORS, CLUSTERVERSIONS, CONFIGMAPS, JSON, LEASES, ApiError, KubeClient, Resource
 from cvo_py.testing.cluster import free_port
-from cvo_py.testing.manifests import KINDS, apply, cluster_scoped, delete
+from cvo_py.testing.manifests import KINDS, apply, cluster_scoped, delete, outside
 from cvo_py.testing.manifests import load as load_install
 from cvo_py.testing.manifests import render as render_install
 from cvo_py.testing.statuswrite import write_status
 from cvo_py.testing.wait import wait_until
 
-__all__ = ["KINDS", "apply", "cluster_scoped", "delete", "free_port"]
+__all__ = ["KINDS", "apply", "cluster_scoped", "delete", "free_port", "outside"]
 
 REPO = Path(__file__).resolve().parents[2]
 INSTALL = REPO / "install"

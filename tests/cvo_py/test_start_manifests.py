@@ -126,7 +126,7 @@ def test_start_as_its_service_account_with_only_its_rbac(
         assert https_get(start.port, "/readyz", None) == (200, "ok")
     finally:
         code = start.stop()  # SIGTERM: the Lease is handed back
-        manifests.delete(kube, [d for d in docs if d["metadata"].get("namespace") != namespace])
+        manifests.delete(kube, manifests.outside(docs, namespace))
     assert code == 0, start.log()[-3000:]
     assert "Graceful shutdown complete" in start.log()
 

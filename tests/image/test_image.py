@@ -127,7 +127,7 @@ def test_update_status_controller_publishes_insights(
         data = h.configmap_data(kube, namespace) or {}
     finally:
         code = ImageContainer.stop(proc)
-        h.delete(kube, h.cluster_scoped(docs))
+        h.delete(kube, h.outside(docs, namespace))
     assert "usc-co-dns" in data, sorted(data)
     # Stopped; not its exit code: buildah's chroot runner ends the command with SIGKILL when it is
     # itself terminated (graceful shutdown is tested on the host: tests/status/updatestatus/test_usc_*).

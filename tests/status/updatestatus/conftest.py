@@ -28,4 +28,4 @@ def controller_kubeconfig(cluster: LocalCluster, kube: KubeClient, namespace: st
         token = cluster.service_account_token(namespace, h.SERVICE_ACCOUNT)
         yield cluster.write_kubeconfig(tmp_path / "sa.kubeconfig", token)
     finally:
-        h.delete(kube, h.cluster_scoped(docs))
+        h.delete(kube, h.outside(docs, namespace))

@@ -41,7 +41,7 @@ def installed(cluster: LocalCluster, kube: KubeClient, namespace: str) -> Iterat
         h.wait_for("the policy to be enforced", lambda: enforced(controller, namespace))
         yield controller
     finally:
-        h.delete(kube, h.cluster_scoped(docs))
+        h.delete(kube, h.outside(docs, namespace))
 
 
 def enforced(controller: KubeClient, namespace: str) -> bool:

@@ -237,4 +237,4 @@ def _delete_cluster_objects(kube: KubeClient, namespace: str) -> None:
         except ApiError as exc:
             if not exc.is_not_found():
                 raise
-    h.delete(kube, h.cluster_scoped(h.render(h.load_manifests(), namespace)))
+    h.delete(kube, h.outside(h.render(h.load_manifests(), namespace), namespace))
