@@ -33,7 +33,7 @@ from status.updatestatus.insights.models import (
     VersionMetadataKey,
     find_condition,
 )
-from status.updatestatus.render.tabwriter import TabWriter
+from status.updatestatus.render.tabwriter import TabWriter, cell
 
 NOT_UPDATING = "The cluster is not updating.\n"  # all oc prints then (it reads no alerts either)
 NODE_ROW_LIMIT = 10
@@ -167,7 +167,7 @@ def write_nodes(
     for i, r in enumerate(rows):
         if detailed or i < NODE_ROW_LIMIT or r.is_degraded or (r.is_unavailable and not r.is_updating):
             tw.write(
-                f"{escape(r.name)}\t{r.assessment}\t{r.phase}\t{escape(r.version)}\t{r.est}\t{escape(r.message)}\n"
+                f"{cell(r.name)}\t{r.assessment}\t{r.phase}\t{cell(r.version)}\t{r.est}\t{cell(r.message)}\n"
             )
             continue
         omitted["total"] += 1
@@ -205,7 +205,7 @@ def write_pools(out: list[str], pools: list[MachineConfigPoolStatusInsight]) -> 
     for p in pools:
         total = p.count(NodeSummaryType.TOTAL)
         if total == 0:
-            tw.write(f"{escape(p.name)}\tEmpty\t\t0 Total\n")
+            tw.write(f"{cell(p.name)}\tEmpty\t\t0 Total\n")
             continue
         outdated = p.count(NodeSummaryType.OUTDATED)
         status = (
@@ -217,7 +217,7 @@ def write_pools(out: list[str], pools: list[MachineConfigPoolStatusInsight]) -> 
             if p.count(kind):
                 status += f", {p.count(kind)} {kind.value}"
         completion = f"{pool_completion(p):.0f}% ({total - outdated}/{total})"
-        tw.write(f"{escape(p.name)}\t{p.assessment.value}\t{completion}\t{status}\n")
+        tw.write(f"{cell(p.name)}\t{p.assessment.value}\t{completion}\t{status}\n")
     out.append(tw.flush())
 
 
@@ -331,9 +331,9 @@ def write_control_plane(
             progressing = find_condition(co.conditions, ConditionType.PROGRESSING) or updating_of(co)
             assert progressing is not None
             since = gotext.short_duration(now - progressing.last_transition_time)
-            reason = escape(_ellipsis(progressing.reason, 20)) or "-"
-            lines = [escape(line) for line in progressing.message.split("\n")]
-            tw.write(f"{escape(co.name)}\t{since}\t{reason}\t{lines[0]}\n")
+            reason = cell(_ellipsis(progressing.reason, 20)) or "-"
+            lines = [cell(line) for line in progressing.message.split("\n")]
+            tw.write(f"{cell(co.name)}\t{since}\t{reason}\t{lines[0]}\n")
             for line in lines[1:]:
                 tw.write(f"\t\t\t{line}\n")
         out.append(tw.flush())
@@ -424,7 +424,7 @@ def write_health(
     for h in shown:
         tw.write(
             f"{_since(_started(h, now), now)}\t{h.impact.level.value}\t{h.impact.type.value}\t"
-            f"{escape(h.impact.summary)}\n"
+            f"{cell(h.impact.summary)}\n"
         )
     out.append(tw.flush())
     if not (len(shown) == 1 and shown[0].impact.level == ImpactLevel.INFO):
