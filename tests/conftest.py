@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, settings
 
 from cvo_py.kube import NAMESPACES, ApiError, KubeClient
 from cvo_py.testing import cluster as local
@@ -34,6 +35,21 @@ from cvo_py.testing.wait import wait_until
 REPO = Path(__file__).resolve().parents[1]
 
 pytest_plugins = ["cvo_py.testing.httpserve", "cvo_py.testing.prometheus"]  # http_server, prometheus
+
+# One Hypothesis profile for every property test, made for a loaded 2-core machine (a CI runner, or
+# this one beside other work): no per-example deadline and no health check that fails on speed
+# (`too_slow` measures input generation, which a cold start or a busy core slows), and runs that
+# are reproducible: examples derived from each test alone (`derandomize`), no example database, so
+# a test run alone behaves as it does inside the whole suite. `--hypothesis-profile=default`
+# (Hypothesis's own defaults) is there for hunting with fresh random examples.
+settings.register_profile(
+    "cvo-py",
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+    derandomize=True,
+    database=None,
+)
+settings.load_profile("cvo-py")
 
 # How long a thread or child process that a test asked to stop may take to finish after the test.
 LEAK_GRACE_SECONDS = 5.0

@@ -425,7 +425,7 @@ def one_by_one(data: dict[str, str]) -> tuple[list[Any], list[str]]:
     return configmap.canonical_order(out), errors
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=300)
 @given(st.data())
 def test_values_read_together_give_what_each_read_alone_gives(data: st.DataObject) -> None:
     values = configmap.encode(sample())
