@@ -128,7 +128,8 @@ def estimate_completion(baseline: int, to_last_observed_progress: int, updating_
         return 0
     remaining = expected_duration(baseline, to_last_observed_progress, x) - gotext.seconds(updating_for)
     factor = 1.2 if remaining >= 0 else 1 / 1.2
-    est = int(remaining * factor) * SECOND  # int() truncates toward zero, as Go's conversion
+    # Go converts to int64 (toward zero), then multiplies by a second in int64 arithmetic
+    est = gotext.wrap_int64(gotext.float_to_int64(remaining * factor) * SECOND)
     if est > 10 * MINUTE:
         return gotext.round_duration(est, MINUTE)
     return est
@@ -144,7 +145,7 @@ def baseline_duration(hist: list[JSON], cv: JSON) -> int:
             completed = time_of(item.get("completionTime"), cv, "history completionTime")
             if completed < started:  # inconsistent: no baseline rather than a negative one
                 return 60 * MINUTE
-            return completed - started
+            return gotext.sub_times(completed, started)
     return 60 * MINUTE
 
 
@@ -359,7 +360,7 @@ def clusterversion_insight(
     if not facts.completed:
         last_progress = last_observed_progress(operators)
         progressed = started != gotext.ZERO_TIME and last_progress > started
-        to_last = last_progress - started if progressed else 0
+        to_last = gotext.sub_times(last_progress, started) if progressed else 0
         total = expected_duration(baseline_duration(hist, cv), to_last, co_completion)
         estimated = started + round(total * SECOND)
     insight = ClusterVersionStatusInsight.model_construct(
@@ -424,7 +425,9 @@ def time_remaining(cv: ClusterVersionStatusInsight, operators: Sequence[ClusterO
     last_progress = last_observed_progress(operators)
     if not last_progress > started:
         last_progress = now  # oc: no progress yet extrapolates from the time elapsed
-    return estimate_completion(baseline, last_progress - started, completion_at - started, x)
+    return estimate_completion(
+        baseline, gotext.sub_times(last_progress, started), gotext.sub_times(completion_at, started), x
+    )
 
 
 def clusteroperator_insight(co: JSON, state: OperatorState, target: str, now: int) -> ClusterOperatorStatusInsight:

@@ -274,7 +274,7 @@ def write_control_plane(
 
     has_history = cv.started_at != gotext.ZERO_TIME
     completion_at = cv.completed_at if cv.completed_at is not None else now
-    updating_for = completion_at - cv.started_at if has_history else 0
+    updating_for = gotext.sub_times(completion_at, cv.started_at) if has_history else 0
     out.append("= Control Plane =\n")
     # oc leaves a history entry that ends before it starts (or starts after now) unspecified: it is
     # inconsistent data, said as such instead of a negative duration
@@ -305,7 +305,7 @@ def write_control_plane(
         if cv.versions.target.has(VersionMetadataKey.ARCHITECTURE):
             vague = "N/A for Multi-Architecture Migration"
         elif est < -10 * MINUTE:
-            est_duration = gotext.truncate_duration(updating_for + est, MINUTE)
+            est_duration = gotext.truncate_duration(gotext.add_durations(updating_for, est), MINUTE)
             vague = f"N/A; estimate duration was {gotext.short_duration(est_duration)}"
         elif est < 10 * MINUTE:
             vague = "<10m"
@@ -330,7 +330,7 @@ def write_control_plane(
         for co in updating:
             progressing = find_condition(co.conditions, ConditionType.PROGRESSING) or updating_of(co)
             assert progressing is not None
-            since = gotext.short_duration(now - progressing.last_transition_time)
+            since = gotext.short_duration(gotext.sub_times(now, progressing.last_transition_time))
             reason = cell(_ellipsis(progressing.reason, 20)) or "-"
             lines = [cell(line) for line in progressing.message.split("\n")]
             tw.write(f"{cell(co.name)}\t{since}\t{reason}\t{lines[0]}\n")
@@ -350,7 +350,7 @@ def _started(h: HealthInsight, now: int) -> int:
 def _since(started_at: int, now: int) -> str:
     if started_at == gotext.ZERO_TIME or started_at > now:  # unknown, or inconsistent (after now)
         return "-"
-    return gotext.short_duration(gotext.truncate_duration(now - started_at, SECOND))
+    return gotext.short_duration(gotext.truncate_duration(gotext.sub_times(now, started_at), SECOND))
 
 
 def order_health(insights: Sequence[HealthInsight], now: int) -> list[HealthInsight]:
@@ -469,7 +469,7 @@ def render(insights: Sequence[Insight], now: int, details: str = "none", *, cave
         return NOT_UPDATING
 
     started = cv.started_at if cv.started_at != gotext.ZERO_TIME else progressing.last_transition_time
-    updating_for = gotext.round_duration(now - started, SECOND)
+    updating_for = gotext.round_duration(gotext.sub_times(now, started), SECOND)
 
     out: list[str] = []
     write_control_plane(out, cv, operators, now, operators_detailed)
