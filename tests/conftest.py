@@ -24,7 +24,7 @@ from hypothesis import HealthCheck, settings
 
 from cvo_py.kube import NAMESPACES, ApiError, KubeClient
 from cvo_py.testing import cluster as local
-from cvo_py.testing import leaks
+from cvo_py.testing import leaks, shared
 from cvo_py.testing.certs import self_signed
 from cvo_py.testing.cluster import LocalCluster, free_port
 from cvo_py.testing.kubelet import Kubelet
@@ -62,6 +62,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         metavar="REF",
         help="test this built container image (tests/image; `make image-test`)",
     )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    problem = shared.missing()  # without ../shared the comparisons with oc would be skipped silently
+    if problem:
+        raise pytest.UsageError(problem)
 
 
 def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
