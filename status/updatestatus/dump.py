@@ -178,11 +178,6 @@ def role(parts: tuple[str, ...]) -> str | None:
     return GATHERS if parts[-2:] == ("insights-operator", "gathers.json") else None
 
 
-def wanted(parts: tuple[str, ...]) -> bool:
-    """Whether a member at this path is one `upgrade-status` reads."""
-    return role(parts) is not None
-
-
 def _is_yaml_or_json(name: str) -> bool:
     return name.endswith((".yaml", ".yml", ".json"))
 
