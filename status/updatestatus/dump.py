@@ -218,13 +218,14 @@ def _read_bounded(f: Any, size: int, name: str, budget: _Budget) -> bytes:
     chunks: list[bytes] = []
     got = 0
     while got <= size:  # one byte past the recorded size tells a member that holds more
-        chunk = f.read(min(_CHUNK, size + 1 - got))
-        if not chunk:
-            break
+        asked = min(_CHUNK, size + 1 - got)
+        chunk = f.read(asked)
         got += len(chunk)
         if got > MAX_MEMBER_BYTES:
             raise budget.too_large(name)
         chunks.append(chunk)
+        if len(chunk) < asked:  # these readers return less than asked only at the end
+            break
     if got != size:
         raise SnapshotError(f"{budget.source}: {escape(name)} is truncated or does not have its recorded size")
     return b"".join(chunks)
