@@ -1,4 +1,8 @@
-"""The install/ manifests as the CVO would apply them: load, create-or-replace, delete."""
+"""The install/ manifests as the CVO would apply them: render, load, create-or-replace, delete.
+
+Every file is rendered first, as the CVO renders its image's /manifests (a Go template; see
+`cvo_py.testing.gotemplate`), with `RENDER_DATA`: what tests apply is what the CVO would apply.
+"""
 
 from __future__ import annotations
 
@@ -10,6 +14,8 @@ from pathlib import Path
 import yaml
 
 from cvo_py.kube import JSON, NAMESPACES, SERVICEACCOUNTS, ApiError, KubeClient, Resource
+from cvo_py.testing.gotemplate import RenderData
+from cvo_py.testing.gotemplate import render as render_template
 
 REPO = Path(__file__).resolve().parents[2]
 INSTALL = REPO / "install"
@@ -17,7 +23,9 @@ INSTALL = REPO / "install"
 CVO_FILES = "0000_00_cluster-version-operator_*.yaml"
 CVO_NAMESPACE = "openshift-cluster-version"
 CVO_SERVICE_ACCOUNT = "cluster-version-operator"
-RELEASE_IMAGE = "{{.ReleaseImage}}"  # rendered by the CVO when it applies its manifests
+# The release image the tests render install/ with (`{{.ReleaseImage}}`: the CVO's own release).
+RELEASE_IMAGE = "localhost/cvo-py:dev"
+RENDER_DATA = RenderData(release_image=RELEASE_IMAGE)
 # The flags of the Deployment whose values belong to the node the Pod runs on: the release it runs,
 # where it listens, its certificate files. A process on this machine gives its own values.
 NODE_LOCAL_FLAGS = ("--release-image", "--listen", "--serving-cert-file", "--serving-key-file")
@@ -58,12 +66,37 @@ def resource_of(doc: JSON) -> Resource:
     return res
 
 
-def load(pattern: str = "*.yaml") -> list[JSON]:
-    """Every document of the install/ files matching `pattern`, in run-level (file name) order."""
+def files(pattern: str = "*.yaml") -> list[Path]:
+    """The install/ files matching `pattern`, in run-level (file name) order."""
+    return sorted(INSTALL.glob(pattern))
+
+
+def rendered(path: Path, data: RenderData = RENDER_DATA) -> str:
+    """One install/ file as the CVO renders it (a TemplateError when it would not)."""
+    return render_template(path.read_text(encoding="utf-8"), data)
+
+
+def documents(text: str) -> list[JSON]:
+    return [d for d in yaml.safe_load_all(text) if d]
+
+
+def load(pattern: str = "*.yaml", data: RenderData = RENDER_DATA) -> list[JSON]:
+    """Every document of the install/ files matching `pattern`, rendered, in run-level order."""
     docs: list[JSON] = []
-    for path in sorted(INSTALL.glob(pattern)):
-        docs.extend(d for d in yaml.safe_load_all(path.read_text()) if d)
+    for path in files(pattern):
+        docs.extend(documents(rendered(path, data)))
     return docs
+
+
+def write_rendered(directory: Path, data: RenderData = RENDER_DATA, pattern: str = "*.yaml") -> list[Path]:
+    """install/ rendered into `directory`, one file per file (for `kubectl apply -f directory`)."""
+    directory.mkdir(parents=True, exist_ok=True)
+    out = []
+    for path in files(pattern):
+        target = directory / path.name
+        target.write_text(rendered(path, data), encoding="utf-8")
+        out.append(target)
+    return out
 
 
 def apply(kube: KubeClient, docs: list[JSON]) -> None:
