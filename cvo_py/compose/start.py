@@ -57,7 +57,12 @@ def build(options: Options) -> Parts:
     from payload.retrieval import PayloadRetriever, PruneError, RetrieverOptions
     from payload.verify.verifier import cluster_verifier
     from status.clusterversion.controller import StatusOperator, StatusOptions
-    from status.clusterversion.metrics import StatusCollector
+    from status.clusterversion.metrics import (
+        ConditionTransitions,
+        InstallerWatch,
+        StatusCollector,
+        payload_creation_time,
+    )
     from updates.client import fetch_graph
     from updates.cluster import cluster_transport
     from updates.metrics import UpdatesCollector
@@ -126,12 +131,25 @@ def build(options: Options) -> Parts:
         options=PollerOptions(user_agent=user_agent, update_service=options.update_service),
     )
     operator.cv_informer.add_handler(lambda _type, _obj, _old: poller.poke())
+    installer = InstallerWatch(client)
+    transitions = ConditionTransitions()
+    operator.co_informer.add_handler(transitions.observe)
     registry.register(
         StatusCollector(
-            operator.observed, lambda: operator.running, options.always_enable_capabilities, options.update_service
+            operator.observed,
+            lambda: operator.running,
+            options.always_enable_capabilities,
+            options.update_service,
+            payload_created=payload_creation_time(options.local_payload_dir),
+            installer=installer.state,
+            transitions=transitions.counts,
         )
     )
-    registry.register(UpdatesCollector(poller.state, lambda: operator.cv_informer.get(options.name)))
+    registry.register(
+        UpdatesCollector(
+            poller.state, lambda: operator.cv_informer.get(options.name), lambda: poller.options.accept_risks
+        )
+    )
 
     def serve(ready: Callable[[], bool]) -> Sequence[Stoppable]:
         if not options.listen:
@@ -152,7 +170,7 @@ def build(options: Options) -> Parts:
 
     return Parts(
         # The poller starts with the operator when leading, and stops before it.
-        controllers=(operator, poller),
+        controllers=(operator, poller, installer),
         # The leader is ready once it has synced status at least once.
         synced=operator.synced.is_set,
         serve=serve,
