@@ -4,6 +4,7 @@ server (only the cluster's Prometheus, by client certificate, may read /metrics)
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import sys
 import time
@@ -40,6 +41,7 @@ class Options:
     local_payload_dir: str
     update_service: str = ""
     promql: PrometheusAPI | None = None
+    use_dns_for_services: bool = False
 
 
 def build(options: Options) -> Parts:
@@ -67,7 +69,7 @@ def build(options: Options) -> Parts:
     from updates.cluster import cluster_transport
     from updates.metrics import UpdatesCollector
     from updates.poller import AvailableUpdatesPoller, PollerOptions, updates_status
-    from updates.prometheus import promql_query
+    from updates.prometheus import promql_query, service_connect_host, service_of
 
     # The operator is I/O-bound and its latency is thread hand-offs (Pod watch → retrieval →
     # status loop): a thread woken by an event must not wait out CPython's default 5 ms switch
@@ -82,6 +84,12 @@ def build(options: Options) -> Parts:
     )
     client = connect(options.kubeconfig, user_agent="cvo-py/start")
     client.server_version()  # fail fast, with one clear line, when the server is unreachable
+
+    promql = options.promql
+    service = service_of(promql.url) if promql is not None and not options.use_dns_for_services else None
+    if promql is not None and service is not None:
+        # The host network's resolver cannot resolve Service names: connect to the cluster IP.
+        promql = dataclasses.replace(promql, connect_host=service_connect_host(client, *service))
 
     registry = CollectorRegistry()
     payload_metrics = PayloadMetrics(registry)
@@ -126,7 +134,7 @@ def build(options: Options) -> Parts:
             url, user_agent=user_agent, transport=transport, total_timeout=total
         ),
         transport=lambda: cluster_transport(client),
-        query=promql_query(options.promql) if options.promql is not None else None,
+        query=promql_query(promql) if promql is not None else None,
         on_change=operator.loop.poke,
         options=PollerOptions(user_agent=user_agent, update_service=options.update_service),
     )
