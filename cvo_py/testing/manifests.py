@@ -9,11 +9,12 @@ from __future__ import annotations
 import copy
 import sys
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 
 import yaml
 
-from cvo_py.kube import JSON, NAMESPACES, SERVICEACCOUNTS, ApiError, KubeClient, Resource
+from cvo_py.kube import JSON, NAMESPACES, SERVICEACCOUNTS, SERVICES, ApiError, KubeClient, Resource
 from cvo_py.testing.gotemplate import RenderData
 from cvo_py.testing.gotemplate import render as render_template
 
@@ -40,7 +41,8 @@ KINDS: dict[str, Resource] = {
     "Role": Resource("rbac.authorization.k8s.io/v1", "Role", "roles", True),
     "RoleBinding": Resource("rbac.authorization.k8s.io/v1", "RoleBinding", "rolebindings", True),
     "Deployment": Resource("apps/v1", "Deployment", "deployments", True),
-    "Service": Resource("v1", "Service", "services", True),
+    "Service": SERVICES,
+    "NetworkPolicy": Resource("networking.k8s.io/v1", "NetworkPolicy", "networkpolicies", True),
     "ServiceMonitor": Resource("monitoring.coreos.com/v1", "ServiceMonitor", "servicemonitors", True),
     "PrometheusRule": Resource("monitoring.coreos.com/v1", "PrometheusRule", "prometheusrules", True),
     "ValidatingAdmissionPolicy": Resource(
@@ -141,16 +143,22 @@ def outside(docs: list[JSON], namespace: str) -> list[JSON]:
 def render(docs: list[JSON], source_namespace: str, namespace: str) -> list[JSON]:
     """The manifests moved from `source_namespace` into `namespace`; objects outside it
     (cluster-scoped, or in another namespace such as kube-system) get `-<namespace>` appended to
-    their names, and bindings follow, so several tests can hold their own copies at once."""
+    their names, and bindings of the roles among them follow (a binding to a role the platform
+    provides, such as cluster-monitoring-view, keeps its reference), so several tests can hold
+    their own copies at once."""
     if namespace == source_namespace:
         return copy.deepcopy(docs)
     out = list(yaml.safe_load_all(yaml.safe_dump_all(docs).replace(source_namespace, namespace)))
+    renamed = {(d["kind"], d["metadata"].get("namespace"), d["metadata"]["name"]) for d in out}
     for doc in out:
         meta = doc["metadata"]
         if doc["kind"] != "Namespace" and meta.get("namespace") != namespace:
             meta["name"] = f"{meta['name']}-{namespace}"
         ref = doc.get("roleRef")
-        if ref and (ref["kind"] == "ClusterRole" or meta.get("namespace") != namespace):
+        role_namespace = None if ref is None or ref["kind"] == "ClusterRole" else meta.get("namespace")
+        if ref and (ref["kind"], role_namespace, ref["name"]) in renamed and (
+            ref["kind"] == "ClusterRole" or role_namespace != namespace
+        ):
             ref["name"] = f"{ref['name']}-{namespace}"
         if doc["kind"] == "ValidatingAdmissionPolicyBinding":
             doc["spec"]["policyName"] = f"{doc['spec']['policyName']}-{namespace}"
@@ -170,14 +178,34 @@ def start_container(docs: list[JSON] | None = None) -> JSON:
 # The cluster's endpoints `start` reaches out to, here on this machine: no update service (a port
 # that refuses at once; a test that wants one passes `--update-service` again) and no Prometheus.
 # Without these, a ClusterVersion with a channel would send `start` to the public update service.
-LOCAL_ENDPOINTS = ("--update-service=http://127.0.0.1:9/api/upgrades_info/v1/graph", "--promql-url=")
+NO_UPDATE_SERVICE = "--update-service=http://127.0.0.1:9/api/upgrades_info/v1/graph"
+LOCAL_ENDPOINTS = (NO_UPDATE_SERVICE, "--promql-url=")
 
 
-def start_argv(local: Mapping[str, str], kubeconfig: str, docs: list[JSON] | None = None) -> list[str]:
+@dataclass(frozen=True)
+class ServiceAccountFiles:
+    """What the Pod's ServiceAccount volume holds, as files here: the token, and the service CA
+    OpenShift adds to it (`start` reads both by default for Thanos Querier)."""
+
+    token: str
+    service_ca: str
+
+    def flags(self) -> tuple[str, ...]:
+        return (f"--promql-token-file={self.token}", f"--promql-ca-file={self.service_ca}")
+
+
+def start_argv(
+    local: Mapping[str, str],
+    kubeconfig: str,
+    docs: list[JSON] | None = None,
+    service_account: ServiceAccountFiles | None = None,
+) -> list[str]:
     """`cluster-version-operator start` exactly as the Deployment runs it (its container's args,
     in order), as a process here: `local` gives the value of every node-local flag,
     `--kubeconfig` takes the place of the in-cluster configuration, and `LOCAL_ENDPOINTS` that of
-    the cluster's update service and Prometheus. Nothing else may differ."""
+    the cluster's update service and Prometheus. With `service_account`, Prometheus is the
+    Deployment's own (Thanos Querier at its Service's cluster IP), reached with those files in
+    place of the ServiceAccount volume's. Nothing else may differ."""
     if set(local) != set(NODE_LOCAL_FLAGS):
         raise ValueError(f"give exactly the node-local flags {NODE_LOCAL_FLAGS}, not {sorted(local)}")
     args: list[str] = []
@@ -194,7 +222,8 @@ def start_argv(local: Mapping[str, str], kubeconfig: str, docs: list[JSON] | Non
     if missing:
         raise ValueError(f"the Deployment no longer passes {sorted(missing)}")
     # The image's entrypoint is `cluster-version-operator`, the console script of cvo_py.cli:main.
-    return [sys.executable, "-m", "cvo_py", *args, f"--kubeconfig={kubeconfig}", *LOCAL_ENDPOINTS]
+    endpoints = LOCAL_ENDPOINTS if service_account is None else (NO_UPDATE_SERVICE, *service_account.flags())
+    return [sys.executable, "-m", "cvo_py", *args, f"--kubeconfig={kubeconfig}", *endpoints]
 
 
 def start_env(node_name: str, docs: list[JSON] | None = None) -> dict[str, str]:
