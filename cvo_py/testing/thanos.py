@@ -9,22 +9,20 @@ routes to the querier's Pods, which answer HTTPS with a service-CA certificate f
 names, behind a proxy that authenticates the bearer token (a TokenReview) and authorizes it (a
 SubjectAccessReview: `get` on `prometheuses/api` `k8s` in openshift-monitoring, the request's
 verb for another method, which the cluster-monitoring-view ClusterRole grants). Here:
-`service_address` makes the Service with a cluster IP and puts that IP on this host's loopback
-interface (what kube-proxy does for a node: the IP reaches a local process), and `ThanosQuerier`
+`service_address` makes the Service with a cluster IP from an extra Service CIDR of loopback
+addresses (a ServiceCIDR object, as an administrator adds a range), so the cluster IP reaches
+this host with no routing to set up and no root, and apart from the range of the API server's
+own Services, which another local cluster's kube-proxy on this host may drop; `ThanosQuerier`
 serves HTTPS there, checks tokens against the real API server with the same two reviews, and
-forwards the API requests to a real Prometheus. Putting an address on the loopback interface
-needs root and `ip`; without them the calling test is skipped, saying why.
+forwards the API requests to a real Prometheus.
 """
 
 from __future__ import annotations
 
 import contextlib
 import ipaddress
-import os
 import random
-import shutil
 import ssl
-import subprocess
 import threading
 import urllib.error
 import urllib.request
@@ -34,13 +32,15 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from cvo_py.kube import SERVICES, ApiError, KubeClient, Resource
 from cvo_py.testing.certs import certificate_authority, server_certificate
 from cvo_py.testing.cluster import ensure_namespace
 
 CLUSTER_ROLES = Resource("rbac.authorization.k8s.io/v1", "ClusterRole", "clusterroles", False)
+SERVICE_CIDRS = Resource("networking.k8s.io/v1", "ServiceCIDR", "servicecidrs", False)
+# Cluster IPs that are this host's own: every address of 127.0.0.0/8 reaches the loopback interface.
+LOOPBACK_SERVICE_CIDR = "127.96.0.0/24"
+LOOPBACK_SERVICE_CIDR_NAME = "cvo-py-loopback"
 TOKEN_REVIEWS = "/apis/authentication.k8s.io/v1/tokenreviews"
 ACCESS_REVIEWS = "/apis/authorization.k8s.io/v1/subjectaccessreviews"
 # What the querier's proxy asks the API server before it answers (verb: the request's).
@@ -66,48 +66,42 @@ def ensure_cluster_monitoring_view(kube: KubeClient) -> None:
             raise
 
 
-def _needs_root_and_ip() -> None:
-    if os.geteuid() != 0 or shutil.which("ip") is None:
-        pytest.skip("putting a Service's cluster IP on the loopback interface needs root and iproute2's `ip`")
-
-
-def _ip(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(["ip", *args], capture_output=True, text=True, timeout=30)
-
-
 @contextlib.contextmanager
 def service_address(kube: KubeClient, namespace: str, name: str, port: int, attempts: int = 20) -> Iterator[str]:
-    """Service `namespace/name` (port `port`, named web) with a free cluster IP of the API server's
-    Service range, that IP on this host's loopback interface; both removed at the end."""
-    _needs_root_and_ip()
+    """Service `namespace/name` (port `port`, named web) with a cluster IP from a Service CIDR of
+    loopback addresses (added for it, removed after), so that the cluster IP is this host's."""
     ensure_namespace(kube, namespace)
-    # The range is the API server's: the `kubernetes` Service has its first address.
-    first = ipaddress.ip_address(kube.get(SERVICES, "kubernetes", "default")["spec"]["clusterIP"])
-    rng = random.Random()
-    for _ in range(attempts):
-        address = str(first + rng.randint(100, 250))
-        body = {
-            "metadata": {"name": name, "namespace": namespace},
-            "spec": {"type": "ClusterIP", "clusterIP": address, "ports": [{"name": "web", "port": port}]},
-        }
-        try:
-            kube.create(SERVICES, body, namespace)
-        except ApiError as exc:
-            if exc.is_invalid():  # that cluster IP is allocated already
-                continue
+    network = ipaddress.ip_network(LOOPBACK_SERVICE_CIDR)
+    try:
+        kube.create(SERVICE_CIDRS, {"metadata": {"name": LOOPBACK_SERVICE_CIDR_NAME},
+                                    "spec": {"cidrs": [LOOPBACK_SERVICE_CIDR]}})  # fmt: skip
+    except ApiError as exc:
+        if not exc.is_already_exists():  # one an interrupted run left is the same
             raise
-        added = _ip("addr", "add", f"{address}/32", "dev", "lo")
-        if added.returncode != 0:  # on this host already (another local cluster's test)
-            kube.delete(SERVICES, name, namespace)
-            continue
-        try:
-            yield address
-        finally:
-            _ip("addr", "del", f"{address}/32", "dev", "lo")
-            with contextlib.suppress(ApiError):
-                kube.delete(SERVICES, name, namespace)
-        return
-    raise RuntimeError(f"no free cluster IP for Service {namespace}/{name} after {attempts} attempts")
+    rng = random.Random()
+    try:
+        for _ in range(attempts):
+            address = str(network[rng.randint(10, network.num_addresses - 2)])
+            body = {
+                "metadata": {"name": name, "namespace": namespace},
+                "spec": {"type": "ClusterIP", "clusterIP": address, "ports": [{"name": "web", "port": port}]},
+            }
+            try:
+                kube.create(SERVICES, body, namespace)
+            except ApiError as exc:
+                if exc.is_invalid():  # that cluster IP is allocated already
+                    continue
+                raise
+            try:
+                yield address
+            finally:
+                with contextlib.suppress(ApiError):
+                    kube.delete(SERVICES, name, namespace)
+            return
+        raise RuntimeError(f"no free cluster IP for Service {namespace}/{name} after {attempts} attempts")
+    finally:
+        with contextlib.suppress(ApiError):
+            kube.delete(SERVICE_CIDRS, LOOPBACK_SERVICE_CIDR_NAME)
 
 
 @dataclass(frozen=True)

@@ -156,7 +156,13 @@ def _cycle(
 
     # The risk is a query through Thanos Querier, as the ServiceAccount: it applies.
     kube.patch(CLUSTERVERSIONS, "version", {"spec": {"channel": "stable-4.14"}})
-    recommended = wait_until(lambda: _recommended(kube), timeout=60, what="the conditional update evaluated")
+    try:
+        recommended = wait_until(lambda: _recommended(kube), timeout=60, what="the conditional update evaluated")
+    except AssertionError:
+        status = kube.get(CLUSTERVERSIONS, "version").get("status") or {}
+        print("conditionalUpdates:", status.get("conditionalUpdates"), "\nThanos saw:", querier.seen)
+        print(start.log()[-5000:])
+        raise
     assert (recommended["status"], recommended["reason"]) == ("False", "AlwaysMatches"), recommended
     user = f"system:serviceaccount:{namespace}:{manifests.CVO_SERVICE_ACCOUNT}"
     assert any(s.path.startswith("/api/v1/query?") and s.user == user and s.status == 200 for s in querier.seen)
