@@ -45,7 +45,7 @@ class Options:
 
 
 def build(options: Options) -> Parts:
-    from prometheus_client import CollectorRegistry
+    from prometheus_client import CollectorRegistry, ProcessCollector
 
     from cvo_py import __version__
     from cvo_py.kube import connect
@@ -92,6 +92,8 @@ def build(options: Options) -> Parts:
         promql = dataclasses.replace(promql, connect_host=service_connect_host(client, *service))
 
     registry = CollectorRegistry()
+    # process_* as upstream's default registry has them (same names as Go's process collector).
+    ProcessCollector(registry=registry)
     payload_metrics = PayloadMetrics(registry)
     retriever_options = RetrieverOptions(
         namespace=options.namespace,

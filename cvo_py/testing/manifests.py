@@ -14,7 +14,7 @@ from pathlib import Path
 
 import yaml
 
-from cvo_py.kube import JSON, NAMESPACES, SERVICEACCOUNTS, SERVICES, ApiError, KubeClient, Resource
+from cvo_py.kube import CONFIGMAPS, JSON, NAMESPACES, SERVICEACCOUNTS, SERVICES, ApiError, KubeClient, Resource
 from cvo_py.testing.gotemplate import RenderData
 from cvo_py.testing.gotemplate import render as render_template
 
@@ -35,6 +35,7 @@ IN_CLUSTER_ENV = ("KUBERNETES_SERVICE_HOST", "KUBERNETES_SERVICE_PORT")
 
 KINDS: dict[str, Resource] = {
     "Namespace": NAMESPACES,
+    "ConfigMap": CONFIGMAPS,
     "ServiceAccount": SERVICEACCOUNTS,
     "ClusterRole": Resource("rbac.authorization.k8s.io/v1", "ClusterRole", "clusterroles", False),
     "ClusterRoleBinding": Resource("rbac.authorization.k8s.io/v1", "ClusterRoleBinding", "clusterrolebindings", False),

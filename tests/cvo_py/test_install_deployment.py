@@ -22,6 +22,7 @@ def test_run_levels_are_upstreams() -> None:
         for doc in manifests.documents(manifests.rendered(path)):
             where.setdefault(doc["kind"], set()).add(f"{run_level}_{order}")
     assert where["Namespace"] == {"00_00"}
+    assert where["ConfigMap"] == {"00_01"}  # admin-acks, admin-gates
     assert where["NetworkPolicy"] == {"00_02"}
     assert where["ServiceAccount"] == {"00_02"}
     assert where["ClusterRoleBinding"] == {"00_03"}
@@ -101,3 +102,15 @@ def test_the_namespace_is_upstreams() -> None:
     assert (annotations["openshift.io/node-selector"], annotations["workload.openshift.io/allowed"]) == (
         "", "management")
     assert namespace["metadata"]["labels"]["openshift.io/cluster-monitoring"] == "true"
+
+
+def test_the_admin_ack_configmaps_are_upstreams() -> None:
+    """admin-gates without data (other manifests add the gates) and admin-acks created once."""
+    maps = {(d["metadata"]["namespace"], d["metadata"]["name"]): d for d in by_kind("ConfigMap")}
+    assert set(maps) == {("openshift-config", "admin-acks"), ("openshift-config-managed", "admin-gates")}
+    assert all("data" not in d for d in maps.values())
+    acks = maps[("openshift-config", "admin-acks")]["metadata"]["annotations"]
+    assert acks["release.openshift.io/create-only"] == "true"
+    assert "release.openshift.io/create-only" not in maps[("openshift-config-managed", "admin-gates")]["metadata"][
+        "annotations"
+    ]

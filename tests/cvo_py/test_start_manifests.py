@@ -190,6 +190,7 @@ def _cycle(
     status, text = https_get(start.port, "/metrics", scraper)
     assert status == 200
     assert 'cluster_installer{invoker="",type="",version=""} 1.0' in text  # read, and neither exists
+    assert "process_resident_memory_bytes " in text and "process_start_time_seconds " in text
     assert https_get(start.port, "/readyz", None) == (200, "ok")
     # Without the monitoring reader role, Thanos Querier would refuse the ServiceAccount.
     binding = next(d for d in docs if d.get("roleRef", {}).get("name") == "cluster-monitoring-view")
