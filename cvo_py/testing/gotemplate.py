@@ -30,6 +30,8 @@ from cvo_py.gotext import UnquoteError, go_unquote
 GO_BUILTINS = frozenset(
     "and call html index slice js len not or print printf println urlquery eq ge gt le lt ne".split()
 )
+# Actions Go parses as control structures (none of which a manifest needs).
+GO_KEYWORDS = frozenset("if else end range with define template block break continue".split())
 _SPACE = " \t\r\n"
 
 
@@ -140,6 +142,8 @@ def _unquote(literal: str, line: int) -> str:
 
 
 def _evaluate(tokens: list[tuple[str, str]], data: RenderData, line: int) -> str:
+    if tokens and tokens[0][0] == "word" and tokens[0][1] in GO_KEYWORDS:
+        raise TemplateError(f"template: manifest:{line}: not supported by this renderer: {tokens[0][1]} ...")
     for kind, word in tokens:
         if kind == "variable":
             raise TemplateError(f'template: manifest:{line}: undefined variable "{word.split(".")[0]}"')
