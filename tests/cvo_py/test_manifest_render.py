@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 import random
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -156,3 +158,23 @@ def test_the_toolkit_renders_as_go_on_random_templates(go_render: Path) -> None:
     assert mismatches == [], mismatches[:5]
     rendered = sum(1 for ok, _ in by_go if ok)
     assert 0.3 * len(cases) < rendered < 0.9 * len(cases), "both outcomes are exercised"
+
+
+def test_render_manifests_writes_what_the_tests_apply(tmp_path: Path) -> None:
+    script = manifests.REPO / "hack" / "render_manifests.py"
+    out = tmp_path / "rendered"
+    done = subprocess.run(
+        [sys.executable, str(script), "--release-image", "registry.local/cvo-py@sha256:" + "b" * 64,
+         "--output-dir", str(out)],
+        capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    data = RenderData(release_image="registry.local/cvo-py@sha256:" + "b" * 64)
+    assert sorted(p.name for p in out.iterdir()) == [p.name for p in manifests.files()]
+    for path in manifests.files():
+        assert (out / path.name).read_text() == manifests.rendered(path, data)
+    refused = subprocess.run(
+        [sys.executable, str(script), "--release-image", " ", "--output-dir", str(out)],
+        capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert refused.returncode == 2 and refused.stderr.splitlines()[-1].endswith("--release-image: empty")
