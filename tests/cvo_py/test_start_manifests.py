@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from cvo_py.kube import CLUSTERVERSIONS, NAMESPACES, PODS, ApiError, KubeClient
+from cvo_py.kube import CLUSTERVERSIONS, CONFIGMAPS, NAMESPACES, PODS, ApiError, KubeClient
 from cvo_py.testing import manifests
 from cvo_py.testing.certs import https_get
 from cvo_py.testing.cluster import LocalCluster, ensure_namespace, unique_name
@@ -190,6 +190,17 @@ def _cycle(
     status, text = https_get(start.port, "/metrics", scraper)
     assert status == 200
     assert 'cluster_installer{invoker="",type="",version=""} 1.0' in text  # read, and neither exists
+    installer = {"metadata": {"name": "openshift-install", "namespace": "openshift-config"},
+                 "data": {"version": "v4.14.0", "invoker": "user"}}  # fmt: skip
+    kube.create(CONFIGMAPS, installer, "openshift-config")
+    try:
+        wait_until(
+            lambda: 'cluster_installer{invoker="user",type="openshift-install",version="v4.14.0"} 1.0'
+            in https_get(start.port, "/metrics", scraper)[1],
+            what="cluster_installer from openshift-config/openshift-install",
+        )
+    finally:
+        kube.delete(CONFIGMAPS, "openshift-install", "openshift-config")
     assert "process_resident_memory_bytes " in text and "process_start_time_seconds " in text
     assert https_get(start.port, "/readyz", None) == (200, "ok")
     # Without the monitoring reader role, Thanos Querier would refuse the ServiceAccount.
