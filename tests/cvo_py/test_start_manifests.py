@@ -201,6 +201,13 @@ def _cycle(
         )
     finally:
         kube.delete(CONFIGMAPS, "openshift-install", "openshift-config")
+    # A ClusterOperator's condition changes: its transitions are counted.
+    put_co(kube, "dns", "4.14.1", degraded="True")
+    wait_until(
+        lambda: 'cluster_operator_condition_transitions{condition="Degraded",name="dns"} 1.0'
+        in https_get(start.port, "/metrics", scraper)[1],
+        what="the dns Degraded transition counted",
+    )
     assert "process_resident_memory_bytes " in text and "process_start_time_seconds " in text
     assert https_get(start.port, "/readyz", None) == (200, "ok")
     # Without the monitoring reader role, Thanos Querier would refuse the ServiceAccount.
