@@ -227,25 +227,37 @@ def by_name(snap: Snapshot) -> Snapshot:
 
 
 class _Repeated(io.RawIOBase):
-    """`size` bytes of `fill`, produced as they are read (never held whole)."""
+    """`size` bytes: `head`, `fill` repeated, `tail`; produced as they are read (never held whole)."""
 
-    def __init__(self, size: int, fill: bytes = b" ") -> None:
-        self._left = size
-        self._block = fill * (1024 * 1024 // len(fill))
+    def __init__(self, size: int, fill: bytes = b" ", head: bytes = b"", tail: bytes = b"") -> None:
+        self._pending = memoryview(head)
+        self._left = size - len(head) - len(tail)
+        self._tail = tail
+        self._block = memoryview(fill * (1024 * 1024 // len(fill)))
 
     def readable(self) -> bool:
         return True
 
     def readinto(self, buffer: Any) -> int:
-        n = min(len(buffer), self._left, len(self._block))
-        buffer[:n] = self._block[:n]
-        self._left -= n
+        if not self._pending:
+            if self._left > 0:
+                self._pending = self._block[: min(self._left, len(self._block))]
+                self._left -= len(self._pending)
+            else:
+                self._pending, self._tail = memoryview(self._tail), b""
+        n = min(len(buffer), len(self._pending))
+        buffer[:n] = self._pending[:n]
+        self._pending = self._pending[n:]  # a view: nothing is copied
         return n
 
 
-def write_tar_bomb(path: Path, members: dict[str, int], *, fill: bytes = b" ", compress: bool = True) -> Path:
-    """A tar (gzip'd unless `compress` is False) whose members (name → size) are `fill` repeated:
-    each is read by nothing that refuses it in time, and the archive stays small on disk."""
+def write_tar_bomb(
+    path: Path, members: dict[str, int], *, fill: bytes = b" ", head: bytes = b"", tail: bytes = b"",
+    compress: bool = True,
+) -> Path:
+    """A tar (gzip'd unless `compress` is False) whose members (name → size) are `head`, `fill`
+    repeated and `tail` (e.g. `{`, spaces, `}`: a JSON document of any size that parses to little):
+    whatever reads them is measured, and the archive stays small on disk."""
     import gzip
 
     with open(path, "wb") as raw:
@@ -254,7 +266,7 @@ def write_tar_bomb(path: Path, members: dict[str, int], *, fill: bytes = b" ", c
             for name, size in members.items():
                 info = tarfile.TarInfo(name)
                 info.size = size
-                tar.addfile(info, io.BufferedReader(_Repeated(size, fill), 1024 * 1024))
+                tar.addfile(info, io.BufferedReader(_Repeated(size, fill, head, tail), 1024 * 1024))
         if compress:
             out.close()
     return path

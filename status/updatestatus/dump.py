@@ -438,30 +438,35 @@ def _refuse_overlaps(infos: list[zipfile.ZipInfo], shown: str) -> None:
 
 def _members(found: Iterator[Found], shown: str) -> list[Member]:
     """The wanted members, each parsed as it is read (a later member of the same path replaces an
-    earlier one), within MAX_KEPT_BYTES."""
+    earlier one), within MAX_KEPT_BYTES (a member that would pass it is refused before it is parsed)."""
     members: dict[tuple[str, ...], tuple[Member, int]] = {}
     kept = 0
+
+    def keep(member: Member, cost: int) -> None:
+        nonlocal kept
+        replaced = members.pop(member.path, None)
+        kept += cost - (replaced[1] if replaced else 0)
+        if kept > MAX_KEPT_BYTES:
+            raise SnapshotError(f"{shown}: the documents to read exceed {MAX_KEPT_BYTES // MIB} MiB: not read")
+        members[member.path] = (member, cost)
+
     for parts, what, data, mtime in found:
         member = Member(parts, what, mtime)
         if what in _SMALL:
             member.data = data[:MAX_STAMP_BYTES]
-            cost = len(member.data)
-        else:
-            where = f"{shown}: {escape('/'.join(parts))}"
-            try:
-                member.document = parse_document(where, data)
-            except SnapshotError as exc:
-                member.error = exc
-            cost = len(data)
-            if what == "MachineConfig":  # only names and release versions are read from these
-                member.document = _metadata_only(member.document)
-                cost = len(json.dumps(member.document))
+            keep(member, len(member.data))
+            continue
+        if what != "MachineConfig":
+            keep(member, len(data))  # what parsing it would hold, checked first
+        where = f"{shown}: {escape('/'.join(parts))}"
+        try:
+            member.document = parse_document(where, data)
+        except SnapshotError as exc:
+            member.error = exc
         del data
-        replaced = members.pop(parts, None)
-        kept += cost - (replaced[1] if replaced else 0)
-        if kept > MAX_KEPT_BYTES:
-            raise SnapshotError(f"{shown}: the documents to read exceed {MAX_KEPT_BYTES // MIB} MiB: not read")
-        members[parts] = (member, cost)
+        if what == "MachineConfig":  # only names and release versions are read from these
+            member.document = _metadata_only(member.document)
+            keep(member, len(json.dumps(member.document)))
     return [m for m, _ in members.values()]
 
 

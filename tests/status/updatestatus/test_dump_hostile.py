@@ -375,14 +375,16 @@ WANTED = "mg/img/cluster-scoped-resources/core/nodes/n{}.yaml"
 
 
 def test_a_member_past_the_parser_limit_is_refused_unread(tmp_path: Path) -> None:
-    path = conv.write_tar_bomb(tmp_path / "mg.tar.gz", {WANTED.format(0): 300 * 1024 * 1024})
+    path = conv.write_tar_bomb(tmp_path / "mg.tar.gz", {WANTED.format(0): 200 * 1024 * 1024})
     assert path.stat().st_size < 1_000_000
     code, err = run_limited(path)
     one_line_error(code, err, "is larger than 64 MiB: not read")
 
 
 def test_many_members_under_the_parser_limit_stop_at_the_kept_bound(tmp_path: Path) -> None:
-    path = conv.write_tar_bomb(tmp_path / "mg.tar.gz", {WANTED.format(i): 60 * 1024 * 1024 for i in range(6)})
+    # JSON objects padded with spaces: four at the parser's limit fill the kept bound, the fifth passes it
+    members = {WANTED.format(i): 64 * 1024 * 1024 for i in range(4)} | {WANTED.format(4): 1024 * 1024}
+    path = conv.write_tar_bomb(tmp_path / "mg.tar.gz", members, head=b"{", tail=b"}")
     assert path.stat().st_size < 1_000_000
     code, err = run_limited(path)
     one_line_error(code, err, "the documents to read exceed 256 MiB: not read")
