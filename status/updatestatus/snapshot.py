@@ -232,7 +232,7 @@ def _items(path: Path | str, doc: Any, kind: str, typed_by_path: bool = False) -
 
 def _check_group(where: Path | str, doc: JSON, kind: str) -> None:
     api_version = doc.get("apiVersion")
-    if api_version is None:
+    if api_version is None or api_version == "":  # absent, as a typed object writes it (omitempty)
         return
     group = api_version.rpartition("/")[0] if isinstance(api_version, str) else None
     if group != GROUPS.get(kind, group):
