@@ -21,7 +21,7 @@ from typing import Any
 from cvo_py.loop import SyncLoop
 from updates import recommend, retrieval, schedule
 from updates.client import FetchError, Transport, TransportError
-from updates.graph import GraphError, parse_graph, select_updates
+from updates.graph import Deadline, GraphError, parse_graph, select_updates
 from updates.retrieval import Condition
 
 log = logging.getLogger(__name__)
@@ -89,7 +89,7 @@ class _Inputs:
 class PollerOptions:
     user_agent: str = "ClusterVersionOperator/unknown"
     arch: str = field(default_factory=host_architecture)
-    total_timeout: float = 30.0
+    total_timeout: float = 30.0  # the whole attempt: transfer, decoding and selection
     # The ClusterUpdateAcceptRisks gate: honour spec.desiredUpdate.acceptRisks.
     accept_risks: bool = False
     # `start --update-service`: asked instead of spec.upstream (or the default service).
@@ -110,6 +110,7 @@ class AvailableUpdatesPoller:
         options: PollerOptions | None = None,
         now: Callable[[], datetime] = lambda: datetime.now(UTC),
         rng: random.Random | None = None,
+        monotonic: Callable[[], float] = time.monotonic,
     ) -> None:
         self.options = options or PollerOptions()
         self._get_cv = get_cluster_version
@@ -118,6 +119,7 @@ class AvailableUpdatesPoller:
         self._cache = recommend.PromQLCache(query or _no_prometheus, refresh_after=self.options.risk_refresh)
         self._on_change = on_change
         self._now = now
+        self._monotonic = monotonic  # the clock of an attempt's deadline
         self.interval = schedule.poll_interval(rng or random.Random())
         self._state: UpdatesState | None = None
         self._last: schedule.LastAttempt | None = None
@@ -217,8 +219,11 @@ class AvailableUpdatesPoller:
             self._graph_updates = ((), ())
         else:
             try:
-                body = self._fetch(request.url, transport, self.options.total_timeout)
-                updates = select_updates(parse_graph(body), inputs.version, want_multi=inputs.arch == "Multi")
+                # One deadline for the whole attempt: the transfer, then decoding and selecting.
+                deadline = Deadline(self.options.total_timeout, self._monotonic)
+                body = self._fetch(request.url, transport, deadline.remaining())
+                updates = select_updates(parse_graph(body, deadline), inputs.version,
+                                         want_multi=inputs.arch == "Multi", deadline=deadline)
             except (FetchError, GraphError) as err:
                 if err.reason == "VersionNotFound":
                     condition = retrieval.version_not_found(inputs.version, inputs.channel)
