@@ -254,7 +254,7 @@ def release_of(node: Node) -> JSON:
         raise ValueError(f"Unrecognized architecture value {json.dumps(node.metadata[ARCH_METADATA])}")
     channels = node.metadata.get(CHANNELS_METADATA)
     if channels:
-        release["channels"] = sorted(channels.split(","))
+        release["channels"] = sorted(set(channels.split(",")))  # a set in the API: a repeat is rejected
     return release
 
 
@@ -282,15 +282,15 @@ def _valid_rules(rules: Sequence[Mapping[str, Any]]) -> list[JSON]:
 
 def sort_releases(releases: Sequence[Mapping[str, Any]]) -> list[JSON]:
     """Newest first by semver; a version that is not semver goes last."""
-    def key(release: Mapping[str, Any]) -> tuple[int, semver.Version | None]:
+    good: list[tuple[semver.Version, JSON]] = []
+    bad: list[JSON] = []
+    for release in releases:
         try:
-            return (1, semver.parse(str(release.get("version", ""))))
+            good.append((semver.parse(str(release.get("version", ""))), dict(release)))
         except semver.SemverError:
-            return (0, None)
-
-    good = [dict(r) for r in releases if key(r)[0]]
-    bad = [dict(r) for r in releases if not key(r)[0]]
-    return sorted(good, key=lambda r: semver.parse(r["version"]), reverse=True) + bad
+            bad.append(dict(release))
+    good.sort(key=lambda pair: pair[0], reverse=True)
+    return [release for _, release in good] + bad
 
 
 def select_updates(graph: Graph, current_version: str, *, want_multi: bool = False,

@@ -18,8 +18,9 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from cvo_py import gotext
 from cvo_py.loop import SyncLoop
-from updates import recommend, retrieval, schedule
+from updates import bounds, recommend, retrieval, schedule
 from updates.client import FetchError, Transport, TransportError
 from updates.graph import Deadline, GraphError, parse_graph, select_updates
 from updates.retrieval import Condition
@@ -125,6 +126,7 @@ class AvailableUpdatesPoller:
         self._last: schedule.LastAttempt | None = None
         self._last_inputs: _Inputs | None = None
         self._graph_updates: tuple[tuple[JSON, ...], tuple[JSON, ...]] = ((), ())
+        self._omitted = bounds.Omitted()  # what of the graph's updates status cannot hold
         self._lock = threading.Lock()
         # The project's loop: wakes on a poke and at least every REEVALUATE_AFTER seconds; `_sync`
         # acts only when the schedule says something is due.
@@ -217,6 +219,7 @@ class AvailableUpdatesPoller:
         if request.precheck is not None:
             condition = request.precheck
             self._graph_updates = ((), ())
+            self._omitted = bounds.Omitted()
         else:
             try:
                 # One deadline for the whole attempt: the transfer, then decoding and selecting.
@@ -232,11 +235,14 @@ class AvailableUpdatesPoller:
                 keep = same_question and err.reason in retrieval.KEEPS_LAST_UPDATES
                 if not keep:
                     self._graph_updates = ((), ())
+                    self._omitted = bounds.Omitted()
                 current = previous.current if keep and previous is not None else None
-                log.warning("Unable to retrieve available updates from %s: %s: %s", request.url, err.reason, err)
+                log.warning("Unable to retrieve available updates from %s: %s: %s", request.url, err.reason,
+                            gotext.shortened(str(err), retrieval.MAX_DETAIL))
             else:
                 condition = retrieval.succeeded()
                 sync_time = now
+                updates, self._omitted = bounds.bound(updates)
                 current = updates.current
                 self._graph_updates = (updates.available, updates.conditional)
         self._last = schedule.LastAttempt(inputs.upstream, inputs.channel, inputs.arch, now, sync_time)
@@ -263,6 +269,9 @@ class AvailableUpdatesPoller:
         accepted = inputs.accepted if self.options.accept_risks else frozenset()
         out_available, out_conditional = recommend.with_recommendations(
             available, conditional, outcomes, accepted=accepted, previous=previous, now=now)
+        out_available, out_conditional, omitted = bounds.fit(out_available, out_conditional, self._omitted)
+        if omitted and base.condition.status == "True":
+            base = replace(base, condition=retrieval.omitted(omitted.message()))
         state = replace(
             base,
             available=tuple(out_available) if out_available is not None else None,

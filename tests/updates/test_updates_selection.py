@@ -83,9 +83,21 @@ def oracle_select(graph: g.Graph, current_version: str, *, want_multi: bool = Fa
     pruned = [u for u in pruned if image_count[u["release"]["image"]] == 1]
     return g.Updates(
         current=current_release,
-        available=tuple(g.sort_releases(unique)),
+        available=tuple(oracle_sort_releases(unique)),
         conditional=tuple(sorted(pruned, key=lambda u: semver.parse(u["release"]["version"]), reverse=True)),
     )
+
+
+def oracle_sort_releases(releases: Any) -> list[JSON]:
+    def key(release: Any) -> tuple[int, semver.Version | None]:
+        try:
+            return (1, semver.parse(str(release.get("version", ""))))
+        except semver.SemverError:
+            return (0, None)
+
+    good = [dict(r) for r in releases if key(r)[0]]
+    bad = [dict(r) for r in releases if not key(r)[0]]
+    return sorted(good, key=lambda r: semver.parse(r["version"]), reverse=True) + bad
 
 
 def outcome(select: Any, graph: g.Graph, current: str, **kwargs: Any) -> Any:
@@ -240,3 +252,10 @@ def test_the_deadline_bounds_decoding_and_selection_not_only_the_transfer() -> N
     assert "was not processed within the 30s deadline (decoding nodes)" in second["condition"]["message"]
     # The last good lists stay, as for any answer that could not be used.
     assert [r["version"] for r in second["availableUpdates"]] == ["4.16.1"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(versions=st.lists(st.sampled_from([*VERSIONS, "4.16.03", "x", "", "4.16"]), max_size=12))
+def test_sorting_releases_gives_what_it_gave(versions: list[str]) -> None:
+    releases = [{"version": v, "image": f"img-{i}"} for i, v in enumerate(versions)]
+    assert g.sort_releases(releases) == oracle_sort_releases(releases)
