@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 
-from cvo_py.kube import CLUSTEROPERATORS, ApiError, KubeClient
+from cvo_py.kube import KubeClient
 from cvo_py.testing import usc as h
 from cvo_py.testing.cluster import LocalCluster
 from cvo_py.testing.httpserve import Handler
@@ -31,19 +31,10 @@ def test_malformed_alerts_are_skipped_counted_and_the_sync_goes_on(
     cluster: LocalCluster,
     kube: KubeClient,
     http_server: Callable[[Handler], str],
-    clusterversion_cleanup: None,
+    update_without_nodes: datetime,
     tmp_path: Path,
 ) -> None:
-    h.apply(kube, h.load_manifests())
-    h.delete_configmap(kube, h.NAMESPACE)
-    h.delete_lease(kube, h.NAMESPACE)
-    installed = datetime.now(UTC).replace(microsecond=0) - timedelta(days=1)
-    h.create_clusterversion(kube, "4.15.8", installed)
-    h.create_operator(kube, "authentication", "4.15.8", installed)
-    started = datetime.now(UTC).replace(microsecond=0) - timedelta(minutes=10)
-    h.start_update(kube, "4.16.0", started)
-    h.create_configmap(kube, h.NAMESPACE)
-
+    started = update_without_nodes
     during = h.ts(started + timedelta(minutes=5))
     bad = list(malformed_alerts(during).values())
     good = firing_alert("TestWorkloadDegraded", during, summary="A test workload is degraded.")
@@ -73,10 +64,3 @@ def test_malformed_alerts_are_skipped_counted_and_the_sync_goes_on(
         assert usc.metric("update_status_controller_alerts_malformed") == len(bad)
     finally:
         assert usc.stop() == 0, usc.log()[-3000:]
-        h.delete_configmap(kube, h.NAMESPACE)
-        h.delete_lease(kube, h.NAMESPACE)
-        try:
-            kube.delete(CLUSTEROPERATORS, "authentication")
-        except ApiError as exc:
-            if not exc.is_not_found():
-                raise
