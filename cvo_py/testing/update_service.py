@@ -99,6 +99,20 @@ def many_risks(risks: int, minor: str = "4.15", message: str = "") -> JSON:
     }
 
 
+def many_conditional_edges(edges: int, nodes: int = 3_000, minor: str = "4.15") -> JSON:
+    """`nodes` releases and `edges` conditional edges from the first to the others (round robin),
+    in one group with one risk: what made selection quadratic (150,000 edges are 5.4 MB)."""
+    doc = all_reachable(nodes, minor)
+    doc["edges"] = []
+    doc["conditionalEdges"] = [
+        {
+            "edges": [{"from": f"{minor}.0", "to": f"{minor}.{1 + i % (nodes - 1)}"} for i in range(edges)],
+            "risks": [always_risk("Everything")],
+        }
+    ]
+    return doc
+
+
 def many_channels(channels: int, minor: str = "4.15") -> JSON:
     """`<minor>.0` → `<minor>.1`, both nodes naming `channels` channels (each node's list is one
     comma-separated metadata value)."""
