@@ -55,8 +55,9 @@ CAPABILITY_LISTS = (ENABLED, KNOWN)  # under status.capabilities
 OUTSIDE_LISTS = (AVAILABLE, CONDITIONAL, DESIRED_CHANNELS)
 OUTSIDE_FIELDS = (DESIRED_URL,)
 OUTSIDE = (*OUTSIDE_LISTS, *OUTSIDE_FIELDS)
-# How many left-out values a message names (the rest are counted).
+# How many left-out values a message names (the rest are counted), and how long a name may be.
 NAMED = 5
+LABEL_TEXT = 100
 
 # Added by the API server next to schema errors when CEL rules were skipped because of them: a
 # consequence of the other causes, not a problem of its own (field "<nil>").
@@ -83,8 +84,8 @@ class RejectedValue:
         if isinstance(value, dict):
             inner = value.get("release")
             release: Mapping[str, Any] = inner if isinstance(inner, dict) else value
-            return str(release.get("version") or release.get("image") or "?")
-        return json.dumps(value) if isinstance(value, str) else str(value)
+            return gotext.bounded(str(release.get("version") or release.get("image") or "?"), LABEL_TEXT)
+        return gotext.bounded(json.dumps(value) if isinstance(value, str) else str(value), LABEL_TEXT)
 
 
 @dataclass(frozen=True)
@@ -155,7 +156,7 @@ def too_large(sent_status: Mapping[str, Any], message: str) -> Rejection:
     """A write refused for its size: what can go is each of the two update lists, whole (its items
     may be fine one by one; the list changing is what may make it fit)."""
     values = [
-        RejectedValue(name, sent_status[name], None, f"status.{name}: {message}", too_large=True)
+        RejectedValue(name, sent_status[name], None, gotext.bounded(f"status.{name}: {message}", CAUSE_TEXT), True)
         for name in (AVAILABLE, CONDITIONAL)
         if isinstance(sent_status.get(name), list) and sent_status[name]
     ]
@@ -166,7 +167,7 @@ def _rejected_values(cause: Mapping[str, Any], sent: Mapping[str, Any]) -> list[
     """The sent values a cause rejects, or None when it is not about values that may be left out."""
     path = str(cause.get("field") or "")
     path = path.removeprefix("status.")
-    text = f"status.{path}: {cause.get('message') or ''}"
+    text = describe(cause)
     match = _CAPABILITY_ITEM.match(path)
     if match:
         found = _capability_cause(cause, match.group(1), int(match.group(2)), sent)
@@ -214,7 +215,19 @@ def _capability_cause(
     if value is None or (isinstance(at_index, str) and at_index != value):
         # The cause does not describe what we sent; pruning by guess could drop the wrong name.
         return None
-    return RejectedValue(list_name, value, index, f"status.capabilities.{list_name}[{index}]: {cause.get('message')}")
+    return RejectedValue(list_name, value, index, describe(cause))
+
+
+# A cause quotes the rejected value, which may be as large as what was sent.
+CAUSE_TEXT = 500
+
+
+def describe(cause: Mapping[str, Any]) -> str:
+    """`status.<field>: <message>`, in one line of at most CAUSE_TEXT characters."""
+    path = str(cause.get("field") or "")
+    if path and not path.startswith(("status.", "spec.", "metadata.")) and path != "<nil>":
+        path = "status." + path
+    return gotext.bounded(f"{path}: {cause.get('message') or ''}".strip(": "), CAUSE_TEXT)
 
 
 def _key(value: Any) -> str:
@@ -351,7 +364,7 @@ def outside_message(values: Sequence[RejectedValue]) -> str:
     for field_name in OUTSIDE:
         named = [v for v in rejected if v.field == field_name]
         if named:
-            shown = "; ".join(f"{v.label()} ({gotext.bounded(v.cause, 300)})" for v in named[:NAMED])
+            shown = "; ".join(f"{v.label()} ({v.cause})" for v in named[:NAMED])
             more = f"; and {len(named) - NAMED} more" if len(named) > NAMED else ""
             parts.append(f"{field_name} {shown}{more}")
     sizes = {v.field: len(v.value) if isinstance(v.value, list) else 1 for v in too_big}

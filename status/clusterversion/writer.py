@@ -37,7 +37,7 @@ from typing import Any
 
 from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_attempt, wait_random_exponential
 
-from cvo_py import klog
+from cvo_py import gotext, klog
 from cvo_py.kube import CLUSTERVERSIONS, JSON, ApiError, KubeClient, ServerUnreachable
 from status.clusterversion import rejections
 
@@ -56,12 +56,15 @@ class StatusRejected(StatusWriteError):
     def __init__(self, rejection: rejections.Rejection) -> None:
         self.rejection = rejection
         if rejection.too_large:
-            super().__init__(f"ClusterVersion status rejected as too large: {rejection.message}")
+            super().__init__(f"ClusterVersion status rejected as too large: {gotext.bounded(rejection.message, 500)}")
             return
-        causes = [f"{c.get('field', '')}: {c.get('message', '')}".strip(": ") for c in rejection.other]
-        causes += [value.cause for value in rejection.values]
+        causes = [rejections.describe(c) for c in rejection.other] + [value.cause for value in rejection.values]
         detail = "; ".join(causes) if causes else (rejection.message or "no causes given")
-        super().__init__(f"ClusterVersion status rejected as invalid: {detail}")
+        super().__init__(f"ClusterVersion status rejected as invalid: {gotext.bounded(detail, MAX_DETAIL)}")
+
+
+# How much of a rejection's causes its error (and log line) says.
+MAX_DETAIL = 4096
 
 
 # The API server's default limit on the body of a write (kube-apiserver --max-resource-write-bytes):

@@ -9,6 +9,7 @@ import pytest
 
 from status.clusterversion import desired
 from status.clusterversion import rejections as rej
+from status.clusterversion.writer import MAX_DETAIL, StatusRejected
 
 NOW = datetime(2026, 11, 23, 12, 0, 0, tzinfo=UTC)
 JSON = dict[str, Any]
@@ -156,3 +157,18 @@ def test_what_is_left_out_from_outside_is_said_in_retrieved_updates(
     assert said in found["message"]
     assert found["message"].startswith(message or "The API server rejected")
     assert desired.find_condition(out["conditions"], desired.CAPABILITIES_PRUNED) is None
+
+
+def test_what_a_rejection_quotes_is_bounded() -> None:
+    huge = "x" * 1_000_000
+    sent = {**SENT, "availableUpdates": [{"version": huge, "image": "img"}]}
+    rejection = rej.parse_rejection(
+        invalid(cause("status.availableUpdates[0].version", message=f'Invalid value: "{huge}"'),
+                cause("status.history[0].image", message=f"Required value {huge}")),
+        sent,
+    )
+    (value,) = rejection.values
+    assert len(value.cause) <= rej.CAUSE_TEXT and len(value.label()) <= rej.LABEL_TEXT
+    said = rej.outside_message(rejection.values)
+    assert len(said) < 1_000 and "\n" not in said
+    assert len(str(StatusRejected(rejection))) < MAX_DETAIL + 100
