@@ -88,30 +88,43 @@ def status_414(enabled: list[str] | None = None) -> dict[str, Any]:
     }
 
 
+RELEASE_ANNOTATIONS = {"include.release.openshift.io/self-managed-high-availability": "true"}
+
+
+def release_co(
+    name: str,
+    version: str,
+    available: str = "True",
+    degraded: str = "False",
+    progressing: str = "False",
+    since: str = "2024-01-01T00:00:00Z",
+) -> dict[str, Any]:
+    """A ClusterOperator of the release reporting `version`, its conditions last changed at `since`."""
+    return {
+        "metadata": {"name": name, "annotations": dict(RELEASE_ANNOTATIONS)},
+        "spec": {},
+        "status": {
+            "versions": [{"name": "operator", "version": version}],
+            "conditions": [
+                {"type": "Available", "status": available, "lastTransitionTime": since, "reason": "AsExpected"},
+                {"type": "Degraded", "status": degraded, "lastTransitionTime": since, "reason": "AsExpected"},
+                {"type": "Progressing", "status": progressing, "lastTransitionTime": since},
+            ],
+        },
+    }
+
+
 def put_co(kube: KubeClient, name: str, version: str, available: str = "True", degraded: str = "False") -> None:
     """Create or update a release ClusterOperator reporting `version` (as its operator would)."""
-    body: dict[str, Any] = {
-        "metadata": {
-            "name": name,
-            "annotations": {"include.release.openshift.io/self-managed-high-availability": "true"},
-        },
-        "spec": {},
-    }
+    wanted = release_co(name, version, available, degraded)
+    body = {"metadata": wanted["metadata"], "spec": {}}
     try:
         obj = kube.create(CLUSTEROPERATORS, body)
     except ApiError as exc:
         if not exc.is_already_exists():
             raise
         obj = kube.get(CLUSTEROPERATORS, name)
-    now = "2024-01-01T00:00:00Z"
-    obj["status"] = {
-        "versions": [{"name": "operator", "version": version}],
-        "conditions": [
-            {"type": "Available", "status": available, "lastTransitionTime": now, "reason": "AsExpected"},
-            {"type": "Degraded", "status": degraded, "lastTransitionTime": now, "reason": "AsExpected"},
-            {"type": "Progressing", "status": "False", "lastTransitionTime": now},
-        ],
-    }
+    obj["status"] = wanted["status"]
     kube.replace_status(CLUSTEROPERATORS, obj)
 
 

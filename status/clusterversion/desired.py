@@ -22,7 +22,7 @@ from cvo_py.gotext import metav1_time
 from payload.acceptance import is_about, payload_loaded
 from payload.acceptance import retrieving as payload_retrieving
 from payload.release import Acceptance, Release
-from status.clusterversion import capabilities
+from status.clusterversion import capabilities, progress
 from status.clusterversion.history import merge_history
 from status.clusterversion.history import prune_history as prune_history  # re-exported
 
@@ -38,7 +38,7 @@ RETRIEVED_UPDATES = "RetrievedUpdates"
 # Our own condition: capability names the installed CRD rejected (see status/clusterversion/writer.py).
 CAPABILITIES_PRUNED = "CapabilitiesPruned"
 
-RELEASE_ANNOTATION_PREFIXES = ("include.release.openshift.io/", "exclude.release.openshift.io/")
+RELEASE_ANNOTATION_PREFIXES = progress.RELEASE_ANNOTATION_PREFIXES
 
 
 # -- releases ---------------------------------------------------------------------------------------
@@ -151,107 +151,12 @@ def _set_or_drop(condition: JSON, key: str, value: str) -> None:
         condition.pop(key, None)
 
 
-# -- ClusterOperators -------------------------------------------------------------------------------
+# -- ClusterOperators (status.clusterversion.progress) ------------------------------------------------
 
-
-def is_release_operator(co: Mapping[str, Any]) -> bool:
-    annotations = (co.get("metadata") or {}).get("annotations") or {}
-    return any(key.startswith(RELEASE_ANNOTATION_PREFIXES) for key in annotations)
-
-
-def operator_version(co: Mapping[str, Any]) -> str:
-    for entry in (co.get("status") or {}).get("versions") or []:
-        if isinstance(entry, dict) and entry.get("name") == "operator":
-            return str(entry.get("version") or "")
-    return ""
-
-
-def co_condition(co: Mapping[str, Any], type_: str) -> str:
-    found = find_condition((co.get("status") or {}).get("conditions") or [], type_)
-    return str(found.get("status") or "") if found else ""
-
-
-@dataclass(frozen=True)
-class OperatorProgress:
-    total: int
-    done: int  # at the target version
-    not_available: tuple[str, ...]
-    degraded: tuple[str, ...]
-
-    @property
-    def completed(self) -> bool:
-        # With no release ClusterOperators there is nothing to judge progress from.
-        return self.total > 0 and self.done == self.total
-
-
-def operator_progress(cluster_operators: Sequence[Mapping[str, Any]], target_version: str) -> OperatorProgress:
-    release_cos = sorted(
-        (co for co in cluster_operators if is_release_operator(co)),
-        key=lambda co: str((co.get("metadata") or {}).get("name") or ""),
-    )
-    done = sum(1 for co in release_cos if target_version and operator_version(co) == target_version)
-    names = [str((co.get("metadata") or {}).get("name") or "") for co in release_cos]
-    return OperatorProgress(
-        total=len(release_cos),
-        done=done,
-        not_available=tuple(
-            n for n, co in zip(names, release_cos, strict=True) if co_condition(co, "Available") == "False"
-        ),
-        degraded=tuple(n for n, co in zip(names, release_cos, strict=True) if co_condition(co, "Degraded") == "True"),
-    )
-
-
-@dataclass(frozen=True)
-class Failure:
-    reason: str
-    message: str
-    summary: str  # for "Unable to apply <v>: <summary>"
-
-
-def operator_failure(progress: OperatorProgress) -> Failure | None:
-    lines: list[tuple[str, str, str]] = []
-    if progress.not_available:
-        names = ", ".join(progress.not_available)
-        if len(progress.not_available) == 1:
-            lines.append(
-                (
-                    "ClusterOperatorNotAvailable",
-                    f"Cluster operator {names} is not available",
-                    f"the cluster operator {names} is not available",
-                )
-            )
-        else:
-            lines.append(
-                (
-                    "ClusterOperatorsNotAvailable",
-                    f"Cluster operators {names} are not available",
-                    f"the cluster operators {names} are not available",
-                )
-            )
-    if progress.degraded:
-        names = ", ".join(progress.degraded)
-        if len(progress.degraded) == 1:
-            lines.append(
-                (
-                    "ClusterOperatorDegraded",
-                    f"Cluster operator {names} is degraded",
-                    f"the cluster operator {names} is degraded",
-                )
-            )
-        else:
-            lines.append(
-                (
-                    "ClusterOperatorsDegraded",
-                    f"Cluster operators {names} are degraded",
-                    f"the cluster operators {names} are degraded",
-                )
-            )
-    if not lines:
-        return None
-    if len(lines) == 1:
-        return Failure(*lines[0])
-    message = "Multiple errors are preventing progress:\n" + "\n".join(f"* {line[1]}" for line in lines)
-    return Failure("MultipleErrors", message, "; ".join(line[2] for line in lines))
+is_release_operator = progress.is_release_operator
+operator_version = progress.operator_version
+co_condition = progress.co_condition
+operator_progress = progress.operator_progress
 
 
 # -- the whole status -------------------------------------------------------------------------------
@@ -273,8 +178,8 @@ def desired_status(
     conditions: list[JSON] = [dict(c) for c in status.get("conditions") or [] if isinstance(c, dict)]
 
     aim = target(cv, inputs)
-    progress = operator_progress(cluster_operators, aim.desired.version)
-    history = merge_history(status.get("history"), aim.desired, aim.verified, now, progress.completed)
+    counted = operator_progress(cluster_operators, aim.desired.version)
+    history = merge_history(status.get("history"), aim.desired, aim.verified, now, counted.completed)
     status["history"] = history
     if aim.desired.image:
         status["desired"] = aim.desired.to_status()
@@ -284,10 +189,10 @@ def desired_status(
     caps = capabilities_status(cv, inputs, aim.desired)
     status["capabilities"] = {"enabledCapabilities": list(caps.enabled), "knownCapabilities": list(caps.known)}
 
-    failure = operator_failure(progress)
+    decision = operators_decision(cluster_operators, aim.desired.version, history, now)
     _put(conditions, AVAILABLE, available(history, find_condition(conditions, AVAILABLE)), now)
-    _put(conditions, FAILING, failing(failure), now)
-    _put(conditions, PROGRESSING, progressing(aim, history, progress, failure), now)
+    _put(conditions, FAILING, Verdict(*decision.failing), now)
+    _put(conditions, PROGRESSING, progressing(aim, cluster_mode(history), counted, decision), now)
     verdict = invalid(aim.invalid)
     if verdict is None:
         remove_condition(conditions, INVALID)
@@ -375,31 +280,48 @@ def available(history: Sequence[Mapping[str, Any]], existing: Mapping[str, Any] 
     return Verdict("False") if existing is None else None
 
 
-def failing(failure: Failure | None) -> Verdict:
-    return Verdict("False") if failure is None else Verdict("True", failure.reason, failure.message)
+def cluster_mode(history: Sequence[Mapping[str, Any]]) -> str:
+    """Installing until anything completed, updating while the newest entry is Partial, else
+    reconciling."""
+    if history and history[0].get("state") == "Completed":
+        return progress.RECONCILING
+    if any(h.get("state") == "Completed" for h in history):
+        return progress.UPDATING
+    return progress.INSTALLING
 
 
-def progressing(
-    aim: Target, history: Sequence[Mapping[str, Any]], progress: OperatorProgress, failure: Failure | None
-) -> Verdict:
-    updating = bool(history) and history[0].get("state") == "Partial"
+def operators_decision(
+    cluster_operators: Sequence[Mapping[str, Any]],
+    target_version: str,
+    history: Sequence[Mapping[str, Any]],
+    now: datetime,
+) -> progress.Decision:
+    """Upstream's decision table on the release ClusterOperators (status.clusterversion.progress);
+    the update's clock starts at the newest history entry's startedTime."""
+    mode = cluster_mode(history)
+    started = progress.parse_time_or_none(history[0].get("startedTime")) if history else None
+    return progress.judge(cluster_operators, target_version, mode, started, now)
+
+
+def progressing(aim: Target, mode: str, counted: progress.OperatorProgress, decision: progress.Decision) -> Verdict:
+    """Progressing about the desired release only: a requested release is named by ReleaseAccepted
+    alone until its payload is accepted, as upstream (4.23+ and before)."""
     label = aim.desired.label()
-    if aim.pending and aim.requested is not None:
-        # Retrieval of the next release is under way (ReleaseAccepted tells how it goes).
-        return Verdict("True", "", f"Working towards {aim.requested.label()}")
-    if updating and failure is not None:
-        return Verdict("True", failure.reason, f"Unable to apply {label}: {failure.summary}")
-    if updating:
-        message = f"Working towards {label}"
-        if progress.total:
-            pct = progress.done * 100 // progress.total
-            message += f": {progress.done} of {progress.total} done ({pct}% complete)"
-        return Verdict("True", "", message)
-    if aim.invalid is not None:
-        return Verdict("False", "InvalidClusterVersion", f"Reconciling {label}: the cluster version is invalid")
-    if failure is not None:
-        return Verdict("False", failure.reason, f"Error while reconciling {label}: {failure.summary}")
-    return Verdict("False", "", f"Cluster version is {label}")
+    if mode == progress.RECONCILING:
+        if aim.invalid is not None:
+            return Verdict("False", "InvalidClusterVersion", f"Reconciling {label}: the cluster version is invalid")
+        if not decision.working:
+            return Verdict("False", decision.progress_reason, f"Error while reconciling {label}: {decision.tail}")
+        return Verdict("False", "", f"Cluster version is {label}")
+    if not decision.working:
+        return Verdict("True", decision.progress_reason, f"Unable to apply {label}: {decision.tail}")
+    message = f"Working towards {label}"
+    if counted.done > 0:
+        pct = counted.done * 100 // counted.total
+        message += f": {counted.done} of {counted.total} done ({pct}% complete)"
+    if decision.tail:
+        message += (", " if counted.done > 0 else ": ") + decision.tail
+    return Verdict("True", decision.progress_reason, message)
 
 
 def invalid(why: str | None) -> Verdict | None:

@@ -92,6 +92,9 @@ def test_fast_demo_shows_every_stage(demo_run: subprocess.CompletedProcess[str])
 
     unsigned = stage_output(out, 4)
     assert "ReleaseAccepted=False" in unsigned
+    # A refused payload is named by ReleaseAccepted only: the cluster is not said to be updating.
+    assert "Cluster version is 4.13.0\n" in unsigned
+    assert "An upgrade is in progress" not in unsigned and "Working towards" not in unsigned
     assert "  Reason: RetrievePayload" in unsigned
     assert re.search(
         r"Message: Retrieving payload failed version=\"4\.14\.0\" image=\"registry\.example\.com/.*"
