@@ -31,7 +31,7 @@ from cvo_py.kube import CLUSTERVERSIONS, CONFIGMAPS, JSON, LEASES, PODS, ApiErro
 from cvo_py.testing import localcluster, localprometheus, manifests, smallcluster, usc
 from cvo_py.testing.adm_upgrade import adm_upgrade
 from cvo_py.testing.cluster import LocalCluster, ensure_namespace
-from cvo_py.testing.clusterversion import completed, condition, progress_count
+from cvo_py.testing.clusterversion import completed, condition, progress_count, put_admin_acks
 from cvo_py.testing.mco import MCO, REASON, STATE
 from cvo_py.testing.payload import ClusterVerification, StartProcess, ensure_priority_class
 from cvo_py.testing.smallcluster import OPERATORS, POOL_OF, POOLS
@@ -140,7 +140,8 @@ class Demo(Story):
         self.work.mkdir(parents=True)
         self.cluster.install_clusterversion_crd("current")  # a run may have ended after the rollback
         self.say(f"CRDs: {', '.join(n.removesuffix('.yaml') for n in localcluster.DEFAULT_CRDS)}")
-        ensure_namespace(self.kube, "openshift-config-managed")  # `start` has a Role there
+        for namespace in ("openshift-config-managed", "openshift-config"):  # `start` has Roles there
+            ensure_namespace(self.kube, namespace)
         for doc in manifests.load():
             manifests.apply(self.kube, [doc])
             meta = doc["metadata"]
@@ -185,6 +186,9 @@ class Demo(Story):
             "capabilities": {"baselineCapabilitySet": BASELINE}}})  # fmt: skip
         self.say(f"ClusterVersion version: channel {CHANNEL}, upstream {self.service.url} (its status is "
                  f"written by `start`, running {OLD})")  # fmt: skip
+        put_admin_acks(self.kube, {}, {})
+        self.say("ConfigMaps openshift-config-managed/admin-gates and openshift-config/admin-acks, empty (no admin "
+                 "gate to ack)")  # fmt: skip
         for line in smallcluster.create(self.kube, OLD, NEW):
             self.say(line)
 
@@ -476,6 +480,7 @@ def reset_objects(kube: KubeClient) -> None:
     """Delete the objects the demo creates (cluster-scoped singletons included)."""
     smallcluster.reset(kube, (OLD, NEW))
     doomed = [(CONFIGMAPS, usc.CONFIGMAP, USC_NAMESPACE), (LEASES, "version", CVO_NAMESPACE),
+              (CONFIGMAPS, "admin-gates", "openshift-config-managed"), (CONFIGMAPS, "admin-acks", "openshift-config"),
               (LEASES, usc.LEASE, USC_NAMESPACE)]  # leases an interrupted run held would delay the next leader
     with contextlib.suppress(ApiError):  # the namespace does not exist before the first run
         doomed += [(PODS, pod["metadata"]["name"], CVO_NAMESPACE)

@@ -56,3 +56,7 @@ class Acceptance:
     target: Release
     state: ReleaseAcceptance
     verified: bool = False
+    # What the admin accepted by going ahead (a forced verification failure, precondition warnings):
+    # the new history entry's acceptedRisks. "" when nothing.
+    accepted_risks: str = ""
+    local: bool = False  # the operator's own release: nothing was retrieved or checked

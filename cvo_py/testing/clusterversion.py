@@ -7,9 +7,10 @@ import re
 from pathlib import Path
 from typing import Any
 
-from cvo_py.kube import CLUSTEROPERATORS, CLUSTERVERSIONS, ApiError, KubeClient
+from cvo_py.kube import CLUSTEROPERATORS, CLUSTERVERSIONS, CONFIGMAPS, ApiError, KubeClient
+from cvo_py.testing.cluster import ensure_namespace
 from cvo_py.testing.wait import wait_until
-from status.clusterversion import capabilities
+from status.clusterversion import capabilities, upgradeable
 
 IMG_4141 = "quay.io/openshift-release-dev/ocp-release@sha256:" + "1" * 64
 IMG_4142 = "quay.io/openshift-release-dev/ocp-release@sha256:" + "2" * 64
@@ -126,6 +127,23 @@ def put_co(kube: KubeClient, name: str, version: str, available: str = "True", d
         obj = kube.get(CLUSTEROPERATORS, name)
     obj["status"] = wanted["status"]
     kube.replace_status(CLUSTEROPERATORS, obj)
+
+
+def put_admin_acks(kube: KubeClient, gates: dict[str, str], acks: dict[str, str]) -> None:
+    """The admin-ack gates (`openshift-config-managed/admin-gates`) and acks
+    (`openshift-config/admin-acks`) as given, created or replaced (as the CVO's manifests and the
+    admin leave them on a real cluster)."""
+    for (namespace, name), data in ((upgradeable.ADMIN_GATES, gates), (upgradeable.ADMIN_ACKS, acks)):
+        ensure_namespace(kube, namespace)
+        body = {"metadata": {"name": name, "namespace": namespace}, "data": dict(data)}
+        try:
+            kube.create(CONFIGMAPS, body, namespace)
+        except ApiError as exc:
+            if not exc.is_already_exists():
+                raise
+            current = kube.get(CONFIGMAPS, name, namespace)
+            current["data"] = dict(data)
+            kube.replace(CONFIGMAPS, current)
 
 
 class AuditLog:

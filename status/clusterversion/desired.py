@@ -22,7 +22,7 @@ from cvo_py.gotext import metav1_time
 from payload.acceptance import is_about, payload_loaded
 from payload.acceptance import retrieving as payload_retrieving
 from payload.release import Acceptance, Release
-from status.clusterversion import capabilities, progress
+from status.clusterversion import capabilities, progress, upgradeable
 from status.clusterversion.history import merge_history
 from status.clusterversion.history import prune_history as prune_history  # re-exported
 
@@ -54,6 +54,9 @@ class StatusInputs:
     # What the available-updates poller found for this spec's upstream and channel
     # (updates.poller.updates_status); None leaves those fields as they are.
     updates: Mapping[str, Any] | None = None
+    # The admin-ack ConfigMaps as read (None: the admin-ack source of Upgradeable is not consulted).
+    admin_gates: upgradeable.ConfigMapRead | None = None
+    admin_acks: upgradeable.ConfigMapRead | None = None
 
 
 class InvalidSpec(ValueError):
@@ -179,7 +182,9 @@ def desired_status(
 
     aim = target(cv, inputs)
     counted = operator_progress(cluster_operators, aim.desired.version)
-    history = merge_history(status.get("history"), aim.desired, aim.verified, now, counted.completed)
+    history = merge_history(
+        status.get("history"), aim.desired, aim.verified, now, counted.completed, aim.accepted_risks
+    )
     status["history"] = history
     if aim.desired.image:
         status["desired"] = aim.desired.to_status()
@@ -192,7 +197,8 @@ def desired_status(
     decision = operators_decision(cluster_operators, aim.desired.version, history, now)
     _put(conditions, AVAILABLE, available(history, find_condition(conditions, AVAILABLE)), now)
     _put(conditions, FAILING, Verdict(*decision.failing), now)
-    _put(conditions, PROGRESSING, progressing(aim, cluster_mode(history), counted, decision), now)
+    moving = progressing(aim, cluster_mode(history), counted, decision)
+    _put(conditions, PROGRESSING, moving, now)
     verdict = invalid(aim.invalid)
     if verdict is None:
         remove_condition(conditions, INVALID)
@@ -202,6 +208,14 @@ def desired_status(
     _put(conditions, RELEASE_ACCEPTED, release_accepted(aim, existing), now)
     _put(conditions, IMPLICITLY_ENABLED, implicitly_enabled(caps), now)
     remove_condition(conditions, "ImplicitlyEnabled")  # stale type from OCPBUGS-56114
+    sources = upgradeable_sources(cv, cluster_operators, inputs, updating=moving.status == "True")
+    blocked = upgradeable.condition(*upgradeable.risks(sources))
+    if blocked is None:
+        remove_condition(conditions, upgradeable.UPGRADEABLE)
+    else:
+        _put(conditions, upgradeable.UPGRADEABLE, Verdict(blocked.status, blocked.reason, blocked.message), now)
+    for legacy in upgradeable.LEGACY_CONDITIONS:
+        remove_condition(conditions, legacy)
     status = with_available_updates(status, inputs.updates)
     existing = find_condition(conditions, RETRIEVED_UPDATES)
     _put(conditions, RETRIEVED_UPDATES, retrieved_updates(inputs.updates, existing), now)
@@ -236,6 +250,9 @@ class Target:
     desired: Release
     verified: bool
     pending: bool  # `requested` is not the desired release yet (retrieval under way or failed)
+    # The desired release's acceptedRisks, from its acceptance (None: no acceptance to tell, keep
+    # what history says; upstream also blanks it while a retarget is refused, cvo-py keeps it).
+    accepted_risks: str | None = None
 
 
 def target(cv: Mapping[str, Any], inputs: StatusInputs) -> Target:
@@ -253,7 +270,46 @@ def target(cv: Mapping[str, Any], inputs: StatusInputs) -> Target:
     desired, verified = current, False
     if acceptance is not None and acceptance.state.status == "True" and not acceptance.target.same_as(current):
         desired, verified, pending = acceptance.target, acceptance.verified, False
-    return Target(current, requested, invalid_spec, acceptance, desired, verified, pending)
+    risks = None
+    if acceptance is not None and acceptance.state.status == "True" and acceptance.target.same_as(desired):
+        risks = None if acceptance.local else acceptance.accepted_risks
+    return Target(current, requested, invalid_spec, acceptance, desired, verified, pending, risks)
+
+
+def upgradeable_sources(
+    cv: Mapping[str, Any], cluster_operators: Sequence[Mapping[str, Any]], inputs: StatusInputs, updating: bool
+) -> upgradeable.Sources:
+    """What the Upgradeable condition is computed from; `updating`: Progressing is True."""
+    overrides = (cv.get("spec") or {}).get("overrides")
+    return upgradeable.Sources(
+        version=inputs.running.version or current_release(cv, inputs.running).version,
+        updating=updating,
+        overrides=[o for o in overrides if isinstance(o, Mapping)] if isinstance(overrides, list) else [],
+        cluster_operators=cluster_operators,
+        admin_gates=inputs.admin_gates,
+        admin_acks=inputs.admin_acks,
+    )
+
+
+def precondition_view(
+    cv: Mapping[str, Any], cluster_operators: Sequence[Mapping[str, Any]], inputs: StatusInputs
+) -> JSON:
+    """The ClusterVersion the precondition checks read: `cv`, with Upgradeable as its sources say
+    now (upstream reads the condition last written; recomputing it spares a check the lag)."""
+    view = copy.deepcopy(dict(cv))
+    if not isinstance(view.get("status"), dict):
+        view["status"] = {}
+    status = view["status"]
+    conditions: list[JSON] = [dict(c) for c in status.get("conditions") or [] if isinstance(c, dict)]
+    moving = find_condition(conditions, PROGRESSING)
+    sources = upgradeable_sources(cv, cluster_operators, inputs, updating=(moving or {}).get("status") == "True")
+    remove_condition(conditions, upgradeable.UPGRADEABLE)
+    blocked = upgradeable.condition(*upgradeable.risks(sources))
+    if blocked is not None:
+        found = {"type": upgradeable.UPGRADEABLE, "status": blocked.status}
+        conditions.append({**found, "reason": blocked.reason, "message": blocked.message})
+    status["conditions"] = conditions
+    return view
 
 
 def capabilities_status(cv: Mapping[str, Any], inputs: StatusInputs, desired: Release) -> capabilities.CapabilityStatus:

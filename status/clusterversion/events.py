@@ -1,4 +1,5 @@
-"""Kubernetes Events for payload retrieval (started, loaded, failed), as upstream's recorder emits them.
+"""Kubernetes Events for payload retrieval (started, loaded, failed) and the precondition checks, as
+upstream's recorder emits them.
 
 Pure part: which finished retrieval produces which Event (type, reason, message), the Event object
 itself (core/v1, the shape client-go's recorder creates) and the key that makes two Events "the
@@ -22,7 +23,7 @@ from typing import Any
 from cvo_py.gotext import go_quote, one_line
 from cvo_py.kube import CLUSTERVERSIONS, EVENTS, JSON, MERGE_PATCH, ApiError, KubeClient, ServerUnreachable
 from payload import acceptance as acc
-from payload.acceptance import ReleaseAcceptance
+from payload.acceptance import PreconditionOutcome, ReleaseAcceptance
 
 log = logging.getLogger(__name__)
 
@@ -111,6 +112,18 @@ def retrieval_event(
     else:
         text = final.message
     return EventSpec(WARNING, reason, one_line(text, MAX_MESSAGE))
+
+
+def precondition_events(version: str, image: str, outcome: PreconditionOutcome) -> list[EventSpec]:
+    """The Events of precondition checks that let the update go ahead: a Warning `PreconditionWarn`
+    with the warning (forced blocking failures included), then a Normal `PreconditionsPassed`. A
+    refusal is the failed `PreconditionChecks` step (`retrieval_event`)."""
+    found = []
+    if outcome.message:
+        text = acc.precondition_warning(version, image, outcome.message)
+        found.append(EventSpec(WARNING, "PreconditionWarn", one_line(text, MAX_MESSAGE)))
+    found.append(EventSpec(NORMAL, "PreconditionsPassed", acc.preconditions_passed(version, image)))
+    return found
 
 
 def involved_object(name: str, namespace: str) -> JSON:

@@ -46,8 +46,9 @@ def test_every_install_manifest_applies(kube: KubeClient) -> None:
         "cluster-version-operator",
         "update-status-controller",
     }
-    # Present on every OpenShift cluster (other operators create it), not on a bare API server.
+    # Present on every OpenShift cluster (other operators create them), not on a bare API server.
     ensure_namespace(kube, "openshift-config-managed")
+    ensure_namespace(kube, "openshift-config")
     try:
         manifests.apply(kube, docs)
         for doc in docs:
@@ -80,6 +81,7 @@ def test_start_as_its_service_account_with_only_its_rbac(
     tmp_path: Path,
 ) -> None:
     docs = manifests.render(manifests.load(manifests.CVO_FILES), manifests.CVO_NAMESPACE, namespace)
+    ensure_namespace(kube, "openshift-config")  # on every OpenShift cluster; `start` has a Role there
     manifests.apply(kube, docs)  # the Namespace too: its Pod Security labels apply to the version Pod
     ensure_priority_class(kube)
     put_co(kube, "etcd", "4.14.1")

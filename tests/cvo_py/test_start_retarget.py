@@ -67,9 +67,9 @@ class StatusRecorder:
 
 
 def contradictions(seen: list[tuple[str, str, str]], requests: list[str]) -> list[tuple[str, str, str]]:
-    """Statuses whose Progressing names one of `requests` (targets never accepted in these tests),
-    or whose ReleaseAccepted names a request older than one an earlier status already named
-    (`requests` in the order they were made)."""
+    """Statuses whose Progressing names a requested image, or whose ReleaseAccepted names a request
+    older than one an earlier status already named (`requests` in the order they were made, the
+    first never accepted in these tests; what came before the first request is not judged)."""
     bad = []
     newest = -1
     for entry in seen:
@@ -78,7 +78,7 @@ def contradictions(seen: list[tuple[str, str, str]], requests: list[str]) -> lis
             bad.append(entry)
             continue
         named = re.search(r'image="([^"]*)"', accepted)
-        if named is None or named.group(1) not in requests:
+        if named is None or named.group(1) not in requests or (newest < 0 and named.group(1) != requests[0]):
             continue
         order = requests.index(named.group(1))
         if order < newest:

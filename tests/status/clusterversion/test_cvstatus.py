@@ -347,11 +347,11 @@ def test_fields_owned_by_others_are_kept() -> None:
     status["conditions"].insert(
         0,
         {
-            "type": "Upgradeable",
+            "type": "ExampleFromAnotherWriter",
             "status": "False",
             "lastTransitionTime": "z",
-            "reason": "AdminAckRequired",
-            "message": "ack",
+            "reason": "Because",
+            "message": "not ours",
         },
     )
     status["conditions"].append({"type": "RetrievedUpdates", "status": "True", "lastTransitionTime": "y"})
@@ -577,8 +577,17 @@ def test_real_degraded_snapshot() -> None:
     assert failing["lastTransitionTime"] == "2023-11-03T17:26:54Z"  # already True: kept
     assert cond(status, "Available")["message"] == "Done applying 4.14.0-rc.3"
     assert cond(status, "Progressing")["message"].startswith("Unable to apply 4.14.1: ")
-    # Others' conditions are kept as they were.
-    assert cond(status, "Upgradeable") == cond(cv_obj["status"], "Upgradeable")
+    # Upgradeable as 4.23+ computes it: the update in progress, then each ClusterOperator's message
+    # (the snapshot's own condition is the ≤4.22 wording, with the CO reasons in each line).
+    upgradeable = cond(status, "Upgradeable")
+    assert (upgradeable["status"], upgradeable["reason"]) == ("False", "MultipleReasons")
+    assert upgradeable["message"] == (
+        "Cluster should not be upgraded between minor or major versions for multiple reasons:\n"
+        "* An update is already in progress and the details are in the Progressing condition.\n"
+        "* cluster operator is not upgradable\n"
+        "* One or more machine config pools are updating, please see `oc get mcp` for further details"
+    )
+    assert upgradeable["lastTransitionTime"] == "2023-11-03T16:24:25Z"  # already False: kept
 
 
 IMG_C = "quay.io/openshift-release-dev/ocp-release@sha256:" + "c" * 64
