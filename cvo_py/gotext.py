@@ -321,6 +321,11 @@ def bounded(text: str, limit: int) -> str:
     return _keep_ends(" // ".join(line.strip() for line in text.strip().splitlines() if line.strip()), limit)
 
 
+def clipped(text: str, limit: int) -> str:
+    """At most `limit` characters, line breaks kept; long text keeps its head and tail."""
+    return _keep_ends(text, limit)
+
+
 def one_line(text: str, limit: int) -> str:
     """Newlines become ` // ` (as upstream); over `limit`, the head and the tail are kept."""
     return _keep_ends(text.replace("\n", " // "), limit)

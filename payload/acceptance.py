@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from cvo_py.gotext import bounded, go_quote
+from cvo_py.gotext import bounded, clipped, go_quote
 
 Status = Literal["True", "False", "Unknown"]
 
@@ -112,7 +112,8 @@ class PreconditionOutcome:
 
 def precondition_blocked(version: str, image: str, summary: str) -> ReleaseAcceptance:
     text = f"Preconditions failed for payload loaded {_ids(version, image)}: {summary}"
-    return ReleaseAcceptance("False", PRECONDITION_CHECKS, bounded(text, MAX_MESSAGE))
+    # Several failures are a bulleted list, one per line, as upstream (oc indents each line).
+    return ReleaseAcceptance("False", PRECONDITION_CHECKS, clipped(text, MAX_MESSAGE))
 
 
 def precondition_warning(version: str, image: str, summary: str) -> str:
