@@ -73,6 +73,7 @@ CLUSTEROPERATORS = Resource("config.openshift.io/v1", "ClusterOperator", "cluste
 MACHINECONFIGPOOLS = Resource("machineconfiguration.openshift.io/v1", "MachineConfigPool", "machineconfigpools", False)
 MACHINECONFIGS = Resource("machineconfiguration.openshift.io/v1", "MachineConfig", "machineconfigs", False)
 PROXIES = Resource("config.openshift.io/v1", "Proxy", "proxies", False)
+FEATUREGATES = Resource("config.openshift.io/v1", "FeatureGate", "featuregates", False)
 
 
 class ApiError(Exception):

@@ -56,8 +56,9 @@ def build(options: Options) -> Parts:
     from payload.metrics import PayloadMetrics
     from payload.retrieval import PayloadRetriever, PruneError, RetrieverOptions
     from payload.verify.verifier import cluster_verifier
-    from status.clusterversion.controller import StatusOperator, StatusOptions
+    from status.clusterversion.controller import StatusOperator, StatusOptions, read_feature_gates
     from status.clusterversion.metrics import StatusCollector
+    from status.clusterversion.validation import ACCEPT_RISKS_GATE
     from updates.client import fetch_graph
     from updates.cluster import cluster_transport
     from updates.metrics import UpdatesCollector
@@ -78,6 +79,7 @@ def build(options: Options) -> Parts:
     client = connect(options.kubeconfig, user_agent="cvo-py/start")
     client.server_version()  # fail fast, with one clear line, when the server is unreachable
 
+    accept_risks = ACCEPT_RISKS_GATE in read_feature_gates(client, options.release_version)
     registry = CollectorRegistry()
     payload_metrics = PayloadMetrics(registry)
     retriever_options = RetrieverOptions(
@@ -108,6 +110,7 @@ def build(options: Options) -> Parts:
             create_missing=True,
             namespace=options.namespace,
             verification_namespace=retriever_options.verification_namespace,
+            accept_risks=accept_risks,
         ),
         retriever_factory=make_retriever,
         available_updates=lambda spec: updates_status(poller.state(), spec),
@@ -123,7 +126,7 @@ def build(options: Options) -> Parts:
         transport=lambda: cluster_transport(client),
         query=promql_query(options.promql) if options.promql is not None else None,
         on_change=operator.loop.poke,
-        options=PollerOptions(user_agent=user_agent, update_service=options.update_service),
+        options=PollerOptions(user_agent=user_agent, update_service=options.update_service, accept_risks=accept_risks),
     )
     operator.cv_informer.add_handler(lambda _type, _obj, _old: poller.poke())
     registry.register(

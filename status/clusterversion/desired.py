@@ -22,7 +22,7 @@ from cvo_py.gotext import metav1_time
 from payload.acceptance import is_about, payload_loaded
 from payload.acceptance import retrieving as payload_retrieving
 from payload.release import Acceptance, Release
-from status.clusterversion import capabilities, progress, upgradeable
+from status.clusterversion import capabilities, progress, upgradeable, validation
 from status.clusterversion.history import merge_history
 from status.clusterversion.history import prune_history as prune_history  # re-exported
 
@@ -54,48 +54,28 @@ class StatusInputs:
     # What the available-updates poller found for this spec's upstream and channel
     # (updates.poller.updates_status); None leaves those fields as they are.
     updates: Mapping[str, Any] | None = None
+    # The ClusterUpdateAcceptRisks feature gate: spec.desiredUpdate.acceptRisks is allowed.
+    accept_risks: bool = False
     # The admin-ack ConfigMaps as read (None: the admin-ack source of Upgradeable is not consulted).
     admin_gates: upgradeable.ConfigMapRead | None = None
     admin_acks: upgradeable.ConfigMapRead | None = None
 
 
 class InvalidSpec(ValueError):
-    """spec.desiredUpdate cannot be turned into a release."""
+    """spec.desiredUpdate cannot be turned into a release: `errors` are upstream's field errors."""
+
+    def __init__(self, errors: Sequence[str]) -> None:
+        super().__init__(validation.invalid_message(errors))
+        self.errors = list(errors)
 
 
-def requested_update(cv: Mapping[str, Any]) -> Release | None:
-    """spec.desiredUpdate as a release; a version without image is looked up in availableUpdates
-    and history like upstream. Raises InvalidSpec when it names nothing usable."""
-    update = (cv.get("spec") or {}).get("desiredUpdate")
-    if not update:
-        return None
-    if not isinstance(update, dict):
-        raise InvalidSpec("spec.desiredUpdate: Invalid value: must be an object")
-    release = Release.from_dict(update)
-    if release.image:
-        return _with_metadata(release, cv)
-    if not release.version:
-        raise InvalidSpec("spec.desiredUpdate: Required value: version or image must be set")
-    status = cv.get("status") or {}
-    candidates = list(status.get("availableUpdates") or [])
-    candidates += [c.get("release") or {} for c in status.get("conditionalUpdates") or [] if isinstance(c, dict)]
-    candidates += list(status.get("history") or [])
-    for candidate in candidates:
-        if isinstance(candidate, dict) and candidate.get("version") == release.version and candidate.get("image"):
-            return _with_metadata(Release(release.version, str(candidate["image"])), cv)
-    raise InvalidSpec(
-        f'spec.desiredUpdate.version: Invalid value: "{release.version}": when image is empty the update '
-        "must be a previous version or an available update"
-    )
-
-
-def _with_metadata(release: Release, cv: Mapping[str, Any]) -> Release:
-    """Fill url and channels from the matching available update, as upstream does for desired."""
-    for update in (cv.get("status") or {}).get("availableUpdates") or []:
-        if isinstance(update, dict) and update.get("image") == release.image:
-            found = Release.from_dict(update)
-            return Release(release.version or found.version, release.image, found.url, found.channels)
-    return release
+def requested_update(cv: Mapping[str, Any], accept_risks: bool = False) -> Release | None:
+    """spec.desiredUpdate as a release (status.clusterversion.validation); None when it asks for
+    none. Raises InvalidSpec when the spec is invalid (its desired update is then ignored)."""
+    errors = validation.validate(cv, accept_risks)
+    if errors:
+        raise InvalidSpec(errors)
+    return validation.requested(cv)
 
 
 def current_release(cv: Mapping[str, Any], running: Release) -> Release:
@@ -104,10 +84,12 @@ def current_release(cv: Mapping[str, Any], running: Release) -> Release:
     return current if current.image else (running if running.image else current)
 
 
-def pending_update(cv: Mapping[str, Any], running: Release) -> tuple[Release, bool] | None:
+def pending_update(
+    cv: Mapping[str, Any], running: Release, accept_risks: bool = False
+) -> tuple[Release, bool] | None:
     """The (release, force) spec.desiredUpdate asks for when it differs from the current one."""
     try:
-        requested = requested_update(cv)
+        requested = requested_update(cv, accept_risks)
     except InvalidSpec:
         return None
     if requested is None or requested.same_as(current_release(cv, running)):
@@ -245,7 +227,7 @@ class Target:
 
     current: Release  # status.desired before this sync (the running release before the first)
     requested: Release | None  # spec.desiredUpdate; None when absent or invalid
-    invalid: str | None  # why spec.desiredUpdate names nothing usable
+    invalid: str | None  # the Invalid condition's message while the spec is invalid
     acceptance: Acceptance | None  # retrieval's verdict about `requested`, else None
     desired: Release
     verified: bool
@@ -260,7 +242,7 @@ def target(cv: Mapping[str, Any], inputs: StatusInputs) -> Target:
     current = current_release(cv, inputs.running)
     invalid_spec: str | None = None
     try:
-        requested = requested_update(cv)
+        requested = requested_update(cv, inputs.accept_risks)
     except InvalidSpec as exc:
         requested, invalid_spec = None, str(exc)
     acceptance = inputs.acceptance
@@ -380,11 +362,11 @@ def progressing(aim: Target, mode: str, counted: progress.OperatorProgress, deci
     return Verdict("True", decision.progress_reason, message)
 
 
-def invalid(why: str | None) -> Verdict | None:
-    """Invalid while spec.desiredUpdate names nothing usable; None: no such condition."""
-    if why is None:
+def invalid(message: str | None) -> Verdict | None:
+    """Invalid while the spec is invalid (`message`); None: no such condition."""
+    if message is None:
         return None
-    return Verdict("True", "InvalidClusterVersion", f"The cluster version is invalid: {why}")
+    return Verdict("True", "InvalidClusterVersion", message)
 
 
 def release_accepted(aim: Target, existing: Mapping[str, Any] | None) -> Verdict | None:

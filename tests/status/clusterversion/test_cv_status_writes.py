@@ -51,9 +51,7 @@ def test_rollback_to_413_prunes_rejected_capabilities(
     audit = AuditLog(cluster.state["auditLog"])
     agent = f"cvo-py/rollback-{uuid.uuid4().hex[:6]}"
     caplog.set_level(logging.WARNING, logger="status.clusterversion.writer")
-    op = StatusOperator(
-        client_as(cluster, agent), StatusOptions(release_image=IMG_41310, release_version="4.13.10")
-    )
+    op = StatusOperator(client_as(cluster, agent), StatusOptions(release_image=IMG_41310, release_version="4.13.10"))
     operators.append(op.start())
 
     def written() -> dict[str, Any] | None:
@@ -105,9 +103,7 @@ def test_rollback_to_413_prunes_rejected_capabilities(
     # no further rejected attempt (the pruned names are remembered).
     put_co(kube, "dns", "4.13.10")
     cv = wait_until(
-        lambda: (
-            (c := kube.get(CLUSTERVERSIONS, "version"))["status"]["history"][0]["state"] == "Completed" and c
-        ),
+        lambda: (c := kube.get(CLUSTERVERSIONS, "version"))["status"]["history"][0]["state"] == "Completed" and c,
         what="rollback completed",
     )
     assert condition(cv, "Progressing")["message"] == "Cluster version is 4.13.10"  # type: ignore[index]
@@ -156,6 +152,7 @@ def test_conflict_rereads_and_keeps_what_others_wrote(cluster: LocalCluster, kub
     agent = f"cvo-py/conflict-{uuid.uuid4().hex[:6]}"
     audit = AuditLog(cluster.state["auditLog"])
     writer = ClusterVersionStatusWriter(client_as(cluster, agent))
+
     def ours(obj: dict[str, Any]) -> dict[str, Any]:
         status: dict[str, Any] = copy.deepcopy(obj["status"])
         status["versionHash"] = "ours="
@@ -171,9 +168,7 @@ def test_conflict_rereads_and_keeps_what_others_wrote(cluster: LocalCluster, kub
     assert writer.stats.unchanged == 1 and len(audit.status_writes(agent)) == 2
 
 
-def test_deleted_and_recreated_cluster_version_is_not_written_blindly(
-    cluster: LocalCluster, kube: KubeClient
-) -> None:
+def test_deleted_and_recreated_cluster_version_is_not_written_blindly(cluster: LocalCluster, kube: KubeClient) -> None:
     created = create_cv(kube, {"clusterID": str(uuid.uuid4())}, status_414())
     kube.delete(CLUSTERVERSIONS, "version")
     wait_until(lambda: not kube.list(CLUSTERVERSIONS)["items"], what="deletion")
@@ -249,8 +244,7 @@ def test_100_concurrent_writers_lose_nothing(
     final = desired.desired_status(cv, op.co_informer.items(), op.status_inputs(cv), op.now())
     assert final == cv["status"]
     print(
-        f"\nwrites={op.writer.stats.writes} conflicts={op.writer.stats.conflicts} "
-        f"unchanged={op.writer.stats.unchanged}"
+        f"\nwrites={op.writer.stats.writes} conflicts={op.writer.stats.conflicts} unchanged={op.writer.stats.unchanged}"
     )
 
 

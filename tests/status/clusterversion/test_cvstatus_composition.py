@@ -27,7 +27,7 @@ IMG_B = "quay.io/openshift-release-dev/ocp-release@sha256:" + "b" * 64
 RUNNING = Release("4.14.1", IMG_A)
 TARGET = Release("4.14.2", IMG_B)
 EXAMPLES = Path(__file__).resolve().parents[3] / ".." / "shared" / "oc-examples"
-SPEC = {"clusterID": "c0ffee", "channel": "stable-4.14", "upstream": "http://u/graph"}
+SPEC = {"clusterID": "5a0c8f4e-2f3b-4c7d-9e61-0d4f2b7c9a13", "channel": "stable-4.14", "upstream": "http://u/graph"}
 
 
 def co(name: str, version: str, available: str = "True", degraded: str = "False") -> dict[str, Any]:

@@ -37,7 +37,7 @@ def cv(
     versions = history if history is not None else [current]
     return {
         "metadata": {"name": "version"},
-        "spec": {"clusterID": "c0ffee", "channel": "stable-4.15", **(spec or {})},
+        "spec": {"clusterID": "5a0c8f4e-2f3b-4c7d-9e61-0d4f2b7c9a13", "channel": "stable-4.15", **(spec or {})},
         "status": {
             "desired": {"version": current, "image": IMG + current},
             "history": [entry(v) for v in versions],

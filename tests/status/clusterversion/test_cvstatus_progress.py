@@ -22,7 +22,7 @@ IMG_B = "quay.io/openshift-release-dev/ocp-release@sha256:" + "b" * 64
 RUNNING = Release("4.14.1", IMG_A)
 TARGET = Release("4.14.2", IMG_B)
 ACCEPTED = cs.StatusInputs(RUNNING, Acceptance(TARGET, payload_loaded("4.14.2", IMG_B, "amd64")))
-SPEC = {"clusterID": "c0ffee", "desiredUpdate": {"image": IMG_B, "version": "4.14.2"}}
+SPEC = {"clusterID": "5a0c8f4e-2f3b-4c7d-9e61-0d4f2b7c9a13", "desiredUpdate": {"image": IMG_B, "version": "4.14.2"}}
 
 
 def minutes(n: float) -> datetime:
@@ -51,7 +51,12 @@ def cv(status: dict[str, Any] | None, spec: dict[str, Any] | None = None) -> dic
 
 def installed() -> dict[str, Any]:
     done = [co("etcd", "4.14.1"), co("dns", "4.14.1")]
-    return cs.desired_status(cv(None, {"clusterID": "c0ffee"}), done, cs.StatusInputs(RUNNING), T0 - timedelta(days=1))
+    return cs.desired_status(
+        cv(None, {"clusterID": "5a0c8f4e-2f3b-4c7d-9e61-0d4f2b7c9a13"}),
+        done,
+        cs.StatusInputs(RUNNING),
+        T0 - timedelta(days=1),
+    )
 
 
 def updating() -> dict[str, Any]:
@@ -248,7 +253,7 @@ def test_errors_that_fail_at_once_during_an_update(
 
 
 def test_while_installing_degraded_fails_at_once_and_versions_are_not_waited_on() -> None:
-    fresh = cv(None, {"clusterID": "c0ffee"})
+    fresh = cv(None, {"clusterID": "5a0c8f4e-2f3b-4c7d-9e61-0d4f2b7c9a13"})
     operators = [co("etcd", "4.14.0", degraded="True", since=T0), co("dns", "4.14.0", progressing="True", since=T0)]
     status = cs.desired_status(fresh, operators, cs.StatusInputs(RUNNING), minutes(1))
     assert cond(status, "Failing") == ("True", "ClusterOperatorDegraded", "Cluster operator etcd is degraded")
@@ -265,7 +270,7 @@ def test_while_installing_degraded_fails_at_once_and_versions_are_not_waited_on(
 def test_after_completion_every_error_fails_at_once() -> None:
     done = installed()
     status = cs.desired_status(
-        cv(done, {"clusterID": "c0ffee"}),
+        cv(done, {"clusterID": "5a0c8f4e-2f3b-4c7d-9e61-0d4f2b7c9a13"}),
         [co("etcd", "4.14.1"), co("dns", "4.14.0", progressing="True", since=T0)],
         cs.StatusInputs(RUNNING),
         minutes(1),

@@ -170,7 +170,10 @@ def test_several_risks_in_source_order_operators_by_name() -> None:
 
 
 def cv(status: dict[str, Any] | None = None, spec: dict[str, Any] | None = None) -> dict[str, Any]:
-    obj: dict[str, Any] = {"metadata": {"name": "version", "generation": 1}, "spec": spec or {"clusterID": "c0ffee"}}
+    obj: dict[str, Any] = {
+        "metadata": {"name": "version", "generation": 1},
+        "spec": spec or {"clusterID": "5a0c8f4e-2f3b-4c7d-9e61-0d4f2b7c9a13"},
+    }
     if status is not None:
         obj["status"] = status
     return obj
