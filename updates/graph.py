@@ -46,7 +46,7 @@ def _invalid(message: str) -> GraphError:
 class Node:
     version: semver.Version
     image: str
-    metadata: Mapping[str, str]
+    metadata: Mapping[str, Any]  # any JSON values (upstream accepts them since 2025); read keys must be strings
 
 
 @dataclass(frozen=True)
@@ -129,10 +129,7 @@ def _node(raw: Any) -> Node:
         parsed = semver.parse(version)
     except semver.SemverError as err:
         raise _invalid(str(err)) from None
-    metadata = _object(f.get("metadata"), "node", "nodes.metadata", "map[string]string")
-    for value in metadata.values():
-        if not isinstance(value, str):
-            raise _type_error(value, "node", "nodes.metadata", "string")
+    metadata = _object(f.get("metadata"), "node", "nodes.metadata", "map[string]interface {}")
     return Node(parsed, _string(f.get("payload"), "node", "nodes.payload"), dict(metadata))
 
 
@@ -233,6 +230,9 @@ def release_of(node: Node) -> JSON:
     """A node as a status `Release`; metadata errors are raised as ValueError (the caller words them)."""
     version = str(node.version)
     release: JSON = {"version": version, "image": node.image}
+    for key in ("url", ARCH_METADATA, CHANNELS_METADATA):
+        if key in node.metadata and not isinstance(node.metadata[key], str):
+            raise ValueError(f"{key} metadata of {version} is a {_kind(node.metadata[key])}, not a string")
     if "url" in node.metadata:
         url = node.metadata["url"]
         problem = url_problem(url)

@@ -14,7 +14,7 @@ import random
 import threading
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -88,7 +88,12 @@ class _Inputs:
 @dataclass
 class PollerOptions:
     user_agent: str = "ClusterVersionOperator/unknown"
-    arch: str = field(default_factory=host_architecture)
+    # The running payload is multi-architecture (its release-metadata says so): the cluster asks
+    # for the multi graph, and its updates are multi payloads.
+    running_multi: bool = False
+    # What the cluster asks for when spec.desiredUpdate names no architecture: Multi when the
+    # running payload is, else the operator's own (Go's name for it).
+    arch: str = ""
     total_timeout: float = 30.0
     # The ClusterUpdateAcceptRisks gate: honour spec.desiredUpdate.acceptRisks.
     accept_risks: bool = False
@@ -112,6 +117,8 @@ class AvailableUpdatesPoller:
         rng: random.Random | None = None,
     ) -> None:
         self.options = options or PollerOptions()
+        if not self.options.arch:
+            self.options = replace(self.options, arch="Multi" if self.options.running_multi else host_architecture())
         self._get_cv = get_cluster_version
         self._fetch = fetch
         self._transport = transport
@@ -218,13 +225,16 @@ class AvailableUpdatesPoller:
         else:
             try:
                 body = self._fetch(request.url, transport, self.options.total_timeout)
-                updates = select_updates(parse_graph(body), inputs.version, want_multi=inputs.arch == "Multi")
+                updates = select_updates(
+                    parse_graph(body), inputs.version, want_multi=inputs.arch == "Multi",
+                    current_is_multi=self.options.running_multi,
+                )  # fmt: skip
             except (FetchError, GraphError) as err:
                 if err.reason == "VersionNotFound":
                     condition = retrieval.version_not_found(inputs.version, inputs.channel)
                 else:
                     condition = retrieval.failure(err.reason, str(err))
-                keep = same_question and err.reason in retrieval.KEEPS_LAST_UPDATES
+                keep = schedule.keeps_lists(err.reason, same_question, self._last, now)
                 if not keep:
                     self._graph_updates = ((), ())
                 current = previous.current if keep and previous is not None else None

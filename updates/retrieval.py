@@ -18,9 +18,6 @@ from updates import semver
 DEFAULT_UPSTREAM = "https://api.openshift.com/api/upgrades_info/v1/graph"
 UNABLE = "Unable to retrieve available updates: "
 
-# The reasons after an attempt whose answer could not be used keep the last good lists
-# (only the condition changes); every other failure clears them.
-KEEPS_LAST_UPDATES = frozenset({"RemoteFailed", "ResponseFailed", "ResponseInvalid"})
 
 
 @dataclass(frozen=True)

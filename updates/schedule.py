@@ -1,9 +1,14 @@
-"""When to ask the update service again, by the CVO's polling rules (pure).
+"""When to ask the update service again, by the CVO's polling rules, and whether a failed attempt
+keeps the lists found before (pure).
 
 The first matching case wins: no earlier attempt, a changed channel or architecture, or a day
 since the last success or configuration change → fetch; the poll interval elapsed → fetch; the
 same upstream → only re-evaluate risks, and only when some `Recommended` is neither True nor False
 or the accepted risks changed; a changed upstream → fetch.
+
+A failure to reach the service or to read its answer keeps the last lists, but only for a day
+after the last success (or configuration change): past that, every failed attempt clears them, so a
+list nobody could confirm for a day is not offered any more.
 """
 
 from __future__ import annotations
@@ -55,3 +60,16 @@ def next_action(
     if last.upstream == upstream:
         return Action.EVALUATE if needs_evaluation else Action.IDLE
     return Action.FETCH
+
+
+# The failures that keep the last good lists (only the condition changes); every other clears them.
+KEEPS_LAST_UPDATES = frozenset({"RemoteFailed", "ResponseFailed", "ResponseInvalid"})
+
+
+def keeps_lists(reason: str, same_question: bool, last: LastAttempt | None, now: datetime) -> bool:
+    """Whether a failed attempt (`reason`) keeps the lists of the last success: same upstream,
+    channel, architecture and version; a failure of the service, not of the request; and a success
+    or configuration change within a day."""
+    if not same_question or reason not in KEEPS_LAST_UPDATES or last is None:
+        return False
+    return now - last.sync_or_config_change <= FULL_REFRESH

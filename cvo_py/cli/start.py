@@ -64,6 +64,7 @@ def validate(args: argparse.Namespace) -> Options:
         check_serving_files_given,
         serving_options,
     )
+    from payload.release import is_multi_arch
     from status.clusterversion import capabilities
     from status.clusterversion.controller import read_release_metadata, release_from_metadata
 
@@ -100,9 +101,10 @@ def validate(args: argparse.Namespace) -> Options:
     promql = prometheus_flags.api(args, "promql")
     payload_dir = env.payload_override()
     try:
-        release = release_from_metadata(args.release_image, read_release_metadata(payload_dir))
+        metadata = read_release_metadata(payload_dir)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
+    release = release_from_metadata(args.release_image, metadata)
     return Options(
         kubeconfig=args.kubeconfig,
         listen=args.listen,
@@ -110,6 +112,7 @@ def validate(args: argparse.Namespace) -> Options:
         release_version=release.version,
         release_url=release.url,
         release_channels=release.channels,
+        release_multi=is_multi_arch(metadata),
         node_name=args.node_name,
         serving_cert_file=serving.cert_file,
         serving_key_file=serving.key_file,

@@ -30,6 +30,7 @@ class Options:
     release_version: str
     release_url: str
     release_channels: tuple[str, ...]
+    release_multi: bool  # the running payload is multi-architecture
     node_name: str
     serving_cert_file: str
     serving_key_file: str
@@ -126,7 +127,12 @@ def build(options: Options) -> Parts:
         transport=lambda: cluster_transport(client),
         query=promql_query(options.promql) if options.promql is not None else None,
         on_change=operator.loop.poke,
-        options=PollerOptions(user_agent=user_agent, update_service=options.update_service, accept_risks=accept_risks),
+        options=PollerOptions(
+            user_agent=user_agent,
+            update_service=options.update_service,
+            accept_risks=accept_risks,
+            running_multi=options.release_multi,
+        ),
     )
     operator.cv_informer.add_handler(lambda _type, _obj, _old: poller.poke())
     registry.register(

@@ -51,7 +51,9 @@ def test_rollback_to_413_prunes_rejected_capabilities(
     audit = AuditLog(cluster.state["auditLog"])
     agent = f"cvo-py/rollback-{uuid.uuid4().hex[:6]}"
     caplog.set_level(logging.WARNING, logger="status.clusterversion.writer")
-    op = StatusOperator(client_as(cluster, agent), StatusOptions(release_image=IMG_41310, release_version="4.13.10"))
+    op = StatusOperator(
+        client_as(cluster, agent), StatusOptions(release_image=IMG_41310, release_version="4.13.10")
+    )
     operators.append(op.start())
 
     def written() -> dict[str, Any] | None:
@@ -103,7 +105,9 @@ def test_rollback_to_413_prunes_rejected_capabilities(
     # no further rejected attempt (the pruned names are remembered).
     put_co(kube, "dns", "4.13.10")
     cv = wait_until(
-        lambda: (c := kube.get(CLUSTERVERSIONS, "version"))["status"]["history"][0]["state"] == "Completed" and c,
+        lambda: (
+            (c := kube.get(CLUSTERVERSIONS, "version"))["status"]["history"][0]["state"] == "Completed" and c
+        ),
         what="rollback completed",
     )
     assert condition(cv, "Progressing")["message"] == "Cluster version is 4.13.10"  # type: ignore[index]
@@ -168,7 +172,9 @@ def test_conflict_rereads_and_keeps_what_others_wrote(cluster: LocalCluster, kub
     assert writer.stats.unchanged == 1 and len(audit.status_writes(agent)) == 2
 
 
-def test_deleted_and_recreated_cluster_version_is_not_written_blindly(cluster: LocalCluster, kube: KubeClient) -> None:
+def test_deleted_and_recreated_cluster_version_is_not_written_blindly(
+    cluster: LocalCluster, kube: KubeClient
+) -> None:
     created = create_cv(kube, {"clusterID": str(uuid.uuid4())}, status_414())
     kube.delete(CLUSTERVERSIONS, "version")
     wait_until(lambda: not kube.list(CLUSTERVERSIONS)["items"], what="deletion")

@@ -50,7 +50,9 @@ def co(
 CLUSTER_ID = "5a0c8f4e-2f3b-4c7d-9e61-0d4f2b7c9a13"
 
 
-def cv(status: dict[str, Any] | None = None, spec: dict[str, Any] | None = None, generation: int = 1) -> dict[str, Any]:
+def cv(
+    status: dict[str, Any] | None = None, spec: dict[str, Any] | None = None, generation: int = 1
+) -> dict[str, Any]:
     obj: dict[str, Any] = {
         "apiVersion": "config.openshift.io/v1",
         "kind": "ClusterVersion",
@@ -115,7 +117,9 @@ def test_timestamp_needs_aware_time() -> None:
 # -- history ----------------------------------------------------------------------------------------
 
 
-def entry(version: str, image: str, state: str, started: str = "s", completion: str | None = None) -> dict[str, Any]:
+def entry(
+    version: str, image: str, state: str, started: str = "s", completion: str | None = None
+) -> dict[str, Any]:
     return {
         "state": state,
         "startedTime": started,
@@ -243,7 +247,11 @@ def test_prune_protects_the_five_newest_the_newest_completed_and_the_install() -
         ({"desiredUpdate": {"image": IMG_B, "version": "4.14.2"}}, {}, Release("4.14.2", IMG_B)),
         (
             {"desiredUpdate": {"version": "4.14.2"}},
-            {"availableUpdates": [{"version": "4.14.2", "image": IMG_B, "url": "u", "channels": ["stable-4.14"]}]},
+            {
+                "availableUpdates": [
+                    {"version": "4.14.2", "image": IMG_B, "url": "u", "channels": ["stable-4.14"]}
+                ]
+            },
             Release("4.14.2", IMG_B, "u", ("stable-4.14",)),
         ),
         # Valid (found in history) but resolved in availableUpdates only: nothing asked for.
@@ -312,7 +320,9 @@ def test_no_release_operators_means_no_completion() -> None:
 
 def test_recomputing_an_unchanged_cluster_is_a_fixed_point() -> None:
     first = completed_status()
-    again = cs.desired_status(cv(first), [co("etcd", "4.14.1"), co("dns", "4.14.1")], cs.StatusInputs(RUNNING), T2)
+    again = cs.desired_status(
+        cv(first), [co("etcd", "4.14.1"), co("dns", "4.14.1")], cs.StatusInputs(RUNNING), T2
+    )
     assert again == first
 
 
@@ -333,7 +343,9 @@ def test_fields_owned_by_others_are_kept() -> None:
     )
     status["conditions"].append({"type": "RetrievedUpdates", "status": "True", "lastTransitionTime": "y"})
     original = copy.deepcopy(status)
-    again = cs.desired_status(cv(status), [co("etcd", "4.14.1"), co("dns", "4.14.1")], cs.StatusInputs(RUNNING), T2)
+    again = cs.desired_status(
+        cv(status), [co("etcd", "4.14.1"), co("dns", "4.14.1")], cs.StatusInputs(RUNNING), T2
+    )
     assert again == original
     assert status == original  # input not modified
 
@@ -385,7 +397,7 @@ def test_failing_from_release_operators(
 
 def test_update_flow_retrieving_failed_then_accepted_then_completed() -> None:
     done = completed_status()
-    spec = {"clusterID": "5a0c8f4e-2f3b-4c7d-9e61-0d4f2b7c9a13", "desiredUpdate": {"version": "4.14.2", "image": IMG_B}}
+    spec = {"clusterID": CLUSTER_ID, "desiredUpdate": {"version": "4.14.2", "image": IMG_B}}
     target = Release("4.14.2", IMG_B)
     operators = [co("etcd", "4.14.1"), co("dns", "4.14.1")]
 
@@ -434,7 +446,9 @@ def test_update_flow_retrieving_failed_then_accepted_then_completed() -> None:
 
     # Operators reach the target: Completed.
     operators = [co("etcd", "4.14.2"), co("dns", "4.14.2")]
-    finished = cs.desired_status(cv(moving, spec, 2), operators, cs.StatusInputs(RUNNING, ok), T2 + timedelta(hours=1))
+    finished = cs.desired_status(
+        cv(moving, spec, 2), operators, cs.StatusInputs(RUNNING, ok), T2 + timedelta(hours=1)
+    )
     assert [h["state"] for h in finished["history"]] == ["Completed", "Completed"]
     assert finished["history"][0]["completionTime"] == "2024-05-01T13:30:00Z"
     assert cond(finished, "Available")["message"] == "Done applying 4.14.2"
@@ -452,7 +466,9 @@ def test_acceptance_for_a_target_no_longer_asked_for_is_ignored() -> None:
 def test_release_accepted_resets_when_the_request_is_withdrawn() -> None:
     done = completed_status()
     cs.set_condition(done["conditions"], "ReleaseAccepted", "False", "RetrievePayload", "failed", T1)
-    status = cs.desired_status(cv(done, {"desiredUpdate": None}), [co("etcd", "4.14.1")], cs.StatusInputs(RUNNING), T2)
+    status = cs.desired_status(
+        cv(done, {"desiredUpdate": None}), [co("etcd", "4.14.1")], cs.StatusInputs(RUNNING), T2
+    )
     accepted = cond(status, "ReleaseAccepted")
     assert (accepted["status"], accepted["reason"]) == ("True", "PayloadLoaded")
     assert accepted["lastTransitionTime"] == "2024-05-01T12:30:00Z"
@@ -488,7 +504,9 @@ def test_capabilities_never_disabled_and_implicit_ones_reported() -> None:
     assert enabled == sorted(enabled)
     implicit = cond(status, "ImplicitlyEnabledCapabilities")
     assert implicit["status"] == "True" and implicit["reason"] == "CapabilitiesImplicitlyEnabled"
-    assert implicit["message"].startswith("The following capabilities could not be disabled: Build, CSISnapshot")
+    assert implicit["message"].startswith(
+        "The following capabilities could not be disabled: Build, CSISnapshot"
+    )
     assert "OperatorLifecycleManager" not in status["capabilities"]["knownCapabilities"]
 
 
@@ -577,7 +595,7 @@ def test_only_release_accepted_names_a_target_before_its_payload_is_accepted() -
     """No acceptance from retrieval yet (just asked for, or `start` just restarted): Progressing
     stays at the running release and ReleaseAccepted names the target asked for, never another."""
     operators = [co("etcd", "4.14.1")]
-    spec_b = {"clusterID": "5a0c8f4e-2f3b-4c7d-9e61-0d4f2b7c9a13", "desiredUpdate": {"image": IMG_B}}
+    spec_b = {"clusterID": CLUSTER_ID, "desiredUpdate": {"image": IMG_B}}
     failed_c = retrieval_failed("", IMG_C, "Unable to download and prepare the update: boom")
     failed_b = retrieval_failed("", IMG_B, "Unable to download and prepare the update: boom")
 
@@ -595,8 +613,8 @@ def test_only_release_accepted_names_a_target_before_its_payload_is_accepted() -
 
     # Withdrawn, or back to the running release: the running release's payload, whatever was said before.
     for spec in (
-        {"clusterID": "5a0c8f4e-2f3b-4c7d-9e61-0d4f2b7c9a13"},
-        {"clusterID": "5a0c8f4e-2f3b-4c7d-9e61-0d4f2b7c9a13", "desiredUpdate": {"image": IMG_A}},
+        {"clusterID": CLUSTER_ID},
+        {"clusterID": CLUSTER_ID, "desiredUpdate": {"image": IMG_A}},
     ):
         for before in (failed_b, retrieving("", IMG_B), payload_loaded("4.14.9", IMG_C)):
             back = cs.desired_status(

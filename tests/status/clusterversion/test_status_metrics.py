@@ -149,9 +149,13 @@ def test_operator_and_cluster_version_series() -> None:
     got = samples(sm.families(cv, operators, RUNNING, counts))
     assert got[key("cluster_operator_up", name="etcd", version="4.14.2", reason="AsExpected")] == 1.0
     assert got[key("cluster_operator_up", name="dns", version="4.14.1", reason="Restarting")] == 0.0
-    assert got[key("cluster_operator_up", name="bare", version="4.14.2", reason="NoAvailableCondition")] == 0.0
+    assert (
+        got[key("cluster_operator_up", name="bare", version="4.14.2", reason="NoAvailableCondition")] == 0.0
+    )
     assert got[key("cluster_operator_up", name="version", version="4.14.1", reason="")] == 1.0
-    assert got[key("cluster_operator_conditions", name="dns", condition="Degraded", reason="AsExpected")] == 0.0
+    assert (
+        got[key("cluster_operator_conditions", name="dns", condition="Degraded", reason="AsExpected")] == 0.0
+    )
     assert (
         got[
             key(
@@ -186,7 +190,10 @@ def test_operator_and_cluster_version_series() -> None:
         ]
         == 4.0
     )
-    assert got[key("cluster_version_status_pruned_capabilities", field="enabledCapabilities", name="MachineAPI")] == 1.0
+    assert (
+        got[key("cluster_version_status_pruned_capabilities", field="enabledCapabilities", name="MachineAPI")]
+        == 1.0
+    )
 
 
 def test_missing_cluster_version() -> None:
