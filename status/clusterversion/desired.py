@@ -7,7 +7,10 @@ re-running it on a freshly read object after a conflict never drops what others 
 
 cvo-py does not apply release manifests: progress is judged from the ClusterOperators that belong
 to the release (those annotated `include.release.openshift.io/...` or
-`exclude.release.openshift.io/...`) and the `operator` version they report.
+`exclude.release.openshift.io/...`) and the `operator` version they report
+(`status.clusterversion.progress`). A requested release is named by `ReleaseAccepted` alone until
+its payload is accepted; `Upgradeable` comes from `status.clusterversion.upgradeable`, `Invalid`
+from `status.clusterversion.validation`.
 """
 
 from __future__ import annotations
