@@ -445,8 +445,11 @@ STAGES_TABLE: list[tuple[str, list[Step]]] = [
              do=lambda d: d.update(IMAGES[OLD], OLD, True), timeout=60, what=f"{OLD} accepted",
              wait=lambda d: d.cv(lambda c: cond(c, "ReleaseAccepted") == "True"
                                  and (c["status"].get("desired") or {}).get("version") == OLD),
-             then=f"the {OLD} payload was retrieved and accepted; it re-applies its ClusterVersion CRD (run level "
-                  "0000_00), whose capability enums do not know MachineAPI, Build, DeploymentConfig, ..."),
+             then=lambda d: f"the {OLD} payload was retrieved and accepted. The precondition checks refuse a rollback "
+                            "to another minor; --force turned that into a risk its history entry records:\n"
+                            f"acceptedRisks: {d.got['status']['history'][0].get('acceptedRisks', '')}\n"
+                            "The payload re-applies its ClusterVersion CRD (run level 0000_00), whose capability enums "
+                            "do not know MachineAPI, Build, DeploymentConfig, ..."),
         Step(do=_older_crd_and_cvo),
         Step(say="$ oc patch clusterversion version --type=merge -p "
                  '\'{"spec":{"capabilities":{"additionalEnabledCapabilities":["Console"]}}}\'',

@@ -141,6 +141,9 @@ def test_fast_demo_shows_every_stage(demo_run: subprocess.CompletedProcess[str])
         in rollback
     )
     assert "Progressing: Cluster version is 4.13.0" in rollback
+    # The forced rollback's waived precondition failures, in the history entry of 4.13.0.
+    assert "acceptedRisks: Forced through blocking failures: Multiple precondition checks failed:" in rollback
+    assert re.search(r"rollbacks\s+that\s+change\s+major\s+or\s+minor\s+versions\s+are\s+not\s+recommended", rollback)
     caps = re.search(r"enabledCapabilities:\n((?:\s+│\s+- .*\n)+)", rollback)
     assert caps and "MachineAPI" not in caps.group(1) and "Console" in caps.group(1), rollback
 

@@ -9,7 +9,7 @@ import pytest
 
 from cvo_py.testing.clusterversion import release_co
 from payload.acceptance import PreconditionOutcome, precondition_blocked
-from payload.release import Release
+from payload.release import Acceptance, Release
 from status.clusterversion import desired as cs
 from status.clusterversion import preconditions as pc
 from status.clusterversion.preconditions import PreconditionError
@@ -332,3 +332,28 @@ def test_the_view_carries_upgradeable_as_its_sources_say_now() -> None:
     assert cs.precondition_view(cv(), [release_co("storage", "4.14.1")], inputs)["status"]["conditions"] == [
         condition("RetrievedUpdates", "True")
     ]
+
+
+# -- acceptedRisks in history ---------------------------------------------------------------------------
+
+
+def test_accepted_risks_go_into_the_new_history_entry_and_stay() -> None:
+    from datetime import UTC, datetime, timedelta
+
+    from payload.acceptance import payload_loaded
+
+    now = datetime(2024, 5, 1, 12, 0, tzinfo=UTC)
+    running = Release("4.14.1", IMG + "4.14.1")
+    target = Release("4.15.0", IMG + "4.15.0")
+    obj = cv(spec={"desiredUpdate": {"version": "4.15.0", "image": target.image}})
+    warned = cs.StatusInputs(
+        running, Acceptance(target, payload_loaded("4.15.0", target.image, "amd64"), True, "risky")
+    )
+    status = cs.desired_status(obj, [release_co("etcd", "4.14.1")], warned, now)
+    assert status["history"][0]["version"] == "4.15.0" and status["history"][0]["acceptedRisks"] == "risky"
+    assert "acceptedRisks" not in status["history"][1]
+    # A later sync without the acceptance (e.g. after a restart) keeps what was recorded.
+    later = cs.desired_status(
+        {**obj, "status": status}, [release_co("etcd", "4.14.1")], cs.StatusInputs(running), now + timedelta(minutes=1)
+    )
+    assert later["history"][0]["acceptedRisks"] == "risky"

@@ -482,3 +482,36 @@ def test_a_refusal_is_checked_again_when_told(checked: tuple[Harness, Checks, Re
     wait_idle(coordinator)
     final = coordinator.acceptance()
     assert final is not None and final.state.status == "True" and len(checks.asked) == 2
+
+
+def test_a_forced_verification_failure_is_an_accepted_risk(
+    checked: tuple[Harness, Checks, RetrievalCoordinator],
+) -> None:
+    h, checks, _coordinator = checked
+    checks.outcomes["4.14.2"] = WARNED
+
+    def make(report: object) -> FakeRetriever:
+        retriever = h.make(report)
+        original = retriever.retrieve
+
+        def retrieve(image: str, version: str, force: bool) -> ReleaseAcceptance:
+            final = original(image, version, force)
+            retriever.last_result = FakeResult("4.14.2", False, verification_error="unable to verify sha256:aa")
+            return final
+
+        retriever.retrieve = retrieve  # type: ignore[method-assign]
+        return retriever
+
+    forced = RetrievalCoordinator(make, lambda: None, retry_after=60.0, preconditions=checks).start()
+    try:
+        h.gate("img-a", payload_loaded("4.14.2", "img-a", "amd64")).set()
+        forced.request(A, True)
+        wait_idle(forced)
+        final = forced.acceptance()
+        assert final is not None and final.state.status == "True"
+        assert final.accepted_risks == (
+            'Target release version="4.14.2" image="img-a" cannot be verified, but continuing anyway because the '
+            "update was forced: unable to verify sha256:aa\n" + WARNED.message
+        )
+    finally:
+        forced.stop()
