@@ -348,14 +348,16 @@ def progressing(aim: Target, mode: str, counted: progress.OperatorProgress, deci
     """Progressing about the desired release only: a requested release is named by ReleaseAccepted
     alone until its payload is accepted, as upstream (4.23+ and before)."""
     label = aim.desired.label()
+    if not decision.working:
+        if mode == progress.RECONCILING:
+            return Verdict("False", decision.progress_reason, f"Error while reconciling {label}: {decision.tail}")
+        return Verdict("True", decision.progress_reason, f"Unable to apply {label}: {decision.tail}")
     if mode == progress.RECONCILING:
         if aim.invalid is not None:
-            return Verdict("False", "InvalidClusterVersion", f"Reconciling {label}: the cluster version is invalid")
-        if not decision.working:
-            return Verdict("False", decision.progress_reason, f"Error while reconciling {label}: {decision.tail}")
+            return Verdict("False", "InvalidClusterVersion", f"Stopped at {label}: the cluster version is invalid")
         return Verdict("False", "", f"Cluster version is {label}")
-    if not decision.working:
-        return Verdict("True", decision.progress_reason, f"Unable to apply {label}: {decision.tail}")
+    if aim.invalid is not None:
+        return Verdict("True", "InvalidClusterVersion", f"Reconciling {label}: the cluster version is invalid")
     message = f"Working towards {label}"
     if counted.done > 0:
         pct = counted.done * 100 // counted.total

@@ -487,7 +487,13 @@ def test_invalid_desired_update_is_reported() -> None:
     assert invalid["message"].startswith(
         'The cluster version is invalid: spec.desiredUpdate.version: Invalid value: "9.9.9"'
     )
-    assert cond(status, "Progressing")["message"] == "Reconciling 4.14.1: the cluster version is invalid"
+    # Upstream's words after completion ("Reconciling <v>: ..." is the one while an update runs).
+    progressing = cond(status, "Progressing")
+    assert (progressing["status"], progressing["reason"], progressing["message"]) == (
+        "False",
+        "InvalidClusterVersion",
+        "Stopped at 4.14.1: the cluster version is invalid",
+    )
     fixed = cs.desired_status(cv(status), [co("etcd", "4.14.1")], cs.StatusInputs(RUNNING), T2)
     assert cs.find_condition(fixed["conditions"], "Invalid") is None
 

@@ -148,3 +148,21 @@ def test_an_invalid_spec_asks_for_no_release() -> None:
     with pytest.raises(cs.InvalidSpec) as raised:
         cs.requested_update(obj)
     assert raised.value.errors == ['spec.clusterID: Invalid value: "c0ffee": must be an RFC4122-variant UUID']
+
+
+def test_progressing_while_invalid() -> None:
+    """Stopped at the current release after completion; "Reconciling" while an update runs."""
+    from cvo_py.testing.clusterversion import release_co
+
+    done = cs.desired_status(cv(), [release_co("etcd", "4.14.1")], cs.StatusInputs(RUNNING), T0)
+    assert done["history"][0]["state"] == "Completed"
+    stopped = cs.desired_status({**cv({"version": "4.14"}), "status": done}, [release_co("etcd", "4.14.1")],
+                                cs.StatusInputs(RUNNING), T0)  # fmt: skip
+    found = cs.find_condition(stopped["conditions"], "Progressing")
+    assert found is not None and (found["status"], found.get("reason"), found["message"]) == (
+        "False", "InvalidClusterVersion", "Stopped at 4.14.1: the cluster version is invalid")  # fmt: skip
+    installing = cs.desired_status(cv({"version": "4.14"}, history=[]), [release_co("etcd", "4.13.0")],
+                                   cs.StatusInputs(RUNNING), T0)  # fmt: skip
+    found = cs.find_condition(installing["conditions"], "Progressing")
+    assert found is not None and (found["status"], found.get("reason"), found["message"]) == (
+        "True", "InvalidClusterVersion", "Reconciling 4.14.1: the cluster version is invalid")  # fmt: skip
