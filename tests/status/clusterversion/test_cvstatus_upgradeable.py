@@ -226,3 +226,25 @@ def test_an_update_in_progress_blocks_until_it_completes() -> None:
     assert found is not None and found["reason"] == "ClusterVersionUpdating"
     done = cs.desired_status(cv(fresh), [release_co("etcd", "4.20.3")], inputs(), T0 + timedelta(minutes=5))
     assert cond(done, "Upgradeable") is None
+
+
+def test_the_metric_the_clusternotupgradeable_alert_reads() -> None:
+    """`cluster_operator_conditions{name="version",condition="Upgradeable"}` is 0 while blocked (what
+    install/'s ClusterNotUpgradeable alert fires on), and absent when nothing blocks."""
+    from status.clusterversion import metrics
+
+    def series(operators: list[dict[str, Any]]) -> dict[tuple[str, str], float]:
+        obj = cv()
+        obj["status"] = cs.desired_status(obj, operators, inputs(), T0)
+        found = {}
+        for family in metrics.families(obj, operators, RUNNING, metrics.WriteCounts()):
+            for sample in family.samples:
+                labels = sample.labels
+                if sample.name == "cluster_operator_conditions" and labels.get("name") == "version":
+                    found[(labels["condition"], labels["reason"])] = sample.value
+        return found
+
+    done = release_co("etcd", "4.20.3")
+    blocked = series([done, blocked_co("storage", "CSI migration pending")])
+    assert blocked[("Upgradeable", "RiskNameNotCompatibleWithReasonProperty")] == 0.0
+    assert not [k for k in series([done]) if k[0] == "Upgradeable"]
