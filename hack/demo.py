@@ -31,7 +31,7 @@ from cvo_py.kube import CLUSTERVERSIONS, CONFIGMAPS, JSON, LEASES, PODS, ApiErro
 from cvo_py.testing import localcluster, localprometheus, manifests, smallcluster, usc
 from cvo_py.testing.adm_upgrade import adm_upgrade
 from cvo_py.testing.cluster import LocalCluster, ensure_namespace
-from cvo_py.testing.clusterversion import completed, condition, progress_count, put_admin_acks
+from cvo_py.testing.clusterversion import completed, condition, progress_count
 from cvo_py.testing.mco import MCO, REASON, STATE
 from cvo_py.testing.payload import ClusterVerification, StartProcess, ensure_priority_class
 from cvo_py.testing.smallcluster import OPERATORS, POOL_OF, POOLS
@@ -186,9 +186,6 @@ class Demo(Story):
             "capabilities": {"baselineCapabilitySet": BASELINE}}})  # fmt: skip
         self.say(f"ClusterVersion version: channel {CHANNEL}, upstream {self.service.url} (its status is "
                  f"written by `start`, running {OLD})")  # fmt: skip
-        put_admin_acks(self.kube, {}, {})
-        self.say("ConfigMaps openshift-config-managed/admin-gates and openshift-config/admin-acks, empty (no admin "
-                 "gate to ack)")  # fmt: skip
         for line in smallcluster.create(self.kube, OLD, NEW):
             self.say(line)
 
