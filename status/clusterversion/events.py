@@ -1,5 +1,6 @@
 """Kubernetes Events for payload retrieval (started, loaded, failed) and the precondition checks, as
-upstream's recorder emits them.
+upstream's recorder emits them, and for updates that status leaves out (ours: upstream leaves
+nothing out).
 
 Pure part: which finished retrieval produces which Event (type, reason, message), the Event object
 itself (core/v1, the shape client-go's recorder creates) and the key that makes two Events "the
@@ -24,6 +25,7 @@ from cvo_py.gotext import go_quote, one_line
 from cvo_py.kube import CLUSTERVERSIONS, EVENTS, JSON, MERGE_PATCH, ApiError, KubeClient, ServerUnreachable
 from payload import acceptance as acc
 from payload.acceptance import PreconditionOutcome, ReleaseAcceptance
+from updates.retrieval import UPDATES_OMITTED
 
 log = logging.getLogger(__name__)
 
@@ -124,6 +126,14 @@ def precondition_events(version: str, image: str, outcome: PreconditionOutcome) 
         found.append(EventSpec(WARNING, "PreconditionWarn", one_line(text, MAX_MESSAGE)))
     found.append(EventSpec(NORMAL, "PreconditionsPassed", acc.preconditions_passed(version, image)))
     return found
+
+
+def updates_omitted_event(condition: Mapping[str, Any] | None) -> EventSpec | None:
+    """A Warning when status leaves out updates the update service offered (the written
+    `RetrievedUpdates` says what, with reason `UpdatesOmitted`); None otherwise."""
+    if not condition or condition.get("reason") != UPDATES_OMITTED:
+        return None
+    return EventSpec(WARNING, UPDATES_OMITTED, one_line(str(condition.get("message") or ""), MAX_MESSAGE))
 
 
 def involved_object(name: str, namespace: str) -> JSON:
