@@ -240,7 +240,8 @@ class AvailableUpdatesPoller:
                     condition = retrieval.version_not_found(inputs.version, inputs.channel)
                 else:
                     condition = retrieval.failure(err.reason, str(err))
-                keep = schedule.keeps_lists(err.reason, same_question, self._last, now)
+                confirmed = previous.sync_or_config_change if previous is not None else None
+                keep = schedule.keeps_lists(err.reason, same_question, confirmed, now)
                 if not keep:
                     self._graph_updates = ((), ())
                     self._omitted = bounds.Omitted()

@@ -66,10 +66,10 @@ def next_action(
 KEEPS_LAST_UPDATES = frozenset({"RemoteFailed", "ResponseFailed", "ResponseInvalid"})
 
 
-def keeps_lists(reason: str, same_question: bool, last: LastAttempt | None, now: datetime) -> bool:
-    """Whether a failed attempt (`reason`) keeps the lists of the last success: same upstream,
-    channel, architecture and version; a failure of the service, not of the request; and a success
-    or configuration change within a day."""
-    if not same_question or reason not in KEEPS_LAST_UPDATES or last is None:
+def keeps_lists(reason: str, same_question: bool, last_success: datetime | None, now: datetime) -> bool:
+    """Whether a failed attempt (`reason`) keeps the lists found before: same upstream, channel,
+    architecture and version; a failure of the service, not of the request; and the lists confirmed
+    (or their configuration changed) within a day of `now` (`last_success`; None: not known)."""
+    if not same_question or reason not in KEEPS_LAST_UPDATES:
         return False
-    return now - last.sync_or_config_change <= FULL_REFRESH
+    return last_success is None or now - last_success <= FULL_REFRESH
