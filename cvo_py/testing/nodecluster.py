@@ -1,0 +1,253 @@
+"""What runs on the local node: its Node object, the images in its registry, install/ deployed
+from them, and the end-to-end run (`make e2e`).
+
+`deploy` applies install/ as it is, plus only what a real OpenShift cluster provides and this one
+lacks: the serving-certificate Secrets and the service CA ConfigMap the service CA operator would
+make, the `openshift-user-critical` PriorityClass, the UID the restricted-v2 SCC would assign to
+Pods that ask for it, and `{{.ReleaseImage}}` rendered to the release image in the local registry.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from cvo_py.kube import JSON, KubeClient, Resource
+from cvo_py.testing import localcluster, localnode, localprometheus
+from cvo_py.testing import manifests as install
+from cvo_py.testing import nodeconfig as cfg
+from cvo_py.testing.hack import script
+from cvo_py.testing.localcluster import REPO, ClusterError
+from cvo_py.testing.localnode import NodeInfo
+from cvo_py.testing.nodeconfig import NodePaths
+from cvo_py.testing.payload import ensure_priority_class
+
+NODES = Resource("v1", "Node", "nodes", False)
+SECRETS = Resource("v1", "Secret", "secrets", True)
+CONFIGMAPS = Resource("v1", "ConfigMap", "configmaps", True)
+ENDPOINTSLICES = Resource("discovery.k8s.io/v1", "EndpointSlice", "endpointslices", True)
+DEPLOYMENTS = install.KINDS["Deployment"]
+MASTER_LABEL = "node-role.kubernetes.io/master"
+CVO_IMAGE = "localhost/cvo-py:dev"
+# The releases pushed to the local registry: the node runs the first; the others are updates
+# (the last is pulled by no test before the one that stops the registry).
+RELEASES = ("4.21.0", "4.21.1", "4.21.2")
+RELEASE_REPOSITORY = "cvo-py-release"
+# restricted-v2 assigns the first UID of the namespace's range (openshift.io/sa.scc.uid-range).
+RESTRICTED_UID = 1000650000
+
+
+def node_ready(client: KubeClient) -> bool:
+    try:
+        node = client.get(NODES, cfg.NODE_NAME)
+    except Exception:  # noqa: BLE001 - not registered yet
+        return False
+    return any(
+        c.get("type") == "Ready" and c.get("status") == "True"
+        for c in (node.get("status") or {}).get("conditions") or []
+    )
+
+
+def prepare(client: KubeClient) -> None:
+    """A control-plane node: the master role label and taint; the `kubernetes` Service's endpoint
+    for Pods; the PriorityClass OpenShift defines for user-critical workloads."""
+    node = client.get(NODES, cfg.NODE_NAME)
+    taints = [t for t in (node.get("spec") or {}).get("taints") or [] if t.get("key") != MASTER_LABEL]
+    taints.append({"key": MASTER_LABEL, "effect": "NoSchedule"})
+    client.patch(
+        NODES,
+        cfg.NODE_NAME,
+        {
+            "metadata": {"labels": {MASTER_LABEL: "", "node-role.kubernetes.io/control-plane": ""}},
+            "spec": {"taints": taints},
+        },
+    )
+    _create_or_replace(client, ENDPOINTSLICES, cfg.kubernetes_endpointslice())
+    ensure_priority_class(client)
+
+
+def _create_or_replace(client: KubeClient, res: Resource, body: JSON) -> None:
+    from cvo_py.kube import ApiError
+
+    meta = body["metadata"]
+    try:
+        client.create(res, body, meta.get("namespace"))
+    except ApiError as exc:
+        if not exc.is_already_exists():
+            raise
+        current = client.get(res, meta["name"], meta.get("namespace"))
+        replacement = copy.deepcopy(body)
+        replacement["metadata"]["resourceVersion"] = current["metadata"]["resourceVersion"]
+        client.replace(res, replacement)
+
+
+# -- images -----------------------------------------------------------------------------------------
+
+
+def push_images(registry: str, quiet: bool = False) -> dict[str, Any]:
+    """Build the cvo-py image when its inputs changed, push it, build and push the release images.
+
+    Returns {"cvo": pull spec by digest, "releases": [{"version", "image"}], "variants": {...}}:
+    the variants are the broken release images the failure tests pull."""
+    image = script("image")
+    started = time.monotonic()
+    image.build(CVO_IMAGE, "local", False)
+    cvo = image.by_digest(f"{registry}/cvo-py:dev", image.push(CVO_IMAGE, f"{registry}/cvo-py:dev"))
+    releases = []
+    for index, version in enumerate(RELEASES):
+        tag = f"localhost/{RELEASE_REPOSITORY}:{version}"
+        image.build_release(CVO_IMAGE, tag, version, RELEASES[:index], {"cluster-version-operator": cvo})
+        destination = f"{registry}/{RELEASE_REPOSITORY}:{version}"
+        releases.append({"version": version, "image": image.by_digest(destination, image.push(tag, destination))})
+    variants = push_variants(registry, releases[1]["version"])
+    if not quiet:
+        print(f"images pushed to {registry} in {time.monotonic() - started:.0f}s", file=sys.stderr)
+    return {"cvo": cvo, "releases": releases, "variants": variants}
+
+
+def push_variants(registry: str, version: str) -> dict[str, str]:
+    """Release images that fail in the version Pod, each by digest: `no-release-manifests` (the
+    copy step fails), `no-shell` (the first init container cannot start), `unsigned` (a release
+    image in the repository the node's policy requires signatures for)."""
+    import tempfile
+
+    image = script("image")
+    release_tag = f"localhost/{RELEASE_REPOSITORY}:{version}"
+    out: dict[str, str] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        manifests = image.write_release_manifests(Path(tmp), version, (), {})
+        image.build_variant(CVO_IMAGE, "localhost/cvo-py-broken:no-release-manifests")
+        image.build_variant(None, "localhost/cvo-py-broken:no-shell", release_manifests=manifests)
+    for name in ("no-release-manifests", "no-shell"):
+        destination = f"{registry}/cvo-py-broken:{name}"
+        out[name] = image.by_digest(destination, image.push(f"localhost/cvo-py-broken:{name}", destination))
+    destination = f"{registry}/{cfg.SIGNED_REPOSITORY}:{version}"
+    out["unsigned"] = image.by_digest(destination, image.push(release_tag, destination))
+    return out
+
+
+# -- install/ ---------------------------------------------------------------------------------------
+
+
+def render(docs: list[JSON], release_image: str) -> list[JSON]:
+    """install/ as the CVO applies it, plus the UID restricted-v2 assigns (pure)."""
+    text = json.dumps(docs).replace(install.RELEASE_IMAGE, release_image)
+    rendered: list[JSON] = json.loads(text)
+    for doc in rendered:
+        if doc["kind"] != "Deployment":
+            continue
+        template = doc["spec"]["template"]
+        scc = (template["metadata"].get("annotations") or {}).get("openshift.io/required-scc")
+        if scc == "restricted-v2":
+            template["spec"].setdefault("securityContext", {}).setdefault("runAsUser", RESTRICTED_UID)
+    return rendered
+
+
+def serving_secrets(client: KubeClient, paths: NodePaths, docs: list[JSON]) -> None:
+    """What the service CA operator makes for each Service annotated with a serving-cert Secret
+    name, and the CA bundle ConfigMap `openshift-service-ca.crt` in each namespace."""
+    import base64
+
+    jobs = {job.name: job for job in localprometheus.jobs().values()}
+    ca_cert, _ = localprometheus.serving_ca(paths.prometheus)
+    namespaces = set()
+    for doc in docs:
+        secret_name = (doc["metadata"].get("annotations") or {}).get(
+            "service.beta.openshift.io/serving-cert-secret-name"
+        )
+        if doc["kind"] != "Service" or not secret_name:
+            continue
+        namespace = doc["metadata"]["namespace"]
+        namespaces.add(namespace)
+        name = doc["metadata"]["name"]
+        job = jobs.get(name) or localprometheus.Job(name, namespace, "", "30s", "https", f"{name}.{namespace}.svc")
+        cert, key = localprometheus.serving_certificate(paths.prometheus, job)
+        data = {
+            name: base64.b64encode(Path(path).read_bytes()).decode()
+            for name, path in (("tls.crt", cert), ("tls.key", key))
+        }
+        _create_or_replace(
+            client,
+            SECRETS,
+            {"metadata": {"name": secret_name, "namespace": namespace}, "type": "kubernetes.io/tls", "data": data},
+        )
+    for namespace in namespaces:
+        _create_or_replace(
+            client,
+            CONFIGMAPS,
+            {
+                "metadata": {"name": "openshift-service-ca.crt", "namespace": namespace},
+                "data": {"service-ca.crt": Path(ca_cert).read_text()},
+            },
+        )
+
+
+def deploy(cluster: localcluster.Cluster, info: NodeInfo, quiet: bool = False) -> NodeInfo:
+    """Push the images, apply install/ with the first release image, and wait for its Deployments."""
+    images = push_images(info.registry, quiet)
+    release = images["releases"][0]["image"]
+    client = localcluster.admin_client(cluster)
+    paths = NodePaths(Path(info.data_dir))
+    docs = render(install.load(), release)
+    namespaces = [d for d in docs if d["kind"] == "Namespace"]
+    install.apply(client, namespaces)
+    serving_secrets(client, paths, docs)
+    install.apply(client, [d for d in docs if d["kind"] != "Namespace"])
+    info = NodeInfo(**{**info.__dict__, "release_images": images["releases"], "images": images})
+    localnode.write_node_json(info)
+    for doc in docs:
+        if doc["kind"] == "Deployment":
+            wait_available(client, doc["metadata"]["namespace"], doc["metadata"]["name"], paths)
+    return info
+
+
+def wait_available(client: KubeClient, namespace: str, name: str, paths: NodePaths, timeout: float = 300.0) -> JSON:
+    deadline = time.monotonic() + timeout
+    deployment: JSON = {}
+    while time.monotonic() < deadline:
+        deployment = client.get(DEPLOYMENTS, name, namespace)
+        status = deployment.get("status") or {}
+        if (
+            status.get("availableReplicas", 0) >= (deployment["spec"].get("replicas") or 1)
+            and status.get("observedGeneration", 0) >= deployment["metadata"]["generation"]
+        ):
+            return deployment
+        time.sleep(1)
+    raise ClusterError(
+        f"Deployment {namespace}/{name} was not available within {timeout:.0f}s: "
+        f"{json.dumps(deployment.get('status'))}\n"
+        f"kubelet log ends:\n{localnode.log_tail(paths, 'kubelet')}"
+    )
+
+
+# -- make e2e -----------------------------------------------------------------------------------------
+
+
+def e2e(pytest_args: list[str]) -> int:
+    """Start the node, run tests/e2e against it, stop it: also when the tests fail or Ctrl-C ends them."""
+    started = time.monotonic()
+    code = 1
+    try:
+        cluster, info = localnode.up()
+        info = deploy(cluster, info)
+        print(f"node-up took {time.monotonic() - started:.0f}s", flush=True)
+        tests = time.monotonic()
+        code = subprocess.call([sys.executable, "-m", "pytest", str(REPO / "tests" / "e2e"), "--node", *pytest_args])
+        print(f"tests/e2e took {time.monotonic() - tests:.0f}s", flush=True)
+    except KeyboardInterrupt:
+        code = 130
+    except ClusterError as exc:
+        print(f"localnode: {exc}", file=sys.stderr)
+    finally:
+        stopping = time.monotonic()
+        with localnode.interrupts_deferred():
+            left = localnode.down()
+        print(f"node-down took {time.monotonic() - stopping:.0f}s; make e2e took {time.monotonic() - started:.0f}s")
+        if left and code == 0:
+            code = 1
+    return code
