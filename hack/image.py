@@ -424,7 +424,9 @@ def push(ref: str, destination: str) -> str:
     with tempfile.TemporaryDirectory() as tmp:
         digest_file = Path(tmp) / "digest"
         buildah(
-            "push", "--quiet", "--tls-verify=false", "--digestfile", str(digest_file), ref, f"docker://{destination}",
+            # Uncompressed: the registry is on this machine, and gzip of a 300 MB image costs a minute here.
+            "push", "--quiet", "--tls-verify=false", "--disable-compression", "--digestfile", str(digest_file),
+            ref, f"docker://{destination}",
             timeout=PULL_TIMEOUT,
         )  # fmt: skip
         digest = digest_file.read_text().strip()
@@ -474,27 +476,58 @@ def write_release_manifests(
 def build_release(
     source: str, tag: str, version: str, previous: Sequence[str] = (), components: Mapping[str, str] | None = None
 ) -> None:
-    """Dockerfile.release on `source` (the cvo-py image): the release image of `version`."""
+    """Dockerfile.release on `source` (the cvo-py image): the release image of `version`; skipped
+    when `tag` was built from the same image, version and manifests."""
     ensure_tools(["buildah"])
+    source_id = buildah("inspect", "--type", "image", "--format", "{{.FromImageID}}", source).stdout.strip()
+    inputs = hashlib.sha256(
+        json.dumps(
+            [source_id, version, list(previous), dict(components or {}), RELEASE_DOCKERFILE.read_text()]
+        ).encode()
+    ).hexdigest()
+    if image_exists(tag) and image_label(tag, INPUTS_LABEL) == inputs:
+        return
     with tempfile.TemporaryDirectory() as context:
         write_release_manifests(Path(context), version, previous, components or {"cluster-version-operator": source})
         buildah(
-            "bud", *ISOLATION, "--pull-never", "--quiet",
+            "bud", *ISOLATION, "--pull-never", "--quiet", "--label", f"{INPUTS_LABEL}={inputs}",
             "--build-arg", f"CVO_IMAGE={source}", "--build-arg", f"RELEASE_VERSION={version}",
             "-f", str(RELEASE_DOCKERFILE), "-t", tag, context,
             timeout=PULL_TIMEOUT,
         )  # fmt: skip
 
 
-def build_variant(source: str | None, tag: str, *, user: str = "0", release_manifests: Path | None = None) -> None:
-    """An image for a failure a release image can have: `source` (None: an empty image, with no
-    shell to run) with `release_manifests` copied to /release-manifests, or without them."""
+def build_variant(
+    source: str | None,
+    tag: str,
+    *,
+    user: str = "0",
+    copies: Sequence[tuple[Path, str]] = (),
+    entrypoint: Sequence[str] = (),
+) -> None:
+    """A small image made without a Dockerfile: `source` (None: an empty image) with each
+    (path here, path in the image) of `copies` added, run as `user`. The local node's pause image,
+    and release images that fail in the version Pod, are made so. Skipped when `tag` was made from
+    the same inputs."""
     ensure_tools(["buildah"])
+    source_id = source and buildah("inspect", "--type", "image", "--format", "{{.FromImageID}}", source).stdout.strip()
+    files = [
+        (f, f"{dest}/{f.relative_to(src)}" if src.is_dir() else dest)
+        for src, dest in copies
+        for f in ([src] if src.is_file() else sorted(src.rglob("*")))
+    ]
+    contents = [(dest, hashlib.sha256(f.read_bytes()).hexdigest()) for f, dest in files if f.is_file()]
+    inputs = hashlib.sha256(json.dumps([source_id, user, contents, list(entrypoint)]).encode()).hexdigest()
+    if image_exists(tag) and image_label(tag, INPUTS_LABEL) == inputs:
+        return
     container = buildah("from", "--pull-never", "--quiet", source or "scratch").stdout.strip()
     try:
-        if release_manifests is not None:
-            buildah("copy", "--quiet", container, str(release_manifests), "/release-manifests")
-        buildah("config", "--user", user, container)
+        for src, dest in copies:
+            buildah("copy", "--quiet", container, str(src), dest)
+        config = ["--user", user, "--label", f"{INPUTS_LABEL}={inputs}"]
+        if entrypoint:
+            config += ["--entrypoint", json.dumps(list(entrypoint))]
+        buildah("config", *config, container)
         buildah("commit", "--quiet", "--rm", container, tag)
     except ImageError:
         buildah("rm", container, check=False)

@@ -11,7 +11,8 @@ The node is its own control plane, apart from the test cluster of `make cluster-
 (the same harness, with the ServiceAccount admission plugin) on 127.0.0.1:6443, as the Deployments
 in install/ expect on a control-plane node; kube-controller-manager, kube-scheduler, kube-proxy
 (nftables) and the kubelet from the same Kubernetes module, built into one binary (`kube-node`);
-CRI-O with crun and conmon; the bridge CNI plugin; Debian's docker-registry on 127.0.0.1.
+CRI-O with runc (both built from Go modules) and Debian's conmon; the bridge CNI plugin;
+Debian's docker-registry on 127.0.0.1.
 
 Every process is started by this module in its own session, its pid kept in `pids.json`, and
 stopped by `down`; containers and their conmon processes live in the kubelet's cgroup root
@@ -48,6 +49,8 @@ CRIO_SRC = REPO / "hack" / "cri-o"
 KUBE_NODE = BIN_DIR / "kube-node"
 CRIO = BIN_DIR / "crio"
 PINNS = BIN_DIR / "pinns"
+RUNC = BIN_DIR / "runc"
+RUNC_MODULE = "github.com/opencontainers/runc"
 CRIO_MODULE = "github.com/cri-o/cri-o"
 # No gpgme (containers/image's own OpenPGP code instead), no btrfs, no ostree: only libseccomp.
 CRIO_TAGS = "containers_image_ostree_stub containers_image_openpgp exclude_graphdriver_btrfs seccomp"
@@ -56,13 +59,13 @@ PAYLOAD_LINK = Path("/etc/cvo/updatepayloads")
 # What the node runs, from Debian's packages: (a file the package installs, the package).
 PACKAGES = (
     (cfg.CONMON, "conmon"),
-    (cfg.RUNTIME_PATH, "crun"),
     (f"{cfg.CNI_PLUGIN_DIR}/bridge", "containernetworking-plugins"),
     ("/usr/bin/docker-registry", "docker-registry"),
     ("/usr/sbin/nft", "nftables"),
     ("/usr/sbin/conntrack", "conntrack"),
     ("/usr/bin/socat", "socat"),
     ("/usr/bin/buildah", "buildah"),
+    ("/bin/busybox", "busybox-static"),  # the pause image
     ("/usr/include/seccomp.h", "libseccomp-dev"),  # CRI-O's build
 )
 # Started in this order, stopped in the reverse one.
@@ -147,9 +150,9 @@ def build(force: bool = False, quiet: bool = False) -> None:
         quiet=quiet,
     )
     localcluster.go_build(
-        f"CRI-O ({CRIO_MODULE})",
+        f"CRI-O and runc ({CRIO_MODULE}, {RUNC_MODULE})",
         CRIO_SRC,
-        [(f"{CRIO_MODULE}/cmd/crio", CRIO)],
+        [(f"{CRIO_MODULE}/cmd/crio", CRIO), (RUNC_MODULE, RUNC)],
         BIN_DIR / ".crio-hash",
         tags=CRIO_TAGS,
         force=force,
@@ -338,10 +341,12 @@ def _cgroup_pids() -> set[int]:
     return pids
 
 
-def _node_processes(paths: NodePaths) -> dict[int, str]:
-    """Processes of the node: in its cgroups, or whose command line names its files or binaries."""
+def _node_processes(paths: NodePaths, whole_node: bool = True) -> dict[int, str]:
+    """Processes whose command line names the node's directory; with `whole_node`, also those in
+    its cgroups and those running its binaries (whatever their directory)."""
     found: dict[int, str] = {}
-    in_cgroups = _cgroup_pids()
+    in_cgroups = _cgroup_pids() if whole_node else set()
+    marks = (str(paths.root), str(KUBE_NODE), str(CRIO), f"bind={cfg.GATEWAY}") if whole_node else (str(paths.root),)
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit() or int(entry.name) == os.getpid():
             continue
@@ -350,7 +355,6 @@ def _node_processes(paths: NodePaths) -> dict[int, str]:
         except OSError:
             continue
         pid = int(entry.name)
-        marks = (str(paths.root), str(KUBE_NODE), str(CRIO), f"bind={cfg.GATEWAY}")
         if pid in in_cgroups or any(mark in cmdline for mark in marks):
             found[pid] = cmdline or "(no command line)"
     return found
@@ -418,11 +422,18 @@ def _remove_cgroups() -> None:
             root.rmdir()
 
 
-def _kill_strays(paths: NodePaths) -> None:
+def _kill_strays(paths: NodePaths, whole_node: bool = True) -> None:
     """Components whose pid was not recorded (a crash between start and record, a lost pids.json)."""
-    for pid in _node_processes(paths):
+    for pid in _node_processes(paths, whole_node):
         with contextlib.suppress(ProcessLookupError):
             localcluster.stop_pid(pid, 10.0)
+
+
+def clean_directory(paths: NodePaths) -> None:
+    """End every process naming the node's directory and unmount everything under it (what
+    `down` does for the directory; the cgroups, bridge and rules are the node's, left alone)."""
+    _kill_strays(paths, whole_node=False)
+    _unmount_all(paths)
 
 
 def _clean_host(paths: NodePaths) -> None:
@@ -582,9 +593,15 @@ def _signing_key(paths: NodePaths) -> Path:
 def start_runtime(paths: NodePaths, registry: str) -> None:
     if "crio" in _live(paths):
         return
-    for directory in (paths.crio, paths.crio / "conf.d", paths.crio / "policies", paths.cni_config_dir):
+    for directory in (
+        paths.crio,
+        paths.crio / "conf.d",
+        paths.crio / "policies",
+        paths.crio / "tmp",
+        paths.cni_config_dir,
+    ):
         directory.mkdir(parents=True, exist_ok=True)
-    paths.crio_config.write_text(cfg.crio_config(paths, f"{registry}/pause:3.10", PINNS))
+    paths.crio_config.write_text(cfg.crio_config(paths, f"{registry}/{cfg.PAUSE_IMAGE}", PINNS, RUNC))
     paths.registries_conf.write_text(cfg.registries_conf(registry))
     paths.policy.write_text(cfg.signature_policy(registry, _signing_key(paths)))
     (paths.cni_config_dir / "10-cvo-py.conflist").write_text(cfg.cni_config(paths))
@@ -695,10 +712,8 @@ def _previous_registry_port() -> int:
 
 def _crio_version() -> str:
     proc = subprocess.run([str(CRIO), "--version"], capture_output=True, text=True, timeout=30)
-    for line in proc.stdout.splitlines():
-        if line.lower().startswith("version:"):
-            return line.split(":", 1)[1].strip()
-    return "?"
+    first = (proc.stdout.splitlines() or ["?"])[0]  # "crio version 1.34.0"
+    return first.rsplit(" ", 1)[-1]
 
 
 def down(quiet: bool = False) -> list[str]:

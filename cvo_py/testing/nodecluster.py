@@ -9,24 +9,28 @@ Pods that ask for it, and `{{.ReleaseImage}}` rendered to the release image in t
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import json
 import subprocess
 import sys
 import time
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from cvo_py.kube import JSON, KubeClient, Resource
-from cvo_py.testing import localcluster, localnode, localprometheus
+from cvo_py.kube import JSON, ApiError, KubeClient, Resource
+from cvo_py.testing import localcluster, localnode, localprometheus, usc
 from cvo_py.testing import manifests as install
 from cvo_py.testing import nodeconfig as cfg
+from cvo_py.testing.cluster import ensure_namespace
 from cvo_py.testing.hack import script
 from cvo_py.testing.localcluster import REPO, ClusterError
 from cvo_py.testing.localnode import NodeInfo
 from cvo_py.testing.nodeconfig import NodePaths
 from cvo_py.testing.payload import ensure_priority_class
 
+BUSYBOX = "/bin/busybox"  # Debian's busybox-static
 NODES = Resource("v1", "Node", "nodes", False)
 SECRETS = Resource("v1", "Secret", "secrets", True)
 CONFIGMAPS = Resource("v1", "ConfigMap", "configmaps", True)
@@ -40,6 +44,9 @@ RELEASES = ("4.21.0", "4.21.1", "4.21.2")
 RELEASE_REPOSITORY = "cvo-py-release"
 # restricted-v2 assigns the first UID of the namespace's range (openshift.io/sa.scc.uid-range).
 RESTRICTED_UID = 1000650000
+# A ClusterOperator of the release, as every cluster has: `start` judges an update's progress from
+# the operators' versions, and with none an update would never complete.
+RELEASE_OPERATOR = "kube-apiserver"
 
 
 def node_ready(client: KubeClient) -> bool:
@@ -72,8 +79,6 @@ def prepare(client: KubeClient) -> None:
 
 
 def _create_or_replace(client: KubeClient, res: Resource, body: JSON) -> None:
-    from cvo_py.kube import ApiError
-
     meta = body["metadata"]
     try:
         client.create(res, body, meta.get("namespace"))
@@ -105,6 +110,7 @@ def push_images(registry: str, quiet: bool = False) -> dict[str, Any]:
         destination = f"{registry}/{RELEASE_REPOSITORY}:{version}"
         releases.append({"version": version, "image": image.by_digest(destination, image.push(tag, destination))})
     variants = push_variants(registry, releases[1]["version"])
+    push_pause(registry)
     if not quiet:
         print(f"images pushed to {registry} in {time.monotonic() - started:.0f}s", file=sys.stderr)
     return {"cvo": cvo, "releases": releases, "variants": variants}
@@ -122,13 +128,34 @@ def push_variants(registry: str, version: str) -> dict[str, str]:
     with tempfile.TemporaryDirectory() as tmp:
         manifests = image.write_release_manifests(Path(tmp), version, (), {})
         image.build_variant(CVO_IMAGE, "localhost/cvo-py-broken:no-release-manifests")
-        image.build_variant(None, "localhost/cvo-py-broken:no-shell", release_manifests=manifests)
+        image.build_variant(None, "localhost/cvo-py-broken:no-shell", copies=[(manifests, "/release-manifests")])
     for name in ("no-release-manifests", "no-shell"):
         destination = f"{registry}/cvo-py-broken:{name}"
         out[name] = image.by_digest(destination, image.push(f"localhost/cvo-py-broken:{name}", destination))
     destination = f"{registry}/{cfg.SIGNED_REPOSITORY}:{version}"
     out["unsigned"] = image.by_digest(destination, image.push(release_tag, destination))
     return out
+
+
+def push_pause(registry: str) -> str:
+    """The runtime's pause image (cfg.PAUSE_IMAGE), from Debian's static busybox: a sandbox whose
+    namespaces must be held by a process sleeps in it."""
+    import tempfile
+
+    image = script("image")
+    with tempfile.TemporaryDirectory() as tmp:
+        pause = Path(tmp) / "pause"
+        pause.write_text("#!/bin/busybox sh\nexec /bin/busybox sleep 2147483647\n")
+        pause.chmod(0o755)
+        image.build_variant(
+            None,
+            "localhost/cvo-py-pause:3.10",
+            user="65535",
+            copies=[(Path(BUSYBOX), "/bin/busybox"), (pause, "/pause")],
+            entrypoint=["/pause"],
+        )
+    destination = f"{registry}/{cfg.PAUSE_IMAGE}"
+    return str(image.by_digest(destination, image.push("localhost/cvo-py-pause:3.10", destination)))
 
 
 # -- install/ ---------------------------------------------------------------------------------------
@@ -195,8 +222,14 @@ def deploy(cluster: localcluster.Cluster, info: NodeInfo, quiet: bool = False) -
     paths = NodePaths(Path(info.data_dir))
     docs = render(install.load(), release)
     namespaces = [d for d in docs if d["kind"] == "Namespace"]
+    # The cluster's own namespaces install/ puts objects in (openshift-config-managed, ...).
+    named = {d["metadata"]["name"] for d in namespaces}
+    for namespace in sorted({d["metadata"].get("namespace") for d in docs} - named - {None}):
+        ensure_namespace(client, namespace)
     install.apply(client, namespaces)
     serving_secrets(client, paths, docs)
+    with contextlib.suppress(ApiError):  # exists after a previous deploy
+        usc.create_operator(client, RELEASE_OPERATOR, RELEASES[0], datetime.now(UTC))
     install.apply(client, [d for d in docs if d["kind"] != "Namespace"])
     info = NodeInfo(**{**info.__dict__, "release_images": images["releases"], "images": images})
     localnode.write_node_json(info)

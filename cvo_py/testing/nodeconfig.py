@@ -26,9 +26,12 @@ SERVICE_SUBNET = "10.96.0.0/24"  # the API server harness's --service-cluster-ip
 # The kubelet's cgroup root (in every hierarchy): every Pod, container and conmon lives below it.
 CGROUP_ROOT = "cvo-py-node"
 CNI_PLUGIN_DIR = "/usr/lib/cni"  # Debian's containernetworking-plugins
-RUNTIME = "crun"
-RUNTIME_PATH = "/usr/bin/crun"
+# runc of the version CRI-O itself depends on: Debian's crun 1.8 refuses the OCI runtime-spec
+# version CRI-O 1.34 writes ("container create failed: unknown version specified").
+RUNTIME = "runc"
 CONMON = "/usr/bin/conmon"
+# The runtime's pause image, in the local registry (nodecluster.push_pause).
+PAUSE_IMAGE = "pause:3.10"
 # Images under this repository name need a signature (sigstore, our key) on this node.
 SIGNED_REPOSITORY = "cvo-py-signed"
 
@@ -139,7 +142,7 @@ def registry_config(paths: NodePaths, port: int) -> str:
     )
 
 
-def crio_config(paths: NodePaths, pause_image: str, pinns: Path) -> str:
+def crio_config(paths: NodePaths, pause_image: str, pinns: Path, runtime: Path) -> str:
     """crio.conf: cgroupfs under the kubelet's cgroup root, storage and sockets under the node's directory."""
     crio = paths.crio
 
@@ -178,7 +181,7 @@ def crio_config(paths: NodePaths, pause_image: str, pinns: Path) -> str:
             "enable_criu_support = false",
             "",
             f"[crio.runtime.runtimes.{RUNTIME}]",
-            f"runtime_path = {q(RUNTIME_PATH)}",
+            f"runtime_path = {q(runtime)}",
             f"runtime_root = {q(crio / 'runtime')}",
             'monitor_cgroup = "pod"',
             "",
