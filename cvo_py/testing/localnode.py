@@ -276,6 +276,37 @@ def cgroup_hierarchies() -> list[Path]:
     return found
 
 
+# Enabled in the kernel (/proc/cgroups) but not mounted on this machine: CRI-O then asks runc for
+# hugetlb limits, which fails ("cannot set hugetlb limit: container could not join or create
+# cgroup"). The node mounts the hierarchy while it is up, as an init system would have.
+HUGETLB = Path("/sys/fs/cgroup/hugetlb")
+
+
+def _hugetlb_marker(paths: NodePaths) -> Path:
+    return paths.root / "mounted-hugetlb"
+
+
+def mount_hugetlb(paths: NodePaths) -> None:
+    enabled = any(
+        line.split()[:1] == ["hugetlb"] and line.split()[-1] == "1"
+        for line in Path("/proc/cgroups").read_text().splitlines()
+    )
+    if not enabled or HUGETLB in cgroup_hierarchies() or not Path("/sys/fs/cgroup/memory").is_dir():
+        return  # not in the kernel, already mounted, or not a cgroup v1 layout
+    HUGETLB.mkdir(exist_ok=True)
+    _run("mount", "-t", "cgroup", "-o", "hugetlb", "cgroup", str(HUGETLB))
+    _hugetlb_marker(paths).touch()
+
+
+def unmount_hugetlb(paths: NodePaths) -> None:
+    if _hugetlb_marker(paths).exists():
+        _run("umount", str(HUGETLB), check=False)
+        with contextlib.suppress(OSError):
+            HUGETLB.rmdir()
+        if not HUGETLB.exists():
+            _hugetlb_marker(paths).unlink()
+
+
 def make_cgroup_root() -> None:
     """The kubelet needs its cgroup root to exist in every hierarchy; cpuset needs its CPUs and memory nodes."""
     for hierarchy in cgroup_hierarchies():
@@ -379,6 +410,8 @@ def leftovers(paths: NodePaths | None = None) -> list[str]:
     interface, nftables table or path outside its directory; empty when clean."""
     paths = paths or NodePaths(data_dir())
     found = [f"mount {m}" for m in _mounts_under([paths.root, PAYLOAD_LINK])]
+    if _hugetlb_marker(paths).exists():
+        found.append(f"mount {HUGETLB} (the node mounted it)")
     found += [f"process {pid}: {cmd[:200]}" for pid, cmd in sorted(_node_processes(paths).items())]
     found += [f"cgroup {c}" for c in _cgroups()]
     found += [f"interface {i}" for i in _interfaces()]
@@ -450,6 +483,7 @@ def _clean_host(paths: NodePaths) -> None:
     for name in _interfaces():
         _run("ip", "link", "delete", name, check=False)
     unlink_payloads(paths)
+    unmount_hugetlb(paths)
 
 
 # -- node.json ------------------------------------------------------------------------------------
@@ -680,6 +714,7 @@ def up(quiet: bool = False, registry_port: int = 0) -> tuple[localcluster.Cluste
     paths = NodePaths(data_dir())
     paths.root.mkdir(parents=True, exist_ok=True)
     link_payloads(paths)
+    mount_hugetlb(paths)
     make_cgroup_root()
     bridge_up()
     cluster = start_control_plane(paths, quiet)

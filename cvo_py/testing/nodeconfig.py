@@ -250,7 +250,7 @@ def cni_config(paths: NodePaths) -> str:
                         "type": "host-local",
                         "dataDir": str(paths.cni_ipam),
                         "ranges": [[{"subnet": POD_SUBNET, "gateway": GATEWAY}]],
-                        "routes": [{"dst": SERVICE_SUBNET}],
+                        "routes": [{"dst": SERVICE_SUBNET, "gw": GATEWAY}],
                     },
                 }
             ],

@@ -56,7 +56,7 @@ def test_kubelet_runs_on_this_machine_with_its_limits() -> None:
 def test_pods_get_no_route_off_the_machine() -> None:
     plugin = json.loads(cfg.cni_config(PATHS))["plugins"][0]
     assert plugin["isDefaultGateway"] is False and plugin["ipMasq"] is False
-    assert plugin["ipam"]["routes"] == [{"dst": cfg.SERVICE_SUBNET}]
+    assert plugin["ipam"]["routes"] == [{"dst": cfg.SERVICE_SUBNET, "gw": cfg.GATEWAY}]
     assert plugin["ipam"]["dataDir"].startswith(f"{ROOT}/")
 
 
