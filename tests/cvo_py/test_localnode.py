@@ -142,3 +142,18 @@ def test_leftovers_finds_and_clean_up_removes_mounts_and_processes(tmp_path: Pat
             stray.kill()
             stray.wait()
         subprocess.run(["umount", "-l", str(mount_point)], check=False, capture_output=True)
+
+
+def test_capability_filter_keeps_what_the_bounding_set_allows(tmp_path: Path) -> None:
+    from cvo_py.testing import capfilter
+
+    # This machine's CapBnd: every capability up to CHECKPOINT_RESTORE but SYS_RESOURCE (bit 24).
+    allowed = capfilter.bounding_set("Name:\tx\nCapBnd:\t000001fffeffffff\n")
+    assert "CAP_SYS_ADMIN" in allowed and "CAP_CHECKPOINT_RESTORE" in allowed
+    assert "CAP_SYS_RESOURCE" not in allowed and len(allowed) == 40
+    caps = {"bounding": ["CAP_SYS_ADMIN", "CAP_SYS_RESOURCE"], "effective": ["CAP_SYS_RESOURCE"]}
+    assert capfilter.limit(caps, allowed) == {"bounding": ["CAP_SYS_ADMIN"], "effective": []}
+    bundle = tmp_path / "bundle"
+    assert capfilter.spec_files(["--root", "/r", "create", "--bundle", str(bundle), "id"]) == [bundle / "config.json"]
+    assert capfilter.spec_files(["exec", "--process", "/p.json", "id"]) == [Path("/p.json")]
+    assert capfilter.spec_files(["state", "id"]) == []
