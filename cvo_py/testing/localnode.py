@@ -190,6 +190,11 @@ def _start_time(pid: int) -> int:
     return int(stat.rsplit(")", 1)[1].split()[19])
 
 
+def component_pids() -> list[int]:
+    """The pids of the running node's components (empty without a node)."""
+    return list(_read_pids(NodePaths(data_dir())).values())
+
+
 def _write_pids(paths: NodePaths, pids: dict[str, int]) -> None:
     tmp = paths.pids.with_suffix(".tmp")
     tmp.write_text(json.dumps({name: [pid, _start_time(pid)] for name, pid in pids.items()}, indent=2))

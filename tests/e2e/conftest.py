@@ -12,11 +12,15 @@ from typing import Any
 import pytest
 
 from cvo_py.kube import KubeClient, connect
-from cvo_py.testing import localcluster, localnode
+from cvo_py.testing import leaks, localcluster, localnode
 from cvo_py.testing.localnode import NodeInfo
 from cvo_py.testing.nodeconfig import NodePaths
 
 FIGURES: list[dict[str, Any]] = []
+
+# The node's components belong to the node, also when a test restarts one (the registry, the
+# kubelet and the runtime): they are not the test's leaks.
+leaks.session_owned(localnode.component_pids)
 
 
 @pytest.fixture(scope="session")

@@ -114,7 +114,7 @@ MODES = {
     "no-release-manifests": ("no-release-manifests", ("Error", "CrashLoopBackOff"), "/release-manifests", True),
     "no-shell": ("no-shell", ("CreateContainerError", "RunContainerError", "StartError"), "sh", True),
     "unsigned": ("unsigned", ("SignatureValidationFailed",), "signature", True),
-    "registry-stopped": ("stopped", ("ErrImagePull", "ImagePullBackOff"), "connection refused", False),
+    "registry-stopped": ("stopped", ("RegistryUnavailable", "ErrImagePull"), "connection refused", False),
 }
 
 
@@ -183,9 +183,11 @@ def test_real_failure_reaches_release_accepted(
         if which == "stopped":
             localnode.start_registry(paths, int(node.registry.rsplit(":", 1)[1]))
     condition = accepted(surfaced)
-    # The runtime's own words are in the condition, verbatim (or their start, when bounded).
-    runtime_text = kubelet.get("message") or ""
-    assert runtime_text[:200] in condition["message"] or not runtime_text, (runtime_text, condition["message"])
+    # The runtime's own words are in the condition, verbatim (their end, where a long one is bounded).
+    runtime_text = (kubelet.get("message") or "").strip()
+    if runtime_text:
+        assert runtime_text.splitlines()[-1][-150:] in condition["message"], (runtime_text, condition["message"])
+    assert kubelet["reason"] in condition["message"], condition["message"]
     figures.append(
         {
             "mode": mode,
