@@ -10,6 +10,7 @@ printed at the end of the run (tests/e2e/conftest.py)."""
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -18,7 +19,7 @@ from typing import Any
 import pytest
 
 from cvo_py.kube import CLUSTERVERSIONS, PODS, KubeClient
-from cvo_py.testing import localcluster, localnode, nodecluster, usc
+from cvo_py.testing import localcluster, localnode, nodecluster, usc, versionpod
 from cvo_py.testing.arrivals import Arrival, Arrivals
 from cvo_py.testing.localnode import NodeInfo
 from cvo_py.testing.nodeconfig import NodePaths
@@ -118,13 +119,29 @@ MODES = {
 }
 
 
+def simulated(mode: str, image: str, real: str) -> str:
+    """What the toolkit's simulated kubelet writes for `mode` (cvo_py/testing/versionpod.py)."""
+    if mode == "absent-digest":
+        return versionpod.manifest_unknown(image)
+    if mode == "invalid-name":
+        return versionpod.invalid_image_name(image)
+    if mode == "no-release-manifests":
+        return versionpod.missing_release_manifests()
+    if mode == "no-shell":
+        stamp = re.search(r'time="([^"]+)"', real)
+        return versionpod.container_create_failed(stamp.group(1) if stamp else "?", "sh")
+    if mode == "unsigned":
+        return versionpod.signature_rejected(image)
+    return versionpod.registry_unavailable(image)
+
+
 def image_for(mode: str, node: NodeInfo) -> str:
     if mode == "absent":
         return f"{node.registry}/{nodecluster.RELEASE_REPOSITORY}@{ABSENT_DIGEST}"
     if mode == "invalid":
         return f"{node.registry}/BAD//name@{ABSENT_DIGEST}"
     if mode == "stopped":
-        return node.release_images[2]["image"]  # pulled by no earlier test
+        return node.release_images[2]["image"]  # pulled by no earlier test on a new node (`make e2e`)
     return str(node.images["variants"][mode])
 
 
@@ -188,6 +205,8 @@ def test_real_failure_reaches_release_accepted(
     if runtime_text:
         assert runtime_text.splitlines()[-1][-150:] in condition["message"], (runtime_text, condition["message"])
     assert kubelet["reason"] in condition["message"], condition["message"]
+    # The toolkit's simulated kubelet writes the same text for this failure.
+    assert kubelet.get("message") == simulated(mode, image, runtime_text), kubelet
     figures.append(
         {
             "mode": mode,
@@ -201,7 +220,8 @@ def test_real_failure_reaches_release_accepted(
 def test_start_pod_deleted_during_a_retrieval_converges(
     kube: KubeClient, node: NodeInfo, pods: Arrivals, versions: Arrivals, paths: NodePaths
 ) -> None:
-    image = node.release_images[2]["image"]
+    # Loaded by the first test, since wiped by other version Pods' `cleanup`: retrieved again.
+    image = node.release_images[1]["image"]
     (start,) = kube.list(PODS, NAMESPACE, label_selector="k8s-app=cluster-version-operator")["items"]
     mark = pods.mark()
     request(kube, image)
@@ -232,7 +252,7 @@ def test_node_reboot_status_recovers(
     wait_until(lambda: nodecluster.node_ready(kube), timeout=120, what="the Node Ready after the restart")
     nodecluster.wait_available(kube, NAMESPACE, "cluster-version-operator", paths)
     nodecluster.wait_available(kube, usc.NAMESPACE, "update-status-controller", paths)
-    image = node.release_images[1]["image"]
+    image = node.release_images[2]["image"]
     request(kube, image)
     loaded = versions.wait_for(
         f"PayloadLoaded for {image} after the node's agents restarted",
