@@ -14,9 +14,10 @@ import socket
 import ssl
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import urlsplit
 
 import urllib3
 from urllib3.connection import HTTPConnection, HTTPSConnection
@@ -97,13 +98,34 @@ def _shut(sock: socket.socket) -> None:
         sock.shutdown(socket.SHUT_RDWR)
 
 
-def _manager(watchdog: _Watchdog, context: ssl.SSLContext, proxy: str) -> urllib3.PoolManager:
+def _manager(
+    watchdog: _Watchdog, context: ssl.SSLContext, proxy: str, dial: tuple[str, int, str] | None
+) -> urllib3.PoolManager:
+    """`dial` = (host, port, address): connections to host:port go to address:port instead, with
+    the TLS server name and the Host header still naming host (a Service reached by its IP)."""
+
+    def new_conn(conn: HTTPConnection, make: Callable[[], socket.socket]) -> socket.socket:
+        if dial is None or (conn.host, conn.port) != dial[:2]:
+            return make()
+        named = conn.host
+        conn.host = dial[2]  # what the socket connects to; restored before TLS names the server
+        try:
+            return make()
+        finally:
+            conn.host = named
+
     class WatchedHTTP(HTTPConnection):
+        def _new_conn(self) -> socket.socket:
+            return new_conn(self, super()._new_conn)
+
         def connect(self) -> None:
             super().connect()
             watchdog.watch(self.sock)
 
     class WatchedHTTPS(HTTPSConnection):
+        def _new_conn(self) -> socket.socket:
+            return new_conn(self, super()._new_conn)
+
         def connect(self) -> None:
             super().connect()
             watchdog.watch(self.sock)
@@ -121,14 +143,12 @@ def _manager(watchdog: _Watchdog, context: ssl.SSLContext, proxy: str) -> urllib
     return manager
 
 
-def cause(exc: BaseException, url: str) -> str:
+def cause(exc: BaseException, url: str, connect_host: str = "") -> str:
     """A transport failure as Go's client words its cause, on one line."""
-    from urllib.parse import urlsplit
-
     reason = exc.reason if isinstance(exc, MaxRetryError) and exc.reason is not None else exc
     parts = urlsplit(url)
     port = parts.port or (443 if parts.scheme == "https" else 80)
-    target = f"{parts.hostname}:{port}"
+    target = f"{connect_host or parts.hostname}:{port}"
     if isinstance(reason, NameResolutionError):
         return f"dial tcp: lookup {parts.hostname}: no such host"
     if isinstance(reason, NewConnectionError):  # before ConnectTimeoutError, its base class
@@ -160,12 +180,19 @@ def get(
     total_timeout: float,
     max_bytes: int,
     redirects: int = 10,
+    connect_host: str = "",
 ) -> Answer:
+    """`connect_host`: the address to connect to instead of the URL's host (e.g. a Service's
+    cluster IP); the certificate must still name the URL's host."""
     deadline = time.monotonic() + total_timeout
     context = context or ssl.create_default_context()
     connect = min(CONNECT_TIMEOUT, total_timeout)
+    parts = urlsplit(url)
+    dial = None
+    if connect_host and parts.hostname:
+        dial = (parts.hostname, parts.port or (443 if parts.scheme == "https" else 80), connect_host)
     with _Watchdog(total_timeout) as watchdog:
-        manager = _manager(watchdog, context, proxy)
+        manager = _manager(watchdog, context, proxy, dial)
         try:
             try:
                 response: Any = manager.request(
@@ -176,7 +203,7 @@ def get(
             except (urllib3.exceptions.HTTPError, OSError) as exc:
                 if watchdog.expired:
                     raise _headers_deadline() from None
-                raise GetError("request", cause(exc, url)) from None
+                raise GetError("request", cause(exc, url, connect_host)) from None
             if watchdog.expired:  # the headers "ended" only because the deadline shut the socket
                 response.release_conn()
                 raise _headers_deadline()
@@ -201,7 +228,7 @@ def get(
             except (ReadTimeoutError, ProtocolError, OSError, urllib3.exceptions.HTTPError) as exc:
                 if watchdog.expired:
                     raise _body_deadline(total_timeout) from None
-                raise GetError("body", f"reading the response body: {cause(exc, url)}") from None
+                raise GetError("body", f"reading the response body: {cause(exc, url, connect_host)}") from None
             finally:
                 response.release_conn()
         finally:
