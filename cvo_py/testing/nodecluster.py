@@ -24,6 +24,7 @@ from cvo_py.testing import localcluster, localnode, localprometheus, usc
 from cvo_py.testing import manifests as install
 from cvo_py.testing import nodeconfig as cfg
 from cvo_py.testing.cluster import ensure_namespace
+from cvo_py.testing.gotemplate import RenderData
 from cvo_py.testing.hack import script
 from cvo_py.testing.localcluster import REPO, ClusterError
 from cvo_py.testing.localnode import NodeInfo
@@ -161,10 +162,9 @@ def push_pause(registry: str) -> str:
 # -- install/ ---------------------------------------------------------------------------------------
 
 
-def render(docs: list[JSON], release_image: str) -> list[JSON]:
-    """install/ as the CVO applies it, plus the UID restricted-v2 assigns (pure)."""
-    text = json.dumps(docs).replace(install.RELEASE_IMAGE, release_image)
-    rendered: list[JSON] = json.loads(text)
+def render(release_image: str) -> list[JSON]:
+    """install/ rendered as the CVO renders it for `release_image`, plus the UID restricted-v2 assigns."""
+    rendered = install.load(data=RenderData(release_image=release_image))
     for doc in rendered:
         if doc["kind"] != "Deployment":
             continue
@@ -220,7 +220,7 @@ def deploy(cluster: localcluster.Cluster, info: NodeInfo, quiet: bool = False) -
     release = images["releases"][0]["image"]
     client = localcluster.admin_client(cluster)
     paths = NodePaths(Path(info.data_dir))
-    docs = render(install.load(), release)
+    docs = render(release)
     namespaces = [d for d in docs if d["kind"] == "Namespace"]
     # The cluster's own namespaces install/ puts objects in (openshift-config-managed, ...).
     named = {d["metadata"]["name"] for d in namespaces}
