@@ -10,7 +10,6 @@ Pods that ask for it, and `{{.ReleaseImage}}` rendered to the release image in t
 from __future__ import annotations
 
 import contextlib
-import copy
 import json
 import subprocess
 import sys
@@ -75,21 +74,8 @@ def prepare(client: KubeClient) -> None:
             "spec": {"taints": taints},
         },
     )
-    _create_or_replace(client, ENDPOINTSLICES, cfg.kubernetes_endpointslice())
+    install.create_or_replace(client, ENDPOINTSLICES, cfg.kubernetes_endpointslice())
     ensure_priority_class(client)
-
-
-def _create_or_replace(client: KubeClient, res: Resource, body: JSON) -> None:
-    meta = body["metadata"]
-    try:
-        client.create(res, body, meta.get("namespace"))
-    except ApiError as exc:
-        if not exc.is_already_exists():
-            raise
-        current = client.get(res, meta["name"], meta.get("namespace"))
-        replacement = copy.deepcopy(body)
-        replacement["metadata"]["resourceVersion"] = current["metadata"]["resourceVersion"]
-        client.replace(res, replacement)
 
 
 # -- images -----------------------------------------------------------------------------------------
@@ -198,13 +184,13 @@ def serving_secrets(client: KubeClient, paths: NodePaths, docs: list[JSON]) -> N
             name: base64.b64encode(Path(path).read_bytes()).decode()
             for name, path in (("tls.crt", cert), ("tls.key", key))
         }
-        _create_or_replace(
+        install.create_or_replace(
             client,
             SECRETS,
             {"metadata": {"name": secret_name, "namespace": namespace}, "type": "kubernetes.io/tls", "data": data},
         )
     for namespace in namespaces:
-        _create_or_replace(
+        install.create_or_replace(
             client,
             CONFIGMAPS,
             {
