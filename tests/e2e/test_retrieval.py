@@ -225,7 +225,8 @@ def test_start_pod_deleted_during_a_retrieval_converges(
     (start,) = kube.list(PODS, NAMESPACE, label_selector="k8s-app=cluster-version-operator")["items"]
     mark = pods.mark()
     request(kube, image)
-    created = pods.wait_for("a version Pod for the request", lambda a: a.type == "ADDED", timeout=60, after=mark)
+    # The retrieval under way (the previous test's) is superseded first: its Pod deleted and pruned.
+    created = pods.wait_for("a version Pod for the request", lambda a: a.type == "ADDED", timeout=240, after=mark)
     kube.delete(PODS, start["metadata"]["name"], NAMESPACE)
     loaded = versions.wait_for(
         f"PayloadLoaded for {image} after the start Pod was replaced",
