@@ -136,7 +136,9 @@ def render_pip_conf(settings: Mapping[str, Mapping[str, str]]) -> str:
     return "\n".join(lines)
 
 
-def host_paths(settings: Mapping[str, Mapping[str, str]], exists: Callable[[str], bool] = os.path.exists) -> list[str]:
+def host_paths(
+    settings: Mapping[str, Mapping[str, str]], exists: Callable[[str], bool] = os.path.exists
+) -> list[str]:
     """Absolute paths of this machine named by path-valued pip settings (to mount them)."""
     paths: list[str] = []
     for values in settings.values():

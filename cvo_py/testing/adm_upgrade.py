@@ -12,10 +12,8 @@ from typing import Any
 from status.updatestatus.render.tabwriter import TabWriter
 from updates import semver
 
-NO_UPDATES = (
-    "No updates available. You may still upgrade to a specific release image with --to-image or wait for "
-    "new updates to be available."
-)
+NO_UPDATES = ("No updates available. You may still upgrade to a specific release image with --to-image or wait for "
+              "new updates to be available.")
 
 
 def _condition(cv: Mapping[str, Any], type_: str) -> Mapping[str, Any] | None:
@@ -52,9 +50,8 @@ def adm_upgrade(cv: Mapping[str, Any], include_not_recommended: bool = False) ->
     progressing = _condition(cv, "Progressing")
     if progressing is not None and progressing.get("message"):
         message = _indent(progressing["message"])
-        out.append(
-            f"info: An upgrade is in progress. {message}\n" if progressing.get("status") == "True" else f"{message}\n"
-        )
+        out.append(f"info: An upgrade is in progress. {message}\n" if progressing.get("status") == "True"
+                   else f"{message}\n")
     else:
         err.append("warning: No current Progressing info, see `oc describe clusterversion` for more details.\n")
     out.append("\n")
@@ -67,15 +64,11 @@ def adm_upgrade(cv: Mapping[str, Any], include_not_recommended: bool = False) ->
     channel = spec.get("channel")
     if channel:
         upstream = spec.get("upstream")
-        out.append(
-            f"Upstream: {upstream}\n"
-            if upstream
-            else "Upstream is unset, so the cluster will use an appropriate default.\n"
-        )
+        out.append(f"Upstream: {upstream}\n" if upstream
+                   else "Upstream is unset, so the cluster will use an appropriate default.\n")
         channels = (status.get("desired") or {}).get("channels") or []
-        out.append(
-            f"Channel: {channel} (available channels: {', '.join(channels)})\n" if channels else f"Channel: {channel}\n"
-        )
+        out.append(f"Channel: {channel} (available channels: {', '.join(channels)})\n" if channels
+                   else f"Channel: {channel}\n")
     retrieved = _condition(cv, "RetrievedUpdates")
     retrieval_failed = retrieved is not None and retrieved.get("status") == "False"
     available = list(status.get("availableUpdates") or [])
@@ -86,15 +79,11 @@ def adm_upgrade(cv: Mapping[str, Any], include_not_recommended: bool = False) ->
             table.write(f"  {release.get('version', '')}\t{release.get('image', '')}\n")
         out.append("\nRecommended updates:\n\n" + table.flush())
         if retrieval_failed and retrieved is not None:
-            err.append(
-                f"warning: Cannot refresh available updates:\n  Reason: {retrieved.get('reason', '')}\n"
-                f"  Message: {_indent(retrieved.get('message'))}\n\n"
-            )
+            err.append(f"warning: Cannot refresh available updates:\n  Reason: {retrieved.get('reason', '')}\n"
+                       f"  Message: {_indent(retrieved.get('message'))}\n\n")
     elif retrieval_failed and retrieved is not None:
-        err.append(
-            f"warning: Cannot display available updates:\n  Reason: {retrieved.get('reason', '')}\n"
-            f"  Message: {_indent(retrieved.get('message'))}\n\n"
-        )
+        err.append(f"warning: Cannot display available updates:\n  Reason: {retrieved.get('reason', '')}\n"
+                   f"  Message: {_indent(retrieved.get('message'))}\n\n")
     else:
         out.append(NO_UPDATES + "\n")
     not_recommended = []
@@ -109,17 +98,13 @@ def adm_upgrade(cv: Mapping[str, Any], include_not_recommended: bool = False) ->
             out.append("\nUpdates with known issues:\n")
             for update, recommended in _by_version(not_recommended, lambda p: p[0]["release"].get("version", "")):
                 release = update.get("release") or {}
-                out.append(
-                    f"\n  Version: {release.get('version', '')}\n  Image: {release.get('image', '')}\n"
-                    f"  Reason: {recommended.get('reason', '')}\n"
-                    f"  Message: {_indent(str(recommended.get('message', '')).strip())}\n"
-                )
+                out.append(f"\n  Version: {release.get('version', '')}\n  Image: {release.get('image', '')}\n"
+                           f"  Reason: {recommended.get('reason', '')}\n"
+                           f"  Message: {_indent(str(recommended.get('message', '')).strip())}\n")
         else:
             out.append("\nNo updates which are not recommended based on your cluster configuration are available.\n")
     elif not_recommended:
         q = ', or where the recommended status is "Unknown",' if unknown else ""
-        out.append(
-            f"\nAdditional updates which are not recommended{q} for your cluster configuration are available, "
-            "to view those re-run the command with --include-not-recommended.\n"
-        )
+        out.append(f"\nAdditional updates which are not recommended{q} for your cluster configuration are available, "
+                   "to view those re-run the command with --include-not-recommended.\n")
     return "".join(out), "".join(err)

@@ -121,7 +121,7 @@ def _lex_action(text: str, i: int) -> tuple[list[tuple[str, str]] | None, int, b
             i = j + 1
         else:
             j = i
-            while j < n and text[j] not in _SPACE and text[j] not in '"`' and not text.startswith("}}", j):
+            while j < n and text[j] not in _SPACE and text[j] not in "\"`" and not text.startswith("}}", j):
                 j += 1
             word = text[i:j]
             kind = "field" if word.startswith(".") else "variable" if word.startswith("$") else "word"
@@ -170,6 +170,6 @@ def _field(chain: str, data: RenderData, line: int) -> str:
         return data.images.get(names[1], "<no value>")
     if names[0] not in ("ReleaseImage", "ClusterProfile", "Images"):
         raise TemplateError(
-            f'template: manifest:{line}: executing "manifest" at <.{names[0]}>: can\'t evaluate field {names[0]}'
+            f"template: manifest:{line}: executing \"manifest\" at <.{names[0]}>: can't evaluate field {names[0]}"
         )
     raise TemplateError(f"template: manifest:{line}: not supported by this renderer: {chain}")

@@ -40,7 +40,9 @@ def clusterversion(
 ) -> JSON:
     conditions = []
     if progressing is not None:
-        conditions.append(cond("Progressing", progressing, progressing_ltt, message="Working towards " + desired))
+        conditions.append(
+            cond("Progressing", progressing, progressing_ltt, message="Working towards " + desired)
+        )
     if failing is not None:
         conditions.append(cond("Failing", failing, T0, failing_reason, failing_message))
     return {
@@ -102,7 +104,9 @@ def operator(
     }
 
 
-def pool(name: str, label: str | None = None, target: str | None = None, paused: bool = False, **meta: Any) -> JSON:
+def pool(
+    name: str, label: str | None = None, target: str | None = None, paused: bool = False, **meta: Any
+) -> JSON:
     p: JSON = {
         "kind": "MachineConfigPool",
         "metadata": {"name": name, **meta},
@@ -204,5 +208,7 @@ def write_snapshot(tmp_path: Path, name: str = "x", as_json: bool = False, **ove
         if doc is None:
             continue
         path = tmp_path / f"{name}{suffix}"
-        path.write_text(doc if isinstance(doc, str) else (json.dumps(doc) if as_json else yaml.safe_dump(doc)))
+        path.write_text(
+            doc if isinstance(doc, str) else (json.dumps(doc) if as_json else yaml.safe_dump(doc))
+        )
     return tmp_path / f"{name}-cv.yaml"

@@ -525,3 +525,5 @@ def main(argv: list[str] | None = None) -> int:
         print(f"localprometheus: {exc}", file=sys.stderr)
         return 1
     return 0
+
+

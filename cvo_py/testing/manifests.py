@@ -160,10 +160,8 @@ def render(docs: list[JSON], source_namespace: str, namespace: str) -> list[JSON
             meta["name"] = f"{meta['name']}-{namespace}"
         ref = doc.get("roleRef")
         role_namespace = None if ref is None or ref["kind"] == "ClusterRole" else meta.get("namespace")
-        if (
-            ref
-            and (ref["kind"], role_namespace, ref["name"]) in renamed
-            and (ref["kind"] == "ClusterRole" or role_namespace != namespace)
+        if ref and (ref["kind"], role_namespace, ref["name"]) in renamed and (
+            ref["kind"] == "ClusterRole" or role_namespace != namespace
         ):
             ref["name"] = f"{ref['name']}-{namespace}"
         if doc["kind"] == "ValidatingAdmissionPolicyBinding":

@@ -99,13 +99,8 @@ class MCO:
         "drain", "update", "reboot" or "done" (annotations, cordon, Ready condition)."""
         if step == "drain":
             self.annotate_node(
-                node,
-                {
-                    DESIRED_CONFIG: new,
-                    STATE: "Working",
-                    DESIRED_DRAIN: f"drain-{new}",
-                    LAST_APPLIED_DRAIN: f"uncordon-{old}",
-                },
+                node, {DESIRED_CONFIG: new, STATE: "Working", DESIRED_DRAIN: f"drain-{new}",
+                       LAST_APPLIED_DRAIN: f"uncordon-{old}"},
             )
             self.set_unschedulable(node, True)
         elif step == "update":
@@ -116,14 +111,8 @@ class MCO:
         elif step == "done":
             self.set_node_condition(node, "Ready", "True", "KubeletReady", "kubelet is posting ready status")
             self.annotate_node(
-                node,
-                {
-                    CURRENT_CONFIG: new,
-                    STATE: "Done",
-                    REASON: "",
-                    DESIRED_DRAIN: f"uncordon-{new}",
-                    LAST_APPLIED_DRAIN: f"uncordon-{new}",
-                },
+                node, {CURRENT_CONFIG: new, STATE: "Done", REASON: "", DESIRED_DRAIN: f"uncordon-{new}",
+                       LAST_APPLIED_DRAIN: f"uncordon-{new}"},
             )
             self.set_unschedulable(node, False)
         else:
@@ -140,12 +129,8 @@ class MCO:
         def mutate(status: JSON) -> None:
             stamp = now_rfc3339()
             status.update(
-                observedGeneration=1,
-                configuration={"name": target},
-                machineCount=len(nodes),
-                updatedMachineCount=updated,
-                readyMachineCount=updated,
-                degradedMachineCount=degraded,
+                observedGeneration=1, configuration={"name": target}, machineCount=len(nodes),
+                updatedMachineCount=updated, readyMachineCount=updated, degradedMachineCount=degraded,
                 unavailableMachineCount=sum(1 for a in states if a.get(STATE) != "Done"),
                 conditions=[
                     {"type": "Updated", "status": str(done), "lastTransitionTime": stamp},

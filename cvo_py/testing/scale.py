@@ -35,7 +35,9 @@ def example_at_scale(nodes: int, name: str = EXAMPLE, degraded_every: int = 7) -
     return snap
 
 
-def write_as_snapshot(snap: snapshot.Snapshot, directory: Path, name: str = "scaled", *, as_json: bool = False) -> Path:
+def write_as_snapshot(
+    snap: snapshot.Snapshot, directory: Path, name: str = "scaled", *, as_json: bool = False
+) -> Path:
     """oc-style snapshot files of these objects (YAML, or JSON as some of oc's are); returns the
     NAME-cv.yaml path."""
 
@@ -77,3 +79,4 @@ def publish(kube: KubeClient, insights: list[Insight], computed_at: int) -> int:
             data = {**data, metadata.META_KEY: meta}
         kube.create(CONFIGMAPS, {"metadata": {"name": name, "namespace": configmap.NAMESPACE}, "data": data})
     return len(plan.configmaps)
+

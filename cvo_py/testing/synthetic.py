@@ -8,7 +8,9 @@ OLD, NEW = "4.14.0", "4.14.1"
 MCO = "machineconfiguration.openshift.io/"
 
 
-def synthetic_cluster(n_nodes: int, n_pools: int) -> tuple[dict[str, Any], list[Any], list[Any], dict[str, str]]:
+def synthetic_cluster(
+    n_nodes: int, n_pools: int
+) -> tuple[dict[str, Any], list[Any], list[Any], dict[str, str]]:
     cv = {
         "kind": "ClusterVersion",
         "metadata": {"name": "version"},

@@ -38,11 +38,8 @@ def graph(
     index = {v: i for i, v in enumerate(versions)}
     nodes = []
     for version in versions:
-        node: JSON = {
-            "version": version,
-            "payload": image_of(version, image_prefix),
-            "metadata": {"url": f"https://access.example.com/errata/{version}"},
-        }
+        node: JSON = {"version": version, "payload": image_of(version, image_prefix),
+                      "metadata": {"url": f"https://access.example.com/errata/{version}"}}
         if channels:
             node["metadata"]["io.openshift.upgrades.graph.release.channels"] = channels
         nodes.append(node)
@@ -60,21 +57,13 @@ def image_of(version: str, prefix: str = "registry.example.com/ocp/release@sha25
 
 
 def promql_risk(name: str, query: str, message: str = "", url: str = "") -> JSON:
-    return {
-        "name": name,
-        "url": url or f"https://issues.example.com/{name}",
-        "message": message or f"{name} applies.",
-        "matchingRules": [{"type": "PromQL", "promql": {"promql": query}}],
-    }
+    return {"name": name, "url": url or f"https://issues.example.com/{name}", "message": message or f"{name} applies.",
+            "matchingRules": [{"type": "PromQL", "promql": {"promql": query}}]}
 
 
 def always_risk(name: str, message: str = "", url: str = "") -> JSON:
-    return {
-        "name": name,
-        "url": url or f"https://issues.example.com/{name}",
-        "message": message or f"{name} applies.",
-        "matchingRules": [{"type": "Always"}],
-    }
+    return {"name": name, "url": url or f"https://issues.example.com/{name}", "message": message or f"{name} applies.",
+            "matchingRules": [{"type": "Always"}]}
 
 
 @dataclass
@@ -200,3 +189,4 @@ class UpdateService:
 def update_service(**channels: JSON) -> Iterator[UpdateService]:
     with UpdateService(channels=dict(channels)) as service:
         yield service
+

@@ -97,7 +97,9 @@ class ControllerProcess:
 
     def get(self, path: str) -> str:
         scheme = "https" if self.tls is not None else "http"
-        with urllib.request.urlopen(f"{scheme}://127.0.0.1:{self.port}{path}", timeout=5, context=self.tls) as resp:
+        with urllib.request.urlopen(
+            f"{scheme}://127.0.0.1:{self.port}{path}", timeout=5, context=self.tls
+        ) as resp:
             return str(resp.read().decode())
 
     def metrics(self) -> str:
@@ -164,7 +166,9 @@ def create_clusterversion(kube: KubeClient, version: str, installed: datetime) -
                 "observedGeneration": 1,
                 "versionHash": "abc",
                 "availableUpdates": None,
-                "conditions": conditions(finished, progressing=False, message=f"Cluster version is {version}"),
+                "conditions": conditions(
+                    finished, progressing=False, message=f"Cluster version is {version}"
+                ),
             }
         )
 
@@ -222,7 +226,9 @@ def finish_update(kube: KubeClient, finished: datetime) -> JSON:
     return update_status(kube, CLUSTERVERSIONS, "version", status)
 
 
-def create_operator(kube: KubeClient, name: str, version: str, when: datetime, progressing: bool = False) -> JSON:
+def create_operator(
+    kube: KubeClient, name: str, version: str, when: datetime, progressing: bool = False
+) -> JSON:
     kube.create(
         CLUSTEROPERATORS,
         {
@@ -236,7 +242,9 @@ def create_operator(kube: KubeClient, name: str, version: str, when: datetime, p
     return set_operator(kube, name, version, when, progressing)
 
 
-def set_operator(kube: KubeClient, name: str, version: str, when: datetime, progressing: bool = False) -> JSON:
+def set_operator(
+    kube: KubeClient, name: str, version: str, when: datetime, progressing: bool = False
+) -> JSON:
     def status(s: JSON) -> None:
         s["versions"] = [{"name": "operator", "version": version}]
         s["conditions"] = [
