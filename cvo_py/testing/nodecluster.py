@@ -38,9 +38,10 @@ ENDPOINTSLICES = Resource("discovery.k8s.io/v1", "EndpointSlice", "endpointslice
 DEPLOYMENTS = install.KINDS["Deployment"]
 MASTER_LABEL = "node-role.kubernetes.io/master"
 CVO_IMAGE = "localhost/cvo-py:dev"
-# The releases pushed to the local registry: the node runs the first; the others are updates
-# (the last is pulled by no test before the one that stops the registry).
-RELEASES = ("4.21.0", "4.21.1", "4.21.2")
+# The releases pushed to the local registry: the node runs the first; the others are updates,
+# each first pulled by one test of tests/e2e (the real retrieval, the stopped registry, the
+# deleted start Pod), since an image the node has is not pulled again.
+RELEASES = ("4.21.0", "4.21.1", "4.21.2", "4.21.3")
 RELEASE_REPOSITORY = "cvo-py-release"
 # restricted-v2 assigns the first UID of the namespace's range (openshift.io/sa.scc.uid-range).
 RESTRICTED_UID = 1000650000

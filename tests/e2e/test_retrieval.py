@@ -220,8 +220,7 @@ def test_real_failure_reaches_release_accepted(
 def test_start_pod_deleted_during_a_retrieval_converges(
     kube: KubeClient, node: NodeInfo, pods: Arrivals, versions: Arrivals, paths: NodePaths
 ) -> None:
-    # Loaded by the first test, since wiped by other version Pods' `cleanup`: retrieved again.
-    image = node.release_images[1]["image"]
+    image = node.release_images[3]["image"]
     (start,) = kube.list(PODS, NAMESPACE, label_selector="k8s-app=cluster-version-operator")["items"]
     mark = pods.mark()
     request(kube, image)
