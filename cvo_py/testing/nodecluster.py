@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import signal
 import subprocess
 import sys
 import time
@@ -249,9 +250,16 @@ def wait_available(client: KubeClient, namespace: str, name: str, paths: NodePat
 
 
 def e2e(pytest_args: list[str]) -> int:
-    """Start the node, run tests/e2e against it, stop it: also when the tests fail or Ctrl-C ends them."""
+    """Start the node, run tests/e2e against it, stop it: also when the tests fail, Ctrl-C ends
+    them, or the run is terminated (SIGTERM, SIGHUP: a CI time limit, a closed terminal)."""
     started = time.monotonic()
     code = 1
+
+    def interrupted(signum: int, _frame: object) -> None:
+        raise KeyboardInterrupt(f"signal {signum}")
+
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, interrupted)
     try:
         cluster, info = localnode.up()
         info = deploy(cluster, info)
