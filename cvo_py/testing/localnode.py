@@ -6,6 +6,7 @@
     hack/localnode.py build    (re)build kube-node, CRI-O and pinns if their sources changed
     hack/localnode.py e2e      up, run tests/e2e, and down (also on failure or Ctrl-C)
     hack/localnode.py leftovers  list what a node left on this machine (exit 1 if anything)
+    hack/localnode.py restart-agents  stop and start the kubelet and CRI-O (a node reboot, for them)
 
 The node is its own control plane, apart from the test cluster of `make cluster-up`: an API server
 (the same harness, with the ServiceAccount admission plugin) on 127.0.0.1:6443, as the Deployments
@@ -24,7 +25,6 @@ describes the running node: kubeconfig, node, registry, runtime, release_images.
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import json
 import os
@@ -39,10 +39,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from cvo_py.testing import localcluster
+from cvo_py.kube import KubeClient, Resource
+from cvo_py.testing import localcluster, manifests
 from cvo_py.testing import nodeconfig as cfg
 from cvo_py.testing.localcluster import BIN_DIR, REPO, ClusterError
 from cvo_py.testing.nodeconfig import NodePaths
+from cvo_py.testing.payload import ensure_priority_class
 
 NODE_SRC = REPO / "hack" / "node"
 CRIO_SRC = REPO / "hack" / "cri-o"
@@ -56,6 +58,9 @@ CRIO_MODULE = "github.com/cri-o/cri-o"
 # No gpgme (containers/image's own OpenPGP code instead), no btrfs, no ostree: only libseccomp.
 CRIO_TAGS = "containers_image_ostree_stub containers_image_openpgp exclude_graphdriver_btrfs seccomp"
 PAYLOAD_LINK = Path("/etc/cvo/updatepayloads")
+NODES = Resource("v1", "Node", "nodes", False)
+ENDPOINTSLICES = Resource("discovery.k8s.io/v1", "EndpointSlice", "endpointslices", True)
+MASTER_LABEL = "node-role.kubernetes.io/master"
 
 # What the node runs, from Debian's packages: (a file the package installs, the package).
 PACKAGES = (
@@ -188,6 +193,11 @@ def _start_time(pid: int) -> int:
     except OSError:
         return -1
     return int(stat.rsplit(")", 1)[1].split()[19])
+
+
+def components(paths: NodePaths) -> dict[str, int]:
+    """The pid of each running component of the node in `paths`."""
+    return _read_pids(paths)
 
 
 def component_pids() -> list[int]:
@@ -539,6 +549,35 @@ def running() -> NodeInfo | None:
     return info if alive and localcluster.running(paths.apiserver) else None
 
 
+def node_ready(client: KubeClient) -> bool:
+    try:
+        node = client.get(NODES, cfg.NODE_NAME)
+    except Exception:  # noqa: BLE001 - not registered yet
+        return False
+    return any(
+        c.get("type") == "Ready" and c.get("status") == "True"
+        for c in (node.get("status") or {}).get("conditions") or []
+    )
+
+
+def prepare(client: KubeClient) -> None:
+    """A control-plane node: the master role label and taint; the `kubernetes` Service's endpoint
+    for Pods; the PriorityClass OpenShift defines for user-critical workloads."""
+    node = client.get(NODES, cfg.NODE_NAME)
+    taints = [t for t in (node.get("spec") or {}).get("taints") or [] if t.get("key") != MASTER_LABEL]
+    taints.append({"key": MASTER_LABEL, "effect": "NoSchedule"})
+    client.patch(
+        NODES,
+        cfg.NODE_NAME,
+        {
+            "metadata": {"labels": {MASTER_LABEL: "", "node-role.kubernetes.io/control-plane": ""}},
+            "spec": {"taints": taints},
+        },
+    )
+    manifests.create_or_replace(client, ENDPOINTSLICES, cfg.kubernetes_endpointslice())
+    ensure_priority_class(client)
+
+
 # -- up / down ------------------------------------------------------------------------------------
 
 
@@ -717,8 +756,6 @@ def restart_agents(paths: NodePaths | None = None, cluster: localcluster.Cluster
 
 def up(quiet: bool = False, registry_port: int = 0) -> tuple[localcluster.Cluster, NodeInfo]:
     """Start every component (each one not already running) and wait until the Node is Ready."""
-    from cvo_py.testing import nodecluster
-
     if os.geteuid() != 0:
         raise ClusterError("the local node runs a kubelet and a container runtime: run it as root")
     build(quiet=quiet)
@@ -736,8 +773,8 @@ def up(quiet: bool = False, registry_port: int = 0) -> tuple[localcluster.Cluste
     start_kubelet(paths, cluster)
     start_proxy(paths, cluster)
     client = localcluster.admin_client(cluster)
-    _wait("the Node to be Ready", lambda: nodecluster.node_ready(client), 120, paths, "kubelet")
-    nodecluster.prepare(client)
+    _wait("the Node to be Ready", lambda: node_ready(client), 120, paths, "kubelet")
+    prepare(client)
     info = NodeInfo(
         kubeconfig=cluster.kubeconfig,
         node=cfg.NODE_NAME,
@@ -794,56 +831,3 @@ def interrupts_deferred() -> Iterator[None]:
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
-
-
-# -- command line ---------------------------------------------------------------------------------
-
-
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="localnode.py", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
-    parser.add_argument("command", choices=["up", "down", "status", "build", "e2e", "leftovers", "restart-agents"])
-    parser.add_argument("--no-deploy", action="store_true", help="up: start the node only (no images, no install/)")
-    parser.add_argument("pytest_args", nargs="*", help="e2e: arguments for pytest (after --)")
-    args = parser.parse_args(argv)
-    from cvo_py.testing import nodecluster
-
-    started = time.monotonic()
-    try:
-        if args.command == "build":
-            build()
-        elif args.command == "up":
-            cluster, info = up()
-            if not args.no_deploy:
-                info = nodecluster.deploy(cluster, info)
-            print(f"local node {info.node} ready in {time.monotonic() - started:.0f}s: {node_json_path()}")
-            print(json.dumps(info.__dict__, indent=2))
-        elif args.command == "down":
-            with interrupts_deferred():
-                left = down()
-            print(f"node-down took {time.monotonic() - started:.0f}s")
-            return 1 if left else 0
-        elif args.command == "leftovers":
-            left = leftovers()
-            print("\n".join(left) if left else "nothing of a local node is left on this machine")
-            return 1 if left else 0
-        elif args.command == "restart-agents":
-            restart_agents()
-        elif args.command == "e2e":
-            return nodecluster.e2e(args.pytest_args)
-        else:
-            info_now = running()
-            if info_now is None:
-                print("no local node is running")
-                return 1
-            print(json.dumps(info_now.__dict__, indent=2))
-            print(json.dumps(_read_pids(NodePaths(Path(info_now.data_dir))), indent=2))
-    except ClusterError as exc:
-        print(f"localnode: {exc}", file=sys.stderr)
-        return 1
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -9,6 +9,7 @@ Pods that ask for it, and `{{.ReleaseImage}}` rendered to the release image in t
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import json
 import signal
@@ -29,15 +30,11 @@ from cvo_py.testing.hack import script
 from cvo_py.testing.localcluster import REPO, ClusterError
 from cvo_py.testing.localnode import NodeInfo
 from cvo_py.testing.nodeconfig import NodePaths
-from cvo_py.testing.payload import ensure_priority_class
 
 BUSYBOX = "/bin/busybox"  # Debian's busybox-static
-NODES = Resource("v1", "Node", "nodes", False)
 SECRETS = Resource("v1", "Secret", "secrets", True)
 CONFIGMAPS = Resource("v1", "ConfigMap", "configmaps", True)
-ENDPOINTSLICES = Resource("discovery.k8s.io/v1", "EndpointSlice", "endpointslices", True)
 DEPLOYMENTS = install.KINDS["Deployment"]
-MASTER_LABEL = "node-role.kubernetes.io/master"
 CVO_IMAGE = "localhost/cvo-py:dev"
 # The releases pushed to the local registry: the node runs the first; the others are updates,
 # each first pulled by one test of tests/e2e (the real retrieval, the stopped registry, the
@@ -49,35 +46,6 @@ RESTRICTED_UID = 1000650000
 # A ClusterOperator of the release, as every cluster has: `start` judges an update's progress from
 # the operators' versions, and with none an update would never complete.
 RELEASE_OPERATOR = "kube-apiserver"
-
-
-def node_ready(client: KubeClient) -> bool:
-    try:
-        node = client.get(NODES, cfg.NODE_NAME)
-    except Exception:  # noqa: BLE001 - not registered yet
-        return False
-    return any(
-        c.get("type") == "Ready" and c.get("status") == "True"
-        for c in (node.get("status") or {}).get("conditions") or []
-    )
-
-
-def prepare(client: KubeClient) -> None:
-    """A control-plane node: the master role label and taint; the `kubernetes` Service's endpoint
-    for Pods; the PriorityClass OpenShift defines for user-critical workloads."""
-    node = client.get(NODES, cfg.NODE_NAME)
-    taints = [t for t in (node.get("spec") or {}).get("taints") or [] if t.get("key") != MASTER_LABEL]
-    taints.append({"key": MASTER_LABEL, "effect": "NoSchedule"})
-    client.patch(
-        NODES,
-        cfg.NODE_NAME,
-        {
-            "metadata": {"labels": {MASTER_LABEL: "", "node-role.kubernetes.io/control-plane": ""}},
-            "spec": {"taints": taints},
-        },
-    )
-    install.create_or_replace(client, ENDPOINTSLICES, cfg.kubernetes_endpointslice())
-    ensure_priority_class(client)
 
 
 # -- images -----------------------------------------------------------------------------------------
@@ -279,3 +247,50 @@ def e2e(pytest_args: list[str]) -> int:
         if left and code == 0:
             code = 1
     return code
+
+
+# -- command line ---------------------------------------------------------------------------------
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="localnode.py", description=localnode.__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("command", choices=["up", "down", "status", "build", "e2e", "leftovers", "restart-agents"])
+    parser.add_argument("--no-deploy", action="store_true", help="up: start the node only (no images, no install/)")
+    parser.add_argument("pytest_args", nargs="*", help="e2e: arguments for pytest (after --)")
+    args = parser.parse_args(argv)
+    started = time.monotonic()
+    try:
+        if args.command == "build":
+            localnode.build()
+        elif args.command == "up":
+            cluster, info = localnode.up()
+            if not args.no_deploy:
+                info = deploy(cluster, info)
+            print(f"local node {info.node} ready in {time.monotonic() - started:.0f}s: {localnode.node_json_path()}")
+            print(json.dumps(info.__dict__, indent=2))
+        elif args.command == "down":
+            with localnode.interrupts_deferred():
+                left = localnode.down()
+            print(f"node-down took {time.monotonic() - started:.0f}s")
+            return 1 if left else 0
+        elif args.command == "leftovers":
+            left = localnode.leftovers()
+            print("\n".join(left) if left else "nothing of a local node is left on this machine")
+            return 1 if left else 0
+        elif args.command == "restart-agents":
+            localnode.restart_agents()
+        elif args.command == "e2e":
+            return e2e(args.pytest_args)
+        else:
+            info_now = localnode.running()
+            if info_now is None:
+                print("no local node is running")
+                return 1
+            print(json.dumps(info_now.__dict__, indent=2))
+            print(json.dumps(localnode.components(NodePaths(Path(info_now.data_dir))), indent=2))
+    except ClusterError as exc:
+        print(f"localnode: {exc}", file=sys.stderr)
+        return 1
+    return 0

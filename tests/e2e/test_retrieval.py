@@ -249,7 +249,7 @@ def test_node_reboot_status_recovers(
     kube: KubeClient, node: NodeInfo, paths: NodePaths, api: localcluster.Cluster, versions: Arrivals
 ) -> None:
     localnode.restart_agents(paths, api)
-    wait_until(lambda: nodecluster.node_ready(kube), timeout=120, what="the Node Ready after the restart")
+    wait_until(lambda: localnode.node_ready(kube), timeout=120, what="the Node Ready after the restart")
     nodecluster.wait_available(kube, NAMESPACE, "cluster-version-operator", paths)
     nodecluster.wait_available(kube, usc.NAMESPACE, "update-status-controller", paths)
     image = node.release_images[2]["image"]
