@@ -206,7 +206,7 @@ _UNITS = {
     "m": MINUTE,
     "h": HOUR,
 }
-_DURATION_PART = re.compile(r"(\d*)(?:\.(\d*))?(ns|us|µs|μs|ms|s|m|h)")
+_DURATION_PART = re.compile(r"(\d*)(?:\.(\d*))?(ns|us|µs|μs|ms|s|m|h)", re.ASCII)  # Go reads ASCII digits only
 
 
 def parse_duration(text: str) -> int:

@@ -272,7 +272,7 @@ def test_a_certificate_that_names_the_server_only_in_its_common_name_is_refused(
 def test_an_unloadable_ca_file_is_named(tmp_path: Path, server: _Server) -> None:
     missing = tmp_path / "nowhere" / "ca.crt"
     client = KubeClient(ClientConfig(host=f"https://127.0.0.1:{server.server_address[1]}", ca_file=str(missing)))
-    with pytest.raises(ServerUnreachable, match=f"cannot load the CA file {re.escape(str(missing))}: No such file"):
+    with pytest.raises(ServerUnreachable, match=f"cannot load the CA file {re.escape(str(missing))}: file not found"):
         client.request("GET", "/")
 
 

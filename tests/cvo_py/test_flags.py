@@ -3,12 +3,20 @@ anything runs (no connection, no log line, no traceback); a flag a subcommand do
 
 from __future__ import annotations
 
+import argparse
+import importlib
 import os
+import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from cvo_py import gotext
 from cvo_py.cli import main as cli
+from cvo_py.testing.hostile import flags as hostile_flags
+
+RAW = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\u2028\u2029]")
 
 # The smallest valid command line of each subcommand, so the flag under test is the only problem.
 BASE = {
@@ -56,13 +64,13 @@ def _run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str,
 
 # (subcommands, flag arguments, what the one line must say); FILE names come from `files`.
 COMMON_CASES = [
-    (["--kubeconfig", "{MISSING}"], "does not exist"),
-    (["--kubeconfig", "{DIR}"], "is a directory"),
+    (["--kubeconfig", "{MISSING}"], "file not found"),
+    (["--kubeconfig", "{DIR}"], "a directory, not a file"),
     (["--kubeconfig", ""], "empty kubeconfig path"),
     (["--kubeconfig", "{GARBAGE}"], "cannot load Kubernetes configuration from"),
     (["--kubeconfig", "{LIST}"], "cannot load Kubernetes configuration from"),
     (["--kubeconfig", "{EMPTYCONFIG}"], "cannot load Kubernetes configuration from"),
-    (["--kubeconfig", "{UNREADABLE}"], "cannot read kubeconfig"),
+    (["--kubeconfig", "{UNREADABLE}"], "cannot read: Permission denied"),
     (["--v", "loud"], "invalid verbosity"),
     (["--v", "-1"], "invalid verbosity"),
     (["--v", ""], "invalid verbosity"),
@@ -72,21 +80,7 @@ COMMON_CASES = [
     (["--no-such-flag"], "unrecognized arguments: --no-such-flag"),
 ]
 
-LISTEN_CASES = [
-    "garbage",
-    "9099",
-    ":99999",
-    ":-1",
-    "host:",
-    "a b:80",
-    "::1:80",  # IPv6 needs brackets, as Go's SplitHostPort
-    "[not-an-ip]:80",
-    "[127.0.0.1]:80",
-    "0.0.0.0:\uff18\uff10",  # full-width digits
-    "300.1.1.1:80",
-    "bad-.example:80",
-    "host\x1b]0;x\x07:80",
-]
+LISTEN_CASES = hostile_flags.MALFORMED["listen"]
 
 START_CASES = [
     (["--release-image", ""], "missing --release-image flag"),
@@ -104,11 +98,11 @@ START_CASES = [
     (["--listen", "127.0.0.1:0"], "--serving-cert-file must be set"),
     (
         ["--listen", "127.0.0.1:0", "--serving-cert-file", "{MISSING}", "--serving-key-file", "{MISSING}"],
-        "no such file",
+        "file not found",
     ),
     (
         ["--listen", "127.0.0.1:0", "--serving-cert-file", "{DIR}", "--serving-key-file", "{DIR}"],
-        "no such file",
+        "a directory, not a file",
     ),
     (
         ["--listen", "127.0.0.1:0", "--serving-cert-file", "{GARBAGE}", "--serving-key-file", "{GARBAGE}"],
@@ -206,3 +200,123 @@ def test_listen_is_offered_only_where_endpoints_are_served(capsys: pytest.Captur
         assert code == 0
         assert ("--listen" in out) == (sub in SERVING), sub
         assert "--kubeconfig" in out and "--v" in out
+
+
+# --- every flag, by kind ------------------------------------------------------------------------
+
+# The kind of every value-taking flag of every subcommand (cvo_py/testing/hostile/flags.py lists
+# what each kind must refuse), and the switches, which take no value. A flag missing here fails
+# `test_every_flag_has_a_kind`: a new flag is tried with its class's malformed values.
+FLAG_KINDS: dict[tuple[str, str], str] = {
+    **{(sub, "--kubeconfig"): "kubeconfig" for sub in SUBCOMMANDS},
+    **{(sub, "--v"): "verbosity" for sub in SUBCOMMANDS},
+    **{(sub, "-v"): "verbosity" for sub in SUBCOMMANDS},
+    **{(sub, "--listen"): "listen" for sub in SERVING},
+    **{(sub, flag): "serving-file" for sub in SERVING for flag in ("--serving-cert-file", "--serving-key-file")},
+    **{(sub, "--tls-min-version"): "tls-version" for sub in SERVING},
+    **{(sub, "--tls-cipher-suites"): "cipher-suites" for sub in SERVING},
+    ("start", "--release-image"): "pull-spec",
+    ("start", "--node-name"): "node-name",
+    ("start", "--enable-auto-update"): "go-bool",
+    ("start", "--update-service"): "optional-http-url",
+    ("start", "--promql-url"): "optional-http-url",
+    ("start", "--promql-ca-file"): "ca-file",
+    ("start", "--promql-token-file"): "token-file",
+    ("start", "--always-enable-capabilities"): "capabilities",
+    ("update-status-controller", "--namespace"): "dns-label",
+    **{
+        ("update-status-controller", flag): "duration"
+        for flag in (
+            "--leader-elect-lease-duration",
+            "--leader-elect-renew-deadline",
+            "--leader-elect-retry-period",
+            "--resync",
+            "--alerts-interval",
+        )
+    },
+    ("update-status-controller", "--alerts-url"): "optional-http-url",
+    ("update-status-controller", "--alerts-ca-file"): "ca-file",
+    ("update-status-controller", "--alerts-token-file"): "token-file",
+    ("upgrade-status", "--details"): "details",
+    ("upgrade-status", "--format"): "format",
+    ("upgrade-status", "--now"): "rfc3339",
+    ("upgrade-status", "--mock-clusterversion"): "snapshot-path",
+    ("upgrade-status", "--from"): "dump-path",
+}
+SWITCHES = {
+    **{(sub, flag): "switch" for sub in SUBCOMMANDS for flag in ("-h", "--help")},
+    ("update-status-controller", "--leader-elect"): "switch",
+    ("update-status-controller", "--no-leader-elect"): "switch",
+    ("version", "--client"): "switch",
+}
+# Flags that only matter beside others: what each kind's flag is tried with.
+CONTEXT = {
+    "serving-file": ["--listen", "127.0.0.1:0", "--serving-cert-file", "{CERT}", "--serving-key-file", "{KEY}"],
+    "format": ["--from", "{DIR}"],
+}
+ACCEPTED = 99  # what a patched `run` returns: the value got through validation
+
+
+def test_every_flag_has_a_kind() -> None:
+    parser = cli.build_parser()
+    (subparsers,) = (a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    offered = {
+        (sub, flag) for sub, p in subparsers.choices.items() for a in p._actions for flag in a.option_strings
+    }
+    assert offered == set(FLAG_KINDS) | set(SWITCHES)
+
+
+AUDIT = [
+    (sub, flag, kind, value)
+    for (sub, flag), kind in FLAG_KINDS.items()
+    if flag != "-v"
+    for value in hostile_flags.MALFORMED[kind]
+] + [(sub, flag, "switch", f"={value}") for (sub, flag) in SWITCHES if flag != "-h" for value in
+     hostile_flags.SWITCH_VALUES]
+
+
+@pytest.fixture(scope="module")
+def hostile_files(tmp_path_factory: pytest.TempPathFactory, certificate: tuple[str, str]) -> dict[str, str]:
+    files = hostile_flags.materialize(tmp_path_factory.mktemp("hostile-flags"))
+    return {**files, "CERT": certificate[0], "KEY": certificate[1]}
+
+
+@pytest.mark.parametrize(
+    ("sub", "flag", "kind", "value"), AUDIT, ids=[f"{c[0]}:{c[1]}:{gotext.escape(c[3][:40])}" for c in AUDIT]
+)
+def test_every_malformed_value_of_every_flag_exits_2_with_one_escaped_line(
+    sub: str,
+    flag: str,
+    kind: str,
+    value: str,
+    hostile_files: dict[str, str],
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delenv("NODE_NAME", raising=False)
+    monkeypatch.delenv("KUBECONFIG", raising=False)
+    monkeypatch.setenv("HOME", hostile_files["DIR"])  # no ~/.kube/config to fall back on
+    module = importlib.import_module(cli.SUBCOMMANDS[sub][0])
+    real_run = module.run
+
+    def run(options: Any) -> int:
+        # Reading a snapshot or a dump needs no cluster: those are run, and must fail there.
+        if getattr(options, "dump", None) is not None or getattr(options, "mock_clusterversion", None) is not None:
+            return int(real_run(options))
+        return ACCEPTED
+
+    monkeypatch.setattr(module, "run", run)
+    if kind == "switch":
+        args = [flag + value]
+    else:
+        args = [*CONTEXT.get(kind, []), flag, value.format(**hostile_files) if value.startswith("{") else value]
+        args = [a.format(**hostile_files) if a.startswith("{") and a.endswith("}") else a for a in args]
+    argv = [sub, *BASE[sub], *args]
+    code, out, err = _run(argv, capsys)
+    shown = gotext.escape(err[-3000:])
+    assert code == 2, (code, shown)
+    assert out == ""
+    assert err.endswith("\n") and err.count("\n") == 1, shown
+    assert "Traceback" not in err
+    assert not RAW.search(err), f"a raw control or bidi character reached the terminal: {shown}"
+    assert len(err) < 2500, f"{len(err)} characters"

@@ -69,7 +69,7 @@ def test_unreachable_and_unreadable_token_are_one_line_errors(tmp_path: Path) ->
     with pytest.raises(APIError, match=r"^http://127\.0\.0\.1:1/api/v1/alerts: .*[Cc]onnection refused") as exc:
         PrometheusAPI("http://127.0.0.1:1", timeout=2).alerts()
     assert "\n" not in str(exc.value)
-    with pytest.raises(APIError, match="cannot read the bearer token file .*/missing: No such file"):
+    with pytest.raises(APIError, match="cannot read the bearer token file .*/missing: file not found"):
         PrometheusAPI("http://127.0.0.1:1", token_file=str(tmp_path / "missing")).alerts()
 
 
@@ -80,5 +80,5 @@ def test_bad_urls_are_refused(url: str) -> None:
 
 
 def test_check_files_names_the_missing_file(tmp_path: Path) -> None:
-    with pytest.raises(ConfigError, match=r"cannot read the CA file .*/ca\.crt: No such file"):
+    with pytest.raises(ConfigError, match=r"CA file .*/ca\.crt: file not found"):
         PrometheusAPI("https://x", ca_file=str(tmp_path / "ca.crt")).check_files()
