@@ -1,0 +1,180 @@
+"""Clients that misbehave against an HTTP(S) endpoint, and a prober that times /healthz meanwhile.
+
+    with Attack(host, port, kind="slow-loris", connections=120, tls=context):
+        latencies = probe_for(url, seconds=10, context=context)
+
+Kinds (each connection in its own way holds what a careless server would keep):
+- `idle`: connects (and, over TLS, does nothing: not even a ClientHello) and waits;
+- `slow-loris`: sends a request line and then one header byte every `drip` seconds, never ending;
+- `header-stuffing`: sends a request line and 99 headers of 65,000 bytes (6.4 MB, the most
+  Python's own HTTP server would have taken), then stalls.
+All of it runs on one thread per attack, on non-blocking sockets: the attacker costs the test
+little, whatever the server does. `Attack.refused` counts connections the server closed or reset.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import selectors
+import socket
+import ssl
+import threading
+import time
+import urllib.error
+import urllib.request
+from dataclasses import dataclass, field
+
+KINDS = ("idle", "slow-loris", "header-stuffing")
+HEADER_COUNT = 99
+HEADER_VALUE_BYTES = 65_000
+
+
+def stuffed_headers(count: int = HEADER_COUNT, size: int = HEADER_VALUE_BYTES) -> bytes:
+    """A request line and `count` headers of `size` bytes each, without the blank line that ends them."""
+    value = b"a" * size
+    return b"GET /healthz HTTP/1.1\r\nHost: x\r\n" + b"".join(b"X-Stuff-%d: %s\r\n" % (i, value) for i in range(count))
+
+
+@dataclass
+class _Conn:
+    sock: socket.socket | ssl.SSLSocket
+    pending: bytes
+    sent: int = 0
+
+
+@dataclass
+class Attack:
+    """Connections of one `kind`, opened when the block starts and held until it ends."""
+
+    host: str
+    port: int
+    kind: str
+    connections: int = 120
+    tls: ssl.SSLContext | None = None
+    drip: float = 1.0
+    headers: int = HEADER_COUNT  # header-stuffing: how many headers of `header_bytes`
+    header_bytes: int = HEADER_VALUE_BYTES
+    refused: int = 0
+    opened: int = 0
+    _stop: threading.Event = field(default_factory=threading.Event)
+    _thread: threading.Thread | None = None
+
+    def __enter__(self) -> Attack:
+        if self.kind not in KINDS:
+            raise ValueError(f"unknown attack {self.kind!r}: one of {', '.join(KINDS)}")
+        self._thread = threading.Thread(target=self._run, name=f"attack-{self.kind}", daemon=True)
+        self._thread.start()
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=30)
+
+    def _open(self) -> _Conn | None:
+        try:
+            sock: socket.socket | ssl.SSLSocket = socket.create_connection((self.host, self.port), timeout=5)
+            if self.tls is not None and self.kind != "idle":
+                sock = self.tls.wrap_socket(sock, server_hostname=self.host)
+        except (OSError, ssl.SSLError):
+            self.refused += 1
+            return None
+        self.opened += 1
+        if self.kind == "idle":
+            payload = b""
+        elif self.kind == "slow-loris":
+            payload = b"GET /healthz HTTP/1.1\r\nHost: x\r\nX-Slow: "
+        else:
+            payload = stuffed_headers(self.headers, self.header_bytes)
+        sock.setblocking(False)
+        return _Conn(sock, payload)
+
+    def _run(self) -> None:
+        selector = selectors.DefaultSelector()
+        conns: list[_Conn] = []
+        for _ in range(self.connections):
+            if self._stop.is_set():
+                break
+            conn = self._open()
+            if conn is not None:
+                conns.append(conn)
+                selector.register(conn.sock, selectors.EVENT_READ, conn)
+        next_drip = time.monotonic() + self.drip
+        try:
+            while not self._stop.is_set() and conns:
+                for conn in list(conns):
+                    if conn.pending and not self._send(conn):
+                        self._drop(conn, conns, selector)
+                for key, _events in selector.select(timeout=0.05):
+                    conn = key.data
+                    if not self._still_open(conn):
+                        self._drop(conn, conns, selector)
+                if self.kind == "slow-loris" and time.monotonic() >= next_drip:
+                    next_drip += self.drip
+                    for conn in list(conns):
+                        conn.pending += b"a"
+        finally:
+            for conn in conns:
+                with contextlib.suppress(OSError):
+                    conn.sock.close()
+            selector.close()
+
+    def _send(self, conn: _Conn) -> bool:
+        """Send what the connection still has to say; False when the server closed it."""
+        try:
+            while conn.pending:
+                n = conn.sock.send(conn.pending[:65536])
+                conn.pending = conn.pending[n:]
+                conn.sent += n
+        except (BlockingIOError, ssl.SSLWantWriteError, ssl.SSLWantReadError):
+            return True  # the server reads no more for now: stall here, as an attacker would
+        except OSError:
+            return False
+        return True
+
+    def _still_open(self, conn: _Conn) -> bool:
+        try:
+            data = conn.sock.recv(65536)
+        except (BlockingIOError, ssl.SSLWantReadError, ssl.SSLWantWriteError):
+            return True
+        except OSError:
+            return False
+        return False if not data else True  # an answer (431, 408) means it is being closed too
+
+    def _drop(self, conn: _Conn, conns: list[_Conn], selector: selectors.BaseSelector) -> None:
+        self.refused += 1
+        conns.remove(conn)
+        with contextlib.suppress(KeyError, ValueError):
+            selector.unregister(conn.sock)
+        with contextlib.suppress(OSError):
+            conn.sock.close()
+
+
+@dataclass(frozen=True)
+class Probe:
+    seconds: float
+    status: int | None  # None: no answer (the error is in `error`)
+    error: str = ""
+
+
+def probe(url: str, context: ssl.SSLContext | None = None, timeout: float = 30.0) -> Probe:
+    """One GET on a new connection, as the kubelet's probe does."""
+    start = time.monotonic()
+    try:
+        with urllib.request.urlopen(url, context=context, timeout=timeout) as response:
+            response.read()
+            return Probe(time.monotonic() - start, response.status)
+    except urllib.error.HTTPError as exc:
+        return Probe(time.monotonic() - start, exc.code)
+    except (OSError, urllib.error.URLError) as exc:
+        return Probe(time.monotonic() - start, None, str(exc))
+
+
+def probe_for(url: str, seconds: float, context: ssl.SSLContext | None = None, every: float = 0.25) -> list[Probe]:
+    """Probe `url` every `every` seconds for `seconds`."""
+    results: list[Probe] = []
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        results.append(probe(url, context))
+        time.sleep(every)
+    return results
