@@ -17,10 +17,10 @@ import time
 from collections.abc import Callable, Generator, Mapping
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import quote, urlencode
+from urllib.parse import quote, urlencode, urlsplit
 
-from cvo_py.connections import ConnectionPool, Stream
-from cvo_py.gotext import short_error
+from cvo_py.connections import ConnectionPool, Stream, go_cause
+from cvo_py.gotext import network_phrase
 
 JSON = dict[str, Any]
 
@@ -128,9 +128,12 @@ class ServerUnreachable(Exception):
     def __init__(self, server: str, cause: BaseException) -> None:
         self.server = server
         self.cause = cause
-        reason = short_error(str(cause)) if str(cause) else type(cause).__name__
-        if isinstance(cause, http.client.HTTPException) and not isinstance(cause, OSError):
-            reason = f"not an HTTP response ({type(cause).__name__}: {reason})"
+        # The phrase an admin recognises, else the cause as Go's client words it (never Python's
+        # own wording: `[Errno 104]`, `RemoteDisconnected(...)`).
+        parts = urlsplit(server)
+        reason = network_phrase(str(cause)) or go_cause(
+            cause, parts.hostname or "", parts.port or (443 if parts.scheme == "https" else 80)
+        )
         super().__init__(f"cannot reach the Kubernetes API server at {server}: {reason}")
 
 

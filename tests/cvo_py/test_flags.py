@@ -6,7 +6,6 @@ from __future__ import annotations
 import argparse
 import importlib
 import os
-import re
 from pathlib import Path
 from typing import Any
 
@@ -15,8 +14,7 @@ import pytest
 from cvo_py import gotext
 from cvo_py.cli import main as cli
 from cvo_py.testing.hostile import flags as hostile_flags
-
-RAW = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\u2028\u2029]")
+from cvo_py.testing.hostile.values import RAW_CONTROL
 
 # The smallest valid command line of each subcommand, so the flag under test is the only problem.
 BASE = {
@@ -318,5 +316,5 @@ def test_every_malformed_value_of_every_flag_exits_2_with_one_escaped_line(
     assert out == ""
     assert err.endswith("\n") and err.count("\n") == 1, shown
     assert "Traceback" not in err
-    assert not RAW.search(err), f"a raw control or bidi character reached the terminal: {shown}"
+    assert not RAW_CONTROL.search(err), f"a raw control or bidi character reached the terminal: {shown}"
     assert len(err) < 2500, f"{len(err)} characters"

@@ -14,7 +14,8 @@ from cvo_py.testing.hostile.files import SPECIAL_KINDS, cli, kubeconfig, run_lim
 from cvo_py.testing.insight_objects import write_snapshot
 
 TIMEOUT = 60.0  # a child that reads nothing it should not finishes in about a second
-PEAK_RSS_BOUND = 200 << 20  # an interpreter's start-up and the command's imports: about 40-60 MB
+PEAK_RSS_BOUND = 200 << 20
+PROMQL = "https://127.0.0.1:1"  # an interpreter's start-up and the command's imports: about 40-60 MB
 
 
 def _start(*args: str) -> list[str]:
@@ -75,9 +76,8 @@ CASES: dict[str, Case] = {
     "update-status-controller --serving-cert-file": lambda s, _d, c: _usc(
         "--listen", "127.0.0.1:0", "--serving-cert-file", str(s), "--serving-key-file", c[1]
     ),
-    "start --promql-ca-file": lambda s, _d, _c: _start("--promql-url", "https://127.0.0.1:1", "--promql-ca-file", str(s)),
-    "start --promql-token-file": lambda s, _d, _c: _start("--promql-url", "https://127.0.0.1:1",
-                                                          "--promql-token-file", str(s)),
+    "start --promql-ca-file": lambda s, _d, _c: _start("--promql-url", PROMQL, "--promql-ca-file", str(s)),
+    "start --promql-token-file": lambda s, _d, _c: _start("--promql-url", PROMQL, "--promql-token-file", str(s)),
     "update-status-controller --alerts-ca-file": lambda s, _d, _c: _usc("--alerts-ca-file", str(s)),
     "update-status-controller --alerts-token-file": lambda s, _d, _c: _usc("--alerts-token-file", str(s)),
     "--mock-clusterversion NAME-cv.yaml": _snapshot("-cv.yaml"),
