@@ -7,7 +7,6 @@ against the 1 s target), the process stays up and its memory bounded."""
 
 from __future__ import annotations
 
-import contextlib
 import ssl
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -17,8 +16,7 @@ import pytest
 
 from cvo_py.testing import usc as h
 from cvo_py.testing.cluster import LocalCluster
-from cvo_py.testing.hostile.clients import Attack, Probe, probe_for
-from cvo_py.testing.wait import wait_until
+from cvo_py.testing.hostile.clients import Probe, attacking, probe_for
 
 PROBE_BOUND = 5.0  # seconds; the target is 1 s (see the bench)
 PEAK_RSS_BOUND = 400 << 20  # the process's own peak, attack included
@@ -33,20 +31,11 @@ def _insecure() -> ssl.SSLContext:
     return context
 
 
-def under_attack(port: int, scheme: str) -> tuple[list[Probe], list[Attack]]:
-    tls = _insecure() if scheme == "https" else None
-    with contextlib.ExitStack() as stack:
-        attacks = [
-            stack.enter_context(Attack("127.0.0.1", port, kind, connections=n, tls=tls, drip=0.5))
-            for kind, n in ATTACK
-        ]
-        wait_until(
-            lambda: all(a.opened + a.refused >= n for a, (_, n) in zip(attacks, ATTACK, strict=True)),
-            timeout=120,
-            what="every attacking connection opened or refused",
-        )
-        probes = probe_for(f"{scheme}://127.0.0.1:{port}/healthz", PROBE_SECONDS, tls)
-    return probes, attacks
+def under_attack(port: int, scheme: str) -> list[Probe]:
+    """Probes of /healthz while the attacks (from a child process) hold their connections."""
+    context = _insecure() if scheme == "https" else None
+    with attacking(port, ATTACK, tls=context is not None):
+        return probe_for(f"{scheme}://127.0.0.1:{port}/healthz", PROBE_SECONDS, context)
 
 
 def _peak_rss(pid: int) -> int:
@@ -70,7 +59,7 @@ def check(probes: list[Probe], pid: int, alive: Callable[[], bool]) -> None:
 
 def test_start_endpoint(start: Any) -> None:
     running = start("quay.io/openshift-release-dev/ocp-release@sha256:" + "a" * 64, "4.14.0")
-    probes, _attacks = under_attack(running.port, "https")
+    probes = under_attack(running.port, "https")
     check(probes, running.proc.pid, lambda: running.proc.poll() is None)
 
 
@@ -92,5 +81,5 @@ def controller(
 
 def test_update_status_controller_endpoint(controller: h.ControllerProcess) -> None:
     scheme = "https" if controller.tls is not None else "http"
-    probes, _attacks = under_attack(controller.port, scheme)
+    probes = under_attack(controller.port, scheme)
     check(probes, controller.proc.pid, lambda: controller.proc.poll() is None)

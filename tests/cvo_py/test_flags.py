@@ -16,15 +16,11 @@ from cvo_py.cli import main as cli
 from cvo_py.testing.hostile import flags as hostile_flags
 from cvo_py.testing.hostile.values import RAW_CONTROL
 
-# The smallest valid command line of each subcommand, so the flag under test is the only problem.
-BASE = {
-    "start": ["--node-name", "n", "--release-image", "x", "--listen", ""],
-    "update-status-controller": ["--listen", ""],
-    "upgrade-status": [],
-    "version": ["--client"],
-}
-SUBCOMMANDS = tuple(BASE)
-SERVING = ("start", "update-status-controller")
+BASE = hostile_flags.BASE
+SUBCOMMANDS = hostile_flags.SUBCOMMANDS
+SERVING = hostile_flags.SERVING
+FLAG_KINDS = hostile_flags.FLAG_KINDS
+SWITCHES = hostile_flags.SWITCHES
 
 
 @pytest.fixture
@@ -202,56 +198,6 @@ def test_listen_is_offered_only_where_endpoints_are_served(capsys: pytest.Captur
 
 # --- every flag, by kind ------------------------------------------------------------------------
 
-# The kind of every value-taking flag of every subcommand (cvo_py/testing/hostile/flags.py lists
-# what each kind must refuse), and the switches, which take no value. A flag missing here fails
-# `test_every_flag_has_a_kind`: a new flag is tried with its class's malformed values.
-FLAG_KINDS: dict[tuple[str, str], str] = {
-    **{(sub, "--kubeconfig"): "kubeconfig" for sub in SUBCOMMANDS},
-    **{(sub, "--v"): "verbosity" for sub in SUBCOMMANDS},
-    **{(sub, "-v"): "verbosity" for sub in SUBCOMMANDS},
-    **{(sub, "--listen"): "listen" for sub in SERVING},
-    **{(sub, flag): "serving-file" for sub in SERVING for flag in ("--serving-cert-file", "--serving-key-file")},
-    **{(sub, "--tls-min-version"): "tls-version" for sub in SERVING},
-    **{(sub, "--tls-cipher-suites"): "cipher-suites" for sub in SERVING},
-    ("start", "--release-image"): "pull-spec",
-    ("start", "--node-name"): "node-name",
-    ("start", "--enable-auto-update"): "go-bool",
-    ("start", "--update-service"): "optional-http-url",
-    ("start", "--promql-url"): "optional-http-url",
-    ("start", "--promql-ca-file"): "ca-file",
-    ("start", "--promql-token-file"): "token-file",
-    ("start", "--always-enable-capabilities"): "capabilities",
-    ("update-status-controller", "--namespace"): "dns-label",
-    **{
-        ("update-status-controller", flag): "duration"
-        for flag in (
-            "--leader-elect-lease-duration",
-            "--leader-elect-renew-deadline",
-            "--leader-elect-retry-period",
-            "--resync",
-            "--alerts-interval",
-        )
-    },
-    ("update-status-controller", "--alerts-url"): "optional-http-url",
-    ("update-status-controller", "--alerts-ca-file"): "ca-file",
-    ("update-status-controller", "--alerts-token-file"): "token-file",
-    ("upgrade-status", "--details"): "details",
-    ("upgrade-status", "--format"): "format",
-    ("upgrade-status", "--now"): "rfc3339",
-    ("upgrade-status", "--mock-clusterversion"): "snapshot-path",
-    ("upgrade-status", "--from"): "dump-path",
-}
-SWITCHES = {
-    **{(sub, flag): "switch" for sub in SUBCOMMANDS for flag in ("-h", "--help")},
-    ("update-status-controller", "--leader-elect"): "switch",
-    ("update-status-controller", "--no-leader-elect"): "switch",
-    ("version", "--client"): "switch",
-}
-# Flags that only matter beside others: what each kind's flag is tried with.
-CONTEXT = {
-    "serving-file": ["--listen", "127.0.0.1:0", "--serving-cert-file", "{CERT}", "--serving-key-file", "{KEY}"],
-    "format": ["--from", "{DIR}"],
-}
 ACCEPTED = 99  # what a patched `run` returns: the value got through validation
 
 
@@ -264,13 +210,7 @@ def test_every_flag_has_a_kind() -> None:
     assert offered == set(FLAG_KINDS) | set(SWITCHES)
 
 
-AUDIT = [
-    (sub, flag, kind, value)
-    for (sub, flag), kind in FLAG_KINDS.items()
-    if flag != "-v"
-    for value in hostile_flags.MALFORMED[kind]
-] + [(sub, flag, "switch", f"={value}") for (sub, flag) in SWITCHES if flag != "-h" for value in
-     hostile_flags.SWITCH_VALUES]
+AUDIT = hostile_flags.cases()
 
 
 @pytest.fixture(scope="module")
@@ -304,12 +244,7 @@ def test_every_malformed_value_of_every_flag_exits_2_with_one_escaped_line(
         return ACCEPTED
 
     monkeypatch.setattr(module, "run", run)
-    if kind == "switch":
-        args = [flag + value]
-    else:
-        args = [*CONTEXT.get(kind, []), flag, value.format(**hostile_files) if value.startswith("{") else value]
-        args = [a.format(**hostile_files) if a.startswith("{") and a.endswith("}") else a for a in args]
-    argv = [sub, *BASE[sub], *args]
+    argv = hostile_flags.argv(sub, flag, kind, value, hostile_files)
     code, out, err = _run(argv, capsys)
     shown = gotext.escape(err[-3000:])
     assert code == 2, (code, shown)

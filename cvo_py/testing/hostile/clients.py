@@ -3,6 +3,9 @@
     with Attack(host, port, kind="slow-loris", connections=120, tls=context):
         latencies = probe_for(url, seconds=10, context=context)
 
+    with attacking(port, [("slow-loris", 120), ("header-stuffing", 120)], tls=True):  # in a child process
+        latencies = probe_for(url, seconds=10, context=context)
+
 Kinds (each connection in its own way holds what a careless server would keep):
 - `idle`: connects (and, over TLS, does nothing: not even a ClientHello) and waits;
 - `slow-loris`: sends a request line and then one header byte every `drip` seconds, never ending;
@@ -18,10 +21,13 @@ import contextlib
 import selectors
 import socket
 import ssl
+import subprocess
+import sys
 import threading
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
 KINDS = ("idle", "slow-loris", "header-stuffing")
@@ -150,6 +156,53 @@ class Attack:
             conn.sock.close()
 
 
+@contextlib.contextmanager
+def attacking(port: int, attacks: Sequence[tuple[str, int]], *, tls: bool, drip: float = 0.5) -> Iterator[int]:
+    """The attacks (kind, connections) on 127.0.0.1:`port` from a child process, so that their CPU
+    is not the prober's. Yields, once every connection is open or refused, how many were refused
+    (closed or reset by the server) so far; holds the rest open until the block ends."""
+    spec = ",".join(f"{kind}:{n}" for kind, n in attacks)
+    child = subprocess.Popen(
+        [sys.executable, "-m", "cvo_py.testing.hostile.clients", str(port), spec, "tls" if tls else "plain", str(drip)],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+    )
+    assert child.stdin is not None and child.stdout is not None
+    try:
+        ready = child.stdout.readline()
+        if not ready.startswith("ready"):
+            raise RuntimeError(f"the attacking process did not start: {ready!r}")
+        yield int(ready.split()[1])
+    finally:
+        child.stdin.close()
+        try:
+            child.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            child.kill()
+            child.wait()
+        child.stdout.close()
+
+
+def _attack_main(argv: Sequence[str]) -> int:
+    """`python -m cvo_py.testing.hostile.clients PORT KIND:N[,KIND:N] tls|plain DRIP`: attack until stdin ends."""
+    port, spec, mode, drip = int(argv[0]), argv[1], argv[2], float(argv[3])
+    tls = None
+    if mode == "tls":
+        tls = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+        tls.check_hostname = False
+        tls.verify_mode = ssl.CERT_NONE
+    plan = [(kind, int(n)) for kind, n in (item.split(":") for item in spec.split(","))]
+    with contextlib.ExitStack() as stack:
+        attacks = [stack.enter_context(Attack("127.0.0.1", port, kind, n, tls, drip)) for kind, n in plan]
+        deadline = time.monotonic() + 120
+        while any(a.opened + a.refused < n for a, (_, n) in zip(attacks, plan, strict=True)):
+            if time.monotonic() > deadline:
+                break
+            time.sleep(0.05)
+        print(f"ready {sum(a.refused for a in attacks)}", flush=True)
+        sys.stdin.read()
+    return 0
+
+
 @dataclass(frozen=True)
 class Probe:
     seconds: float
@@ -178,3 +231,7 @@ def probe_for(url: str, seconds: float, context: ssl.SSLContext | None = None, e
         results.append(probe(url, context))
         time.sleep(every)
     return results
+
+
+if __name__ == "__main__":
+    sys.exit(_attack_main(sys.argv[1:]))

@@ -1,6 +1,7 @@
 """Special files given where a regular file is expected, and a bounded way to run what reads them.
 
     special_file(directory, kind, name) -> Path     a FIFO, /dev/zero, or a symlink to either
+    SPECIAL_FILE_FLAGS[where](special, ...) -> argv  every place a command reads a named file
     kubeconfig(directory, ...) -> Path               a kubeconfig, with any field replaced
     run_limited(argv, ...) -> Limited                a child process under a memory rlimit and a
                                                      timeout: exit code, output, wall time, peak RSS
@@ -19,12 +20,14 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import yaml
+
+from cvo_py.testing.insight_objects import write_snapshot
 
 DEV_ZERO = Path("/dev/zero")
 SPECIAL_KINDS = ("fifo", "dev-zero", "symlink-to-fifo", "symlink-to-dev-zero")
@@ -46,6 +49,84 @@ def special_file(directory: Path, kind: str, name: str) -> Path:
         path.symlink_to(DEV_ZERO)
     else:
         raise ValueError(f"unknown special file kind {kind!r}")
+    return path
+
+
+_PROMQL = "https://127.0.0.1:1"
+
+
+def _start(*args: str) -> list[str]:
+    return ["start", "--node-name", "n", "--release-image", "x", "--listen", "", *args]
+
+
+def _usc(*args: str) -> list[str]:
+    return ["update-status-controller", "--listen", "", *args]
+
+
+# Where a file is named → the command line naming `special` there, given a work directory and a
+# serving certificate and key (for the flags that need one beside the special file).
+Case = Callable[[Path, Path, tuple[str, str]], list[str]]
+
+
+def _kubeconfig_naming(field: str, section: str) -> Case:
+    def argv(special: Path, directory: Path, cert: tuple[str, str]) -> list[str]:
+        user: dict[str, object] = {"token": "t"}
+        cluster: dict[str, object] = {"server": "https://127.0.0.1:6443"}
+        if section == "cluster":
+            cluster[field] = str(special)
+        elif field == "client-certificate":
+            user = {"client-certificate": str(special), "client-key": cert[1]}
+        elif field == "client-key":
+            user = {"client-certificate": cert[0], "client-key": str(special)}
+        else:
+            user = {field: str(special)}
+        if "certificate-authority" not in cluster:
+            cluster["insecure-skip-tls-verify"] = True
+        path = kubeconfig(directory, cluster=cluster, user=user)
+        return ["version", "--kubeconfig", str(path)]
+
+    return argv
+
+
+def _snapshot(suffix: str) -> Case:
+    def argv(special: Path, directory: Path, _cert: tuple[str, str]) -> list[str]:
+        cv = write_snapshot(directory)
+        target = Path(str(cv).replace("-cv.yaml", suffix))
+        target.unlink(missing_ok=True)
+        target.symlink_to(special)
+        return ["upgrade-status", "--mock-clusterversion", str(cv)]
+
+    return argv
+
+
+SPECIAL_FILE_FLAGS: dict[str, Case] = {
+    "--kubeconfig": lambda s, _d, _c: ["version", "--kubeconfig", str(s)],
+    "kubeconfig certificate-authority": _kubeconfig_naming("certificate-authority", "cluster"),
+    "kubeconfig tokenFile": _kubeconfig_naming("tokenFile", "user"),
+    "kubeconfig client-certificate": _kubeconfig_naming("client-certificate", "user"),
+    "kubeconfig client-key": _kubeconfig_naming("client-key", "user"),
+    "start --serving-cert-file": lambda s, _d, c: _start(
+        "--listen", "127.0.0.1:0", "--serving-cert-file", str(s), "--serving-key-file", c[1]
+    ),
+    "start --serving-key-file": lambda s, _d, c: _start(
+        "--listen", "127.0.0.1:0", "--serving-cert-file", c[0], "--serving-key-file", str(s)
+    ),
+    "update-status-controller --serving-cert-file": lambda s, _d, c: _usc(
+        "--listen", "127.0.0.1:0", "--serving-cert-file", str(s), "--serving-key-file", c[1]
+    ),
+    "start --promql-ca-file": lambda s, _d, _c: _start("--promql-url", _PROMQL, "--promql-ca-file", str(s)),
+    "start --promql-token-file": lambda s, _d, _c: _start("--promql-url", _PROMQL, "--promql-token-file", str(s)),
+    "update-status-controller --alerts-ca-file": lambda s, _d, _c: _usc("--alerts-ca-file", str(s)),
+    "update-status-controller --alerts-token-file": lambda s, _d, _c: _usc("--alerts-token-file", str(s)),
+    "--mock-clusterversion NAME-cv.yaml": _snapshot("-cv.yaml"),
+    "--mock-clusterversion NAME-node.yaml": _snapshot("-node.yaml"),
+    "--mock-clusterversion NAME-alerts.json": _snapshot("-alerts.json"),
+    "--from NAME-cv.yaml": lambda s, d, _c: ["upgrade-status", "--from", str(_link(d / "x-cv.yaml", s))],
+}
+
+
+def _link(path: Path, target: Path) -> Path:
+    path.symlink_to(target)
     return path
 
 

@@ -95,8 +95,93 @@ MALFORMED: dict[str, tuple[str, ...]] = {
     "dump-path": ("", "{MISSING}", "{DIR}", "{GARBAGE}", "{ESC_PATH}", "/dev/null", "{MISSING_CV}", "{HUGE_CV}"),
 }
 
+# The smallest valid command line of each subcommand, so the flag under test is the only problem.
+BASE = {
+    "start": ["--node-name", "n", "--release-image", "x", "--listen", ""],
+    "update-status-controller": ["--listen", ""],
+    "upgrade-status": [],
+    "version": ["--client"],
+}
+SUBCOMMANDS = tuple(BASE)
+SERVING = ("start", "update-status-controller")
+
+# The kind of every value-taking flag of every subcommand (`MALFORMED` above lists
+# what each kind must refuse), and the switches, which take no value. A flag missing here fails
+# tests/cvo_py/test_flags.py: a new flag is tried with its class's malformed values.
+FLAG_KINDS: dict[tuple[str, str], str] = {
+    **{(sub, "--kubeconfig"): "kubeconfig" for sub in SUBCOMMANDS},
+    **{(sub, "--v"): "verbosity" for sub in SUBCOMMANDS},
+    **{(sub, "-v"): "verbosity" for sub in SUBCOMMANDS},
+    **{(sub, "--listen"): "listen" for sub in SERVING},
+    **{(sub, flag): "serving-file" for sub in SERVING for flag in ("--serving-cert-file", "--serving-key-file")},
+    **{(sub, "--tls-min-version"): "tls-version" for sub in SERVING},
+    **{(sub, "--tls-cipher-suites"): "cipher-suites" for sub in SERVING},
+    ("start", "--release-image"): "pull-spec",
+    ("start", "--node-name"): "node-name",
+    ("start", "--enable-auto-update"): "go-bool",
+    ("start", "--update-service"): "optional-http-url",
+    ("start", "--promql-url"): "optional-http-url",
+    ("start", "--promql-ca-file"): "ca-file",
+    ("start", "--promql-token-file"): "token-file",
+    ("start", "--always-enable-capabilities"): "capabilities",
+    ("update-status-controller", "--namespace"): "dns-label",
+    **{
+        ("update-status-controller", flag): "duration"
+        for flag in (
+            "--leader-elect-lease-duration",
+            "--leader-elect-renew-deadline",
+            "--leader-elect-retry-period",
+            "--resync",
+            "--alerts-interval",
+        )
+    },
+    ("update-status-controller", "--alerts-url"): "optional-http-url",
+    ("update-status-controller", "--alerts-ca-file"): "ca-file",
+    ("update-status-controller", "--alerts-token-file"): "token-file",
+    ("upgrade-status", "--details"): "details",
+    ("upgrade-status", "--format"): "format",
+    ("upgrade-status", "--now"): "rfc3339",
+    ("upgrade-status", "--mock-clusterversion"): "snapshot-path",
+    ("upgrade-status", "--from"): "dump-path",
+}
+SWITCHES = {
+    **{(sub, flag): "switch" for sub in SUBCOMMANDS for flag in ("-h", "--help")},
+    ("update-status-controller", "--leader-elect"): "switch",
+    ("update-status-controller", "--no-leader-elect"): "switch",
+    ("version", "--client"): "switch",
+}
+# Flags that only matter beside others: what each kind's flag is tried with.
+CONTEXT = {
+    "serving-file": ["--listen", "127.0.0.1:0", "--serving-cert-file", "{CERT}", "--serving-key-file", "{KEY}"],
+    "format": ["--from", "{DIR}"],
+}
+
+
 # Boolean flags take no value: `--flag=value` is refused.
 SWITCH_VALUES = ("yes", "maybe", ESC)
+
+
+
+def cases() -> list[tuple[str, str, str, str]]:
+    """(subcommand, flag, kind, value) for every flag and every malformed value of its kind
+    (`-v` is `--v`'s other name; `-h`, `--help`'s)."""
+    return [
+        (sub, flag, kind, value)
+        for (sub, flag), kind in FLAG_KINDS.items()
+        if flag != "-v"
+        for value in MALFORMED[kind]
+    ] + [(sub, flag, "switch", f"={value}") for (sub, flag) in SWITCHES if flag != "-h" for value in SWITCH_VALUES]
+
+
+def argv(sub: str, flag: str, kind: str, value: str, files: dict[str, str]) -> list[str]:
+    """The command line trying `value` for `flag`: the subcommand's smallest valid one, what the
+    flag needs beside it, then the flag; `{NAME}`s are `files`' (see `materialize`)."""
+    if kind == "switch":
+        args = [flag + value]
+    else:
+        args = [*CONTEXT.get(kind, []), flag, value]
+    return [sub, *BASE[sub], *(a.format(**files) if a.startswith("{") and a.endswith("}") else a for a in args)]
+
 
 _PEM = "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n"
 
