@@ -42,9 +42,9 @@ from cvo_py.safeload import DEFAULT_LIMITS
 from cvo_py.serving.server import DEFAULT_LIMITS as SERVING_LIMITS
 from cvo_py.testing.certs import self_signed
 from cvo_py.testing.hostile import flags as hostile_flags
-from cvo_py.testing.hostile.clients import attacking, probe_for
+from cvo_py.testing.hostile.clients import attacking, metrics_server_child, probe_for
 from cvo_py.testing.hostile.corpus import CORPUS
-from cvo_py.testing.hostile.files import SPECIAL_FILE_FLAGS, SPECIAL_KINDS, cli, run_limited, special_file
+from cvo_py.testing.hostile.files import SPECIAL_FILE_FLAGS, SPECIAL_KINDS, cli, peak_rss, run_limited, special_file
 from cvo_py.testing.hostile.servers import BEHAVIOURS, HostileServer
 from cvo_py.testing.insight_objects import node, write_snapshot
 
@@ -181,19 +181,6 @@ def flags(certificate: tuple[str, str]) -> None:
 
 # -- endpoints -------------------------------------------------------------------------------------------
 
-SERVER_CHILD = """
-import sys
-from prometheus_client import CollectorRegistry
-from cvo_py.serving.certificates import ServingContext
-from cvo_py.serving.server import MetricsServer
-serving = ServingContext(sys.argv[1], sys.argv[2], client_auth=True) if sys.argv[1] else None
-server = MetricsServer("127.0.0.1:0", CollectorRegistry(), serving=serving).start()
-print(server.port, flush=True)
-sys.stdin.read()
-print(server.evicted, flush=True)
-"""
-
-
 def endpoints(certificate: tuple[str, str], seconds: float) -> None:
     header("endpoints: the metrics server under attack (120 connections per kind), /healthz meanwhile")
     print(f"server bounds: headers {SERVING_LIMITS.max_header_bytes} bytes / {SERVING_LIMITS.max_header_lines} lines, "
@@ -205,20 +192,12 @@ def endpoints(certificate: tuple[str, str], seconds: float) -> None:
     insecure.verify_mode = ssl.CERT_NONE
     for scheme in ("http", "https"):
         for kinds in (("idle",), ("slow-loris",), ("header-stuffing",), ("idle", "slow-loris", "header-stuffing")):
-            cert, key = certificate if scheme == "https" else ("", "")
-            child = subprocess.Popen(
-                [sys.executable, "-c", SERVER_CHILD, cert, key], cwd=REPO, stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE, text=True,
-            )
-            assert child.stdin is not None and child.stdout is not None
-            port = int(child.stdout.readline())
             tls = insecure if scheme == "https" else None
-            with attacking(port, [(k, 120) for k in kinds], tls=tls is not None) as refused:
-                probes = probe_for(f"{scheme}://127.0.0.1:{port}/healthz", seconds, tls)
-            rss = _vm_hwm(child.pid)
-            child.stdin.close()
-            evicted = child.stdout.readline().strip()
-            child.wait(timeout=60)
+            with metrics_server_child(certificate if scheme == "https" else None) as child:
+                with attacking(child.port, [(k, 120) for k in kinds], tls=tls is not None) as refused:
+                    probes = probe_for(f"{scheme}://127.0.0.1:{child.port}/healthz", seconds, tls)
+                rss = peak_rss(child.pid)
+            evicted = child.evicted
             latencies = sorted(p.seconds for p in probes)
             failed = sum(p.status != 200 for p in probes)
             p50 = statistics.median(latencies)
@@ -229,11 +208,6 @@ def endpoints(certificate: tuple[str, str], seconds: float) -> None:
                 f"{latencies[-1] * 1000:.0f} ms; evicted {evicted}, refused while opening {refused}")
 
 
-def _vm_hwm(pid: int) -> int:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmHWM:"):
-            return int(line.split()[1]) * 1024
-    return 0
 
 
 # -- answers -----------------------------------------------------------------------------------------------

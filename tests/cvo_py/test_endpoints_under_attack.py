@@ -17,6 +17,7 @@ import pytest
 from cvo_py.testing import usc as h
 from cvo_py.testing.cluster import LocalCluster
 from cvo_py.testing.hostile.clients import Probe, attacking, probe_for
+from cvo_py.testing.hostile.files import peak_rss
 
 PROBE_BOUND = 5.0  # seconds; the target is 1 s (see the bench)
 PEAK_RSS_BOUND = 400 << 20  # the process's own peak, attack included
@@ -38,11 +39,6 @@ def under_attack(port: int, scheme: str) -> list[Probe]:
         return probe_for(f"{scheme}://127.0.0.1:{port}/healthz", PROBE_SECONDS, context)
 
 
-def _peak_rss(pid: int) -> int:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmHWM:"):
-            return int(line.split()[1]) * 1024
-    raise AssertionError("no VmHWM")
 
 
 def check(probes: list[Probe], pid: int, alive: Callable[[], bool]) -> None:
@@ -52,7 +48,7 @@ def check(probes: list[Probe], pid: int, alive: Callable[[], bool]) -> None:
     slowest = max(p.seconds for p in probes)
     assert slowest < PROBE_BOUND, f"slowest /healthz {slowest:.2f}s"
     assert alive(), "the process died under the attack"
-    peak = _peak_rss(pid)
+    peak = peak_rss(pid)
     assert peak < PEAK_RSS_BOUND, f"peak RSS {peak >> 20} MiB"
     print(f"\n{len(probes)} probes, slowest {slowest * 1000:.0f} ms, peak RSS {peak >> 20} MiB")
 

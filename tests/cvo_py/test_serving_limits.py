@@ -5,11 +5,8 @@ test_serving_attack_live.py; the memory bound under an rlimit is at the end of t
 
 from __future__ import annotations
 
-import resource
 import socket
 import ssl
-import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -19,7 +16,8 @@ from prometheus_client import CollectorRegistry
 
 from cvo_py.serving.certificates import ServingContext
 from cvo_py.serving.server import MetricsServer, ServingLimits
-from cvo_py.testing.hostile.clients import Attack, probe, stuffed_headers
+from cvo_py.testing.hostile.clients import Attack, metrics_server_child, probe, stuffed_headers
+from cvo_py.testing.hostile.files import peak_rss
 from cvo_py.testing.wait import wait_until
 
 REPO = Path(__file__).resolve().parents[2]
@@ -169,18 +167,6 @@ def test_header_bytes_are_bounded_across_connections(certificate: tuple[str, str
         server.stop()
 
 
-CHILD = """
-import sys, time
-from prometheus_client import CollectorRegistry
-from cvo_py.serving.certificates import ServingContext
-from cvo_py.serving.server import MetricsServer
-serving = ServingContext(sys.argv[1], sys.argv[2], client_auth=True) if sys.argv[1] else None
-server = MetricsServer("127.0.0.1:0", CollectorRegistry(), serving=serving).start()
-print(server.port, flush=True)
-sys.stdin.read()  # until the test closes it
-"""
-
-
 @pytest.mark.parametrize("scheme", ["http", "https"])
 def test_memory_stays_bounded_under_header_stuffing_in_a_child_under_an_rlimit(
     scheme: str, certificate: tuple[str, str]
@@ -188,32 +174,13 @@ def test_memory_stays_bounded_under_header_stuffing_in_a_child_under_an_rlimit(
     """120 connections of 99 headers of 65 KB, then a stall (what held 805 MB and peaked at 3.87 GB
     before): the server, with its default limits, in a child whose address space is capped at
     1 GiB, keeps answering probes and peaks at under 150 MB."""
-    cert, key = certificate if scheme == "https" else ("", "")
-    child = subprocess.Popen(
-        [sys.executable, "-c", CHILD, cert, key], stdin=subprocess.PIPE, stdout=subprocess.PIPE, cwd=REPO,
-        preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30)),
-    )
-    try:
-        assert child.stdout is not None
-        port = int(child.stdout.readline())
+    with metrics_server_child(certificate if scheme == "https" else None) as child:
         tls = _client_context() if scheme == "https" else None
-        with Attack("127.0.0.1", port, "header-stuffing", connections=120, tls=tls) as attack:
+        with Attack("127.0.0.1", child.port, "header-stuffing", connections=120, tls=tls) as attack:
             wait_until(lambda: attack.opened + attack.refused >= 120, timeout=120, what="120 connections")
             time.sleep(2)  # let it read what it will
-            answers = [probe(f"{scheme}://127.0.0.1:{port}/healthz", tls) for _ in range(5)]
+            answers = [probe(f"{scheme}://127.0.0.1:{child.port}/healthz", tls) for _ in range(5)]
         assert all(a.status == 200 for a in answers), answers
-        assert child.poll() is None, "the server died"
-        peak = _peak_rss(child.pid)
-        assert peak < 150 << 20, f"peak RSS {peak >> 20} MiB"
-    finally:
-        if child.stdin is not None:
-            child.stdin.close()
-        child.wait(timeout=30)
-
-
-def _peak_rss(pid: int) -> int:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmHWM:"):
-            return int(line.split()[1]) * 1024
-    raise AssertionError("no VmHWM")
-
+        peak = peak_rss(child.pid)
+    assert child.evicted >= 0, "the server died"
+    assert peak < 150 << 20, f"peak RSS {peak >> 20} MiB"

@@ -203,6 +203,57 @@ def _attack_main(argv: Sequence[str]) -> int:
     return 0
 
 
+_SERVER_CHILD = """
+import sys
+from prometheus_client import CollectorRegistry
+from cvo_py.serving.certificates import ServingContext
+from cvo_py.serving.server import MetricsServer
+serving = ServingContext(sys.argv[1], sys.argv[2], client_auth=True) if sys.argv[1] else None
+server = MetricsServer("127.0.0.1:0", CollectorRegistry(), serving=serving).start()
+print(server.port, flush=True)
+sys.stdin.read()
+print(server.evicted, flush=True)
+"""
+
+
+@dataclass
+class ServedChild:
+    """The metrics server (default bounds) in a child process: its port and pid; `evicted` is
+    set when the block ends (connections it closed to keep its bounds)."""
+
+    port: int
+    pid: int
+    evicted: int = -1
+
+
+@contextlib.contextmanager
+def metrics_server_child(certificate: tuple[str, str] | None, memory_bytes: int = 1 << 30) -> Iterator[ServedChild]:
+    """`cvo_py.serving.server.MetricsServer` (HTTPS with `certificate`, else HTTP) in a child whose
+    address space is capped at `memory_bytes` (RLIMIT_AS): a bound that does not hold fails there."""
+    import resource
+
+    cert, key = certificate or ("", "")
+    child = subprocess.Popen(
+        [sys.executable, "-c", _SERVER_CHILD, cert, key], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+        preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_AS, (memory_bytes, memory_bytes)),
+    )
+    assert child.stdin is not None and child.stdout is not None
+    try:
+        served = ServedChild(int(child.stdout.readline()), child.pid)
+        yield served
+        child.stdin.close()
+        served.evicted = int(child.stdout.readline() or -1)
+    finally:
+        if not child.stdin.closed:
+            child.stdin.close()
+        try:
+            child.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            child.kill()
+            child.wait()
+        child.stdout.close()
+
+
 @dataclass(frozen=True)
 class Probe:
     seconds: float

@@ -207,6 +207,14 @@ def run_limited(
         )
 
 
+def peak_rss(pid: int) -> int:
+    """The peak resident memory of a running process, in bytes (Linux's VmHWM)."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) * 1024
+    raise RuntimeError(f"no VmHWM for process {pid}")
+
+
 def cli(*args: str) -> list[str]:
     """The command line of `cluster-version-operator ARGS` as a child process runs it."""
     return [sys.executable, "-m", "cvo_py", *args]
