@@ -173,13 +173,7 @@ def attacking(port: int, attacks: Sequence[tuple[str, int]], *, tls: bool, drip:
             raise RuntimeError(f"the attacking process did not start: {ready!r}")
         yield int(ready.split()[1])
     finally:
-        child.stdin.close()
-        try:
-            child.wait(timeout=60)
-        except subprocess.TimeoutExpired:
-            child.kill()
-            child.wait()
-        child.stdout.close()
+        _end(child)
 
 
 def _attack_main(argv: Sequence[str]) -> int:
@@ -244,14 +238,20 @@ def metrics_server_child(certificate: tuple[str, str] | None, memory_bytes: int 
         child.stdin.close()
         served.evicted = int(child.stdout.readline() or -1)
     finally:
-        if not child.stdin.closed:
-            child.stdin.close()
-        try:
-            child.wait(timeout=60)
-        except subprocess.TimeoutExpired:
-            child.kill()
-            child.wait()
-        child.stdout.close()
+        _end(child)
+
+
+def _end(child: subprocess.Popen[str]) -> None:
+    """Close a child's stdin (its cue to stop), wait for it (killing it after a minute), close its stdout."""
+    assert child.stdin is not None and child.stdout is not None
+    if not child.stdin.closed:
+        child.stdin.close()
+    try:
+        child.wait(timeout=60)
+    except subprocess.TimeoutExpired:
+        child.kill()
+        child.wait()
+    child.stdout.close()
 
 
 @dataclass(frozen=True)
