@@ -264,7 +264,9 @@ def _check_config(config: ClientConfig, source: str) -> None:
 
     problem = http_url_problem(config.host)
     if problem:
-        raise ConfigError(f"cannot use the Kubernetes API server at {config.host}: {problem}")
+        raise ConfigError(
+            f"cannot load Kubernetes configuration from {source}: the API server URL cannot be used: {problem}"
+        )
     try:
         _ssl_context(config)
     except OSError as exc:
@@ -273,7 +275,10 @@ def _check_config(config: ClientConfig, source: str) -> None:
     if config.official is not None:  # what the loader read, without running its refresh hooks
         token = str(config.official.api_key.get("authorization") or "")
     if not all(c == " " or 0x21 <= ord(c) <= 0x7E for c in token):
-        raise ConfigError("the bearer token holds characters an HTTP header cannot carry (want printable ASCII)")
+        raise ConfigError(
+            f"cannot load Kubernetes configuration from {source}: the bearer token holds characters an HTTP "
+            "header cannot carry (want printable ASCII)"
+        )
 
 
 _CONTEXT_KEYS = {"cluster": "clusters", "user": "users"}

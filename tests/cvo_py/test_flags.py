@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import os
+import re
 from pathlib import Path
 from typing import Any
 
@@ -253,3 +254,4 @@ def test_every_malformed_value_of_every_flag_exits_2_with_one_escaped_line(
     assert "Traceback" not in err
     assert not RAW_CONTROL.search(err), f"a raw control or bidi character reached the terminal: {shown}"
     assert len(err) < 2500, f"{len(err)} characters"
+    assert re.search(hostile_flags.MENTIONS[kind], err), f"not about {flag}: {shown}"

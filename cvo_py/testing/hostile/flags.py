@@ -75,8 +75,7 @@ MALFORMED: dict[str, tuple[str, ...]] = {
     "serving-file": ("{MISSING}", "{DIR}", "{GARBAGE}", "{EMPTY}", "{ESC_PATH}", "{HUGE}"),
     "ca-file": ("{MISSING}", "{DIR}", "{GARBAGE}", "{EMPTY}", "{FAKE_PEM}", "{ESC_PATH}", "{HUGE}"),
     "token-file": ("{MISSING}", "{DIR}", "{TOKEN_SPACES}", "{TOKEN_CONTROL}", "{TOKEN_BINARY}", "{ESC_PATH}", "{HUGE}"),
-    "http-url": _URLS,
-    "optional-http-url": _URLS,  # empty means none, so "" is not malformed here
+    "optional-http-url": _URLS,  # empty means none (or the default), so "" is not malformed here
     "duration": (
         "abc", "", "0", "-5", "-5s", "nan", "inf", "1e9", "1e400", "1e-300", "0.001", "15ss", "\uff11\uff15",
         " 15", "1_0", "1d", ESC, LONG,
@@ -152,8 +151,33 @@ SWITCHES = {
 }
 # Flags that only matter beside others: what each kind's flag is tried with.
 CONTEXT = {
+    "listen": ["--serving-cert-file", "{CERT}", "--serving-key-file", "{KEY}"],  # so the address is what is wrong
     "serving-file": ["--listen", "127.0.0.1:0", "--serving-cert-file", "{CERT}", "--serving-key-file", "{KEY}"],
     "format": ["--from", "{DIR}"],
+}
+# What the one line must mention, by kind: the flag's problem, not another one found first.
+MENTIONS = {
+    "kubeconfig": r"(?i)kubeconfig|Kubernetes configuration",
+    "verbosity": r"verbosity",
+    "listen": r"--listen",
+    "serving-file": r"--serving-(cert|key)-file",
+    "ca-file": r"-ca-file",
+    "token-file": r"-token-file",
+    "optional-http-url": r"-url|--update-service",
+    "duration": r"invalid duration",
+    "dns-label": r"--namespace",
+    "node-name": r"node-name",
+    "pull-spec": r"release-image",
+    "go-bool": r"--enable-auto-update",
+    "capabilities": r"--always-enable-capabilities",
+    "cipher-suites": r"cipher suite",
+    "tls-version": r"TLS version",
+    "details": r"--details",
+    "format": r"--format",
+    "rfc3339": r"--now",
+    "snapshot-path": r"-cv\.yaml|snapshots|mock-clusterversion",
+    "dump-path": r".",
+    "switch": r"ignored explicit argument",
 }
 
 
@@ -176,11 +200,13 @@ def cases() -> list[tuple[str, str, str, str]]:
 def argv(sub: str, flag: str, kind: str, value: str, files: dict[str, str]) -> list[str]:
     """The command line trying `value` for `flag`: the subcommand's smallest valid one, what the
     flag needs beside it, then the flag; `{NAME}`s are `files`' (see `materialize`)."""
+    def filled(arg: str) -> str:
+        return arg.format(**files) if arg.startswith("{") and arg.endswith("}") else arg
+
     if kind == "switch":
-        args = [flag + value]
-    else:
-        args = [*CONTEXT.get(kind, []), flag, value]
-    return [sub, *BASE[sub], *(a.format(**files) if a.startswith("{") and a.endswith("}") else a for a in args)]
+        return [sub, *BASE[sub], flag + value]
+    # `--flag=VALUE`: a value starting with "-" is the flag's, not another flag
+    return [sub, *BASE[sub], *(filled(a) for a in CONTEXT.get(kind, [])), f"{flag}={filled(value)}"]
 
 
 _PEM = "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n"
