@@ -230,6 +230,8 @@ class MetricsServer:
     def _hold(self, connection: _Connection, size: int) -> None:
         """Account `size` header bytes held for `connection`; past the bound for all connections,
         the one holding the most is closed (perhaps this one)."""
+        if id(connection) not in self._connections:
+            raise _Evicted  # closed meanwhile: holds nothing any more
         self._buffered += size - connection.buffered
         connection.buffered = size
         while self._buffered > self.limits.max_buffered_bytes:
