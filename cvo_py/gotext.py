@@ -3,6 +3,7 @@ semantics that oc's output depends on, bounded one-line messages, API timestamps
 network-error phrases.
 
     go_quote(text) -> str   Go's strconv.Quote / `%q`: the quoted, escaped string.
+    go_unquote(literal)     Go's strconv.Unquote of a "double-quoted" or `raw` string literal.
     escape(text) -> str     what every displayed string goes through: Go's `%q` escaping without the
                             surrounding quotes, and with `"` and `\\` left as they are, so printable
                             text is unchanged (byte-identical to what oc prints for it).
@@ -68,6 +69,66 @@ def _escape(text: str | bytes, *, quote: bool) -> str:
         else:
             out.append(f"\\U{code:08x}")
     return "".join(out)
+
+
+class UnquoteError(ValueError):
+    """A string literal Go's strconv.Unquote refuses."""
+
+
+_SIMPLE_ESCAPES = {"a": 7, "b": 8, "f": 12, "n": 10, "r": 13, "t": 9, "v": 11, "\\": 92, '"': 34}
+_HEX_DIGITS = {"x": 2, "u": 4, "U": 8}
+
+
+def go_unquote(literal: str) -> str:
+    """Go's strconv.Unquote for a double-quoted or raw (backquoted) string literal. Bytes written
+    as `\\xNN` or octal escapes that are not UTF-8 come back as surrogateescape characters."""
+    if len(literal) >= 2 and literal[0] == literal[-1] == "`":
+        body = literal[1:-1]
+        if "`" in body:
+            raise UnquoteError(f"invalid syntax: {literal!r}")
+        return body.replace("\r", "")  # Go drops carriage returns from raw strings
+    if len(literal) < 2 or literal[0] != '"' or literal[-1] != '"':
+        raise UnquoteError(f"invalid syntax: {literal!r}")
+    body = literal[1:-1]
+    if "\\" not in body and '"' not in body and "\n" not in body:
+        return body
+    out = bytearray()
+    i = 0
+    while i < len(body):
+        ch = body[i]
+        if ch in ('"', "\n"):
+            raise UnquoteError(f"invalid syntax: {literal!r}")
+        if ch != "\\":
+            out += ch.encode("utf-8", "surrogateescape")
+            i += 1
+            continue
+        if i + 1 >= len(body):
+            raise UnquoteError(f"invalid syntax: {literal!r}")
+        kind = body[i + 1]
+        if kind in _SIMPLE_ESCAPES:
+            out.append(_SIMPLE_ESCAPES[kind])
+            i += 2
+        elif kind in _HEX_DIGITS:
+            digits = body[i + 2 : i + 2 + _HEX_DIGITS[kind]]
+            if len(digits) != _HEX_DIGITS[kind] or not all(c in "0123456789abcdefABCDEF" for c in digits):
+                raise UnquoteError(f"invalid syntax: {literal!r}")
+            value = int(digits, 16)
+            if kind == "x":
+                out.append(value)
+            elif value > 0x10FFFF or 0xD800 <= value <= 0xDFFF:
+                raise UnquoteError(f"invalid syntax: {literal!r}")
+            else:
+                out += chr(value).encode("utf-8")
+            i += 2 + len(digits)
+        elif kind in "01234567":
+            digits = body[i + 1 : i + 4]
+            if len(digits) != 3 or not all(c in "01234567" for c in digits) or int(digits, 8) > 255:
+                raise UnquoteError(f"invalid syntax: {literal!r}")
+            out.append(int(digits, 8))
+            i += 4
+        else:
+            raise UnquoteError(f"invalid syntax: {literal!r}")
+    return out.decode("utf-8", "surrogateescape")
 
 
 NANOSECOND = 1

@@ -110,13 +110,34 @@ def _shut(sock: socket.socket) -> None:
         sock.shutdown(socket.SHUT_RDWR)
 
 
-def _manager(watchdog: _Watchdog, context: ssl.SSLContext, proxy: str) -> urllib3.PoolManager:
+def _manager(
+    watchdog: _Watchdog, context: ssl.SSLContext, proxy: str, dial: tuple[str, int, str] | None
+) -> urllib3.PoolManager:
+    """`dial` = (host, port, address): connections to host:port go to address:port instead, with
+    the TLS server name and the Host header still naming host (a Service reached by its IP)."""
+
+    def new_conn(conn: HTTPConnection, make: Callable[[], socket.socket]) -> socket.socket:
+        if dial is None or (conn.host, conn.port) != dial[:2]:
+            return make()
+        named = conn.host
+        conn.host = dial[2]  # what the socket connects to; restored before TLS names the server
+        try:
+            return make()
+        finally:
+            conn.host = named
+
     class WatchedHTTP(HTTPConnection):
+        def _new_conn(self) -> socket.socket:
+            return new_conn(self, super()._new_conn)
+
         def connect(self) -> None:
             super().connect()
             watchdog.watch(self.sock)
 
     class WatchedHTTPS(HTTPSConnection):
+        def _new_conn(self) -> socket.socket:
+            return new_conn(self, super()._new_conn)
+
         def connect(self) -> None:
             super().connect()
             watchdog.watch(self.sock)
@@ -134,10 +155,11 @@ def _manager(watchdog: _Watchdog, context: ssl.SSLContext, proxy: str) -> urllib
     return manager
 
 
-def cause(exc: BaseException, url: str) -> str:
+def cause(exc: BaseException, url: str, connect_host: str = "") -> str:
     """A transport failure as Go's client words its cause, on one line: never Python's own wording
     (no exception reprs, no `('Connection aborted.', …)`); urllib3's wrappers are looked through
-    and the standard library's errors worded by `connections.go_cause`."""
+    and the standard library's errors worded by `connections.go_cause`. `connect_host`: the
+    address dialled instead of the URL's host, named where Go names the dialled address."""
     reason: BaseException = exc.reason if isinstance(exc, MaxRetryError) and exc.reason is not None else exc
     # urllib3 wraps what http.client raised: ProtocolError("Connection aborted.", <the cause>)
     while isinstance(reason, ProtocolError) and len(reason.args) > 1 and isinstance(reason.args[1], BaseException):
@@ -145,7 +167,7 @@ def cause(exc: BaseException, url: str) -> str:
     parts = urlsplit(url)
     port = parts.port or (443 if parts.scheme == "https" else 80)
     host = parts.hostname or ""
-    target = f"{host}:{port}"
+    target = f"{connect_host or host}:{port}"
     if isinstance(reason, NameResolutionError):
         return f"dial tcp: lookup {host}: no such host"
     if isinstance(reason, NewConnectionError):  # before ConnectTimeoutError, its base class
@@ -170,7 +192,7 @@ def cause(exc: BaseException, url: str) -> str:
         return "invalid byte in chunk length"
     if isinstance(reason, urllib3.exceptions.LocationParseError | urllib3.exceptions.LocationValueError):
         return f"parse {go_quote(url)}: invalid URL"
-    return go_cause(reason, host, port)
+    return go_cause(reason, connect_host or host, port)
 
 
 _REDIRECTS = frozenset({301, 302, 303, 307, 308})
@@ -186,21 +208,26 @@ def get(
     total_timeout: float,
     max_bytes: int,
     redirects: int = 10,
+    connect_host: str = "",
 ) -> Answer:
     """GET `url`, following at most `redirects` redirects (each hop through `proxy`, or the
     proxy `proxy(url)` names for it). A failure names the hop that failed (`GetError.url`), as
-    Go's client does."""
+    Go's client does. `connect_host`: the address to connect to instead of `url`'s host (e.g. a
+    Service's cluster IP), for every hop to that host and port; the certificate must still name
+    the URL's host."""
     deadline = time.monotonic() + total_timeout
     context = context or ssl.create_default_context()
     connect = min(CONNECT_TIMEOUT, total_timeout)
     current, sent = url, dict(headers)
+    dial = _dial(url, connect_host)
     with _Watchdog(total_timeout) as watchdog:
         for hop in range(max(redirects, 1)):
             problem = http_url_problem(current)
             if problem:
                 raise GetError("request", problem, current)
             hop_proxy = proxy(current) if callable(proxy) else proxy
-            manager = _manager(watchdog, context, hop_proxy)
+            manager = _manager(watchdog, context, hop_proxy, dial)
+            dialled = connect_host if dial is not None and _dial(current, connect_host) == dial else ""
             try:
                 try:
                     response: Any = manager.request(
@@ -212,13 +239,13 @@ def get(
                 except (urllib3.exceptions.HTTPError, http.client.HTTPException, OSError, ValueError) as exc:
                     if watchdog.expired:
                         raise _headers_deadline(current) from None
-                    raise GetError("request", cause(exc, current), current) from None
+                    raise GetError("request", cause(exc, current, dialled), current) from None
                 if watchdog.expired:  # the headers "ended" only because the deadline shut the socket
                     response.release_conn()
                     raise _headers_deadline(current)
                 location = response.headers.get("Location") if response.status in _REDIRECTS else None
                 if location is None:
-                    return _read(response, watchdog, deadline, total_timeout, max_bytes, current)
+                    return _read(response, watchdog, deadline, total_timeout, max_bytes, current, dialled)
                 response.drain_conn()
                 response.release_conn()
             finally:
@@ -239,8 +266,16 @@ def get(
     raise AssertionError("unreachable")
 
 
+def _dial(url: str, connect_host: str) -> tuple[str, int, str] | None:
+    """(host, port, address) of `url` when its connections go to `connect_host` instead."""
+    parts = urlsplit(url)
+    if not connect_host or not parts.hostname:
+        return None
+    return parts.hostname, parts.port or (443 if parts.scheme == "https" else 80), connect_host
+
+
 def _read(response: Any, watchdog: _Watchdog, deadline: float, total_timeout: float, max_bytes: int,
-          url: str) -> Answer:
+          url: str, connect_host: str) -> Answer:
     """The answer's body, within the size bound and the deadline."""
     try:
         declared = response.headers.get("Content-Length")
@@ -264,7 +299,7 @@ def _read(response: Any, watchdog: _Watchdog, deadline: float, total_timeout: fl
     except (ReadTimeoutError, ProtocolError, OSError, urllib3.exceptions.HTTPError, http.client.HTTPException) as exc:
         if watchdog.expired:
             raise _body_deadline(total_timeout, url) from None
-        raise GetError("body", f"reading the response body: {cause(exc, url)}", url) from None
+        raise GetError("body", f"reading the response body: {cause(exc, url, connect_host)}", url) from None
     finally:
         response.release_conn()
 

@@ -8,15 +8,18 @@
 
 One URL, an optional CA bundle (else the system's), an optional bearer token file (both read at
 each request, so rotated files are picked up; each a regular file within bounds, see
-`cvo_py.safeload.read_file`), a bounded time per request and a bounded response size. Every
-failure is an `APIError` whose message is one line naming the URL, at most `MAX_ERROR_CHARS`
-characters of what the server said (a 12 MB error text is not a 12 MB log line).
+`cvo_py.safeload.read_file`), a bounded time per request and a bounded response size; optionally
+the address to connect to, asked before each request (a Service's cluster IP, as the CVO reaches
+Thanos from the host network). Every failure is an `APIError` whose message is one line naming the
+URL, at most `MAX_ERROR_CHARS` characters of what the server said (a 12 MB error text is not a
+12 MB log line).
 """
 
 from __future__ import annotations
 
 import json
 import ssl
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlencode
@@ -50,6 +53,10 @@ class PrometheusAPI:
     token_file: str = ""
     timeout: float = DEFAULT_TIMEOUT
     max_bytes: int = DEFAULT_MAX_BYTES
+    # Asked before every request: the address to connect to instead of the URL's host (a
+    # Service's cluster IP, for a caller whose resolver cannot resolve Service names); the
+    # certificate must still name the URL's host. Raises APIError when it cannot say.
+    connect_host: Callable[[], str] | None = None
 
     def __post_init__(self) -> None:
         problem = http_url_problem(self.url)
@@ -88,9 +95,10 @@ class PrometheusAPI:
             raise APIError(str(exc)) from None
         if token:
             headers["Authorization"] = f"Bearer {token}"
+        connect_host = self.connect_host() if self.connect_host is not None else ""
         try:
             answer = httpget.get(url, headers=headers, context=context, total_timeout=self.timeout,
-                                 max_bytes=self.max_bytes)
+                                 max_bytes=self.max_bytes, connect_host=connect_host)
         except httpget.BodyTooLarge:
             raise APIError(f"{endpoint}: response larger than {self.max_bytes} bytes") from None
         except httpget.GetError as exc:

@@ -140,7 +140,8 @@ class Demo(Story):
         self.work.mkdir(parents=True)
         self.cluster.install_clusterversion_crd("current")  # a run may have ended after the rollback
         self.say(f"CRDs: {', '.join(n.removesuffix('.yaml') for n in localcluster.DEFAULT_CRDS)}")
-        ensure_namespace(self.kube, "openshift-config-managed")  # `start` has a Role there
+        for namespace in ("openshift-config-managed", "openshift-config"):  # `start` has Roles there
+            ensure_namespace(self.kube, namespace)
         for doc in manifests.load():
             manifests.apply(self.kube, [doc])
             meta = doc["metadata"]

@@ -40,7 +40,7 @@ ROWS: list[tuple[str, list[tuple[str, str, str, list[tuple[str, str]]]]]] = [
                 "timeseries",
                 "short",
                 [
-                    ("{{type}}", "cluster_version_payload"),
+                    ("{{type}}", "cluster_version_release_operators"),
                 ],
             ),
             (

@@ -16,14 +16,16 @@ SA_TOKEN_FILE = "/var/run/secrets/kubernetes.io/serviceaccount/token"
 SA_SERVICE_CA_FILE = "/var/run/secrets/kubernetes.io/serviceaccount/service-ca.crt"
 # The in-cluster Thanos Querier (where `oc adm upgrade status` reads alerts and the CVO evaluates risks).
 DEFAULT_URL = "https://thanos-querier.openshift-monitoring.svc:9091"
+# The same, as upstream's CVO names it (its TLS server name when it connects to the cluster IP).
+CVO_DEFAULT_URL = "https://thanos-querier.openshift-monitoring.svc.cluster.local:9091"
 
 
-def add_arguments(parser: argparse.ArgumentParser, prefix: str, purpose: str) -> None:
+def add_arguments(parser: argparse.ArgumentParser, prefix: str, purpose: str, default_url: str = DEFAULT_URL) -> None:
     """`--PREFIX-url`, `--PREFIX-ca-file` and `--PREFIX-token-file`."""
     parser.add_argument(
         f"--{prefix}-url",
-        default=DEFAULT_URL,
-        help=f"Prometheus/Thanos API {purpose} (http:// or https://; empty: none; default {DEFAULT_URL})",
+        default=default_url,
+        help=f"Prometheus/Thanos API {purpose} (http:// or https://; empty: none; default {default_url})",
     )
     parser.add_argument(
         f"--{prefix}-ca-file",

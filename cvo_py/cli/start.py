@@ -2,9 +2,10 @@
 updates, serve CVO metrics.
 
 Upstream's `start` flags that apply to cvo-py, with upstream's defaults and validation messages,
-plus `--update-service` (as upstream) and `--promql-url` / `--promql-ca-file` /
-`--promql-token-file` (the Prometheus/Thanos API conditional-update risks are evaluated against;
-the same client and defaults as the update status controller's `--alerts-*`). cvo-py applies no
+plus `--update-service` and `--use-dns-for-services` (as upstream) and `--promql-url` /
+`--promql-ca-file` / `--promql-token-file` (the Prometheus/Thanos API conditional-update risks are
+evaluated against, by default upstream's Thanos Querier URL; the same client and defaults as the
+update status controller's `--alerts-*`). cvo-py applies no
 manifests, so `--hypershift` is not offered; `--enable-auto-update` is accepted (upstream's
 Deployment passes `=false`) but only as false.
 """
@@ -52,7 +53,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="the update service to ask for available updates instead of spec.upstream (default: spec.upstream, "
         "else the public OpenShift update service)",
     )
-    prometheus_flags.add_arguments(parser, "promql", "that conditional-update risks are evaluated against")
+    prometheus_flags.add_arguments(
+        parser,
+        "promql",
+        "that conditional-update risks are evaluated against",
+        default_url=prometheus_flags.CVO_DEFAULT_URL,
+    )
+    parser.add_argument(
+        "--use-dns-for-services",
+        action="store_true",
+        help="resolve the --promql-url host with DNS; by default a host naming a Service "
+        "(NAME.NAMESPACE.svc[.cluster.local]) is reached at the Service's cluster IP, read from the API "
+        "before each query, as the node's resolver of the host network cannot resolve it",
+    )
     parser.add_argument(
         "--always-enable-capabilities",
         action="append",
@@ -137,6 +150,7 @@ def validate(args: argparse.Namespace) -> Options:
         local_payload_dir=payload_dir,
         update_service=args.update_service,
         promql=promql,
+        use_dns_for_services=args.use_dns_for_services,
     )
 
 

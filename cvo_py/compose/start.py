@@ -4,6 +4,7 @@ server (only the cluster's Prometheus, by client certificate, may read /metrics)
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import sys
 import time
@@ -40,10 +41,11 @@ class Options:
     local_payload_dir: str
     update_service: str = ""
     promql: PrometheusAPI | None = None
+    use_dns_for_services: bool = False
 
 
 def build(options: Options) -> Parts:
-    from prometheus_client import CollectorRegistry
+    from prometheus_client import CollectorRegistry, ProcessCollector
 
     from cvo_py import __version__
     from cvo_py.kube import connect
@@ -57,12 +59,17 @@ def build(options: Options) -> Parts:
     from payload.retrieval import PayloadRetriever, PruneError, RetrieverOptions
     from payload.verify.verifier import cluster_verifier
     from status.clusterversion.controller import StatusOperator, StatusOptions
-    from status.clusterversion.metrics import StatusCollector
+    from status.clusterversion.metrics import (
+        ConditionTransitions,
+        InstallerWatch,
+        StatusCollector,
+        payload_creation_time,
+    )
     from updates.client import fetch_graph
     from updates.cluster import cluster_transport
     from updates.metrics import UpdatesCollector
     from updates.poller import AvailableUpdatesPoller, PollerOptions, updates_status
-    from updates.prometheus import promql_query
+    from updates.prometheus import promql_query, service_connect_host, service_of
 
     # The operator is I/O-bound and its latency is thread hand-offs (Pod watch → retrieval →
     # status loop): a thread woken by an event must not wait out CPython's default 5 ms switch
@@ -78,7 +85,15 @@ def build(options: Options) -> Parts:
     client = connect(options.kubeconfig, user_agent="cvo-py/start")
     client.server_version()  # fail fast, with one clear line, when the server is unreachable
 
+    promql = options.promql
+    service = service_of(promql.url) if promql is not None and not options.use_dns_for_services else None
+    if promql is not None and service is not None:
+        # The host network's resolver cannot resolve Service names: connect to the cluster IP.
+        promql = dataclasses.replace(promql, connect_host=service_connect_host(client, *service))
+
     registry = CollectorRegistry()
+    # process_* as upstream's default registry has them (same names as Go's process collector).
+    ProcessCollector(registry=registry)
     payload_metrics = PayloadMetrics(registry)
     retriever_options = RetrieverOptions(
         namespace=options.namespace,
@@ -121,17 +136,30 @@ def build(options: Options) -> Parts:
             url, user_agent=user_agent, transport=transport, total_timeout=total
         ),
         transport=lambda: cluster_transport(client),
-        query=promql_query(options.promql) if options.promql is not None else None,
+        query=promql_query(promql) if promql is not None else None,
         on_change=operator.loop.poke,
         options=PollerOptions(user_agent=user_agent, update_service=options.update_service),
     )
     operator.cv_informer.add_handler(lambda _type, _obj, _old: poller.poke())
+    installer = InstallerWatch(client)
+    transitions = ConditionTransitions()
+    operator.co_informer.add_handler(transitions.observe)
     registry.register(
         StatusCollector(
-            operator.observed, lambda: operator.running, options.always_enable_capabilities, options.update_service
+            operator.observed,
+            lambda: operator.running,
+            options.always_enable_capabilities,
+            options.update_service,
+            payload_created=payload_creation_time(options.local_payload_dir),
+            installer=installer.state,
+            transitions=transitions.counts,
         )
     )
-    registry.register(UpdatesCollector(poller.state, lambda: operator.cv_informer.get(options.name)))
+    registry.register(
+        UpdatesCollector(
+            poller.state, lambda: operator.cv_informer.get(options.name), lambda: poller.options.accept_risks
+        )
+    )
 
     def serve(ready: Callable[[], bool]) -> Sequence[Stoppable]:
         if not options.listen:
@@ -152,7 +180,7 @@ def build(options: Options) -> Parts:
 
     return Parts(
         # The poller starts with the operator when leading, and stops before it.
-        controllers=(operator, poller),
+        controllers=(operator, poller, installer),
         # The leader is ready once it has synced status at least once.
         synced=operator.synced.is_set,
         serve=serve,

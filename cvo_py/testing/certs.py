@@ -6,6 +6,7 @@ import shutil
 import ssl
 import subprocess
 import warnings
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
@@ -40,6 +41,25 @@ def client_certificate(directory: Path, name: str, ca: tuple[str, str], common_n
         + ["-out", str(request)],
         ["x509", "-req", "-in", str(request), "-CA", ca[0], "-CAkey", ca[1], "-CAcreateserial", "-days", "1"]
         + ["-out", str(cert)],
+    ):
+        subprocess.run(["openssl", *args], check=True, capture_output=True, timeout=60)
+    return str(cert), str(key)
+
+
+def server_certificate(
+    directory: Path, name: str, ca: tuple[str, str], dns_names: Sequence[str], ips: Sequence[str] = ()
+) -> tuple[str, str]:
+    """(certificate path, key path) of a serving certificate for `dns_names` and `ips` signed by
+    `ca`, as the service CA issues one for a Service."""
+    if shutil.which("openssl") is None:
+        pytest.skip("openssl not found: cannot make a serving certificate")
+    cert, key, request, ext = (directory / f"{name}.{suffix}" for suffix in ("crt", "key", "csr", "ext"))
+    ext.write_text("subjectAltName=" + ",".join([f"DNS:{d}" for d in dns_names] + [f"IP:{i}" for i in ips]) + "\n")
+    for args in (
+        ["req", "-new", "-newkey", "rsa:2048", "-nodes", "-subj", f"/CN={dns_names[0]}", "-keyout", str(key)]
+        + ["-out", str(request)],
+        ["x509", "-req", "-in", str(request), "-CA", ca[0], "-CAkey", ca[1], "-CAcreateserial", "-days", "1"]
+        + ["-extfile", str(ext), "-out", str(cert)],
     ):
         subprocess.run(["openssl", *args], check=True, capture_output=True, timeout=60)
     return str(cert), str(key)

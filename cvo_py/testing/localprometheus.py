@@ -40,13 +40,12 @@ from typing import Any
 import yaml
 
 from cvo_py.promapi import APIError, PrometheusAPI
-from cvo_py.testing import localcluster
+from cvo_py.testing import localcluster, manifests
 from cvo_py.testing.localcluster import REPO, ClusterError
 
 SRC = REPO / "hack" / "prometheus"
 PROMETHEUS = localcluster.BIN_DIR / "prometheus"
 PROMTOOL = localcluster.BIN_DIR / "promtool"
-INSTALL = REPO / "install"
 RULE_TESTS = REPO / "tests" / "rules"
 BUILD_TAGS = "remove_all_sd"
 # The labels a scrape adds to every series of a target (its Service endpoint's, see `register`).
@@ -113,10 +112,8 @@ class Job:
 
 
 def install_docs() -> list[dict[str, Any]]:
-    docs: list[dict[str, Any]] = []
-    for path in sorted(INSTALL.glob("*.yaml")):
-        docs.extend(d for d in yaml.safe_load_all(path.read_text()) if isinstance(d, dict))
-    return docs
+    """install/'s documents as the CVO renders them (its PrometheusRules escape their templates)."""
+    return manifests.load()
 
 
 def jobs(docs: list[dict[str, Any]] | None = None) -> dict[str, Job]:

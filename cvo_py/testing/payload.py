@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from cvo_py.kube import CLUSTERVERSIONS, PODS, ApiError, KubeClient, Resource
+from cvo_py.testing.manifests import ServiceAccountFiles
 from cvo_py.testing.tcpproxy import TCPProxy
 from payload.acceptance import ReleaseAcceptance
 from payload.classify import Limits
@@ -173,9 +174,11 @@ class StartProcess:
         node: str = NODE,
         verbosity: int = 2,
         release_image: str = RUNNING_IMAGE,
+        service_account: ServiceAccountFiles | None = None,
     ) -> None:
         """`extra`: more flags after the manifest's (the last of a repeated flag wins), e.g. another
-        `--listen` and serving certificate for a Prometheus to scrape."""
+        `--listen` and serving certificate for a Prometheus to scrape. `service_account`: the
+        Deployment's own Prometheus (see `manifests.start_argv`)."""
         import os
         import subprocess
 
@@ -199,6 +202,7 @@ class StartProcess:
                 "--serving-key-file": key,
             },
             kubeconfig,
+            service_account=service_account,
         ) + [f"--v={verbosity}", *extra]
         env = dict(os.environ)
         env.update(start_env(node))

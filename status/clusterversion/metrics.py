@@ -1,30 +1,38 @@
 """CVO metrics computed at scrape time from the caches (a prometheus `Collector`).
 
-Upstream's names and labels: `cluster_version`, `cluster_version_available_updates`,
+Upstream's names, labels and values: `cluster_version`, `cluster_version_available_updates`,
 `cluster_version_capability`, `cluster_operator_up`, `cluster_operator_conditions`,
-`cluster_version_payload`; plus cvo-py's status-write metrics
-(`cluster_version_status_write_*`, `cluster_version_status_pruned_capabilities`).
+`cluster_operator_condition_transitions`, `cluster_installer`; plus cvo-py's own:
+`cluster_version_release_operators` (the release ClusterOperators at the desired version and not
+yet: cvo-py applies no manifests, so upstream's `cluster_version_payload`, which counts manifests,
+is not exported) and the status-write metrics (`cluster_version_status_write_*`,
+`cluster_version_status_pruned_capabilities`).
 
 `families(...)` is a pure function of plain dicts; `StatusCollector` only reads the caches.
-cvo-py applies no manifests, so `cluster_version_payload` counts the release ClusterOperators
-that report (applied) or do not yet report (pending) the desired version.
 """
 
 from __future__ import annotations
 
+import json
+import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from pathlib import Path
 from typing import Any
 
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
+from cvo_py.informer import MODIFIED, Informer, InformerSet
+from cvo_py.kube import CONFIGMAPS, KubeClient
 from payload.release import Release
 from status.clusterversion import capabilities
-from status.clusterversion.desired import find_condition, is_release_operator, operator_version
+from status.clusterversion.desired import find_condition, operator_progress, operator_version
 
 JSON = dict[str, Any]
+# An image-references ImageStream names every image of a release: a few hundred KiB at most.
+IMAGE_REFERENCES_LIMIT = 8 << 20
 
 
 @dataclass(frozen=True)
@@ -50,33 +58,34 @@ def _completed(history: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
     return [h for h in history if h.get("state") == "Completed"]
 
 
-def cluster_version_family(cv: Mapping[str, Any], running: Release) -> GaugeMetricFamily:
+def cluster_version_family(
+    cv: Mapping[str, Any] | None, running: Release, payload_created: float = 0.0
+) -> GaugeMetricFamily:
+    """`cluster_version` as upstream computes it. "Running" is the release this operator runs
+    (not status.desired); "completed" the newest Completed history entry."""
     family = GaugeMetricFamily(
         "cluster_version",
-        "Cluster version timestamps (Unix seconds) by type: current (the release in use; payload creation "
-        "time, 0 when unknown), initial (oldest history entry; object creation), cluster (current release; "
-        "object creation), completed (newest completed update), desired (a requested release not yet in use; "
-        "latest status change), failure (Failing=True; its transition), updating (an update in progress; "
-        "its start). from_version is the previously completed release.",
+        "Cluster version timestamps (Unix seconds) by type: current (the release this operator runs; its "
+        "payload's creation time, 0 when unknown), initial (oldest history entry; object creation), cluster "
+        "(the running release; object creation), completed (newest completed update), desired (a requested "
+        "release other than the running one; latest status change), failure (Failing=True; its transition), "
+        "updating (an update in progress; its start). from_version is the previously completed release.",
         labels=["type", "version", "image", "from_version"],
     )
-    status = cv.get("status") or {}
+    status = (cv or {}).get("status") or {}
     history: list[Mapping[str, Any]] = [h for h in status.get("history") or [] if isinstance(h, dict)]
-    current = Release.from_dict(status.get("desired"))
-    if not current.image:
-        current = running
-    created = _seconds((cv.get("metadata") or {}).get("creationTimestamp"))
     completed = _completed(history)
     last_completed_version = str(completed[0].get("version") or "") if completed else ""
 
-    # The payload's creation time is not known without the image config: 0, as upstream's fallback.
-    family.add_metric(["current", current.version, current.image, last_completed_version], 0.0)
-    if history:
-        initial = history[-1]
-        family.add_metric(["initial", str(initial.get("version") or ""), str(initial.get("image") or ""), ""], created)
-        updated_since_install = any(h.get("state") == "Completed" for h in history[:-1])
-        from_version = str(initial.get("version") or "") if updated_since_install else ""
-        family.add_metric(["cluster", current.version, current.image, from_version], created)
+    family.add_metric(["current", running.version, running.image, last_completed_version], payload_created)
+    if cv is None:
+        return family
+    created = _seconds((cv.get("metadata") or {}).get("creationTimestamp"))
+    initial = history[-1] if history else {}
+    family.add_metric(["initial", str(initial.get("version") or ""), str(initial.get("image") or ""), ""], created)
+    # Any Completed entry, the installation's included, makes the oldest version the one updated from.
+    from_version = str(initial.get("version") or "") if completed else ""
+    family.add_metric(["cluster", running.version, running.image, from_version], created)
     if completed:
         newest = completed[0]
         older = str(completed[1].get("version") or "") if len(completed) > 1 else ""
@@ -84,20 +93,17 @@ def cluster_version_family(cv: Mapping[str, Any], running: Release) -> GaugeMetr
             ["completed", str(newest.get("version") or ""), str(newest.get("image") or ""), older],
             _seconds(newest.get("completionTime")),
         )
-    update = (cv.get("spec") or {}).get("desiredUpdate") or {}
-    update_differs = isinstance(update, dict) and bool(update.get("image")) and update.get("image") != current.image
+    requested = (cv.get("spec") or {}).get("desiredUpdate")
+    update: Mapping[str, Any] = requested if isinstance(requested, dict) else {}
+    # A version-only (or acceptRisks-only) desiredUpdate has no image: it differs too.
+    update_differs = isinstance(requested, dict) and str(update.get("image") or "") != running.image
     if update_differs:
         times = [created]
         if history:
             times += [_seconds(history[0].get("startedTime")), _seconds(history[0].get("completionTime"))]
         times += [_seconds(c.get("lastTransitionTime")) for c in status.get("conditions") or [] if isinstance(c, dict)]
         family.add_metric(
-            [
-                "desired",
-                str(update.get("version") or ""),
-                str(update.get("image") or ""),
-                last_completed_version,
-            ],
+            ["desired", str(update.get("version") or ""), str(update.get("image") or ""), last_completed_version],
             max(times),
         )
     failing = find_condition(status.get("conditions") or [], "Failing")
@@ -105,21 +111,98 @@ def cluster_version_family(cv: Mapping[str, Any], running: Release) -> GaugeMetr
         if update_differs:
             version, image = str(update.get("version") or ""), str(update.get("image") or "")
         else:
-            version, image = current.version, current.image
+            version, image = running.version, running.image
         family.add_metric(
             ["failure", version, image, last_completed_version], _seconds(failing.get("lastTransitionTime"))
         )
     if history and history[0].get("state") == "Partial":
         head = history[0]
         family.add_metric(
-            [
-                "updating",
-                str(head.get("version") or ""),
-                str(head.get("image") or ""),
-                last_completed_version,
-            ],
+            ["updating", str(head.get("version") or ""), str(head.get("image") or ""), last_completed_version],
             _seconds(head.get("startedTime")),
         )
+    return family
+
+
+@dataclass(frozen=True)
+class InstallerConfigMaps:
+    """What the installer left in openshift-config: `openshift-install` (by openshift-install) or
+    else `openshift-install-manifests` (by other installers); `synced` once both were read."""
+
+    synced: bool = False
+    install: Mapping[str, Any] | None = None
+    manifests: Mapping[str, Any] | None = None
+
+
+def installer_family(installer: InstallerConfigMaps) -> GaugeMetricFamily | None:
+    """`cluster_installer{type,version,invoker} 1` as upstream reports it; None until the
+    ConfigMaps were read (upstream reports nothing on a read error)."""
+    if not installer.synced:
+        return None
+    family = GaugeMetricFamily(
+        "cluster_installer",
+        "1, labelled with how the cluster was installed: type openshift-install (ConfigMap openshift-install) "
+        "or other (openshift-install-manifests), the installer's version and invoker (<missing> when not "
+        "recorded); all empty when neither ConfigMap exists.",
+        labels=["type", "version", "invoker"],
+    )
+    found, kind = (installer.install, "openshift-install") if installer.install is not None else (
+        installer.manifests, "other"
+    )
+    if found is None:
+        family.add_metric(["", "", ""], 1.0)
+        return family
+    data = found.get("data") or {}
+    version = str(data["version"]) if "version" in data else "<missing>"
+    invoker = str(data["invoker"]) if "invoker" in data else "<missing>"
+    family.add_metric([kind, version, invoker], 1.0)
+    return family
+
+
+def condition_types_changed(old: Mapping[str, Any] | None, new: Mapping[str, Any] | None) -> list[str]:
+    """The condition types whose status differs between two versions of a ClusterOperator,
+    appeared or vanished (what upstream counts on each update event)."""
+
+    def statuses(co: Mapping[str, Any] | None) -> dict[str, str]:
+        conditions = ((co or {}).get("status") or {}).get("conditions") or []
+        return {str(c.get("type")): str(c.get("status")) for c in conditions if isinstance(c, dict) and c.get("type")}
+
+    before, after = statuses(old), statuses(new)
+    return sorted(t for t in before.keys() | after.keys() if before.get(t) != after.get(t))
+
+
+class ConditionTransitions:
+    """Counts ClusterOperator condition transitions by (operator, type) since this process started,
+    fed by the ClusterOperator informer's update events (a relist's too)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._counts: dict[tuple[str, str], int] = {}
+
+    def observe(self, event: str, obj: Mapping[str, Any], old: Mapping[str, Any] | None) -> None:
+        if event != MODIFIED or old is None:
+            return  # upstream counts update events only
+        name = str((obj.get("metadata") or {}).get("name") or "")
+        changed = condition_types_changed(old, obj)
+        if changed:
+            with self._lock:
+                for type_ in changed:
+                    self._counts[(name, type_)] = self._counts.get((name, type_), 0) + 1
+
+    def counts(self) -> dict[tuple[str, str], int]:
+        with self._lock:
+            return dict(self._counts)
+
+
+def transitions_family(counts: Mapping[tuple[str, str], int]) -> GaugeMetricFamily:
+    family = GaugeMetricFamily(
+        "cluster_operator_condition_transitions",
+        "Changes of each cluster operator condition's status (appearing and vanishing included) seen since "
+        "this process started.",
+        labels=["name", "condition"],
+    )
+    for (name, condition), count in sorted(counts.items()):
+        family.add_metric([name, condition], float(count))
     return family
 
 
@@ -130,8 +213,16 @@ def families(
     counts: WriteCounts,
     always_enabled: Sequence[str] = (),
     update_service: str = "",
+    *,
+    payload_created: float = 0.0,
+    installer: InstallerConfigMaps | None = None,
+    transitions: Mapping[tuple[str, str], int] | None = None,
 ) -> list[Metric]:
-    out: list[Metric] = []
+    out: list[Metric] = [cluster_version_family(cv, running, payload_created)]
+    if installer is not None and (family := installer_family(installer)) is not None:
+        out.append(family)
+    if transitions is not None:
+        out.append(transitions_family(transitions))
     up = GaugeMetricFamily(
         "cluster_operator_up",
         "1 when the operator (or name=version, the cluster version) is Available=True, else 0. version is the "
@@ -164,16 +255,16 @@ def families(
         cv_conditions = [c for c in status.get("conditions") or [] if isinstance(c, dict)]
         completed = _completed([h for h in status.get("history") or [] if isinstance(h, dict)])
         available = find_condition(cv_conditions, "Available")
-        up.add_metric(
-            [
-                "version",
-                str(completed[0].get("version") or "") if completed else "",
-                str((available or {}).get("reason") or ""),
-            ],
-            1.0 if available is not None and available.get("status") == "True" else 0.0,
-        )
+        if available is not None and available.get("status") in ("True", "False"):
+            up.add_metric(
+                [
+                    "version",
+                    str(completed[0].get("version") or "") if completed else "",
+                    str(available.get("reason") or ""),
+                ],
+                1.0 if available.get("status") == "True" else 0.0,
+            )
         _add_conditions(conditions, "version", cv_conditions)
-        out.append(cluster_version_family(cv, running))
         out.extend(_cv_families(cv, cluster_operators, running, counts, always_enabled, update_service))
     out += [up, conditions]
     out.extend(_write_families(counts))
@@ -222,17 +313,19 @@ def _cv_families(
         capability.add_metric([name], 1.0 if name in enabled else 0.0)
     out.append(capability)
 
+    # Not upstream's cluster_version_payload (manifests applied and pending in a pass): cvo-py
+    # applies no manifests. What it counts is what its Progressing "N of M done" counts.
     desired = Release.from_dict(status.get("desired"))
-    release_cos = [co for co in cluster_operators if is_release_operator(co)]
-    applied = sum(1 for co in release_cos if desired.version and operator_version(co) == desired.version)
-    payload = GaugeMetricFamily(
-        "cluster_version_payload",
-        "Release cluster operators that report the desired version (applied) and that do not yet (pending).",
+    progress = operator_progress(cluster_operators, desired.version)
+    release_operators = GaugeMetricFamily(
+        "cluster_version_release_operators",
+        "Cluster operators of the release that report the desired version (updated) and that do not yet "
+        "(pending): what Progressing counts as done.",
         labels=["version", "type"],
     )
-    payload.add_metric([desired.version, "applied"], float(applied))
-    payload.add_metric([desired.version, "pending"], float(len(release_cos) - applied))
-    out.append(payload)
+    release_operators.add_metric([desired.version, "updated"], float(progress.done))
+    release_operators.add_metric([desired.version, "pending"], float(progress.total - progress.done))
+    out.append(release_operators)
 
     updates = status.get("availableUpdates") or []
     retrieved = find_condition(status.get("conditions") or [], "RetrievedUpdates")
@@ -288,6 +381,51 @@ def _write_families(counts: WriteCounts) -> list[Metric]:
     return [writes, unchanged, conflicts, failures, rejections, pruned]
 
 
+class InstallerWatch:
+    """Watches the two installer ConfigMaps of openshift-config, each by name (so RBAC can name
+    them); started and stopped with the controllers."""
+
+    NAMESPACE = "openshift-config"
+    INSTALL = "openshift-install"
+    MANIFESTS = "openshift-install-manifests"
+
+    def __init__(self, client: KubeClient) -> None:
+        self.informers = InformerSet()
+        self._install, self._manifests = (
+            self.informers.add(
+                Informer(client, CONFIGMAPS, namespace=self.NAMESPACE, field_selector=f"metadata.name={name}")
+            )
+            for name in (self.INSTALL, self.MANIFESTS)
+        )
+
+    def start(self) -> InstallerWatch:
+        self.informers.start()
+        return self
+
+    def stop(self) -> None:
+        self.informers.stop()
+
+    def state(self) -> InstallerConfigMaps:
+        return InstallerConfigMaps(
+            synced=self._install.has_synced and self._manifests.has_synced,
+            install=self._install.get(self.INSTALL, self.NAMESPACE),
+            manifests=self._manifests.get(self.MANIFESTS, self.NAMESPACE),
+        )
+
+
+def payload_creation_time(payload_dir: str) -> float:
+    """When the running payload was made: the creation time of its image-references ImageStream
+    (`<payload_dir>/release-manifests/image-references`), 0 when it is missing or unreadable."""
+    path = Path(payload_dir) / "release-manifests" / "image-references"
+    try:
+        with path.open("rb") as handle:
+            document = json.loads(handle.read(IMAGE_REFERENCES_LIMIT + 1)[:IMAGE_REFERENCES_LIMIT])
+    except (OSError, ValueError, RecursionError):
+        return 0.0
+    metadata = document.get("metadata") if isinstance(document, dict) else None
+    return _seconds((metadata or {}).get("creationTimestamp")) if isinstance(metadata, dict) else 0.0
+
+
 class StatusCollector(Collector):
     """Reads the caches at scrape time; `observed` returns (cv, cluster operators, counts)."""
 
@@ -297,12 +435,29 @@ class StatusCollector(Collector):
         running: Callable[[], Release],
         always_enabled: Sequence[str] = (),
         update_service: str = "",
+        *,
+        payload_created: float = 0.0,
+        installer: Callable[[], InstallerConfigMaps] | None = None,
+        transitions: Callable[[], Mapping[tuple[str, str], int]] | None = None,
     ) -> None:
         self._observed = observed
         self._running = running
         self._always_enabled = tuple(always_enabled)
         self._update_service = update_service
+        self._payload_created = payload_created
+        self._installer = installer
+        self._transitions = transitions
 
     def collect(self) -> Iterable[Metric]:
         cv, cos, counts = self._observed()
-        return families(cv, cos, self._running(), counts, self._always_enabled, self._update_service)
+        return families(
+            cv,
+            cos,
+            self._running(),
+            counts,
+            self._always_enabled,
+            self._update_service,
+            payload_created=self._payload_created,
+            installer=self._installer() if self._installer is not None else None,
+            transitions=self._transitions() if self._transitions is not None else None,
+        )

@@ -104,7 +104,7 @@ def test_every_query_names_only_exported_metrics() -> None:
 def test_the_dashboard_covers_every_required_area() -> None:
     text = " ".join(dashboard_queries())
     for needed in (
-        "cluster_version_payload",
+        "cluster_version_release_operators",
         "cluster_version_payload_retrieval_failures_total",
         "cluster_version_status_write_rejections_total",
         "cluster_version_status_pruned_capabilities",

@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
-from http.server import BaseHTTPRequestHandler
+import ssl
+import threading
+from collections.abc import Callable, Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from cvo_py.promapi import APIError, ConfigError, PrometheusAPI
+from cvo_py.testing.certs import certificate_authority, server_certificate
 from cvo_py.testing.httpserve import Handler
 
 
@@ -131,3 +134,78 @@ def test_token_and_ca_files_swapped_for_special_files_fail_the_request_not_the_p
     assert not result.timed_out and result.returncode == 0, result.stderr[-2000:]
     lines = result.stdout.splitlines()
     assert len(lines) == 4 and all("not a regular file" in line for line in lines), lines
+
+
+@pytest.fixture
+def https_named(tmp_path: Path) -> Iterator[tuple[int, str, list[tuple[str | None, str]]]]:
+    """HTTPS on 127.0.0.1 with a certificate for thanos-querier's Service names only: (port, CA
+    file, the (SNI, Host header) of each request)."""
+    ca = certificate_authority(tmp_path)
+    names = ["thanos-querier.openshift-monitoring.svc", "thanos-querier.openshift-monitoring.svc.cluster.local"]
+    cert, key = server_certificate(tmp_path, "thanos", ca, names)
+    seen: list[tuple[str | None, str]] = []
+    sni: list[str | None] = []
+
+    class Request(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # noqa: N802
+            seen.append((sni[-1] if sni else None, self.headers.get("Host", "")))
+            body = ok({"alerts": []})
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(cert, key)
+
+    def remember_sni(_sock: ssl.SSLObject, name: str | None, _ctx: ssl.SSLContext) -> None:
+        sni.append(name)
+
+    context.sni_callback = remember_sni
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Request)
+    httpd.socket = context.wrap_socket(httpd.socket, server_side=True)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    yield int(httpd.server_address[1]), ca[0], seen
+    httpd.shutdown()
+    httpd.server_close()
+
+
+def test_a_service_is_reached_at_the_address_given_with_its_own_server_name(
+    https_named: tuple[int, str, list[tuple[str | None, str]]],
+) -> None:
+    port, ca_file, seen = https_named
+    host = "thanos-querier.openshift-monitoring.svc.cluster.local"
+    asked: list[str] = []
+
+    def cluster_ip() -> str:
+        asked.append("x")
+        return "127.0.0.1"
+
+    api = PrometheusAPI(f"https://{host}:{port}", ca_file=ca_file, connect_host=cluster_ip)
+    assert api.alerts() == []
+    assert api.alerts() == []
+    assert len(asked) == 2, "the address is asked before every request"
+    assert seen == [(host, f"{host}:{port}")] * 2
+    # A certificate that does not name the URL's host is refused, wherever it is reached.
+    with pytest.raises(APIError, match=r"^https://localhost:\d+/api/v1/alerts: tls: "):
+        PrometheusAPI(f"https://localhost:{port}", ca_file=ca_file, connect_host=cluster_ip).alerts()
+
+
+def test_the_address_lookup_failing_is_a_one_line_error(
+    https_named: tuple[int, str, list[tuple[str | None, str]]],
+) -> None:
+    port, _, _ = https_named
+
+    def no_service() -> str:
+        raise APIError("cannot get the cluster IP of Service openshift-monitoring/thanos-querier: 404 NotFound")
+
+    api = PrometheusAPI(f"https://thanos-querier.openshift-monitoring.svc:{port}", connect_host=no_service)
+    with pytest.raises(APIError, match="^cannot get the cluster IP of Service openshift-monitoring/thanos-querier"):
+        api.query("up")
+    # A refused connection names the address connected to, as Go's dialer does.
+    refused = PrometheusAPI("https://thanos-querier.openshift-monitoring.svc:1", connect_host=lambda: "127.0.0.1")
+    with pytest.raises(APIError, match=r"dial tcp 127\.0\.0\.1:1: connect: connection refused"):
+        refused.alerts()

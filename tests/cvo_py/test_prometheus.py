@@ -178,6 +178,7 @@ EVENT_ONLY = {
     "cluster_version_status_pruned_capabilities",
     "cluster_version_available_updates",
     "cluster_version_conditional_update_condition_seconds",  # only while a conditional update exists
+    "cluster_version_risk_conditions",  # only with the ClusterUpdateAcceptRisks gate and a risk
     "update_status_controller_reaction_seconds_bucket",
 }
 

@@ -171,8 +171,8 @@ def test_start_writes_status_and_serves_metrics(kube: KubeClient, start: Any) ->
     )
     assert metrics['cluster_version_capability{name="Ingress"}'] == 1.0
     assert metrics['cluster_version_capability{name="Build"}'] == 1.0
-    assert metrics['cluster_version_payload{type="applied",version="4.14.1"}'] == 2.0
-    assert metrics['cluster_version_payload{type="pending",version="4.14.1"}'] == 0.0
+    assert metrics['cluster_version_release_operators{type="updated",version="4.14.1"}'] == 2.0
+    assert metrics['cluster_version_release_operators{type="pending",version="4.14.1"}'] == 0.0
     assert metrics["cluster_version_status_writes_total"] >= 2
     assert metrics["cluster_version_status_write_failures_total"] == 0
     log = running.stop()

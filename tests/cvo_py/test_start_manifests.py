@@ -5,14 +5,16 @@ Pod Security admission, which must be `privileged`."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import random
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from cvo_py.kube import CLUSTERVERSIONS, NAMESPACES, PODS, ApiError, KubeClient
+from cvo_py.kube import CLUSTERVERSIONS, CONFIGMAPS, NAMESPACES, PODS, ApiError, KubeClient
 from cvo_py.testing import manifests
 from cvo_py.testing.certs import https_get
 from cvo_py.testing.cluster import LocalCluster, ensure_namespace, unique_name
@@ -27,6 +29,9 @@ from cvo_py.testing.payload import (
     version_pods,
     write_payload,
 )
+from cvo_py.testing.prometheus import LocalPrometheus
+from cvo_py.testing.thanos import ThanosQuerier, ensure_cluster_monitoring_view, service_address
+from cvo_py.testing.update_service import UpdateService, graph, promql_risk
 from cvo_py.testing.usc import iter_audit
 from cvo_py.testing.wait import wait_until
 from payload.podspec import PodSpecOptions, build_version_pod
@@ -38,6 +43,7 @@ pytestmark = pytest.mark.usefixtures("clusterversion_cleanup")
 # bumped with a patch (status/events.py; tests/payload/test_payload_events.py repeats one).
 NOT_IN_THIS_CYCLE = {("events", "patch")}
 TARGET = "quay.io/openshift-release-dev/ocp-release@sha256:" + "7a" * 32
+THANOS_PORT = 9091  # the port of the Deployment's (default) --promql-url
 
 
 def test_every_install_manifest_applies(kube: KubeClient) -> None:
@@ -46,8 +52,9 @@ def test_every_install_manifest_applies(kube: KubeClient) -> None:
         "cluster-version-operator",
         "update-status-controller",
     }
-    # Present on every OpenShift cluster (other operators create it), not on a bare API server.
+    # Present on every OpenShift cluster (other operators create them), not on a bare API server.
     ensure_namespace(kube, "openshift-config-managed")
+    ensure_namespace(kube, "openshift-config")
     try:
         manifests.apply(kube, docs)
         for doc in docs:
@@ -77,59 +84,141 @@ def test_start_as_its_service_account_with_only_its_rbac(
     namespace: str,
     kubelet: Kubelet,
     verification: ClusterVerification,
+    prometheus: Callable[..., LocalPrometheus],
     tmp_path: Path,
 ) -> None:
     docs = manifests.render(manifests.load(manifests.CVO_FILES), manifests.CVO_NAMESPACE, namespace)
+    # What every OpenShift cluster has: these namespaces and the monitoring operator's reader role.
+    ensure_namespace(kube, "openshift-config-managed")
+    ensure_namespace(kube, "openshift-config")
+    ensure_cluster_monitoring_view(kube)
     manifests.apply(kube, docs)  # the Namespace too: its Pod Security labels apply to the version Pod
     ensure_priority_class(kube)
     put_co(kube, "etcd", "4.14.1")
     put_co(kube, "dns", "4.14.1")
     token = cluster.service_account_token(namespace, manifests.CVO_SERVICE_ACCOUNT)
     kubeconfig = cluster.write_kubeconfig(tmp_path / "sa.kubeconfig", token)
+    token_file = tmp_path / "sa.token"
+    token_file.write_text(token)
     # A version Job an operator of 4.18 or older left behind: `start` prunes it first.
     kube.create(JOBS, _legacy_job(namespace), namespace)
     audit = cluster.state["auditLog"]
     offset = os.path.getsize(audit)
-
-    # No ClusterVersion yet: `start` creates it, as on a new cluster.
-    start = StartProcess(kubeconfig, namespace, tmp_path)
-    try:
-        wait_until(
-            lambda: start.proc.poll() is not None or _history(kube),
-            timeout=30,
-            what="the ClusterVersion created with status",
+    # Thanos Querier at its Service's cluster IP, in front of a real Prometheus; an update service
+    # whose one conditional update has a PromQL risk.
+    prom = prometheus()
+    risky = graph(
+        ["4.14.1", "4.14.3"],
+        conditional=[([("4.14.1", "4.14.3")], [promql_risk("AlwaysMatches", "vector(1)", "It always applies.")])],
+    )
+    with contextlib.ExitStack() as stack:
+        address = stack.enter_context(service_address(kube, "openshift-monitoring", "thanos-querier", THANOS_PORT))
+        querier = stack.enter_context(ThanosQuerier(kube, address, THANOS_PORT, prom.url, tmp_path / "thanos"))
+        updates = stack.enter_context(UpdateService(channels={"stable-4.14": risky}))
+        # No ClusterVersion yet: `start` creates it, as on a new cluster. Its Prometheus is the
+        # Deployment's own (no --promql-url), reached with the ServiceAccount's files.
+        start = StartProcess(
+            kubeconfig,
+            namespace,
+            tmp_path,
+            "4.14.1",
+            f"--update-service={updates.url}",
+            service_account=manifests.ServiceAccountFiles(token=str(token_file), service_ca=querier.ca_file),
         )
-        assert start.proc.poll() is None, start.log()[-3000:]
-        assert _history(kube)[0]["version"] == "4.14.1"
-
-        # An update: verified, retrieved by a version Pod that the test's kubelet completes.
-        verification.sign(TARGET)
-        request_update(kube, TARGET)
-        pod = wait_until(
-            lambda: [p for p in version_pods(kube, namespace) if not p["metadata"].get("deletionTimestamp")],
-            timeout=30,
-            what="the version Pod",
-        )[0]
-        write_payload(start.payload_dir, TARGET, "4.14.2")
-        kubelet.succeed(pod["metadata"]["name"], namespace)
-        wait_until(
-            lambda: release_accepted(kube).get("reason") == "PayloadLoaded"
-            and _history(kube)[0]["version"] == "4.14.2",
-            timeout=30,
-            what="the payload loaded and 4.14.2 in the history",
-        )
-        wait_until(lambda: not version_pods(kube, namespace), what="the version Pod deleted")
-        assert not kube.list(JOBS, namespace).get("items"), "the legacy Job was pruned"
-        # /metrics for the cluster's Prometheus: the client CA comes from kube-system.
-        scraper = (cluster.state["scraperCertFile"], cluster.state["scraperKeyFile"])
-        assert https_get(start.port, "/metrics", scraper)[0] == 200
-        assert https_get(start.port, "/readyz", None) == (200, "ok")
-    finally:
+        stack.callback(manifests.delete, kube, manifests.outside(docs, namespace))
+        stack.callback(start.stop)
+        _cycle(kube, namespace, kubelet, verification, start, cluster, querier, token, docs)
         code = start.stop()  # SIGTERM: the Lease is handed back
-        manifests.delete(kube, manifests.outside(docs, namespace))
     assert code == 0, start.log()[-3000:]
     assert "Graceful shutdown complete" in start.log()
+    _check_audit(audit, offset, namespace, docs)
 
+
+def _cycle(
+    kube: KubeClient,
+    namespace: str,
+    kubelet: Kubelet,
+    verification: ClusterVerification,
+    start: StartProcess,
+    cluster: LocalCluster,
+    querier: ThanosQuerier,
+    token: str,
+    docs: list[dict[str, Any]],
+) -> None:
+    """Creation, an evaluated PromQL risk, an update retrieved and loaded, metrics served."""
+    wait_until(
+        lambda: start.proc.poll() is not None or _history(kube),
+        timeout=30,
+        what="the ClusterVersion created with status",
+    )
+    assert start.proc.poll() is None, start.log()[-3000:]
+    assert _history(kube)[0]["version"] == "4.14.1"
+
+    # The risk is a query through Thanos Querier, as the ServiceAccount: it applies.
+    kube.patch(CLUSTERVERSIONS, "version", {"spec": {"channel": "stable-4.14"}})
+    try:
+        recommended = wait_until(lambda: _recommended(kube), timeout=60, what="the conditional update evaluated")
+    except AssertionError:
+        status = kube.get(CLUSTERVERSIONS, "version").get("status") or {}
+        print("conditionalUpdates:", status.get("conditionalUpdates"), "\nThanos saw:", querier.seen)
+        print(start.log()[-5000:])
+        raise
+    assert (recommended["status"], recommended["reason"]) == ("False", "AlwaysMatches"), recommended
+    user = f"system:serviceaccount:{namespace}:{manifests.CVO_SERVICE_ACCOUNT}"
+    assert any(s.path.startswith("/api/v1/query?") and s.user == user and s.status == 200 for s in querier.seen)
+
+    # An update: verified, retrieved by a version Pod that the test's kubelet completes.
+    verification.sign(TARGET)
+    request_update(kube, TARGET)
+    pod = wait_until(
+        lambda: [p for p in version_pods(kube, namespace) if not p["metadata"].get("deletionTimestamp")],
+        timeout=30,
+        what="the version Pod",
+    )[0]
+    write_payload(start.payload_dir, TARGET, "4.14.2")
+    kubelet.succeed(pod["metadata"]["name"], namespace)
+    wait_until(
+        lambda: release_accepted(kube).get("reason") == "PayloadLoaded"
+        and _history(kube)[0]["version"] == "4.14.2",
+        timeout=30,
+        what="the payload loaded and 4.14.2 in the history",
+    )
+    wait_until(lambda: not version_pods(kube, namespace), what="the version Pod deleted")
+    assert not kube.list(JOBS, namespace).get("items"), "the legacy Job was pruned"
+    # /metrics for the cluster's Prometheus: the client CA comes from kube-system.
+    scraper = (cluster.state["scraperCertFile"], cluster.state["scraperKeyFile"])
+    status, text = https_get(start.port, "/metrics", scraper)
+    assert status == 200
+    assert 'cluster_installer{invoker="",type="",version=""} 1.0' in text  # read, and neither exists
+    installer = {"metadata": {"name": "openshift-install", "namespace": "openshift-config"},
+                 "data": {"version": "v4.14.0", "invoker": "user"}}  # fmt: skip
+    kube.create(CONFIGMAPS, installer, "openshift-config")
+    try:
+        wait_until(
+            lambda: 'cluster_installer{invoker="user",type="openshift-install",version="v4.14.0"} 1.0'
+            in https_get(start.port, "/metrics", scraper)[1],
+            what="cluster_installer from openshift-config/openshift-install",
+        )
+    finally:
+        kube.delete(CONFIGMAPS, "openshift-install", "openshift-config")
+    # A ClusterOperator's condition changes: its transitions are counted.
+    put_co(kube, "dns", "4.14.1", degraded="True")
+    wait_until(
+        lambda: 'cluster_operator_condition_transitions{condition="Degraded",name="dns"} 1.0'
+        in https_get(start.port, "/metrics", scraper)[1],
+        what="the dns Degraded transition counted",
+    )
+    assert "process_resident_memory_bytes " in text and "process_start_time_seconds " in text
+    assert https_get(start.port, "/readyz", None) == (200, "ok")
+    # Without the monitoring reader role, Thanos Querier would refuse the ServiceAccount.
+    binding = next(d for d in docs if d.get("roleRef", {}).get("name") == "cluster-monitoring-view")
+    assert querier.authorize(token) == (200, user)
+    kube.delete(manifests.resource_of(binding), binding["metadata"]["name"])
+    wait_until(lambda: querier.authorize(token)[0] == 403, what="the ServiceAccount refused without the role")
+
+
+def _check_audit(audit: str, offset: int, namespace: str, docs: list[dict[str, Any]]) -> None:
+    """No request was denied; every rule granted was used; named objects only."""
     user = f"system:serviceaccount:{namespace}:{manifests.CVO_SERVICE_ACCOUNT}"
     events = [e for e in iter_audit(audit, offset) if e["user"]["username"] == user]
     assert events, "the audit log recorded no request from start"
@@ -182,6 +271,13 @@ def _legacy_job(namespace: str) -> dict[str, Any]:
             }
         },
     }
+
+
+def _recommended(kube: KubeClient) -> dict[str, Any] | None:
+    """The Recommended condition of the one conditional update, once it is evaluated."""
+    updates = (kube.get(CLUSTERVERSIONS, "version").get("status") or {}).get("conditionalUpdates") or []
+    conditions = [c for u in updates for c in u.get("conditions") or [] if c.get("type") == "Recommended"]
+    return conditions[0] if conditions and conditions[0].get("reason") != "EvaluationFailed" else None
 
 
 def _history(kube: KubeClient) -> list[dict[str, Any]]:
@@ -266,3 +362,49 @@ def test_pods_need_the_privileged_pod_security_level(kube: KubeClient, which: st
                 kube.delete(NAMESPACES, ns)
             except ApiError:
                 pass
+
+
+# -- beside a real CVO -------------------------------------------------------------------------------
+
+
+def _upstream_deployment(namespace: str) -> dict[str, Any]:
+    """The CVO's own Deployment as a cluster has it (the parts that matter here)."""
+    labels = {"k8s-app": "cluster-version-operator"}
+    return {
+        "metadata": {"name": "cluster-version-operator", "namespace": namespace},
+        "spec": {
+            "selector": {"matchLabels": labels},
+            "strategy": {"type": "Recreate"},
+            "template": {
+                "metadata": {"labels": labels},
+                "spec": {"containers": [{"name": "cluster-version-operator", "image": TARGET, "args": ["start"]}]},
+            },
+        },
+    }
+
+
+def test_applying_the_manifests_cannot_replace_a_real_cvo(kube: KubeClient, namespace: str) -> None:
+    docs = manifests.render(manifests.load(manifests.CVO_FILES), manifests.CVO_NAMESPACE, namespace)
+    [ours] = [d for d in docs if d["kind"] == "Deployment"]
+    deployments = manifests.resource_of(ours)
+    kube.create(deployments, _upstream_deployment(namespace), namespace)
+    before = kube.get(deployments, "cluster-version-operator", namespace)
+    # As `oc apply` sends it (a patch) and as a replace would: both refused, nothing changed.
+    attempts = [
+        lambda: kube.patch(deployments, "cluster-version-operator", ours, namespace),
+        lambda: manifests.apply(kube, [ours]),
+    ]
+    for attempt in attempts:
+        with pytest.raises(ApiError) as refused:
+            attempt()
+        assert refused.value.status == 422 and "field is immutable" in str(refused.value), str(refused.value)
+    after = kube.get(deployments, "cluster-version-operator", namespace)
+    assert after["spec"] == before["spec"]
+    assert after["metadata"]["generation"] == before["metadata"]["generation"]
+
+
+def test_no_cluster_scoped_name_is_one_of_the_cvos_own() -> None:
+    # Upstream's ClusterRoleBindings (to cluster-admin; a roleRef cannot change in place).
+    upstream = {("ClusterRoleBinding", name) for name in ("cluster-version-operator", "cluster-version-operator-1")}
+    ours = {(d["kind"], d["metadata"]["name"]) for d in manifests.load() if "namespace" not in d["metadata"]}
+    assert not ours & upstream

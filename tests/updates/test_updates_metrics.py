@@ -59,3 +59,39 @@ def test_the_available_updates_upstream_label_names_the_service_asked() -> None:
     assert label("http://flag/graph", "http://spec/graph") == "http://flag/graph"
     assert label("", "http://spec/graph") == "http://spec/graph"
     assert label("", None) == "<default>"
+
+
+def test_only_the_recommended_condition_is_reported() -> None:
+    cv = {"status": {"conditionalUpdates": [{
+        "release": {"version": "4.16.9", "image": "x"},
+        "conditions": [
+            {"type": "Recommended", "status": "False", "reason": "Risky",
+             "lastTransitionTime": "2026-11-23T11:00:00Z"},
+            {"type": "Other", "status": "True", "reason": "X", "lastTransitionTime": "2026-11-23T10:00:00Z"},
+        ]}]}}
+    got = scrape(None, cv)
+    assert [dict(labels)["condition"] for _, labels in got] == ["Recommended"]
+
+
+RISKS_CV = {"status": {"conditionalUpdateRisks": [
+    {"name": "ApplyingRisk", "conditions": [{"type": "Applies", "status": "True", "reason": "Alert:firing"}]},
+    {"name": "NotApplying", "conditions": [{"type": "Applies", "status": "False", "reason": "NotMatch"}]},
+    {"name": "Unsure", "conditions": [{"type": "Applies", "status": "Unknown", "reason": "EvaluationFailed"}]},
+    {"name": "NoCondition", "conditions": []},
+]}}
+
+
+def test_risk_conditions_behind_the_accept_risks_gate() -> None:
+    registry = CollectorRegistry()
+    registry.register(UpdatesCollector(lambda: None, lambda: RISKS_CV, lambda: True))
+    text = generate_latest(registry).decode()
+    got = {(s.name, tuple(sorted(s.labels.items()))): s.value
+           for family in text_string_to_metric_families(text) for s in family.samples}
+    risk = {dict(labels)["risk"]: (dict(labels)["reason"], value) for (name, labels), value in got.items()}
+    assert {name for name, _ in got} == {"cluster_version_risk_conditions"}
+    assert risk == {
+        "ApplyingRisk": ("Alert:firing", 1.0),
+        "NotApplying": ("NotMatch", 0.0),
+        "Unsure": ("EvaluationFailed", -1.0),
+    }
+    assert scrape(None, RISKS_CV) == {}, "the gate is off by default"

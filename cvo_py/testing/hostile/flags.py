@@ -148,6 +148,7 @@ SWITCHES = {
     ("update-status-controller", "--leader-elect"): "switch",
     ("update-status-controller", "--no-leader-elect"): "switch",
     ("version", "--client"): "switch",
+    ("start", "--use-dns-for-services"): "switch",
 }
 # Flags that only matter beside others: what each kind's flag is tried with.
 CONTEXT = {

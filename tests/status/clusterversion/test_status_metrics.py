@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from datetime import datetime
+from pathlib import Path
 from typing import Any
 
 from prometheus_client import CollectorRegistry, generate_latest
@@ -174,8 +175,9 @@ def test_operator_and_cluster_version_series() -> None:
     assert got[key("cluster_version_capability", name="Console")] == 1.0
     assert got[key("cluster_version_capability", name="NodeTuning")] == 0.0  # known, not enabled
     assert key("cluster_version_capability", name="OperatorLifecycleManager") not in got  # not in 4.14
-    assert got[key("cluster_version_payload", version="4.14.2", type="applied")] == 2.0
-    assert got[key("cluster_version_payload", version="4.14.2", type="pending")] == 1.0
+    assert got[key("cluster_version_release_operators", version="4.14.2", type="updated")] == 2.0
+    assert got[key("cluster_version_release_operators", version="4.14.2", type="pending")] == 1.0
+    assert not [k for k in got if k[0] == "cluster_version_payload"], "upstream's name counts manifests applied"
     assert got[key("cluster_version_available_updates", upstream="<default>", channel="stable-4.14")] == 1.0
     assert got[key("cluster_version_status_writes_total")] == 7.0
     assert got[key("cluster_version_status_write_unchanged_total")] == 3.0
@@ -210,7 +212,10 @@ def test_missing_cluster_version() -> None:
         ]
         == 0.0
     )
-    assert not [k for k in got if k[0] == "cluster_version"]
+    # Only the running release, as upstream reports it without a ClusterVersion.
+    assert [k for k in got if k[0] == "cluster_version"] == [
+        key("cluster_version", type="current", version="4.14.2", image="img-b", from_version="")
+    ]
 
 
 def test_exposition_renders_all_names() -> None:
@@ -222,7 +227,110 @@ def test_exposition_renders_all_names() -> None:
         "cluster_version_capability{",
         "cluster_operator_up{",
         "cluster_operator_conditions{",
-        "cluster_version_payload{",
+        "cluster_version_release_operators{",
         "cluster_version_status_writes_total 1.0",
     ):
         assert name in text, name
+
+
+def _cv(history: list[dict[str, Any]], **status: Any) -> dict[str, Any]:
+    return {
+        "metadata": {"name": "version", "creationTimestamp": "2024-01-01T00:00:00Z"},
+        "spec": {},
+        "status": {"desired": {"version": "4.14.2", "image": "img-b"}, "history": history, **status},
+    }
+
+
+INSTALLED = {"state": "Completed", "version": "4.14.0", "image": "img-0", "completionTime": "2024-01-01T01:00:00Z"}
+
+
+def test_cluster_series_counts_the_installation_as_completed() -> None:
+    got = samples([sm.cluster_version_family(_cv([INSTALLED]), RUNNING)])
+    assert got[key("cluster_version", type="cluster", version="4.14.2", image="img-b", from_version="4.14.0")] == ts(
+        "2024-01-01T00:00:00Z"
+    )
+    partial = {**INSTALLED, "state": "Partial", "completionTime": None}
+    got = samples([sm.cluster_version_family(_cv([partial]), RUNNING)])
+    assert key("cluster_version", type="cluster", version="4.14.2", image="img-b", from_version="") in got
+
+
+def test_current_is_the_running_release_and_its_payload_creation_time() -> None:
+    # status.desired names another release (a new operator not yet writing its own): current does not.
+    cv = _cv([INSTALLED])
+    cv["status"]["desired"] = {"version": "4.14.3", "image": "img-c"}
+    got = samples([sm.cluster_version_family(cv, RUNNING, payload_created=1700000000.0)])
+    assert got[key("cluster_version", type="current", version="4.14.2", image="img-b", from_version="4.14.0")] == (
+        1700000000.0
+    )
+    assert key("cluster_version", type="cluster", version="4.14.2", image="img-b", from_version="4.14.0") in got
+
+
+def test_initial_without_history_and_desired_for_a_version_only_update() -> None:
+    cv = _cv([])
+    cv["spec"]["desiredUpdate"] = {"version": "4.14.3"}
+    got = samples([sm.cluster_version_family(cv, RUNNING)])
+    assert key("cluster_version", type="initial", version="", image="", from_version="") in got
+    assert key("cluster_version", type="desired", version="4.14.3", image="", from_version="") in got
+    cv["spec"]["desiredUpdate"] = {"version": "4.14.2", "image": "img-b"}  # the running one: not desired
+    assert not [k for k in samples([sm.cluster_version_family(cv, RUNNING)]) if dict(k[1])["type"] == "desired"]
+
+
+def test_version_up_only_while_available_is_true_or_false() -> None:
+    for status, want in (("True", 1.0), ("False", 0.0), ("Unknown", None), (None, None)):
+        conditions = [] if status is None else [{"type": "Available", "status": status, "reason": "R"}]
+        got = samples(sm.families(_cv([INSTALLED], conditions=conditions), [], RUNNING, sm.WriteCounts()))
+        found = {k: v for k, v in got.items() if k[0] == "cluster_operator_up" and dict(k[1])["name"] == "version"}
+        if want is None:
+            assert found == {}, status
+        else:
+            assert found == {key("cluster_operator_up", name="version", version="4.14.0", reason="R"): want}
+
+
+def _configmap(**data: str) -> dict[str, Any]:
+    return {"metadata": {"name": "x", "namespace": "openshift-config"}, "data": data}
+
+
+def test_cluster_installer() -> None:
+    def installer(state: sm.InstallerConfigMaps) -> dict[Any, float]:
+        return samples([f for f in [sm.installer_family(state)] if f is not None])
+
+    install = _configmap(version="v4.14.0", invoker="openshift-internal-ci/e2e")
+    assert installer(sm.InstallerConfigMaps(True, install, _configmap(version="x"))) == {
+        key("cluster_installer", type="openshift-install", version="v4.14.0", invoker="openshift-internal-ci/e2e"): 1.0
+    }
+    assert installer(sm.InstallerConfigMaps(True, None, _configmap(invoker="hive"))) == {
+        key("cluster_installer", type="other", version="<missing>", invoker="hive"): 1.0
+    }
+    assert installer(sm.InstallerConfigMaps(True, None, None)) == {
+        key("cluster_installer", type="", version="", invoker=""): 1.0
+    }
+    assert installer(sm.InstallerConfigMaps(False, install, None)) == {}, "not read yet: no series"
+
+
+def test_condition_transitions_count_changes_appearances_and_removals() -> None:
+    transitions = sm.ConditionTransitions()
+    first = co("dns", "4.14.1")
+    degraded = co("dns", "4.14.1")
+    degraded["status"]["conditions"][0]["status"] = "True"
+    without_upgradeable = co("dns", "4.14.1")
+    del without_upgradeable["status"]["conditions"][1]
+    transitions.observe("ADDED", first, None)  # not an update
+    transitions.observe("MODIFIED", degraded, first)
+    transitions.observe("MODIFIED", degraded, degraded)  # a relist of the same object
+    transitions.observe("MODIFIED", without_upgradeable, degraded)  # Degraded back, Upgradeable gone
+    transitions.observe("DELETED", first, None)
+    got = samples([sm.transitions_family(transitions.counts())])
+    assert got == {
+        key("cluster_operator_condition_transitions", name="dns", condition="Degraded"): 2.0,
+        key("cluster_operator_condition_transitions", name="dns", condition="Upgradeable"): 1.0,
+    }
+
+
+def test_payload_creation_time(tmp_path: Path) -> None:
+    assert sm.payload_creation_time(str(tmp_path)) == 0.0
+    refs = tmp_path / "release-manifests" / "image-references"
+    refs.parent.mkdir()
+    refs.write_text('{"kind": "ImageStream", "metadata": {"creationTimestamp": "2024-05-01T10:00:00Z"}}')
+    assert sm.payload_creation_time(str(tmp_path)) == ts("2024-05-01T10:00:00Z")
+    refs.write_text("not json")
+    assert sm.payload_creation_time(str(tmp_path)) == 0.0
