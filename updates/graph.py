@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
+from cvo_py import gotext
 from updates import semver
 from updates.retrieval import url_problem
 
@@ -208,7 +209,7 @@ def parse_graph(body: bytes, deadline: Deadline | None = None) -> Graph:
         raise _syntax_error(text, err) from None
     except (RecursionError, ValueError) as err:
         # Nesting past the recursion limit, or integers too long for Python to convert.
-        raise _invalid(f"unreadable JSON: {str(err).splitlines()[0]}") from None
+        raise _invalid(gotext.json_limit_problem(err)) from None
     if not isinstance(doc, dict):
         raise _invalid(f"json: cannot unmarshal {_kind(doc)} into Go value of type cincinnati.graph")
     f = _fields(doc, ("nodes", "edges", "conditionalEdges"))
