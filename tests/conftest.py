@@ -37,8 +37,9 @@ REPO = Path(__file__).resolve().parents[1]
 pytest_plugins = ["cvo_py.testing.httpserve", "cvo_py.testing.prometheus"]  # http_server, prometheus
 
 # One Hypothesis profile for every property test, made for a loaded 2-core machine (a CI runner, or
-# this one beside other work): no per-example deadline and no health check that fails on speed
-# (`too_slow` measures input generation, which a cold start or a busy core slows), and runs that
+# this one beside other work): no per-example deadline (an example took 516 ms on a loaded 2-core
+# machine, against the default 200 ms; timings belong in bench/), no health check that fails on
+# speed (`too_slow` measures input generation, which a cold start or a busy core slows), and runs that
 # are reproducible: examples derived from each test alone (`derandomize`), no example database, so
 # a test run alone behaves as it does inside the whole suite. `--hypothesis-profile=default`
 # (Hypothesis's own defaults) is there for hunting with fresh random examples.
@@ -62,6 +63,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         metavar="REF",
         help="test this built container image (tests/image; `make image-test`)",
     )
+    parser.addoption(
+        "--node",
+        action="store_true",
+        default=False,
+        help="run the end-to-end tier on the local node of .local-cluster/node.json (tests/e2e; `make e2e`)",
+    )
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -74,13 +81,18 @@ def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool 
     # tests/image needs a built image and buildah: only `make image-test` (--image) runs it.
     if collection_path == REPO / "tests" / "image" and not config.getoption("--image"):
         return True
+    # tests/e2e needs a running local node: only `make e2e` (--node) runs it.
+    if collection_path == REPO / "tests" / "e2e" and not config.getoption("--node"):
+        return True
     return None
 
 
 def pytest_report_header(config: pytest.Config) -> str | None:
     if config.getoption("--image"):
         return f"container image under test: {config.getoption('--image')}"
-    return "tests/image: not collected (they test a built image: make image-test)"
+    if config.getoption("--node"):
+        return "end-to-end tier on the local node (.local-cluster/node.json)"
+    return "tests/image, tests/e2e: not collected (they test a built image and a real node: make image-test, make e2e)"
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
