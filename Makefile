@@ -70,12 +70,13 @@ test-unit: venv
 	$(PY) -m pytest -m "not integration"
 
 # Refused at once without ../shared (oc's real outputs), whose comparisons would otherwise be
-# skipped; CVO_PY_WITHOUT_SHARED=1 runs without them on purpose.
-test: venv check-shared build-apiserver build-prometheus lint check-rules
+# skipped; CVO_PY_WITHOUT_SHARED=1 runs without them on purpose. The check needs only the standard
+# library, so it runs before the virtualenv is built.
+test: check-shared venv build-apiserver build-prometheus lint check-rules
 	$(PY) -m pytest
 
-check-shared: venv
-	@$(PY) -m cvo_py.testing.shared
+check-shared:
+	@$(PYTHON) -m cvo_py.testing.shared
 
 demo: venv build-apiserver build-prometheus
 	$(PY) hack/demo.py $(DEMO_ARGS)
