@@ -135,7 +135,11 @@ def test_an_unreachable_update_service_and_no_channel(kube: KubeClient, start: A
     assert "connect: connection refused" in retrieved(cluster_version(kube))["message"]
 
 
-DEGRADED = 'max(cluster_operator_conditions{name="dns", condition="Degraded"}) or vector(0)'
+# The last sample scraped, not the instant value: a scrape that fails under load (a 1 s scrape
+# timeout on a busy machine) writes staleness markers, and an instant query then finds no series
+# until the next good scrape. The risk is about the metric, not about the latest scrape.
+DNS_DEGRADED = 'last_over_time(cluster_operator_conditions{name="dns", condition="Degraded"}[1m])'
+DEGRADED = f"max({DNS_DEGRADED}) or vector(0)"
 
 
 def test_a_promql_risk_matches_and_unmatches_as_the_metric_changes(
@@ -156,8 +160,11 @@ def test_a_promql_risk_matches_and_unmatches_as_the_metric_changes(
     api = PrometheusAPI(prom.url)
     clock = [datetime.now(UTC)]
     try:
-        wait_until(lambda: bool(api.query('cluster_operator_conditions{name="dns",condition="Degraded"}')),
-                   timeout=60, what="the dns condition scraped")
+        try:
+            wait_until(lambda: bool(api.query(DNS_DEGRADED)), timeout=60, what="the dns condition scraped")
+        except AssertionError as exc:  # say why: the target's health and last scrape error
+            targets = [(t.get("scrapePool"), t.get("health"), t.get("lastError")) for t in prom.targets()]
+            raise AssertionError(f"{exc}; scrape targets: {targets}") from None
         with UpdateService(channels={"stable-4.14": doc}) as svc:
             poller = AvailableUpdatesPoller(
                 lambda: cluster_version(kube),
