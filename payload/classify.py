@@ -19,7 +19,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from cvo_py.gotext import bounded
+from cvo_py.gotext import bounded, escape
 
 JSON = dict[str, Any]
 Kind = Literal["Progressing", "Transient", "Terminal", "Succeeded"]
@@ -248,7 +248,7 @@ def classify(
     if not isinstance(pod, dict) or not isinstance(pod.get("metadata"), dict):
         raise ValueError(f"expected a Pod object, got {type(pod).__name__}")
     if pod.get("kind", "Pod") != "Pod":
-        raise ValueError(f"expecting Pod but received an object of kind {pod.get('kind')!r}")
+        raise ValueError(f"expecting Pod but received event with kind: {escape(str(pod.get('kind')))}")  # upstream's
     remembered = remembered_pull_errors or {}
     meta = pod["metadata"]
     name = str(meta.get("name", "?"))

@@ -19,7 +19,6 @@ from payload.acceptance import (
 )
 from payload.coordinator import RetrievalCoordinator
 from payload.release import Release
-from status.clusterversion.controller import read_release_metadata
 
 WAIT = 10.0  # generous bound for thread hand-offs; the tests assert outcomes, not timings
 A = Release("4.14.2", "img-a")
@@ -206,24 +205,6 @@ def test_success_is_published_only_when_the_attempt_ends(checked: tuple[Harness,
     assert len(seen) == 1 and (seen[0] is None or seen[0].state.status == "Unknown")
     final = coordinator.acceptance()
     assert final is not None and final.state.status == "True" and final.target.version == "4.14.9"
-
-
-def test_read_release_metadata(tmp_path: pytest.TempPathFactory) -> None:
-    from pathlib import Path
-
-    root = Path(str(tmp_path))
-    assert read_release_metadata(str(root)) == {}
-    (root / "release-manifests").mkdir()
-    (root / "release-manifests" / "release-metadata").write_text(
-        '{"kind": "cincinnati-metadata-v0", "version": "4.13.7"}'
-    )
-    assert read_release_metadata(str(root))["version"] == "4.13.7"
-    (root / "release-manifests" / "release-metadata").write_text("[1]")
-    with pytest.raises(ValueError, match="not a JSON object"):
-        read_release_metadata(str(root))
-    (root / "release-manifests" / "release-metadata").write_text("{")
-    with pytest.raises(ValueError, match="cannot read release metadata"):
-        read_release_metadata(str(root))
 
 
 def test_a_target_asked_for_again_is_retrieved_again(harness: tuple[Harness, RetrievalCoordinator]) -> None:
