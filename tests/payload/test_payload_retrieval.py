@@ -17,6 +17,7 @@ import pytest
 
 from cvo_py.informer import Informer
 from cvo_py.kube import JSON, PODS, ClientConfig, KubeClient, Resource, ServerUnreachable
+from cvo_py.testing import versionpod
 from cvo_py.testing.cluster import LocalCluster
 from cvo_py.testing.kubelet import Kubelet, running, terminated, waiting
 from cvo_py.testing.payload import (
@@ -46,10 +47,7 @@ SIG = (
     f"image pull failed for {IMAGE} because the signature validation failed: Source image rejected: "
     "A signature was required, but no signature exists"
 )
-MANIFEST_UNKNOWN = (
-    f"initializing source docker://{IMAGE}: reading manifest sha256:{'5d' * 32} in "
-    "quay.io/openshift-release-dev/ocp-release: manifest unknown"
-)
+MANIFEST_UNKNOWN = versionpod.manifest_unknown(IMAGE)  # CRI-O's text, as the end-to-end tier recorded it
 UNAUTHORIZED = (
     f"initializing source docker://{IMAGE}: reading manifest sha256:{'5d' * 32} in "
     "quay.io/openshift-release-dev/ocp-release: unauthorized: access to the requested resource is not authorized"
