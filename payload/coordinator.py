@@ -326,7 +326,8 @@ class RetrievalCoordinator:
                 self._finished[wanted] = (final.status, float("-inf") if retry_now else self._clock() + delay)
                 self._failures[wanted] = final
             if self._wanted == wanted:
-                self._latest = Acceptance(filled, final, verified, "\n".join(risks), local)
+                warned = checked is not None and bool(checked.message)
+                self._latest = Acceptance(filled, final, verified, "\n".join(risks), local, warned)
                 if checked is not None and final.status == "True":
                     # As upstream, their Events come with the payload loaded (not with every attempt).
                     self._outcomes.append(Outcome(filled, final, None, checked))

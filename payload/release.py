@@ -110,3 +110,6 @@ class Acceptance:
     # the new history entry's acceptedRisks. "" when nothing.
     accepted_risks: str = ""
     local: bool = False  # the operator's own release: nothing was retrieved or checked
+    # `accepted_risks` ends with the precondition checks' warning (what the exposure to accepted
+    # conditional-update risks is appended to, as upstream words it).
+    warned: bool = False
