@@ -14,11 +14,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-from cvo_py.testing import localnode, nodecluster
+from cvo_py.testing import image, localnode, nodecluster
 from cvo_py.testing import manifests as install
 from cvo_py.testing import nodeconfig as cfg
 from cvo_py.testing.gotemplate import RenderData
-from cvo_py.testing.hack import script
 from cvo_py.testing.nodeconfig import NodePaths
 
 ROOT = Path("/data/cluster/node")
@@ -77,7 +76,6 @@ def test_registry_listens_on_loopback_only() -> None:
 
 
 def test_release_manifests_name_the_version_and_the_component_images(tmp_path: Path) -> None:
-    image = script("image")
     manifests = image.write_release_manifests(
         tmp_path, "4.21.1", ["4.21.0"], {"cluster-version-operator": "r@sha256:1"}
     )
@@ -99,7 +97,7 @@ def test_release_manifests_name_the_version_and_the_component_images(tmp_path: P
     ],
 )
 def test_pull_spec_by_digest(destination: str, expected: str) -> None:
-    assert script("image").by_digest(destination, "sha256:ab") == expected
+    assert image.by_digest(destination, "sha256:ab") == expected
 
 
 def test_install_is_applied_as_is_but_for_what_the_cluster_provides() -> None:
