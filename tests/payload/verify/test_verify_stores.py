@@ -196,9 +196,10 @@ def test_slow_store_does_not_delay_a_store_that_has_the_signature(
     slow, good = new_store(), new_store()
     slow.faults[slow.path(HEX, 1)] = "hang"
     put(good, 1, sign(key))
-    # Returns while the slow store still holds its request: the search does not wait for it.
-    verifier(key, (slow, good), fetch_timeout=30).verify(IMAGE, 30)
-    assert slow.asked == [slow.path(HEX, 1)] and slow.answered == []
+    started = time.monotonic()
+    verifier(key, (slow, good), fetch_timeout=120).verify(IMAGE, 120)
+    # Well before the slow store's request could end: the search does not wait for it.
+    assert time.monotonic() - started < 60
 
 
 def test_every_store_is_reported(key: Any, new_store: Callable[[], SignatureStore]) -> None:
