@@ -5,7 +5,10 @@ with no system gpg or native build needed, and verifies inline signed messages a
 signatures are. It does not say why a signature is rejected, so `packets.explain_rejection` reads
 that from the signature packet (expired, or made by a key outside the keyrings). Signature
 ConfigMaps are tried first; then every store is searched in parallel (`signature-1`…`signature-10`,
-stopping at 404), and the first valid signature wins.
+stopping at 404), and the first valid signature wins. Each fetch is `cvo_py.httpget`'s bounded GET
+(through the proxy the environment names): the whole request, however slowly a store drips its
+answer, ends by the time the verification has left (at most `fetch_timeout`), and a body beyond
+MAX_SIGNATURE_BYTES is not read.
 """
 
 from __future__ import annotations
