@@ -62,7 +62,7 @@ cluster-status: venv
 lint: venv
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/mypy
-	$(VENV)/bin/mypy --strict hack/*.py bench tests/image
+	$(VENV)/bin/mypy --strict hack/*.py bench tests/image tests/e2e
 	$(PY) hack/gen_dashboard.py --check
 	$(VENV)/bin/lint-imports
 
