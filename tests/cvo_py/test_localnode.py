@@ -19,6 +19,7 @@ from cvo_py.testing import manifests as install
 from cvo_py.testing import nodeconfig as cfg
 from cvo_py.testing.gotemplate import RenderData
 from cvo_py.testing.nodeconfig import NodePaths
+from cvo_py.testing.wait import wait_until
 
 ROOT = Path("/data/cluster/node")
 PATHS = NodePaths(ROOT)
@@ -127,6 +128,9 @@ def test_leftovers_finds_and_clean_up_removes_mounts_and_processes(tmp_path: Pat
     # A process that names the directory (a component whose pid was never recorded).
     stray = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)", str(paths.root)])
     try:
+        # Until the child has exec'd, its command line is still this process's: wait for its own.
+        cmdline = Path(f"/proc/{stray.pid}/cmdline")
+        wait_until(lambda: str(paths.root).encode() in cmdline.read_bytes(), 60, "the stray process's command line")
         mine = [line for line in localnode.leftovers(paths) if str(paths.root) in line]
         assert f"mount {mount_point}" in mine
         assert any(line.startswith(f"process {stray.pid}: ") for line in mine), mine
