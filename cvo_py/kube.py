@@ -21,6 +21,7 @@ from urllib.parse import quote, urlencode
 
 from cvo_py.connections import ConnectionPool, Stream
 from cvo_py.gotext import short_error
+from cvo_py.jsondata import encode_json
 
 JSON = dict[str, Any]
 
@@ -358,7 +359,7 @@ class KubeClient:
         target = path
         if query:
             target += "?" + urlencode({k: _query_value(v) for k, v in query.items() if v is not None})
-        data = json.dumps(body).encode() if body is not None else None
+        data = encode_json(body) if body is not None else None
         # 429 (API priority and fairness, storage initializing) asks to come back later: honour
         # Retry-After a few times before giving the error to the caller.
         for attempt in range(busy_retries + 1):

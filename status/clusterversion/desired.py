@@ -12,13 +12,13 @@ to the release (those annotated `include.release.openshift.io/...` or
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
 from cvo_py.gotext import metav1_time
+from cvo_py.jsondata import copy_json
 from payload.acceptance import is_about, payload_loaded
 from payload.acceptance import retrieving as payload_retrieving
 from payload.release import Acceptance, Release
@@ -269,7 +269,7 @@ def desired_status(
     upstream's order (conditions new to the status are appended in that order)."""
     if not isinstance(cv, Mapping) or not isinstance(cv.get("metadata"), dict):
         raise ValueError("cv must be a ClusterVersion object with metadata")
-    status: JSON = copy.deepcopy(dict(cv.get("status") or {}))
+    status: JSON = copy_json(dict(cv.get("status") or {}))
     conditions: list[JSON] = [dict(c) for c in status.get("conditions") or [] if isinstance(c, dict)]
 
     aim = target(cv, inputs)
