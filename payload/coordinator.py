@@ -60,6 +60,11 @@ class RetrievalCoordinator:
     superseded retrieval are dropped, and the retrieval itself is cancelled at once (another target,
     force toggled, or nothing asked for any more). A failed target is tried again after `retry_after` seconds
     (or at once when `force` changes); a retrieved one is not retried.
+
+    With `show_failure_within` > 0, a retrieval that reports a failure (status False) waits, up to
+    that many seconds, until the status loop calls `shown()` with that state, before it goes on to
+    clean up: deleting the version Pod is a write the API server would otherwise commit ahead of
+    the status write, each waiting for its own disk sync, so the admin would see the failure later.
     """
 
     def __init__(
@@ -69,12 +74,17 @@ class RetrievalCoordinator:
         *,
         retry_after: float = 60.0,
         clock: Callable[[], float] = time.monotonic,
+        show_failure_within: float = 0.0,
     ) -> None:
         self._make = make_retriever
         self._on_change = on_change
         self.retry_after = retry_after
+        self.show_failure_within = show_failure_within
         self._clock = clock
         self._lock = threading.Lock()
+        # Notified when the status loop has shown a state, the wanted target changed, or on stop.
+        self._shown_changed = threading.Condition(self._lock)
+        self._shown: Acceptance | None = None
         self._wake = threading.Event()
         self._stop = threading.Event()
         self._wanted: tuple[Release, bool] | None = None
@@ -99,6 +109,7 @@ class RetrievalCoordinator:
         self._stop.set()
         self._wake.set()
         with self._lock:
+            self._shown_changed.notify_all()
             current = self._current
         if current is not None:
             current.cancel("the operator is stopping")  # it would otherwise run on until its deadline
@@ -110,11 +121,13 @@ class RetrievalCoordinator:
         with self._lock:
             if target is None:
                 self._wanted, self._latest = None, None
+                self._shown_changed.notify_all()
                 superseded = self._current if self._running is not None else None
             else:
                 wanted = (target, force)
                 if self._wanted != wanted:
                     self._wanted = wanted
+                    self._shown_changed.notify_all()
                     # A target asked for again (A → B → A) is retrieved again: its earlier acceptance
                     # was dropped when B was asked for.
                     self._finished.pop(wanted, None)
@@ -134,6 +147,12 @@ class RetrievalCoordinator:
     def acceptance(self) -> Acceptance | None:
         with self._lock:
             return self._latest
+
+    def shown(self, acceptance: Acceptance | None) -> None:
+        """The status loop wrote a status computed from `acceptance` (or found it written)."""
+        with self._lock:
+            self._shown = acceptance
+            self._shown_changed.notify_all()
 
     def retry_failed(self, applies: Callable[[ReleaseAcceptance], bool] = lambda _final: True) -> bool:
         """What failed retrievals depended on changed (e.g. the verification configuration): try
@@ -205,8 +224,15 @@ class RetrievalCoordinator:
                     # Upstream flips to Unknown "Retrieving..." on every retry, hiding why the last
                     # attempt failed (and restarting alerts' `for`): keep the failure until this ends.
                     return
-                self._latest = Acceptance(target, state, self._latest.verified if self._latest else False)
+                latest = self._latest = Acceptance(target, state, self._latest.verified if self._latest else False)
             self._on_change()
+            if state.status == "False" and self.show_failure_within > 0:
+                # The retrieval cleans up next: let the failure reach the status first.
+                with self._lock:
+                    self._shown_changed.wait_for(
+                        lambda: self._shown == latest or self._wanted != wanted or self._stop.is_set(),
+                        self.show_failure_within,
+                    )
 
         self.retrievals += 1
         with self._lock:
