@@ -377,6 +377,11 @@ def _keep_ends(flat: str, limit: int) -> str:
     return flat[:head] + _ELISION + flat[len(flat) - (keep - head) :]
 
 
+def shortened(text: str, limit: int) -> str:
+    """`text` if it fits in `limit` characters; else its head and tail (lines are kept)."""
+    return _keep_ends(text, limit)
+
+
 def bounded(text: str, limit: int) -> str:
     """One line, at most `limit` characters; long text keeps its head and tail (where errors are)."""
     return _keep_ends(" // ".join(line.strip() for line in text.strip().splitlines() if line.strip()), limit)

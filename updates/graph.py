@@ -11,14 +11,16 @@ available updates: ".
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from updates import semver
 from updates.retrieval import url_problem
 
 JSON = dict[str, Any]
+T = TypeVar("T")
 
 # Bounds on what we accept from a remote service (upstream has none): a channel's graph is a few
 # hundred kilobytes today; these leave two orders of magnitude of room.
@@ -194,8 +196,9 @@ def _syntax_error(body: str, err: json.JSONDecodeError) -> GraphError:
     return _invalid(f"invalid character {body[err.pos]!r} at offset {err.pos + 1}: {err.msg.lower()}")
 
 
-def parse_graph(body: bytes) -> Graph:
-    """The update service's response body as a Graph, or GraphError (ResponseInvalid/ResponseFailed)."""
+def parse_graph(body: bytes, deadline: Deadline | None = None) -> Graph:
+    """The update service's response body as a Graph, or GraphError (ResponseInvalid/ResponseFailed);
+    `deadline` is checked as it goes."""
     if len(body) > MAX_BODY_BYTES:
         raise GraphError("ResponseFailed", f"response body larger than {MAX_BODY_BYTES} bytes")
     try:
@@ -217,13 +220,21 @@ def parse_graph(body: bytes) -> Graph:
     if len(raw_nodes) > MAX_NODES or len(raw_edges) > MAX_EDGES:
         raise _invalid(f"graph too large: {len(raw_nodes)} nodes, {len(raw_edges)} edges "
                        f"(at most {MAX_NODES} and {MAX_EDGES})")
+    check = deadline.check if deadline is not None else _no_deadline
+    check("decoding the graph")
+    raw_groups = _list(f.get("conditionalEdges"), "graph", "conditionalEdges", "[]cincinnati.conditionalEdges")
     return Graph(
-        nodes=tuple(_node(n) for n in raw_nodes),
-        edges=tuple(_edge(e) for e in raw_edges),
-        conditional_edges=tuple(_conditional(c) for c in _list(f.get("conditionalEdges"), "graph",
-                                                                "conditionalEdges",
-                                                                "[]cincinnati.conditionalEdges")),
+        nodes=tuple(_checked(_node, raw_nodes, check, "decoding nodes")),
+        edges=tuple(_checked(_edge, raw_edges, check, "decoding edges")),
+        conditional_edges=tuple(_checked(_conditional, raw_groups, check, "decoding conditional edges")),
     )
+
+
+def _checked(decode: Callable[[Any], T], raw: Sequence[Any], check: Callable[[str], None], stage: str) -> Iterator[T]:
+    for position, item in enumerate(raw):
+        if not position & _CHECK_EVERY:
+            check(stage)
+        yield decode(item)
 
 
 # -- from graph to status ----------------------------------------------------------------------------
@@ -243,7 +254,7 @@ def release_of(node: Node) -> JSON:
         raise ValueError(f"Unrecognized architecture value {json.dumps(node.metadata[ARCH_METADATA])}")
     channels = node.metadata.get(CHANNELS_METADATA)
     if channels:
-        release["channels"] = sorted(channels.split(","))
+        release["channels"] = sorted(set(channels.split(",")))  # a set in the API: a repeat is rejected
     return release
 
 
@@ -271,21 +282,26 @@ def _valid_rules(rules: Sequence[Mapping[str, Any]]) -> list[JSON]:
 
 def sort_releases(releases: Sequence[Mapping[str, Any]]) -> list[JSON]:
     """Newest first by semver; a version that is not semver goes last."""
-    def key(release: Mapping[str, Any]) -> tuple[int, semver.Version | None]:
+    good: list[tuple[semver.Version, JSON]] = []
+    bad: list[JSON] = []
+    for release in releases:
         try:
-            return (1, semver.parse(str(release.get("version", ""))))
+            good.append((semver.parse(str(release.get("version", ""))), dict(release)))
         except semver.SemverError:
-            return (0, None)
-
-    good = [dict(r) for r in releases if key(r)[0]]
-    bad = [dict(r) for r in releases if not key(r)[0]]
-    return sorted(good, key=lambda r: semver.parse(r["version"]), reverse=True) + bad
+            bad.append(dict(release))
+    good.sort(key=lambda pair: pair[0], reverse=True)
+    return [release for _, release in good] + bad
 
 
 def select_updates(graph: Graph, current_version: str, *, want_multi: bool = False,
-                   current_is_multi: bool = False) -> Updates:
+                   current_is_multi: bool = False, deadline: Deadline | None = None) -> Updates:
     """The CVO's selection: unconditional edges from the current node, conditional edges from its
-    version string, minus conflicts; GraphError for a missing or unusable node."""
+    version string, minus conflicts; GraphError for a missing or unusable node.
+
+    Linear in the graph's size: nodes are looked up by version through one index, and a group's
+    risks are pruned once for all its edges (each update of a group shares that group's risk list:
+    read-only). `deadline` is checked as it goes (GraphError once it has passed)."""
+    check = deadline.check if deadline is not None else _no_deadline
     current = semver.parse(current_version)
     index = next((i for i, n in enumerate(graph.nodes) if n.version == current), None)
     if index is None:
@@ -298,11 +314,13 @@ def select_updates(graph: Graph, current_version: str, *, want_multi: bool = Fal
         # Migrating to a multi-architecture payload: the only update is the current version's.
         return Updates(current=current_release, available=(current_release,))
 
+    count = len(graph.nodes)
     available: list[JSON] = []
-    for origin, destination in graph.edges:
-        if not (0 <= origin < len(graph.nodes) and 0 <= destination < len(graph.nodes)):
-            raise _invalid(f"edge [{origin}, {destination}] names a node the graph does not have "
-                           f"({len(graph.nodes)} nodes)")
+    for position, (origin, destination) in enumerate(graph.edges):
+        if not position & _CHECK_EVERY:
+            check("selecting updates")
+        if not (0 <= origin < count and 0 <= destination < count):
+            raise _invalid(f"edge [{origin}, {destination}] names a node the graph does not have ({count} nodes)")
         if origin != index:
             continue
         try:
@@ -310,47 +328,97 @@ def select_updates(graph: Graph, current_version: str, *, want_multi: bool = Fal
         except ValueError as err:
             raise _invalid(f"invalid recommended update node: {err}") from None
 
-    conditional: list[JSON] = []
+    # (release, target version, group): risks are pruned per group below, not per edge.
+    conditional: list[tuple[JSON, semver.Version, int]] = []
     current_text = str(current)
-    for group in graph.conditional_edges:
-        for origin_text, target_text in group.edges:
+    by_text: dict[str, Node] | None = None  # the first node of each version string, built when needed
+    for number, group in enumerate(graph.conditional_edges):
+        for position, (origin_text, target_text) in enumerate(group.edges):
+            if not position & _CHECK_EVERY:
+                check("selecting conditional updates")
             if origin_text != current_text:
                 continue
-            target = next((n for n in graph.nodes if str(n.version) == target_text), None)
+            if by_text is None:
+                by_text = _nodes_by_text(graph.nodes, check)
+            target = by_text.get(target_text)
             if target is None:
                 raise _invalid(f"no node for conditional update {target_text}")
             try:
                 release = release_of(target)
             except ValueError as err:
                 raise _invalid(f"invalid conditional update node: {err}") from None
-            conditional.append({"release": release, "risks": [dict(r) for r in group.risks]})
+            conditional.append((release, target.version, number))
 
-    conditional_images = {c["release"]["image"] for c in conditional}
+    conditional_images = {release["image"] for release, _, _ in conditional}
     seen: set[str] = set()
     unique: list[JSON] = []
     for release in available:
         if release["image"] not in conditional_images and release["image"] not in seen:
             seen.add(release["image"])
             unique.append(release)
-    available = unique
 
-    pruned: list[JSON] = []
-    for update in conditional:
-        risks = []
-        for risk in update["risks"]:
-            rules = _valid_rules(risk["matchingRules"])
-            if not rules:
-                break  # a risk with no usable rule cannot be judged: the update is dropped
-            risks.append({**risk, "matchingRules": rules})
-        else:
-            pruned.append({"release": update["release"], "risks": risks})
+    usable: dict[int, list[JSON] | None] = {}
+    for _, _, number in conditional:
+        if number not in usable:
+            check("pruning risks")
+            usable[number] = _usable_risks(graph.conditional_edges[number].risks)
+    kept = [(release, version, number) for release, version, number in conditional if usable[number] is not None]
     image_count: dict[str, int] = {}
-    for update in pruned:
-        image_count[update["release"]["image"]] = image_count.get(update["release"]["image"], 0) + 1
-    pruned = [u for u in pruned if image_count[u["release"]["image"]] == 1]
-
+    for release, _, _ in kept:
+        image_count[release["image"]] = image_count.get(release["image"], 0) + 1
+    kept = [entry for entry in kept if image_count[entry[0]["image"]] == 1]
+    kept.sort(key=lambda entry: entry[1], reverse=True)
+    check("sorting updates")
     return Updates(
         current=current_release,
-        available=tuple(sort_releases(available)),
-        conditional=tuple(sorted(pruned, key=lambda u: semver.parse(u["release"]["version"]), reverse=True)),
+        available=tuple(sort_releases(unique)),
+        conditional=tuple({"release": release, "risks": usable[number]} for release, _, number in kept),
     )
+
+
+# How often (every 2**k items, minus one as a mask) the long loops look at the deadline.
+_CHECK_EVERY = 1023
+
+
+def _no_deadline(_stage: str) -> None:
+    return None
+
+
+def _nodes_by_text(nodes: Sequence[Node], check: Callable[[str], None]) -> dict[str, Node]:
+    out: dict[str, Node] = {}
+    for position, node in enumerate(nodes):
+        if not position & _CHECK_EVERY:
+            check("indexing nodes")
+        out.setdefault(str(node.version), node)
+    return out
+
+
+def _usable_risks(risks: Sequence[Mapping[str, Any]]) -> list[JSON] | None:
+    """A group's risks with only their usable rules; None when a risk has none left (a risk that
+    cannot be judged drops every update of the group)."""
+    out: list[JSON] = []
+    for risk in risks:
+        rules = _valid_rules(risk["matchingRules"])
+        if not rules:
+            return None
+        out.append({**risk, "matchingRules": rules})
+    return out
+
+
+class Deadline:
+    """When an attempt (fetch, decode, select) must be over; `check(stage)` raises a
+    ResponseFailed GraphError once it has passed. The clock is injected (seconds, monotonic)."""
+
+    def __init__(self, seconds: float, clock: Callable[[], float] = time.monotonic) -> None:
+        self.seconds = seconds
+        self._clock = clock
+        self._end = clock() + seconds
+
+    def remaining(self) -> float:
+        return max(0.0, self._end - self._clock())
+
+    def check(self, stage: str) -> None:
+        if self._clock() >= self._end:
+            raise GraphError(
+                "ResponseFailed", f"the answer was not processed within the {self.seconds:g}s deadline ({stage})"
+            )

@@ -18,10 +18,11 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from cvo_py import gotext
 from cvo_py.loop import SyncLoop
-from updates import recommend, retrieval, schedule
+from updates import bounds, recommend, retrieval, schedule
 from updates.client import FetchError, Transport, TransportError
-from updates.graph import GraphError, parse_graph, select_updates
+from updates.graph import Deadline, GraphError, parse_graph, select_updates
 from updates.retrieval import Condition
 
 log = logging.getLogger(__name__)
@@ -89,7 +90,7 @@ class _Inputs:
 class PollerOptions:
     user_agent: str = "ClusterVersionOperator/unknown"
     arch: str = field(default_factory=host_architecture)
-    total_timeout: float = 30.0
+    total_timeout: float = 30.0  # the whole attempt: transfer, decoding and selection
     # The ClusterUpdateAcceptRisks gate: honour spec.desiredUpdate.acceptRisks.
     accept_risks: bool = False
     # `start --update-service`: asked instead of spec.upstream (or the default service).
@@ -110,6 +111,7 @@ class AvailableUpdatesPoller:
         options: PollerOptions | None = None,
         now: Callable[[], datetime] = lambda: datetime.now(UTC),
         rng: random.Random | None = None,
+        monotonic: Callable[[], float] = time.monotonic,
     ) -> None:
         self.options = options or PollerOptions()
         self._get_cv = get_cluster_version
@@ -118,11 +120,13 @@ class AvailableUpdatesPoller:
         self._cache = recommend.PromQLCache(query or _no_prometheus, refresh_after=self.options.risk_refresh)
         self._on_change = on_change
         self._now = now
+        self._monotonic = monotonic  # the clock of an attempt's deadline
         self.interval = schedule.poll_interval(rng or random.Random())
         self._state: UpdatesState | None = None
         self._last: schedule.LastAttempt | None = None
         self._last_inputs: _Inputs | None = None
         self._graph_updates: tuple[tuple[JSON, ...], tuple[JSON, ...]] = ((), ())
+        self._omitted = bounds.Omitted()  # what of the graph's updates status cannot hold
         self._lock = threading.Lock()
         # The project's loop: wakes on a poke and at least every REEVALUATE_AFTER seconds; `_sync`
         # acts only when the schedule says something is due.
@@ -215,10 +219,14 @@ class AvailableUpdatesPoller:
         if request.precheck is not None:
             condition = request.precheck
             self._graph_updates = ((), ())
+            self._omitted = bounds.Omitted()
         else:
             try:
-                body = self._fetch(request.url, transport, self.options.total_timeout)
-                updates = select_updates(parse_graph(body), inputs.version, want_multi=inputs.arch == "Multi")
+                # One deadline for the whole attempt: the transfer, then decoding and selecting.
+                deadline = Deadline(self.options.total_timeout, self._monotonic)
+                body = self._fetch(request.url, transport, deadline.remaining())
+                updates = select_updates(parse_graph(body, deadline), inputs.version,
+                                         want_multi=inputs.arch == "Multi", deadline=deadline)
             except (FetchError, GraphError) as err:
                 if err.reason == "VersionNotFound":
                     condition = retrieval.version_not_found(inputs.version, inputs.channel)
@@ -227,11 +235,14 @@ class AvailableUpdatesPoller:
                 keep = same_question and err.reason in retrieval.KEEPS_LAST_UPDATES
                 if not keep:
                     self._graph_updates = ((), ())
+                    self._omitted = bounds.Omitted()
                 current = previous.current if keep and previous is not None else None
-                log.warning("Unable to retrieve available updates from %s: %s: %s", request.url, err.reason, err)
+                log.warning("Unable to retrieve available updates from %s: %s: %s", request.url, err.reason,
+                            gotext.shortened(str(err), retrieval.MAX_DETAIL))
             else:
                 condition = retrieval.succeeded()
                 sync_time = now
+                updates, self._omitted = bounds.bound(updates)
                 current = updates.current
                 self._graph_updates = (updates.available, updates.conditional)
         self._last = schedule.LastAttempt(inputs.upstream, inputs.channel, inputs.arch, now, sync_time)
@@ -258,6 +269,9 @@ class AvailableUpdatesPoller:
         accepted = inputs.accepted if self.options.accept_risks else frozenset()
         out_available, out_conditional = recommend.with_recommendations(
             available, conditional, outcomes, accepted=accepted, previous=previous, now=now)
+        out_available, out_conditional, omitted = bounds.fit(out_available, out_conditional, self._omitted)
+        if omitted and base.condition.status == "True":
+            base = replace(base, condition=retrieval.omitted(omitted.message()))
         state = replace(
             base,
             available=tuple(out_available) if out_available is not None else None,

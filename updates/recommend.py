@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
+from cvo_py import gotext
 from updates.graph import sort_releases
 
 JSON = dict[str, Any]
@@ -31,6 +32,10 @@ ALL_ACCEPTED_MESSAGE = ("The update is recommended, because either risk does not
                         "accepted by cluster admins.")
 
 _REASON_NAME = re.compile(r"^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$")
+# metav1.Condition's limits, which the CRD checks on conditionalUpdates[].conditions: a longer
+# reason or message would have the whole status rejected.
+MAX_REASON = 1024
+MAX_MESSAGE = 32768
 _PRECEDENCE = {"False": 2, "Unknown": 1, "True": 0}
 
 
@@ -88,7 +93,7 @@ def recommended(
             risk_status, risk_reason = "True", ALL_ACCEPTED
         else:
             risk_status = "False"
-            risk_reason = name if _REASON_NAME.match(name) else EXPOSED
+            risk_reason = name if len(name) <= MAX_REASON and _REASON_NAME.match(name) else EXPOSED
             messages.append(f"{risk.get('message', '')} {risk.get('url', '')}")
         if _PRECEDENCE[risk_status] > _PRECEDENCE[status]:
             status = risk_status
@@ -96,7 +101,7 @@ def recommended(
     if status == "True":
         message = ALL_ACCEPTED_MESSAGE if reason == ALL_ACCEPTED else NOT_EXPOSED_MESSAGE
     else:
-        message = "\n\n".join(messages)
+        message = gotext.shortened("\n\n".join(messages), MAX_MESSAGE)
     since = _timestamp(now)
     if previous and previous.get("status") == status and previous.get("lastTransitionTime"):
         since = str(previous["lastTransitionTime"])

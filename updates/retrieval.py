@@ -12,6 +12,7 @@ import re
 from dataclasses import dataclass
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
+from cvo_py import gotext
 from cvo_py.gotext import go_quote
 from updates import semver
 
@@ -42,9 +43,24 @@ def succeeded() -> Condition:
     return Condition("True")
 
 
+# Retrieval succeeded, and status shows less than the update service offered (updates.bounds).
+UPDATES_OMITTED = "UpdatesOmitted"
+
+
+def omitted(message: str) -> Condition:
+    """A successful attempt whose updates status cannot all hold: still True, saying what it leaves out."""
+    return Condition("True", UPDATES_OMITTED, message)
+
+
+# A failure's detail may quote what the update service sent (a version, a URL, a status line):
+# bounded, so that a hostile answer cannot make status too large to write.
+MAX_DETAIL = 4096
+
+
 def failure(reason: str, detail: str) -> Condition:
-    """A failed attempt: `detail` follows "Unable to retrieve available updates: "."""
-    return Condition("False", reason, UNABLE + detail)
+    """A failed attempt: `detail` (head and tail of its first `MAX_DETAIL` characters) follows
+    "Unable to retrieve available updates: "."""
+    return Condition("False", reason, UNABLE + gotext.shortened(detail, MAX_DETAIL))
 
 
 _PRECHECK_MESSAGES = {

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import json
 import re
 from pathlib import Path
@@ -189,3 +190,66 @@ def roll_back_to_413(kube: KubeClient, crds: Any, enabled_414: list[str] = ENABL
         "version",
         {"spec": {"capabilities": {"baselineCapabilitySet": "v4.11", "additionalEnabledCapabilities": ["Console"]}}},
     )
+
+
+# -- the ClusterVersion CRD's schema of conditional updates, as openshift/api has it ---------------
+
+_CONDITION_REASON = "^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$"
+_CONDITION_TYPE = (
+    "^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])$"
+)
+
+
+def upstream_update_schema(crd: dict[str, Any]) -> dict[str, Any]:
+    """`crd` (the test ClusterVersion CRD, which accepts any risk) with openshift/api's schema of
+    `status.conditionalUpdates`: at most 500; each with 1–200 risks, a map keyed by name, every
+    field required and non-empty, a URL; Recommended conditions as metav1.Condition checks them."""
+    out = copy.deepcopy(crd)
+    for version in out["spec"]["versions"]:
+        status = version["schema"]["openAPIV3Schema"]["properties"]["status"]["properties"]
+        updates = status["conditionalUpdates"]
+        updates["maxItems"] = 500
+        item = updates["items"]["properties"]
+        item["risks"] = {
+            "type": "array",
+            "minItems": 1,
+            "maxItems": 200,
+            "x-kubernetes-list-type": "map",
+            "x-kubernetes-list-map-keys": ["name"],
+            "items": {
+                "type": "object",
+                "required": ["matchingRules", "message", "name", "url"],
+                "properties": {
+                    "matchingRules": {
+                        "type": "array",
+                        "minItems": 1,
+                        "x-kubernetes-list-type": "atomic",
+                        "items": {
+                            "type": "object",
+                            "required": ["type"],
+                            "properties": {
+                                "type": {"type": "string", "enum": ["Always", "PromQL"]},
+                                "promql": {
+                                    "type": "object",
+                                    "required": ["promql"],
+                                    "properties": {"promql": {"type": "string"}},
+                                },
+                            },
+                        },
+                    },
+                    "message": {"type": "string", "minLength": 1},
+                    "name": {"type": "string", "minLength": 1},
+                    "url": {"type": "string", "minLength": 1, "format": "uri"},
+                },
+            },
+        }
+        conditions = item["conditions"]
+        conditions["x-kubernetes-list-type"] = "map"
+        conditions["x-kubernetes-list-map-keys"] = ["type"]
+        fields = conditions["items"]["properties"]
+        fields["type"].update(maxLength=316, pattern=_CONDITION_TYPE)
+        fields["status"]["enum"] = ["True", "False", "Unknown"]
+        fields["reason"].update(minLength=1, maxLength=1024, pattern=_CONDITION_REASON)
+        fields["message"]["maxLength"] = 32768
+        conditions["items"]["required"] = ["lastTransitionTime", "message", "reason", "status", "type"]
+    return out

@@ -212,3 +212,37 @@ def write_snapshot(tmp_path: Path, name: str = "x", as_json: bool = False, **ove
             doc if isinstance(doc, str) else (json.dumps(doc) if as_json else yaml.safe_dump(doc))
         )
     return tmp_path / f"{name}-cv.yaml"
+
+
+def firing_alert(name: str, active_at: str, severity: str = "warning", **annotations: str) -> JSON:
+    """An alert as `GET /api/v1/alerts` lists it."""
+    return {
+        "labels": {"alertname": name, "severity": severity, "namespace": "openshift-test"},
+        "annotations": annotations,
+        "state": "firing",
+        "activeAt": active_at,
+        "value": "1e+00",
+    }
+
+
+def malformed_alerts(active_at: str) -> dict[str, Any]:
+    """One alert per way an alerts API can send one oc cannot read, by what is wrong with it."""
+    good = firing_alert("Malformed", active_at)
+
+    def changed(**fields: Any) -> JSON:
+        return {**good, **fields}
+
+    return {
+        "activeAt not a time": changed(activeAt="yesterday"),
+        "activeAt a number": changed(activeAt=1700000000),
+        "activeAt an object": changed(activeAt={"seconds": 1}),
+        "activeAt out of range": changed(activeAt="2026-02-30T00:00:00Z"),
+        "activeAt 1 MB long": changed(activeAt="2" * 1_000_000),
+        "alertname a number": changed(labels={**good["labels"], "alertname": 7}),
+        "alertname a list": changed(labels={**good["labels"], "alertname": ["A", "B"]}),
+        "labels a list": changed(labels=[["alertname", "A"]]),
+        "annotations a string": changed(annotations="summary: x"),
+        "state a boolean": changed(state=True),
+        "an alert that is a string": "alertname=Malformed",
+        "an alert that is null": None,
+    }

@@ -66,6 +66,63 @@ def always_risk(name: str, message: str = "", url: str = "") -> JSON:
             "matchingRules": [{"type": "Always"}]}
 
 
+# -- graphs a hostile (or broken) update service may send, within the decoder's bounds ----------------
+
+
+def release_digest(index: int) -> str:
+    return f"quay.io/openshift-release-dev/ocp-release@sha256:{index:064x}"
+
+
+def all_reachable(nodes: int, minor: str = "4.15") -> JSON:
+    """`nodes` releases `<minor>.0` … `<minor>.<nodes-1>`, every one an update of the first."""
+    return {
+        "nodes": [{"version": f"{minor}.{i}", "payload": release_digest(i)} for i in range(nodes)],
+        "edges": [[0, i] for i in range(1, nodes)],
+    }
+
+
+def many_risks(risks: int, minor: str = "4.15", message: str = "") -> JSON:
+    """One conditional update, `<minor>.0` → `<minor>.1`, with `risks` PromQL risks."""
+    return {
+        "nodes": [{"version": f"{minor}.{i}", "payload": release_digest(i)} for i in range(2)],
+        "edges": [],
+        "conditionalEdges": [
+            {
+                "edges": [{"from": f"{minor}.0", "to": f"{minor}.1"}],
+                "risks": [
+                    {"name": f"R{i}", "url": f"https://r.example/{i}", "message": message or "m",
+                     "matchingRules": [{"type": "PromQL", "promql": {"promql": f"x{i}"}}]}
+                    for i in range(risks)
+                ],
+            }
+        ],
+    }
+
+
+def many_conditional_edges(edges: int, nodes: int = 3_000, minor: str = "4.15") -> JSON:
+    """`nodes` releases and `edges` conditional edges from the first to the others (round robin),
+    in one group with one risk: what made selection quadratic (150,000 edges are 5.4 MB)."""
+    doc = all_reachable(nodes, minor)
+    doc["edges"] = []
+    doc["conditionalEdges"] = [
+        {
+            "edges": [{"from": f"{minor}.0", "to": f"{minor}.{1 + i % (nodes - 1)}"} for i in range(edges)],
+            "risks": [always_risk("Everything")],
+        }
+    ]
+    return doc
+
+
+def many_channels(channels: int, minor: str = "4.15") -> JSON:
+    """`<minor>.0` → `<minor>.1`, both nodes naming `channels` channels (each node's list is one
+    comma-separated metadata value)."""
+    names = ",".join(f"channel-{i}" for i in range(channels))
+    doc = all_reachable(2, minor)
+    for node in doc["nodes"]:
+        node["metadata"] = {"io.openshift.upgrades.graph.release.channels": names}
+    return doc
+
+
 @dataclass
 class UpdateService:
     """The server; `channels` maps a channel to its graph, `fault` selects a fault mode (or None)."""

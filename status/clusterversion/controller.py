@@ -217,8 +217,12 @@ class StatusOperator:
         self._carried_enabled: set[str] = set()
         self.crd_changes = 0  # CRD revisions after the first one seen
         self.recorder = (
-            events.EventRecorder(client, options.namespace, now=now) if self.coordinator is not None else None
+            events.EventRecorder(client, options.namespace, now=now)
+            if self.coordinator is not None or available_updates is not None
+            else None
         )
+        self._omitted_said = ""  # the last UpdatesOmitted message recorded as an Event
+        self._omitted_event: events.EventSpec | None = None
         self.synced = threading.Event()
         for informer in (self.cv_informer, self.co_informer, self.crd_informer):
             informer.add_handler(lambda _type, _obj, _old: self.loop.poke())
@@ -315,7 +319,7 @@ class StatusOperator:
             return desired.desired_status(obj, operators, inputs, self.now())
 
         try:
-            self.writer.write(cv, compute)
+            written = self.writer.write(cv, compute)
             if self.coordinator is not None:
                 self.coordinator.shown(inputs.acceptance)
         except StatusRejected as exc:
@@ -327,7 +331,18 @@ class StatusOperator:
         except StatusWriteError:
             raise  # SyncLoop retries with backoff
         self._last_rejection = ""
+        self._note_omitted(written)
         self.synced.set()
+
+    def _note_omitted(self, written: JSON) -> None:
+        """An Event when status newly leaves out updates (once per distinct message)."""
+        conditions = (written.get("status") or {}).get("conditions") or []
+        retrieved = desired.find_condition(conditions, desired.RETRIEVED_UPDATES)
+        spec = events.updates_omitted_event(retrieved)
+        message = spec.message if spec is not None else ""
+        if message != self._omitted_said:
+            self._omitted_said = message
+            self._omitted_event = spec
 
     @property
     def crd_seen(self) -> CrdRevision | None:
@@ -378,13 +393,20 @@ class StatusOperator:
             )
 
     def _record_events(self) -> None:
-        """Events for the retrievals that started or ended (a failed one gives a Warning, as upstream)."""
-        if self.coordinator is None or self.recorder is None:
+        """Events for the retrievals that started or ended (a failed one gives a Warning, as upstream),
+        and for updates status newly leaves out."""
+        if self.recorder is None:
+            return
+        involved = events.involved_object(self.options.name, self.options.namespace)
+        if self._omitted_event is not None:
+            omitted, self._omitted_event = self._omitted_event, None
+            self.recorder.record(involved, omitted)
+        if self.coordinator is None:
             return
         for outcome in self.coordinator.take_outcomes():
             spec = events.retrieval_event(outcome.target.version, outcome.target.image, outcome.state, outcome.error)
             if spec is not None:
-                self.recorder.record(events.involved_object(self.options.name, self.options.namespace), spec)
+                self.recorder.record(involved, spec)
 
     def _get_or_create(self) -> JSON:
         """The cache has no ClusterVersion: read it live (the cache may lag our own create), else

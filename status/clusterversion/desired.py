@@ -479,23 +479,3 @@ def retrieved_updates(updates: Mapping[str, Any] | None, existing: Mapping[str, 
         return Verdict("False") if existing is None else None
     condition = updates["condition"]
     return Verdict(condition["status"], condition.get("reason", ""), condition.get("message", ""))
-
-
-def apply_pruned(status: Mapping[str, Any], pruned: Mapping[str, Sequence[str]], now: datetime) -> JSON:
-    """Leave rejected capability names out of `status` and say so in the `CapabilitiesPruned`
-    condition; with nothing pruned, drop that condition. Nothing else changes."""
-    out = capabilities.prune(status, pruned)
-    conditions = [dict(c) for c in out.get("conditions") or []]
-    if any(pruned.values()):
-        set_condition(
-            conditions,
-            CAPABILITIES_PRUNED,
-            "True",
-            "RejectedByClusterVersionCRD",
-            capabilities.pruned_message(pruned),
-            now,
-        )
-    else:
-        remove_condition(conditions, CAPABILITIES_PRUNED)
-    out["conditions"] = conditions
-    return out

@@ -1,4 +1,5 @@
-"""Kubernetes Events for payload retrieval (started, loaded, failed), as upstream's recorder emits them.
+"""Kubernetes Events for payload retrieval (started, loaded, failed), as upstream's recorder emits them,
+and for updates that status leaves out (ours: upstream leaves nothing out).
 
 Pure part: which finished retrieval produces which Event (type, reason, message), the Event object
 itself (core/v1, the shape client-go's recorder creates) and the key that makes two Events "the
@@ -23,6 +24,7 @@ from cvo_py.gotext import go_quote, one_line
 from cvo_py.kube import CLUSTERVERSIONS, EVENTS, JSON, MERGE_PATCH, ApiError, KubeClient, ServerUnreachable
 from payload import acceptance as acc
 from payload.acceptance import ReleaseAcceptance
+from updates.retrieval import UPDATES_OMITTED
 
 log = logging.getLogger(__name__)
 
@@ -111,6 +113,14 @@ def retrieval_event(
     else:
         text = final.message
     return EventSpec(WARNING, reason, one_line(text, MAX_MESSAGE))
+
+
+def updates_omitted_event(condition: Mapping[str, Any] | None) -> EventSpec | None:
+    """A Warning when status leaves out updates the update service offered (the written
+    `RetrievedUpdates` says what, with reason `UpdatesOmitted`); None otherwise."""
+    if not condition or condition.get("reason") != UPDATES_OMITTED:
+        return None
+    return EventSpec(WARNING, UPDATES_OMITTED, one_line(str(condition.get("message") or ""), MAX_MESSAGE))
 
 
 def involved_object(name: str, namespace: str) -> JSON:

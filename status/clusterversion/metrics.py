@@ -365,7 +365,8 @@ def _write_families(counts: WriteCounts) -> list[Metric]:
     )
     rejections = CounterMetricFamily(
         "cluster_version_status_write_rejections",
-        "Causes of 422 Invalid answers to ClusterVersion status writes, by field (list indexes removed).",
+        "Causes of rejected ClusterVersion status writes: 422 Invalid by field (list indexes removed), "
+        '"request" for a write too large.',
         labels=["field"],
     )
     for field_path, count in sorted(counts.rejections.items()):

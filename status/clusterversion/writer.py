@@ -8,13 +8,16 @@ hands this writer a pure function `compute(cv) -> status`; the writer:
 * on 409 re-reads, checks the UID, recomputes against the live object and tries again, so fields
   other writers own (kept by `compute`) are never lost and our write is never dropped;
 * retries conflicts and transient API errors with tenacity, bounded and jittered;
-* on 422 Invalid whose every cause is a capability name the installed CRD does not support,
-  leaves exactly those names out and writes again at once: the write lands in two tries. The names
-  are remembered (later writes leave them out from the start), logged once with their field,
-  counted, and shown to the admin in the `CapabilitiesPruned` condition. Any other 422 is raised
-  as `StatusRejected`, not retried. When the CRD changes, the status loop calls `forget_pruned()`
-  and the names are written again (a roll-forward restores them; a CRD that still rejects them
-  gets them pruned again within two tries).
+* on a rejection it can fix by leaving values out (`status.clusterversion.rejections`): 422 Invalid
+  whose every cause is a capability name the installed CRD does not support or a value copied from
+  outside (update lists, the current release's channels and URL), or a request too large (413, the
+  storage's own size limit, or a body over `MAX_REQUEST_BYTES`, which is then not sent at all),
+  leaves exactly those values out and writes again at once: the write lands in two tries. What was
+  left out is remembered (later writes leave it out from the start), logged once, counted, and
+  shown to the admin (`CapabilitiesPruned`, `RetrievedUpdates`). Any other rejection is raised as
+  `StatusRejected`, not retried. When the CRD changes, the status loop calls `forget_pruned()` and
+  the names are written again (a roll-forward restores them; a CRD that still rejects them gets
+  them pruned again within two tries).
 
 Why a condition for the pruned names: the ClusterVersion CRD prunes status fields its schema does
 not know, so an extra status field would be silently dropped, and folding the names into
@@ -34,10 +37,9 @@ from typing import Any
 
 from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_attempt, wait_random_exponential
 
-from cvo_py import klog
+from cvo_py import gotext, klog
 from cvo_py.kube import CLUSTERVERSIONS, JSON, ApiError, KubeClient, ServerUnreachable
-from status.clusterversion import capabilities
-from status.clusterversion.desired import apply_pruned
+from status.clusterversion import rejections
 
 log = logging.getLogger(__name__)
 
@@ -49,16 +51,34 @@ class StatusWriteError(Exception):
 
 
 class StatusRejected(StatusWriteError):
-    """The API server rejected the status (422) for reasons pruning capabilities cannot fix."""
+    """The API server rejected the status for reasons leaving values out cannot fix."""
 
-    def __init__(self, rejection: capabilities.Rejection) -> None:
+    def __init__(self, rejection: rejections.Rejection) -> None:
         self.rejection = rejection
-        causes = [f"{c.get('field', '')}: {c.get('message', '')}".strip(": ") for c in rejection.other]
-        causes += [
-            f"status.capabilities.{c.field}[{c.index}]: Unsupported value: {c.value!r}" for c in rejection.capabilities
-        ]
+        if rejection.too_large:
+            super().__init__(f"ClusterVersion status rejected as too large: {gotext.bounded(rejection.message, 500)}")
+            return
+        causes = [rejections.describe(c) for c in rejection.other] + [value.cause for value in rejection.values]
         detail = "; ".join(causes) if causes else (rejection.message or "no causes given")
-        super().__init__(f"ClusterVersion status rejected as invalid: {detail}")
+        super().__init__(f"ClusterVersion status rejected as invalid: {gotext.bounded(detail, MAX_DETAIL)}")
+
+
+# How much of a rejection's causes its error (and log line) says.
+MAX_DETAIL = 4096
+
+
+# The API server's default limit on the body of a write (kube-apiserver --max-resource-write-bytes):
+# a larger status is refused without being sent (the server may close the connection mid-body).
+MAX_REQUEST_BYTES = 3 * 1024 * 1024
+
+
+def too_large(exc: ApiError) -> bool:
+    """A write refused for its size: 413, or the storage's limit (etcd's request or gRPC message
+    size), which the API server answers with 500."""
+    if exc.status == 413:
+        return True
+    text = exc.message.lower()
+    return exc.status == 500 and ("request is too large" in text or ("resourceexhausted" in text and "larger" in text))
 
 
 class ClusterVersionRecreated(StatusWriteError):
@@ -79,7 +99,7 @@ class WriteStats:
     unchanged: int = 0  # computes that needed no write
     conflicts: int = 0  # 409s
     failures: int = 0  # writes that did not land after all tries
-    rejections: collections.Counter[str] = field(default_factory=collections.Counter)  # 422s, by field
+    rejections: collections.Counter[str] = field(default_factory=collections.Counter)  # by field ("request": size)
     last_error: str = ""
 
 
@@ -87,7 +107,7 @@ def _retryable(exc: BaseException) -> bool:
     if isinstance(exc, ServerUnreachable):
         return True
     if isinstance(exc, ApiError):
-        return exc.is_conflict() or exc.status == 429 or exc.status >= 500
+        return exc.is_conflict() or exc.status == 429 or (exc.status >= 500 and not too_large(exc))
     return False
 
 
@@ -109,7 +129,7 @@ class ClusterVersionStatusWriter:
         self.attempts = attempts
         self.max_wait = max_wait
         self.stats = WriteStats()
-        self.pruned = capabilities.PrunedCapabilities()
+        self.pruned = rejections.PrunedValues()
         self._lock = threading.RLock()
         # What we last sent, the resourceVersion it replaced and what the server stored: lets a
         # stale cache (still at the replaced version) be recognised and server-side normalisation
@@ -202,11 +222,11 @@ class ClusterVersionStatusWriter:
                 raise
             if exc.status == 404:
                 raise ClusterVersionMissing(self.name) from exc
-            if not exc.is_invalid():
+            rejection = self._rejection(exc, status)
+            if rejection is None:
                 raise
             first = exc
-        # 422: prune what the CRD rejected and write again right away, or give up with the causes.
-        rejection = capabilities.parse_rejection(first.status_object, status)
+        # Rejected: leave out what was rejected and write again right away, or give up with the causes.
         self._record_rejection(rejection)
         if not (rejection.prunable and self._remember(rejection)):
             raise StatusRejected(rejection) from first
@@ -218,15 +238,26 @@ class ClusterVersionStatusWriter:
                 self.stats.conflicts += 1
                 state["stale"] = True
                 raise
-            if second.is_invalid():
-                again = capabilities.parse_rejection(second.status_object, status)
-                self._record_rejection(again)
-                self._remember(again)
-                raise StatusRejected(again) from second
-            raise
+            again = self._rejection(second, status)
+            if again is None:
+                raise
+            self._record_rejection(again)
+            self._remember(again)
+            raise StatusRejected(again) from second
+
+    @staticmethod
+    def _rejection(exc: ApiError, status: JSON) -> rejections.Rejection | None:
+        """What the API server rejected, when `exc` is a rejection of the values sent."""
+        if too_large(exc):
+            return rejections.too_large(status, exc.message)
+        if exc.is_invalid():
+            return rejections.parse_rejection(exc.status_object, status)
+        return None
 
     def _compute(self, obj: JSON, compute: Compute) -> JSON:
-        return apply_pruned(compute(obj), self.pruned.state(), self.now())
+        status = compute(obj)
+        self.pruned.retain(status)  # what is no longer offered need not be remembered
+        return rejections.apply_pruned(status, self.pruned.state(), self.now(), self.pruned.outside())
 
     def _unchanged(self, obj: JSON, status: JSON) -> bool:
         live = obj.get("status") or {}
@@ -238,6 +269,10 @@ class ClusterVersionStatusWriter:
     def _put(self, obj: JSON, status: JSON) -> JSON:
         body = {key: value for key, value in obj.items() if key != "status"}
         body["status"] = status
+        size = len(json.dumps(body))  # as the client encodes it
+        if size > MAX_REQUEST_BYTES:
+            message = f"Request entity too large: limit is {MAX_REQUEST_BYTES} ({size} bytes, not sent)"
+            raise ApiError(413, json.dumps({"kind": "Status", "reason": "RequestEntityTooLarge", "message": message}))
         written = self.client.replace_status(CLUSTERVERSIONS, body)
         self.stats.writes += 1
         self._last_sent = status
@@ -250,18 +285,34 @@ class ClusterVersionStatusWriter:
         )
         return written
 
-    def _record_rejection(self, rejection: capabilities.Rejection) -> None:
+    def _record_rejection(self, rejection: rejections.Rejection) -> None:
         for field_path in rejection.fields():
             self.stats.rejections[field_path] += 1
 
-    def _remember(self, rejection: capabilities.Rejection) -> bool:
-        """Remember rejected names; log each once. False when nothing new was learned."""
-        new = self.pruned.add(rejection.capabilities)
-        for item in new:
+    def _remember(self, rejection: rejections.Rejection) -> bool:
+        """Remember rejected values; log each once. False when nothing new was learned."""
+        new = self.pruned.add(rejection.values)
+        if rejection.too_large and new:
             log.warning(
-                "The ClusterVersion CRD rejected status.capabilities.%s value %s; "
-                "leaving it out of status from now on (the capability stays enabled)",
-                item.field,
-                json.dumps(item.value),
+                "The API server refused ClusterVersion status as too large (%s); leaving out %s while they are "
+                "offered unchanged",
+                rejection.message,
+                ", ".join(f"{len(item.value)} {item.field}" for item in new),
             )
+            return True
+        for item in new:
+            if item.field in rejections.CAPABILITY_LISTS:
+                log.warning(
+                    "The ClusterVersion CRD rejected status.capabilities.%s value %s; "
+                    "leaving it out of status from now on (the capability stays enabled)",
+                    item.field,
+                    json.dumps(item.value),
+                )
+            else:
+                log.warning(
+                    "The API server rejected status.%s %s (%s); leaving it out of status while it is offered unchanged",
+                    item.field,
+                    item.label(),
+                    item.cause,
+                )
         return bool(new)

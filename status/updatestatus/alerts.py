@@ -10,24 +10,29 @@ import logging
 import threading
 from collections.abc import Callable
 from datetime import UTC, datetime
-from typing import Any
 
 from cvo_py import gotext, klog
 from cvo_py.loop import SyncLoop
 from cvo_py.promapi import APIError, PrometheusAPI
-from status.updatestatus.insights.alerts import AlertsReading
+from status.updatestatus.insights.alerts import Alert, AlertsReading, readable_alerts
 
 log = logging.getLogger(__name__)
 
-# The fields oc's alert insights depend on: a change elsewhere (e.g. `value`) needs no new insights.
-_RELEVANT = ("labels", "annotations", "state", "activeAt")
+def relevant(alerts: list[Alert]) -> list[Alert]:
+    """The alerts in a stable order: the API lists alerts in no particular order from one response
+    to the next, which must not count as a change (and fields oc does not read, e.g. `value`, are
+    not kept)."""
+    return sorted(alerts, key=_order)
 
 
-def relevant(alerts: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The fields that matter, in a stable order: the API lists alerts in no particular order
-    from one response to the next, which must not count as a change."""
-    kept = [{k: a.get(k) for k in _RELEVANT} for a in alerts]
-    return sorted(kept, key=lambda a: json.dumps(a, sort_keys=True, default=str))
+def _order(alert: Alert) -> str:
+    return json.dumps(
+        [alert.name, alert.labels, alert.annotations, alert.state, alert.active_at], sort_keys=True, default=str
+    )
+
+
+# How many distinct malformed alerts a poll names in the log (the rest are counted).
+NAMED_PROBLEMS = 5
 
 
 class AlertsPoller:
@@ -48,6 +53,7 @@ class AlertsPoller:
         self._lock = threading.Lock()
         self._reading = AlertsReading(source=api.url.rstrip("/") + "/api/v1/alerts")
         self.polls = 0
+        self._malformed: list[str] = []  # the problems of the last read, as logged
         self.loop = SyncLoop("alerts-poll", self.poll, resync=interval)
 
     @property
@@ -58,15 +64,20 @@ class AlertsPoller:
     def poll(self) -> None:
         now = gotext.from_datetime(self._now())
         self.polls += 1
+        problems: list[str] = []
         try:
-            alerts: list[dict[str, Any]] | None = relevant(self.api.alerts())
+            readable, problems = readable_alerts(self.api.alerts())
+            alerts: list[Alert] | None = relevant(readable)
             error = ""
         except APIError as exc:
             alerts, error = None, str(exc)
+        self._report_malformed(problems)
         with self._lock:
             before = self._reading
             if not error:
-                after = dataclasses.replace(before, alerts=alerts, read_at=now, error="", failing_since=0)
+                after = dataclasses.replace(
+                    before, alerts=alerts, read_at=now, error="", failing_since=0, malformed=len(problems)
+                )
                 if before.error:
                     log.info("The alerts API can be read again: %s", before.source)
             elif before.error:
@@ -82,6 +93,23 @@ class AlertsPoller:
         if changed:
             klog.v(2).info("Alerts changed: %d alerts, error %r", len(after.alerts or []), after.error)
             self.on_change()
+
+    def _report_malformed(self, problems: list[str]) -> None:
+        """Log the malformed alerts when they change (skipped, not fatal: the others are shown)."""
+        if sorted(problems) == self._malformed:
+            return
+        self._malformed = sorted(problems)
+        if not problems:
+            return
+        named = "; ".join(problems[:NAMED_PROBLEMS])
+        more = f"; and {len(problems) - NAMED_PROBLEMS} more" if len(problems) > NAMED_PROBLEMS else ""
+        log.warning(
+            "Skipping %d malformed alerts from %s, not shown in 'Update Health': %s%s",
+            len(problems),
+            self._reading.source,
+            named,
+            more,
+        )
 
     def start(self) -> AlertsPoller:
         self.loop.start()

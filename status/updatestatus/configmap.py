@@ -501,9 +501,14 @@ class ShardPlanner:
         configmaps: dict[str, dict[str, str]] = {name: {} for name in names}
         for (k, _), h in zip(sharded, hashes, strict=True):
             configmaps[names[h % shards]][k] = data[k]
-        main[SHARDS_KEY] = json.dumps(names, separators=(",", ":"))  # JSON like every value written
-        result = ShardPlan({CONFIGMAP: main, **configmaps}, shards)
-        result.sizes = {CONFIGMAP: data_size(main), **dict(zip(names, totals, strict=True))}
+        # Only a shard that holds insights is created, so only such shards are listed: a reader
+        # never finds a listed shard missing. With none (what overflows is not about nodes), the
+        # main ConfigMap holds what fits and lists none.
+        used = [name for name in names if configmaps[name]]
+        if used:
+            main[SHARDS_KEY] = json.dumps(used, separators=(",", ":"))  # JSON like every value written
+        result = ShardPlan({CONFIGMAP: main, **{name: configmaps[name] for name in used}}, shards if used else 0)
+        result.sizes = {CONFIGMAP: data_size(main), **{n: t for n, t in zip(names, totals, strict=True) if n in used}}
         for name, size in result.sizes.items():
             if size > self.budget:
                 result.problems.append(

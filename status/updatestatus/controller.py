@@ -214,6 +214,12 @@ class Metrics(Collector):
                 "nothing to write), Unix seconds.",
                 value=c.last_publish,
             )
+        if c.alerts is not None:
+            yield GaugeMetricFamily(
+                "update_status_controller_alerts_malformed",
+                "Alerts of the last read of the alerts API skipped as malformed (the others are shown).",
+                value=c.alerts.reading.malformed,
+            )
         yield GaugeMetricFamily(
             "update_status_controller_configmap_present",
             "1 when the ConfigMap API exists (an administrator opted in), else 0.",

@@ -39,7 +39,8 @@ SHARD_READERS = 4  # GETs in flight together when ConfigMaps are read by name
 
 
 class ReadError(Exception):
-    """The insights cannot be read: no ConfigMap (not opted in), or a shard it lists is missing."""
+    """The insights cannot be read: no ConfigMap (not opted in). A shard it lists that cannot be
+    read is a warning: the rest is shown."""
 
 
 class PublishedReads:
@@ -60,7 +61,8 @@ class PublishedReads:
 
     def result(self, now: int) -> tuple[list[Insight], list[str]]:
         """The insights of every readable key, and the warnings about them (age, Lease, omissions,
-        unreadable keys); `ReadError` or the client's errors when nothing can be shown."""
+        unreadable keys, listed shards that cannot be read); `ReadError` or the client's errors when
+        nothing can be shown."""
         from status.updatestatus import configmap
         from status.updatestatus.insights import metadata
 
@@ -87,17 +89,15 @@ class PublishedReads:
         except configmap.DecodeError as exc:
             shard_problem = f"unreadable, node insights in shards not shown: {exc}"
             shards = []
-        by_name = {
-            name: self._pool.submit(self._get, name, complete, "(a listed shard) does not exist")
-            for name in shards
-            if name not in listed
-        }
+        by_name = {name: self._pool.submit(self._shard, name, complete) for name in shards if name not in listed}
         warnings = metadata.warnings(meta, now, _lease_state(self._lease), meta_problem=meta_problem)
         if shard_problem:
             warnings.append(shard_problem)
         for name in shards:
-            shard = listed[name] if name in listed else by_name[name].result()
+            shard, problem = (listed[name], "") if name in listed else by_name[name].result()
             data.update(_data(shard))
+            if problem:
+                warnings.append(problem)
         self.close()
         insights, errors = configmap.decode_readable(data)
         warnings.extend(f"unreadable, not shown: {exc}" for exc in errors)
@@ -118,6 +118,18 @@ class PublishedReads:
         meta = page.get("metadata")
         more = meta.get("continue") if isinstance(meta, dict) else None
         return listed, not more
+
+    def _shard(self, name: str, complete: bool) -> tuple[Any, str]:
+        """A listed shard, or None and why it cannot be read: partial data, a warning, not a failure
+        (the main ConfigMap's insights and the other shards' are still shown)."""
+        lost = "the insights it holds are not shown"
+        try:
+            return self._get(name, complete, "(a listed shard) does not exist"), ""
+        except ReadError as exc:
+            return None, f"{exc}: {lost}"
+        except ApiError as exc:
+            why = f"{exc.status} {exc.reason}".strip()
+            return None, f"ConfigMap {NAMESPACE}/{name} (a listed shard) cannot be read ({why}): {lost}"
 
     def _get(self, name: str, complete: bool, missing: str) -> Any:
         """ConfigMap `name`, known missing when a complete LIST did not have it."""

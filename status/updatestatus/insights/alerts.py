@@ -59,21 +59,71 @@ def from_alertmanager(alerts: Any) -> dict[str, Any]:
     return {"status": "success", "data": {"alerts": converted}}
 
 
+@dataclass(frozen=True)
+class Alert:
+    """One alert as oc reads it from the alerts API."""
+
+    name: str  # labels["alertname"]; "" when absent (oc skips such alerts)
+    labels: dict[str, str]
+    annotations: dict[str, str]
+    state: str
+    active_at: int  # ns; gotext.ZERO_TIME when activeAt is empty
+
+
+# How much of a bad value a problem quotes.
+QUOTED = 80
+
+
+def read_alert(raw: Any) -> Alert:
+    """One alert of `data.alerts`, or InputError saying in one line what is malformed: the alert or
+    its labels or annotations not an object, `alertname` not a string, `state` not a string,
+    `activeAt` not an RFC 3339 string (other label and annotation values are read as text)."""
+    if not isinstance(raw, dict):
+        raise InputError(f"alert: expected an object, not {_shown(raw)}")
+    for key in ("labels", "annotations"):
+        if raw.get(key) is not None and not isinstance(raw[key], dict):
+            raise InputError(f"alert: {key}: expected an object, not {_shown(raw[key])}")
+    name = (raw.get("labels") or {}).get("alertname")
+    if name is not None and not isinstance(name, str):
+        raise InputError(f"alert: labels.alertname: expected a string, not {_shown(name)}")
+    label = gotext.bounded(name or "", QUOTED)
+    state = raw.get("state")
+    if state is not None and not isinstance(state, str):
+        raise InputError(f"alert {label}: state: expected a string, not {_shown(state)}")
+    active = raw.get("activeAt")
+    if active is not None and not isinstance(active, str):
+        raise InputError(f"alert {label}: activeAt: expected an RFC 3339 string, not {_shown(active)}")
+    try:
+        active_at = gotext.parse_time(active) if active else gotext.ZERO_TIME
+    except gotext.TimeFormatError as exc:
+        raise InputError(f"alert {label}: activeAt: {gotext.bounded(str(exc), 2 * QUOTED)}") from None
+    return Alert(name or "", _strings(raw.get("labels")), _strings(raw.get("annotations")), state or "", active_at)
+
+
+def _shown(value: Any) -> str:
+    """A bad value in a problem: its JSON kind and, for a scalar, a bounded quote of it."""
+    if value is None:
+        return "null"
+    if isinstance(value, dict | list):
+        return "an object" if isinstance(value, dict) else "an array"
+    kind = "boolean" if isinstance(value, bool) else "number" if isinstance(value, int | float) else "string"
+    return f"{kind} {gotext.bounded(json.dumps(value, default=str), QUOTED)}"
+
+
 def alert_insights(response: Any, update_started_at: int, note: str = "") -> list[HealthInsight]:
-    """oc's alert insights; `note` (if any) is appended to each description."""
+    """oc's alert insights; `note` (if any) is appended to each description. A malformed alert is
+    an InputError (a snapshot's file is refused as oc refuses it)."""
+    return _insights([read_alert(a) for a in alerts_list(response)], update_started_at, note)
+
+
+def _insights(alerts: list[Alert], update_started_at: int, note: str = "") -> list[HealthInsight]:
     out: list[HealthInsight] = []
     seen: dict[str, int] = {}
-    for alert in alerts_list(response):
-        labels = _strings(alert.get("labels"))
-        annotations = _strings(alert.get("annotations"))
-        name = labels.get("alertname", "")
+    for alert in alerts:
+        labels, annotations, name = alert.labels, alert.annotations, alert.name
         if not name:
             continue
-        active_text = str(alert.get("activeAt") or "")
-        try:
-            active_at = gotext.parse_time(active_text) if active_text else gotext.ZERO_TIME
-        except gotext.TimeFormatError as exc:
-            raise InputError(f"alert {name}: activeAt: {exc}") from None
+        active_at = alert.active_at
         during_update = update_started_at < active_at
         allowlisted = name in ALLOWLISTED
         if allowlisted:
@@ -86,7 +136,7 @@ def alert_insights(response: Any, update_started_at: int, note: str = "") -> lis
             description = "Alert started firing during the update."
         else:
             continue
-        if alert.get("state") == "pending":
+        if alert.state == "pending":
             continue
         level = _LEVELS.get(labels.get("severity", ""), ImpactLevel.INFO)
         if level.severity < ImpactLevel.WARNING.severity:
@@ -128,6 +178,19 @@ def _strings(value: Any) -> dict[str, str]:
     return {str(k): "" if v is None else str(v) for k, v in value.items()}
 
 
+def readable_alerts(alerts: list[Any]) -> tuple[list[Alert], list[str]]:
+    """The alerts that can be read, and one line per alert that cannot (skipped, not fatal: one
+    malformed alert must not hide the others or stop the controller)."""
+    good: list[Alert] = []
+    problems: list[str] = []
+    for raw in alerts:
+        try:
+            good.append(read_alert(raw))
+        except InputError as exc:
+            problems.append(str(exc))
+    return good, problems
+
+
 # -- alerts read live from the alerts API ----------------------------------------------------------
 
 UNREADABLE_UID = "alerts-api-unreadable"
@@ -139,10 +202,11 @@ class AlertsReading:
     were read, and the current failure ("" when the last read succeeded) since when."""
 
     source: str
-    alerts: list[dict[str, Any]] | None = None
+    alerts: list[Alert] | None = None
     read_at: int = 0  # ns
     error: str = ""
     failing_since: int = 0  # ns
+    malformed: int = 0  # alerts of the last good read skipped as malformed
 
 
 def live_alert_insights(reading: AlertsReading, update_started_at: int) -> list[HealthInsight]:
@@ -150,10 +214,10 @@ def live_alert_insights(reading: AlertsReading, update_started_at: int) -> list[
     with when it was read, plus one insight saying the API cannot be read (stable while the
     failure lasts, so a client sees it once rather than once per poll)."""
     if not reading.error:
-        return alert_insights(reading.alerts or [], update_started_at)
+        return _insights(reading.alerts or [], update_started_at)
     read = gotext.format_time(reading.read_at, nanos=False)
     note = f" (As of {read}: the alerts API cannot be read now.)" if reading.alerts is not None else ""
-    out = alert_insights(reading.alerts or [], update_started_at, note)
+    out = _insights(reading.alerts or [], update_started_at, note)
     known = (
         f"Alerts in 'Update Health' are those read at {read}; newer alerts are not shown."
         if reading.alerts is not None

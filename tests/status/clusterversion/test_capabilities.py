@@ -11,6 +11,7 @@ import pytest
 import yaml
 
 from status.clusterversion import capabilities as caps
+from status.clusterversion import rejections as rej
 
 V413 = (
     "openshift-samples",
@@ -178,9 +179,9 @@ def test_capability_rejection_in_both_field_path_forms(prefix: str) -> None:
         _not_supported(f"{prefix}capabilities.enabledCapabilities[6]", "MachineAPI"),
         _not_supported(f"{prefix}capabilities.knownCapabilities[3]", "DeploymentConfig"),
     )
-    rejection = caps.parse_rejection(body, SENT)
+    rejection = rej.parse_rejection(body, SENT)
     assert rejection.prunable
-    assert [(c.field, c.value, c.index) for c in rejection.capabilities] == [
+    assert [(c.field, c.value, c.index) for c in rejection.values] == [
         ("enabledCapabilities", "Build", 0),
         ("enabledCapabilities", "MachineAPI", 6),
         ("knownCapabilities", "DeploymentConfig", 3),
@@ -224,14 +225,14 @@ def test_capability_rejection_in_both_field_path_forms(prefix: str) -> None:
     ],
 )
 def test_rejections_that_pruning_must_not_touch(body: dict[str, Any], why: str) -> None:
-    rejection = caps.parse_rejection(body, SENT)
+    rejection = rej.parse_rejection(body, SENT)
     assert not rejection.prunable, why
 
 
 def test_index_beyond_the_sent_list_still_counts_when_the_value_is_quoted() -> None:
-    rejection = caps.parse_rejection(_invalid(_not_supported("capabilities.knownCapabilities[99]", "Build")), SENT)
+    rejection = rej.parse_rejection(_invalid(_not_supported("capabilities.knownCapabilities[99]", "Build")), SENT)
     assert rejection.prunable
-    assert [(c.field, c.value) for c in rejection.capabilities] == [("knownCapabilities", "Build")]
+    assert [(c.field, c.value) for c in rejection.values] == [("knownCapabilities", "Build")]
 
 
 CEL_SKIPPED = {
@@ -245,14 +246,14 @@ CEL_SKIPPED = {
 def test_skipped_cel_rules_note_does_not_block_pruning() -> None:
     # CRDs with x-kubernetes-validations (4.14+) add this note next to the enum errors.
     body = _invalid(_not_supported("status.capabilities.enabledCapabilities[0]", "Build"), CEL_SKIPPED)
-    rejection = caps.parse_rejection(body, SENT)
+    rejection = rej.parse_rejection(body, SENT)
     assert rejection.prunable
     assert rejection.consequential == (CEL_SKIPPED,)
     assert rejection.fields() == ["status.capabilities.enabledCapabilities"]
 
 
 def test_skipped_cel_rules_note_alone_is_not_prunable() -> None:
-    assert not caps.parse_rejection(_invalid(CEL_SKIPPED), SENT).prunable
+    assert not rej.parse_rejection(_invalid(CEL_SKIPPED), SENT).prunable
 
 
 def test_mixed_rejection_is_not_prunable_but_names_are_known() -> None:
@@ -260,9 +261,9 @@ def test_mixed_rejection_is_not_prunable_but_names_are_known() -> None:
         _not_supported("status.capabilities.enabledCapabilities[0]", "Build"),
         _not_supported("spec.capabilities.baselineCapabilitySet", "v4.14"),
     )
-    rejection = caps.parse_rejection(body, SENT)
+    rejection = rej.parse_rejection(body, SENT)
     assert not rejection.prunable
-    assert [c.value for c in rejection.capabilities] == ["Build"]
+    assert [c.value for c in rejection.values] == ["Build"]
     assert rejection.fields() == [
         "status.capabilities.enabledCapabilities",
         "spec.capabilities.baselineCapabilitySet",
@@ -275,13 +276,13 @@ def test_value_read_by_index_when_message_has_no_quoted_value() -> None:
         "message": "Unsupported value",
         "field": "capabilities.enabledCapabilities[4]",
     }
-    rejection = caps.parse_rejection(_invalid(cause), SENT)
-    assert [c.value for c in rejection.capabilities] == ["ImageRegistry"]
+    rejection = rej.parse_rejection(_invalid(cause), SENT)
+    assert [c.value for c in rejection.values] == ["ImageRegistry"]
 
 
 def test_prune_removes_exactly_the_named_values() -> None:
     status: dict[str, Any] = {"conditions": [{"type": "Available"}], **copy.deepcopy(SENT)}
-    pruned = caps.prune(status, {"enabledCapabilities": {"Build", "MachineAPI"}, "knownCapabilities": set()})
+    pruned = rej.prune(status, {"enabledCapabilities": {"Build", "MachineAPI"}, "knownCapabilities": set()})
     assert pruned["capabilities"]["enabledCapabilities"] == [
         v for v in SENT["capabilities"]["enabledCapabilities"] if v not in ("Build", "MachineAPI")
     ]
@@ -291,12 +292,12 @@ def test_prune_removes_exactly_the_named_values() -> None:
 
 
 def test_pruned_memory_reports_each_name_once() -> None:
-    memory = caps.PrunedCapabilities()
-    first = caps.RejectedCapability("enabledCapabilities", "Build", 0)
+    memory = rej.PrunedValues()
+    first = rej.RejectedValue("enabledCapabilities", "Build", 0)
     assert memory.add([first]) == [first]
-    assert memory.add([caps.RejectedCapability("enabledCapabilities", "Build", 2)]) == []
+    assert memory.add([rej.RejectedValue("enabledCapabilities", "Build", 2)]) == []
     assert memory.state() == {"enabledCapabilities": ("Build",)}
-    assert "enabledCapabilities Build" in caps.pruned_message(memory.state())
+    assert "enabledCapabilities Build" in rej.pruned_message(memory.state())
 
 
 @pytest.mark.parametrize(
@@ -309,7 +310,7 @@ def test_pruned_memory_reports_each_name_once() -> None:
     ],
 )
 def test_normalize_field(path: str, normal: str) -> None:
-    assert caps.normalize_field(path) == normal
+    assert rej.normalize_field(path) == normal
 
 
 def test_unknown_names_know_the_feature_gated_names_from_4_23() -> None:
@@ -333,7 +334,7 @@ def test_crd_enums_read_what_each_status_list_accepts() -> None:
 
 
 def test_pruned_names_can_be_forgotten_selectively() -> None:
-    pruned = caps.PrunedCapabilities()
-    pruned.add(caps.RejectedCapability(caps.ENABLED, name, i) for i, name in enumerate(["Build", "MachineAPI"]))
+    pruned = rej.PrunedValues()
+    pruned.add(rej.RejectedValue(caps.ENABLED, name, i) for i, name in enumerate(["Build", "MachineAPI"]))
     assert pruned.discard({caps.ENABLED: ["MachineAPI", "Console"]}) == {caps.ENABLED: ("MachineAPI",)}
     assert pruned.state() == {caps.ENABLED: ("Build",)}

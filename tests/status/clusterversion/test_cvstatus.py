@@ -14,6 +14,7 @@ from cvo_py import gotext
 from payload.acceptance import payload_loaded, retrieval_failed, retrieving
 from payload.release import Acceptance, Release
 from status.clusterversion import desired as cs
+from status.clusterversion import rejections
 
 T0 = datetime(2024, 5, 1, 12, 0, 0, tzinfo=UTC)
 T1 = T0 + timedelta(minutes=5)
@@ -538,7 +539,7 @@ def test_names_the_status_cannot_carry_stay_enabled() -> None:
 
 def test_apply_pruned_touches_only_capabilities_and_its_condition() -> None:
     status = completed_status()
-    pruned = cs.apply_pruned(status, {"enabledCapabilities": ("Build", "MachineAPI")}, T1)
+    pruned = rejections.apply_pruned(status, {"enabledCapabilities": ("Build", "MachineAPI")}, T1)
     assert "Build" not in pruned["capabilities"]["enabledCapabilities"]
     assert "Build" in pruned["capabilities"]["knownCapabilities"]
     condition = cond(pruned, "CapabilitiesPruned")
@@ -546,7 +547,7 @@ def test_apply_pruned_touches_only_capabilities_and_its_condition() -> None:
     rest = {k: v for k, v in pruned.items() if k not in ("capabilities", "conditions")}
     assert rest == {k: v for k, v in status.items() if k not in ("capabilities", "conditions")}
     assert pruned["conditions"][:-1] == status["conditions"]
-    cleared = cs.apply_pruned(pruned, {}, T2)
+    cleared = rejections.apply_pruned(pruned, {}, T2)
     assert cs.find_condition(cleared["conditions"], "CapabilitiesPruned") is None
 
 

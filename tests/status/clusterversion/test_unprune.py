@@ -8,12 +8,13 @@ from typing import Any
 import pytest
 
 from payload.release import Release
-from status.clusterversion import capabilities, crdpolicy, desired
-from status.clusterversion.capabilities import ENABLED, KNOWN, PrunedCapabilities, RejectedCapability
+from status.clusterversion import crdpolicy, desired, rejections
+from status.clusterversion.capabilities import ENABLED, KNOWN
 from status.clusterversion.controller import CLUSTERVERSION_CRD
 from status.clusterversion.crdpolicy import CrdRevision, crd_changed, crd_revision
 from status.clusterversion.crdpolicy import slim_crd as _slim_crd
 from status.clusterversion.desired import CAPABILITIES_PRUNED, StatusInputs
+from status.clusterversion.rejections import PrunedValues, RejectedValue
 from status.clusterversion.writer import ClusterVersionStatusWriter
 
 NOW = datetime(2024, 3, 1, 12, 0, 0, tzinfo=UTC)
@@ -87,14 +88,14 @@ def test_slim_crd_keeps_the_revision_and_the_capability_enums_and_drops_the_sche
 
 
 def test_pruned_capabilities_clear_returns_what_it_forgets() -> None:
-    pruned = PrunedCapabilities()
-    pruned.add([RejectedCapability(ENABLED, "MachineAPI", 6), RejectedCapability(KNOWN, "Build", 0)])
-    pruned.add([RejectedCapability(ENABLED, "Build", 0)])
+    pruned = PrunedValues()
+    pruned.add([RejectedValue(ENABLED, "MachineAPI", 6), RejectedValue(KNOWN, "Build", 0)])
+    pruned.add([RejectedValue(ENABLED, "Build", 0)])
     assert pruned.clear() == {ENABLED: ("Build", "MachineAPI"), KNOWN: ("Build",)}
     assert not pruned and pruned.state() == {}
     assert pruned.clear() == {}
     # Forgotten names are new again: a CRD that still rejects them gets them logged and pruned again.
-    assert pruned.add([RejectedCapability(ENABLED, "MachineAPI", 6)]) == [RejectedCapability(ENABLED, "MachineAPI", 6)]
+    assert pruned.add([RejectedValue(ENABLED, "MachineAPI", 6)]) == [RejectedValue(ENABLED, "MachineAPI", 6)]
 
 
 class NoClient:
@@ -107,7 +108,7 @@ class NoClient:
 def test_writer_forget_pruned() -> None:
     writer = ClusterVersionStatusWriter(NoClient())  # type: ignore[arg-type]
     assert writer.forget_pruned() == {}
-    writer.pruned.add([RejectedCapability(ENABLED, name, i) for i, name in enumerate(NEWER)])
+    writer.pruned.add([RejectedValue(ENABLED, name, i) for i, name in enumerate(NEWER)])
     assert writer.forget_pruned() == {ENABLED: NEWER}
     assert writer.pruned_state() == {}
 
@@ -158,13 +159,13 @@ def test_recompute_after_forgetting_restores_carried_names(
 ) -> None:
     cv = rolled_back_cv(["Console", "baremetal", "marketplace", "openshift-samples"])
     inputs = StatusInputs(running=Release("4.13.10", "img-41310"), prior_enabled=carried)
-    status = desired.apply_pruned(desired.desired_status(cv, [], inputs, NOW), pruned, NOW)
+    status = rejections.apply_pruned(desired.desired_status(cv, [], inputs, NOW), pruned, NOW)
     assert status["capabilities"]["enabledCapabilities"] == enabled_in_status
     found = desired.find_condition(status["conditions"], CAPABILITIES_PRUNED)
     assert (found is not None) is condition
     if condition:
         assert found is not None
-        assert found["message"] == capabilities.pruned_message(pruned)
+        assert found["message"] == rejections.pruned_message(pruned)
     # The carried names are enabled either way (never disabled), so they are reported as implicit.
     implicit = desired.find_condition(status["conditions"], desired.IMPLICITLY_ENABLED)
     assert implicit is not None

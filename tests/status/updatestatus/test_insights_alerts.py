@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from cvo_py.testing.insight_objects import at, ns
+from cvo_py.testing.insight_objects import at, malformed_alerts, ns
 from status.updatestatus.insights import alerts
 from status.updatestatus.insights.models import ImpactLevel, ImpactType, ScopeType
 
@@ -120,13 +120,16 @@ SOURCE = "https://thanos-querier.openshift-monitoring.svc:9091/api/v1/alerts"
 
 def test_live_alerts_while_the_api_answers_are_exactly_ocs() -> None:
     firing = [alert(), alert("PodDisruptionBudgetAtLimit", active=at(-5))]
-    reading = alerts.AlertsReading(SOURCE, firing, read_at=ns(10))
+    reading = alerts.AlertsReading(SOURCE, [alerts.read_alert(a) for a in firing], read_at=ns(10))
     assert alerts.live_alert_insights(reading, STARTED) == alerts.alert_insights(firing, STARTED)
 
 
 def test_live_alerts_while_the_api_fails_keep_the_last_ones_marked_and_say_so_once() -> None:
     firing = [alert(summary="Something")]
-    reading = alerts.AlertsReading(SOURCE, firing, read_at=ns(10), error="connection refused", failing_since=ns(11))
+    read_before = [alerts.read_alert(a) for a in firing]
+    reading = alerts.AlertsReading(
+        SOURCE, read_before, read_at=ns(10), error="connection refused", failing_since=ns(11)
+    )
     got = alerts.live_alert_insights(reading, STARTED)
     assert len(got) == 2
     kept, failure = got
@@ -149,3 +152,34 @@ def test_live_alerts_failing_before_any_read() -> None:
     reading = alerts.AlertsReading(SOURCE, None, error="HTTP 403: Forbidden", failing_since=ns(1))
     (failure,) = alerts.live_alert_insights(reading, STARTED)
     assert failure.impact.description == "No alerts have been read yet, so 'Update Health' shows none."
+
+
+@pytest.mark.parametrize(("case", "bad"), list(malformed_alerts(at(5)).items()))
+def test_each_malformed_alert_is_one_bounded_line(case: str, bad: Any) -> None:
+    good = alert("Shown")
+    readable, problems = alerts.readable_alerts([bad, good])
+    assert [a.name for a in readable] == ["Shown"]
+    (problem,) = problems
+    assert problem.startswith("alert") and "\n" not in problem and len(problem) < 400, case
+    # A snapshot's alerts file with it is refused, in one line.
+    with pytest.raises(alerts.InputError) as refused:
+        alerts.alert_insights([good, bad], STARTED)
+    expected = problem if isinstance(bad, dict) else "alerts: data.alerts must be a list of objects"
+    assert str(refused.value) == expected
+
+
+@pytest.mark.parametrize(
+    ("bad", "problem"),
+    [
+        ({"activeAt": "yesterday"}, 'alert Malformed: activeAt: invalid RFC 3339 timestamp "yesterday"'),
+        ({"activeAt": 17}, "alert Malformed: activeAt: expected an RFC 3339 string, not number 17"),
+        ({"labels": {"alertname": 7}}, "alert: labels.alertname: expected a string, not number 7"),
+        ({"state": True}, "alert Malformed: state: expected a string, not boolean true"),
+        ({"annotations": ["x"]}, "alert: annotations: expected an object, not an array"),
+        (None, "alert: expected an object, not null"),
+    ],
+)
+def test_what_is_malformed_is_named(bad: dict[str, Any] | None, problem: str) -> None:
+    raw = None if bad is None else {**malformed_alerts(at(5))["activeAt a number"], "activeAt": at(1), **bad}
+    _, problems = alerts.readable_alerts([raw])
+    assert problems == [problem]

@@ -553,3 +553,30 @@ def test_a_client_reading_while_the_shard_layout_changes_finds_every_insight(bef
     both -= {configmap.SHARDS_KEY}
     for step, keys in enumerate(_read_between_writes(old, new, order)):
         assert not both - keys, f"after {order[:step]}: {sorted(both - keys)[:3]} nowhere"
+
+
+def test_an_overflow_that_is_not_about_nodes_lists_no_shard() -> None:
+    data = {f"usc-health-alert-{i}": "h" * 300 for i in range(20_000)}  # 20,000 alerts' insights
+    data["usc-cv-version"] = "c" * 2_000
+    plan = configmap.plan(data)
+    assert plan.shards == 0 and list(plan.configmaps) == [configmap.CONFIGMAP]
+    assert configmap.SHARDS_KEY not in plan.configmaps[configmap.CONFIGMAP]
+    assert not plan.ok  # said, and the writer publishes what fits
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    nodes=st.integers(0, 40),
+    health=st.integers(0, 40),
+    size=st.sampled_from([10, 900, 9_000]),
+    budget=st.sampled_from([2_000, 20_000, configmap.SHARD_BUDGET]),
+)
+def test_every_listed_shard_holds_insights(nodes: int, health: int, size: int, budget: int) -> None:
+    data = {f"usc-node-n{i}": "n" * size for i in range(nodes)}
+    data.update({f"usc-health-h{i}": "h" * size for i in range(health)})
+    plan = configmap.plan(data, budget=budget)
+    listed = configmap.shard_names(plan.configmaps[configmap.CONFIGMAP])
+    assert sorted(listed) == sorted(n for n in plan.configmaps if n != configmap.CONFIGMAP)
+    assert all(plan.configmaps[name] for name in listed)  # only shards the writer creates
+    merged = {k: v for cm in plan.configmaps.values() for k, v in cm.items() if k != configmap.SHARDS_KEY}
+    assert merged == data

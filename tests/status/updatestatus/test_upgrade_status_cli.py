@@ -227,7 +227,7 @@ def test_live_mode_reads_by_name_what_one_page_of_the_list_lacks(
 
 
 @pytest.mark.parametrize("page", [1, published.LIST_PAGE])
-def test_live_mode_with_a_listed_shard_missing_says_so_in_one_line(
+def test_live_mode_with_a_listed_shard_missing_prints_the_rest_and_warns(
     capsys: pytest.CaptureFixture[str],
     monkeypatch: pytest.MonkeyPatch,
     cluster: local.LocalCluster,
@@ -235,11 +235,22 @@ def test_live_mode_with_a_listed_shard_missing_says_so_in_one_line(
     sharded: Sharded,
     page: int,
 ) -> None:
-    kube.delete(CONFIGMAPS, sharded.shards[-1], namespace=configmap.NAMESPACE)
+    missing = sharded.shards[-1]
+    lost, _ = configmap.decode_readable(kube.get(CONFIGMAPS, missing, namespace=configmap.NAMESPACE)["data"])
+    assert lost
+    kube.delete(CONFIGMAPS, missing, namespace=configmap.NAMESPACE)
     monkeypatch.setattr(published, "LIST_PAGE", page)
-    code, out, err = run(capsys, "--kubeconfig", cluster.kubeconfig, "--now=" + gotext.format_time(sharded.now))
-    assert (code, out) == (1, "")
-    assert err == f"error: ConfigMap {configmap.NAMESPACE}/{sharded.shards[-1]} (a listed shard) does not exist\n"
+    code, out, err = run(
+        capsys, "--kubeconfig", cluster.kubeconfig, "--now=" + gotext.format_time(sharded.now), "--details=all"
+    )
+    problem = (
+        f"ConfigMap {configmap.NAMESPACE}/{missing} (a listed shard) does not exist: "
+        "the insights it holds are not shown"
+    )
+    assert (code, err) == (0, f"warning: {problem}\n")  # partial data, not a failure
+    kept = [i for i in sharded.insights if i not in lost]
+    expected = render(kept, sharded.now, "all", caveat=metadata.health_caveat([problem]))
+    assert out == f"warning: {problem}\n" + expected  # what the other ConfigMaps hold, and the warning
 
 
 def test_live_mode_for_a_reader_who_may_only_get_configmaps_reads_them_by_name(

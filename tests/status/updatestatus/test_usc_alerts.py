@@ -14,7 +14,9 @@ import pytest
 from cvo_py import gotext
 from cvo_py.promapi import PrometheusAPI
 from cvo_py.testing.httpserve import Handler
+from cvo_py.testing.insight_objects import firing_alert, malformed_alerts
 from status.updatestatus.alerts import AlertsPoller
+from status.updatestatus.insights.alerts import live_alert_insights
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 
@@ -81,3 +83,23 @@ def test_the_first_read_happens_at_start_not_one_interval_later(http_server: Cal
         assert poller.reading.alerts is not None and len(poller.reading.alerts) == 1
     finally:
         poller.stop()
+
+
+@pytest.mark.parametrize("case", list(malformed_alerts("2026-01-01T00:00:00Z")))
+def test_a_malformed_alert_is_skipped_counted_and_said_once(
+    http_server: Callable[[Handler], str], caplog: pytest.LogCaptureFixture, case: str
+) -> None:
+    bad = malformed_alerts("2026-01-01T00:00:00Z")[case]
+    good = firing_alert("StillShown", "2026-01-01T00:10:00Z", summary="Shown despite the other")
+    body = json.dumps({"status": "success", "data": {"alerts": [bad, good]}}).encode()
+    caplog.set_level(logging.WARNING, logger="status.updatestatus.alerts")
+    poller = AlertsPoller(PrometheusAPI(http_server(lambda _req: (200, body))), 30, lambda: None, now=lambda: T0)
+    for _ in range(3):
+        poller.poll()
+    reading = poller.reading
+    assert not reading.error and reading.malformed == 1
+    (insight,) = live_alert_insights(reading, gotext.from_datetime(T0))  # the sync goes on, with the good one
+    assert insight.impact.summary == "Alert is firing: Shown despite the other"
+    (warning,) = [r.getMessage() for r in caplog.records]  # said once, not once per poll
+    assert warning.startswith("Skipping 1 malformed alerts from http://127.0.0.1:")
+    assert "\n" not in warning and len(warning) < 600
