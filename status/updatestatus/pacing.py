@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 class WritePacer:
     rate: float = 5.0  # writes per second while a storm lasts
     burst: int = 5  # writes at once when the bucket is full
-    storm_changes: int = 50  # insights changed within `window` seconds that make a storm
+    storm_changes: int = 100  # insights changed within `window` seconds that make a storm
     window: float = 1.0
     calm_after: float = 2.0  # a storm ends once changes have stayed under the threshold this long
 
