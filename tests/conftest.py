@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import settings
 
 from cvo_py.kube import NAMESPACES, ApiError, KubeClient
 from cvo_py.testing import cluster as local
@@ -34,6 +35,11 @@ from cvo_py.testing.wait import wait_until
 REPO = Path(__file__).resolve().parents[1]
 
 pytest_plugins = ["cvo_py.testing.httpserve", "cvo_py.testing.prometheus"]  # http_server, prometheus
+
+# Property tests assert outcomes, not how long an example takes: hypothesis's default deadline of
+# 200 ms per example fails them on a starved machine.
+settings.register_profile("cvo-py", deadline=None)
+settings.load_profile("cvo-py")
 
 # How long a thread or child process that a test asked to stop may take to finish after the test.
 LEAK_GRACE_SECONDS = 5.0
