@@ -127,7 +127,7 @@ def _run(options: Options) -> int:
 
 
 def _run_live(options: Options, reads: PublishedReads) -> int:
-    from status.updatestatus.insights import metadata
+    from status.updatestatus.insights import staleness
     from status.updatestatus.insights.objects import InputError
     from status.updatestatus.published import ReadError
     from status.updatestatus.render import RenderError, render
@@ -136,7 +136,7 @@ def _run_live(options: Options, reads: PublishedReads) -> int:
     try:
         now = options.now if options.now is not None else _wall_clock()
         insights, warnings = reads.result(now)
-        text = render(insights, now, options.details, caveat=metadata.health_caveat(warnings))
+        text = render(insights, now, options.details, caveat=staleness.health_caveat(warnings))
     except InputError as exc:  # from the cluster's ConfigMap
         return _fail(warnings, str(exc), 2)
     except (RenderError, ReadError) as exc:

@@ -16,7 +16,8 @@ flight when the command ends early finishes within the client's timeouts (an int
 does not wait for it: see `cvo_py.cli.main.entry`).
 
 Only the client and names are imported at module level: the requests are in flight while the caller imports the
-insight models, the decoder and the renderer, which is most of a cold start.
+readers and the renderer. Those read the values as the controller writes them without pydantic
+(`status.updatestatus.wire`), which is loaded only for a value they do not take.
 """
 
 from __future__ import annotations
@@ -29,8 +30,8 @@ from cvo_py.kube import CONFIGMAPS, LEASES, ApiError, KubeClient
 from status.updatestatus.names import CONFIGMAP, LEASE, NAMESPACE
 
 if TYPE_CHECKING:
-    from status.updatestatus.insights.metadata import LeaseState
-    from status.updatestatus.insights.models import Insight
+    from status.updatestatus.insights.kinds import InsightShape
+    from status.updatestatus.insights.staleness import LeaseState, PublicationMetadataShape
 
 # One page holds the main ConfigMap, every shard (at most 32) and the namespace's few others
 # (its CA bundles); a busier namespace is read by name for what the page lacks.
@@ -59,16 +60,12 @@ class PublishedReads:
         """Cancel the reads not started yet; those in flight end on their own."""
         self._pool.shutdown(wait=False, cancel_futures=True)
 
-    def result(self, now: int) -> tuple[list[Insight], list[str]]:
+    def result(self, now: int) -> tuple[list[InsightShape], list[str]]:
         """The insights of every readable key, and the warnings about them (age, Lease, omissions,
-        unreadable keys, listed shards that cannot be read); `ReadError` or the client's errors when
-        nothing can be shown."""
-        from status.updatestatus import configmap
-        from status.updatestatus.insights import metadata
+        unreadable keys); `ReadError` or the client's errors when nothing can be shown."""
+        from status.updatestatus import wire
+        from status.updatestatus.insights import staleness
 
-        # needed below in any case, and the LIST is often still in flight: built while it is
-        metadata.prepare_reader()
-        configmap.prepare_readers()
         listed, complete = self._listed.result()
         main = listed.get(CONFIGMAP)
         if main is None:
@@ -76,30 +73,29 @@ class PublishedReads:
                 CONFIGMAP, complete, "does not exist: no update status insights are published (create it to opt in)"
             )
         data: dict[str, str] = dict(_data(main))
-        meta: metadata.PublicationMetadata | None = None
+        meta: PublicationMetadataShape | None = None
         meta_problem = ""
-        if metadata.META_KEY in data:
-            try:
-                meta = metadata.decode(data[metadata.META_KEY])
-            except metadata.MetadataError as exc:
-                meta_problem = str(exc)
+        if staleness.META_KEY in data:
+            meta, meta_problem = read_metadata(data[staleness.META_KEY])
         shard_problem = ""
         try:
-            shards = configmap.shard_names(data)
-        except configmap.DecodeError as exc:
+            shards = wire.shard_names(data)
+        except wire.DecodeError as exc:
             shard_problem = f"unreadable, node insights in shards not shown: {exc}"
             shards = []
-        by_name = {name: self._pool.submit(self._shard, name, complete) for name in shards if name not in listed}
-        warnings = metadata.warnings(meta, now, _lease_state(self._lease), meta_problem=meta_problem)
+        by_name = {
+            name: self._pool.submit(self._get, name, complete, "(a listed shard) does not exist")
+            for name in shards
+            if name not in listed
+        }
+        warnings = staleness.warnings(meta, now, _lease_state(self._lease), meta_problem=meta_problem)
         if shard_problem:
             warnings.append(shard_problem)
         for name in shards:
-            shard, problem = (listed[name], "") if name in listed else by_name[name].result()
+            shard = listed[name] if name in listed else by_name[name].result()
             data.update(_data(shard))
-            if problem:
-                warnings.append(problem)
         self.close()
-        insights, errors = configmap.decode_readable(data)
+        insights, errors = wire.decode_readable(data)
         warnings.extend(f"unreadable, not shown: {exc}" for exc in errors)
         return insights, warnings
 
@@ -143,6 +139,21 @@ class PublishedReads:
             raise
 
 
+def read_metadata(value: str) -> tuple[PublicationMetadataShape | None, str]:
+    """The publication metadata (`usc-meta`), or None and why it cannot be read."""
+    from status.updatestatus import wire
+
+    meta = wire.read_metadata_plain(value)
+    if meta is not None:
+        return meta, ""
+    from status.updatestatus.insights import metadata  # judges what the plain reader does not take
+
+    try:
+        return metadata.decode(value), ""
+    except metadata.MetadataError as exc:
+        return None, str(exc)
+
+
 def _leave_signals_to_main() -> None:
     """Block Ctrl-C and SIGTERM in a reader thread. The kernel gives a process's signal to any
     thread that does not block it; taken by a reader, it would not wake the main thread waiting
@@ -163,18 +174,18 @@ def _data(configmap: Any) -> dict[str, Any]:
 
 def _lease_state(read: Future[Any]) -> LeaseState:
     """The controller's leader-election Lease, or a one-line reason why it could not be read."""
-    from status.updatestatus.insights import metadata
+    from status.updatestatus.insights import staleness
 
     where = f"{NAMESPACE}/{LEASE}"
     try:
         lease = read.result()
     except ApiError as exc:
         if exc.is_not_found():
-            return metadata.LeaseState(missing=True)
+            return staleness.LeaseState(missing=True)
         if exc.status in (401, 403):
-            return metadata.LeaseState(
+            return staleness.LeaseState(
                 problem=f"cannot read the update status controller's Lease {where} ({exc.status} {exc.reason}): "
                 "whether the controller is running is not known"
             )
-        return metadata.LeaseState(problem=f"cannot read the update status controller's Lease {where}: {exc.status}")
-    return metadata.lease_state(lease)
+        return staleness.LeaseState(problem=f"cannot read the update status controller's Lease {where}: {exc.status}")
+    return staleness.lease_state(lease)
