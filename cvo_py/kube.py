@@ -12,6 +12,7 @@ import json
 import os
 import random
 import ssl
+import sys
 import threading
 import time
 from collections.abc import Callable, Generator, Mapping
@@ -393,9 +394,11 @@ class KubeClient:
             raise error
         if not resp.data:
             return {}
-        if len(resp.data) >= LARGE_RESPONSE:
+        if len(resp.data) >= LARGE_RESPONSE and "pydantic_core" in sys.modules:
             # pydantic-core's parser reads a large body (a LIST) in half the time, and shares its
             # repeated strings; what it refuses (invalid UTF-8, lone surrogates) is read below.
+            # Only where it is loaded already (the controllers): a short-lived client such as
+            # `upgrade-status` would spend more on importing it than it saves on one response.
             from pydantic_core import from_json
 
             try:
