@@ -23,7 +23,9 @@ readers and the renderer. Those read the values as the controller writes them wi
 from __future__ import annotations
 
 import signal
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from cvo_py.kube import CONFIGMAPS, LEASES, ApiError, KubeClient
@@ -62,42 +64,21 @@ class PublishedReads:
 
     def result(self, now: int) -> tuple[list[InsightShape], list[str]]:
         """The insights of every readable key, and the warnings about them (age, Lease, omissions,
-        unreadable keys); `ReadError` or the client's errors when nothing can be shown."""
-        from status.updatestatus import wire
-        from status.updatestatus.insights import staleness
-
+        unreadable keys, listed shards that cannot be read); `ReadError` or the client's errors when
+        nothing can be shown."""
         listed, complete = self._listed.result()
         main = listed.get(CONFIGMAP)
         if main is None:
             main = self._get(
                 CONFIGMAP, complete, "does not exist: no update status insights are published (create it to opt in)"
             )
-        data: dict[str, str] = dict(_data(main))
-        meta: PublicationMetadataShape | None = None
-        meta_problem = ""
-        if staleness.META_KEY in data:
-            meta, meta_problem = read_metadata(data[staleness.META_KEY])
-        shard_problem = ""
-        try:
-            shards = wire.shard_names(data)
-        except wire.DecodeError as exc:
-            shard_problem = f"unreadable, node insights in shards not shown: {exc}"
-            shards = []
+        layout = read_main(_data(main))
         by_name = {
-            name: self._pool.submit(self._get, name, complete, "(a listed shard) does not exist")
-            for name in shards
-            if name not in listed
+            name: self._pool.submit(self._shard, name, complete) for name in layout.shards if name not in listed
         }
-        warnings = staleness.warnings(meta, now, _lease_state(self._lease), meta_problem=meta_problem)
-        if shard_problem:
-            warnings.append(shard_problem)
-        for name in shards:
-            shard = listed[name] if name in listed else by_name[name].result()
-            data.update(_data(shard))
+        shards = [(listed[name], "") if name in listed else by_name[name].result() for name in layout.shards]
         self.close()
-        insights, errors = wire.decode_readable(data)
-        warnings.extend(f"unreadable, not shown: {exc}" for exc in errors)
-        return insights, warnings
+        return assemble(layout, [(_data(shard), problem) for shard, problem in shards], _lease_state(self._lease), now)
 
     def _list(self) -> tuple[dict[str, Any], bool]:
         """The namespace's ConfigMaps by name, and whether that is all of them (one complete page)."""
@@ -137,6 +118,55 @@ class PublishedReads:
             if exc.is_not_found():
                 raise ReadError(f"ConfigMap {NAMESPACE}/{name} {missing}") from None
             raise
+
+
+@dataclass
+class MainLayout:
+    """What the main ConfigMap says: its data, the publication metadata (or why it cannot be read),
+    and the shards to read with it (or why they are not known)."""
+
+    data: dict[str, Any]
+    meta: PublicationMetadataShape | None
+    meta_problem: str
+    shards: list[str]
+    shard_problem: str
+
+
+def read_main(data: Mapping[str, Any]) -> MainLayout:
+    from status.updatestatus import wire
+    from status.updatestatus.insights.staleness import META_KEY
+
+    meta, meta_problem = read_metadata(data[META_KEY]) if META_KEY in data else (None, "")
+    try:
+        return MainLayout(dict(data), meta, meta_problem, wire.shard_names(data), "")
+    except wire.DecodeError as exc:
+        return MainLayout(dict(data), meta, meta_problem, [], f"unreadable, node insights in shards not shown: {exc}")
+
+
+def assemble(
+    layout: MainLayout,
+    shards: Sequence[tuple[Mapping[str, Any], str]],
+    lease: LeaseState,
+    now: int,
+    decode: Callable[[Mapping[str, Any]], tuple[list[InsightShape], Sequence[Exception]]] | None = None,
+) -> tuple[list[InsightShape], list[str]]:
+    """The insights of the main ConfigMap and its shards (`shards`: each listed shard's data, in
+    `layout.shards` order, and why it could not be read, if so) and the warnings a reader prints
+    about them at `now`. `decode` reads the union of their data (default `wire.decode_readable`)."""
+    from status.updatestatus import wire
+    from status.updatestatus.insights import staleness
+
+    warnings = staleness.warnings(layout.meta, now, lease, meta_problem=layout.meta_problem)
+    if layout.shard_problem:
+        warnings.append(layout.shard_problem)
+    data = dict(layout.data)
+    for shard_data, problem in shards:
+        data.update(shard_data)
+        if problem:
+            warnings.append(problem)
+    insights, errors = (decode or wire.decode_readable)(data)
+    warnings.extend(f"unreadable, not shown: {exc}" for exc in errors)
+    return insights, warnings
 
 
 def read_metadata(value: str) -> tuple[PublicationMetadataShape | None, str]:
