@@ -27,6 +27,7 @@ class Options:
     dump_format: str  # --format
     details: str
     now: int | None  # ns since the epoch; None: the snapshot's rule, or the wall clock
+    watch: bool = False  # --watch: shown again whenever the insights change, until Ctrl-C
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -57,6 +58,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default="auto",
         metavar="FORMAT",
         help="the layout of --from: auto, must-gather, insights or snapshot (default auto: detected)",
+    )
+    parser.add_argument(
+        "--watch",
+        action="store_true",
+        help="Keep watching: show the insights again whenever they are published anew (no polling), in "
+        "place on a terminal and as appended blocks otherwise, with their age and every staleness warning "
+        "kept current; Ctrl-C to stop. Live cluster only",
     )
     parser.add_argument(
         "--now",
@@ -97,6 +105,10 @@ def validate(args: argparse.Namespace) -> Options:
         raise UsageError("--from and --mock-clusterversion cannot be used together")
     if dump is None and args.dump_format != "auto":
         raise UsageError("--format applies to --from only")
+    if args.watch and (dump is not None or mock is not None):
+        raise UsageError("--watch follows a live cluster: it cannot be used with --from or --mock-clusterversion")
+    if args.watch and now is not None:
+        raise UsageError("--watch shows the insights as time goes by: it cannot be used with --now")
     return Options(
         kubeconfig=args.kubeconfig,
         mock_clusterversion=mock,
@@ -104,10 +116,13 @@ def validate(args: argparse.Namespace) -> Options:
         dump_format=args.dump_format,
         details=args.details,
         now=now,
+        watch=args.watch,
     )
 
 
 def run(options: Options) -> int:
+    if options.watch:
+        return _watch(options)
     from cvo_py import gcpause
 
     # One short burst of building (documents, insights, text) that leaves no garbage cycles behind.
@@ -177,6 +192,15 @@ def _print(warnings: list[str], text: str) -> int:
 
     emit(warnings, text, sys.stdout, sys.stderr)
     return 0
+
+
+def _watch(options: Options) -> int:
+    from cvo_py.kube import connect
+    from status.updatestatus import watching
+
+    client = connect(options.kubeconfig, user_agent="cvo-py (upgrade-status --watch)")
+    tty = sys.stdout.isatty()
+    return watching.watch(client, options.details, sys.stdout, tty=tty, size=watching.terminal_size)
 
 
 def _start_live_reads(options: Options) -> PublishedReads:

@@ -41,6 +41,15 @@ LIST_PAGE = 64
 SHARD_READERS = 4  # GETs in flight together when ConfigMaps are read by name
 
 
+MISSING_SHARD = "(a listed shard) does not exist"
+LOST = "the insights it holds are not shown"
+
+
+def missing_shard(name: str) -> str:
+    """The warning about a listed shard that does not exist."""
+    return f"ConfigMap {NAMESPACE}/{name} {MISSING_SHARD}: {LOST}"
+
+
 class ReadError(Exception):
     """The insights cannot be read: no ConfigMap (not opted in). A shard it lists that cannot be
     read is a warning: the rest is shown."""
@@ -72,13 +81,14 @@ class PublishedReads:
             main = self._get(
                 CONFIGMAP, complete, "does not exist: no update status insights are published (create it to opt in)"
             )
-        layout = read_main(_data(main))
+        layout = read_main(data_of(main))
         by_name = {
             name: self._pool.submit(self._shard, name, complete) for name in layout.shards if name not in listed
         }
         shards = [(listed[name], "") if name in listed else by_name[name].result() for name in layout.shards]
         self.close()
-        return assemble(layout, [(_data(shard), problem) for shard, problem in shards], _lease_state(self._lease), now)
+        lease = _lease_state(self._lease)
+        return assemble(layout, [(data_of(shard), problem) for shard, problem in shards], lease, now)
 
     def _list(self) -> tuple[dict[str, Any], bool]:
         """The namespace's ConfigMaps by name, and whether that is all of them (one complete page)."""
@@ -99,14 +109,13 @@ class PublishedReads:
     def _shard(self, name: str, complete: bool) -> tuple[Any, str]:
         """A listed shard, or None and why it cannot be read: partial data, a warning, not a failure
         (the main ConfigMap's insights and the other shards' are still shown)."""
-        lost = "the insights it holds are not shown"
         try:
-            return self._get(name, complete, "(a listed shard) does not exist"), ""
+            return self._get(name, complete, MISSING_SHARD), ""
         except ReadError as exc:
-            return None, f"{exc}: {lost}"
+            return None, f"{exc}: {LOST}"
         except ApiError as exc:
             why = f"{exc.status} {exc.reason}".strip()
-            return None, f"ConfigMap {NAMESPACE}/{name} (a listed shard) cannot be read ({why}): {lost}"
+            return None, f"ConfigMap {NAMESPACE}/{name} (a listed shard) cannot be read ({why}): {LOST}"
 
     def _get(self, name: str, complete: bool, missing: str) -> Any:
         """ConfigMap `name`, known missing when a complete LIST did not have it."""
@@ -153,20 +162,34 @@ def assemble(
     """The insights of the main ConfigMap and its shards (`shards`: each listed shard's data, in
     `layout.shards` order, and why it could not be read, if so) and the warnings a reader prints
     about them at `now`. `decode` reads the union of their data (default `wire.decode_readable`)."""
-    from status.updatestatus import wire
-    from status.updatestatus.insights import staleness
+    insights, problems = gather(layout, shards, decode)
+    return insights, warnings_at(layout, lease, now) + problems
 
-    warnings = staleness.warnings(layout.meta, now, lease, meta_problem=layout.meta_problem)
-    if layout.shard_problem:
-        warnings.append(layout.shard_problem)
+
+def gather(
+    layout: MainLayout,
+    shards: Sequence[tuple[Mapping[str, Any], str]],
+    decode: Callable[[Mapping[str, Any]], tuple[list[InsightShape], Sequence[Exception]]] | None = None,
+) -> tuple[list[InsightShape], list[str]]:
+    """The insights (see `assemble`), and what was not read: the warnings that do not change with time."""
+    from status.updatestatus import wire
+
+    problems = [layout.shard_problem] if layout.shard_problem else []
     data = dict(layout.data)
     for shard_data, problem in shards:
         data.update(shard_data)
         if problem:
-            warnings.append(problem)
+            problems.append(problem)
     insights, errors = (decode or wire.decode_readable)(data)
-    warnings.extend(f"unreadable, not shown: {exc}" for exc in errors)
-    return insights, warnings
+    problems.extend(f"unreadable, not shown: {exc}" for exc in errors)
+    return insights, problems
+
+
+def warnings_at(layout: MainLayout, lease: LeaseState, now: int) -> list[str]:
+    """The warnings about the insights' age, the Lease and what the controller left out, at `now`."""
+    from status.updatestatus.insights import staleness
+
+    return staleness.warnings(layout.meta, now, lease, meta_problem=layout.meta_problem)
 
 
 def read_metadata(value: str) -> tuple[PublicationMetadataShape | None, str]:
@@ -197,7 +220,8 @@ def _name(obj: Any) -> str:
     return name if isinstance(name, str) else ""
 
 
-def _data(configmap: Any) -> dict[str, Any]:
+def data_of(configmap: Any) -> dict[str, Any]:
+    """A ConfigMap's `data` ({} for anything that is not a ConfigMap with data)."""
     data = configmap.get("data") if isinstance(configmap, dict) else None
     return data if isinstance(data, dict) else {}
 

@@ -97,30 +97,50 @@ def decode(data: Mapping[str, str], *, plain: bool = True) -> list[InsightShape]
     return insights
 
 
+# What each key read to: its value and the insight or the error (see `decode_readable`'s `cache`).
+Reads = dict[str, tuple[object, "InsightShape | DecodeError"]]
+
+
 def decode_readable(
-    data: Mapping[str, str], *, plain: bool = True
+    data: Mapping[str, str], *, plain: bool = True, cache: Reads | None = None
 ) -> tuple[list[InsightShape], list[DecodeError]]:
     """`decode()` that reads every key it can: (the readable insights, one error per unreadable
     key, in key order). Each value is read as the module docstring says (`plain=False`: by the
     models alone, which gives models equal to the plain objects); an error's one-line message
-    names its key."""
+    names its key. With a `cache` (of the previous call's reads, updated in place) only the values
+    that changed are read again, as a reader that follows the insights does."""
     out: list[InsightShape] = []
-    failed: list[tuple[str, DecodeError]] = []
+    failed: list[DecodeError] = []
+    reads: Reads = {}
     for key in sorted(data):  # key order: the order of health insights oc's sort keeps
         value = data[key]
         prefix = kind_prefix(key)
         if prefix is None:
             continue  # usc-shards, usc-meta, or a newer kind of insight: not ours to read
-        insight = read_plain(value, _PLAIN_READERS[prefix]) if plain else None
-        if insight is not None:
-            out.append(insight)
-            continue
-        try:
-            out.append(decode_value(key, value, prefix))
-        except DecodeError as exc:
-            failed.append((key, exc))
-    failed.sort(key=lambda pair: pair[0])
-    return canonical_order(out), [exc for _, exc in failed]
+        known = cache.get(key) if cache is not None else None
+        if known is not None and (known[0] is value or known[0] == value):
+            result = known[1]
+        else:
+            result = _read(key, value, prefix, plain)
+        reads[key] = (value, result)
+        if isinstance(result, DecodeError):
+            failed.append(result)
+        else:
+            out.append(result)
+    if cache is not None:
+        cache.clear()
+        cache.update(reads)
+    return canonical_order(out), failed
+
+
+def _read(key: str, value: object, prefix: str, plain: bool) -> InsightShape | DecodeError:
+    insight: InsightShape | None = read_plain(value, _PLAIN_READERS[prefix]) if plain else None
+    if insight is not None:
+        return insight
+    try:
+        return decode_value(key, value, prefix)
+    except DecodeError as exc:
+        return exc
 
 
 def read_plain(value: object, reader: Callable[[Any], Any]) -> Any:
