@@ -35,7 +35,7 @@ from cvo_py.kube import CONFIGMAPS, LEASES, KubeClient
 from status.updatestatus import published, wire
 from status.updatestatus.insights import staleness
 from status.updatestatus.names import CONFIGMAP, LEASE, NAMESPACE
-from status.updatestatus.render import RenderError, render, warning_text
+from status.updatestatus.render import RenderError, RowMemo, render, warning_text
 
 INTERRUPTED = 130
 TICK = 1.0  # seconds between updates of a terminal frame's age line
@@ -52,6 +52,7 @@ class View:
     read_problems: list[str]  # shards or keys that cannot be read
     insights: list[Any]
     details: str
+    memo: RowMemo
     text: str = ""
     caveat: bool | None = None  # whether `text` says the health is not known (None: not rendered)
 
@@ -71,7 +72,8 @@ class View:
         if self.layout is not None and bool(warnings) != self.caveat:
             self.caveat = bool(warnings)
             try:
-                self.text = render(self.insights, now, self.details, caveat=staleness.health_caveat(warnings))
+                caveat = staleness.health_caveat(warnings)
+                self.text = render(self.insights, now, self.details, caveat=caveat, memo=self.memo)
             except RenderError as exc:
                 self.text = f"error: {gotext.escape(str(exc).rstrip())}\n"
         return warning_text(warnings) + self.text
@@ -87,9 +89,12 @@ def compose(
     details: str,
     cache: wire.Reads,
     watch_problems: list[str],
+    memo: RowMemo | None = None,
 ) -> View:
     """The view of the namespace's ConfigMaps (by name) and the Lease (pure but for `cache`, the
-    reads of the previous view: values that did not change are not read again)."""
+    reads of the previous view, and `memo`, its rows of nodes: what did not change is not read or
+    worked out again)."""
+    memo = memo if memo is not None else RowMemo()
     main = configmaps.get(CONFIGMAP)
     problems = [f"watch: {p}" for p in watch_problems]
     if main is None:
@@ -97,7 +102,7 @@ def compose(
             f"ConfigMap {NAMESPACE}/{CONFIGMAP} does not exist: no update status insights are published "
             "(create it to opt in); waiting for it\n"
         )
-        return View(None, lease, problems, [], [], details, missing)
+        return View(None, lease, problems, [], [], details, memo, missing)
     layout = published.read_main(published.data_of(main))
     shards = [
         (published.data_of(configmaps[name]), "") if name in configmaps else ({}, published.missing_shard(name))
@@ -108,7 +113,7 @@ def compose(
         return wire.decode_readable(data, cache=cache)
 
     insights, read_problems = published.gather(layout, shards, decode)
-    return View(layout, lease, problems, read_problems, insights, details)
+    return View(layout, lease, problems, read_problems, insights, details, memo)
 
 
 def due(layout: published.MainLayout, lease: staleness.LeaseState, now: int) -> int | None:
@@ -254,6 +259,7 @@ def watch(
     if tty:
         out.write("\x1b[H\x1b[2J")
     cache: wire.Reads = {}
+    memo = RowMemo()
     sources.start()
     try:
         while not sources.configmaps.wait_for_sync(0.1) and not sources.configmaps.failing:
@@ -264,7 +270,7 @@ def watch(
             if view is None or sources.changed.is_set():
                 sources.changed.clear()
                 configmaps, lease, problems = sources.snapshot()
-                view = compose(configmaps, lease, details, cache, problems)
+                view = compose(configmaps, lease, details, cache, problems, memo)
             screen.show(view.body(now), view.computed_at, now, again=resized.is_set())
             resized.clear()
             due_at = view.due(now)

@@ -97,8 +97,8 @@ def decode(data: Mapping[str, str], *, plain: bool = True) -> list[InsightShape]
     return insights
 
 
-# What each key read to: its value and the insight or the error (see `decode_readable`'s `cache`).
-Reads = dict[str, tuple[object, "InsightShape | DecodeError"]]
+# What each key read to: its value, and the insight, the error, or None (not a key of ours).
+Reads = dict[str, tuple[object, "InsightShape | DecodeError | None"]]
 
 
 def decode_readable(
@@ -109,27 +109,27 @@ def decode_readable(
     models alone, which gives models equal to the plain objects); an error's one-line message
     names its key. With a `cache` (of the previous call's reads, updated in place) only the values
     that changed are read again, as a reader that follows the insights does."""
+    reads: Reads = cache if cache is not None else {}
+    known = reads.get
     out: list[InsightShape] = []
     failed: list[DecodeError] = []
-    reads: Reads = {}
     for key in sorted(data):  # key order: the order of health insights oc's sort keeps
         value = data[key]
-        prefix = kind_prefix(key)
-        if prefix is None:
-            continue  # usc-shards, usc-meta, or a newer kind of insight: not ours to read
-        known = cache.get(key) if cache is not None else None
-        if known is not None and (known[0] is value or known[0] == value):
-            result = known[1]
-        else:
-            result = _read(key, value, prefix, plain)
-        reads[key] = (value, result)
-        if isinstance(result, DecodeError):
+        entry = known(key)
+        if entry is None or (entry[0] is not value and entry[0] != value):
+            prefix = kind_prefix(key)
+            # usc-shards, usc-meta, or a newer kind of insight: not ours to read
+            entry = reads[key] = (value, None if prefix is None else _read(key, value, prefix, plain))
+        result = entry[1]
+        if result is None:
+            continue
+        if type(result) is DecodeError:
             failed.append(result)
         else:
-            out.append(result)
-    if cache is not None:
-        cache.clear()
-        cache.update(reads)
+            out.append(result)  # type: ignore[arg-type]
+    if len(reads) > len(data):  # keys gone since the last call
+        for key in [k for k in reads if k not in data]:
+            del reads[key]
     return canonical_order(out), failed
 
 

@@ -4,9 +4,9 @@ the server closed, streams ended from another thread, timeouts, a base path."""
 from __future__ import annotations
 
 import contextlib
-import importlib
 import http.client
 import http.server
+import importlib
 import json
 import re
 import socket

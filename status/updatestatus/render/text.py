@@ -152,12 +152,37 @@ def node_row(n: NodeInsightShape) -> NodeRow:
     )
 
 
+class RowMemo:
+    """The rows of node insights already worked out, for a caller that renders the same insight
+    objects again (`upgrade-status --watch`: only a changed node's insight is a new object). A row
+    is a function of its insight alone; an entry is used only for the very object it was made from."""
+
+    def __init__(self) -> None:
+        self._rows: dict[int, tuple[NodeInsightShape, NodeRow]] = {}
+        self._used: dict[int, tuple[NodeInsightShape, NodeRow]] = {}
+
+    def row(self, n: NodeInsightShape) -> NodeRow:
+        entry = self._rows.get(id(n))
+        if entry is None or entry[0] is not n:
+            entry = (n, node_row(n))
+        self._used[id(n)] = entry
+        return entry[1]
+
+    def done(self) -> None:
+        """One rendering is over: keep the rows it used, drop the rest."""
+        self._rows, self._used = self._used, {}
+
+
 def write_nodes(
-    out: list[str], pool: PoolInsightShape, nodes: list[NodeInsightShape], detailed: bool
+    out: list[str],
+    pool: PoolInsightShape,
+    nodes: list[NodeInsightShape],
+    detailed: bool,
+    memo: RowMemo | None = None,
 ) -> None:
     if not nodes:
         return
-    rows = sorted((node_row(n) for n in nodes), key=lambda r: r.sort_key)
+    rows = sorted((memo.row(n) if memo is not None else node_row(n) for n in nodes), key=lambda r: r.sort_key)
     is_master = pool.name == "master"
     if is_master and pool_completion(pool) == 100:
         out.append(f"\nAll control plane nodes successfully updated to {escape(nodes_version(rows[0]))}\n")
@@ -436,11 +461,19 @@ def write_health(
 # --- top level ---------------------------------------------------------------------------------
 
 
-def render(insights: Sequence[InsightShape], now: int, details: str = "none", *, caveat: str | None = None) -> str:
+def render(
+    insights: Sequence[InsightShape],
+    now: int,
+    details: str = "none",
+    *,
+    caveat: str | None = None,
+    memo: RowMemo | None = None,
+) -> str:
     """The full `oc adm upgrade status` output for these insights at `now` (ns since the epoch).
 
     `caveat`: the insights may be stale or partial; the health section says it instead of
-    "Update is proceeding well" (see `write_health`)."""
+    "Update is proceeding well" (see `write_health`). `memo`: rows of node insights already worked
+    out by an earlier call, for a caller that renders again as the insights change."""
     operators_detailed, nodes_detailed, health_detailed = detail_flags(details)
     cv = next((i for i in insights if isinstance(i, ClusterVersionInsightShape)), None)
     if cv is None:
@@ -476,12 +509,14 @@ def render(insights: Sequence[InsightShape], now: int, details: str = "none", *,
     out: list[str] = []
     write_control_plane(out, cv, operators, now, operators_detailed)
     if master is not None:
-        write_nodes(out, master, nodes_by_pool[master.name], nodes_detailed)
+        write_nodes(out, master, nodes_by_pool[master.name], nodes_detailed, memo)
     if any(p.count(NodeSummaryType.TOTAL) > 0 for p in workers):
         out.append("\n= Worker Upgrade =\n")
         write_pools(out, workers)
         for p in workers:
-            write_nodes(out, p, nodes_by_pool[p.name], nodes_detailed)
+            write_nodes(out, p, nodes_by_pool[p.name], nodes_detailed, memo)
     out.append("\n")
     write_health(out, health, now, updating_for, health_detailed, caveat)
+    if memo is not None:
+        memo.done()
     return "".join(out)
