@@ -4,13 +4,14 @@ VENV := .venv
 PY := $(VENV)/bin/python
 CLUSTER := $(PY) hack/localcluster.py
 PROMETHEUS := $(PY) hack/localprometheus.py
+NODE := $(PY) hack/localnode.py
 export CVO_PY_CLUSTER_DIR ?= $(CURDIR)/.local-cluster
 # The container image (buildah, vfs storage). BASE_IMAGE empty: the Dockerfile's public base when
 # it can be pulled, else a local Debian base; `local` forces that; any other value is used as is.
 IMAGE ?= localhost/cvo-py:dev
 BASE_IMAGE ?=
 
-.PHONY: all venv build-apiserver build-prometheus cluster-up cluster-down cluster-restart cluster-status prometheus-up prometheus-down prometheus-status check-rules lint test test-unit demo bench image image-test clean
+.PHONY: build-node node-up node-down node-status e2e image-push all venv build-apiserver build-prometheus cluster-up cluster-down cluster-restart cluster-status prometheus-up prometheus-down prometheus-status check-rules lint test test-unit demo bench image image-test clean
 
 all: test
 
@@ -61,7 +62,7 @@ cluster-status: venv
 lint: venv
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/mypy
-	$(VENV)/bin/mypy --strict hack/localcluster.py hack/localprometheus.py hack/demo.py hack/gen_dashboard.py hack/loaded_test.py hack/image.py hack/render_manifests.py hack/gen_plain_insights.py bench tests/image
+	$(VENV)/bin/mypy --strict hack/localcluster.py hack/localnode.py hack/localprometheus.py hack/demo.py hack/gen_dashboard.py hack/loaded_test.py hack/image.py hack/render_manifests.py hack/gen_plain_insights.py bench tests/image
 	$(PY) hack/gen_dashboard.py --check
 	$(PY) hack/gen_plain_insights.py --check
 	$(VENV)/bin/lint-imports
@@ -75,9 +76,34 @@ test: venv build-apiserver build-prometheus lint check-rules
 demo: venv build-apiserver build-prometheus
 	$(PY) hack/demo.py $(DEMO_ARGS)
 
-# Builds the Dockerfile with buildah (installed with apt-get when missing and run as root).
+# Builds the Dockerfile with buildah (installed with apt-get when missing and run as root); with a
+# local node up, pushes it to the node's registry as cvo-py:dev.
 image:
 	@$(PYTHON) hack/image.py build --tag $(IMAGE) $(if $(BASE_IMAGE),--base $(BASE_IMAGE))
+	@if [ -f $(CVO_PY_CLUSTER_DIR)/node.json ]; then \
+	  registry=$$($(PYTHON) -c 'import json,sys; print(json.load(open(sys.argv[1]))["registry"])' $(CVO_PY_CLUSTER_DIR)/node.json); \
+	  echo "pushing $(IMAGE) to $$registry/cvo-py:dev"; \
+	  $(PYTHON) hack/image.py push --tag $(IMAGE) --to $$registry/cvo-py:dev; \
+	else echo "no local node (make node-up): $(IMAGE) not pushed"; fi
+
+# A real single-node cluster on this machine (root): control plane, kubelet, CRI-O, CNI, a local
+# registry; the images pushed there and install/ deployed from them (README "A real node").
+build-node: venv
+	$(NODE) build
+
+node-up: venv build-prometheus
+	$(NODE) up
+
+node-down: venv
+	$(NODE) down
+
+node-status: venv
+	$(NODE) status
+
+# node-up, tests/e2e, node-down: the node is stopped and checked for leftovers even when the
+# tests fail or are interrupted; E2E_ARGS go to pytest.
+e2e: venv build-prometheus
+	$(NODE) e2e -- $(E2E_ARGS)
 
 # Runs the built image against the local API server; ends with "N passed, N failed".
 image-test: venv build-apiserver image

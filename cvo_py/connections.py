@@ -20,6 +20,7 @@ Every failure to connect, send or read is an `OSError` or an `http.client.HTTPEx
 from __future__ import annotations
 
 import http.client
+import re
 import select
 import socket
 import ssl
@@ -28,6 +29,8 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from email.message import Message
 from urllib.parse import urlsplit
+
+from cvo_py.gotext import go_quote
 
 CONNECT_TIMEOUT = 10.0
 STREAM_CHUNK = 65536
@@ -172,6 +175,51 @@ class ConnectionPool:
                 self._idle.append(conn)
                 return
         conn.close()
+
+
+def go_cause(exc: BaseException, host: str, port: int) -> str:
+    """A standard-library transport failure as Go's client words it, on one line, never Python's
+    own wording (`[Errno 104]`, `RemoteDisconnected(...)`): `EOF`, `read tcp H:P: read: connection
+    reset by peer`, `dial tcp H:P: connect: connection refused`, `net/http: HTTP/1.x transport
+    connection broken: malformed HTTP response "…"`, ... `host`/`port` are the server's."""
+    target = f"{host}:{port}"
+    if isinstance(exc, http.client.RemoteDisconnected):
+        return "EOF"
+    if isinstance(exc, ConnectionResetError):
+        return f"read tcp {target}: read: connection reset by peer"
+    if isinstance(exc, BrokenPipeError):
+        return f"write tcp {target}: write: broken pipe"
+    if isinstance(exc, ConnectionRefusedError):
+        return f"dial tcp {target}: connect: connection refused"
+    if isinstance(exc, socket.gaierror):
+        return f"dial tcp: lookup {host}: no such host"
+    if isinstance(exc, TimeoutError):
+        return f"dial tcp {target}: i/o timeout"
+    if isinstance(exc, ssl.SSLCertVerificationError):
+        return "tls: failed to verify certificate: x509: " + os_text(exc.verify_message or "certificate verify failed")
+    if isinstance(exc, ssl.SSLError):
+        return "tls: " + os_text(exc.reason or exc.strerror or "handshake failure")
+    if isinstance(exc, http.client.BadStatusLine):
+        line = str(exc.args[0] if exc.args else "").strip()
+        return f"net/http: HTTP/1.x transport connection broken: malformed HTTP response {go_quote(line[:100])}"
+    if isinstance(exc, http.client.LineTooLong):
+        return "net/http: HTTP/1.x transport connection broken: a response line is longer than 65536 bytes"
+    if isinstance(exc, http.client.IncompleteRead):
+        return "unexpected EOF"
+    if isinstance(exc, http.client.HTTPException) and "headers" in str(exc):
+        return "net/http: HTTP/1.x transport connection broken: more than 100 response headers"
+    if isinstance(exc, OSError) and exc.strerror:
+        return f"dial tcp {target}: {os_text(exc.strerror)}"
+    if type(exc) is OSError and exc.errno is None and len(exc.args) == 1:
+        return str(exc)  # one of ours, already worded (a CA or client certificate that does not load)
+    return "net/http: HTTP/1.x transport connection broken: unexpected answer"
+
+
+def os_text(text: str) -> str:
+    """An OS or OpenSSL reason as Go prints it: lower case, without `[Errno N]` or `(_ssl.c:N)`."""
+    text = re.sub(r"\[Errno -?\d+\] ", "", str(text))
+    text = re.sub(r" \(_ssl\.c:\d+\)$", "", text).strip()
+    return text[:1].lower() + text[1:]
 
 
 def _dropped(sock: socket.socket) -> bool:

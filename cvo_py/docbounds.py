@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from cvo_py.gotext import escape
 
-__all__ = ["DEFAULT_LIMITS", "DocumentError", "Limits"]
+__all__ = ["CREDENTIAL_MAX_BYTES", "DEFAULT_LIMITS", "DocumentError", "Limits"]
 
 
 class DocumentError(ValueError):
@@ -32,3 +32,7 @@ class Limits:
 
 
 DEFAULT_LIMITS = Limits()
+
+# A CA bundle, client certificate, key or bearer token file: far above real ones (the system's CA
+# bundle is a few hundred KB), far below what hurts.
+CREDENTIAL_MAX_BYTES = 4 << 20

@@ -267,7 +267,7 @@ _UNITS = {
     "m": MINUTE,
     "h": HOUR,
 }
-_DURATION_PART = re.compile(r"(\d*)(?:\.(\d*))?(ns|us|µs|μs|ms|s|m|h)")
+_DURATION_PART = re.compile(r"(\d*)(?:\.(\d*))?(ns|us|µs|μs|ms|s|m|h)", re.ASCII)  # Go reads ASCII digits only
 
 
 def parse_duration(text: str) -> int:
@@ -387,6 +387,11 @@ def bounded(text: str, limit: int) -> str:
     return _keep_ends(" // ".join(line.strip() for line in text.strip().splitlines() if line.strip()), limit)
 
 
+def clipped(text: str, limit: int) -> str:
+    """At most `limit` characters, line breaks kept; long text keeps its head and tail."""
+    return _keep_ends(text, limit)
+
+
 def one_line(text: str, limit: int) -> str:
     """Newlines become ` // ` (as upstream); over `limit`, the head and the tail are kept."""
     return _keep_ends(text.replace("\n", " // "), limit)
@@ -407,6 +412,21 @@ def rfc3339_seconds(seconds: int) -> str:
     return metav1_time(datetime.fromtimestamp(seconds, UTC))
 
 
+# -- JSON decoding errors ------------------------------------------------------------------------------
+
+
+def json_limit_problem(exc: BaseException) -> str:
+    """What Go's encoding/json says where Python's JSON decoder stops for its own limits: nesting
+    past the interpreter's recursion limit (a RecursionError) and integers of more digits than
+    Python converts (a ValueError); never Python's wording ("maximum recursion depth exceeded",
+    "Exceeds the limit (4300 digits)")."""
+    if isinstance(exc, RecursionError):
+        return "exceeded max depth"
+    if isinstance(exc, ValueError) and "digits" in str(exc):
+        return "json: cannot unmarshal number into Go value of type float64"
+    return "invalid JSON"
+
+
 # -- network errors ------------------------------------------------------------------------------------
 
 # The phrase an admin recognises in a urllib3/requests error chain, as it is shown.
@@ -420,9 +440,14 @@ _NETWORK_PHRASES = {
 }
 
 
-def short_error(text: str, limit: int = 200) -> str:
-    """A network error as its recognisable phrase; any other error as its first line, at most `limit`."""
+def network_phrase(text: str) -> str:
+    """The recognisable phrase of a network error ("" when `text` has none)."""
     for marker, phrase in _NETWORK_PHRASES.items():
         if marker in text:
             return phrase
-    return text.splitlines()[0][:limit] if text else ""
+    return ""
+
+
+def short_error(text: str, limit: int = 200) -> str:
+    """A network error as its recognisable phrase; any other error as its first line, at most `limit`."""
+    return network_phrase(text) or (text.splitlines()[0][:limit] if text else "")

@@ -4,12 +4,16 @@
 whole request — connecting, the headers, the body — ends by `total_timeout` seconds, however
 slowly a server drips its answer (a watchdog shuts the request's sockets at the deadline: a
 per-read timeout alone lets a server that sends a byte now and then hold a caller for ever); the
-body is at most `max_bytes`; at most `redirects` redirects are followed (as Go's client does, 10).
+body is at most `max_bytes`; at most `redirects` redirects are followed (as Go's client does, 10),
+each hop checked as a URL first (a Location that does not parse is an error naming it, not a
+traceback), sensitive headers dropped when a hop changes host, as Go does. A failure names the hop
+that failed and words its cause as Go's client does (`cause`).
 """
 
 from __future__ import annotations
 
 import contextlib
+import http.client
 import socket
 import ssl
 import threading
@@ -17,7 +21,7 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import urljoin, urlsplit
 
 import urllib3
 from urllib3.connection import HTTPConnection, HTTPSConnection
@@ -32,18 +36,23 @@ from urllib3.exceptions import (
     SSLError,
 )
 
+from cvo_py.connections import go_cause, os_text
+from cvo_py.gotext import escape, go_quote
+from cvo_py.urls import http_url_problem, url_problem
+
 CONNECT_TIMEOUT = 10.0
 
 
 class GetError(Exception):
     """A GET that did not produce an answer: `phase` is "request" (no answer: connecting, TLS,
-    the headers) or "body" (the answer's body could not be read); str() is one line in the shape
-    Go's client gives (`dial tcp 127.0.0.1:9: connect: connection refused`, `context deadline
-    exceeded …`)."""
+    the headers) or "body" (the answer's body could not be read); `url` is the hop that failed
+    (a redirect's target, when one was followed); str() is one line in the shape Go's client
+    gives (`dial tcp 127.0.0.1:9: connect: connection refused`, `context deadline exceeded …`)."""
 
-    def __init__(self, phase: str, message: str) -> None:
+    def __init__(self, phase: str, message: str, url: str = "") -> None:
         super().__init__(message)
         self.phase = phase
+        self.url = url
 
 
 class BodyTooLarge(GetError):
@@ -53,8 +62,11 @@ class BodyTooLarge(GetError):
 @dataclass(frozen=True)
 class Answer:
     status: int
-    reason: str
+    reason: str  # the status line's reason phrase, escaped (it is shown) and bounded
     body: bytes
+
+
+MAX_REASON_CHARS = 200
 
 
 class _Watchdog:
@@ -144,31 +156,47 @@ def _manager(
 
 
 def cause(exc: BaseException, url: str, connect_host: str = "") -> str:
-    """A transport failure as Go's client words its cause, on one line."""
-    reason = exc.reason if isinstance(exc, MaxRetryError) and exc.reason is not None else exc
+    """A transport failure as Go's client words its cause, on one line: never Python's own wording
+    (no exception reprs, no `('Connection aborted.', …)`); urllib3's wrappers are looked through
+    and the standard library's errors worded by `connections.go_cause`. `connect_host`: the
+    address dialled instead of the URL's host, named where Go names the dialled address."""
+    reason: BaseException = exc.reason if isinstance(exc, MaxRetryError) and exc.reason is not None else exc
+    # urllib3 wraps what http.client raised: ProtocolError("Connection aborted.", <the cause>)
+    while isinstance(reason, ProtocolError) and len(reason.args) > 1 and isinstance(reason.args[1], BaseException):
+        reason = reason.args[1]
     parts = urlsplit(url)
     port = parts.port or (443 if parts.scheme == "https" else 80)
-    target = f"{connect_host or parts.hostname}:{port}"
+    host = parts.hostname or ""
+    target = f"{connect_host or host}:{port}"
     if isinstance(reason, NameResolutionError):
-        return f"dial tcp: lookup {parts.hostname}: no such host"
+        return f"dial tcp: lookup {host}: no such host"
     if isinstance(reason, NewConnectionError):  # before ConnectTimeoutError, its base class
         text = str(reason)
         if "refused" in text.lower():
             return f"dial tcp {target}: connect: connection refused"
-        return f"dial tcp {target}: {text.rsplit(': ', 1)[-1]}"
+        return f"dial tcp {target}: connect: {os_text(text.rsplit(': ', 1)[-1])}"
     if isinstance(reason, ConnectTimeoutError):
         return f"dial tcp {target}: i/o timeout"
     if isinstance(reason, SSLError):
         text = str(reason)
         if "CERTIFICATE_VERIFY_FAILED" in text:
             return "tls: failed to verify certificate: x509: certificate signed by unknown authority"
-        return f"tls: {text.rsplit('] ', 1)[-1].rstrip(')')}"
+        return f"tls: {os_text(text.rsplit('] ', 1)[-1].rstrip(')'))}"
     if isinstance(reason, ProxyError):
-        return f"proxyconnect tcp: {' '.join(str(reason).split())}"
-    if isinstance(reason, ReadTimeoutError | TimeoutError | socket.timeout):
+        return f"proxyconnect tcp: {cause(reason.original_error, url) if reason.original_error else 'failed'}"
+    if isinstance(reason, ReadTimeoutError | socket.timeout):
         return "context deadline exceeded (Client.Timeout exceeded while awaiting headers)"
-    text = " ".join(str(reason).split())
-    return text or type(reason).__name__
+    if isinstance(reason, urllib3.exceptions.IncompleteRead):
+        return "unexpected EOF"
+    if isinstance(reason, urllib3.exceptions.InvalidChunkLength):
+        return "invalid byte in chunk length"
+    if isinstance(reason, urllib3.exceptions.LocationParseError | urllib3.exceptions.LocationValueError):
+        return f"parse {go_quote(url)}: invalid URL"
+    return go_cause(reason, connect_host or host, port)
+
+
+_REDIRECTS = frozenset({301, 302, 303, 307, 308})
+_SENSITIVE = ("authorization", "www-authenticate", "cookie", "cookie2")
 
 
 def get(
@@ -176,69 +204,110 @@ def get(
     *,
     headers: Mapping[str, str],
     context: ssl.SSLContext | None = None,
-    proxy: str = "",
+    proxy: str | Callable[[str], str] = "",
     total_timeout: float,
     max_bytes: int,
     redirects: int = 10,
     connect_host: str = "",
 ) -> Answer:
-    """`connect_host`: the address to connect to instead of the URL's host (e.g. a Service's
-    cluster IP); the certificate must still name the URL's host."""
+    """GET `url`, following at most `redirects` redirects (each hop through `proxy`, or the
+    proxy `proxy(url)` names for it). A failure names the hop that failed (`GetError.url`), as
+    Go's client does. `connect_host`: the address to connect to instead of `url`'s host (e.g. a
+    Service's cluster IP), for every hop to that host and port; the certificate must still name
+    the URL's host."""
     deadline = time.monotonic() + total_timeout
     context = context or ssl.create_default_context()
     connect = min(CONNECT_TIMEOUT, total_timeout)
-    parts = urlsplit(url)
-    dial = None
-    if connect_host and parts.hostname:
-        dial = (parts.hostname, parts.port or (443 if parts.scheme == "https" else 80), connect_host)
+    current, sent = url, dict(headers)
+    dial = _dial(url, connect_host)
     with _Watchdog(total_timeout) as watchdog:
-        manager = _manager(watchdog, context, proxy, dial)
-        try:
+        for hop in range(max(redirects, 1)):
+            problem = http_url_problem(current)
+            if problem:
+                raise GetError("request", problem, current)
+            hop_proxy = proxy(current) if callable(proxy) else proxy
+            manager = _manager(watchdog, context, hop_proxy, dial)
+            dialled = connect_host if dial is not None and _dial(current, connect_host) == dial else ""
             try:
-                response: Any = manager.request(
-                    "GET", url, headers=dict(headers), preload_content=False, redirect=True,
-                    retries=urllib3.Retry(total=None, connect=0, read=0, status=0, other=0, redirect=redirects),
-                    timeout=urllib3.Timeout(connect=connect, read=total_timeout),
-                )
-            except (urllib3.exceptions.HTTPError, OSError) as exc:
-                if watchdog.expired:
-                    raise _headers_deadline() from None
-                raise GetError("request", cause(exc, url, connect_host)) from None
-            if watchdog.expired:  # the headers "ended" only because the deadline shut the socket
+                try:
+                    response: Any = manager.request(
+                        "GET", current, headers=sent, preload_content=False, redirect=False,
+                        retries=urllib3.Retry(total=0, connect=0, read=0, status=0, other=0, redirect=0,
+                                              raise_on_redirect=False, raise_on_status=False),
+                        timeout=urllib3.Timeout(connect=connect, read=total_timeout),
+                    )
+                except (urllib3.exceptions.HTTPError, http.client.HTTPException, OSError, ValueError) as exc:
+                    if watchdog.expired:
+                        raise _headers_deadline(current) from None
+                    raise GetError("request", cause(exc, current, dialled), current) from None
+                if watchdog.expired:  # the headers "ended" only because the deadline shut the socket
+                    response.release_conn()
+                    raise _headers_deadline(current)
+                location = response.headers.get("Location") if response.status in _REDIRECTS else None
+                if location is None:
+                    return _read(response, watchdog, deadline, total_timeout, max_bytes, current, dialled)
+                response.drain_conn()
                 response.release_conn()
-                raise _headers_deadline()
-            try:
-                declared = response.headers.get("Content-Length")
-                if declared and declared.isdigit() and int(declared) > max_bytes:
-                    raise BodyTooLarge("body", f"response body of {declared} bytes is larger than the {max_bytes} "
-                                               "bytes accepted")
-                chunks: list[bytes] = []
-                size = 0
-                while True:
-                    chunk = response.read1(65536)
-                    if not chunk:
-                        break
-                    size += len(chunk)
-                    if size > max_bytes:
-                        raise BodyTooLarge("body", f"response body larger than the {max_bytes} bytes accepted")
-                    chunks.append(chunk)
-                if watchdog.expired or time.monotonic() > deadline:
-                    raise _body_deadline(total_timeout)
-                return Answer(response.status, response.reason or "", b"".join(chunks))
-            except (ReadTimeoutError, ProtocolError, OSError, urllib3.exceptions.HTTPError) as exc:
-                if watchdog.expired:
-                    raise _body_deadline(total_timeout) from None
-                raise GetError("body", f"reading the response body: {cause(exc, url, connect_host)}") from None
             finally:
-                response.release_conn()
-        finally:
-            manager.clear()
+                manager.clear()
+            problem = url_problem(location)
+            if not problem:
+                try:
+                    following = urljoin(current, location)
+                except ValueError:
+                    problem = f"parse {go_quote(location)}: invalid URL"
+            if problem:
+                raise GetError("request", f"failed to parse Location header {go_quote(location)}: {problem}", current)
+            if urlsplit(following).hostname != urlsplit(current).hostname:
+                sent = {k: v for k, v in sent.items() if k.lower() not in _SENSITIVE}
+            current = following
+            if hop == redirects - 1:
+                raise GetError("request", f"stopped after {redirects} redirects", current)
+    raise AssertionError("unreachable")
 
 
-def _headers_deadline() -> GetError:
-    return GetError("request", "context deadline exceeded (Client.Timeout exceeded while awaiting headers)")
+def _dial(url: str, connect_host: str) -> tuple[str, int, str] | None:
+    """(host, port, address) of `url` when its connections go to `connect_host` instead."""
+    parts = urlsplit(url)
+    if not connect_host or not parts.hostname:
+        return None
+    return parts.hostname, parts.port or (443 if parts.scheme == "https" else 80), connect_host
 
 
-def _body_deadline(total_timeout: float) -> GetError:
+def _read(response: Any, watchdog: _Watchdog, deadline: float, total_timeout: float, max_bytes: int,
+          url: str, connect_host: str) -> Answer:
+    """The answer's body, within the size bound and the deadline."""
+    try:
+        declared = response.headers.get("Content-Length")
+        if declared and declared.isdigit() and int(declared) > max_bytes:
+            raise BodyTooLarge("body", f"response body of {declared} bytes is larger than the {max_bytes} "
+                                       "bytes accepted", url)
+        chunks: list[bytes] = []
+        size = 0
+        while True:
+            chunk = response.read1(65536)
+            if not chunk:
+                break
+            size += len(chunk)
+            if size > max_bytes:
+                raise BodyTooLarge("body", f"response body larger than the {max_bytes} bytes accepted", url)
+            chunks.append(chunk)
+        if watchdog.expired or time.monotonic() > deadline:
+            raise _body_deadline(total_timeout, url)
+        return Answer(response.status, escape(" ".join((response.reason or "").split()))[:MAX_REASON_CHARS],
+                      b"".join(chunks))
+    except (ReadTimeoutError, ProtocolError, OSError, urllib3.exceptions.HTTPError, http.client.HTTPException) as exc:
+        if watchdog.expired:
+            raise _body_deadline(total_timeout, url) from None
+        raise GetError("body", f"reading the response body: {cause(exc, url, connect_host)}", url) from None
+    finally:
+        response.release_conn()
+
+
+def _headers_deadline(url: str) -> GetError:
+    return GetError("request", "context deadline exceeded (Client.Timeout exceeded while awaiting headers)", url)
+
+
+def _body_deadline(total_timeout: float, url: str) -> GetError:
     return GetError("body", "context deadline exceeded (Client.Timeout or context cancellation while reading body) "
-                            f"after {total_timeout:g}s")
+                            f"after {total_timeout:g}s", url)

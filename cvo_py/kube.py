@@ -18,10 +18,10 @@ import time
 from collections.abc import Callable, Generator, Mapping
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import quote, urlencode
+from urllib.parse import quote, urlencode, urlsplit
 
-from cvo_py.connections import ConnectionPool, Stream
-from cvo_py.gotext import short_error
+from cvo_py.connections import ConnectionPool, Stream, go_cause
+from cvo_py.gotext import network_phrase
 from cvo_py.jsondata import encode_json
 
 JSON = dict[str, Any]
@@ -76,6 +76,7 @@ CLUSTEROPERATORS = Resource("config.openshift.io/v1", "ClusterOperator", "cluste
 MACHINECONFIGPOOLS = Resource("machineconfiguration.openshift.io/v1", "MachineConfigPool", "machineconfigpools", False)
 MACHINECONFIGS = Resource("machineconfiguration.openshift.io/v1", "MachineConfig", "machineconfigs", False)
 PROXIES = Resource("config.openshift.io/v1", "Proxy", "proxies", False)
+FEATUREGATES = Resource("config.openshift.io/v1", "FeatureGate", "featuregates", False)
 
 
 class ApiError(Exception):
@@ -131,9 +132,12 @@ class ServerUnreachable(Exception):
     def __init__(self, server: str, cause: BaseException) -> None:
         self.server = server
         self.cause = cause
-        reason = short_error(str(cause)) if str(cause) else type(cause).__name__
-        if isinstance(cause, http.client.HTTPException) and not isinstance(cause, OSError):
-            reason = f"not an HTTP response ({type(cause).__name__}: {reason})"
+        # The phrase an admin recognises, else the cause as Go's client words it (never Python's
+        # own wording: `[Errno 104]`, `RemoteDisconnected(...)`).
+        parts = urlsplit(server)
+        reason = network_phrase(str(cause)) or go_cause(
+            cause, parts.hostname or "", parts.port or (443 if parts.scheme == "https" else 80)
+        )
         super().__init__(f"cannot reach the Kubernetes API server at {server}: {reason}")
 
 
@@ -161,6 +165,11 @@ class ClientConfig:
         return f"Bearer {self.token}" if self.token else None
 
 
+# Bounds of the files a configuration names: far above real ones (a kubeconfig with embedded
+# certificates takes kilobytes, a CA bundle the system's size), far below what hurts.
+KUBECONFIG_MAX_BYTES = 16 << 20
+
+
 def load_config(kubeconfig: str | None = None, context: str | None = None) -> ClientConfig:
     """Explicit kubeconfig, else in-cluster, else $KUBECONFIG, else ~/.kube/config.
 
@@ -169,47 +178,60 @@ def load_config(kubeconfig: str | None = None, context: str | None = None) -> Cl
     plugins, auth providers, in-cluster credentials, and every file that is not read directly)
     goes through the official client's loaders, whose import alone costs a short-lived command
     such as `upgrade-status` a fifth of a second.
-    """
-    if kubeconfig and os.path.exists(kubeconfig):
-        static = _static_config(kubeconfig, context)
-        if static is not None:
-            return static
-    from kubernetes import client as k8s_client
-    from kubernetes import config as k8s_config
 
-    official = k8s_client.Configuration()
+    Whatever the source, the result is checked before it is used: the kubeconfig and every file
+    its context names are regular files within bounds (`cvo_py.safeload.read_file`: a FIFO or
+    `/dev/zero` is refused, never read), the server is a URL a request can go to, and the CA and
+    client certificate load. Any problem is one ConfigError line.
+    """
     source = ""
     try:
-        if kubeconfig:
-            if not os.path.exists(kubeconfig):
-                raise ConfigError(f"kubeconfig {kubeconfig!r} does not exist")
-            source = kubeconfig
-            k8s_config.load_kube_config(  # type: ignore[no-untyped-call]
-                config_file=kubeconfig, context=context, client_configuration=official
-            )
-        elif os.environ.get("KUBERNETES_SERVICE_HOST") and os.path.exists(
-            "/var/run/secrets/kubernetes.io/serviceaccount/token"
-        ):
-            source = "in-cluster configuration"
-            k8s_config.load_incluster_config(client_configuration=official)  # type: ignore[no-untyped-call]
-        else:
-            path = os.environ.get("KUBECONFIG", "").split(os.pathsep)[0] or os.path.expanduser("~/.kube/config")
-            if not os.path.exists(path):
-                raise ConfigError(
-                    f"no Kubernetes configuration: not running in a pod, and kubeconfig {path!r} does not "
-                    "exist (pass --kubeconfig)"
-                )
+        if kubeconfig or not _in_cluster():
+            if kubeconfig:
+                path = kubeconfig
+            else:
+                path = os.environ.get("KUBECONFIG", "").split(os.pathsep)[0] or os.path.expanduser("~/.kube/config")
+                if not os.path.lexists(path):
+                    raise ConfigError(
+                        f"no Kubernetes configuration: not running in a pod, and kubeconfig {path!r} does not "
+                        "exist (pass --kubeconfig)"
+                    )
             source = path
-            static = _static_config(path, context)
-            if static is not None:
-                return static
-            k8s_config.load_kube_config(  # type: ignore[no-untyped-call]
-                config_file=path, context=context, client_configuration=official
-            )
+            doc = _read_kubeconfig(path)
+            entries = _context_entries(doc, context)
+            _check_named_files(entries, path)
+            config = _static_config(entries, path)
+            if config is None:
+                config = _official_config(path, context)
+        else:
+            source = "in-cluster configuration"
+            config = _official_config(None, context)
+        _check_config(config, source)
     except ConfigError:
         raise
     except Exception as exc:  # the loaders raise many unrelated types for a bad file
         raise ConfigError(f"cannot load Kubernetes configuration from {source}: {exc}") from exc
+    return config
+
+
+def _in_cluster() -> bool:
+    return bool(os.environ.get("KUBERNETES_SERVICE_HOST")) and os.path.exists(
+        "/var/run/secrets/kubernetes.io/serviceaccount/token"
+    )
+
+
+def _official_config(path: str | None, context: str | None) -> ClientConfig:
+    """What the official loaders make of the kubeconfig at `path` (None: the in-cluster configuration)."""
+    from kubernetes import client as k8s_client
+    from kubernetes import config as k8s_config
+
+    official = k8s_client.Configuration()
+    if path is None:
+        k8s_config.load_incluster_config(client_configuration=official)  # type: ignore[no-untyped-call]
+    else:
+        k8s_config.load_kube_config(  # type: ignore[no-untyped-call]
+            config_file=path, context=context, client_configuration=official
+        )
     return ClientConfig(
         host=official.host.rstrip("/"),
         ca_file=official.ssl_ca_cert,
@@ -220,6 +242,95 @@ def load_config(kubeconfig: str | None = None, context: str | None = None) -> Cl
     )
 
 
+def _read_kubeconfig(path: str) -> Any:
+    """The kubeconfig document, read and parsed within bounds."""
+    from cvo_py import safeload
+
+    try:
+        return safeload.load_document(safeload.read_file(path, max_bytes=KUBECONFIG_MAX_BYTES), source=path)
+    except safeload.DocumentError as exc:
+        raise ConfigError(f"cannot load Kubernetes configuration from {exc}") from None
+
+
+def read_credential(path: str, what: str) -> bytes:
+    """A CA bundle, client certificate, key or token file, read within bounds; ConfigError naming it."""
+    from cvo_py import safeload
+
+    try:
+        return safeload.read_file(path, max_bytes=safeload.CREDENTIAL_MAX_BYTES)
+    except safeload.DocumentError as exc:
+        raise ConfigError(f"{what} {exc}") from None
+
+
+def _check_config(config: ClientConfig, source: str) -> None:
+    """The server can be requested and the TLS files load (what each connection will do)."""
+    from cvo_py.urls import http_url_problem
+
+    problem = http_url_problem(config.host)
+    if problem:
+        raise ConfigError(
+            f"cannot load Kubernetes configuration from {source}: the API server URL cannot be used: {problem}"
+        )
+    try:
+        _ssl_context(config)
+    except OSError as exc:
+        raise ConfigError(f"cannot load Kubernetes configuration from {source}: {exc}") from None
+    token = config.token or ""
+    if config.official is not None:  # what the loader read, without running its refresh hooks
+        token = str(config.official.api_key.get("authorization") or "")
+    if not all(c == " " or 0x21 <= ord(c) <= 0x7E for c in token):
+        raise ConfigError(
+            f"cannot load Kubernetes configuration from {source}: the bearer token holds characters an HTTP "
+            "header cannot carry (want printable ASCII)"
+        )
+
+
+_CONTEXT_KEYS = {"cluster": "clusters", "user": "users"}
+# The files a context's cluster and user may name (what the official loader would open).
+_FILE_KEYS = {
+    "cluster": ("certificate-authority",),
+    "user": ("client-certificate", "client-key", "tokenFile"),
+}
+
+
+@dataclass(frozen=True)
+class _Entries:
+    """The selected context and its cluster and user entries (each None when not one mapping)."""
+
+    context: dict[str, Any] | None
+    cluster: dict[str, Any] | None
+    user: dict[str, Any] | None
+
+
+def _context_entries(doc: Any, context: str | None) -> _Entries:
+    if not isinstance(doc, dict):
+        return _Entries(None, None, None)
+    name = context or doc.get("current-context")
+
+    def entry(section: str, key: str, wanted: object) -> dict[str, Any] | None:
+        items = doc.get(section)
+        found = [i for i in items if isinstance(i, dict) and i.get("name") == wanted] if isinstance(items, list) else []
+        body = found[0].get(key) if len(found) == 1 else None
+        return body if isinstance(body, dict) else None
+
+    ctx = entry("contexts", "context", name) if isinstance(name, str) and name else None
+    if ctx is None:
+        return _Entries(None, None, None)
+    return _Entries(ctx, entry("clusters", "cluster", ctx.get("cluster")), entry("users", "user", ctx.get("user")))
+
+
+def _check_named_files(entries: _Entries, path: str) -> None:
+    """Every file the context names is a regular file within bounds (relative names are relative
+    to the kubeconfig, as the loaders take them)."""
+    base = os.path.dirname(os.path.abspath(path))
+    for kind, keys in _FILE_KEYS.items():
+        body = getattr(entries, kind)
+        for key in keys if body else ():
+            named = body.get(key)
+            if isinstance(named, str) and named and f"{key}-data" not in body:
+                read_credential(os.path.join(base, named), f"kubeconfig {path}: {kind} {key}")
+
+
 _STATIC_CLUSTER_KEYS = frozenset(
     {"server", "certificate-authority", "certificate-authority-data", "insecure-skip-tls-verify"}
 )
@@ -227,33 +338,16 @@ _STATIC_USER_KEYS = frozenset({"token"})
 _STATIC_CONTEXT_KEYS = frozenset({"cluster", "user", "namespace"})
 
 
-def _static_config(path: str, context: str | None) -> ClientConfig | None:
+def _static_config(entries: _Entries, path: str) -> ClientConfig | None:
     """The configuration of a kubeconfig whose context uses only a server, a CA (file, data or
     insecure) and a token; None for anything else, or anything unexpected (the official loader
     then reads the file and reports its problems)."""
-    from cvo_py import safeload
-
-    try:
-        with open(path, "rb") as f:
-            doc = safeload.load_document(f.read(), source=path)
-    except (OSError, safeload.DocumentError):
+    ctx, cluster, user = entries.context, entries.cluster, entries.user
+    if ctx is None or cluster is None or user is None:
         return None
-    if not isinstance(doc, dict):
+    if not set(ctx) <= _STATIC_CONTEXT_KEYS or not set(cluster) <= _STATIC_CLUSTER_KEYS:
         return None
-    name = context or doc.get("current-context")
-
-    def entry(section: str, key: str, wanted: object, allowed: frozenset[str]) -> dict[str, Any] | None:
-        items = doc.get(section)
-        found = [i for i in items if isinstance(i, dict) and i.get("name") == wanted] if isinstance(items, list) else []
-        body = found[0].get(key) if len(found) == 1 else None
-        return body if isinstance(body, dict) and set(body) <= allowed else None
-
-    ctx = entry("contexts", "context", name, _STATIC_CONTEXT_KEYS) if isinstance(name, str) and name else None
-    if ctx is None:
-        return None
-    cluster = entry("clusters", "cluster", ctx.get("cluster"), _STATIC_CLUSTER_KEYS)
-    user = entry("users", "user", ctx.get("user"), _STATIC_USER_KEYS)
-    if cluster is None or user is None:
+    if not set(user) <= _STATIC_USER_KEYS:
         return None
     server, token = cluster.get("server"), user.get("token")
     insecure = cluster.get("insecure-skip-tls-verify", False)
@@ -534,29 +628,38 @@ class KubeClient:
 def _ssl_context(config: ClientConfig) -> ssl.SSLContext:
     """TLS as the configuration asks: the server verified against its CA (the system's when none
     is named) by its subjectAltNames only, as Go does, or not at all (insecure-skip-tls-verify); a
-    client certificate when there is one. A file that cannot be loaded is an OSError naming it."""
+    client certificate when there is one. Files are read within bounds (`read_credential`); one
+    that cannot be read or loaded is an OSError naming it."""
     if config.verify:
+        from cvo_py import tlstrust
+
         try:
-            context = ssl.create_default_context(cafile=config.ca_file)
-        except (OSError, ValueError) as exc:
-            raise OSError(f"cannot load the CA file {config.ca_file}: {_load_problem(exc)}") from exc
+            context = tlstrust.client_context(config.ca_file)
+        except tlstrust.TrustError as exc:
+            raise OSError(f"cannot load the {exc}") from None
         context.hostname_checks_common_name = False
     else:
         context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
         context.check_hostname = False
         context.verify_mode = ssl.CERT_NONE
     if config.cert_file:
+        what = f"the client certificate {config.cert_file} (key {config.key_file})"
         try:
+            for path in (config.cert_file, config.key_file):
+                if path:  # regular and bounded before OpenSSL opens it
+                    read_credential(path, "file")
             context.load_cert_chain(config.cert_file, config.key_file)
+        except ConfigError as exc:
+            raise OSError(f"cannot load {what}: {exc}") from None
         except (OSError, ValueError) as exc:
-            raise OSError(
-                f"cannot load the client certificate {config.cert_file} (key {config.key_file}): {_load_problem(exc)}"
-            ) from exc
+            raise OSError(f"cannot load {what}: {_load_problem(exc)}") from exc
     return context
 
 
 def _load_problem(exc: BaseException) -> str:
-    return exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc) or type(exc).__name__
+    from cvo_py.tlstrust import ssl_detail
+
+    return exc.strerror if isinstance(exc, OSError) and exc.strerror else ssl_detail(exc) or type(exc).__name__
 
 
 def _query_value(value: Any) -> str:

@@ -6,11 +6,13 @@
     api.alerts()                      # GET /api/v1/alerts -> the `data.alerts` list
     api.query('up{job="x"}')          # GET /api/v1/query  -> the `data.result` vector
 
-One URL, an optional CA bundle (else the system's), an optional bearer token file (read at each
-request, so a rotated token is picked up), a bounded time per request and a bounded response
-size; optionally the address to connect to, asked before each request (a Service's cluster IP,
-as the CVO reaches Thanos from the host network). Every failure is an `APIError` whose message is
-one line naming the URL.
+One URL, an optional CA bundle (else the system's), an optional bearer token file (both read at
+each request, so rotated files are picked up; each a regular file within bounds, see
+`cvo_py.safeload.read_file`), a bounded time per request and a bounded response size; optionally
+the address to connect to, asked before each request (a Service's cluster IP, as the CVO reaches
+Thanos from the host network). Every failure is an `APIError` whose message is one line naming the
+URL, at most `MAX_ERROR_CHARS` characters of what the server said (a 12 MB error text is not a
+12 MB log line).
 """
 
 from __future__ import annotations
@@ -20,13 +22,15 @@ import ssl
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import urlencode, urlsplit
+from urllib.parse import urlencode
 
-from cvo_py import httpget
-from cvo_py.gotext import escape
+from cvo_py import httpget, safeload, tlstrust
+from cvo_py.gotext import bounded, escape
+from cvo_py.urls import http_url_problem
 
 DEFAULT_TIMEOUT = 10.0
 DEFAULT_MAX_BYTES = 16 << 20
+MAX_ERROR_CHARS = 512  # of the server's own error text in an APIError
 
 
 class APIError(Exception):
@@ -34,7 +38,12 @@ class APIError(Exception):
 
 
 class ConfigError(ValueError):
-    """A URL, CA file or token file that cannot be used; one line naming the flag's value."""
+    """A URL, CA file or token file that cannot be used; one line naming the value. `field` is
+    which: "url", "ca_file" or "token_file"."""
+
+    def __init__(self, message: str, field: str = "url") -> None:
+        super().__init__(message)
+        self.field = field
 
 
 @dataclass(frozen=True)
@@ -50,9 +59,9 @@ class PrometheusAPI:
     connect_host: Callable[[], str] | None = None
 
     def __post_init__(self) -> None:
-        parts = urlsplit(self.url)
-        if parts.scheme not in ("http", "https") or not parts.hostname:
-            raise ConfigError(f"invalid URL {self.url!r}: want http(s)://host[:port][/path]")
+        problem = http_url_problem(self.url)
+        if problem:
+            raise ConfigError(f"invalid URL {escape(self.url)!r}: {problem}: want http(s)://host[:port][/path]")
         if self.timeout <= 0 or self.max_bytes <= 0:
             raise ConfigError("the timeout and the response size limit must be positive")
 
@@ -80,13 +89,13 @@ class PrometheusAPI:
         endpoint = self._endpoint(path)
         url = endpoint + ("?" + urlencode(params) if params else "")
         headers = {"Accept": "application/json"}
-        token = self._token()
+        try:
+            token = self._token()
+            context = self._context()
+        except ConfigError as exc:
+            raise APIError(str(exc)) from None
         if token:
             headers["Authorization"] = f"Bearer {token}"
-        try:
-            context = ssl.create_default_context(cafile=self.ca_file or None)
-        except (OSError, ssl.SSLError) as exc:
-            raise APIError(f"{endpoint}: the CA file {self.ca_file} cannot be used: {exc}") from None
         connect_host = self.connect_host() if self.connect_host is not None else ""
         try:
             answer = httpget.get(url, headers=headers, context=context, total_timeout=self.timeout,
@@ -107,27 +116,39 @@ class PrometheusAPI:
             raise APIError(f"{endpoint}: HTTP {status}: not an API response: {snippet!r}")
         if status != 200 or decoded.get("status") != "success":
             error = decoded.get("error") or decoded.get("errorType") or "request failed"
-            raise APIError(f"{endpoint}: HTTP {status}: {escape(' '.join(str(error).split()))}")
+            said = escape(bounded(" ".join(str(error).split()), MAX_ERROR_CHARS))
+            raise APIError(f"{endpoint}: HTTP {status}: {said}")
         return decoded.get("data")
 
     def _endpoint(self, path: str) -> str:
         return self.url.rstrip("/") + path
 
     def _token(self) -> str:
+        """The bearer token file's token ("" without a file); ConfigError when it cannot be one."""
         if not self.token_file:
             return ""
         try:
-            with open(self.token_file, encoding="utf-8") as handle:
-                return handle.read().strip()
-        except OSError as exc:
-            raise APIError(f"cannot read the bearer token file {self.token_file}: {exc.strerror}") from None
+            data = safeload.read_file(self.token_file, max_bytes=safeload.CREDENTIAL_MAX_BYTES)
+        except safeload.DocumentError as exc:
+            raise ConfigError(f"cannot read the bearer token file {exc}", "token_file") from None
+        token = data.strip()
+        if not all(0x21 <= b <= 0x7E for b in token):  # what a header value may carry, as a bearer token
+            raise ConfigError(
+                f"the bearer token file {escape(self.token_file)} holds characters a bearer token cannot have "
+                "(want printable ASCII without spaces)",
+                "token_file",
+            )
+        return token.decode("ascii")
+
+    def _context(self) -> ssl.SSLContext:
+        """TLS trusting the CA file (else the system's CAs); ConfigError when the file cannot be used."""
+        try:
+            return tlstrust.client_context(self.ca_file)
+        except tlstrust.TrustError as exc:
+            raise ConfigError(str(exc), "ca_file") from None
 
     def check_files(self) -> None:
-        """Raise ConfigError when the CA or token file cannot be read (for validating flags)."""
-        for what, path in (("CA file", self.ca_file), ("token file", self.token_file)):
-            if path:
-                try:
-                    with open(path, "rb"):
-                        pass
-                except OSError as exc:
-                    raise ConfigError(f"cannot read the {what} {path}: {exc.strerror}") from None
+        """Raise ConfigError when the CA file does not load or the token file cannot be read as a
+        token (for validating flags at start-up)."""
+        self._context()
+        self._token()

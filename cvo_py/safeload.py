@@ -28,18 +28,28 @@ Bounds (`Limits`, the defaults in `DEFAULT_LIMITS`):
 
 `yaml_floats=False` keeps YAML floats as their text (`4.14` stays "4.14", the way snapshot files
 mean versions); JSON numbers are numbers either way.
+
+    read_file(path, *, max_bytes, source=None) -> bytes
+
+is the one way a file named from outside is read (snapshot files, the kubeconfig and the files it
+names, CA bundles, token files, serving certificates): only a regular file (symlinks followed), at
+most `max_bytes`, refused before a byte is read when it says it is larger. A FIFO, a device
+(`/dev/zero`, whose size reads as 0), a socket or a directory is a `DocumentError` at once: opening
+never blocks and reading never outgrows the bound.
 """
 
 from __future__ import annotations
 
 import functools
 import json
+import os
 import re
+import stat
 from typing import Any
 
-from cvo_py.docbounds import DEFAULT_LIMITS, DocumentError, Limits
+from cvo_py.docbounds import CREDENTIAL_MAX_BYTES, DEFAULT_LIMITS, DocumentError, Limits
 
-__all__ = ["DEFAULT_LIMITS", "DocumentError", "Limits", "load_document"]
+__all__ = ["CREDENTIAL_MAX_BYTES", "DEFAULT_LIMITS", "DocumentError", "Limits", "load_document", "read_file"]
 
 
 def load_document(
@@ -76,6 +86,64 @@ def load_document(
 
     doc = safeyaml.Builder(source, limits, yaml_floats).build(text)
     return _fix_surrogates(doc, text)
+
+
+# --- files ---------------------------------------------------------------------------------------
+
+_KINDS = (
+    (stat.S_ISDIR, "a directory, not a file"),
+    (stat.S_ISFIFO, "not a regular file (a FIFO)"),
+    (stat.S_ISCHR, "not a regular file (a character device)"),
+    (stat.S_ISBLK, "not a regular file (a block device)"),
+    (stat.S_ISSOCK, "not a regular file (a socket)"),
+)
+
+
+def _not_regular(mode: int) -> str:
+    for test, problem in _KINDS:
+        if test(mode):
+            return problem
+    return "" if stat.S_ISREG(mode) else "not a regular file"
+
+
+def read_file(path: str | os.PathLike[str], *, max_bytes: int = DEFAULT_LIMITS.max_bytes,
+              source: str | None = None) -> bytes:
+    """The bytes of the regular file at `path`, at most `max_bytes`; see the module docstring.
+    Errors are `DocumentError`s naming `source` (default: the path)."""
+    where = os.fspath(path) if source is None else source
+    try:
+        problem = _not_regular(os.stat(path).st_mode)  # decided before opening: opening a FIFO blocks
+        if problem:
+            raise DocumentError(where, problem)
+        # Non-blocking: a FIFO swapped in since the check opens at once, and fstat sees it.
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0))
+    except FileNotFoundError:
+        raise DocumentError(where, "file not found") from None
+    except OSError as exc:
+        raise DocumentError(where, f"cannot read: {exc.strerror or exc}") from None
+    with os.fdopen(fd, "rb", buffering=0) as f:
+        try:
+            st = os.fstat(fd)
+            problem = _not_regular(st.st_mode)
+            if problem:
+                raise DocumentError(where, problem)
+            if st.st_size > max_bytes:  # refused before a byte is read
+                raise DocumentError(where, f"{st.st_size} bytes, more than the limit of {max_bytes} bytes")
+            chunks: list[bytes] = []
+            size = 0
+            want = st.st_size + 1  # one more: a file that grew since fstat is read on, within the bound
+            while True:
+                chunk = f.read(min(max(want, 1 << 16), max_bytes + 1 - size))
+                if not chunk:
+                    break
+                chunks.append(chunk)
+                size += len(chunk)
+                if size > max_bytes:
+                    raise DocumentError(where, f"more than the limit of {max_bytes} bytes")
+                want = 1 << 16
+        except OSError as exc:
+            raise DocumentError(where, f"cannot read: {exc.strerror or exc}") from None
+    return b"".join(chunks)
 
 
 # --- JSON ----------------------------------------------------------------------------------------

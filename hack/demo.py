@@ -442,8 +442,11 @@ STAGES_TABLE: list[tuple[str, list[Step]]] = [
              do=lambda d: d.update(IMAGES[OLD], OLD, True), timeout=60, what=f"{OLD} accepted",
              wait=lambda d: d.cv(lambda c: cond(c, "ReleaseAccepted") == "True"
                                  and (c["status"].get("desired") or {}).get("version") == OLD),
-             then=f"the {OLD} payload was retrieved and accepted; it re-applies its ClusterVersion CRD (run level "
-                  "0000_00), whose capability enums do not know MachineAPI, Build, DeploymentConfig, ..."),
+             then=lambda d: f"the {OLD} payload was retrieved and accepted. The precondition checks refuse a rollback "
+                            "to another minor; --force turned that into a risk its history entry records:\n"
+                            f"acceptedRisks: {d.got['status']['history'][0].get('acceptedRisks', '')}\n"
+                            "The payload re-applies its ClusterVersion CRD (run level 0000_00), whose capability enums "
+                            "do not know MachineAPI, Build, DeploymentConfig, ..."),
         Step(do=_older_crd_and_cvo),
         Step(say="$ oc patch clusterversion version --type=merge -p "
                  '\'{"spec":{"capabilities":{"additionalEnabledCapabilities":["Console"]}}}\'',
@@ -477,6 +480,7 @@ def reset_objects(kube: KubeClient) -> None:
     """Delete the objects the demo creates (cluster-scoped singletons included)."""
     smallcluster.reset(kube, (OLD, NEW))
     doomed = [(CONFIGMAPS, usc.CONFIGMAP, USC_NAMESPACE), (LEASES, "version", CVO_NAMESPACE),
+              (CONFIGMAPS, "admin-gates", "openshift-config-managed"), (CONFIGMAPS, "admin-acks", "openshift-config"),
               (LEASES, usc.LEASE, USC_NAMESPACE)]  # leases an interrupted run held would delay the next leader
     with contextlib.suppress(ApiError):  # the namespace does not exist before the first run
         doomed += [(PODS, pod["metadata"]["name"], CVO_NAMESPACE)

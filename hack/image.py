@@ -4,6 +4,9 @@
     image.py build [--tag REF] [--base REF|local]   build the Dockerfile (`make image`)
     image.py base [--rebuild]                       only the local Debian base image
     image.py size [--tag REF]                       the image's size as buildah shows it
+    image.py push --tag REF --to HOST:PORT/REPO:TAG  push to a registry (plain HTTP); prints the digest
+    image.py release --version V [--from REF] --to HOST:PORT/REPO  build and push a release image
+                                                    (Dockerfile.release); prints it by digest
 
 Images live in buildah's `vfs` storage (as root: /var/lib/containers/storage) and RUN steps use
 `chroot` isolation, so the build works where no overlay filesystem or user namespace is available.
@@ -38,6 +41,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 DOCKERFILE = REPO / "Dockerfile"
+RELEASE_DOCKERFILE = REPO / "Dockerfile.release"
 DEFAULT_TAG = "localhost/cvo-py:dev"
 STORAGE = ("--storage-driver", "vfs")
 ISOLATION = ("--isolation", "chroot")
@@ -413,6 +417,125 @@ def build(tag: str, requested_base: str, rebuild: bool = False) -> None:
     print(f"built {tag} on {base}: {image_size(tag)}, in {time.monotonic() - started:.0f} s", flush=True)
 
 
+# -- registry and release images ---------------------------------------------------------------
+
+
+def push(ref: str, destination: str) -> str:
+    """Push `ref` to `destination` (`host:port/repo:tag`, a registry on this machine speaking plain
+    HTTP); returns the manifest digest the registry stores it under."""
+    with tempfile.TemporaryDirectory() as tmp:
+        digest_file = Path(tmp) / "digest"
+        buildah(
+            # Uncompressed: the registry is on this machine, and gzip of a 300 MB image costs a minute here.
+            "push", "--quiet", "--tls-verify=false", "--disable-compression", "--digestfile", str(digest_file),
+            ref, f"docker://{destination}",
+            timeout=PULL_TIMEOUT,
+        )  # fmt: skip
+        digest = digest_file.read_text().strip()
+    if not re.fullmatch(r"sha256:[0-9a-f]{64}", digest):
+        raise ImageError(f"buildah push of {ref} reported no digest ({digest!r})")
+    return digest
+
+
+def by_digest(destination: str, digest: str) -> str:
+    """`host:port/repo:tag` and a digest: the pull spec `host:port/repo@digest`."""
+    name = destination.rsplit("@", 1)[0]
+    if name.rfind(":") > name.rfind("/"):
+        name = name[: name.rfind(":")]
+    return f"{name}@{digest}"
+
+
+def release_metadata(version: str, previous: Sequence[str] = ()) -> str:
+    """/release-manifests/release-metadata, as a release image carries it (cincinnati-metadata-v0)."""
+    document: dict[str, object] = {"kind": "cincinnati-metadata-v0", "version": version}
+    if previous:
+        document["previous"] = list(previous)
+    return json.dumps(document, indent=2) + "\n"
+
+
+def image_references(version: str, components: Mapping[str, str]) -> str:
+    """/release-manifests/image-references: an ImageStream naming each component image by pull spec."""
+    tags = [{"name": name, "from": {"kind": "DockerImage", "name": ref}} for name, ref in sorted(components.items())]
+    document = {
+        "kind": "ImageStream",
+        "apiVersion": "image.openshift.io/v1",
+        "metadata": {"name": version, "creationTimestamp": None},
+        "spec": {"lookupPolicy": {"local": False}, "tags": tags},
+    }
+    return json.dumps(document, indent=2) + "\n"
+
+
+def write_release_manifests(
+    directory: Path, version: str, previous: Sequence[str], components: Mapping[str, str]
+) -> Path:
+    manifests = directory / "release-manifests"
+    manifests.mkdir(parents=True, exist_ok=True)
+    (manifests / "release-metadata").write_text(release_metadata(version, previous))
+    (manifests / "image-references").write_text(image_references(version, components))
+    return manifests
+
+
+def build_release(
+    source: str, tag: str, version: str, previous: Sequence[str] = (), components: Mapping[str, str] | None = None
+) -> None:
+    """Dockerfile.release on `source` (the cvo-py image): the release image of `version`; skipped
+    when `tag` was built from the same image, version and manifests."""
+    ensure_tools(["buildah"])
+    source_id = buildah("inspect", "--type", "image", "--format", "{{.FromImageID}}", source).stdout.strip()
+    inputs = hashlib.sha256(
+        json.dumps(
+            [source_id, version, list(previous), dict(components or {}), RELEASE_DOCKERFILE.read_text()]
+        ).encode()
+    ).hexdigest()
+    if image_exists(tag) and image_label(tag, INPUTS_LABEL) == inputs:
+        return
+    with tempfile.TemporaryDirectory() as context:
+        write_release_manifests(Path(context), version, previous, components or {"cluster-version-operator": source})
+        buildah(
+            "bud", *ISOLATION, "--pull-never", "--quiet", "--label", f"{INPUTS_LABEL}={inputs}",
+            "--build-arg", f"CVO_IMAGE={source}", "--build-arg", f"RELEASE_VERSION={version}",
+            "-f", str(RELEASE_DOCKERFILE), "-t", tag, context,
+            timeout=PULL_TIMEOUT,
+        )  # fmt: skip
+
+
+def build_variant(
+    source: str | None,
+    tag: str,
+    *,
+    user: str = "0",
+    copies: Sequence[tuple[Path, str]] = (),
+    entrypoint: Sequence[str] = (),
+) -> None:
+    """A small image made without a Dockerfile: `source` (None: an empty image) with each
+    (path here, path in the image) of `copies` added, run as `user`. The local node's pause image,
+    and release images that fail in the version Pod, are made so. Skipped when `tag` was made from
+    the same inputs."""
+    ensure_tools(["buildah"])
+    source_id = source and buildah("inspect", "--type", "image", "--format", "{{.FromImageID}}", source).stdout.strip()
+    files = [
+        (f, f"{dest}/{f.relative_to(src)}" if src.is_dir() else dest)
+        for src, dest in copies
+        for f in ([src] if src.is_file() else sorted(src.rglob("*")))
+    ]
+    contents = [(dest, hashlib.sha256(f.read_bytes()).hexdigest()) for f, dest in files if f.is_file()]
+    inputs = hashlib.sha256(json.dumps([source_id, user, contents, list(entrypoint)]).encode()).hexdigest()
+    if image_exists(tag) and image_label(tag, INPUTS_LABEL) == inputs:
+        return
+    container = buildah("from", "--pull-never", "--quiet", source or "scratch").stdout.strip()
+    try:
+        for src, dest in copies:
+            buildah("copy", "--quiet", container, str(src), dest)
+        config = ["--user", user, "--label", f"{INPUTS_LABEL}={inputs}"]
+        if entrypoint:
+            config += ["--entrypoint", json.dumps(list(entrypoint))]
+        buildah("config", *config, container)
+        buildah("commit", "--quiet", "--rm", container, tag)
+    except ImageError:
+        buildah("rm", container, check=False)
+        raise
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="image.py", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -424,10 +547,24 @@ def main(argv: list[str] | None = None) -> int:
     s.add_argument("--rebuild", action="store_true")
     z = sub.add_parser("size", help="print the image's size")
     z.add_argument("--tag", default=DEFAULT_TAG)
+    p = sub.add_parser("push", help="push an image to a registry on this machine; prints its digest")
+    p.add_argument("--tag", default=DEFAULT_TAG)
+    p.add_argument("--to", required=True, metavar="HOST:PORT/REPO:TAG")
+    r = sub.add_parser("release", help="build a release image from the cvo-py image and push it")
+    r.add_argument("--from", dest="source", default=DEFAULT_TAG, metavar="REF")
+    r.add_argument("--version", required=True)
+    r.add_argument("--to", required=True, metavar="HOST:PORT/REPO")
     args = parser.parse_args(argv)
     try:
         if args.command == "build":
             build(args.tag, args.base, args.rebuild)
+        elif args.command == "push":
+            ensure_tools(["buildah"])
+            print(push(args.tag, args.to))
+        elif args.command == "release":
+            tag = f"localhost/cvo-py-release:{args.version}"
+            build_release(args.source, tag, args.version)
+            print(by_digest(args.to, push(tag, f"{args.to}:{args.version}")))
         elif args.command == "base":
             ensure_tools(["buildah"])
             build_local_base(rebuild=args.rebuild)

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from cvo_py.gotext import bounded, go_quote
+from cvo_py.gotext import bounded, clipped, go_quote
 
 Status = Literal["True", "False", "Unknown"]
 
@@ -99,6 +99,31 @@ def version_mismatch(version: str, image: str, payload_version: str) -> ReleaseA
         f"does not match the expected upstream version {version}"
     )
     return ReleaseAcceptance("False", VERIFY_PAYLOAD_VERSION, bounded(text, MAX_MESSAGE))
+
+
+@dataclass(frozen=True)
+class PreconditionOutcome:
+    """What the precondition checks found: `blocked`, or not with `message` as the warning ("" when
+    every check passed)."""
+
+    blocked: bool
+    message: str
+
+
+def precondition_blocked(version: str, image: str, summary: str) -> ReleaseAcceptance:
+    text = f"Preconditions failed for payload loaded {_ids(version, image)}: {summary}"
+    # Several failures are a bulleted list, one per line, as upstream (oc indents each line).
+    return ReleaseAcceptance("False", PRECONDITION_CHECKS, clipped(text, MAX_MESSAGE))
+
+
+def precondition_warning(version: str, image: str, summary: str) -> str:
+    """The PreconditionWarn Event's text."""
+    return f"precondition warning for payload loaded {_ids(version, image)}: {summary}"
+
+
+def preconditions_passed(version: str, image: str) -> str:
+    """The PreconditionsPassed Event's text."""
+    return f"preconditions passed for payload loaded {_ids(version, image)}"
 
 
 def payload_loaded(version: str, image: str, architecture: str | None = None) -> ReleaseAcceptance:

@@ -2,6 +2,13 @@
 
 The ClusterVersion status loop asks for what the spec wants on every sync and reads back the
 latest acceptance; retrievals run on their own thread, so a sync never waits for one.
+
+The precondition checks (an injected `Preconditions`) run here, for every target other than the
+operator's own release: before verification and the version Pod when the request names the
+target's version, so a refused update costs no Pod; after the payload is loaded when it names only
+an image (the version is known only then). Upstream runs them after the load in every case. A
+blocking failure (unless forced) ends the attempt with `ReleaseAccepted=False/PreconditionChecks`;
+a warning goes ahead and is recorded as the accepted risk.
 """
 
 from __future__ import annotations
@@ -15,7 +22,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from payload import acceptance as acc
-from payload.acceptance import ReleaseAcceptance
+from payload.acceptance import PreconditionOutcome, ReleaseAcceptance
 from payload.release import Acceptance, Release
 from payload.retrieval import RetrievalResult
 
@@ -42,15 +49,20 @@ class Retriever(Protocol):
 # Builds a retriever that reports through the given callback (payload.retrieval.PayloadRetriever).
 RetrieverFactory = Callable[[Report], Retriever]
 
+# The precondition checks of a target (its version known) and whether the update is forced.
+Preconditions = Callable[[Release, bool], PreconditionOutcome]
+
 
 @dataclass(frozen=True)
 class Outcome:
     """A retrieval starting (`state` is the "Retrieving and verifying" state) or ending (its final
-    state): the target as requested, and the exception when it ended with one instead of a state of its own."""
+    state): the target as requested, and the exception when it ended with one instead of a state of its own.
+    With `preconditions`, the checks of `target` passed (perhaps with a warning) at that point."""
 
     target: Release
     state: ReleaseAcceptance
     error: BaseException | None = None
+    preconditions: PreconditionOutcome | None = None
 
 
 class RetrievalCoordinator:
@@ -74,9 +86,13 @@ class RetrievalCoordinator:
         *,
         retry_after: float = 60.0,
         clock: Callable[[], float] = time.monotonic,
+        preconditions: Preconditions | None = None,
+        local_image: str = "",
         show_failure_within: float = 0.0,
     ) -> None:
         self._make = make_retriever
+        self._preconditions = preconditions
+        self._local_image = local_image  # the operator's own release: no checks, as upstream
         self._on_change = on_change
         self.retry_after = retry_after
         self.show_failure_within = show_failure_within
@@ -210,6 +226,18 @@ class RetrievalCoordinator:
                 self._running = wanted
             self._retrieve(wanted)
 
+    def _check(self, target: Release, force: bool) -> PreconditionOutcome | ReleaseAcceptance:
+        """The checks' outcome, or the ReleaseAccepted state that blocks (an error in a check blocks)."""
+        assert self._preconditions is not None
+        try:
+            outcome = self._preconditions(target, force)
+        except Exception as exc:  # a bug in a check must not let the update through unchecked
+            log.exception("precondition checks of %s failed", target.label())
+            outcome = PreconditionOutcome(blocked=True, message=f"the checks could not run: {exc}")
+        if outcome.blocked:
+            return acc.precondition_blocked(target.version, target.image, outcome.message)
+        return outcome
+
     def _retrieve(self, wanted: tuple[Release, bool]) -> None:
         target, force = wanted
         with self._lock:
@@ -224,6 +252,10 @@ class RetrievalCoordinator:
                     # Upstream flips to Unknown "Retrieving..." on every retry, hiding why the last
                     # attempt failed (and restarting alerts' `for`): keep the failure until this ends.
                     return
+                if state.status == "True":
+                    # Accepted only once this attempt ends: after the precondition checks of an
+                    # image-only request, with the loaded version, verification and accepted risks.
+                    return
                 latest = self._latest = Acceptance(target, state, self._latest.verified if self._latest else False)
             self._on_change()
             if state.status == "False" and self.show_failure_within > 0:
@@ -235,28 +267,53 @@ class RetrievalCoordinator:
                     )
 
         self.retrievals += 1
-        with self._lock:
-            if self._wanted == wanted:
-                self._outcomes.append(Outcome(target, acc.retrieving(target.version, target.image)))
+        checked: PreconditionOutcome | None = None
+        final: ReleaseAcceptance | None = None
+        local = bool(self._local_image) and target.image == self._local_image
+        if self._preconditions is not None and target.version and not local:
+            before = self._check(target, force)
+            if isinstance(before, ReleaseAcceptance):
+                final = before  # refused: no verification, no Pod
+            else:
+                checked = before
         retriever: Retriever | None = None
         error: Exception | None = None
-        try:
-            retriever = self._make(report)
+        if final is None:
             with self._lock:
-                self._current = retriever
-            if self._stop.is_set():
-                retriever.cancel("the operator is stopping")
-            elif self._wanted_now() != wanted:
-                retriever.cancel("superseded by a new spec.desiredUpdate")
-            final = retriever.retrieve(target.image, target.version, force)
-        except Exception as exc:  # a bug or an I/O failure outside retrieval's own reporting
-            log.exception("payload retrieval of %s failed", target.label())
-            final = ReleaseAcceptance("False", "RetrievePayload", f"Retrieving payload failed: {exc}")
-            error = exc
+                if self._wanted == wanted:
+                    self._outcomes.append(Outcome(target, acc.retrieving(target.version, target.image)))
+            try:
+                retriever = self._make(report)
+                with self._lock:
+                    self._current = retriever
+                if self._stop.is_set():
+                    retriever.cancel("the operator is stopping")
+                elif self._wanted_now() != wanted:
+                    retriever.cancel("superseded by a new spec.desiredUpdate")
+                final = retriever.retrieve(target.image, target.version, force)
+            except Exception as exc:  # a bug or an I/O failure outside retrieval's own reporting
+                log.exception("payload retrieval of %s failed", target.label())
+                final = ReleaseAcceptance("False", "RetrievePayload", f"Retrieving payload failed: {exc}")
+                error = exc
         # The retriever also tells the loaded version and whether the release was verified.
         result = retriever.last_result if retriever is not None else None
         loaded_version = result.version if result is not None else ""
         verified = result.verified if result is not None else False
+        local = local or (result is not None and result.local)
+        filled = Release(target.version or loaded_version, target.image, target.url, target.channels)
+        if final.status == "True" and checked is None and self._preconditions is not None and not local:
+            after = self._check(filled, force)  # an image-only request: its version is known now
+            if isinstance(after, ReleaseAcceptance):
+                final = after
+            else:
+                checked = after
+        risks = (
+            []
+            if result is None or not result.verification_error
+            else [acc.verification_forced(target.version, target.image, result.verification_error).message]
+        )
+        if checked is not None and checked.message:
+            risks.append(checked.message)
         with self._lock:
             self._running = None
             self._current = None
@@ -268,8 +325,10 @@ class RetrievalCoordinator:
             else:
                 self._failures[wanted] = final
             if self._wanted == wanted:
-                filled = Release(target.version or loaded_version, target.image, target.url, target.channels)
-                self._latest = Acceptance(filled, final, verified)
+                self._latest = Acceptance(filled, final, verified, "\n".join(risks), local)
+                if checked is not None and final.status == "True":
+                    # As upstream, their Events come with the payload loaded (not with every attempt).
+                    self._outcomes.append(Outcome(filled, final, None, checked))
                 self._outcomes.append(Outcome(target, final, error))
             more = self._wanted is not None and self._should_start(self._wanted)
         if more:

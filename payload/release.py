@@ -49,6 +49,16 @@ class Release:
         return self.version or self.image or "<unknown>"
 
 
+ARCHITECTURE_METADATA = "release.openshift.io/architecture"
+
+
+def is_multi_arch(release_metadata: Mapping[str, Any]) -> bool:
+    """Whether a payload's release-metadata says it is multi-architecture (its `metadata` map's
+    `release.openshift.io/architecture` is "multi", as upstream reads it)."""
+    extra = release_metadata.get("metadata")
+    return isinstance(extra, Mapping) and str(extra.get(ARCHITECTURE_METADATA) or "").lower() == "multi"
+
+
 @dataclass(frozen=True)
 class Acceptance:
     """The latest payload-retrieval state for `target` (a spec.desiredUpdate)."""
@@ -56,3 +66,7 @@ class Acceptance:
     target: Release
     state: ReleaseAcceptance
     verified: bool = False
+    # What the admin accepted by going ahead (a forced verification failure, precondition warnings):
+    # the new history entry's acceptedRisks. "" when nothing.
+    accepted_risks: str = ""
+    local: bool = False  # the operator's own release: nothing was retrieved or checked

@@ -45,6 +45,7 @@ from payload.podspec import (
     random_suffix,
     target_dir,
 )
+from payload.release import is_multi_arch
 from payload.verify.errors import VerificationError, Verifier
 
 log = logging.getLogger(__name__)
@@ -145,8 +146,7 @@ def validate_directory(directory: str) -> str | None:
 
 
 def _architecture(metadata: JSON) -> str:
-    annotations = metadata.get("metadata") if isinstance(metadata.get("metadata"), dict) else {}
-    if str((annotations or {}).get("release.openshift.io/architecture", "")).lower() == "multi":
+    if is_multi_arch(metadata):
         return "Multi"
     machine = platform.machine().lower()
     return _GO_ARCH.get(machine, machine)

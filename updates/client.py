@@ -8,7 +8,8 @@ stalled service must not hold on to the attempt; `cvo_py.httpget` enforces it ho
 server drips its answer) and the body to `graph.MAX_BODY_BYTES`.
 
 Failures are `FetchError`s carrying the `RetrievedUpdates` reason (RemoteFailed, ResponseFailed)
-and a message in the CVO's shape (`Get "<url>": <cause>`).
+and a message in the CVO's shape (`Get "<url>": <cause>`, the URL of the hop that failed when a
+redirect was followed); what the server said (its status line's reason) is escaped and bounded.
 """
 
 from __future__ import annotations
@@ -104,12 +105,12 @@ def fetch_graph(
         raise FetchError("RemoteFailed", f"the trusted CA bundle cannot be used: {exc}") from None
     headers = {"Accept": "application/json", "User-Agent": user_agent}
     try:
-        answer = httpget.get(url, headers=headers, context=context, proxy=proxy_for(url, transport),
+        answer = httpget.get(url, headers=headers, context=context, proxy=lambda hop: proxy_for(hop, transport),
                              total_timeout=total_timeout, max_bytes=max_bytes)
     except httpget.GetError as exc:
-        if exc.phase == "request":
-            raise FetchError("RemoteFailed", f"Get {go_quote(url)}: {exc}") from None
+        if exc.phase == "request":  # named by the hop that failed, as Go's url.Error names it
+            raise FetchError("RemoteFailed", f"Get {go_quote(exc.url or url)}: {exc}") from None
         raise FetchError("ResponseFailed", str(exc)) from None
-    if answer.status != 200:
+    if answer.status != 200:  # the reason phrase comes escaped: it is shown in RetrievedUpdates and logs
         raise FetchError("ResponseFailed", http_status_text(answer.status, answer.reason))
     return answer.body

@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
+from cvo_py import gotext
 from updates import semver
 from updates.retrieval import url_problem
 
@@ -48,7 +49,7 @@ def _invalid(message: str) -> GraphError:
 class Node:
     version: semver.Version
     image: str
-    metadata: Mapping[str, str]
+    metadata: Mapping[str, Any]  # any JSON values (upstream accepts them since 2025); read keys must be strings
 
 
 @dataclass(frozen=True)
@@ -131,10 +132,7 @@ def _node(raw: Any) -> Node:
         parsed = semver.parse(version)
     except semver.SemverError as err:
         raise _invalid(str(err)) from None
-    metadata = _object(f.get("metadata"), "node", "nodes.metadata", "map[string]string")
-    for value in metadata.values():
-        if not isinstance(value, str):
-            raise _type_error(value, "node", "nodes.metadata", "string")
+    metadata = _object(f.get("metadata"), "node", "nodes.metadata", "map[string]interface {}")
     return Node(parsed, _string(f.get("payload"), "node", "nodes.payload"), dict(metadata))
 
 
@@ -211,7 +209,7 @@ def parse_graph(body: bytes, deadline: Deadline | None = None) -> Graph:
         raise _syntax_error(text, err) from None
     except (RecursionError, ValueError) as err:
         # Nesting past the recursion limit, or integers too long for Python to convert.
-        raise _invalid(f"unreadable JSON: {str(err).splitlines()[0]}") from None
+        raise _invalid(gotext.json_limit_problem(err)) from None
     if not isinstance(doc, dict):
         raise _invalid(f"json: cannot unmarshal {_kind(doc)} into Go value of type cincinnati.graph")
     f = _fields(doc, ("nodes", "edges", "conditionalEdges"))
@@ -244,6 +242,9 @@ def release_of(node: Node) -> JSON:
     """A node as a status `Release`; metadata errors are raised as ValueError (the caller words them)."""
     version = str(node.version)
     release: JSON = {"version": version, "image": node.image}
+    for key in ("url", ARCH_METADATA, CHANNELS_METADATA):
+        if key in node.metadata and not isinstance(node.metadata[key], str):
+            raise ValueError(f"{key} metadata of {version} is a {_kind(node.metadata[key])}, not a string")
     if "url" in node.metadata:
         url = node.metadata["url"]
         problem = url_problem(url)

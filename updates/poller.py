@@ -14,7 +14,7 @@ import random
 import threading
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -89,7 +89,12 @@ class _Inputs:
 @dataclass
 class PollerOptions:
     user_agent: str = "ClusterVersionOperator/unknown"
-    arch: str = field(default_factory=host_architecture)
+    # The running payload is multi-architecture (its release-metadata says so): the cluster asks
+    # for the multi graph, and its updates are multi payloads.
+    running_multi: bool = False
+    # What the cluster asks for when spec.desiredUpdate names no architecture: Multi when the
+    # running payload is, else the operator's own (Go's name for it).
+    arch: str = ""
     total_timeout: float = 30.0  # the whole attempt: transfer, decoding and selection
     # The ClusterUpdateAcceptRisks gate: honour spec.desiredUpdate.acceptRisks.
     accept_risks: bool = False
@@ -114,6 +119,8 @@ class AvailableUpdatesPoller:
         monotonic: Callable[[], float] = time.monotonic,
     ) -> None:
         self.options = options or PollerOptions()
+        if not self.options.arch:
+            self.options = replace(self.options, arch="Multi" if self.options.running_multi else host_architecture())
         self._get_cv = get_cluster_version
         self._fetch = fetch
         self._transport = transport
@@ -226,13 +233,15 @@ class AvailableUpdatesPoller:
                 deadline = Deadline(self.options.total_timeout, self._monotonic)
                 body = self._fetch(request.url, transport, deadline.remaining())
                 updates = select_updates(parse_graph(body, deadline), inputs.version,
-                                         want_multi=inputs.arch == "Multi", deadline=deadline)
+                                         want_multi=inputs.arch == "Multi",
+                                         current_is_multi=self.options.running_multi, deadline=deadline)
             except (FetchError, GraphError) as err:
                 if err.reason == "VersionNotFound":
                     condition = retrieval.version_not_found(inputs.version, inputs.channel)
                 else:
                     condition = retrieval.failure(err.reason, str(err))
-                keep = same_question and err.reason in retrieval.KEEPS_LAST_UPDATES
+                confirmed = previous.sync_or_config_change if previous is not None else None
+                keep = schedule.keeps_lists(err.reason, same_question, confirmed, now)
                 if not keep:
                     self._graph_updates = ((), ())
                     self._omitted = bounds.Omitted()

@@ -13,15 +13,12 @@ from dataclasses import dataclass
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from cvo_py import gotext
-from cvo_py.gotext import go_quote
+from cvo_py.urls import url_problem as url_problem  # re-exported: the graph reader checks node URLs with it
 from updates import semver
 
 DEFAULT_UPSTREAM = "https://api.openshift.com/api/upgrades_info/v1/graph"
 UNABLE = "Unable to retrieve available updates: "
 
-# The reasons after an attempt whose answer could not be used keep the last good lists
-# (only the condition changes); every other failure clears them.
-KEEPS_LAST_UPDATES = frozenset({"RemoteFailed", "ResponseFailed", "ResponseInvalid"})
 
 
 @dataclass(frozen=True)
@@ -89,30 +86,6 @@ def uuid_problem(cluster_id: str) -> str:
     if len(value) == 32:
         return "" if _HEX32.match(value) else "invalid UUID format"
     return f"invalid UUID length: {len(cluster_id)}"
-
-
-def url_problem(upstream: str) -> str:
-    """Why an update-service URL does not parse ('' when it does). Like the CVO's URL parser, a
-    scheme-less value parses (and the request fails later as RemoteFailed)."""
-    prefix = f"parse {go_quote(upstream)}: "
-    if any(ord(c) < 0x20 or ord(c) == 0x7F for c in upstream):
-        return prefix + "net/url: invalid control character in URL"
-    for match in re.finditer(r"%(.{0,2})", upstream):
-        if not re.fullmatch(r"[0-9a-fA-F]{2}", match.group(1)):
-            return prefix + f"invalid URL escape {go_quote(match.group(0))}"
-    if upstream.startswith(":"):
-        return prefix + "missing protocol scheme"
-    try:
-        parts = urlsplit(upstream)
-    except ValueError:
-        return prefix + "missing ']' in host"
-    if " " in parts.netloc:
-        return prefix + 'invalid character " " in host name'
-    try:
-        _ = parts.port
-    except ValueError:
-        return prefix + f"invalid port {go_quote(':' + parts.netloc.rsplit(':', 1)[-1])} after host"
-    return ""
 
 
 def request_url(upstream: str, *, arch: str, channel: str, cluster_id: str, version: str) -> str:

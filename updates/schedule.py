@@ -1,9 +1,14 @@
-"""When to ask the update service again, by the CVO's polling rules (pure).
+"""When to ask the update service again, by the CVO's polling rules, and whether a failed attempt
+keeps the lists found before (pure).
 
 The first matching case wins: no earlier attempt, a changed channel or architecture, or a day
 since the last success or configuration change → fetch; the poll interval elapsed → fetch; the
 same upstream → only re-evaluate risks, and only when some `Recommended` is neither True nor False
 or the accepted risks changed; a changed upstream → fetch.
+
+A failure to reach the service or to read its answer keeps the last lists, but only for a day
+after the last success (or configuration change): past that, every failed attempt clears them, so a
+list nobody could confirm for a day is not offered any more.
 """
 
 from __future__ import annotations
@@ -55,3 +60,16 @@ def next_action(
     if last.upstream == upstream:
         return Action.EVALUATE if needs_evaluation else Action.IDLE
     return Action.FETCH
+
+
+# The failures that keep the last good lists (only the condition changes); every other clears them.
+KEEPS_LAST_UPDATES = frozenset({"RemoteFailed", "ResponseFailed", "ResponseInvalid"})
+
+
+def keeps_lists(reason: str, same_question: bool, last_success: datetime | None, now: datetime) -> bool:
+    """Whether a failed attempt (`reason`) keeps the lists found before: same upstream, channel,
+    architecture and version; a failure of the service, not of the request; and the lists confirmed
+    (or their configuration changed) within a day of `now` (`last_success`; None: not known)."""
+    if not same_question or reason not in KEEPS_LAST_UPDATES:
+        return False
+    return last_success is None or now - last_success <= FULL_REFRESH

@@ -16,7 +16,7 @@ import os
 import signal
 import sys
 from collections.abc import Sequence
-from typing import NoReturn
+from typing import Any, NoReturn
 
 from cvo_py import __version__, klog
 from cvo_py.cli.common import UsageError
@@ -44,9 +44,23 @@ SUBCOMMANDS = {
 
 
 class _Parser(argparse.ArgumentParser):
+    """Flags as Go's pflag takes them: whole names only (`--kube` is not `--kubeconfig`)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("allow_abbrev", False)
+        super().__init__(*args, **kwargs)
+
     def error(self, message: str) -> NoReturn:
-        sys.stderr.write(f"{self.prog}: error: {message} (see --help)\n")
+        sys.stderr.write(f"{self.prog}: error: {_shown(message)} (see --help)\n")
         raise SystemExit(2)
+
+
+def _shown(message: str) -> str:
+    """An error message as one printable line, whatever the flag values in it held (escaped as Go's
+    `%q` escapes, without quotes; capped so a huge value cannot flood the terminal)."""
+    from cvo_py.gotext import bounded, escape
+
+    return escape(bounded(message, 2000))
 
 
 # Subcommands that serve /metrics, /healthz and /readyz on --listen.
@@ -94,19 +108,18 @@ def _verbosity(text: str) -> int:
 
 
 def _kubeconfig(path: str) -> str:
-    """A kubeconfig named on the command line must be a readable file (its content is checked
-    when it is loaded; a bad one is a usage error too, see `main`)."""
+    """A kubeconfig named on the command line must be a readable regular file within bounds (a
+    FIFO or a device is refused, never read); its content is checked when it is loaded (a bad one
+    is a usage error too, see `main`)."""
+    from cvo_py import safeload
+    from cvo_py.kube import KUBECONFIG_MAX_BYTES
+
     if not path:
         raise argparse.ArgumentTypeError("empty kubeconfig path: name a file, or leave the flag out")
     try:
-        with open(path, "rb") as f:
-            f.read(1)
-    except FileNotFoundError:
-        raise argparse.ArgumentTypeError(f"kubeconfig {path!r} does not exist") from None
-    except IsADirectoryError:
-        raise argparse.ArgumentTypeError(f"kubeconfig {path!r} is a directory, not a file") from None
-    except OSError as exc:
-        raise argparse.ArgumentTypeError(f"cannot read kubeconfig {path!r}: {exc.strerror or exc}") from None
+        safeload.read_file(path, max_bytes=KUBECONFIG_MAX_BYTES, source=f"kubeconfig {path!r}")
+    except safeload.DocumentError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
     return path
 
 
@@ -157,7 +170,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.kubeconfig is not None:
             _load_kubeconfig(args.kubeconfig)
     except UsageError as exc:
-        sys.stderr.write(f"cluster-version-operator {args.command}: error: {exc}\n")
+        sys.stderr.write(f"cluster-version-operator {args.command}: error: {_shown(str(exc))}\n")
         return 2
     try:
         return int(module.run(options) or 0)
@@ -167,7 +180,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         message = _client_error(exc)
         if message is None:
             raise
-        sys.stderr.write(f"error: {message}\n")
+        sys.stderr.write(f"error: {_shown(message)}\n")
         return 1
 
 

@@ -57,7 +57,8 @@ def api(args: argparse.Namespace, prefix: str) -> PrometheusAPI | None:
         token_file = SA_TOKEN_FILE if Path(SA_TOKEN_FILE).is_file() else ""
     try:
         client = PrometheusAPI(url, ca_file=ca_file, token_file=token_file)
-        client.check_files()
+        client.check_files()  # the CA loads and the token reads as one, now rather than at the first poll
     except ConfigError as exc:
-        raise UsageError(f"--{prefix}-url/--{prefix}-ca-file/--{prefix}-token-file: {exc}") from None
+        flag = {"url": "url", "ca_file": "ca-file", "token_file": "token-file"}[exc.field]
+        raise UsageError(f"--{prefix}-{flag}: {exc}") from None
     return client

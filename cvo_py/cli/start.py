@@ -13,13 +13,19 @@ Deployment passes `=false`) but only as false.
 from __future__ import annotations
 
 import argparse
+import re
 
 from cvo_py import env
 from cvo_py.cli import prometheus_flags
 from cvo_py.compose.start import Options
 
-# What Go's strconv.ParseBool accepts, as upstream's boolean flags do.
-GO_BOOLS = {"1": True, "t": True, "true": True, "0": False, "f": False, "false": False}
+# What Go's strconv.ParseBool accepts (exactly these spellings), as upstream's boolean flags do.
+GO_BOOLS = {
+    **dict.fromkeys(("1", "t", "T", "TRUE", "true", "True"), True),
+    **dict.fromkeys(("0", "f", "F", "FALSE", "false", "False"), False),
+}
+# A node's name is a DNS subdomain (RFC 1123): the version Pod's spec.nodeName must be one.
+_DNS_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -71,32 +77,44 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def validate(args: argparse.Namespace) -> Options:
     from cvo_py.cli.common import UsageError
+    from cvo_py.gotext import go_quote
     from cvo_py.serving.options import (
         ListenAddressError,
         ServingConfigError,
         check_serving_files_given,
+        comma_separated,
         serving_options,
     )
+    from payload.release import is_multi_arch
     from status.clusterversion import capabilities
     from status.clusterversion.controller import read_release_metadata, release_from_metadata
 
     if not args.node_name:
         raise UsageError("node-name is required")
+    if len(args.node_name) > 253 or not _DNS_SUBDOMAIN.fullmatch(args.node_name):
+        raise UsageError(f"invalid --node-name {go_quote(args.node_name)}: want a node's name (a DNS subdomain)")
     if not args.release_image:
         raise UsageError("missing --release-image flag, it is required")
-    auto_update = str(args.enable_auto_update).lower()
-    if auto_update not in GO_BOOLS:
+    if not args.release_image.isascii() or not all(c.isprintable() and not c.isspace() for c in args.release_image):
         raise UsageError(
-            f'invalid argument "{args.enable_auto_update}" for "--enable-auto-update" flag: want true or false'
+            f"invalid --release-image {go_quote(args.release_image)}: want a pull spec (printable ASCII, no spaces)"
         )
-    if GO_BOOLS[auto_update]:
+    if args.enable_auto_update not in GO_BOOLS:
+        raise UsageError(
+            f"invalid argument {go_quote(args.enable_auto_update)} for \"--enable-auto-update\" flag: "
+            "want true or false"
+        )
+    if GO_BOOLS[args.enable_auto_update]:
         raise UsageError("--enable-auto-update=true is not supported: cvo-py never starts an update itself")
     # Upstream's order: the serving files named, the capabilities, then everything about TLS.
     try:
         check_serving_files_given(args)
     except ServingConfigError as exc:
         raise UsageError(str(exc)) from None
-    always = tuple(n.strip() for value in args.always_enable_capabilities for n in value.split(",") if n.strip())
+    try:
+        always = tuple(comma_separated(args.always_enable_capabilities, "capability"))
+    except ValueError as exc:
+        raise UsageError(f"--always-enable-capabilities: {exc}") from None
     unknown = capabilities.unknown_names(always)
     if unknown:
         raise UsageError(f"--always-enable-capabilities: unknown capabilities: [{' '.join(unknown)}]")
@@ -105,17 +123,18 @@ def validate(args: argparse.Namespace) -> Options:
     except (ListenAddressError, ServingConfigError) as exc:
         raise UsageError(str(exc)) from None
     if args.update_service:
-        from updates.retrieval import url_problem
+        from cvo_py.urls import http_url_problem
 
-        problem = url_problem(args.update_service)
-        if problem or "://" not in args.update_service:
-            raise UsageError(f"--update-service: {problem or 'want an http:// or https:// URL'}")
+        problem = http_url_problem(args.update_service)
+        if problem:
+            raise UsageError(f"--update-service: {problem}: want an http:// or https:// URL")
     promql = prometheus_flags.api(args, "promql")
     payload_dir = env.payload_override()
     try:
-        release = release_from_metadata(args.release_image, read_release_metadata(payload_dir))
+        metadata = read_release_metadata(payload_dir)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
+    release = release_from_metadata(args.release_image, metadata)
     return Options(
         kubeconfig=args.kubeconfig,
         listen=args.listen,
@@ -123,6 +142,7 @@ def validate(args: argparse.Namespace) -> Options:
         release_version=release.version,
         release_url=release.url,
         release_channels=release.channels,
+        release_multi=is_multi_arch(metadata),
         node_name=args.node_name,
         serving_cert_file=serving.cert_file,
         serving_key_file=serving.key_file,

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import argparse
-import math
 import os
+import re
+from collections.abc import Callable
 from pathlib import Path
 
 from cvo_py.cli import prometheus_flags
@@ -33,57 +34,86 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     defaults = LeaseTimings()
     parser.add_argument(
         "--leader-elect-lease-duration",
-        type=_seconds,
+        type=_seconds_from(MIN_LEASE_DURATION),
         default=defaults.lease_duration,
-        metavar="SECONDS",
-        help=f"how long a standby waits before taking an unrenewed Lease (default {defaults.lease_duration:g})",
+        metavar="DURATION",
+        help=f"how long a standby waits before taking an unrenewed Lease (default {defaults.lease_duration:g}s, "
+        f"at least {MIN_LEASE_DURATION:g}s)",
     )
     parser.add_argument(
         "--leader-elect-renew-deadline",
-        type=_seconds,
+        type=_seconds_from(MIN_RENEW_DEADLINE),
         default=defaults.renew_deadline,
-        metavar="SECONDS",
-        help=f"how long the leader keeps trying to renew before it stops (default {defaults.renew_deadline:g})",
+        metavar="DURATION",
+        help=f"how long the leader keeps trying to renew before it stops (default {defaults.renew_deadline:g}s, "
+        f"at least {MIN_RENEW_DEADLINE:g}s)",
     )
     parser.add_argument(
         "--leader-elect-retry-period",
-        type=_seconds,
+        type=_seconds_from(MIN_RETRY_PERIOD),
         default=defaults.retry_period,
-        metavar="SECONDS",
-        help=f"interval between Lease attempts (default {defaults.retry_period:g})",
+        metavar="DURATION",
+        help=f"interval between Lease attempts (default {defaults.retry_period:g}s, at least {MIN_RETRY_PERIOD:g}s)",
     )
     parser.add_argument(
         "--resync",
-        type=_seconds,
+        type=_seconds_from(MIN_RESYNC),
         default=30.0,
-        metavar="SECONDS",
-        help="recompute at least this often, for time-based thresholds (default 30)",
+        metavar="DURATION",
+        help=f"recompute at least this often, for time-based thresholds (default 30s, at least {MIN_RESYNC:g}s)",
     )
     prometheus_flags.add_arguments(parser, "alerts", "whose firing alerts become Update Health insights")
     parser.add_argument(
         "--alerts-interval",
-        type=_seconds,
+        type=_seconds_from(MIN_ALERTS_INTERVAL),
         default=30.0,
-        metavar="SECONDS",
-        help="how often to read the alerts (default 30)",
+        metavar="DURATION",
+        help=f"how often to read the alerts (default 30s, at least {MIN_ALERTS_INTERVAL:g}s)",
     )
     add_serving_arguments(parser, cert_required=False)
 
 
 # The longest duration a flag takes (a day): longer Lease or resync periods are typing mistakes.
 MAX_SECONDS = 86400.0
+# The shortest: below these, a typo (1e-300) would spin the controller on the API server or the
+# alerts API (hundreds of requests a second) rather than configure it.
+MIN_LEASE_DURATION = 2.0
+MIN_RENEW_DEADLINE = 1.0
+MIN_RETRY_PERIOD = 0.5
+MIN_RESYNC = 1.0
+MIN_ALERTS_INTERVAL = 1.0
+
+
+def _seconds_from(minimum: float) -> Callable[[str], float]:
+    """The flag's parser: seconds (`15`, `15s`, `0.5`) or a Go duration (`2m17s`), from `minimum`
+    up to a day."""
+
+    def parse(text: str) -> float:
+        value = _seconds(text)
+        if not minimum <= value <= MAX_SECONDS:
+            raise argparse.ArgumentTypeError(
+                f"invalid duration {text!r}: want at least {minimum:g}s and at most {MAX_SECONDS:g}s"
+            )
+        return value
+
+    return parse
+
+
+_SECONDS = re.compile(r"(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?s?", re.ASCII)
 
 
 def _seconds(text: str) -> float:
+    """Seconds as a number (ASCII digits, optionally `s`), else a Go duration; ArgumentTypeError otherwise."""
+    from cvo_py import gotext
+
     try:
-        value = float(text.removesuffix("s")) if text.isascii() else math.nan
-    except ValueError:
-        value = math.nan
-    if math.isnan(value):
-        raise argparse.ArgumentTypeError(f"invalid duration {text!r}: want seconds, e.g. 15 or 15s")
-    if not 0 < value <= MAX_SECONDS:
-        raise argparse.ArgumentTypeError(f"invalid duration {text!r}: want more than 0 and at most {MAX_SECONDS:g}s")
-    return value
+        if _SECONDS.fullmatch(text):
+            return float(text.removesuffix("s"))
+        return gotext.parse_duration(text) / gotext.SECOND
+    except (ValueError, OverflowError):  # TimeFormatError is a ValueError
+        raise argparse.ArgumentTypeError(
+            f"invalid duration {text!r}: want seconds (15 or 15s) or a Go duration (2m17s)"
+        ) from None
 
 
 def detect_namespace(explicit: str | None, sa_file: str = SA_NAMESPACE_FILE) -> str:

@@ -100,6 +100,8 @@ def validate(args: argparse.Namespace) -> Options:
 
         if args.dump_format not in FORMATS:
             raise UsageError(f"invalid value for --format: {args.dump_format} (must be one of {', '.join(FORMATS)})")
+    if args.from_path == "":
+        raise UsageError("--from: empty path: name a must-gather, an Insights archive or a NAME-cv.yaml file")
     dump = Path(args.from_path) if args.from_path is not None else None
     if dump is not None and mock is not None:
         raise UsageError("--from and --mock-clusterversion cannot be used together")

@@ -31,6 +31,7 @@ class Options:
     release_version: str
     release_url: str
     release_channels: tuple[str, ...]
+    release_multi: bool  # the running payload is multi-architecture
     node_name: str
     serving_cert_file: str
     serving_key_file: str
@@ -58,13 +59,14 @@ def build(options: Options) -> Parts:
     from payload.metrics import PayloadMetrics
     from payload.retrieval import PayloadRetriever, PruneError, RetrieverOptions
     from payload.verify.verifier import cluster_verifier
-    from status.clusterversion.controller import StatusOperator, StatusOptions
+    from status.clusterversion.controller import StatusOperator, StatusOptions, read_feature_gates
     from status.clusterversion.metrics import (
         ConditionTransitions,
         InstallerWatch,
         StatusCollector,
         payload_creation_time,
     )
+    from status.clusterversion.validation import ACCEPT_RISKS_GATE
     from updates.client import fetch_graph
     from updates.cluster import cluster_transport
     from updates.metrics import UpdatesCollector
@@ -85,6 +87,7 @@ def build(options: Options) -> Parts:
     client = connect(options.kubeconfig, user_agent="cvo-py/start")
     client.server_version()  # fail fast, with one clear line, when the server is unreachable
 
+    accept_risks = ACCEPT_RISKS_GATE in read_feature_gates(client, options.release_version)
     promql = options.promql
     service = service_of(promql.url) if promql is not None and not options.use_dns_for_services else None
     if promql is not None and service is not None:
@@ -123,6 +126,7 @@ def build(options: Options) -> Parts:
             create_missing=True,
             namespace=options.namespace,
             verification_namespace=retriever_options.verification_namespace,
+            accept_risks=accept_risks,
         ),
         retriever_factory=make_retriever,
         available_updates=lambda spec: updates_status(poller.state(), spec),
@@ -138,7 +142,12 @@ def build(options: Options) -> Parts:
         transport=lambda: cluster_transport(client),
         query=promql_query(promql) if promql is not None else None,
         on_change=operator.loop.poke,
-        options=PollerOptions(user_agent=user_agent, update_service=options.update_service),
+        options=PollerOptions(
+            user_agent=user_agent,
+            update_service=options.update_service,
+            accept_risks=accept_risks,
+            running_multi=options.release_multi,
+        ),
     )
     operator.cv_informer.add_handler(lambda _type, _obj, _old: poller.poke())
     installer = InstallerWatch(client)

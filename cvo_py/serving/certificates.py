@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from cvo_py.informer import Informer
     from cvo_py.kube import JSON, KubeClient
+from cvo_py import safeload
 from cvo_py.serving.tls import TLSOptions, server_ssl_context, ssl_detail
 
 log = logging.getLogger(__name__)
@@ -66,9 +67,8 @@ def _file_contents(*paths: str) -> tuple[bytes | None, ...]:
     contents: list[bytes | None] = []
     for path in paths:
         try:
-            with open(path, "rb") as handle:
-                contents.append(handle.read())
-        except OSError:
+            contents.append(safeload.read_file(path, max_bytes=safeload.CREDENTIAL_MAX_BYTES))
+        except safeload.DocumentError:  # missing, special or oversized: the last good pair stays
             contents.append(None)
     return tuple(contents)
 

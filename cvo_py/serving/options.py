@@ -6,11 +6,12 @@ from __future__ import annotations
 
 import argparse
 import ipaddress
-import os
 import ssl
 from dataclasses import dataclass
 
-from cvo_py.serving.tls import TLSConfigError, TLSOptions, parse_tls_options, server_ssl_context, ssl_detail
+from cvo_py import safeload
+from cvo_py.gotext import go_quote
+from cvo_py.serving.tls import TLSOptions, parse_tls_options, server_ssl_context, ssl_detail
 
 
 class ServingConfigError(ValueError):
@@ -87,12 +88,15 @@ def serving_options(args: argparse.Namespace, *, cert_required: bool) -> Serving
             raise ServingConfigError("--serving-key-file was set, so --serving-cert-file must be set")
         parse_listen(args.listen)
         for flag, path in (("--serving-cert-file", cert), ("--serving-key-file", key)):
-            if path and not os.path.isfile(path):
-                raise ServingConfigError(f"{flag} {path!r}: no such file")
-    suites = [n.strip() for value in args.tls_cipher_suites for n in value.split(",") if n.strip()]
+            if path:  # a regular file within bounds: a FIFO or a device is refused, never read
+                try:
+                    safeload.read_file(path, max_bytes=safeload.CREDENTIAL_MAX_BYTES, source=f"{flag} {path!r}")
+                except safeload.DocumentError as exc:
+                    raise ServingConfigError(str(exc)) from None
     try:
+        suites = comma_separated(args.tls_cipher_suites, "cipher suite")
         tls = parse_tls_options(args.tls_min_version, suites)
-    except TLSConfigError as exc:
+    except ValueError as exc:  # TLSConfigError included
         raise ServingConfigError(f"invalid TLS configuration: {exc}") from None
     if args.listen and cert:
         # A key that does not match, or a file that is not PEM: say so now, not with a traceback.
@@ -113,6 +117,21 @@ def serving_options(args: argparse.Namespace, *, cert_required: bool) -> Serving
                 f"cannot read --serving-cert-file {cert!r} or --serving-key-file {key!r}: {exc.strerror or exc}"
             ) from None
     return ServingOptions(cert, key, tls)
+
+
+def comma_separated(values: list[str], what: str) -> list[str]:
+    """The names of a repeatable comma-separated flag (`A,B --flag C`); surrounding spaces are
+    dropped. An empty value means none (the default); an empty name inside a value (`,,,`, `A,`)
+    is a ValueError, as Go's flag parser reads it as a name no one has."""
+    names: list[str] = []
+    for value in values:
+        if not value:
+            continue
+        parts = [n.strip() for n in value.split(",")]
+        if "" in parts:
+            raise ValueError(f"empty {what} name in {go_quote(value)}")
+        names.extend(parts)
+    return names
 
 
 class ListenAddressError(ValueError):

@@ -4,11 +4,15 @@ translated for OpenSSL (`parse_tls_options`, `server_ssl_context`).
 
 from __future__ import annotations
 
-import re
 import ssl
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
+
+from cvo_py import safeload
+from cvo_py.tlstrust import ssl_detail
+
+__all__ = ["TLSConfigError", "TLSOptions", "parse_tls_options", "server_ssl_context", "ssl_detail"]
 
 
 class TLSConfigError(ValueError):
@@ -132,7 +136,12 @@ def _openssl_has(openssl_name: str) -> bool:
 
 
 def server_ssl_context(cert_file: str, key_file: str | None, tls: TLSOptions | None = None) -> ssl.SSLContext:
-    """A server context with the certificate loaded; `tls=None` keeps OpenSSL's defaults."""
+    """A server context with the certificate loaded; `tls=None` keeps OpenSSL's defaults. The files
+    must be regular files within bounds (a FIFO or a device raises `DocumentError`, a ValueError,
+    before OpenSSL would block on it or read it without end)."""
+    for path in (cert_file, key_file):
+        if path:
+            safeload.read_file(path, max_bytes=safeload.CREDENTIAL_MAX_BYTES)
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     context.load_cert_chain(cert_file, key_file)
     if tls is not None:
@@ -143,8 +152,3 @@ def server_ssl_context(cert_file: str, key_file: str | None, tls: TLSOptions | N
         if ciphers:
             context.set_ciphers(ciphers)
     return context
-
-
-def ssl_detail(exc: BaseException) -> str:
-    """An OpenSSL error's reason without the `(_ssl.c:1006)` source location."""
-    return re.sub(r" \(_ssl\.c:\d+\)$", "", getattr(exc, "strerror", None) or str(exc))

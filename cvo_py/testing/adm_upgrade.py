@@ -1,13 +1,17 @@
-"""What `oc adm upgrade` (no target) prints for a ClusterVersion, by oc's rules (pure).
+"""What `oc adm upgrade` (no target) prints for a ClusterVersion, by oc's rules (pure), and an
+oc-style snapshot of a ClusterVersion and its ClusterOperators for `upgrade-status`.
 
-For the demo and the tests that show a ClusterVersion the way an admin reads it. Returns
-(stdout, stderr): oc prints its warnings on stderr.
+For the demo and the tests that show a ClusterVersion the way an admin reads it. `adm_upgrade`
+returns (stdout, stderr): oc prints its warnings on stderr.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
+
+import yaml
 
 from status.updatestatus.render.tabwriter import TabWriter
 from updates import semver
@@ -108,3 +112,21 @@ def adm_upgrade(cv: Mapping[str, Any], include_not_recommended: bool = False) ->
         out.append(f"\nAdditional updates which are not recommended{q} for your cluster configuration are available, "
                    "to view those re-run the command with --include-not-recommended.\n")
     return "".join(out), "".join(err)
+
+
+def write_snapshot(directory: Path, cv: Mapping[str, Any], operators: Sequence[Mapping[str, Any]]) -> Path:
+    """`directory/cluster-cv.yaml` and its siblings as `upgrade-status --mock-clusterversion` reads
+    them: the ClusterVersion, the ClusterOperators, and no pools, nodes or MachineConfigs."""
+    directory.mkdir(parents=True, exist_ok=True)
+
+    def listed(kind: str, api_version: str, items: Sequence[Mapping[str, Any]]) -> str:
+        objects = [{"apiVersion": api_version, "kind": kind, **dict(item)} for item in items]
+        return yaml.safe_dump({"apiVersion": "v1", "kind": "List", "items": objects})
+
+    cv_path = directory / "cluster-cv.yaml"
+    cv_path.write_text(yaml.safe_dump({"apiVersion": "config.openshift.io/v1", "kind": "ClusterVersion", **dict(cv)}))
+    (directory / "cluster-co.yaml").write_text(listed("ClusterOperator", "config.openshift.io/v1", operators))
+    (directory / "cluster-mc.yaml").write_text(listed("MachineConfig", "machineconfiguration.openshift.io/v1", []))
+    (directory / "cluster-mcp.yaml").write_text(listed("MachineConfigPool", "machineconfiguration.openshift.io/v1", []))
+    (directory / "cluster-node.yaml").write_text(listed("Node", "v1", []))
+    return cv_path

@@ -8,9 +8,10 @@ import re
 from pathlib import Path
 from typing import Any
 
-from cvo_py.kube import CLUSTEROPERATORS, CLUSTERVERSIONS, ApiError, KubeClient
+from cvo_py.kube import CLUSTEROPERATORS, CLUSTERVERSIONS, CONFIGMAPS, ApiError, KubeClient
+from cvo_py.testing.cluster import ensure_namespace
 from cvo_py.testing.wait import wait_until
-from status.clusterversion import capabilities
+from status.clusterversion import capabilities, upgradeable
 
 IMG_4141 = "quay.io/openshift-release-dev/ocp-release@sha256:" + "1" * 64
 IMG_4142 = "quay.io/openshift-release-dev/ocp-release@sha256:" + "2" * 64
@@ -89,31 +90,61 @@ def status_414(enabled: list[str] | None = None) -> dict[str, Any]:
     }
 
 
+RELEASE_ANNOTATIONS = {"include.release.openshift.io/self-managed-high-availability": "true"}
+
+
+def release_co(
+    name: str,
+    version: str,
+    available: str = "True",
+    degraded: str = "False",
+    progressing: str = "False",
+    since: str = "2024-01-01T00:00:00Z",
+) -> dict[str, Any]:
+    """A ClusterOperator of the release reporting `version`, its conditions last changed at `since`."""
+    return {
+        "metadata": {"name": name, "annotations": dict(RELEASE_ANNOTATIONS)},
+        "spec": {},
+        "status": {
+            "versions": [{"name": "operator", "version": version}],
+            "conditions": [
+                {"type": "Available", "status": available, "lastTransitionTime": since, "reason": "AsExpected"},
+                {"type": "Degraded", "status": degraded, "lastTransitionTime": since, "reason": "AsExpected"},
+                {"type": "Progressing", "status": progressing, "lastTransitionTime": since},
+            ],
+        },
+    }
+
+
 def put_co(kube: KubeClient, name: str, version: str, available: str = "True", degraded: str = "False") -> None:
     """Create or update a release ClusterOperator reporting `version` (as its operator would)."""
-    body: dict[str, Any] = {
-        "metadata": {
-            "name": name,
-            "annotations": {"include.release.openshift.io/self-managed-high-availability": "true"},
-        },
-        "spec": {},
-    }
+    wanted = release_co(name, version, available, degraded)
+    body = {"metadata": wanted["metadata"], "spec": {}}
     try:
         obj = kube.create(CLUSTEROPERATORS, body)
     except ApiError as exc:
         if not exc.is_already_exists():
             raise
         obj = kube.get(CLUSTEROPERATORS, name)
-    now = "2024-01-01T00:00:00Z"
-    obj["status"] = {
-        "versions": [{"name": "operator", "version": version}],
-        "conditions": [
-            {"type": "Available", "status": available, "lastTransitionTime": now, "reason": "AsExpected"},
-            {"type": "Degraded", "status": degraded, "lastTransitionTime": now, "reason": "AsExpected"},
-            {"type": "Progressing", "status": "False", "lastTransitionTime": now},
-        ],
-    }
+    obj["status"] = wanted["status"]
     kube.replace_status(CLUSTEROPERATORS, obj)
+
+
+def put_admin_acks(kube: KubeClient, gates: dict[str, str], acks: dict[str, str]) -> None:
+    """The admin-ack gates (`openshift-config-managed/admin-gates`) and acks
+    (`openshift-config/admin-acks`) as given, created or replaced (as the CVO's manifests and the
+    admin leave them on a real cluster)."""
+    for (namespace, name), data in ((upgradeable.ADMIN_GATES, gates), (upgradeable.ADMIN_ACKS, acks)):
+        ensure_namespace(kube, namespace)
+        body = {"metadata": {"name": name, "namespace": namespace}, "data": dict(data)}
+        try:
+            kube.create(CONFIGMAPS, body, namespace)
+        except ApiError as exc:
+            if not exc.is_already_exists():
+                raise
+            current = kube.get(CONFIGMAPS, name, namespace)
+            current["data"] = dict(data)
+            kube.replace(CONFIGMAPS, current)
 
 
 class AuditLog:

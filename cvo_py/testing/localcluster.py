@@ -88,7 +88,7 @@ def source_hash(src: Path, extra: str = "") -> str:
     return digest.hexdigest()
 
 
-def _version_ldflags() -> str:
+def version_ldflags() -> str:
     """Stamp the Kubernetes version the module build would otherwise report as v0.0.0-master."""
     mod = (HARNESS_SRC / "go.mod").read_text()
     version = next(line.split()[1] for line in mod.splitlines() if line.strip().startswith("k8s.io/kubernetes v"))
@@ -114,10 +114,11 @@ def go_build(
     tags: str = "",
     force: bool = False,
     quiet: bool = False,
+    goflags: str = "",
 ) -> None:
     """`go build` each (package, output binary) of the module in `src`, unless the binaries exist
-    and `stamp` records a build from the same sources and flags."""
-    wanted = source_hash(src, ldflags + (f"\0{tags}" if tags else ""))
+    and `stamp` records a build from the same sources and flags. `goflags` is GOFLAGS for the build."""
+    wanted = source_hash(src, ldflags + (f"\0{tags}" if tags else "") + (f"\0{goflags}" if goflags else ""))
     current = stamp.exists() and stamp.read_text() == wanted
     if not force and current and all(out.exists() for _pkg, out in targets):
         return
@@ -134,7 +135,8 @@ def go_build(
         args += ["go", "build", "-ldflags", ldflags, "-o", str(out)]
         if tags:
             args += ["-tags", tags]
-        proc = subprocess.run([*args, package], cwd=src, capture_output=True, text=True)
+        env = {**os.environ, "GOFLAGS": f"{os.environ.get('GOFLAGS', '')} {goflags}".strip()} if goflags else None
+        proc = subprocess.run([*args, package], cwd=src, capture_output=True, text=True, env=env)
         if proc.returncode != 0:
             tail = "\n".join((proc.stderr or proc.stdout).strip().splitlines()[-15:])
             raise ClusterError(f"building {out.name} failed (go build exit {proc.returncode}):\n{tail}")
@@ -149,7 +151,7 @@ def build(force: bool = False, quiet: bool = False) -> Path:
         HARNESS_SRC,
         [(".", BINARY)],
         BIN_DIR / ".source-hash",
-        ldflags=_version_ldflags(),
+        ldflags=version_ldflags(),
         force=force,
         quiet=quiet,
     )
@@ -218,7 +220,15 @@ def _log_tail(data_dir: Path, lines: int = 20) -> str:
     return "\n".join((interesting or text)[-lines:])
 
 
-def up(data_dir: Path | None = None, port: int = 0, timeout: float = 120.0, quiet: bool = False) -> Cluster:
+def up(
+    data_dir: Path | None = None,
+    port: int = 0,
+    timeout: float = 120.0,
+    quiet: bool = False,
+    apiserver_args: tuple[str, ...] = (),
+) -> Cluster:
+    """Start the API server in `data_dir` (or return the one running there); `apiserver_args`
+    (`--name=value`) replace the harness's own kube-apiserver flags of the same name."""
     data_dir = data_dir or default_dir()
     existing = running(data_dir)
     if existing:
@@ -241,6 +251,7 @@ def up(data_dir: Path | None = None, port: int = 0, timeout: float = 120.0, quie
     args = [str(binary), "--data-dir", str(data_dir)]
     if port:
         args += ["--port", str(port)]
+    args += [f"--apiserver-arg={arg}" for arg in apiserver_args]
     with open(data_dir / "apiserver.log", "ab") as log:
         proc = subprocess.Popen(
             args, stdout=log, stderr=subprocess.STDOUT, start_new_session=True, stdin=subprocess.DEVNULL

@@ -105,17 +105,20 @@ def write_rendered(directory: Path, data: RenderData = RENDER_DATA, pattern: str
 def apply(kube: KubeClient, docs: list[JSON]) -> None:
     """Create each object, or replace it when it exists."""
     for doc in docs:
-        res = resource_of(doc)
-        meta = doc["metadata"]
-        try:
-            kube.create(res, doc, meta.get("namespace"))
-        except ApiError as exc:
-            if not exc.is_already_exists():
-                raise
-            current = kube.get(res, meta["name"], meta.get("namespace"))
-            body = copy.deepcopy(doc)
-            body["metadata"]["resourceVersion"] = current["metadata"]["resourceVersion"]
-            kube.replace(res, body)
+        create_or_replace(kube, resource_of(doc), doc)
+
+
+def create_or_replace(kube: KubeClient, res: Resource, doc: JSON) -> None:
+    meta = doc["metadata"]
+    try:
+        kube.create(res, doc, meta.get("namespace"))
+    except ApiError as exc:
+        if not exc.is_already_exists():
+            raise
+        current = kube.get(res, meta["name"], meta.get("namespace"))
+        body = copy.deepcopy(doc)
+        body["metadata"]["resourceVersion"] = current["metadata"]["resourceVersion"]
+        kube.replace(res, body)
 
 
 def delete(kube: KubeClient, docs: list[JSON]) -> None:

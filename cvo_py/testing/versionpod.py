@@ -1,6 +1,9 @@
 """Plays the kubelet of the version Pods `start` creates: each new Pod either fails its first
 image pull (the node's signature policy rejects the image) or copies a payload into the node's
-payload directory and succeeds, as the real containers would; graceful deletes are confirmed."""
+payload directory and succeeds, as the real containers would; graceful deletes are confirmed.
+
+The texts below are what a real node writes (kubelet v1.36.3, CRI-O v1.34.0 with runc, seen by
+tests/e2e on the local node, which checks them against these functions on every run)."""
 
 from __future__ import annotations
 
@@ -15,6 +18,64 @@ from cvo_py.kube import JSON, PODS, ApiError, KubeClient
 from cvo_py.testing.kubelet import Kubelet, running, waiting
 from cvo_py.testing.payload import signature_rejected, write_payload
 from payload.podspec import POD_LABEL_SELECTOR
+
+__all__ = [
+    "VersionPodKubelet",
+    "back_off",
+    "container_create_failed",
+    "invalid_image_name",
+    "manifest_unknown",
+    "missing_release_manifests",
+    "registry_unavailable",
+    "signature_rejected",
+]
+
+
+def manifest_unknown(image: str) -> str:
+    """ErrImagePull for a digest the registry does not have."""
+    repository, digest = image.rsplit("@", 1)
+    return (
+        f"unable to try pulling possible OCI artifact: build image source: reading manifest {digest} in "
+        f"{repository}: manifest unknown"
+    )
+
+
+def registry_unavailable(image: str) -> str:
+    """RegistryUnavailable (the reason, not ErrImagePull) for a registry that refuses connections."""
+    host = image.split("/", 1)[0]
+    return (
+        f"image pull failed for {image} because the registry is unavailable: unable to try pulling possible OCI "
+        f'artifact: build image source: pinging container registry {host}: Get "http://{host}/v2/": '
+        f"dial tcp {host}: connect: connection refused"
+    )
+
+
+def back_off(image: str, reason: str, message: str) -> str:
+    """ImagePullBackOff after a failed pull: the kubelet keeps the previous reason and message."""
+    return f'Back-off pulling image "{image}": {reason}: {message}'
+
+
+def invalid_image_name(image: str) -> str:
+    """InvalidImageName for a name with upper-case letters in its path (e.g. `host:port/BAD//name@sha256:…`)."""
+    path = image.split("/", 1)[1].rsplit(":", 1)[0]
+    return (
+        f'Failed to apply default image tag "{image}": couldn\'t parse image name "{image}": '
+        f"invalid reference format: repository name ({path}) must be lowercase"
+    )
+
+
+def container_create_failed(timestamp: str, executable: str) -> str:
+    """CreateContainerError when the command does not exist in the image (runc's own log line)."""
+    return (
+        f'container create failed: time="{timestamp}" level=error msg="runc create failed: unable to start '
+        f'container process: error during container init: exec: \\"{executable}\\": executable file not found '
+        'in $PATH"\n'
+    )
+
+
+def missing_release_manifests() -> str:
+    """The terminated message (FallbackToLogsOnError: the log's tail) of the copy step without /release-manifests."""
+    return "cp: cannot stat '/release-manifests': No such file or directory\n"
 
 
 class VersionPodKubelet:

@@ -27,6 +27,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -62,14 +63,16 @@ func main() {
 	dataDir := flag.String("data-dir", ".local-cluster", "directory for etcd data, credentials and state")
 	port := flag.Int("port", 0, "secure port for the API server (0: reuse the previous port if free, else any free port)")
 	kubeconfig := flag.String("kubeconfig", "", "where to write the admin kubeconfig (default <data-dir>/kubeconfig)")
+	var extra argList
+	flag.Var(&extra, "apiserver-arg", "a kube-apiserver flag `--name=value` replacing the harness's own --name (repeatable)")
 	flag.Parse()
-	if err := run(*dataDir, *port, *kubeconfig); err != nil {
+	if err := run(*dataDir, *port, *kubeconfig, extra); err != nil {
 		fmt.Fprintf(os.Stderr, "kube-apiserver-harness: %v\n", err)
 		os.Exit(1)
 	}
 }
 
-func run(dataDir string, port int, kubeconfig string) error {
+func run(dataDir string, port int, kubeconfig string, extra []string) error {
 	dataDir, err := filepath.Abs(dataDir)
 	if err != nil {
 		return err
@@ -158,7 +161,7 @@ func run(dataDir string, port int, kubeconfig string) error {
 	}()
 
 	cmd := app.NewAPIServerCommand()
-	cmd.SetArgs([]string{
+	cmd.SetArgs(withArgs([]string{
 		"--etcd-servers=" + etcdURL,
 		"--bind-address=127.0.0.1",
 		"--advertise-address=127.0.0.1",
@@ -188,7 +191,7 @@ func run(dataDir string, port int, kubeconfig string) error {
 		// real 410 Gone from etcd; the cvo-py tests use them to exercise relisting.
 		"--watch-cache-sizes=podtemplates#0",
 		"--v=0",
-	})
+	}, extra))
 	apiDone := make(chan error, 1)
 	go func() { apiDone <- cmd.ExecuteContext(ctx) }()
 	select {
@@ -206,6 +209,36 @@ func run(dataDir string, port int, kubeconfig string) error {
 		}
 		return nil
 	}
+}
+
+// argList collects the repeated -apiserver-arg values.
+type argList []string
+
+func (a *argList) String() string { return strings.Join(*a, " ") }
+func (a *argList) Set(v string) error {
+	if !strings.HasPrefix(v, "--") || !strings.Contains(v, "=") {
+		return fmt.Errorf("%q is not of the form --name=value", v)
+	}
+	*a = append(*a, v)
+	return nil
+}
+
+// withArgs is base with each of extra replacing the base flag of the same name, or added.
+// A local node needs a few flags the test cluster must not have (the ServiceAccount admission
+// plugin, how to reach kubelets); the rest stays as the harness sets it.
+func withArgs(base, extra []string) []string {
+	name := func(arg string) string { return strings.SplitN(arg, "=", 2)[0] }
+	replaced := map[string]bool{}
+	for _, arg := range extra {
+		replaced[name(arg)] = true
+	}
+	out := make([]string, 0, len(base)+len(extra))
+	for _, arg := range base {
+		if !replaced[name(arg)] {
+			out = append(out, arg)
+		}
+	}
+	return append(out, extra...)
 }
 
 const auditPolicy = `apiVersion: audit.k8s.io/v1

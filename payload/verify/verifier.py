@@ -22,7 +22,8 @@ from typing import Any
 import pysequoia
 import requests
 
-from cvo_py.gotext import short_error
+from cvo_py import httpget
+from cvo_py.gotext import escape, network_phrase
 from cvo_py.kube import CONFIGMAPS, ApiError, KubeClient
 from payload.metrics import PayloadMetrics
 from payload.verify.config import SIGNATURES_LABEL, Store, VerifierConfig, load_config
@@ -48,6 +49,13 @@ MAX_SIGNATURE_BYTES = 64 * 1024
 def _first_line(exc: BaseException) -> str:
     text = str(exc).strip()
     return text.splitlines()[0] if text else type(exc).__name__
+
+
+def _transport_failure(exc: requests.RequestException, url: str) -> str:
+    """A store's transport failure: its recognisable phrase, else as Go's client words it (never
+    Python's `('Connection aborted.', RemoteDisconnected(...))`)."""
+    inner = exc.args[0] if exc.args and isinstance(exc.args[0], BaseException) else exc
+    return network_phrase(str(exc)) or httpget.cause(inner, url)
 
 
 class ReleaseVerifier:
@@ -217,7 +225,7 @@ class ReleaseVerifier:
                 break
             except requests.RequestException as exc:
                 self._fetch_error(store, "connection")
-                attempts.append(Attempt(url, f"store unreachable: {short_error(_first_line(exc))}"))
+                attempts.append(Attempt(url, f"store unreachable: {_transport_failure(exc, url)}"))
                 break
             finally:
                 self.metrics.store_fetch_duration.labels(store.url).observe(time.monotonic() - started)
@@ -227,7 +235,8 @@ class ReleaseVerifier:
                 break
             if not resp.ok:
                 self._fetch_error(store, f"http_{resp.status_code}")
-                attempts.append(Attempt(url, f"store unreachable: HTTP {resp.status_code} {resp.reason or ''}".strip()))
+                said = escape(" ".join((resp.reason or "").split()))[:200]  # the store's words, shown
+                attempts.append(Attempt(url, f"store unreachable: HTTP {resp.status_code} {said}".strip()))
                 break
             if len(body) > MAX_SIGNATURE_BYTES:
                 self._fetch_error(store, "garbage")

@@ -37,6 +37,7 @@ from cvo_py.kube import (
     CLUSTERVERSIONS,
     CONFIGMAPS,
     CRDS,
+    FEATUREGATES,
     JSON,
     ApiError,
     KubeClient,
@@ -44,11 +45,11 @@ from cvo_py.kube import (
 )
 from cvo_py.loop import SyncLoop, Timers
 from payload import acceptance as acc
-from payload.acceptance import ReleaseAcceptance
+from payload.acceptance import PreconditionOutcome, ReleaseAcceptance
 from payload.coordinator import RetrievalCoordinator, RetrieverFactory
 from payload.release import Release
 from payload.verify.config import CONFIG_ANNOTATION, SIGNATURES_LABEL
-from status.clusterversion import capabilities, crdpolicy, desired, events
+from status.clusterversion import capabilities, crdpolicy, desired, events, featuregates, preconditions, upgradeable
 from status.clusterversion.crdpolicy import CrdRevision, crd_changed, crd_revision
 from status.clusterversion.desired import StatusInputs
 from status.clusterversion.metrics import WriteCounts
@@ -85,6 +86,28 @@ def release_from_metadata(image: str, metadata: Mapping[str, Any]) -> Release:
     return Release(version, image, str(extra.get(METADATA_URL) or ""), tuple(channels))
 
 
+def read_feature_gates(client: KubeClient, version: str) -> frozenset[str]:
+    """The feature gates enabled for `version` on this cluster, read once at start as upstream reads
+    them (upstream restarts itself when they change; cvo-py applies a change at its next start).
+    No FeatureGate, or no such API: none. Another error is logged and counts as none."""
+    try:
+        featuregate = client.get(FEATUREGATES, featuregates.FEATUREGATE_NAME)
+    except ApiError as exc:
+        if not exc.is_not_found():
+            log.warning(
+                "Cannot read FeatureGate %s (%s): every feature gate counts as off", featuregates.FEATUREGATE_NAME, exc
+            )
+        return frozenset()
+    except ServerUnreachable as exc:
+        log.warning(
+            "Cannot read FeatureGate %s (%s): every feature gate counts as off", featuregates.FEATUREGATE_NAME, exc
+        )
+        return frozenset()
+    gates = featuregates.enabled(featuregate, version)
+    klog.v(2).info("Feature gates enabled for %s: %s", version or "this release", ", ".join(sorted(gates)) or "none")
+    return gates
+
+
 def default_channel(channels: Sequence[str]) -> str:
     """The channel a newly created ClusterVersion follows: the release's channel when it names
     exactly one; with several, choosing is the administrator's call, so none."""
@@ -104,6 +127,9 @@ def new_cluster_version(name: str, running: Release, cluster_id: str) -> JSON:
         "spec": spec,
     }
 
+
+# How often a sync waiting for the admin-ack ConfigMaps' first read looks again.
+ADMIN_READ_WAIT = 0.2
 
 # The ClusterVersion CRD: its schema decides which capability names status may carry.
 CLUSTERVERSION_CRD = f"{CLUSTERVERSIONS.plural}.{CLUSTERVERSIONS.group}"
@@ -150,6 +176,10 @@ class StatusOptions:
     verification_namespace: str | None = None
     # Where Events about the ClusterVersion go (the operator's namespace, as upstream's recorder).
     namespace: str = field(default_factory=env.namespace)
+    # Read the admin-ack gates and acks for Upgradeable (upstream always does).
+    admin_acks: bool = True
+    # The ClusterUpdateAcceptRisks feature gate (spec.desiredUpdate.acceptRisks allowed).
+    accept_risks: bool = False
 
 
 class StatusOperator:
@@ -195,11 +225,15 @@ class StatusOperator:
                 retriever_factory,
                 self.loop.poke,
                 retry_after=options.retrieval_retry,
+                preconditions=self.check_preconditions,
+                local_image=options.release_image,
                 show_failure_within=options.show_failure_within,
             )
             if retriever_factory is not None
             else None
         )
+        self._last_stored: JSON | None = None  # the ClusterVersion as our last write stored it
+        self._precondition_inputs: tuple[Any, ...] | None = None
         self._missing_logged = False
         self._seen_uid: str | None = None  # the ClusterVersion this run last synced
         self.created = 0  # ClusterVersions this run created
@@ -226,6 +260,15 @@ class StatusOperator:
         self.synced = threading.Event()
         for informer in (self.cv_informer, self.co_informer, self.crd_informer):
             informer.add_handler(lambda _type, _obj, _old: self.loop.poke())
+        # The admin-ack ConfigMaps, by name: Upgradeable's admin-ack source.
+        self.admin_informers: dict[tuple[str, str], Informer] = {}
+        if options.admin_acks:
+            for namespace, name in (upgradeable.ADMIN_GATES, upgradeable.ADMIN_ACKS):
+                informer = self.informers.add(
+                    Informer(client, CONFIGMAPS, namespace=namespace, field_selector=f"metadata.name={name}")
+                )
+                informer.add_handler(lambda _type, _obj, _old: self.loop.poke())
+                self.admin_informers[(namespace, name)] = informer
         self.verification_informer: Informer | None = None
         if self.coordinator is not None and options.verification_namespace:
             self.verification_informer = self.informers.add(
@@ -285,6 +328,11 @@ class StatusOperator:
     def sync(self) -> None:
         if not (self.cv_informer.has_synced and self.co_informer.has_synced):
             return
+        if any(not i.has_synced and not i.stats.last_error for i in self.admin_informers.values()):
+            # Not read yet (an Upgradeable=Unknown only because of start-up would be noise), nor
+            # failing: look again shortly, as a failure would not poke the loop.
+            self._settle_timers.add(ADMIN_READ_WAIT, self.loop.poke)
+            return
         try:
             self._sync_status()
         finally:
@@ -304,15 +352,9 @@ class StatusOperator:
         self._missing_logged = False
         self._seen_uid = (cv.get("metadata") or {}).get("uid")
         if self.coordinator is not None:
-            pending = desired.pending_update(cv, self.running)
+            pending = desired.pending_update(cv, self.running, self.options.accept_risks)
             self.coordinator.request(*(pending or (None, False)))
-        inputs = StatusInputs(
-            running=self.running,
-            acceptance=self.coordinator.acceptance() if self.coordinator is not None else None,
-            always_enabled=self.options.always_enabled,
-            prior_enabled=tuple(sorted(self._carried_enabled)),
-            updates=self.available_updates(cv.get("spec") or {}) if self.available_updates is not None else None,
-        )
+        inputs = self.status_inputs(cv)
         operators = self.co_informer.items()
 
         def compute(obj: JSON) -> JSON:
@@ -331,8 +373,77 @@ class StatusOperator:
         except StatusWriteError:
             raise  # SyncLoop retries with backoff
         self._last_rejection = ""
+        self._last_stored = written
+        self._retry_refused(written)
         self._note_omitted(written)
         self.synced.set()
+
+    def check_preconditions(self, target: Release, force: bool) -> PreconditionOutcome:
+        """The precondition checks of `target` on the ClusterVersion as it is now (called by the
+        retrieval coordinator, on its thread)."""
+        cv = self.cv_informer.get(self.options.name)
+        stored = self._last_stored
+        if cv is None or (stored is not None and _newer(stored, cv)):
+            cv = stored  # the cache has not seen our last write yet
+        inputs = StatusInputs(
+            running=self.running,
+            admin_gates=self._admin_configmap(upgradeable.ADMIN_GATES),
+            admin_acks=self._admin_configmap(upgradeable.ADMIN_ACKS),
+        )
+        view = desired.precondition_view(cv or {}, self.co_informer.items(), inputs)
+        outcome = preconditions.summarize(preconditions.run(view, target.version), force)
+        klog.v(2).info(
+            "Precondition checks of %s: %s",
+            target.label(),
+            "blocked" if outcome.blocked else outcome.message or "passed",
+        )
+        return outcome
+
+    def _retry_refused(self, stored: JSON) -> None:
+        """When what the precondition checks read changed (Upgradeable, the updates, the current
+        target, the channel), a refused target is checked again now rather than after the retry delay."""
+        if self.coordinator is None:
+            return
+        status = stored.get("status") or {}
+        conditions = status.get("conditions") or []
+        seen = (
+            json.dumps(desired.find_condition(conditions, upgradeable.UPGRADEABLE), sort_keys=True),
+            json.dumps(desired.find_condition(conditions, desired.RETRIEVED_UPDATES), sort_keys=True),
+            json.dumps([status.get(k) for k in ("desired", "availableUpdates", "conditionalUpdates")], sort_keys=True),
+            json.dumps((stored.get("spec") or {}).get("channel")),
+            json.dumps((status.get("history") or [{}])[0], sort_keys=True),
+        )
+        if self._precondition_inputs is not None and seen != self._precondition_inputs:
+            if self.coordinator.retry_failed(lambda final: final.reason == acc.PRECONDITION_CHECKS):
+                klog.v(2).info("What the precondition checks read changed: checking the refused target again")
+        self._precondition_inputs = seen
+
+    def status_inputs(self, cv: JSON) -> StatusInputs:
+        """What the status of `cv` is computed from, besides the ClusterOperators and `now`."""
+        return StatusInputs(
+            running=self.running,
+            acceptance=self.coordinator.acceptance() if self.coordinator is not None else None,
+            always_enabled=self.options.always_enabled,
+            prior_enabled=tuple(sorted(self._carried_enabled)),
+            accept_risks=self.options.accept_risks,
+            updates=self.available_updates(cv.get("spec") or {}) if self.available_updates is not None else None,
+            admin_gates=self._admin_configmap(upgradeable.ADMIN_GATES),
+            admin_acks=self._admin_configmap(upgradeable.ADMIN_ACKS),
+        )
+
+    def _admin_configmap(self, where: tuple[str, str]) -> upgradeable.ConfigMapRead | None:
+        """An admin-ack ConfigMap as its informer holds it (None when not watched)."""
+        informer = self.admin_informers.get(where)
+        if informer is None:
+            return None
+        namespace, name = where
+        if not informer.has_synced:
+            return upgradeable.ConfigMapRead(error=informer.stats.last_error or "not read yet")
+        found = informer.get(name, namespace)
+        if found is None:
+            return upgradeable.ConfigMapRead(error=f'{CONFIGMAPS.plural} "{name}" not found')
+        data = found.get("data") or {}
+        return upgradeable.ConfigMapRead({str(k): str(v) for k, v in data.items()} if isinstance(data, dict) else {})
 
     def _note_omitted(self, written: JSON) -> None:
         """An Event when status newly leaves out updates (once per distinct message)."""
@@ -404,9 +515,14 @@ class StatusOperator:
         if self.coordinator is None:
             return
         for outcome in self.coordinator.take_outcomes():
-            spec = events.retrieval_event(outcome.target.version, outcome.target.image, outcome.state, outcome.error)
-            if spec is not None:
-                self.recorder.record(involved, spec)
+            version, image = outcome.target.version, outcome.target.image
+            if outcome.preconditions is not None:
+                for spec in events.precondition_events(version, image, outcome.preconditions):
+                    self.recorder.record(involved, spec)
+                continue
+            found = events.retrieval_event(version, image, outcome.state, outcome.error)
+            if found is not None:
+                self.recorder.record(involved, found)
 
     def _get_or_create(self) -> JSON:
         """The cache has no ClusterVersion: read it live (the cache may lag our own create), else
@@ -448,6 +564,16 @@ class StatusOperator:
             pruned=self.writer.pruned_state(),
         )
         return self.cv_informer.get(self.options.name), self.co_informer.items(), counts
+
+
+def _newer(a: JSON, b: JSON) -> bool:
+    """Whether `a` has a higher resourceVersion than `b` (numeric ones only, as upstream)."""
+    try:
+        return int((a.get("metadata") or {}).get("resourceVersion") or 0) > int(
+            (b.get("metadata") or {}).get("resourceVersion") or 0
+        )
+    except (TypeError, ValueError):
+        return False
 
 
 def _slim_co(obj: JSON) -> JSON:

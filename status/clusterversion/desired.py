@@ -7,7 +7,10 @@ re-running it on a freshly read object after a conflict never drops what others 
 
 cvo-py does not apply release manifests: progress is judged from the ClusterOperators that belong
 to the release (those annotated `include.release.openshift.io/...` or
-`exclude.release.openshift.io/...`) and the `operator` version they report.
+`exclude.release.openshift.io/...`) and the `operator` version they report
+(`status.clusterversion.progress`). A requested release is named by `ReleaseAccepted` alone until
+its payload is accepted; `Upgradeable` comes from `status.clusterversion.upgradeable`, `Invalid`
+from `status.clusterversion.validation`.
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ from cvo_py.jsondata import copy_json
 from payload.acceptance import is_about, payload_loaded
 from payload.acceptance import retrieving as payload_retrieving
 from payload.release import Acceptance, Release
-from status.clusterversion import capabilities
+from status.clusterversion import capabilities, progress, upgradeable, validation
 from status.clusterversion.history import merge_history
 from status.clusterversion.history import prune_history as prune_history  # re-exported
 
@@ -38,7 +41,7 @@ RETRIEVED_UPDATES = "RetrievedUpdates"
 # Our own condition: capability names the installed CRD rejected (see status/clusterversion/writer.py).
 CAPABILITIES_PRUNED = "CapabilitiesPruned"
 
-RELEASE_ANNOTATION_PREFIXES = ("include.release.openshift.io/", "exclude.release.openshift.io/")
+RELEASE_ANNOTATION_PREFIXES = progress.RELEASE_ANNOTATION_PREFIXES
 
 
 # -- releases ---------------------------------------------------------------------------------------
@@ -54,45 +57,28 @@ class StatusInputs:
     # What the available-updates poller found for this spec's upstream and channel
     # (updates.poller.updates_status); None leaves those fields as they are.
     updates: Mapping[str, Any] | None = None
+    # The ClusterUpdateAcceptRisks feature gate: spec.desiredUpdate.acceptRisks is allowed.
+    accept_risks: bool = False
+    # The admin-ack ConfigMaps as read (None: the admin-ack source of Upgradeable is not consulted).
+    admin_gates: upgradeable.ConfigMapRead | None = None
+    admin_acks: upgradeable.ConfigMapRead | None = None
 
 
 class InvalidSpec(ValueError):
-    """spec.desiredUpdate cannot be turned into a release."""
+    """spec.desiredUpdate cannot be turned into a release: `errors` are upstream's field errors."""
+
+    def __init__(self, errors: Sequence[str]) -> None:
+        super().__init__(validation.invalid_message(errors))
+        self.errors = list(errors)
 
 
-def requested_update(cv: Mapping[str, Any]) -> Release | None:
-    """spec.desiredUpdate as a release; a version without image is looked up in availableUpdates
-    and history like upstream. Raises InvalidSpec when it names nothing usable."""
-    update = (cv.get("spec") or {}).get("desiredUpdate")
-    if not update:
-        return None
-    if not isinstance(update, dict):
-        raise InvalidSpec("spec.desiredUpdate: Invalid value: must be an object")
-    release = Release.from_dict(update)
-    if release.image:
-        return _with_metadata(release, cv)
-    if not release.version:
-        raise InvalidSpec("spec.desiredUpdate: Required value: version or image must be set")
-    status = cv.get("status") or {}
-    candidates = list(status.get("availableUpdates") or [])
-    candidates += [c.get("release") or {} for c in status.get("conditionalUpdates") or [] if isinstance(c, dict)]
-    candidates += list(status.get("history") or [])
-    for candidate in candidates:
-        if isinstance(candidate, dict) and candidate.get("version") == release.version and candidate.get("image"):
-            return _with_metadata(Release(release.version, str(candidate["image"])), cv)
-    raise InvalidSpec(
-        f'spec.desiredUpdate.version: Invalid value: "{release.version}": when image is empty the update '
-        "must be a previous version or an available update"
-    )
-
-
-def _with_metadata(release: Release, cv: Mapping[str, Any]) -> Release:
-    """Fill url and channels from the matching available update, as upstream does for desired."""
-    for update in (cv.get("status") or {}).get("availableUpdates") or []:
-        if isinstance(update, dict) and update.get("image") == release.image:
-            found = Release.from_dict(update)
-            return Release(release.version or found.version, release.image, found.url, found.channels)
-    return release
+def requested_update(cv: Mapping[str, Any], accept_risks: bool = False) -> Release | None:
+    """spec.desiredUpdate as a release (status.clusterversion.validation); None when it asks for
+    none. Raises InvalidSpec when the spec is invalid (its desired update is then ignored)."""
+    errors = validation.validate(cv, accept_risks)
+    if errors:
+        raise InvalidSpec(errors)
+    return validation.requested(cv)
 
 
 def current_release(cv: Mapping[str, Any], running: Release) -> Release:
@@ -101,10 +87,12 @@ def current_release(cv: Mapping[str, Any], running: Release) -> Release:
     return current if current.image else (running if running.image else current)
 
 
-def pending_update(cv: Mapping[str, Any], running: Release) -> tuple[Release, bool] | None:
+def pending_update(
+    cv: Mapping[str, Any], running: Release, accept_risks: bool = False
+) -> tuple[Release, bool] | None:
     """The (release, force) spec.desiredUpdate asks for when it differs from the current one."""
     try:
-        requested = requested_update(cv)
+        requested = requested_update(cv, accept_risks)
     except InvalidSpec:
         return None
     if requested is None or requested.same_as(current_release(cv, running)):
@@ -151,107 +139,12 @@ def _set_or_drop(condition: JSON, key: str, value: str) -> None:
         condition.pop(key, None)
 
 
-# -- ClusterOperators -------------------------------------------------------------------------------
+# -- ClusterOperators (status.clusterversion.progress) ------------------------------------------------
 
-
-def is_release_operator(co: Mapping[str, Any]) -> bool:
-    annotations = (co.get("metadata") or {}).get("annotations") or {}
-    return any(key.startswith(RELEASE_ANNOTATION_PREFIXES) for key in annotations)
-
-
-def operator_version(co: Mapping[str, Any]) -> str:
-    for entry in (co.get("status") or {}).get("versions") or []:
-        if isinstance(entry, dict) and entry.get("name") == "operator":
-            return str(entry.get("version") or "")
-    return ""
-
-
-def co_condition(co: Mapping[str, Any], type_: str) -> str:
-    found = find_condition((co.get("status") or {}).get("conditions") or [], type_)
-    return str(found.get("status") or "") if found else ""
-
-
-@dataclass(frozen=True)
-class OperatorProgress:
-    total: int
-    done: int  # at the target version
-    not_available: tuple[str, ...]
-    degraded: tuple[str, ...]
-
-    @property
-    def completed(self) -> bool:
-        # With no release ClusterOperators there is nothing to judge progress from.
-        return self.total > 0 and self.done == self.total
-
-
-def operator_progress(cluster_operators: Sequence[Mapping[str, Any]], target_version: str) -> OperatorProgress:
-    release_cos = sorted(
-        (co for co in cluster_operators if is_release_operator(co)),
-        key=lambda co: str((co.get("metadata") or {}).get("name") or ""),
-    )
-    done = sum(1 for co in release_cos if target_version and operator_version(co) == target_version)
-    names = [str((co.get("metadata") or {}).get("name") or "") for co in release_cos]
-    return OperatorProgress(
-        total=len(release_cos),
-        done=done,
-        not_available=tuple(
-            n for n, co in zip(names, release_cos, strict=True) if co_condition(co, "Available") == "False"
-        ),
-        degraded=tuple(n for n, co in zip(names, release_cos, strict=True) if co_condition(co, "Degraded") == "True"),
-    )
-
-
-@dataclass(frozen=True)
-class Failure:
-    reason: str
-    message: str
-    summary: str  # for "Unable to apply <v>: <summary>"
-
-
-def operator_failure(progress: OperatorProgress) -> Failure | None:
-    lines: list[tuple[str, str, str]] = []
-    if progress.not_available:
-        names = ", ".join(progress.not_available)
-        if len(progress.not_available) == 1:
-            lines.append(
-                (
-                    "ClusterOperatorNotAvailable",
-                    f"Cluster operator {names} is not available",
-                    f"the cluster operator {names} is not available",
-                )
-            )
-        else:
-            lines.append(
-                (
-                    "ClusterOperatorsNotAvailable",
-                    f"Cluster operators {names} are not available",
-                    f"the cluster operators {names} are not available",
-                )
-            )
-    if progress.degraded:
-        names = ", ".join(progress.degraded)
-        if len(progress.degraded) == 1:
-            lines.append(
-                (
-                    "ClusterOperatorDegraded",
-                    f"Cluster operator {names} is degraded",
-                    f"the cluster operator {names} is degraded",
-                )
-            )
-        else:
-            lines.append(
-                (
-                    "ClusterOperatorsDegraded",
-                    f"Cluster operators {names} are degraded",
-                    f"the cluster operators {names} are degraded",
-                )
-            )
-    if not lines:
-        return None
-    if len(lines) == 1:
-        return Failure(*lines[0])
-    message = "Multiple errors are preventing progress:\n" + "\n".join(f"* {line[1]}" for line in lines)
-    return Failure("MultipleErrors", message, "; ".join(line[2] for line in lines))
+is_release_operator = progress.is_release_operator
+operator_version = progress.operator_version
+co_condition = progress.co_condition
+operator_progress = progress.operator_progress
 
 
 # -- the whole status -------------------------------------------------------------------------------
@@ -273,8 +166,10 @@ def desired_status(
     conditions: list[JSON] = [dict(c) for c in status.get("conditions") or [] if isinstance(c, dict)]
 
     aim = target(cv, inputs)
-    progress = operator_progress(cluster_operators, aim.desired.version)
-    history = merge_history(status.get("history"), aim.desired, aim.verified, now, progress.completed)
+    counted = operator_progress(cluster_operators, aim.desired.version)
+    history = merge_history(
+        status.get("history"), aim.desired, aim.verified, now, counted.completed, aim.accepted_risks
+    )
     status["history"] = history
     if aim.desired.image:
         status["desired"] = aim.desired.to_status()
@@ -284,10 +179,11 @@ def desired_status(
     caps = capabilities_status(cv, inputs, aim.desired)
     status["capabilities"] = {"enabledCapabilities": list(caps.enabled), "knownCapabilities": list(caps.known)}
 
-    failure = operator_failure(progress)
+    decision = operators_decision(cluster_operators, aim.desired.version, history, now)
     _put(conditions, AVAILABLE, available(history, find_condition(conditions, AVAILABLE)), now)
-    _put(conditions, FAILING, failing(failure), now)
-    _put(conditions, PROGRESSING, progressing(aim, history, progress, failure), now)
+    _put(conditions, FAILING, Verdict(*decision.failing), now)
+    moving = progressing(aim, cluster_mode(history), counted, decision)
+    _put(conditions, PROGRESSING, moving, now)
     verdict = invalid(aim.invalid)
     if verdict is None:
         remove_condition(conditions, INVALID)
@@ -297,6 +193,14 @@ def desired_status(
     _put(conditions, RELEASE_ACCEPTED, release_accepted(aim, existing), now)
     _put(conditions, IMPLICITLY_ENABLED, implicitly_enabled(caps), now)
     remove_condition(conditions, "ImplicitlyEnabled")  # stale type from OCPBUGS-56114
+    sources = upgradeable_sources(cv, cluster_operators, inputs, updating=moving.status == "True")
+    blocked = upgradeable.condition(*upgradeable.risks(sources))
+    if blocked is None:
+        remove_condition(conditions, upgradeable.UPGRADEABLE)
+    else:
+        _put(conditions, upgradeable.UPGRADEABLE, Verdict(blocked.status, blocked.reason, blocked.message), now)
+    for legacy in upgradeable.LEGACY_CONDITIONS:
+        remove_condition(conditions, legacy)
     status = with_available_updates(status, inputs.updates)
     existing = find_condition(conditions, RETRIEVED_UPDATES)
     _put(conditions, RETRIEVED_UPDATES, retrieved_updates(inputs.updates, existing), now)
@@ -326,11 +230,14 @@ class Target:
 
     current: Release  # status.desired before this sync (the running release before the first)
     requested: Release | None  # spec.desiredUpdate; None when absent or invalid
-    invalid: str | None  # why spec.desiredUpdate names nothing usable
+    invalid: str | None  # the Invalid condition's message while the spec is invalid
     acceptance: Acceptance | None  # retrieval's verdict about `requested`, else None
     desired: Release
     verified: bool
     pending: bool  # `requested` is not the desired release yet (retrieval under way or failed)
+    # The desired release's acceptedRisks, from its acceptance (None: no acceptance to tell, keep
+    # what history says; upstream also blanks it while a retarget is refused, cvo-py keeps it).
+    accepted_risks: str | None = None
 
 
 def target(cv: Mapping[str, Any], inputs: StatusInputs) -> Target:
@@ -338,7 +245,7 @@ def target(cv: Mapping[str, Any], inputs: StatusInputs) -> Target:
     current = current_release(cv, inputs.running)
     invalid_spec: str | None = None
     try:
-        requested = requested_update(cv)
+        requested = requested_update(cv, inputs.accept_risks)
     except InvalidSpec as exc:
         requested, invalid_spec = None, str(exc)
     acceptance = inputs.acceptance
@@ -348,7 +255,46 @@ def target(cv: Mapping[str, Any], inputs: StatusInputs) -> Target:
     desired, verified = current, False
     if acceptance is not None and acceptance.state.status == "True" and not acceptance.target.same_as(current):
         desired, verified, pending = acceptance.target, acceptance.verified, False
-    return Target(current, requested, invalid_spec, acceptance, desired, verified, pending)
+    risks = None
+    if acceptance is not None and acceptance.state.status == "True" and acceptance.target.same_as(desired):
+        risks = None if acceptance.local else acceptance.accepted_risks
+    return Target(current, requested, invalid_spec, acceptance, desired, verified, pending, risks)
+
+
+def upgradeable_sources(
+    cv: Mapping[str, Any], cluster_operators: Sequence[Mapping[str, Any]], inputs: StatusInputs, updating: bool
+) -> upgradeable.Sources:
+    """What the Upgradeable condition is computed from; `updating`: Progressing is True."""
+    overrides = (cv.get("spec") or {}).get("overrides")
+    return upgradeable.Sources(
+        version=inputs.running.version or current_release(cv, inputs.running).version,
+        updating=updating,
+        overrides=[o for o in overrides if isinstance(o, Mapping)] if isinstance(overrides, list) else [],
+        cluster_operators=cluster_operators,
+        admin_gates=inputs.admin_gates,
+        admin_acks=inputs.admin_acks,
+    )
+
+
+def precondition_view(
+    cv: Mapping[str, Any], cluster_operators: Sequence[Mapping[str, Any]], inputs: StatusInputs
+) -> JSON:
+    """The ClusterVersion the precondition checks read: `cv`, with Upgradeable as its sources say
+    now (upstream reads the condition last written; recomputing it spares a check the lag)."""
+    view: JSON = copy_json(dict(cv))
+    if not isinstance(view.get("status"), dict):
+        view["status"] = {}
+    status = view["status"]
+    conditions: list[JSON] = [dict(c) for c in status.get("conditions") or [] if isinstance(c, dict)]
+    moving = find_condition(conditions, PROGRESSING)
+    sources = upgradeable_sources(cv, cluster_operators, inputs, updating=(moving or {}).get("status") == "True")
+    remove_condition(conditions, upgradeable.UPGRADEABLE)
+    blocked = upgradeable.condition(*upgradeable.risks(sources))
+    if blocked is not None:
+        found = {"type": upgradeable.UPGRADEABLE, "status": blocked.status}
+        conditions.append({**found, "reason": blocked.reason, "message": blocked.message})
+    status["conditions"] = conditions
+    return view
 
 
 def capabilities_status(cv: Mapping[str, Any], inputs: StatusInputs, desired: Release) -> capabilities.CapabilityStatus:
@@ -375,38 +321,57 @@ def available(history: Sequence[Mapping[str, Any]], existing: Mapping[str, Any] 
     return Verdict("False") if existing is None else None
 
 
-def failing(failure: Failure | None) -> Verdict:
-    return Verdict("False") if failure is None else Verdict("True", failure.reason, failure.message)
+def cluster_mode(history: Sequence[Mapping[str, Any]]) -> str:
+    """Installing until anything completed, updating while the newest entry is Partial, else
+    reconciling."""
+    if history and history[0].get("state") == "Completed":
+        return progress.RECONCILING
+    if any(h.get("state") == "Completed" for h in history):
+        return progress.UPDATING
+    return progress.INSTALLING
 
 
-def progressing(
-    aim: Target, history: Sequence[Mapping[str, Any]], progress: OperatorProgress, failure: Failure | None
-) -> Verdict:
-    updating = bool(history) and history[0].get("state") == "Partial"
+def operators_decision(
+    cluster_operators: Sequence[Mapping[str, Any]],
+    target_version: str,
+    history: Sequence[Mapping[str, Any]],
+    now: datetime,
+) -> progress.Decision:
+    """Upstream's decision table on the release ClusterOperators (status.clusterversion.progress);
+    the update's clock starts at the newest history entry's startedTime."""
+    mode = cluster_mode(history)
+    started = progress.parse_time_or_none(history[0].get("startedTime")) if history else None
+    return progress.judge(cluster_operators, target_version, mode, started, now)
+
+
+def progressing(aim: Target, mode: str, counted: progress.OperatorProgress, decision: progress.Decision) -> Verdict:
+    """Progressing about the desired release only: a requested release is named by ReleaseAccepted
+    alone until its payload is accepted, as upstream (4.23+ and before)."""
     label = aim.desired.label()
-    if aim.pending and aim.requested is not None:
-        # Retrieval of the next release is under way (ReleaseAccepted tells how it goes).
-        return Verdict("True", "", f"Working towards {aim.requested.label()}")
-    if updating and failure is not None:
-        return Verdict("True", failure.reason, f"Unable to apply {label}: {failure.summary}")
-    if updating:
-        message = f"Working towards {label}"
-        if progress.total:
-            pct = progress.done * 100 // progress.total
-            message += f": {progress.done} of {progress.total} done ({pct}% complete)"
-        return Verdict("True", "", message)
+    if not decision.working:
+        if mode == progress.RECONCILING:
+            return Verdict("False", decision.progress_reason, f"Error while reconciling {label}: {decision.tail}")
+        return Verdict("True", decision.progress_reason, f"Unable to apply {label}: {decision.tail}")
+    if mode == progress.RECONCILING:
+        if aim.invalid is not None:
+            return Verdict("False", "InvalidClusterVersion", f"Stopped at {label}: the cluster version is invalid")
+        return Verdict("False", "", f"Cluster version is {label}")
     if aim.invalid is not None:
-        return Verdict("False", "InvalidClusterVersion", f"Reconciling {label}: the cluster version is invalid")
-    if failure is not None:
-        return Verdict("False", failure.reason, f"Error while reconciling {label}: {failure.summary}")
-    return Verdict("False", "", f"Cluster version is {label}")
+        return Verdict("True", "InvalidClusterVersion", f"Reconciling {label}: the cluster version is invalid")
+    message = f"Working towards {label}"
+    if counted.done > 0:
+        pct = counted.done * 100 // counted.total
+        message += f": {counted.done} of {counted.total} done ({pct}% complete)"
+    if decision.tail:
+        message += (", " if counted.done > 0 else ": ") + decision.tail
+    return Verdict("True", decision.progress_reason, message)
 
 
-def invalid(why: str | None) -> Verdict | None:
-    """Invalid while spec.desiredUpdate names nothing usable; None: no such condition."""
-    if why is None:
+def invalid(message: str | None) -> Verdict | None:
+    """Invalid while the spec is invalid (`message`); None: no such condition."""
+    if message is None:
         return None
-    return Verdict("True", "InvalidClusterVersion", f"The cluster version is invalid: {why}")
+    return Verdict("True", "InvalidClusterVersion", message)
 
 
 def release_accepted(aim: Target, existing: Mapping[str, Any] | None) -> Verdict | None:

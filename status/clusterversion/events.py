@@ -1,5 +1,6 @@
-"""Kubernetes Events for payload retrieval (started, loaded, failed), as upstream's recorder emits them,
-and for updates that status leaves out (ours: upstream leaves nothing out).
+"""Kubernetes Events for payload retrieval (started, loaded, failed) and the precondition checks, as
+upstream's recorder emits them, and for updates that status leaves out (ours: upstream leaves
+nothing out).
 
 Pure part: which finished retrieval produces which Event (type, reason, message), the Event object
 itself (core/v1, the shape client-go's recorder creates) and the key that makes two Events "the
@@ -23,7 +24,7 @@ from typing import Any
 from cvo_py.gotext import go_quote, one_line
 from cvo_py.kube import CLUSTERVERSIONS, EVENTS, JSON, MERGE_PATCH, ApiError, KubeClient, ServerUnreachable
 from payload import acceptance as acc
-from payload.acceptance import ReleaseAcceptance
+from payload.acceptance import PreconditionOutcome, ReleaseAcceptance
 from updates.retrieval import UPDATES_OMITTED
 
 log = logging.getLogger(__name__)
@@ -113,6 +114,18 @@ def retrieval_event(
     else:
         text = final.message
     return EventSpec(WARNING, reason, one_line(text, MAX_MESSAGE))
+
+
+def precondition_events(version: str, image: str, outcome: PreconditionOutcome) -> list[EventSpec]:
+    """The Events of precondition checks that let the update go ahead: a Warning `PreconditionWarn`
+    with the warning (forced blocking failures included), then a Normal `PreconditionsPassed`. A
+    refusal is the failed `PreconditionChecks` step (`retrieval_event`)."""
+    found = []
+    if outcome.message:
+        text = acc.precondition_warning(version, image, outcome.message)
+        found.append(EventSpec(WARNING, "PreconditionWarn", one_line(text, MAX_MESSAGE)))
+    found.append(EventSpec(NORMAL, "PreconditionsPassed", acc.preconditions_passed(version, image)))
+    return found
 
 
 def updates_omitted_event(condition: Mapping[str, Any] | None) -> EventSpec | None:

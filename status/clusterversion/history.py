@@ -46,7 +46,9 @@ def merge_history(
     accepted_risks: str | None = None,
     max_history: int = MAX_HISTORY,
 ) -> list[JSON]:
-    """Upstream's mergeOperatorHistory on plain dicts (newest first); returns a new list."""
+    """Upstream's mergeOperatorHistory on plain dicts (newest first); returns a new list.
+
+    `accepted_risks` (None: leave as is) is written into the entry of `desired`, new or not."""
     entries = [copy_json(dict(e)) for e in history or []]
     if not desired.image:
         return entries
@@ -61,8 +63,10 @@ def merge_history(
             last["state"] = "Completed"
             if not last.get("completionTime"):
                 last["completionTime"] = ts
-        if accepted_risks is not None:
+        if accepted_risks:
             last["acceptedRisks"] = accepted_risks
+        elif accepted_risks is not None:
+            last.pop("acceptedRisks", None)  # upstream's omitempty
     else:
         if not last.get("completionTime"):
             last["completionTime"] = ts

@@ -171,14 +171,9 @@ def load(cv_path: str | Path) -> Snapshot:
 def _parse(path: Path) -> Any:
     """The file's document, within the bounds of `cvo_py.safeload` (one-line errors naming the file)."""
     try:
-        size, limit = path.stat().st_size, safeload.DEFAULT_LIMITS.max_bytes
-        if size > limit:  # refused before a byte is read
-            raise SnapshotError(f"{path}: {size} bytes, more than the limit of {limit} bytes")
-        data = path.read_bytes()
-    except FileNotFoundError:
-        raise SnapshotError(f"{path}: file not found") from None
-    except OSError as exc:
-        raise SnapshotError(f"{path}: cannot read: {exc.strerror or exc}") from None
+        data = safeload.read_file(path)  # a FIFO or a device is refused, not read
+    except safeload.DocumentError as exc:
+        raise SnapshotError(str(exc)) from None
     return parse_document(path, data)
 
 

@@ -50,7 +50,7 @@ def test_bad_verbosity_exits_2() -> None:
 def test_missing_kubeconfig_is_a_clear_error(tmp_path: Path) -> None:
     result = cvo("version", "--kubeconfig", str(tmp_path / "nope"))
     assert result.returncode == 2  # a bad flag value
-    assert "does not exist" in result.stdout + result.stderr
+    assert "file not found" in result.stdout + result.stderr
     assert "Traceback" not in result.stderr
 
 

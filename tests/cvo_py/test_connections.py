@@ -275,7 +275,7 @@ def test_a_certificate_that_names_the_server_only_in_its_common_name_is_refused(
 def test_an_unloadable_ca_file_is_named(tmp_path: Path, server: _Server) -> None:
     missing = tmp_path / "nowhere" / "ca.crt"
     client = KubeClient(ClientConfig(host=f"https://127.0.0.1:{server.server_address[1]}", ca_file=str(missing)))
-    with pytest.raises(ServerUnreachable, match=f"cannot load the CA file {re.escape(str(missing))}: No such file"):
+    with pytest.raises(ServerUnreachable, match=f"cannot load the CA file {re.escape(str(missing))}: file not found"):
         client.request("GET", "/")
 
 
@@ -303,3 +303,30 @@ def test_a_stream_that_ends_its_connection_is_still_ended_from_another_thread() 
             assert elapsed < 10, f"the read ended only after {elapsed:.1f}s, when the server let go"
         finally:
             stream.close()
+
+
+@pytest.mark.parametrize(
+    ("behaviour", "reason"),
+    [
+        ("close", "EOF"),
+        ("reset", "read: connection reset by peer"),
+        ("garbage", 'malformed HTTP response "\\x1b[2Jnot http at all"'),
+        ("long-header", "net/http: HTTP/1.x transport connection broken: "),
+        ("many-headers", "net/http: HTTP/1.x transport connection broken: "),
+    ],
+)
+def test_an_api_server_that_answers_badly_is_named_in_go_shaped_words(behaviour: str, reason: str) -> None:
+    from cvo_py.testing.hostile.servers import HostileServer
+    from cvo_py.testing.hostile.values import PYTHON_WORDING, RAW_CONTROL
+
+    with HostileServer(behaviour) as server:
+        host = server.url.removesuffix("/path")
+        client = KubeClient(ClientConfig(host=host))
+        try:
+            with pytest.raises(ServerUnreachable) as caught:
+                client.request("GET", "/version")
+        finally:
+            client.close()
+    text = str(caught.value)
+    assert text.startswith(f"cannot reach the Kubernetes API server at {host}: ") and reason in text, text
+    assert not PYTHON_WORDING.search(text) and not RAW_CONTROL.search(text), text

@@ -92,6 +92,9 @@ def test_fast_demo_shows_every_stage(demo_run: subprocess.CompletedProcess[str])
 
     unsigned = stage_output(out, 4)
     assert "ReleaseAccepted=False" in unsigned
+    # A refused payload is named by ReleaseAccepted only: the cluster is not said to be updating.
+    assert "Cluster version is 4.13.0\n" in unsigned
+    assert "An upgrade is in progress" not in unsigned and "Working towards" not in unsigned
     assert "  Reason: RetrievePayload" in unsigned
     assert re.search(
         r"Message: Retrieving payload failed version=\"4\.14\.0\" image=\"registry\.example\.com/.*"
@@ -138,6 +141,9 @@ def test_fast_demo_shows_every_stage(demo_run: subprocess.CompletedProcess[str])
         in rollback
     )
     assert "Progressing: Cluster version is 4.13.0" in rollback
+    # The forced rollback's waived precondition failures, in the history entry of 4.13.0.
+    assert "acceptedRisks: Forced through blocking failures: Multiple precondition checks failed:" in rollback
+    assert re.search(r"rollbacks\s+that\s+change\s+major\s+or\s+minor\s+versions\s+are\s+not\s+recommended", rollback)
     caps = re.search(r"enabledCapabilities:\n((?:\s+│\s+- .*\n)+)", rollback)
     assert caps and "MachineAPI" not in caps.group(1) and "Console" in caps.group(1), rollback
 

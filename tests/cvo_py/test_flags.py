@@ -3,22 +3,25 @@ anything runs (no connection, no log line, no traceback); a flag a subcommand do
 
 from __future__ import annotations
 
+import argparse
+import importlib
 import os
+import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from cvo_py import gotext
 from cvo_py.cli import main as cli
+from cvo_py.testing.hostile import flags as hostile_flags
+from cvo_py.testing.hostile.values import RAW_CONTROL
 
-# The smallest valid command line of each subcommand, so the flag under test is the only problem.
-BASE = {
-    "start": ["--node-name", "n", "--release-image", "x", "--listen", ""],
-    "update-status-controller": ["--listen", ""],
-    "upgrade-status": [],
-    "version": ["--client"],
-}
-SUBCOMMANDS = tuple(BASE)
-SERVING = ("start", "update-status-controller")
+BASE = hostile_flags.BASE
+SUBCOMMANDS = hostile_flags.SUBCOMMANDS
+SERVING = hostile_flags.SERVING
+FLAG_KINDS = hostile_flags.FLAG_KINDS
+SWITCHES = hostile_flags.SWITCHES
 
 
 @pytest.fixture
@@ -56,13 +59,13 @@ def _run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str,
 
 # (subcommands, flag arguments, what the one line must say); FILE names come from `files`.
 COMMON_CASES = [
-    (["--kubeconfig", "{MISSING}"], "does not exist"),
-    (["--kubeconfig", "{DIR}"], "is a directory"),
+    (["--kubeconfig", "{MISSING}"], "file not found"),
+    (["--kubeconfig", "{DIR}"], "a directory, not a file"),
     (["--kubeconfig", ""], "empty kubeconfig path"),
     (["--kubeconfig", "{GARBAGE}"], "cannot load Kubernetes configuration from"),
     (["--kubeconfig", "{LIST}"], "cannot load Kubernetes configuration from"),
     (["--kubeconfig", "{EMPTYCONFIG}"], "cannot load Kubernetes configuration from"),
-    (["--kubeconfig", "{UNREADABLE}"], "cannot read kubeconfig"),
+    (["--kubeconfig", "{UNREADABLE}"], "cannot read: Permission denied"),
     (["--v", "loud"], "invalid verbosity"),
     (["--v", "-1"], "invalid verbosity"),
     (["--v", ""], "invalid verbosity"),
@@ -72,21 +75,7 @@ COMMON_CASES = [
     (["--no-such-flag"], "unrecognized arguments: --no-such-flag"),
 ]
 
-LISTEN_CASES = [
-    "garbage",
-    "9099",
-    ":99999",
-    ":-1",
-    "host:",
-    "a b:80",
-    "::1:80",  # IPv6 needs brackets, as Go's SplitHostPort
-    "[not-an-ip]:80",
-    "[127.0.0.1]:80",
-    "0.0.0.0:\uff18\uff10",  # full-width digits
-    "300.1.1.1:80",
-    "bad-.example:80",
-    "host\x1b]0;x\x07:80",
-]
+LISTEN_CASES = hostile_flags.MALFORMED["listen"]
 
 START_CASES = [
     (["--release-image", ""], "missing --release-image flag"),
@@ -104,11 +93,11 @@ START_CASES = [
     (["--listen", "127.0.0.1:0"], "--serving-cert-file must be set"),
     (
         ["--listen", "127.0.0.1:0", "--serving-cert-file", "{MISSING}", "--serving-key-file", "{MISSING}"],
-        "no such file",
+        "file not found",
     ),
     (
         ["--listen", "127.0.0.1:0", "--serving-cert-file", "{DIR}", "--serving-key-file", "{DIR}"],
-        "no such file",
+        "a directory, not a file",
     ),
     (
         ["--listen", "127.0.0.1:0", "--serving-cert-file", "{GARBAGE}", "--serving-key-file", "{GARBAGE}"],
@@ -206,3 +195,63 @@ def test_listen_is_offered_only_where_endpoints_are_served(capsys: pytest.Captur
         assert code == 0
         assert ("--listen" in out) == (sub in SERVING), sub
         assert "--kubeconfig" in out and "--v" in out
+
+
+# --- every flag, by kind ------------------------------------------------------------------------
+
+ACCEPTED = 99  # what a patched `run` returns: the value got through validation
+
+
+def test_every_flag_has_a_kind() -> None:
+    parser = cli.build_parser()
+    (subparsers,) = (a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    offered = {
+        (sub, flag) for sub, p in subparsers.choices.items() for a in p._actions for flag in a.option_strings
+    }
+    assert offered == set(FLAG_KINDS) | set(SWITCHES)
+
+
+AUDIT = hostile_flags.cases()
+
+
+@pytest.fixture(scope="module")
+def hostile_files(tmp_path_factory: pytest.TempPathFactory, certificate: tuple[str, str]) -> dict[str, str]:
+    files = hostile_flags.materialize(tmp_path_factory.mktemp("hostile-flags"))
+    return {**files, "CERT": certificate[0], "KEY": certificate[1]}
+
+
+@pytest.mark.parametrize(
+    ("sub", "flag", "kind", "value"), AUDIT, ids=[f"{c[0]}:{c[1]}:{gotext.escape(c[3][:40])}" for c in AUDIT]
+)
+def test_every_malformed_value_of_every_flag_exits_2_with_one_escaped_line(
+    sub: str,
+    flag: str,
+    kind: str,
+    value: str,
+    hostile_files: dict[str, str],
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delenv("NODE_NAME", raising=False)
+    monkeypatch.delenv("KUBECONFIG", raising=False)
+    monkeypatch.setenv("HOME", hostile_files["DIR"])  # no ~/.kube/config to fall back on
+    module = importlib.import_module(cli.SUBCOMMANDS[sub][0])
+    real_run = module.run
+
+    def run(options: Any) -> int:
+        # Reading a snapshot or a dump needs no cluster: those are run, and must fail there.
+        if getattr(options, "dump", None) is not None or getattr(options, "mock_clusterversion", None) is not None:
+            return int(real_run(options))
+        return ACCEPTED
+
+    monkeypatch.setattr(module, "run", run)
+    argv = hostile_flags.argv(sub, flag, kind, value, hostile_files)
+    code, out, err = _run(argv, capsys)
+    shown = gotext.escape(err[-3000:])
+    assert code == 2, (code, shown)
+    assert out == ""
+    assert err.endswith("\n") and err.count("\n") == 1, shown
+    assert "Traceback" not in err
+    assert not RAW_CONTROL.search(err), f"a raw control or bidi character reached the terminal: {shown}"
+    assert len(err) < 2500, f"{len(err)} characters"
+    assert re.search(hostile_flags.MENTIONS[kind], err), f"not about {flag}: {shown}"

@@ -10,6 +10,9 @@ import time
 import pytest
 
 from cvo_py import httpget
+from cvo_py.testing.cluster import free_port
+from cvo_py.testing.hostile.servers import HostileServer
+from cvo_py.testing.hostile.values import PYTHON_WORDING, RAW_CONTROL
 from cvo_py.testing.update_service import UpdateService, graph
 
 
@@ -73,3 +76,42 @@ def test_redirects_are_followed() -> None:
             server.server_close()
             thread.join()
     assert answer.status == 200 and b"4.16.3" in answer.body
+
+
+@pytest.mark.parametrize(
+    ("behaviour", "phase", "message"),
+    [
+        ("close", "request", "EOF"),
+        ("reset", "request", "read: connection reset by peer"),
+        ("garbage", "request", 'malformed HTTP response "\\x1b[2Jnot http at all"'),
+        ("truncated", "body", "reading the response body: unexpected EOF"),
+        ("bad-chunk", "body", "reading the response body: "),
+        ("long-header", "request", "net/http: HTTP/1.x transport connection broken: "),
+        ("many-headers", "request", "net/http: HTTP/1.x transport connection broken: "),
+        ("redirect-loop", "request", "stopped after 10 redirects"),
+        ("redirect-to:http://[::1", "request", "failed to parse Location header \"http://[::1\": parse"),
+        ("redirect-to:ftp://x/", "request", 'unsupported protocol scheme "ftp"'),
+    ],
+)
+def test_every_failure_is_one_go_shaped_line(behaviour: str, phase: str, message: str) -> None:
+    with HostileServer(behaviour) as server, pytest.raises(httpget.GetError) as caught:
+        httpget.get(server.url, headers={}, total_timeout=10, max_bytes=1 << 20)
+    text = str(caught.value)
+    assert caught.value.phase == phase and message in text, text
+    assert "\n" not in text and not PYTHON_WORDING.search(text), text
+    assert not RAW_CONTROL.search(text), text
+
+
+def test_a_failed_redirect_names_the_hop_that_failed() -> None:
+    dead = f"http://127.0.0.1:{free_port()}/elsewhere"  # nothing listens there
+    with HostileServer(f"redirect-to:{dead}") as server, pytest.raises(httpget.GetError) as caught:
+        httpget.get(server.url, headers={}, total_timeout=10, max_bytes=1 << 20)
+    assert caught.value.url == dead
+    assert str(caught.value) == f"dial tcp {dead.split('/')[2]}: connect: connection refused"
+
+
+def test_the_status_line_reason_is_escaped_and_bounded() -> None:
+    with HostileServer("escape-status") as server:
+        answer = httpget.get(server.url, headers={}, total_timeout=10, max_bytes=1 << 20)
+    assert answer.status == 500
+    assert answer.reason == "\\x1b]0;owned\\a\\x1b[2J"

@@ -11,7 +11,11 @@ import yaml
 
 from cvo_py.kube import ConfigError, load_config
 
-PEM = b"-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n"
+
+@pytest.fixture(scope="module")
+def pem(certificate: tuple[str, str]) -> bytes:
+    """A real certificate: the CA a kubeconfig names must load."""
+    return Path(certificate[0]).read_bytes()
 
 
 def kubeconfig(tmp_path: Path, cluster: dict[str, object], user: dict[str, object], **context: object) -> str:
@@ -52,13 +56,16 @@ def read(path: str) -> tuple[str, str | None, bool, str | None]:
 @pytest.mark.parametrize(
     "cluster",
     [
-        {"server": "https://127.0.0.1:6443/", "certificate-authority-data": base64.b64encode(PEM).decode()},
+        {"server": "https://127.0.0.1:6443/", "certificate-authority-data": "PEM"},
         {"server": "https://api.example:6443", "certificate-authority": "ca.crt"},  # relative to the file
         {"server": "https://api.example:6443", "insecure-skip-tls-verify": True},
     ],
 )
-def test_a_token_kubeconfig_is_read_as_the_official_loader_reads_it(tmp_path: Path, cluster: dict[str, object]) -> None:
-    (tmp_path / "ca.crt").write_bytes(PEM)
+def test_a_token_kubeconfig_is_read_as_the_official_loader_reads_it(
+    tmp_path: Path, cluster: dict[str, object], pem: bytes
+) -> None:
+    cluster = {k: base64.b64encode(pem).decode() if v == "PEM" else v for k, v in cluster.items()}
+    (tmp_path / "ca.crt").write_bytes(pem)
     path = kubeconfig(tmp_path, cluster, {"token": "sekret"}, namespace="ns")
     assert read(path) == official(path)
     assert read(path)[3] == "Bearer sekret"
@@ -67,12 +74,13 @@ def test_a_token_kubeconfig_is_read_as_the_official_loader_reads_it(tmp_path: Pa
 @pytest.mark.parametrize(
     "user",
     [
-        {"client-certificate-data": base64.b64encode(PEM).decode(), "client-key-data": base64.b64encode(PEM).decode()},
+        {"client-certificate-data": "PEM", "client-key-data": "PEM"},
         {"token": "sekret", "as": "someone"},  # impersonation: not for the direct reader
         {"exec": {"apiVersion": "client.authentication.k8s.io/v1", "command": "true"}},
     ],
 )
-def test_anything_else_goes_through_the_official_loader(tmp_path: Path, user: dict[str, object]) -> None:
+def test_anything_else_goes_through_the_official_loader(tmp_path: Path, user: dict[str, object], pem: bytes) -> None:
+    user = {k: base64.b64encode(pem).decode() if v == "PEM" else v for k, v in user.items()}
     path = kubeconfig(tmp_path, {"server": "https://127.0.0.1:6443", "insecure-skip-tls-verify": True}, user)
     try:
         cfg = load_config(path)

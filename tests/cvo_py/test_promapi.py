@@ -72,7 +72,7 @@ def test_unreachable_and_unreadable_token_are_one_line_errors(tmp_path: Path) ->
     with pytest.raises(APIError, match=r"^http://127\.0\.0\.1:1/api/v1/alerts: .*[Cc]onnection refused") as exc:
         PrometheusAPI("http://127.0.0.1:1", timeout=2).alerts()
     assert "\n" not in str(exc.value)
-    with pytest.raises(APIError, match="cannot read the bearer token file .*/missing: No such file"):
+    with pytest.raises(APIError, match="cannot read the bearer token file .*/missing: file not found"):
         PrometheusAPI("http://127.0.0.1:1", token_file=str(tmp_path / "missing")).alerts()
 
 
@@ -83,8 +83,57 @@ def test_bad_urls_are_refused(url: str) -> None:
 
 
 def test_check_files_names_the_missing_file(tmp_path: Path) -> None:
-    with pytest.raises(ConfigError, match=r"cannot read the CA file .*/ca\.crt: No such file"):
+    with pytest.raises(ConfigError, match=r"CA file .*/ca\.crt: file not found"):
         PrometheusAPI("https://x", ca_file=str(tmp_path / "ca.crt")).check_files()
+
+
+def test_a_12mb_error_text_becomes_a_bounded_line() -> None:
+    """What the API says is cut to MAX_ERROR_CHARS (head and tail): a 12 MB error is not a 12 MB log
+    line, nor a 100 KB insight."""
+    from cvo_py.promapi import MAX_ERROR_CHARS
+    from cvo_py.testing.hostile.servers import HostileServer
+
+    with HostileServer("huge-error") as server, pytest.raises(APIError) as caught:
+        PrometheusAPI(server.url.removesuffix("/path")).alerts()
+    text = str(caught.value)
+    assert "HTTP 422: xxxx" in text and "[…]" in text
+    assert len(text) < MAX_ERROR_CHARS + 200, len(text)
+
+
+@pytest.mark.parametrize("behaviour", ["close", "reset", "garbage", "deep-json", "huge-number", "redirect-loop"])
+def test_bad_answers_are_go_shaped(behaviour: str) -> None:
+    from cvo_py.testing.hostile.servers import HostileServer
+    from cvo_py.testing.hostile.values import PYTHON_WORDING
+
+    with HostileServer(behaviour) as server, pytest.raises(APIError) as caught:
+        PrometheusAPI(server.url.removesuffix("/path")).alerts()
+    assert not PYTHON_WORDING.search(str(caught.value)), str(caught.value)
+    assert "\n" not in str(caught.value)
+
+
+def test_token_and_ca_files_swapped_for_special_files_fail_the_request_not_the_process(tmp_path: Path) -> None:
+    """At each request the files are read again (rotation): a FIFO or /dev/zero put there meanwhile
+    is an APIError at once. Run in a child under an rlimit: a reader without bounds would hang or
+    eat memory there, not here."""
+    import sys
+
+    from cvo_py.testing.hostile.files import run_limited, special_file
+
+    fifo = special_file(tmp_path, "fifo", "token")
+    code = (
+        "import sys\n"
+        "from cvo_py.promapi import APIError, PrometheusAPI\n"
+        "for kind, path in (('token_file', sys.argv[1]), ('token_file', '/dev/zero'), ('ca_file', sys.argv[1]),"
+        " ('ca_file', '/dev/zero')):\n"
+        "    try:\n"
+        "        PrometheusAPI('https://127.0.0.1:1', **{kind: path}).alerts()\n"
+        "    except APIError as exc:\n"
+        "        print(exc)\n"
+    )
+    result = run_limited([sys.executable, "-c", code, str(fifo)], timeout=60)
+    assert not result.timed_out and result.returncode == 0, result.stderr[-2000:]
+    lines = result.stdout.splitlines()
+    assert len(lines) == 4 and all("not a regular file" in line for line in lines), lines
 
 
 @pytest.fixture

@@ -1,7 +1,8 @@
 """`start` while a retrieval waits on a Pending version Pod and the admin changes their mind:
 another image, back to the running release, the request withdrawn, force toggled. The old
-retrieval ends at once (its Pod deleted), and `Progressing` and `ReleaseAccepted` never name
-different targets in any status the operator writes."""
+retrieval ends at once (its Pod deleted); in every status the operator writes, `Progressing` never
+names a target whose payload was not accepted (only `ReleaseAccepted` does, as upstream), and once
+`ReleaseAccepted` names a newer request it never goes back to an older one."""
 
 from __future__ import annotations
 
@@ -65,17 +66,24 @@ class StatusRecorder:
         self._thread.join(10)
 
 
-def contradictions(seen: list[tuple[str, str, str]]) -> list[tuple[str, str, str]]:
-    """Statuses whose Progressing works towards one image while ReleaseAccepted is about another."""
+def contradictions(seen: list[tuple[str, str, str]], requests: list[str]) -> list[tuple[str, str, str]]:
+    """Statuses whose Progressing names a requested image, or whose ReleaseAccepted names a request
+    older than one an earlier status already named (`requests` in the order they were made, the
+    first never accepted in these tests; what came before the first request is not judged)."""
     bad = []
+    newest = -1
     for entry in seen:
         _rv, progressing, accepted = entry
-        towards = re.match(r"Working towards (\S+)$", progressing)
-        if towards is None or "@sha256:" not in towards.group(1):
-            continue  # not (yet) about a requested target
-        named = re.search(r'image="([^"]*)"', accepted)
-        if named is None or named.group(1) != towards.group(1):
+        if any(image in progressing for image in requests):
             bad.append(entry)
+            continue
+        named = re.search(r'image="([^"]*)"', accepted)
+        if named is None or named.group(1) not in requests or (newest < 0 and named.group(1) != requests[0]):
+            continue
+        order = requests.index(named.group(1))
+        if order < newest:
+            bad.append(entry)
+        newest = max(newest, order)
     return bad
 
 
@@ -131,7 +139,8 @@ def test_new_target_cancels_the_pending_retrieval(
         )
         wait_until(lambda: accepted_about(kube, IMAGE_B), timeout=15, what="ReleaseAccepted about B")
         assert [p["metadata"]["name"] for p in live_pods(kube, namespace)] == [new]
-    assert not contradictions(recorder.seen), recorder.seen
+    assert not contradictions(recorder.seen, [IMAGE_A, IMAGE_B]), recorder.seen
+    assert any(IMAGE_A in e[2] for e in recorder.seen) and any(IMAGE_B in e[2] for e in recorder.seen)
     # The cancelled retrieval of A is not reported as a failure of anything.
     assert not [e for e in recorder.seen if e[2].startswith("False")], recorder.seen
 
@@ -161,7 +170,9 @@ def test_back_to_the_running_release_or_withdrawn_ends_the_retrieval(
             )
             cv = kube.get(CLUSTERVERSIONS, "version")
             assert (condition(cv, "Progressing") or {}).get("message") == "Cluster version is 4.14.1"
-        assert not contradictions(recorder.seen), recorder.seen
+        assert not contradictions(recorder.seen, [IMAGE_A, RUNNING_IMAGE]), recorder.seen
+        # Progressing stayed at the running release throughout.
+        assert {e[1] for e in recorder.seen} == {"Cluster version is 4.14.1"}, recorder.seen
         assert live_pods(kube, namespace) == []
 
 

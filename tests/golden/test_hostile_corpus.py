@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from cvo_py.testing.hostile.corpus import CORPUS, Case, environment
+from cvo_py.testing.hostile.values import RAW_CONTROL
 
 REPO = Path(__file__).resolve().parents[2]
-RAW = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\u2028\u2029]")
 
 
 @pytest.mark.parametrize("case", CORPUS, ids=[c.name for c in CORPUS])
@@ -29,7 +29,7 @@ def test_hostile_snapshot(case: Case, tmp_path: Path) -> None:
     )
     assert "Traceback" not in result.stderr, result.stderr[-2000:]
     assert result.returncode == case.exit_code, (result.returncode, result.stderr[-2000:])
-    assert not RAW.search(result.stdout + result.stderr), "a raw control or bidi character reached the terminal"
+    assert not RAW_CONTROL.search(result.stdout + result.stderr), "a raw control or bidi character reached the terminal"
     if case.exit_code:
         assert result.stdout == ""
         assert result.stderr.count("\n") == 1, result.stderr

@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from cvo_py.testing.hostile.values import PYTHON_WORDING
 from updates import graph as g
 
 
@@ -118,6 +119,31 @@ def test_unusable_graphs_name_the_reason(doc: dict[str, Any], reason: str, messa
     assert message in str(caught.value)
 
 
+def test_node_metadata_need_not_be_strings() -> None:
+    """Upstream reads node metadata as any JSON since 2025: other values are ignored, and only a key
+    it reads (url, architecture, channels) must be a string, on a node that is used."""
+    extra = {"io.openshift.upgrades.graph.release.manifestref": {"digest": "sha256:x"}, "rank": 3, "gated": True}
+    doc = {"nodes": [node("4.16.3"), {**node("4.16.5"), "metadata": {**extra, "url": "https://e/4.16.5"}},
+                     {**node("4.15.0"), "metadata": {"url": 7}}], "edges": [[0, 1]]}  # fmt: skip
+    assert [(r["version"], r.get("url")) for r in select(doc).available] == [("4.16.5", "https://e/4.16.5")]
+    doc["edges"] = [[0, 1], [0, 2]]
+    with pytest.raises(g.GraphError) as caught:
+        select(doc)
+    assert (caught.value.reason, str(caught.value)) == (
+        "ResponseInvalid",
+        "invalid recommended update node: url metadata of 4.15.0 is a number, not a string",
+    )
+
+
+def test_a_multi_architecture_cluster_is_offered_the_multi_graph() -> None:
+    """Running a multi payload, the cluster asks for the multi graph and gets its updates (not only
+    its own version, which is what a single-architecture cluster switching to multi is offered)."""
+    doc = {"nodes": [node("4.16.3", "multi-3"), node("4.16.5", "multi-5")], "edges": [[0, 1]]}
+    parsed = g.parse_graph(json.dumps(doc).encode())
+    updates = g.select_updates(parsed, "4.16.3", want_multi=True, current_is_multi=True)
+    assert [r["image"] for r in updates.available] == ["multi-5"]
+
+
 def test_metadata_errors_count_only_on_nodes_that_are_used() -> None:
     doc = {"nodes": [node("4.16.3"), node("4.16.5"), node("4.15.0", **{g.ARCH_METADATA: "bogus"})], "edges": [[0, 1]]}
     assert [r["version"] for r in select(doc).available] == ["4.16.5"]
@@ -131,8 +157,8 @@ def test_metadata_errors_count_only_on_nodes_that_are_used() -> None:
         (b"garbage", "invalid character 'g'"),
         (b"[1]", "cannot unmarshal array into Go value of type cincinnati.graph"),
         (b"\xff\xfe", "invalid UTF-8"),
-        (b"[" * 100_000 + b"]" * 100_000, "unreadable JSON"),
-        (b'{"nodes": [{"version": "4.16.3", "payload": ' + b"9" * 5000 + b"}]}", "unreadable JSON"),
+        (b"[" * 100_000 + b"]" * 100_000, "exceeded max depth"),  # Go's words, not Python's recursion limit
+        (b'{"nodes": [{"version": "4.16.3", "payload": ' + b"9" * 5000 + b"}]}", "cannot unmarshal number"),
     ],
 )
 def test_bad_bodies_are_one_line_response_errors(raw: bytes, fragment: str) -> None:
@@ -141,6 +167,7 @@ def test_bad_bodies_are_one_line_response_errors(raw: bytes, fragment: str) -> N
     assert caught.value.reason == "ResponseInvalid"
     assert fragment in str(caught.value)
     assert "\n" not in str(caught.value)
+    assert not PYTHON_WORDING.search(str(caught.value)), str(caught.value)
 
 
 def test_huge_bodies_are_refused_before_parsing() -> None:

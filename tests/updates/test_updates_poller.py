@@ -47,7 +47,8 @@ def cluster_version(upstream: str, channel: str = "stable-4.16", version: str = 
             "status": {"desired": {"version": version, "image": image_of(version)}}}
 
 
-def make_poller(cv: dict[str, Any], clock: Clock, query: Any = None, timeout: float = 5.0) -> AvailableUpdatesPoller:
+def make_poller(cv: dict[str, Any], clock: Clock, query: Any = None, timeout: float = 5.0,
+                options: PollerOptions | None = None) -> AvailableUpdatesPoller:
     return AvailableUpdatesPoller(
         lambda: cv,
         fetch=lambda url, transport, total: fetch_graph(url, user_agent="ClusterVersionOperator/4.16.3",
@@ -55,7 +56,7 @@ def make_poller(cv: dict[str, Any], clock: Clock, query: Any = None, timeout: fl
         transport=lambda: Transport(),
         query=query,
         on_change=lambda: None,
-        options=PollerOptions(arch="amd64", total_timeout=timeout),
+        options=options or PollerOptions(arch="amd64", total_timeout=timeout),
         now=clock,
     )
 
@@ -150,6 +151,42 @@ def test_a_failed_refresh_keeps_the_last_good_updates_and_a_new_channel_clears_t
     out = fields(poller, cv)
     assert [r["version"] for r in out["availableUpdates"]] == ["4.17.0"]
     assert out["conditionalUpdates"] is None
+
+
+def test_lists_nobody_could_confirm_for_a_day_are_cleared(service: UpdateService) -> None:
+    cv = cluster_version(service.url)
+    clock = Clock()
+    poller = make_poller(cv, clock)
+    poller.tick()
+    service.fault = "error"
+    clock.now += timedelta(hours=23)
+    poller.tick()
+    assert [r["version"] for r in fields(poller, cv)["availableUpdates"]] == ["4.16.8", "4.16.5"]
+    clock.now += timedelta(hours=1, minutes=1)  # a day and a minute after the last success
+    poller.tick()
+    out = fields(poller, cv)
+    assert out["condition"]["reason"] == "ResponseFailed"
+    assert out["availableUpdates"] is None and out["conditionalUpdates"] is None
+    service.fault = None
+    clock.now += timedelta(minutes=5)
+    poller.tick()  # a success brings them back
+    assert [r["version"] for r in fields(poller, cv)["availableUpdates"]] == ["4.16.8", "4.16.5"]
+
+
+def test_a_multi_architecture_payload_asks_for_the_multi_graph(service: UpdateService) -> None:
+    cv = cluster_version(service.url)
+    clock = Clock()
+    poller = make_poller(cv, clock, options=PollerOptions(running_multi=True, total_timeout=5.0))
+    poller.tick()
+    assert service.requests[-1]["arch"] == ["multi"]
+    # Its updates, not only its own version (what a single-architecture cluster moving to multi gets).
+    assert [r["version"] for r in fields(poller, cv)["availableUpdates"]] == ["4.16.8", "4.16.5"]
+    # `oc adm upgrade --to-multi-arch` on a single-architecture cluster: the multi payload of its version.
+    cv["spec"]["desiredUpdate"] = {"architecture": "Multi", "version": "4.16.3"}
+    single = make_poller(cv, clock, options=PollerOptions(arch="amd64", total_timeout=5.0))
+    single.tick()
+    assert service.requests[-1]["arch"] == ["multi"]
+    assert [r["version"] for r in fields(single, cv)["availableUpdates"]] == ["4.16.3"]
 
 
 def test_a_new_running_version_is_asked_about_at_once(service: UpdateService) -> None:

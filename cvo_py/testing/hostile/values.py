@@ -2,6 +2,19 @@
 
 from __future__ import annotations
 
+import re
+
+# A character a terminal could act on (C0 and C1 controls, DEL, bidi overrides and isolates, line and
+# paragraph separators): never printed raw.
+RAW_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\u2028\u2029]")
+
+# What a message claimed Go-shaped must never carry: Python's own wording of its exceptions and
+# limits (reprs of exception tuples, class names, errno brackets, interpreter limits).
+PYTHON_WORDING = re.compile(
+    r"\('|\w+(Error|Exception|Disconnected|Line|Read|Long)\(|Traceback|maximum recursion depth|Exceeds the limit"
+    r"|set_int_max_str_digits|object at 0x|<urllib3|HTTPConnection|NoneType|\[Errno |_ssl\.c:|Connection aborted"
+)
+
 
 def deep_flow(levels: int = 30_000) -> str:
     """`[[[…]]]` nested `levels` deep: C or Python recursion over it overflows the stack."""

@@ -323,3 +323,25 @@ def test_altered_gpg_signature_by_a_trusted_key_keeps_the_generic_reason(gpg: Gp
     responses.get(sig_url(STORE_A, 1), body=signature)
     responses.get(sig_url(STORE_A, 2), status=404)
     expect_failure(verifier(gpg.public_key, now=NOW), f"{sig_url(STORE_A, 1)}: {UNTRUSTED}")
+
+
+@pytest.mark.parametrize(
+    ("behaviour", "said"),
+    [
+        ("escape-status", "store unreachable: HTTP 500 \\x1b]0;owned\\a\\x1b[2J"),
+        ("close", "store unreachable: EOF"),
+        ("reset", "store unreachable: read tcp 127.0.0.1:"),
+        ("garbage", 'store unreachable: net/http: HTTP/1.x transport connection broken: malformed HTTP response'),
+    ],
+)
+def test_a_store_that_answers_badly_is_one_escaped_go_shaped_line(key: Any, behaviour: str, said: str) -> None:
+    """A real server (not a mock): what the store says reaches ReleaseAccepted escaped, and its
+    transport failures in Go's words, never Python's."""
+    from cvo_py.testing.hostile.servers import HostileServer
+    from cvo_py.testing.hostile.values import PYTHON_WORDING, RAW_CONTROL
+
+    with HostileServer(behaviour) as server, pytest.raises(VerificationError) as err:
+        verifier(key, stores=(server.url,)).verify(IMAGE, 10)
+    text = str(err.value)
+    assert said in text, text
+    assert not PYTHON_WORDING.search(text) and not RAW_CONTROL.search(text) and "\n" not in text, text

@@ -1,6 +1,8 @@
 """`desired_status` composed of one helper per field and condition is a fixed point: recomputing the
-status it wrote, with the same observations and a later `now`, changes nothing (no condition flips,
-no transition time moves, no history entry is added), in every state the status tests build."""
+status it wrote, with the same observations and a later `now` within every grace period, changes
+nothing (no condition flips, no transition time moves, no history entry is added), in every state
+the status tests build. How the grace periods themselves move conditions is in
+test_cvstatus_progress.py."""
 
 from __future__ import annotations
 
@@ -19,13 +21,13 @@ from updates.poller import UpdatesState, updates_status
 from updates.retrieval import failure, succeeded
 
 T0 = datetime(2024, 5, 1, 12, 0, 0, tzinfo=UTC)
-LATER = T0 + timedelta(hours=3)
+LATER = T0 + timedelta(minutes=25)  # within the shortest grace period (30 minutes)
 IMG_A = "quay.io/openshift-release-dev/ocp-release@sha256:" + "a" * 64
 IMG_B = "quay.io/openshift-release-dev/ocp-release@sha256:" + "b" * 64
 RUNNING = Release("4.14.1", IMG_A)
 TARGET = Release("4.14.2", IMG_B)
 EXAMPLES = Path(__file__).resolve().parents[3] / ".." / "shared" / "oc-examples"
-SPEC = {"clusterID": "c0ffee", "channel": "stable-4.14", "upstream": "http://u/graph"}
+SPEC = {"clusterID": "5a0c8f4e-2f3b-4c7d-9e61-0d4f2b7c9a13", "channel": "stable-4.14", "upstream": "http://u/graph"}
 
 
 def co(name: str, version: str, available: str = "True", degraded: str = "False") -> dict[str, Any]:

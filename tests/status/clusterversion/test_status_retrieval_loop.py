@@ -6,10 +6,18 @@ import dataclasses
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from typing import Any
 
 import pytest
 
-from payload.acceptance import ReleaseAcceptance, payload_loaded, retrieval_failed, retrieving
+from payload.acceptance import (
+    PreconditionOutcome,
+    ReleaseAcceptance,
+    payload_loaded,
+    precondition_blocked,
+    retrieval_failed,
+    retrieving,
+)
 from payload.coordinator import RetrievalCoordinator
 from payload.release import Release
 from status.clusterversion.controller import read_release_metadata
@@ -23,6 +31,8 @@ B = Release("4.14.3", "img-b")
 class FakeResult:
     version: str
     verified: bool
+    local: bool = False
+    verification_error: str = ""
 
 
 @dataclass
@@ -178,8 +188,25 @@ def test_every_report_pokes_the_status_loop(harness: tuple[Harness, RetrievalCoo
     coordinator.request(A, False)
     assert h.started.acquire(timeout=WAIT)
     wait_idle(coordinator)
-    # retrieving, payload loaded, and the end of the retrieval.
-    assert all(h.changes.acquire(timeout=WAIT) for _ in range(3))
+    # retrieving, and the end of the retrieval (which publishes the payload loaded).
+    assert all(h.changes.acquire(timeout=WAIT) for _ in range(2))
+
+
+def test_success_is_published_only_when_the_attempt_ends(checked: tuple[Harness, Checks, RetrievalCoordinator]) -> None:
+    """The retriever's own "payload loaded" report is not the acceptance: an image-only target is
+    checked first, and the acceptance carries the loaded version (status.desired must never be a
+    release without its version, as a status sync between the two would write)."""
+    h, checks, coordinator = checked
+    gate = h.gate("img-x", payload_loaded("", "img-x", "amd64"))
+    seen: list[Any] = []
+    checks.on_call = lambda: seen.append(coordinator.acceptance())
+    coordinator.request(Release("", "img-x"), False)
+    assert h.started.acquire(timeout=WAIT)
+    gate.set()
+    wait_idle(coordinator)
+    assert len(seen) == 1 and (seen[0] is None or seen[0].state.status == "Unknown")
+    final = coordinator.acceptance()
+    assert final is not None and final.state.status == "True" and final.target.version == "4.14.9"
 
 
 def test_read_release_metadata(tmp_path: pytest.TempPathFactory) -> None:
@@ -328,6 +355,167 @@ def test_a_changed_request_cancels_the_retrieval_in_flight(change: tuple[Release
             assert coordinator.acceptance() is None and len(made) == 1
     finally:
         coordinator.stop(timeout=WAIT)
+
+
+# -- precondition checks ------------------------------------------------------------------------------
+
+
+@dataclass
+class Checks:
+    """Injected precondition checks: a fixed outcome per version, and what they were asked."""
+
+    outcomes: dict[str, PreconditionOutcome] = field(default_factory=dict)
+    asked: list[tuple[Release, bool]] = field(default_factory=list)
+    on_call: Callable[[], None] = lambda: None
+
+    def __call__(self, target: Release, force: bool) -> PreconditionOutcome:
+        self.asked.append((target, force))
+        self.on_call()
+        if target.version == "boom":
+            raise RuntimeError("a bug in a check")
+        return self.outcomes.get(target.version, PreconditionOutcome(False, ""))
+
+
+@pytest.fixture
+def checked() -> Iterator[tuple[Harness, Checks, RetrievalCoordinator]]:
+    h, checks = Harness(), Checks()
+    coordinator = RetrievalCoordinator(
+        h.make, h.changes.release, retry_after=60.0, clock=lambda: h.clock[0], preconditions=checks,
+        local_image="img-running",
+    )  # fmt: skip
+    coordinator.start()
+    yield h, checks, coordinator
+    for gate in h.gates.values():
+        gate.set()
+    coordinator.stop()
+
+
+BLOCKED = PreconditionOutcome(True, 'Precondition "ClusterVersionGiantHop" failed because of "MajorVersionUpdate": no')
+WARNED = PreconditionOutcome(
+    False, 'Precondition "ClusterVersionRecommendedUpdate" failed because of "UnknownUpdate": ?'
+)
+
+
+def test_a_refused_target_is_never_verified_or_fetched(checked: tuple[Harness, Checks, RetrievalCoordinator]) -> None:
+    h, checks, coordinator = checked
+    checks.outcomes["4.14.2"] = BLOCKED
+    coordinator.request(A, False)
+    wait_idle(coordinator)
+    final = coordinator.acceptance()
+    assert final is not None and final.state == precondition_blocked("4.14.2", "img-a", BLOCKED.message)
+    assert h.calls == [] and checks.asked == [(A, False)]
+    # The refusal is the one outcome to report (a Warning PreconditionBlock).
+    assert [(o.state.reason, o.preconditions) for o in coordinator.take_outcomes()] == [("PreconditionChecks", None)]
+
+
+def test_a_warning_goes_ahead_and_becomes_the_accepted_risk(
+    checked: tuple[Harness, Checks, RetrievalCoordinator],
+) -> None:
+    h, checks, coordinator = checked
+    checks.outcomes["4.14.2"] = WARNED
+    h.gate("img-a", payload_loaded("4.14.2", "img-a", "amd64")).set()
+    coordinator.request(A, True)
+    wait_idle(coordinator)
+    final = coordinator.acceptance()
+    assert final is not None and final.state.status == "True" and final.accepted_risks == WARNED.message
+    assert h.calls == [("img-a", "4.14.2", True)] and checks.asked == [(A, True)]
+    outcomes = coordinator.take_outcomes()
+    # Checked first, then retrieved; the checks' Events come with the payload loaded, as upstream's.
+    assert [(o.state.reason, o.preconditions) for o in outcomes] == [
+        ("RetrievePayload", None),
+        ("PayloadLoaded", WARNED),
+        ("PayloadLoaded", None),
+    ]
+
+
+def test_an_image_only_target_is_checked_once_its_version_is_loaded(
+    checked: tuple[Harness, Checks, RetrievalCoordinator],
+) -> None:
+    h, checks, coordinator = checked
+    checks.outcomes["4.14.9"] = BLOCKED  # the version FakeRetriever loads for an image-only request
+    h.gate("img-x", payload_loaded("", "img-x", "amd64")).set()
+    coordinator.request(Release("", "img-x"), False)
+    wait_idle(coordinator)
+    final = coordinator.acceptance()
+    assert final is not None and final.state == precondition_blocked("4.14.9", "img-x", BLOCKED.message)
+    assert checks.asked == [(Release("4.14.9", "img-x"), False)] and len(h.calls) == 1
+
+
+def test_the_running_release_is_not_checked(checked: tuple[Harness, Checks, RetrievalCoordinator]) -> None:
+    h, checks, coordinator = checked
+    checks.outcomes["4.14.1"] = BLOCKED
+    h.gate("img-running", payload_loaded("4.14.1", "img-running")).set()
+    coordinator.request(Release("4.14.1", "img-running"), False)
+    wait_idle(coordinator)
+    final = coordinator.acceptance()
+    assert final is not None and final.state.status == "True" and checks.asked == []
+
+
+def test_a_check_that_fails_blocks(checked: tuple[Harness, Checks, RetrievalCoordinator]) -> None:
+    h, _checks, coordinator = checked
+    coordinator.request(Release("boom", "img-b"), False)
+    wait_idle(coordinator)
+    final = coordinator.acceptance()
+    assert final is not None and final.state.reason == "PreconditionChecks"
+    assert final.state.message.endswith(": the checks could not run: a bug in a check") and h.calls == []
+
+
+def test_no_check_events_for_an_attempt_that_fails_later(
+    checked: tuple[Harness, Checks, RetrievalCoordinator],
+) -> None:
+    h, checks, coordinator = checked
+    checks.outcomes["4.14.2"] = WARNED
+    h.gate("img-a", retrieval_failed("4.14.2", "img-a", "not signed")).set()
+    coordinator.request(A, False)
+    wait_idle(coordinator)
+    assert checks.asked == [(A, False)]
+    assert [o.preconditions for o in coordinator.take_outcomes()] == [None, None]
+
+
+def test_a_refusal_is_checked_again_when_told(checked: tuple[Harness, Checks, RetrievalCoordinator]) -> None:
+    h, checks, coordinator = checked
+    checks.outcomes["4.14.2"] = BLOCKED
+    coordinator.request(A, False)
+    wait_idle(coordinator)
+    del checks.outcomes["4.14.2"]  # e.g. the admin acked the gate
+    h.gate("img-a", payload_loaded("4.14.2", "img-a", "amd64")).set()
+    assert coordinator.retry_failed(lambda final: final.reason == "PreconditionChecks")
+    wait_idle(coordinator)
+    final = coordinator.acceptance()
+    assert final is not None and final.state.status == "True" and len(checks.asked) == 2
+
+
+def test_a_forced_verification_failure_is_an_accepted_risk(
+    checked: tuple[Harness, Checks, RetrievalCoordinator],
+) -> None:
+    h, checks, _coordinator = checked
+    checks.outcomes["4.14.2"] = WARNED
+
+    def make(report: object) -> FakeRetriever:
+        retriever = h.make(report)
+        original = retriever.retrieve
+
+        def retrieve(image: str, version: str, force: bool) -> ReleaseAcceptance:
+            final = original(image, version, force)
+            retriever.last_result = FakeResult("4.14.2", False, verification_error="unable to verify sha256:aa")
+            return final
+
+        retriever.retrieve = retrieve  # type: ignore[method-assign]
+        return retriever
+
+    forced = RetrievalCoordinator(make, lambda: None, retry_after=60.0, preconditions=checks).start()
+    try:
+        h.gate("img-a", payload_loaded("4.14.2", "img-a", "amd64")).set()
+        forced.request(A, True)
+        wait_idle(forced)
+        final = forced.acceptance()
+        assert final is not None and final.state.status == "True"
+        assert final.accepted_risks == (
+            'Target release version="4.14.2" image="img-a" cannot be verified, but continuing anyway because the '
+            "update was forced: unable to verify sha256:aa\n" + WARNED.message
+        )
+    finally:
+        forced.stop()
 
 
 class CleansUp:

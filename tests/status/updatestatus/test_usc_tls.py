@@ -73,11 +73,11 @@ BAD: list[tuple[list[str], str]] = [
     (["--serving-key-file={key}"], "--serving-key-file was set, so --serving-cert-file must be set"),
     (
         ["--serving-cert-file={missing}", "--serving-key-file={key}"],
-        "--serving-cert-file '{missing}': no such file",
+        "--serving-cert-file '{missing}': file not found",
     ),
     (
         ["--serving-cert-file={cert}", "--serving-key-file={missing}"],
-        "--serving-key-file '{missing}': no such file",
+        "--serving-key-file '{missing}': file not found",
     ),
     (
         ["--serving-cert-file={cert}", "--serving-key-file={other_key}"],
@@ -121,7 +121,7 @@ def test_start_keeps_its_messages_for_the_same_flags() -> None:
     for args, reason in (
         ([], "--listen was not set empty, so --serving-cert-file must be set"),
         (["--serving-cert-file", "c"], "--listen was not set empty, so --serving-key-file must be set"),
-        (["--serving-cert-file", "c", "--serving-key-file", "k"], "--serving-cert-file 'c': no such file"),
+        (["--serving-cert-file", "c", "--serving-key-file", "k"], "--serving-cert-file 'c': file not found"),
     ):
         result = subprocess.run(
             [sys.executable, "-m", "cvo_py", "start", "--node-name", "n", "--release-image", "x", *args],

@@ -1,0 +1,262 @@
+"""Release retrieval on a real node: the version Pod runs real containers that pull from the local
+registry and copy the payload into the node's hostPath; real failures reach `ReleaseAccepted` with
+the container and the runtime's own text; `start` survives losing its Pod mid-retrieval and the
+node's agents restarting.
+
+Each failure is timed from the arrival of the Pod event carrying the kubelet's status write to the
+arrival of the ClusterVersion event carrying it (both watched by this process); the figures are
+printed at the end of the run (tests/e2e/conftest.py)."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from cvo_py.kube import CLUSTERVERSIONS, PODS, KubeClient
+from cvo_py.testing import localcluster, localnode, nodecluster, usc, versionpod
+from cvo_py.testing.arrivals import Arrival, Arrivals
+from cvo_py.testing.localnode import NodeInfo
+from cvo_py.testing.nodeconfig import NodePaths
+from cvo_py.testing.wait import wait_until
+from payload.podspec import POD_LABEL_SELECTOR, target_dir
+
+NAMESPACE = "openshift-cluster-version"
+ABSENT_DIGEST = "sha256:" + "e" * 64
+
+
+@pytest.fixture
+def pods(kube: KubeClient) -> Iterator[Arrivals]:
+    with Arrivals(kube, PODS, namespace=NAMESPACE, label_selector=POD_LABEL_SELECTOR) as arrivals:
+        yield arrivals
+
+
+@pytest.fixture
+def versions(kube: KubeClient) -> Iterator[Arrivals]:
+    with Arrivals(kube, CLUSTERVERSIONS) as arrivals:
+        yield arrivals
+
+
+def request(kube: KubeClient, image: str) -> None:
+    """`oc adm upgrade --to-image=IMAGE --force`: by digest, no version, unverifiable here."""
+    kube.patch(CLUSTERVERSIONS, "version", {"spec": {"desiredUpdate": {"image": image, "version": "", "force": True}}})
+
+
+def accepted(arrival: Arrival) -> dict[str, Any]:
+    for condition in arrival.object.get("status", {}).get("conditions") or []:
+        if condition["type"] == "ReleaseAccepted":
+            return dict(condition)
+    return {}
+
+
+def statuses(pod: dict[str, Any]) -> list[dict[str, Any]]:
+    status = pod.get("status") or {}
+    return list(status.get("initContainerStatuses") or []) + list(status.get("containerStatuses") or [])
+
+
+def test_real_retrieval_loads_the_release_by_digest(
+    kube: KubeClient, node: NodeInfo, paths: NodePaths, pods: Arrivals, versions: Arrivals
+) -> None:
+    target = node.release_images[1]
+    image, version = target["image"], target["version"]
+    request(kube, image)
+    loaded = versions.wait_for(
+        f"ReleaseAccepted=True PayloadLoaded for {image}",
+        lambda a: accepted(a).get("reason") == "PayloadLoaded" and image in accepted(a).get("message", ""),
+        timeout=180,
+    )
+    # The version named is the one the image's release-metadata says (the request gave none).
+    assert f'version="{version}"' in accepted(loaded)["message"], accepted(loaded)
+    assert accepted(loaded)["status"] == "True"
+    # Real containers ran: every one terminated with exit 0, and the runtime reports the digest it pulled.
+    done = [a.object for a in pods.events if a.object.get("status", {}).get("phase") == "Succeeded"]
+    assert done, [a.object.get("status") for a in pods.events]
+    for status in statuses(done[-1]):
+        assert status["state"]["terminated"]["exitCode"] == 0, status
+        assert status["imageID"].endswith(image.rsplit("@", 1)[1]), status
+    # What the containers copied is on the node, where the operator reads it.
+    metadata = Path(target_dir(image, str(paths.payloads))) / "release-manifests" / "release-metadata"
+    assert json.loads(metadata.read_text())["version"] == version
+    # OTA-1269: the ClusterVersion insight says Updating while the release operator is behind...
+    data = wait_until(
+        lambda: (
+            (d := usc.configmap_data(kube, usc.NAMESPACE))
+            and usc.insight_condition(d, "usc-cv-version", "Updating").startswith("True ")
+            and d
+        ),
+        timeout=60,
+        what="the ClusterVersion insight's Updating=True during the update",
+    )
+    assert version in usc.printable(data)
+    # ...and not Updating once it reports the new version.
+    usc.set_operator(kube, nodecluster.RELEASE_OPERATOR, version, datetime.now(UTC))
+    wait_until(
+        lambda: (
+            (d := usc.configmap_data(kube, usc.NAMESPACE))
+            and usc.insight_condition(d, "usc-cv-version", "Updating").startswith("False ")
+        ),
+        timeout=60,
+        what="the ClusterVersion insight's Updating=False after the update",
+    )
+    history = kube.get(CLUSTERVERSIONS, "version")["status"]["history"]
+    assert history[0]["state"] == "Completed" and history[0]["version"] == version, history[:2]
+
+
+# mode: (image of node.json's images or a literal, the reasons the kubelet may write, the text the
+# condition must carry, whether it is a failure retrying cannot fix).
+MODES = {
+    "absent-digest": ("absent", ("ErrImagePull",), "manifest unknown", True),
+    "invalid-name": ("invalid", ("InvalidImageName",), "invalid reference format", True),
+    "no-release-manifests": ("no-release-manifests", ("Error", "CrashLoopBackOff"), "/release-manifests", True),
+    "no-shell": ("no-shell", ("CreateContainerError", "RunContainerError", "StartError"), "sh", True),
+    "unsigned": ("unsigned", ("SignatureValidationFailed",), "signature", True),
+    "registry-stopped": ("stopped", ("RegistryUnavailable", "ErrImagePull"), "connection refused", False),
+}
+
+
+def simulated(mode: str, image: str, real: str) -> str:
+    """What the toolkit's simulated kubelet writes for `mode` (cvo_py/testing/versionpod.py)."""
+    if mode == "absent-digest":
+        return versionpod.manifest_unknown(image)
+    if mode == "invalid-name":
+        return versionpod.invalid_image_name(image)
+    if mode == "no-release-manifests":
+        return versionpod.missing_release_manifests()
+    if mode == "no-shell":
+        stamp = re.search(r'time="([^"]+)"', real)
+        return versionpod.container_create_failed(stamp.group(1) if stamp else "?", "sh")
+    if mode == "unsigned":
+        return versionpod.signature_rejected(image)
+    return versionpod.registry_unavailable(image)
+
+
+def image_for(mode: str, node: NodeInfo) -> str:
+    if mode == "absent":
+        return f"{node.registry}/{nodecluster.RELEASE_REPOSITORY}@{ABSENT_DIGEST}"
+    if mode == "invalid":
+        return f"{node.registry}/BAD//name@{ABSENT_DIGEST}"
+    if mode == "stopped":
+        return node.release_images[2]["image"]  # pulled by no earlier test on a new node (`make e2e`)
+    return str(node.images["variants"][mode])
+
+
+def failing_container(pod: dict[str, Any], reasons: tuple[str, ...]) -> dict[str, Any] | None:
+    """The container whose state (or last state) carries one of `reasons`, with that state."""
+    for status in statuses(pod):
+        for key in ("state", "lastState"):
+            for kind in ("waiting", "terminated"):
+                state = (status.get(key) or {}).get(kind) or {}
+                if state.get("reason") in reasons:
+                    return {"container": status["name"], "state": kind, **state}
+    return None
+
+
+@pytest.mark.parametrize("mode", list(MODES))
+def test_real_failure_reaches_release_accepted(
+    mode: str,
+    kube: KubeClient,
+    node: NodeInfo,
+    paths: NodePaths,
+    pods: Arrivals,
+    versions: Arrivals,
+    figures: list[dict[str, Any]],
+) -> None:
+    which, reasons, text, terminal = MODES[mode]
+    image = image_for(which, node)
+    if which == "stopped":
+        localnode.stop_registry(paths)
+    try:
+        pod_mark, cv_mark = pods.mark(), versions.mark()
+        request(kube, image)
+        written = pods.wait_for(
+            f"the kubelet writes one of {reasons} for {image}",
+            lambda a: (
+                failing_container(a.object, reasons) is not None
+                and image in json.dumps(a.object["spec"]["initContainers"][0]["image"])
+            ),
+            timeout=120,
+            after=pod_mark,
+        )
+        kubelet = failing_container(written.object, reasons)
+        assert kubelet is not None
+        status = "False" if terminal else "Unknown"
+        surfaced = versions.wait_for(
+            f"ReleaseAccepted={status} naming {kubelet['container']} and {text!r}",
+            lambda a: (
+                accepted(a).get("status") == status
+                and image in accepted(a).get("message", "")
+                and kubelet["container"] in accepted(a).get("message", "")
+                and text in accepted(a).get("message", "")
+            ),
+            timeout=60,
+            after=cv_mark,
+        )
+    finally:
+        if which == "stopped":
+            localnode.start_registry(paths, int(node.registry.rsplit(":", 1)[1]))
+    condition = accepted(surfaced)
+    # The runtime's own words are in the condition, verbatim (their end, where a long one is bounded).
+    runtime_text = (kubelet.get("message") or "").strip()
+    if runtime_text:
+        assert runtime_text.splitlines()[-1][-150:] in condition["message"], (runtime_text, condition["message"])
+    assert kubelet["reason"] in condition["message"], condition["message"]
+    # The toolkit's simulated kubelet writes the same text for this failure.
+    assert kubelet.get("message") == simulated(mode, image, runtime_text), kubelet
+    figures.append(
+        {
+            "mode": mode,
+            "kubelet": {k: kubelet.get(k) for k in ("container", "state", "reason", "message", "exitCode")},
+            "condition": {k: condition[k] for k in ("status", "reason", "message")},
+            "ms_after_kubelet_write_arrived": round((surfaced.at - written.at) * 1000),
+        }
+    )
+
+
+def test_start_pod_deleted_during_a_retrieval_converges(
+    kube: KubeClient, node: NodeInfo, pods: Arrivals, versions: Arrivals, paths: NodePaths
+) -> None:
+    image = node.release_images[3]["image"]
+    (start,) = kube.list(PODS, NAMESPACE, label_selector="k8s-app=cluster-version-operator")["items"]
+    mark = pods.mark()
+    request(kube, image)
+    # The retrieval under way (the previous test's) is superseded first: its Pod deleted and pruned.
+    created = pods.wait_for("a version Pod for the request", lambda a: a.type == "ADDED", timeout=240, after=mark)
+    kube.delete(PODS, start["metadata"]["name"], NAMESPACE)
+    loaded = versions.wait_for(
+        f"PayloadLoaded for {image} after the start Pod was replaced",
+        lambda a: accepted(a).get("reason") == "PayloadLoaded" and image in accepted(a).get("message", ""),
+        timeout=300,
+    )
+    assert accepted(loaded)["status"] == "True"
+    new = nodecluster.wait_available(kube, NAMESPACE, "cluster-version-operator", paths)
+    assert new["status"]["availableReplicas"] == 1
+    (replacement,) = kube.list(PODS, NAMESPACE, label_selector="k8s-app=cluster-version-operator")["items"]
+    assert replacement["metadata"]["uid"] != start["metadata"]["uid"]
+    # The first version Pod was pruned or finished, and no version Pod is left behind.
+    wait_until(
+        lambda: not kube.list(PODS, NAMESPACE, label_selector=POD_LABEL_SELECTOR)["items"],
+        timeout=120,
+        what=f"no version Pod left (the first was {created.object['metadata']['name']})",
+    )
+
+
+def test_node_reboot_status_recovers(
+    kube: KubeClient, node: NodeInfo, paths: NodePaths, api: localcluster.Cluster, versions: Arrivals
+) -> None:
+    localnode.restart_agents(paths, api)
+    wait_until(lambda: localnode.node_ready(kube), timeout=120, what="the Node Ready after the restart")
+    nodecluster.wait_available(kube, NAMESPACE, "cluster-version-operator", paths)
+    nodecluster.wait_available(kube, usc.NAMESPACE, "update-status-controller", paths)
+    image = node.release_images[2]["image"]
+    request(kube, image)
+    loaded = versions.wait_for(
+        f"PayloadLoaded for {image} after the node's agents restarted",
+        lambda a: accepted(a).get("reason") == "PayloadLoaded" and image in accepted(a).get("message", ""),
+        timeout=240,
+    )
+    assert accepted(loaded)["status"] == "True"
