@@ -75,6 +75,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def logs(args: argparse.Namespace) -> bool:
+    """Whether the command logs (klog is set up): with -v, or while it watches (the informers
+    log what goes wrong); reading once, it says everything on stdout and stderr itself."""
+    return bool(args.v or args.watch)
+
+
 def validate(args: argparse.Namespace) -> Options:
     from cvo_py import gotext
     from cvo_py.cli.common import UsageError
