@@ -11,9 +11,11 @@ namespace holding more ConfigMaps than one page of `LIST_PAGE`, gets what the pa
 at most `SHARD_READERS` at a time; those reads are separate views again. The Lease is read
 meanwhile.
 
-The reads run on a small thread pool; `close()` cancels what has not started. A read already in
-flight when the command ends early finishes within the client's timeouts (an interrupted command
-does not wait for it: see `cvo_py.cli.main.entry`).
+Each read runs on a thread of its own (the GETs by name at most `SHARD_READERS` at a time);
+`close()` cancels those that have not started. A read already in flight when the command ends
+early finishes within the client's timeouts (an interrupted command does not wait for it: see
+`cvo_py.cli.main.entry`). Plain threads, not `concurrent.futures`, whose import loads `logging`,
+which nothing here needs.
 
 Only the client and names are imported at module level: the requests are in flight while the caller imports the
 readers and the renderer. Those read the values as the controller writes them without pydantic
@@ -22,9 +24,10 @@ readers and the renderer. Those read the values as the controller writes them wi
 
 from __future__ import annotations
 
+import functools
 import signal
+import threading
 from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -60,16 +63,15 @@ class PublishedReads:
 
     def __init__(self, client: KubeClient) -> None:
         self._client = client
+        self._closed = threading.Event()
+        self._by_name = threading.Semaphore(SHARD_READERS)
         # the LIST and the Lease first, then any GETs by name that `result()` finds it needs
-        self._pool = ThreadPoolExecutor(
-            max_workers=SHARD_READERS, thread_name_prefix="upgrade-status-read", initializer=_leave_signals_to_main
-        )
-        self._listed = self._pool.submit(self._list)
-        self._lease = self._pool.submit(client.get, LEASES, LEASE, namespace=NAMESPACE)
+        self._listed = Read(self._list, closed=self._closed)
+        self._lease = Read(lambda: client.get(LEASES, LEASE, namespace=NAMESPACE), closed=self._closed)
 
     def close(self) -> None:
         """Cancel the reads not started yet; those in flight end on their own."""
-        self._pool.shutdown(wait=False, cancel_futures=True)
+        self._closed.set()
 
     def result(self, now: int) -> tuple[list[InsightShape], list[str]]:
         """The insights of every readable key, and the warnings about them (age, Lease, omissions,
@@ -83,7 +85,9 @@ class PublishedReads:
             )
         layout = read_main(data_of(main))
         by_name = {
-            name: self._pool.submit(self._shard, name, complete) for name in layout.shards if name not in listed
+            name: Read(functools.partial(self._shard, name, complete), closed=self._closed, gate=self._by_name)
+            for name in layout.shards
+            if name not in listed
         }
         shards = [(listed[name], "") if name in listed else by_name[name].result() for name in layout.shards]
         self.close()
@@ -207,6 +211,54 @@ def read_metadata(value: str) -> tuple[PublicationMetadataShape | None, str]:
         return None, str(exc)
 
 
+class Read:
+    """`call()` on a thread of its own, started now (once the `gate` lets it, unless `closed` is
+    set by then: cancelled); `result()` waits for it and returns what it returned or raises what
+    it raised."""
+
+    def __init__(
+        self,
+        call: Callable[[], Any],
+        *,
+        closed: threading.Event,
+        gate: threading.Semaphore | None = None,
+    ) -> None:
+        self._call = call
+        self._closed = closed
+        self._gate = gate
+        self._done = threading.Event()
+        self._value: Any = None
+        self._error: BaseException | None = None
+        threading.Thread(target=self._run, name="upgrade-status-read", daemon=True).start()
+
+    def _run(self) -> None:
+        _leave_signals_to_main()
+        try:
+            if self._gate is not None:
+                self._gate.acquire()
+            try:
+                if self._closed.is_set():
+                    raise ReadCancelled("the command ended before this read started")
+                self._value = self._call()
+            finally:
+                if self._gate is not None:
+                    self._gate.release()
+        except BaseException as exc:  # handed to whoever waits in result()
+            self._error = exc
+        finally:
+            self._done.set()
+
+    def result(self) -> Any:
+        self._done.wait()
+        if self._error is not None:
+            raise self._error
+        return self._value
+
+
+class ReadCancelled(Exception):
+    """A read that `PublishedReads.close()` cancelled before it started."""
+
+
 def _leave_signals_to_main() -> None:
     """Block Ctrl-C and SIGTERM in a reader thread. The kernel gives a process's signal to any
     thread that does not block it; taken by a reader, it would not wake the main thread waiting
@@ -226,7 +278,7 @@ def data_of(configmap: Any) -> dict[str, Any]:
     return data if isinstance(data, dict) else {}
 
 
-def _lease_state(read: Future[Any]) -> LeaseState:
+def _lease_state(read: Read) -> LeaseState:
     """The controller's leader-election Lease, or a one-line reason why it could not be read."""
     from status.updatestatus.insights import staleness
 
