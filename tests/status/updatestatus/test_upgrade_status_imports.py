@@ -1,7 +1,7 @@
 """What `upgrade-status` imports on a live cluster, listed: the project's modules one by one, no
-third-party package but PyYAML (the kubeconfig), and not the logging package. A new import on the client's path (pydantic,
-say, whose import alone took longer than everything else the command does) fails here until it
-is listed on purpose."""
+third-party package but PyYAML (the kubeconfig), and not the logging package. A new import on
+the client's path (pydantic, say, whose import alone took longer than everything else the
+command does) fails here until it is listed on purpose."""
 
 from __future__ import annotations
 
