@@ -62,7 +62,7 @@ cluster-status: venv
 lint: venv
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/mypy
-	$(VENV)/bin/mypy --strict hack/localcluster.py hack/localnode.py hack/localprometheus.py hack/demo.py hack/gen_dashboard.py hack/loaded_test.py hack/image.py hack/render_manifests.py hack/gen_plain_insights.py bench tests/image
+	$(VENV)/bin/mypy --strict hack/localcluster.py hack/localnode.py hack/localprometheus.py hack/demo.py hack/gen_dashboard.py hack/loaded_test.py hack/image.py hack/render_manifests.py hack/gen_plain_insights.py bench tests/image tests/e2e
 	$(PY) hack/gen_dashboard.py --check
 	$(PY) hack/gen_plain_insights.py --check
 	$(VENV)/bin/lint-imports

@@ -1,6 +1,6 @@
 """The one home for Go-compatible text: quoting and display escaping as Go's `%q`, Go `time`
-semantics that oc's output depends on, bounded one-line messages, API timestamps and short
-network-error phrases.
+semantics that oc's output depends on, bounded one-line messages, API timestamps, JSON decoded and
+its errors worded as Go's, and short network-error phrases.
 
     go_quote(text) -> str   Go's strconv.Quote / `%q`: the quoted, escaped string.
     go_unquote(literal)     Go's strconv.Unquote of a "double-quoted" or `raw` string literal.
@@ -8,7 +8,10 @@ network-error phrases.
                             surrounding quotes, and with `"` and `\\` left as they are, so printable
                             text is unchanged (byte-identical to what oc prints for it).
 
-Both take `str` or `bytes`. Bytes that are not UTF-8 (and, in a `str`, the surrogates that stand
+    decode_json(text)       JSON as Go's encoding/json decodes it: NaN and Infinity are syntax errors.
+    json_syntax_problem(e)  a decoding error as one line, naming the character as Go's `quoteChar`.
+
+The quoting functions take `str` or `bytes`. Bytes that are not UTF-8 (and, in a `str`, the surrogates that stand
 for them under Python's "surrogateescape", or any other lone surrogate as its UTF-8 bytes) are shown
 as `\\xNN`, byte by byte, as Go shows invalid UTF-8. Escaped: `\\a \\b \\f \\n \\r \\t \\v`, other C0
 controls and DEL as `\\xNN`, and every rune Go's unicode.IsPrint rejects (C1 controls, format
@@ -26,8 +29,10 @@ Unix epoch and every duration an int of nanoseconds (as Go's `time.Duration`).
 from __future__ import annotations
 
 import functools
+import json
 import re
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 _NAMED = {"\a": "\\a", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t", "\v": "\\v"}
 
@@ -425,6 +430,63 @@ def json_limit_problem(exc: BaseException) -> str:
     if isinstance(exc, ValueError) and "digits" in str(exc):
         return "json: cannot unmarshal number into Go value of type float64"
     return "invalid JSON"
+
+
+def quote_char(ch: str) -> str:
+    """How Go's encoding/json names the character its syntax error is about (`quoteChar`): `'x'`,
+    `'\\''`, `'"'`, `'\\x01'`; a character outside ASCII by its first UTF-8 byte, as Go reads bytes."""
+    first = ch.encode("utf-8", "surrogatepass")[:1]
+    if first == b"'":
+        return "'\\''"
+    if first == b'"':
+        return "'\"'"
+    return "'" + _escape(first, quote=True) + "'"
+
+
+class _JSONConstant(ValueError):
+    """NaN, Infinity or -Infinity met by the decoder (Go's encoding/json has no such literals)."""
+
+
+def _refuse_constant(_name: str) -> Any:
+    raise _JSONConstant()
+
+
+_GO_JSON = json.JSONDecoder(parse_constant=_refuse_constant)
+# A JSON string (skipped) or one of the literals Python's decoder accepts and Go's refuses.
+_STRING_OR_CONSTANT = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|(-?Infinity|NaN)', re.DOTALL)
+
+
+def decode_json(text: str) -> Any:
+    """`text` decoded as Go's encoding/json decodes it, where Python's decoder is laxer: `NaN`,
+    `Infinity` and `-Infinity` are syntax errors, raised as `json.JSONDecodeError` at the character
+    Go stops at with Go's words (`looking for beginning of value`, `in numeric literal`). Every other
+    failure is the decoder's own `json.JSONDecodeError`, `RecursionError` or `ValueError`
+    (`json_limit_problem` words the last two)."""
+    try:
+        return _GO_JSON.decode(text)
+    except _JSONConstant:
+        raise _constant_error(text) from None
+
+
+def _constant_error(text: str) -> json.JSONDecodeError:
+    # The decoder stops at the first literal outside a string (it reads in order): find it.
+    for match in _STRING_OR_CONSTANT.finditer(text):
+        token = match.group(1)
+        if token is None:
+            continue
+        if token.startswith("-"):  # Go reads "-" as a number's sign, then meets "I"
+            return json.JSONDecodeError("in numeric literal", text, match.start(1) + 1)
+        return json.JSONDecodeError("looking for beginning of value", text, match.start(1))
+    return json.JSONDecodeError("looking for beginning of value", text, 0)  # not reached: the decoder met one
+
+
+def json_syntax_problem(err: json.JSONDecodeError) -> str:
+    """A syntax error as one line: Go's `unexpected end of JSON input` at the end, else
+    `invalid character <Go's quoteChar> at offset <1-based>: <what was expected>`."""
+    text, pos = err.doc, err.pos
+    if pos >= len(text.rstrip()):
+        return "unexpected end of JSON input"
+    return f"invalid character {quote_char(text[pos])} at offset {pos + 1}: {err.msg.lower()}"
 
 
 # -- network errors ------------------------------------------------------------------------------------

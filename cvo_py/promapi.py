@@ -17,7 +17,6 @@ URL, at most `MAX_ERROR_CHARS` characters of what the server said (a 12 MB error
 
 from __future__ import annotations
 
-import json
 import ssl
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -25,7 +24,7 @@ from typing import Any
 from urllib.parse import urlencode
 
 from cvo_py import httpget, safeload, tlstrust
-from cvo_py.gotext import bounded, escape
+from cvo_py.gotext import bounded, decode_json, escape, go_quote
 from cvo_py.urls import http_url_problem
 
 DEFAULT_TIMEOUT = 10.0
@@ -61,7 +60,7 @@ class PrometheusAPI:
     def __post_init__(self) -> None:
         problem = http_url_problem(self.url)
         if problem:
-            raise ConfigError(f"invalid URL {escape(self.url)!r}: {problem}: want http(s)://host[:port][/path]")
+            raise ConfigError(f"invalid URL {go_quote(self.url)}: {problem}: want http(s)://host[:port][/path]")
         if self.timeout <= 0 or self.max_bytes <= 0:
             raise ConfigError("the timeout and the response size limit must be positive")
 
@@ -108,12 +107,12 @@ class PrometheusAPI:
             raise APIError(f"{endpoint}: {exc}") from None
         body, status = answer.body, answer.status
         try:
-            decoded: Any = json.loads(body)
-        except (ValueError, RecursionError):
+            decoded: Any = decode_json(body.decode("utf-8"))  # as Go reads it: no NaN, no UTF-16
+        except (ValueError, RecursionError):  # UnicodeDecodeError and JSONDecodeError are ValueErrors
             decoded = None
         if not isinstance(decoded, dict):
-            snippet = escape(body[:200].decode("utf-8", "replace").strip().replace("\n", " "))
-            raise APIError(f"{endpoint}: HTTP {status}: not an API response: {snippet!r}")
+            snippet = body[:200].decode("utf-8", "replace").strip().replace("\n", " ")
+            raise APIError(f"{endpoint}: HTTP {status}: not an API response: {go_quote(snippet)}")
         if status != 200 or decoded.get("status") != "success":
             error = decoded.get("error") or decoded.get("errorType") or "request failed"
             said = escape(bounded(" ".join(str(error).split()), MAX_ERROR_CHARS))

@@ -35,7 +35,8 @@ is the one way a file named from outside is read (snapshot files, the kubeconfig
 names, CA bundles, token files, serving certificates): only a regular file (symlinks followed), at
 most `max_bytes`, refused before a byte is read when it says it is larger. A FIFO, a device
 (`/dev/zero`, whose size reads as 0), a socket or a directory is a `DocumentError` at once: opening
-never blocks and reading never outgrows the bound.
+never blocks and reading never outgrows the bound. Nothing at the path is `FileMissing`, a
+`DocumentError` a caller with a default can tell apart.
 """
 
 from __future__ import annotations
@@ -49,7 +50,8 @@ from typing import Any
 
 from cvo_py.docbounds import CREDENTIAL_MAX_BYTES, DEFAULT_LIMITS, DocumentError, Limits
 
-__all__ = ["CREDENTIAL_MAX_BYTES", "DEFAULT_LIMITS", "DocumentError", "Limits", "load_document", "read_file"]
+__all__ = ["CREDENTIAL_MAX_BYTES", "DEFAULT_LIMITS", "DocumentError", "FileMissing", "Limits", "load_document",
+           "read_file"]
 
 
 def load_document(
@@ -90,6 +92,11 @@ def load_document(
 
 # --- files ---------------------------------------------------------------------------------------
 
+
+class FileMissing(DocumentError):
+    """`read_file`'s error when nothing exists at the path (a caller may have a default for that)."""
+
+
 _KINDS = (
     (stat.S_ISDIR, "a directory, not a file"),
     (stat.S_ISFIFO, "not a regular file (a FIFO)"),
@@ -118,7 +125,7 @@ def read_file(path: str | os.PathLike[str], *, max_bytes: int = DEFAULT_LIMITS.m
         # Non-blocking: a FIFO swapped in since the check opens at once, and fstat sees it.
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0))
     except FileNotFoundError:
-        raise DocumentError(where, "file not found") from None
+        raise FileMissing(where, "file not found") from None
     except OSError as exc:
         raise DocumentError(where, f"cannot read: {exc.strerror or exc}") from None
     with os.fdopen(fd, "rb", buffering=0) as f:

@@ -8,8 +8,10 @@ kubelet's reason and message, verbatim).
 
 Upstream fails fast only on `SignatureValidationFailed` and on `ErrImagePull` with "manifest
 unknown"; every other mode waits out the Pod's 120 s deadline. Here every mode that retrying
-cannot fix is terminal at once; what the kubelet may still fix (a registry hiccup) is shown
-while waiting, and becomes terminal once it has not changed for `Limits.stuck_after`.
+cannot fix is terminal at once, and so is a registry that refuses connections (nothing listens:
+the kubelet's back-off would only hide it; the retrieval is tried again later, with backoff);
+what the kubelet may still fix (a registry timeout) is shown while waiting, and becomes terminal
+once it has not changed for `Limits.stuck_after`.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from cvo_py.gotext import bounded
+from cvo_py.gotext import bounded, escape
 
 JSON = dict[str, Any]
 Kind = Literal["Progressing", "Transient", "Terminal", "Succeeded"]
@@ -42,6 +44,9 @@ _UNAUTHORIZED = re.compile(
     re.I,
 )
 _SIGNATURE = re.compile(r"SignatureValidationFailed|signature validation failed|Source image rejected", re.I)
+# A registry that refuses connections (CRI-O's reason, or the dial error containerd quotes): nothing
+# listens there now. Reported at once; the coordinator tries the target again later with backoff.
+_UNAVAILABLE = re.compile(r"RegistryUnavailable|registry is unavailable|connect: connection refused", re.I)
 
 
 @dataclass(frozen=True)
@@ -137,6 +142,8 @@ def _pull_verdict(pod_name: str, c: _Container, reason: str, message: str, remem
         return Verdict(
             TERMINAL, reason, f"the registry refused to serve the release image {where}: {text}", key
         )
+    if reason == "RegistryUnavailable" or _UNAVAILABLE.search(evidence):
+        return Verdict(TERMINAL, reason, f"the release image's registry is unavailable {where}: {text}", key)
     return Verdict(TRANSIENT, reason, f"cannot pull the release image yet {where}: {text}", key)
 
 
@@ -248,7 +255,7 @@ def classify(
     if not isinstance(pod, dict) or not isinstance(pod.get("metadata"), dict):
         raise ValueError(f"expected a Pod object, got {type(pod).__name__}")
     if pod.get("kind", "Pod") != "Pod":
-        raise ValueError(f"expecting Pod but received an object of kind {pod.get('kind')!r}")
+        raise ValueError(f"expecting Pod but received event with kind: {escape(str(pod.get('kind')))}")  # upstream's
     remembered = remembered_pull_errors or {}
     meta = pod["metadata"]
     name = str(meta.get("name", "?"))

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import collections
 import logging
+import random
 import threading
 import time
 from collections.abc import Callable
@@ -70,8 +71,12 @@ class RetrievalCoordinator:
 
     `request()` is called from every sync with what the spec asks for (or None). Reports of a
     superseded retrieval are dropped, and the retrieval itself is cancelled at once (another target,
-    force toggled, or nothing asked for any more). A failed target is tried again after `retry_after` seconds
-    (or at once when `force` changes); a retrieved one is not retried.
+    force toggled, or nothing asked for any more). A failed target is tried again, as upstream's
+    sync worker retries a failed pass, after `retry_after`/8, /4, /2, then `retry_after` seconds
+    for each failure in a row (each ×`jitter()`, ±20 % by default), or at once when `force`
+    changes or `retry_failed` says its inputs changed; a retrieved one is not retried. So a failure
+    that retrying may fix (a registry that refuses connections) is reported at once and still ends
+    in the update once the cause is gone.
 
     With `show_failure_within` > 0, a retrieval that reports a failure (status False) waits, up to
     that many seconds, until the status loop calls `shown()` with that state, before it goes on to
@@ -86,6 +91,7 @@ class RetrievalCoordinator:
         *,
         retry_after: float = 60.0,
         clock: Callable[[], float] = time.monotonic,
+        jitter: Callable[[], float] = lambda: random.uniform(0.8, 1.2),
         preconditions: Preconditions | None = None,
         local_image: str = "",
         show_failure_within: float = 0.0,
@@ -97,6 +103,7 @@ class RetrievalCoordinator:
         self.retry_after = retry_after
         self.show_failure_within = show_failure_within
         self._clock = clock
+        self._jitter = jitter
         self._lock = threading.Lock()
         # Notified when the status loop has shown a state, the wanted target changed, or on stop.
         self._shown_changed = threading.Condition(self._lock)
@@ -106,7 +113,9 @@ class RetrievalCoordinator:
         self._wanted: tuple[Release, bool] | None = None
         self._running: tuple[Release, bool] | None = None
         self._latest: Acceptance | None = None
-        self._finished: dict[tuple[Release, bool], tuple[str, float]] = {}  # → (status, when)
+        # → (status, when a failure may be retried: its clock time; never for a success).
+        self._finished: dict[tuple[Release, bool], tuple[str, float]] = {}
+        self._failed_in_a_row: dict[tuple[Release, bool], int] = {}
         # Retrievals that ended, for the status loop to report as Events (bounded: it drains them).
         self._outcomes: collections.deque[Outcome] = collections.deque(maxlen=64)
         # Inputs changed while an attempt ran: which of its failures to retry at once.
@@ -148,6 +157,7 @@ class RetrievalCoordinator:
                     # was dropped when B was asked for.
                     self._finished.pop(wanted, None)
                     self._failures.pop(wanted, None)
+                    self._failed_in_a_row.pop(wanted, None)
                     if self._latest is not None and not self._latest.target.same_as(target):
                         self._latest = None
                 if self._running is not None and self._running != wanted:
@@ -172,7 +182,7 @@ class RetrievalCoordinator:
 
     def retry_failed(self, applies: Callable[[ReleaseAcceptance], bool] = lambda _final: True) -> bool:
         """What failed retrievals depended on changed (e.g. the verification configuration): try
-        the wanted target again now rather than after `retry_after`, if its failure `applies`.
+        the wanted target again now rather than after its retry delay, if its failure `applies`.
         True if it will be."""
         with self._lock:
             for key, (status, _when) in list(self._finished.items()):
@@ -210,12 +220,25 @@ class RetrievalCoordinator:
         finished = self._finished.get(wanted)
         if finished is None:
             return True
-        status, when = finished
-        return status != "True" and self._clock() - when >= self.retry_after
+        status, retry_at = finished
+        return status != "True" and self._clock() >= retry_at
+
+    def retry_delay(self, failures: int) -> float:
+        """Seconds before the next attempt after `failures` failures in a row (before jitter)."""
+        return self.retry_after / (1 << max(0, 4 - failures))  # /8, /4, /2, then the whole interval
+
+    def _next_wake(self) -> float:
+        """Seconds until the wanted target's retry is due (at most `retry_after`: the loop also
+        looks again then)."""
+        with self._lock:
+            finished = self._finished.get(self._wanted) if self._wanted is not None else None
+        if finished is None or finished[0] == "True":
+            return self.retry_after
+        return min(self.retry_after, max(0.0, finished[1] - self._clock()))
 
     def _run(self) -> None:
         while not self._stop.is_set():
-            self._wake.wait(self.retry_after)
+            self._wake.wait(self._next_wake())
             self._wake.clear()
             if self._stop.is_set():
                 return
@@ -319,13 +342,18 @@ class RetrievalCoordinator:
             self._current = None
             pending, self._retry_pending = self._retry_pending, None
             retry_now = pending is not None and final.status != "True" and pending(final)
-            self._finished[wanted] = (final.status, float("-inf") if retry_now else self._clock())
             if final.status == "True":
+                self._finished[wanted] = (final.status, float("inf"))
                 self._failures.pop(wanted, None)
+                self._failed_in_a_row.pop(wanted, None)
             else:
+                failures = self._failed_in_a_row[wanted] = self._failed_in_a_row.get(wanted, 0) + 1
+                delay = self.retry_delay(failures) * self._jitter()
+                self._finished[wanted] = (final.status, float("-inf") if retry_now else self._clock() + delay)
                 self._failures[wanted] = final
             if self._wanted == wanted:
-                self._latest = Acceptance(filled, final, verified, "\n".join(risks), local)
+                warned = checked is not None and bool(checked.message)
+                self._latest = Acceptance(filled, final, verified, "\n".join(risks), local, warned)
                 if checked is not None and final.status == "True":
                     # As upstream, their Events come with the payload loaded (not with every attempt).
                     self._outcomes.append(Outcome(filled, final, None, checked))

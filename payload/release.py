@@ -1,15 +1,55 @@
-"""A release as ClusterVersion names it (version, image, url, channels), and the latest
-payload-retrieval state for a requested one."""
+"""A release as ClusterVersion names it (version, image, url, channels), the latest
+payload-retrieval state for a requested one, and the JSON files of a payload directory (its
+release-metadata and image-references), read within bounds."""
 
 from __future__ import annotations
 
+import json
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from cvo_py import gotext, safeload
 from payload.acceptance import ReleaseAcceptance
 
 JSON = dict[str, Any]
+
+RELEASE_METADATA = "release-manifests/release-metadata"
+IMAGE_REFERENCES = "release-manifests/image-references"
+# release-metadata is a few hundred bytes (a version, earlier versions, a small map); an
+# image-references ImageStream names every image of a release: a few hundred KiB. Far above both.
+RELEASE_METADATA_MAX_BYTES = 1 << 20
+IMAGE_REFERENCES_MAX_BYTES = 8 << 20
+
+
+def read_payload_json(payload_dir: str | os.PathLike[str], name: str, max_bytes: int) -> Any:
+    """The JSON document `<payload_dir>/<name>`, a regular file of at most `max_bytes`, decoded as
+    Go decodes it (no NaN or Infinity; invalid UTF-8 in a string becomes U+FFFD).
+
+    A payload directory is written by the release image (or a hostPath anyone on the node can
+    touch): `safeload.FileMissing` when there is no file, else a `safeload.DocumentError` whose
+    text is one line naming the file."""
+    path = os.path.join(os.fspath(payload_dir), name)
+    data = safeload.read_file(path, max_bytes=max_bytes)
+    try:
+        return gotext.decode_json(data.decode("utf-8", "replace"))
+    except json.JSONDecodeError as exc:
+        raise safeload.DocumentError(path, gotext.json_syntax_problem(exc)) from None
+    except (RecursionError, ValueError) as exc:
+        raise safeload.DocumentError(path, gotext.json_limit_problem(exc)) from None
+
+
+def read_release_metadata(payload_dir: str | os.PathLike[str]) -> JSON | None:
+    """The payload's `release-manifests/release-metadata` object; None when there is no such file.
+    `safeload.DocumentError` (one line) when it cannot be read or is not a JSON object."""
+    try:
+        metadata = read_payload_json(payload_dir, RELEASE_METADATA, RELEASE_METADATA_MAX_BYTES)
+    except safeload.FileMissing:
+        return None
+    if not isinstance(metadata, dict):
+        raise safeload.DocumentError(os.path.join(os.fspath(payload_dir), RELEASE_METADATA), "not a JSON object")
+    return metadata
 
 
 @dataclass(frozen=True)
@@ -70,3 +110,6 @@ class Acceptance:
     # the new history entry's acceptedRisks. "" when nothing.
     accepted_risks: str = ""
     local: bool = False  # the operator's own release: nothing was retrieved or checked
+    # `accepted_risks` ends with the precondition checks' warning (what the exposure to accepted
+    # conditional-update risks is appended to, as upstream words it).
+    warned: bool = False

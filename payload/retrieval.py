@@ -8,7 +8,6 @@ version Pod: stale ones are pruned before a new one is created, and ours is dele
 from __future__ import annotations
 
 import dataclasses
-import json
 import logging
 import os
 import platform
@@ -17,12 +16,12 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from cvo_py import env, klog
 from cvo_py.gotext import go_quote
 from cvo_py.informer import DELETED, Backoff, Informer
 from cvo_py.kube import JSON, PODS, ApiError, KubeClient, Resource, ServerUnreachable
+from cvo_py.safeload import DocumentError
 from payload import acceptance as acc
 from payload.acceptance import ReleaseAcceptance
 from payload.classify import (
@@ -45,7 +44,7 @@ from payload.podspec import (
     random_suffix,
     target_dir,
 )
-from payload.release import is_multi_arch
+from payload.release import IMAGE_REFERENCES, RELEASE_METADATA, is_multi_arch, read_release_metadata
 from payload.verify.errors import VerificationError, Verifier
 
 log = logging.getLogger(__name__)
@@ -57,8 +56,8 @@ JOBS = Resource("batch/v1", "Job", "jobs", True)
 PAYLOAD_PATHS = (
     "manifests",
     "release-manifests",
-    "release-manifests/release-metadata",
-    "release-manifests/image-references",
+    RELEASE_METADATA,
+    IMAGE_REFERENCES,
 )
 
 _GO_ARCH = {
@@ -306,18 +305,16 @@ class PayloadRetriever:
 
     def _load(self, image: str, version: str, directory: str, result: RetrievalResult) -> RetrievalResult:
         """Read the payload's release metadata: the loaded version and architecture."""
-        metadata_path = Path(directory) / "release-manifests" / "release-metadata"
         try:
-            metadata = json.loads(metadata_path.read_text())
-            if not isinstance(metadata, dict):
-                raise ValueError("not a JSON object")
-        except (OSError, ValueError) as exc:
-            if result.local and not metadata_path.exists():
-                # Running without a local payload (e.g. outside the release image): nothing to read.
-                return _replace(result, acc.payload_loaded(version, image))
+            metadata = read_release_metadata(directory)
+            if metadata is None and not result.local:
+                raise DocumentError(os.path.join(directory, RELEASE_METADATA), "file not found")
+        except DocumentError as exc:
             self.metrics.retrieval_failures.labels("LoadPayload").inc()
-            failure = f"loading {metadata_path}: {exc}"
-            return _replace(result, acc.load_failed(version, image, failure))
+            return _replace(result, acc.load_failed(version, image, f"loading {exc}"))
+        if metadata is None:
+            # Running without a local payload (e.g. outside the release image): nothing to read.
+            return _replace(result, acc.payload_loaded(version, image))
         payload_version = str(metadata.get("version") or "")
         if version and payload_version and payload_version != version:
             self.metrics.retrieval_failures.labels("VerifyPayloadVersion").inc()

@@ -22,11 +22,12 @@ from typing import Any
 import pytest
 from hypothesis import settings
 
-from cvo_py.kube import NAMESPACES, ApiError, KubeClient
+from cvo_py.kube import CRDS, NAMESPACES, ApiError, KubeClient
 from cvo_py.testing import cluster as local
-from cvo_py.testing import leaks
+from cvo_py.testing import leaks, localcluster
 from cvo_py.testing.certs import self_signed
 from cvo_py.testing.cluster import LocalCluster, free_port
+from cvo_py.testing.clusterversion import featuregate_api_exists
 from cvo_py.testing.kubelet import Kubelet
 from cvo_py.testing.manifests import start_argv, start_env
 from cvo_py.testing.payload import ClusterVerification
@@ -164,6 +165,15 @@ def crds(cluster: local.LocalCluster) -> Iterator[CRDs]:
     yield handle
     if handle.swapped:
         cluster.install_clusterversion_crd("current")
+
+
+@pytest.fixture
+def featuregate_api(cluster: LocalCluster, kube: KubeClient) -> Iterator[None]:
+    """The FeatureGate API (config.openshift.io), removed afterwards."""
+    localcluster.apply_crd(cluster.handle, REPO / "tests" / "crds" / "featuregate.yaml")
+    yield
+    kube.delete(CRDS, "featuregates.config.openshift.io")
+    wait_until(lambda: not featuregate_api_exists(kube), what="the FeatureGate API removed")
 
 
 @pytest.fixture

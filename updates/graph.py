@@ -188,12 +188,6 @@ def _conditional(raw: Any) -> ConditionalEdges:
     return ConditionalEdges(tuple(edges), tuple(risks))
 
 
-def _syntax_error(body: str, err: json.JSONDecodeError) -> GraphError:
-    if err.pos >= len(body.rstrip()):
-        return _invalid("unexpected end of JSON input")
-    return _invalid(f"invalid character {body[err.pos]!r} at offset {err.pos + 1}: {err.msg.lower()}")
-
-
 def parse_graph(body: bytes, deadline: Deadline | None = None) -> Graph:
     """The update service's response body as a Graph, or GraphError (ResponseInvalid/ResponseFailed);
     `deadline` is checked as it goes."""
@@ -204,9 +198,9 @@ def parse_graph(body: bytes, deadline: Deadline | None = None) -> Graph:
     except UnicodeDecodeError as err:
         raise _invalid(f"invalid UTF-8 in response body at offset {err.start}") from None
     try:
-        doc = json.loads(text)
+        doc = gotext.decode_json(text)
     except json.JSONDecodeError as err:
-        raise _syntax_error(text, err) from None
+        raise _invalid(gotext.json_syntax_problem(err)) from None
     except (RecursionError, ValueError) as err:
         # Nesting past the recursion limit, or integers too long for Python to convert.
         raise _invalid(gotext.json_limit_problem(err)) from None

@@ -51,6 +51,8 @@ class UpdatesState:
     available: tuple[JSON, ...] | None = None
     conditional: tuple[JSON, ...] | None = None
     current: JSON | None = None  # the graph's node for the running version (url, channels)
+    # status.conditionalUpdateRisks (the ClusterUpdateAcceptRisks gate), None without the gate or risks.
+    risks: tuple[JSON, ...] | None = None
     # When the lists were last confirmed or their inputs last changed (the retrieval-timestamp metric).
     sync_or_config_change: datetime | None = None
 
@@ -276,15 +278,18 @@ class AvailableUpdatesPoller:
             for name, risk in recommend.distinct_risks(conditional).items()
         }
         accepted = inputs.accepted if self.options.accept_risks else frozenset()
+        gated = self.options.accept_risks
         out_available, out_conditional = recommend.with_recommendations(
-            available, conditional, outcomes, accepted=accepted, previous=previous, now=now)
+            available, conditional, outcomes, accepted=accepted, previous=previous, now=now, gated=gated)
         out_available, out_conditional, omitted = bounds.fit(out_available, out_conditional, self._omitted)
+        risks = recommend.conditional_update_risks(out_conditional) if gated else None
         if omitted and base.condition.status == "True":
             base = replace(base, condition=retrieval.omitted(omitted.message()))
         state = replace(
             base,
             available=tuple(out_available) if out_available is not None else None,
             conditional=tuple(out_conditional) if out_conditional is not None else None,
+            risks=tuple(risks) if risks is not None else None,
         )
         with self._lock:
             changed = state != self._state
@@ -305,6 +310,7 @@ def updates_status(state: UpdatesState | None, spec: Mapping[str, Any]) -> JSON 
     return {
         "availableUpdates": [dict(r) for r in state.available] if state.available else None,
         "conditionalUpdates": [dict(u) for u in state.conditional] if state.conditional else None,
+        "conditionalUpdateRisks": [dict(r) for r in state.risks] if state.risks else None,
         "condition": state.condition.as_status(),
         "current": dict(state.current) if state.current else None,
     }

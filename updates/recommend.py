@@ -26,6 +26,7 @@ ALL_ACCEPTED = "AllExposedRisksAccepted"
 EVALUATION_FAILED = "EvaluationFailed"
 EXPOSED = "ExposedToRisks"
 MULTIPLE = "MultipleReasons"
+APPLIES = "Applies"
 
 NOT_EXPOSED_MESSAGE = "The update is recommended, because none of the conditional update risks apply to this cluster."
 ALL_ACCEPTED_MESSAGE = ("The update is recommended, because either risk does not apply to this cluster or it is "
@@ -83,10 +84,7 @@ def recommended(
         outcome = outcomes.get(name, RiskOutcome(None, "risk was not evaluated"))
         if outcome.applies is None:
             risk_status, risk_reason = "Unknown", EVALUATION_FAILED
-            messages.append(
-                f"Could not evaluate exposure to update risk {name} ({outcome.error})\n"
-                f"  {name} description: {risk.get('message', '')}\n  {name} URL: {risk.get('url', '')}"
-            )
+            messages.append(_not_evaluated(name, risk, outcome))
         elif not outcome.applies:
             continue
         elif name in accepted:
@@ -107,6 +105,41 @@ def recommended(
         since = str(previous["lastTransitionTime"])
     return {"type": "Recommended", "status": status, "reason": reason, "message": message,
             "lastTransitionTime": since}
+
+
+def _not_evaluated(name: str, risk: Mapping[str, Any], outcome: RiskOutcome) -> str:
+    return (
+        f"Could not evaluate exposure to update risk {name} ({outcome.error})\n"
+        f"  {name} description: {risk.get('message', '')}\n  {name} URL: {risk.get('url', '')}"
+    )
+
+
+def applies(risk: Mapping[str, Any], outcome: RiskOutcome, previous: Mapping[str, Any] | None, now: datetime) -> JSON:
+    """A risk's `Applies` condition (with the ClusterUpdateAcceptRisks gate): True/Match,
+    False/NotMatch, or Unknown/EvaluationFailed saying why; `lastTransitionTime` kept while the
+    status is unchanged. The Match and NotMatch messages are cvo-py's words."""
+    name = str(risk.get("name", ""))
+    if outcome.applies is None:
+        status, reason, message = "Unknown", EVALUATION_FAILED, _not_evaluated(name, risk, outcome)
+    elif outcome.applies:
+        status, reason, message = "True", "Match", f"The risk {name} applies to this cluster."
+    else:
+        status, reason, message = "False", "NotMatch", f"The risk {name} does not apply to this cluster."
+    since = _timestamp(now)
+    if previous and previous.get("status") == status and previous.get("lastTransitionTime"):
+        since = str(previous["lastTransitionTime"])
+    return {"type": APPLIES, "status": status, "reason": reason,
+            "message": gotext.shortened(message, MAX_MESSAGE), "lastTransitionTime": since}
+
+
+def conditional_update_risks(conditional: Sequence[Mapping[str, Any]] | None) -> list[JSON] | None:
+    """`status.conditionalUpdateRisks` (gated): every risk of the conditional updates once, by
+    name, sorted by name, with its `Applies` condition; None when there is none."""
+    by_name: dict[str, JSON] = {}
+    for update in conditional or ():
+        for risk in update.get("risks") or ():
+            by_name.setdefault(str(risk.get("name", "")), dict(risk))
+    return [by_name[name] for name in sorted(by_name)] or None
 
 
 def decisive_outcome(rules: Sequence[Mapping[str, Any]], evaluate: Callable[[Mapping[str, Any]], bool]) -> RiskOutcome:
@@ -236,16 +269,24 @@ def with_recommendations(
     accepted: frozenset[str] = frozenset(),
     previous: Sequence[Mapping[str, Any]] = (),
     now: datetime,
+    gated: bool = False,
 ) -> tuple[list[JSON] | None, list[JSON] | None]:
     """`status.availableUpdates` and `status.conditionalUpdates`: each conditional update gets its
     `Recommended` condition (carried over by image from `previous`); a recommended one is also
-    available. Lists keep the given order (newest first); empty lists are null."""
+    available. Lists keep the given order (newest first); empty lists are null. `gated` (the
+    ClusterUpdateAcceptRisks gate): each update also names its risks (`riskNames`, sorted) and each
+    risk carries its `Applies` condition (carried over by image and risk name)."""
     before = {}
+    before_applies: dict[tuple[str, str], Mapping[str, Any]] = {}
     for update in previous:
         image = (update.get("release") or {}).get("image")
         for condition in update.get("conditions") or ():
             if condition.get("type") == "Recommended" and image:
                 before[image] = condition
+        for risk in update.get("risks") or ():
+            for condition in risk.get("conditions") or ():
+                if condition.get("type") == APPLIES and image:
+                    before_applies[(str(image), str(risk.get("name", "")))] = condition
     out_available = [dict(r) for r in available]
     images = {r.get("image") for r in out_available}
     out_conditional: list[JSON] = []
@@ -253,8 +294,17 @@ def with_recommendations(
         release = dict(update["release"])
         condition = recommended(update.get("risks") or (), outcomes, accepted=accepted,
                                 previous=before.get(release.get("image")), now=now)
-        out_conditional.append({"release": release, "risks": [dict(r) for r in update.get("risks") or ()],
-                                "conditions": [condition]})
+        risks = [dict(r) for r in update.get("risks") or ()]
+        entry: JSON = {"release": release, "risks": risks, "conditions": [condition]}
+        if gated:
+            for risk in risks:
+                name = str(risk.get("name", ""))
+                outcome = outcomes.get(name, RiskOutcome(None, "risk was not evaluated"))
+                risk["conditions"] = [
+                    applies(risk, outcome, before_applies.get((str(release.get("image")), name)), now)
+                ]
+            entry = {"release": release, "riskNames": sorted({str(r.get("name", "")) for r in risks}), **entry}
+        out_conditional.append(entry)
         if condition["status"] == "True" and release.get("image") not in images:
             images.add(release.get("image"))
             out_available.append(release)

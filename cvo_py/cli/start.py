@@ -78,6 +78,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def validate(args: argparse.Namespace) -> Options:
     from cvo_py.cli.common import UsageError
     from cvo_py.gotext import go_quote
+    from cvo_py.safeload import DocumentError
     from cvo_py.serving.options import (
         ListenAddressError,
         ServingConfigError,
@@ -85,9 +86,9 @@ def validate(args: argparse.Namespace) -> Options:
         comma_separated,
         serving_options,
     )
-    from payload.release import is_multi_arch
+    from payload.release import is_multi_arch, read_release_metadata
     from status.clusterversion import capabilities
-    from status.clusterversion.controller import read_release_metadata, release_from_metadata
+    from status.clusterversion.controller import release_from_metadata
 
     if not args.node_name:
         raise UsageError("node-name is required")
@@ -131,9 +132,9 @@ def validate(args: argparse.Namespace) -> Options:
     promql = prometheus_flags.api(args, "promql")
     payload_dir = env.payload_override()
     try:
-        metadata = read_release_metadata(payload_dir)
-    except ValueError as exc:
-        raise UsageError(str(exc)) from None
+        metadata = read_release_metadata(payload_dir) or {}  # none: not running from a release image
+    except DocumentError as exc:
+        raise UsageError(f"cannot read the release metadata {exc}") from None
     release = release_from_metadata(args.release_image, metadata)
     return Options(
         kubeconfig=args.kubeconfig,

@@ -6,7 +6,6 @@ import argparse
 import os
 import re
 from collections.abc import Callable
-from pathlib import Path
 
 from cvo_py.cli import prometheus_flags
 from cvo_py.compose.update_status_controller import Options
@@ -14,6 +13,7 @@ from cvo_py.leader import LeaseTimings
 
 SA_NAMESPACE_FILE = "/var/run/secrets/kubernetes.io/serviceaccount/namespace"
 DEFAULT_NAMESPACE = "openshift-update-status-controller"
+NAMESPACE_FILE_MAX_BYTES = 4096
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -117,18 +117,25 @@ def _seconds(text: str) -> float:
 
 
 def detect_namespace(explicit: str | None, sa_file: str = SA_NAMESPACE_FILE) -> str:
+    """`explicit`, else the Pod's namespace (its service account's namespace file), else the default."""
+    from cvo_py import safeload
+    from cvo_py.cli.common import UsageError
+
     if explicit is not None:
         return explicit  # an explicit empty value is refused by validate(), not replaced
-    path = Path(sa_file)
-    if path.is_file():
-        detected = path.read_text().strip()
-        if detected:
-            return detected
-    return DEFAULT_NAMESPACE
+    try:
+        # A namespace name is at most 63 bytes: a file of more is not the kubelet's.
+        detected = safeload.read_file(sa_file, max_bytes=NAMESPACE_FILE_MAX_BYTES).decode("utf-8", "replace").strip()
+    except safeload.FileMissing:
+        return DEFAULT_NAMESPACE
+    except safeload.DocumentError as exc:
+        raise UsageError(f"cannot read the Pod's namespace from {exc}") from None
+    return detected or DEFAULT_NAMESPACE
 
 
 def validate(args: argparse.Namespace) -> Options:
     from cvo_py.cli.common import UsageError
+    from cvo_py.gotext import go_quote
     from cvo_py.serving.options import ListenAddressError, ServingConfigError, serving_options
 
     timings = LeaseTimings(
@@ -147,7 +154,7 @@ def validate(args: argparse.Namespace) -> Options:
     alerts = prometheus_flags.api(args, "alerts")
     namespace = detect_namespace(args.namespace)
     if not _is_dns_label(namespace):
-        raise UsageError(f"invalid --namespace {namespace!r}: want a DNS label")
+        raise UsageError(f"invalid --namespace {go_quote(namespace)}: want a DNS label")
     pod = os.environ.get("POD_NAME")
     return Options(
         kubeconfig=args.kubeconfig,

@@ -8,7 +8,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from cvo_py.kube import CLUSTEROPERATORS, CLUSTERVERSIONS, CONFIGMAPS, ApiError, KubeClient
+from cvo_py.kube import CLUSTEROPERATORS, CLUSTERVERSIONS, CONFIGMAPS, CRDS, FEATUREGATES, ApiError, KubeClient
 from cvo_py.testing.cluster import ensure_namespace
 from cvo_py.testing.wait import wait_until
 from status.clusterversion import capabilities, upgradeable
@@ -284,3 +284,25 @@ def upstream_update_schema(crd: dict[str, Any]) -> dict[str, Any]:
         fields["message"]["maxLength"] = 32768
         conditions["items"]["required"] = ["lastTransitionTime", "message", "reason", "status", "type"]
     return out
+
+
+def featuregate_api_exists(kube: KubeClient) -> bool:
+    """Whether the FeatureGate API (config.openshift.io) is served (its CRD exists)."""
+    try:
+        kube.get(CRDS, "featuregates.config.openshift.io")
+    except ApiError as exc:
+        if exc.is_not_found():
+            return False
+        raise
+    return True
+
+
+def enable_feature_gates(kube: KubeClient, version: str, *gates: str) -> None:
+    """The cluster's FeatureGate (TechPreviewNoUpgrade) enabling `gates` for `version`, as the
+    cluster's config operator publishes it in status.featureGates."""
+    spec = {"featureSet": "TechPreviewNoUpgrade"}
+    created = kube.create(FEATUREGATES, {"metadata": {"name": "cluster"}, "spec": spec})
+    enabled = [{"name": gate} for gate in gates]
+    created["status"] = {"featureGates": [{"version": version, "enabled": enabled, "disabled": []}]}
+    kube.replace_status(FEATUREGATES, created)
+

@@ -1,6 +1,7 @@
 """Plays the kubelet of the version Pods `start` creates: each new Pod either fails its first
-image pull (the node's signature policy rejects the image) or copies a payload into the node's
-payload directory and succeeds, as the real containers would; graceful deletes are confirmed.
+image pull (the node's signature policy rejects the image, or its registry refuses connections)
+or copies a payload into the node's payload directory and succeeds, as the real containers would;
+graceful deletes are confirmed.
 
 The texts below are what a real node writes (kubelet v1.36.3, CRI-O v1.34.0 with runc, seen by
 tests/e2e on the local node, which checks them against these functions on every run)."""
@@ -80,14 +81,18 @@ def missing_release_manifests() -> str:
 
 class VersionPodKubelet:
     """`versions` maps a release image to the version its payload says; images in `unsigned`
-    are rejected. `marks[image]` is when the kubelet wrote that Pod's outcome (monotonic)."""
+    are rejected, and images in `unavailable` cannot be pulled (their registry is down: take one
+    out to bring it back). `marks[image]` is when the kubelet wrote that Pod's outcome (monotonic);
+    `pods` names every version Pod it has acted on, in order."""
 
     def __init__(self, kube: KubeClient, namespace: str, node: str, payload_dir: Path, versions: dict[str, str]):
         self.kube, self.namespace, self.payload_dir = kube, namespace, payload_dir.resolve()
         self.kubelet = Kubelet(kube, node)
         self.versions = versions
         self.unsigned: set[str] = set()
+        self.unavailable: set[str] = set()
         self.marks: dict[str, float] = {}
+        self.pods: list[str] = []
         self.errors: list[str] = []
         self._seen: set[str] = set()
         self._threads: list[threading.Thread] = []
@@ -116,6 +121,8 @@ class VersionPodKubelet:
         if event_type == "DELETED" or (meta["name"] in self._seen and not meta.get("deletionTimestamp")):
             return
         self._seen.add(meta["name"])
+        if not meta.get("deletionTimestamp"):
+            self.pods.append(meta["name"])
         thread = threading.Thread(target=self._act, args=(pod,), name=f"kubelet-{meta['name']}", daemon=True)
         self._threads.append(thread)
         thread.start()
@@ -128,9 +135,12 @@ class VersionPodKubelet:
                 return
             first = pod["spec"]["initContainers"][0]
             image = first["image"]
-            if image in self.unsigned:
+            if image in self.unsigned or image in self.unavailable:
                 self.marks[image] = time.monotonic()
-                state = waiting("SignatureValidationFailed", signature_rejected(image))
+                if image in self.unsigned:
+                    state = waiting("SignatureValidationFailed", signature_rejected(image))
+                else:
+                    state = waiting("RegistryUnavailable", registry_unavailable(image))
                 self.kubelet.set_container_state(name, self.namespace, first["name"], state, init=True)
                 return
             self.kubelet.set_container_state(name, self.namespace, first["name"], running(), init=True)

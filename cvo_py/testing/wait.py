@@ -10,14 +10,14 @@ T = TypeVar("T")
 
 
 def wait_until(
-    check: Callable[[], T],
+    check: Callable[[], T | None],
     timeout: float = 20.0,
     what: str = "condition",
     *,
     interval: float = 0.05,
     tolerate: tuple[type[Exception], ...] = (),
 ) -> T:
-    """Poll `check` until it returns something truthy, and return that.
+    """Poll `check` until it returns something truthy, and return that (never None).
 
     `timeout` is a liveness bound, not a timing: past it, fail naming `what` (and the last of the
     `tolerate`d errors `check` raised meanwhile, e.g. an object that does not exist yet)."""

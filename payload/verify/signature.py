@@ -6,11 +6,10 @@ is containers/image "simple signing" JSON naming the signed manifest digest.
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass
 
-from cvo_py.gotext import bounded, go_quote
+from cvo_py.gotext import bounded, decode_json, go_quote
 
 SIGNATURE_TYPE = "atomic container signature"
 _DIGEST = re.compile(r"^(?P<algo>[a-z0-9]+(?:[.+_-][a-z0-9]+)*):(?P<hex>[a-zA-Z0-9=_-]+)$")
@@ -45,8 +44,8 @@ def parse_digest(digest: str) -> tuple[str, str]:
 def check_simple_signing(literal: bytes, digest: str) -> str | None:
     """None when the signed JSON vouches for `digest`; otherwise why not."""
     try:
-        doc = json.loads(literal)
-    except (UnicodeDecodeError, ValueError):
+        doc = decode_json(literal.decode("utf-8"))  # as Go reads it: no NaN, no UTF-16
+    except (ValueError, RecursionError):  # UnicodeDecodeError and JSONDecodeError are ValueErrors
         return "signed content is not JSON"
     critical = doc.get("critical") if isinstance(doc, dict) else None
     if not isinstance(critical, dict):

@@ -27,7 +27,6 @@ import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any
 
 from cvo_py import env, klog
@@ -60,20 +59,6 @@ log = logging.getLogger(__name__)
 # release-metadata `metadata` keys upstream reads into the running release.
 METADATA_URL = "url"
 METADATA_CHANNELS = "io.openshift.upgrades.graph.release.channels"
-
-
-def read_release_metadata(payload_dir: str) -> JSON:
-    """`<payload_dir>/release-manifests/release-metadata` as a dict, or {} when there is none."""
-    path = Path(payload_dir) / "release-manifests" / "release-metadata"
-    try:
-        metadata = json.loads(path.read_text())
-    except FileNotFoundError:
-        return {}
-    except (OSError, ValueError) as exc:
-        raise ValueError(f"cannot read release metadata {path}: {exc}") from exc
-    if not isinstance(metadata, dict):
-        raise ValueError(f"release metadata {path} is not a JSON object")
-    return metadata
 
 
 def release_from_metadata(image: str, metadata: Mapping[str, Any]) -> Release:

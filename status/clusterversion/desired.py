@@ -258,7 +258,39 @@ def target(cv: Mapping[str, Any], inputs: StatusInputs) -> Target:
     risks = None
     if acceptance is not None and acceptance.state.status == "True" and acceptance.target.same_as(desired):
         risks = None if acceptance.local else acceptance.accepted_risks
+        if risks is not None and inputs.accept_risks:
+            updates = inputs.updates if inputs.updates is not None else cv.get("status") or {}
+            names = accepted_exposure(desired.image, updates.get("conditionalUpdates") or ())
+            risks = with_accepted_exposure(risks, acceptance.warned, desired.image, names)
     return Target(current, requested, invalid_spec, acceptance, desired, verified, pending, risks)
+
+
+def accepted_exposure(image: str, conditional: Sequence[Mapping[str, Any]]) -> list[str]:
+    """The risk names of the conditional update to `image` when it is recommended only because the
+    admin accepted every risk it is exposed to (`Recommended=True/AllExposedRisksAccepted`)."""
+    for update in conditional:
+        if (update.get("release") or {}).get("image") != image:
+            continue
+        for condition in update.get("conditions") or ():
+            if condition.get("type") == "Recommended" and (condition.get("status"), condition.get("reason")) == (
+                "True",
+                "AllExposedRisksAccepted",
+            ):
+                names = update.get("riskNames") or [r.get("name", "") for r in update.get("risks") or ()]
+                return sorted({str(n) for n in names})
+    return []
+
+
+def with_accepted_exposure(accepted_risks: str, warned: bool, image: str, names: Sequence[str]) -> str:
+    """acceptedRisks with its third part (the ClusterUpdateAcceptRisks gate): the accepted risks the
+    target is exposed to, appended to the precondition warning when there is one, else a line."""
+    if not names:
+        return accepted_risks
+    exposure = f"the risks [{','.join(names)}] which were all explicitly accepted by the cluster administrator."
+    if warned:
+        return f"{accepted_risks}; It is exposed to {exposure}"
+    line = f"The target release {image} is exposed to {exposure}"
+    return f"{accepted_risks}\n{line}" if accepted_risks else line
 
 
 def upgradeable_sources(
@@ -416,16 +448,18 @@ def implicitly_enabled(caps: capabilities.CapabilityStatus) -> Verdict:
 
 
 def with_available_updates(status: Mapping[str, Any], updates: Mapping[str, Any] | None) -> JSON:
-    """`status` with availableUpdates and conditionalUpdates from the poller's findings, and the
+    """`status` with availableUpdates, conditionalUpdates (and conditionalUpdateRisks) from the
+    poller's findings, and the
     desired release's url and channels filled from the graph's current node; unchanged before any."""
     out = dict(status)
     if updates is None:
         return out
     out["availableUpdates"] = updates.get("availableUpdates")
-    if updates.get("conditionalUpdates"):
-        out["conditionalUpdates"] = updates["conditionalUpdates"]
-    else:
-        out.pop("conditionalUpdates", None)
+    for key in ("conditionalUpdates", "conditionalUpdateRisks"):  # the risks only with their gate
+        if updates.get(key):
+            out[key] = updates[key]
+        else:
+            out.pop(key, None)
     current = updates.get("current") or {}
     desired = out.get("desired")
     if isinstance(desired, dict) and current and desired.get("version") == current.get("version"):

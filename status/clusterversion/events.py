@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from cvo_py.gotext import go_quote, one_line
+from cvo_py.gotext import clipped, escape, go_quote, one_line
 from cvo_py.kube import CLUSTERVERSIONS, EVENTS, JSON, MERGE_PATCH, ApiError, KubeClient, ServerUnreachable
 from payload import acceptance as acc
 from payload.acceptance import PreconditionOutcome, ReleaseAcceptance
@@ -93,9 +93,11 @@ def retrieval_event(
     """The Event a retrieval of (`version`, `image`) as requested produces, or None.
 
     As upstream: an attempt starting gives a Normal `RetrievePayload`, a newly loaded payload a
-    Normal `PayloadLoaded`, and a failed step a Warning with the condition's text. For `RetrievePayloadFailed` the
-    `failure=` part is the unwrapped aggregate of `error` when the failure came with an exception
-    chain; retrieval's own failures carry their whole text in the condition already.
+    Normal `PayloadLoaded`, and a failed step a Warning with the condition's text, line breaks
+    included (`PreconditionBlock`'s "Multiple precondition checks failed:\n* …"). Only
+    `RetrievePayloadFailed` is one line (each line break ` // `, as upstream), and its `failure=`
+    part is the unwrapped aggregate of `error` when the failure came with an exception chain;
+    retrieval's own failures carry their whole text in the condition already.
     """
     if final == acc.retrieving(version, image):
         return EventSpec(NORMAL, acc.RETRIEVE_PAYLOAD, final.message)  # an attempt starts
@@ -106,24 +108,25 @@ def retrieval_event(
     reason = FAILED_STEP_REASONS.get(final.reason)
     if reason is None:
         return None
-    if error is not None and final.reason == acc.RETRIEVE_PAYLOAD:
+    if final.reason != acc.RETRIEVE_PAYLOAD:
+        return EventSpec(WARNING, reason, clipped(final.message, MAX_MESSAGE))
+    text = final.message
+    if error is not None:
         text = (
             f"Retrieving payload failed version={go_quote(version)} image={go_quote(image)} "
             f"failure={unwrapped_aggregate(error)}"
         )
-    else:
-        text = final.message
     return EventSpec(WARNING, reason, one_line(text, MAX_MESSAGE))
 
 
 def precondition_events(version: str, image: str, outcome: PreconditionOutcome) -> list[EventSpec]:
     """The Events of precondition checks that let the update go ahead: a Warning `PreconditionWarn`
-    with the warning (forced blocking failures included), then a Normal `PreconditionsPassed`. A
-    refusal is the failed `PreconditionChecks` step (`retrieval_event`)."""
+    with the warning (forced blocking failures included; line breaks kept, as upstream), then a
+    Normal `PreconditionsPassed`. A refusal is the failed `PreconditionChecks` step (`retrieval_event`)."""
     found = []
     if outcome.message:
         text = acc.precondition_warning(version, image, outcome.message)
-        found.append(EventSpec(WARNING, "PreconditionWarn", one_line(text, MAX_MESSAGE)))
+        found.append(EventSpec(WARNING, "PreconditionWarn", clipped(text, MAX_MESSAGE)))
     found.append(EventSpec(NORMAL, "PreconditionsPassed", acc.preconditions_passed(version, image)))
     return found
 
@@ -133,7 +136,7 @@ def updates_omitted_event(condition: Mapping[str, Any] | None) -> EventSpec | No
     `RetrievedUpdates` says what, with reason `UpdatesOmitted`); None otherwise."""
     if not condition or condition.get("reason") != UPDATES_OMITTED:
         return None
-    return EventSpec(WARNING, UPDATES_OMITTED, one_line(str(condition.get("message") or ""), MAX_MESSAGE))
+    return EventSpec(WARNING, UPDATES_OMITTED, clipped(str(condition.get("message") or ""), MAX_MESSAGE))
 
 
 def involved_object(name: str, namespace: str) -> JSON:
@@ -245,7 +248,7 @@ class EventRecorder:
             ref.get("name"),
             spec.type,
             spec.reason,
-            spec.message,
+            escape(spec.message),  # one log line, whatever the message holds (line breaks show as \n)
         )
         key = event_key(event)
         try:

@@ -13,12 +13,11 @@ is not exported) and the status-write metrics (`cluster_version_status_write_*`,
 
 from __future__ import annotations
 
-import json
+import logging
 import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from pathlib import Path
 from typing import Any
 
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
@@ -26,13 +25,14 @@ from prometheus_client.registry import Collector
 
 from cvo_py.informer import MODIFIED, Informer, InformerSet
 from cvo_py.kube import CONFIGMAPS, KubeClient
-from payload.release import Release
+from cvo_py.safeload import DocumentError, FileMissing
+from payload.release import IMAGE_REFERENCES, IMAGE_REFERENCES_MAX_BYTES, Release, read_payload_json
 from status.clusterversion import capabilities
 from status.clusterversion.desired import find_condition, operator_progress, operator_version
 
 JSON = dict[str, Any]
-# An image-references ImageStream names every image of a release: a few hundred KiB at most.
-IMAGE_REFERENCES_LIMIT = 8 << 20
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -417,11 +417,12 @@ class InstallerWatch:
 def payload_creation_time(payload_dir: str) -> float:
     """When the running payload was made: the creation time of its image-references ImageStream
     (`<payload_dir>/release-manifests/image-references`), 0 when it is missing or unreadable."""
-    path = Path(payload_dir) / "release-manifests" / "image-references"
     try:
-        with path.open("rb") as handle:
-            document = json.loads(handle.read(IMAGE_REFERENCES_LIMIT + 1)[:IMAGE_REFERENCES_LIMIT])
-    except (OSError, ValueError, RecursionError):
+        document = read_payload_json(payload_dir, IMAGE_REFERENCES, IMAGE_REFERENCES_MAX_BYTES)
+    except FileMissing:
+        return 0.0
+    except DocumentError as exc:
+        log.warning("Cannot read the running payload's creation time: %s", exc)
         return 0.0
     metadata = document.get("metadata") if isinstance(document, dict) else None
     return _seconds((metadata or {}).get("creationTimestamp")) if isinstance(metadata, dict) else 0.0

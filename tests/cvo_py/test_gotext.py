@@ -1,7 +1,9 @@
-"""cvo_py.gotext against Go itself: go_quote is strconv.Quote, escape is %q without quotes for display."""
+"""cvo_py.gotext against Go itself: go_quote is strconv.Quote, escape is %q without quotes for display,
+decode_json refuses what encoding/json refuses, where it does."""
 
 from __future__ import annotations
 
+import json
 import random
 from pathlib import Path
 
@@ -9,7 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from cvo_py.gotext import escape, go_quote
+from cvo_py.gotext import decode_json, escape, go_quote, json_syntax_problem, quote_char
 from cvo_py.testing import goprogram
 
 GO_PROGRAM = Path(__file__).parent / "goquote" / "main.go"
@@ -91,3 +93,51 @@ def test_escaped_text_has_no_raw_control_or_bidi_character(text: str | bytes) ->
     assert out.isprintable()
     if isinstance(text, str) and text.isprintable():
         assert out == text
+
+
+GO_JSON_PROGRAM = Path(__file__).parent / "gojson" / "main.go"
+CONSTANTS = ("NaN", "Infinity", "-Infinity")
+
+
+def _random_json(rng: random.Random, depth: int = 0) -> str:
+    """A JSON text that is valid but for the NaN, Infinity and -Infinity literals it may hold, with
+    strings that spell them, escaped quotes and backslashes, and characters outside ASCII."""
+    roll = rng.random()
+    if depth > 3 or roll < 0.45:
+        scalar = rng.choice(
+            [*CONSTANTS, "1", "-2.5e3", "true", "null", '"NaN"', '"a\\"NaN"', '"\\\\"', '"é Infinity"', '"x"']
+        )
+        return scalar
+    children = [_random_json(rng, depth + 1) for _ in range(rng.randint(0, 4))]
+    if roll < 0.7:
+        return "[" + ", ".join(children) + "]"
+    return "{" + ",".join(f'"k{i}\\"": {child}' for i, child in enumerate(children)) + "}"
+
+
+def test_decode_json_refuses_what_go_refuses_where_go_does(tmp_path: Path) -> None:
+    binary = goprogram.build(GO_JSON_PROGRAM, tmp_path)
+    rng = random.Random(7)
+    docs = ['{"a": NaN}', "[1, -Infinity]", "Infinity", ' {"NaN": "Infinity", "v": [NaN]}', '{"ok": 1}']
+    docs += [_random_json(rng) for _ in range(3000)]
+    want = goprogram.run_lines(binary, [d.encode().hex() for d in docs])
+    refused = 0
+    for doc, go in zip(docs, want, strict=True):
+        try:
+            value = decode_json(doc)
+        except json.JSONDecodeError as err:
+            refused += 1
+            got = f"syntax {len(doc[: err.pos + 1].encode())} invalid character {quote_char(doc[err.pos])} {err.msg}"
+            assert got == go, doc
+            assert json_syntax_problem(err).startswith(f"invalid character {quote_char(doc[err.pos])} at offset ")
+        else:
+            assert go == "ok", doc
+            assert value == json.loads(doc)
+    assert 100 < refused < len(docs) - 100  # both kinds were met
+
+
+@pytest.mark.parametrize(
+    ("ch", "quoted"),
+    [("a", "'a'"), ("'", "'\\''"), ('"', "'\"'"), ("\\", "'\\\\'"), ("\x01", "'\\x01'"), ("é", "'\\xc3'")],
+)
+def test_quote_char_is_gos(ch: str, quoted: str) -> None:
+    assert quote_char(ch) == quoted

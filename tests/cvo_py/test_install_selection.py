@@ -64,9 +64,14 @@ def test_what_each_cluster_selects(profile: str, feature_set: str, gate: bool) -
     assert selected(cluster) == want
 
 
-def test_hosted_control_planes_exclude_the_operator_side() -> None:
-    cluster = Cluster(exclude="internal-openshift-hosted", feature_set="DevPreviewNoUpgrade")
-    assert not {n for n in selected(cluster) if "_cluster-version-operator_" in n}
+def test_hosted_control_planes_exclude_every_document() -> None:
+    """A hosted control plane applies none of install/, as upstream's manifests say: neither the CVO's
+    documents nor the update-status controller's, whatever the feature set and gates."""
+    for feature_set in FEATURE_SETS:
+        cluster = Cluster(
+            exclude="internal-openshift-hosted", feature_set=feature_set, enabled_gates=frozenset({ACCEPT_RISKS_GATE})
+        )
+        assert selected(cluster) == set(), feature_set
 
 
 def test_every_document_names_its_profile() -> None:

@@ -53,7 +53,13 @@ def test_query_returns_the_vector(http_server: Callable[[Handler], str]) -> None
 @pytest.mark.parametrize(
     "status,body,message",
     [
-        (503, b"upstream down", "HTTP 503: not an API response: 'upstream down'"),
+        (503, b"upstream down", 'HTTP 503: not an API response: "upstream down"'),  # Go's quoting
+        (503, b"it's \x1b[2Jdown", 'HTTP 503: not an API response: "it\'s \\x1b[2Jdown"'),
+        # What Go's decoder refuses: NaN and Infinity, a body in UTF-16.
+        (200, b'{"status": "success", "data": {"alerts": NaN}}',
+         'HTTP 200: not an API response: "{\\"status\\": \\"success\\", \\"data\\": {\\"alerts\\": NaN}}"'),
+        (200, json.dumps({"status": "success", "data": {"alerts": []}}).encode("utf-16"),
+         "HTTP 200: not an API response: "),
         (400, json.dumps({"status": "error", "error": "bad query"}).encode(), "HTTP 400: bad query"),
         (200, ok({"alerts": "nope"}), "data.alerts is not a list of objects"),
         (200, b"x" * 5000, "response larger than 4096 bytes"),
@@ -65,7 +71,8 @@ def test_bad_answers_are_one_line_errors(
     url = http_server(lambda _req: (status, body))
     with pytest.raises(APIError) as exc:
         PrometheusAPI(url, max_bytes=4096).alerts()
-    assert str(exc.value) == f"{url}/api/v1/alerts: {message}"
+    assert str(exc.value).startswith(f"{url}/api/v1/alerts: {message}")
+    assert str(exc.value).isprintable()
 
 
 def test_unreachable_and_unreadable_token_are_one_line_errors(tmp_path: Path) -> None:

@@ -5,6 +5,7 @@ publishing once it exists)."""
 from __future__ import annotations
 
 import time
+from typing import Any
 
 from cvo_py.kube import CLUSTERVERSIONS, PODS, KubeClient
 from cvo_py.testing import localcluster, localprometheus, usc
@@ -15,11 +16,11 @@ from cvo_py.testing.wait import wait_until
 CVO_NAMESPACE = "openshift-cluster-version"
 
 
-def _pods(kube: KubeClient, namespace: str, app: str) -> list[dict]:
+def _pods(kube: KubeClient, namespace: str, app: str) -> list[dict[str, Any]]:
     return list(kube.list(PODS, namespace, label_selector=f"k8s-app={app}")["items"])
 
 
-def _ready(pod: dict) -> bool:
+def _ready(pod: dict[str, Any]) -> bool:
     return any(c["type"] == "Ready" and c["status"] == "True" for c in pod.get("status", {}).get("conditions", []))
 
 
@@ -44,7 +45,7 @@ def test_prometheus_scrapes_start_on_the_node(api: localcluster.Cluster, paths: 
     try:
         prometheus.register("cluster-version-operator", "127.0.0.1:9099")
 
-        def up() -> list[dict] | None:
+        def up() -> list[dict[str, Any]] | None:
             targets = [t for t in prometheus.targets() if t["labels"].get("job") == "cluster-version-operator"]
             return targets if targets and all(t["health"] == "up" for t in targets) else None
 
@@ -71,8 +72,12 @@ def test_update_status_controller_follows_ota_1269(kube: KubeClient, node: NodeI
     assert usc.configmap_data(kube, usc.NAMESPACE) is None
     usc.create_configmap(kube, usc.NAMESPACE)
     started = time.monotonic()
+    def published() -> dict[str, str] | None:
+        data = usc.configmap_data(kube, usc.NAMESPACE)
+        return data if data and "usc-cv-version" in data else None
+
     data = wait_until(
-        lambda: (d := usc.configmap_data(kube, usc.NAMESPACE)) and "usc-cv-version" in d and d,
+        published,
         timeout=60,
         interval=0.2,
         what="usc-cv-version published after the ConfigMap was created",

@@ -83,12 +83,12 @@ def test_real_retrieval_loads_the_release_by_digest(
     metadata = Path(target_dir(image, str(paths.payloads))) / "release-manifests" / "release-metadata"
     assert json.loads(metadata.read_text())["version"] == version
     # OTA-1269: the ClusterVersion insight says Updating while the release operator is behind...
+    def updating(status: str) -> dict[str, str] | None:
+        data = usc.configmap_data(kube, usc.NAMESPACE)
+        return data if data and usc.insight_condition(data, "usc-cv-version", "Updating").startswith(status) else None
+
     data = wait_until(
-        lambda: (
-            (d := usc.configmap_data(kube, usc.NAMESPACE))
-            and usc.insight_condition(d, "usc-cv-version", "Updating").startswith("True ")
-            and d
-        ),
+        lambda: updating("True "),
         timeout=60,
         what="the ClusterVersion insight's Updating=True during the update",
     )
@@ -96,10 +96,7 @@ def test_real_retrieval_loads_the_release_by_digest(
     # ...and not Updating once it reports the new version.
     usc.set_operator(kube, nodecluster.RELEASE_OPERATOR, version, datetime.now(UTC))
     wait_until(
-        lambda: (
-            (d := usc.configmap_data(kube, usc.NAMESPACE))
-            and usc.insight_condition(d, "usc-cv-version", "Updating").startswith("False ")
-        ),
+        lambda: updating("False "),
         timeout=60,
         what="the ClusterVersion insight's Updating=False after the update",
     )
@@ -108,14 +105,15 @@ def test_real_retrieval_loads_the_release_by_digest(
 
 
 # mode: (image of node.json's images or a literal, the reasons the kubelet may write, the text the
-# condition must carry, whether it is a failure retrying cannot fix).
+# condition must carry). Every mode is reported at once as ReleaseAccepted=False; a stopped registry is
+# also retried with backoff, so the update proceeds once it is back.
 MODES = {
-    "absent-digest": ("absent", ("ErrImagePull",), "manifest unknown", True),
-    "invalid-name": ("invalid", ("InvalidImageName",), "invalid reference format", True),
-    "no-release-manifests": ("no-release-manifests", ("Error", "CrashLoopBackOff"), "/release-manifests", True),
-    "no-shell": ("no-shell", ("CreateContainerError", "RunContainerError", "StartError"), "sh", True),
-    "unsigned": ("unsigned", ("SignatureValidationFailed",), "signature", True),
-    "registry-stopped": ("stopped", ("RegistryUnavailable", "ErrImagePull"), "connection refused", False),
+    "absent-digest": ("absent", ("ErrImagePull",), "manifest unknown"),
+    "invalid-name": ("invalid", ("InvalidImageName",), "invalid reference format"),
+    "no-release-manifests": ("no-release-manifests", ("Error", "CrashLoopBackOff"), "/release-manifests"),
+    "no-shell": ("no-shell", ("CreateContainerError", "RunContainerError", "StartError"), "sh"),
+    "unsigned": ("unsigned", ("SignatureValidationFailed",), "signature"),
+    "registry-stopped": ("stopped", ("RegistryUnavailable", "ErrImagePull"), "connection refused"),
 }
 
 
@@ -166,7 +164,7 @@ def test_real_failure_reaches_release_accepted(
     versions: Arrivals,
     figures: list[dict[str, Any]],
 ) -> None:
-    which, reasons, text, terminal = MODES[mode]
+    which, reasons, text = MODES[mode]
     image = image_for(which, node)
     if which == "stopped":
         localnode.stop_registry(paths)
@@ -184,11 +182,10 @@ def test_real_failure_reaches_release_accepted(
         )
         kubelet = failing_container(written.object, reasons)
         assert kubelet is not None
-        status = "False" if terminal else "Unknown"
         surfaced = versions.wait_for(
-            f"ReleaseAccepted={status} naming {kubelet['container']} and {text!r}",
+            f"ReleaseAccepted=False naming {kubelet['container']} and {text!r}",
             lambda a: (
-                accepted(a).get("status") == status
+                accepted(a).get("status") == "False"
                 and image in accepted(a).get("message", "")
                 and kubelet["container"] in accepted(a).get("message", "")
                 and text in accepted(a).get("message", "")
@@ -199,6 +196,14 @@ def test_real_failure_reaches_release_accepted(
     finally:
         if which == "stopped":
             localnode.start_registry(paths, int(node.registry.rsplit(":", 1)[1]))
+    if which == "stopped":
+        # The registry is back: a later attempt (backoff from an eighth of the retry interval) pulls it.
+        versions.wait_for(
+            f"PayloadLoaded for {image} once its registry is back",
+            lambda a: accepted(a).get("reason") == "PayloadLoaded" and image in accepted(a).get("message", ""),
+            timeout=120,
+            after=cv_mark,
+        )
     condition = accepted(surfaced)
     # The runtime's own words are in the condition, verbatim (their end, where a long one is bounded).
     runtime_text = (kubelet.get("message") or "").strip()

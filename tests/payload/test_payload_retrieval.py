@@ -6,6 +6,7 @@ own deadline, a Pod deleted mid-watch, stale-Pod pruning, and dropped / expired 
 
 from __future__ import annotations
 
+import os
 import socket
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -16,6 +17,7 @@ import pytest
 
 from cvo_py.informer import Informer
 from cvo_py.kube import JSON, PODS, ClientConfig, KubeClient, Resource, ServerUnreachable
+from cvo_py.testing import versionpod
 from cvo_py.testing.cluster import LocalCluster
 from cvo_py.testing.kubelet import Kubelet, running, terminated, waiting
 from cvo_py.testing.payload import (
@@ -45,10 +47,7 @@ SIG = (
     f"image pull failed for {IMAGE} because the signature validation failed: Source image rejected: "
     "A signature was required, but no signature exists"
 )
-MANIFEST_UNKNOWN = (
-    f"initializing source docker://{IMAGE}: reading manifest sha256:{'5d' * 32} in "
-    "quay.io/openshift-release-dev/ocp-release: manifest unknown"
-)
+MANIFEST_UNKNOWN = versionpod.manifest_unknown(IMAGE)  # CRI-O's text, as the end-to-end tier recorded it
 UNAUTHORIZED = (
     f"initializing source docker://{IMAGE}: reading manifest sha256:{'5d' * 32} in "
     "quay.io/openshift-release-dev/ocp-release: unauthorized: access to the requested resource is not authorized"
@@ -554,3 +553,34 @@ def test_cancel_ends_a_retrieval_in_flight_and_removes_its_pod(
     result = run.finish(timeout=10)
     assert result.message == FAILED + "cancelled: the operator is stopping"
     wait_until(lambda: not version_pods(kube, namespace), what="version pod deleted")
+
+
+@pytest.mark.parametrize(
+    ("metadata", "problem"),
+    [
+        ("fifo", "not a regular file (a FIFO)"),  # opening a FIFO for reading blocks until a writer comes
+        ("huge", "2097152 bytes, more than the limit of 1048576 bytes"),
+        ('{"version": NaN}', "invalid character 'N' at offset 13: looking for beginning of value"),
+        ('{"version": -Infinity}', "invalid character 'I' at offset 14: in numeric literal"),
+        ("[1]", "not a JSON object"),
+    ],
+)
+def test_release_metadata_the_payload_holds_is_read_within_bounds(
+    kube: KubeClient, namespace: str, payload_dir: Path, ready: None, metadata: str, problem: str
+) -> None:
+    # The payload directory is written by the release image: what it holds there is outside input.
+    path = write_payload(payload_dir, IMAGE, "4.19.1") / "release-manifests" / "release-metadata"
+    path.unlink()
+    if metadata == "fifo":
+        os.mkfifo(path)
+    elif metadata == "huge":
+        with path.open("wb") as f:
+            f.truncate(2 << 20)
+    else:
+        path.write_text(metadata)
+    result = Retrieval(kube, options(namespace, payload_dir)).start().finish(timeout=10)
+    assert result == ReleaseAcceptance(
+        "False",
+        "LoadPayload",
+        f'Loading payload failed version="4.19.1" image="{IMAGE}" failure=loading {path}: {problem}',
+    )

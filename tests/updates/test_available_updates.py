@@ -17,7 +17,7 @@ from cvo_py.kube import CLUSTERVERSIONS, KubeClient
 from cvo_py.promapi import PrometheusAPI
 from cvo_py.testing.adm_upgrade import adm_upgrade
 from cvo_py.testing.cluster import LocalCluster, free_port
-from cvo_py.testing.clusterversion import IMG_4141, condition, create_cv, put_co, status_414
+from cvo_py.testing.clusterversion import IMG_4141, condition, create_cv, enable_feature_gates, put_co, status_414
 from cvo_py.testing.payload import StartProcess, ensure_priority_class
 from cvo_py.testing.prometheus import LocalPrometheus
 from cvo_py.testing.update_service import UpdateService, always_risk, graph, image_of, promql_risk
@@ -135,7 +135,11 @@ def test_an_unreachable_update_service_and_no_channel(kube: KubeClient, start: A
     assert "connect: connection refused" in retrieved(cluster_version(kube))["message"]
 
 
-DEGRADED = 'max(cluster_operator_conditions{name="dns", condition="Degraded"}) or vector(0)'
+# The last sample scraped, not the instant value: a scrape that fails under load (a 1 s scrape
+# timeout on a busy machine) writes staleness markers, and an instant query then finds no series
+# until the next good scrape. The risk is about the metric, not about the latest scrape.
+DNS_DEGRADED = 'last_over_time(cluster_operator_conditions{name="dns", condition="Degraded"}[1m])'
+DEGRADED = f"max({DNS_DEGRADED}) or vector(0)"
 
 
 def test_a_promql_risk_matches_and_unmatches_as_the_metric_changes(
@@ -156,8 +160,11 @@ def test_a_promql_risk_matches_and_unmatches_as_the_metric_changes(
     api = PrometheusAPI(prom.url)
     clock = [datetime.now(UTC)]
     try:
-        wait_until(lambda: bool(api.query('cluster_operator_conditions{name="dns",condition="Degraded"}')),
-                   timeout=60, what="the dns condition scraped")
+        try:
+            wait_until(lambda: bool(api.query(DNS_DEGRADED)), timeout=60, what="the dns condition scraped")
+        except AssertionError as exc:  # say why: the target's health and last scrape error
+            targets = [(t.get("scrapePool"), t.get("health"), t.get("lastError")) for t in prom.targets()]
+            raise AssertionError(f"{exc}; scrape targets: {targets}") from None
         with UpdateService(channels={"stable-4.14": doc}) as svc:
             poller = AvailableUpdatesPoller(
                 lambda: cluster_version(kube),
@@ -187,3 +194,44 @@ def test_a_promql_risk_matches_and_unmatches_as_the_metric_changes(
             wait_until(lambda: recommended()["status"] == "True", timeout=60, what="the risk to un-match")
     finally:
         cvo.stop()
+
+
+def test_accepted_risks_with_the_gate_on(
+    cluster: LocalCluster, kube: KubeClient, start: Any, service: UpdateService, featuregate_api: None
+) -> None:
+    """With ClusterUpdateAcceptRisks enabled for the running version, `start` honours
+    spec.desiredUpdate.acceptRisks: the accepted risk's update is recommended (and available), each
+    risk says whether it applies, status.conditionalUpdateRisks lists them, and
+    cluster_version_risk_conditions is served."""
+    cluster.install_clusterversion_crd("current")  # the CRD with the gated status fields
+    enable_feature_gates(kube, "4.14.1", "ClusterUpdateAcceptRisks")
+    spec = {"clusterID": str(uuid.uuid4()), "channel": "stable-4.14", "upstream": service.url,
+            "desiredUpdate": {"acceptRisks": [{"name": "DriverX"}]}}
+    create_cv(kube, spec, status_414())
+    running = start(IMG_4141, "4.14.1", "--update-service=")
+
+    def recommended(cv: dict[str, Any]) -> dict[str, Any]:
+        conditional = (cv.get("status") or {}).get("conditionalUpdates") or [{}]
+        return dict((conditional[0].get("conditions") or [{}])[0])
+
+    wait_until(lambda: recommended(cluster_version(kube)).get("reason") == "AllExposedRisksAccepted",
+               what="the accepted risk's update recommended")
+    cv = cluster_version(kube)
+    assert condition(cv, "Invalid") is None  # acceptRisks alone is a valid desiredUpdate with the gate
+    assert recommended(cv)["status"] == "True"
+    assert "4.14.7" in versions(cv, "availableUpdates")
+    (conditional,) = cv["status"]["conditionalUpdates"]
+    assert conditional["riskNames"] == ["DriverX"]
+    (applies,) = conditional["risks"][0]["conditions"]
+    assert (applies["type"], applies["status"], applies["reason"]) == ("Applies", "True", "Match")
+    (risk,) = cv["status"]["conditionalUpdateRisks"]
+    assert (risk["name"], risk["message"], risk["conditions"]) == ("DriverX", "Driver X may hang.", [applies])
+    assert running.metrics()['cluster_version_risk_conditions{condition="Applies",reason="Match",risk="DriverX"}'] == 1
+
+    # No longer accepted: not recommended again; the risks are still listed (the gate is on).
+    cv["spec"]["desiredUpdate"] = None
+    kube.replace(CLUSTERVERSIONS, cv)
+    wait_until(lambda: recommended(cluster_version(kube)).get("reason") == "DriverX", what="the risk not accepted")
+    cv = cluster_version(kube)
+    assert "4.14.7" not in versions(cv, "availableUpdates")
+    assert [r["name"] for r in cv["status"]["conditionalUpdateRisks"]] == ["DriverX"]

@@ -155,6 +155,13 @@ def test_metadata_errors_count_only_on_nodes_that_are_used() -> None:
         (b"", "unexpected end of JSON input"),
         (b'{"nodes": [', "unexpected end of JSON input"),
         (b"garbage", "invalid character 'g'"),
+        (b"'nodes'", "invalid character '\\''"),  # Go's quoteChar, not Python's repr
+        # Python's decoder takes these as numbers; Go's refuses them.
+        (b'{"nodes": [{"version": "4.16.3", "payload": "x", "metadata": {"n": NaN}}]}',
+         "invalid character 'N' at offset 68: looking for beginning of value"),
+        (b'{"nodes": [], "edges": [[Infinity, 0]]}',
+         "invalid character 'I' at offset 26: looking for beginning of value"),
+        (b'{"nodes": [], "edges": [[-Infinity, 0]]}', "invalid character 'I' at offset 27: in numeric literal"),
         (b"[1]", "cannot unmarshal array into Go value of type cincinnati.graph"),
         (b"\xff\xfe", "invalid UTF-8"),
         (b"[" * 100_000 + b"]" * 100_000, "exceeded max depth"),  # Go's words, not Python's recursion limit

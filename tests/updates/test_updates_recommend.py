@@ -138,3 +138,57 @@ def test_promql_verdicts() -> None:
                 {"status": "success", "data": {"resultType": "scalar", "result": [0, "1"]}}):
         with pytest.raises(rc.EvaluationError):
             rc.promql_verdict(bad)
+
+
+# -- With the ClusterUpdateAcceptRisks gate: riskNames, each risk's Applies, conditionalUpdateRisks ----
+
+
+def test_gated_updates_name_their_risks_and_say_whether_each_applies() -> None:
+    conditional = [{"release": {"version": "4.16.7", "image": "seven"}, "risks": [risk("B"), risk("A", "m", "u")]},
+                   {"release": {"version": "4.16.6", "image": "six"}, "risks": [risk("C"), risk("A", "m", "u")]}]
+    outcomes = {"A": rc.RiskOutcome(True), "B": rc.RiskOutcome(False), "C": rc.RiskOutcome(None, "boom")}
+    _, updates = rc.with_recommendations([], conditional, outcomes, accepted=frozenset({"A"}), now=NOW, gated=True)
+    assert updates is not None
+    assert [u["riskNames"] for u in updates] == [["A", "B"], ["A", "C"]]
+    seven, six = updates
+    assert [(r["name"], r["conditions"]) for r in seven["risks"]] == [
+        ("B", [{"type": "Applies", "status": "False", "reason": "NotMatch",
+                "message": "The risk B does not apply to this cluster.",
+                "lastTransitionTime": "2026-11-23T12:00:00Z"}]),
+        ("A", [{"type": "Applies", "status": "True", "reason": "Match",
+                "message": "The risk A applies to this cluster.", "lastTransitionTime": "2026-11-23T12:00:00Z"}]),
+    ]
+    (c_applies,) = six["risks"][0]["conditions"]
+    assert (c_applies["status"], c_applies["reason"]) == ("Unknown", "EvaluationFailed")
+    assert c_applies["message"] == (
+        "Could not evaluate exposure to update risk C (boom)\n  C description: It hurts.\n"
+        "  C URL: https://example.com/r"
+    )
+    # Accepted A and B not applying: recommended because every exposed risk is accepted.
+    assert (seven["conditions"][0]["status"], seven["conditions"][0]["reason"]) == ("True", "AllExposedRisksAccepted")
+
+    # Each risk once, sorted by name, with its Applies condition.
+    risks = rc.conditional_update_risks(updates)
+    assert risks is not None
+    statuses = [(r["name"], r["conditions"][0]["status"]) for r in risks]
+    assert statuses == [("A", "True"), ("B", "False"), ("C", "Unknown")]
+    assert risks[0] == {**risk("A", "m", "u"), "conditions": seven["risks"][1]["conditions"]}
+    assert rc.conditional_update_risks(None) is None and rc.conditional_update_risks([]) is None
+
+
+def test_applies_keeps_its_transition_time_while_unchanged_and_without_the_gate_nothing_is_added() -> None:
+    conditional = [{"release": {"version": "4.16.7", "image": "seven"}, "risks": [risk("A")]}]
+    _, before = rc.with_recommendations([], conditional, {"A": rc.RiskOutcome(True)}, now=NOW, gated=True)
+    assert before is not None
+    later = NOW + timedelta(hours=1)
+    _, same = rc.with_recommendations([], conditional, {"A": rc.RiskOutcome(True)}, previous=before, now=later,
+                                      gated=True)
+    _, flipped = rc.with_recommendations([], conditional, {"A": rc.RiskOutcome(False)}, previous=before, now=later,
+                                         gated=True)
+    assert same is not None and flipped is not None
+    assert same[0]["risks"][0]["conditions"][0]["lastTransitionTime"] == "2026-11-23T12:00:00Z"
+    assert flipped[0]["risks"][0]["conditions"][0]["lastTransitionTime"] == "2026-11-23T13:00:00Z"
+
+    _, ungated = rc.with_recommendations([], conditional, {"A": rc.RiskOutcome(True)}, accepted=frozenset({"A"}),
+                                         now=NOW)
+    assert ungated is not None and "riskNames" not in ungated[0] and ungated[0]["risks"] == [risk("A")]

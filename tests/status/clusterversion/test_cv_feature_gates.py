@@ -3,34 +3,9 @@ of the running version only, and none when there is no FeatureGate or no such AP
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
-
-import pytest
-
-from cvo_py.kube import CRDS, FEATUREGATES, ApiError, KubeClient
-from cvo_py.testing import localcluster
-from cvo_py.testing.cluster import LocalCluster
-from cvo_py.testing.wait import wait_until
+from cvo_py.kube import FEATUREGATES, KubeClient
+from cvo_py.testing.clusterversion import featuregate_api_exists
 from status.clusterversion.controller import read_feature_gates
-
-CRD = Path(__file__).resolve().parents[2] / "crds" / "featuregate.yaml"
-
-
-@pytest.fixture
-def featuregate_api(cluster: LocalCluster, kube: KubeClient) -> Iterator[None]:
-    localcluster.apply_crd(cluster.handle, CRD)
-    yield
-    kube.delete(CRDS, "featuregates.config.openshift.io")
-    wait_until(lambda: _gone(kube), what="the FeatureGate API removed")
-
-
-def _gone(kube: KubeClient) -> bool:
-    try:
-        kube.get(CRDS, "featuregates.config.openshift.io")
-    except ApiError as exc:
-        return exc.is_not_found()
-    return False
 
 
 def test_the_gates_of_the_running_version(kube: KubeClient, featuregate_api: None) -> None:
@@ -54,5 +29,5 @@ def test_the_gates_of_the_running_version(kube: KubeClient, featuregate_api: Non
 
 
 def test_no_featuregate_api_means_no_gates(kube: KubeClient) -> None:
-    assert _gone(kube)
+    assert not featuregate_api_exists(kube)
     assert read_feature_gates(kube, "4.14.1") == frozenset()

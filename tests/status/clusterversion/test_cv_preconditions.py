@@ -123,7 +123,7 @@ def test_a_minor_update_waits_for_the_admin_ack_and_the_operator(
     assert [h["version"] for h in cv["status"]["history"]] == ["4.14.1"]
     assert cv["status"]["desired"]["version"] == "4.14.1"
     [block] = wait_until(lambda: events(kube, namespace, "PreconditionBlock"), what="the PreconditionBlock Event")
-    assert (block["type"], block["message"]) == ("Warning", refused["message"].replace("\n", " // "))
+    assert (block["type"], block["message"]) == ("Warning", refused["message"])  # as upstream: the same lines
     assert events(kube, namespace, "RetrievePayload") == []  # refused before anything was fetched
     out, _err = adm_upgrade(cv)
     assert "Cluster version is 4.14.1\n\nUpgradeable=False\n\n  Reason: MultipleReasons\n" in out

@@ -357,3 +357,49 @@ def test_accepted_risks_go_into_the_new_history_entry_and_stay() -> None:
         {**obj, "status": status}, [release_co("etcd", "4.14.1")], cs.StatusInputs(running), now + timedelta(minutes=1)
     )
     assert later["history"][0]["acceptedRisks"] == "risky"
+
+
+def _accepted_update(image: str, reason: str = "AllExposedRisksAccepted") -> dict[str, Any]:
+    recommended = condition("Recommended", "True" if reason != "DriverX" else "False", reason)
+    return {"release": {"version": "4.15.0", "image": image}, "riskNames": ["DriverX", "Alpha"],
+            "risks": [{"name": "Alpha"}, {"name": "DriverX"}], "conditions": [recommended]}
+
+
+@pytest.mark.parametrize(
+    ("gate", "reason", "warned", "before", "after"),
+    [
+        (True, "AllExposedRisksAccepted", False, "",
+         "The target release {image} is exposed to the risks [Alpha,DriverX] which were all explicitly accepted by "
+         "the cluster administrator."),
+        (True, "AllExposedRisksAccepted", False, "forced",
+         "forced\nThe target release {image} is exposed to the risks [Alpha,DriverX] which were all explicitly "
+         "accepted by the cluster administrator."),
+        (True, "AllExposedRisksAccepted", True, "a warning",
+         "a warning; It is exposed to the risks [Alpha,DriverX] which were all explicitly accepted by the cluster "
+         "administrator."),
+        (True, "NotExposedToRisks", False, "", ""),  # no risk applies: nothing was accepted
+        (True, "DriverX", False, "", ""),  # not recommended (the update was forced through)
+        (False, "AllExposedRisksAccepted", False, "", ""),  # without the gate, no third part
+    ],
+)
+def test_accepted_risks_name_the_accepted_conditional_update_risks_with_the_gate(
+    gate: bool, reason: str, warned: bool, before: str, after: str
+) -> None:
+    from datetime import UTC, datetime
+
+    from payload.acceptance import payload_loaded
+
+    now = datetime(2024, 5, 1, 12, 0, tzinfo=UTC)
+    running = Release("4.14.1", IMG + "4.14.1")
+    target = Release("4.15.0", IMG + "4.15.0")
+    obj = cv(spec={"desiredUpdate": {"version": "4.15.0", "image": target.image}})
+    updates = {
+        "availableUpdates": None,
+        "condition": {"type": "RetrievedUpdates", "status": "True"},
+        "current": None,
+        "conditionalUpdates": [_accepted_update(IMG + "4.14.9"), _accepted_update(target.image, reason)],
+    }
+    acceptance = Acceptance(target, payload_loaded("4.15.0", target.image, "amd64"), True, before, warned=warned)
+    inputs = cs.StatusInputs(running, acceptance, updates=updates, accept_risks=gate)
+    status = cs.desired_status(obj, [release_co("etcd", "4.14.1")], inputs, now)
+    assert status["history"][0].get("acceptedRisks", "") == after.format(image=target.image)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import threading
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -12,7 +13,7 @@ import pytest
 from cvo_py import gotext
 from cvo_py.kube import EVENTS, MERGE_PATCH, ApiError, Resource
 from payload import acceptance as acc
-from payload.acceptance import ReleaseAcceptance
+from payload.acceptance import PreconditionOutcome, ReleaseAcceptance
 from payload.coordinator import Outcome, RetrievalCoordinator
 from payload.release import Release
 from status.clusterversion import events
@@ -160,6 +161,48 @@ def test_one_line(text: str, limit: int, expected: str) -> None:
 def test_retrieval_event(final: ReleaseAcceptance, error: BaseException | None, expected: EventSpec | None) -> None:
     version = "" if 'version=""' in final.message else "4.14.2"
     assert events.retrieval_event(version, IMG, final, error) == expected
+
+
+SUMMARY = (
+    'Multiple precondition checks failed:\n* Precondition "ClusterVersionUpgradeable" failed because of '
+    '"AdminAckRequired": ack needed\n* Precondition "ClusterVersionGiantHop" failed because of '
+    '"MultipleMinorVersionsUpdate": too far'
+)
+
+
+def test_precondition_events_keep_the_lines_of_upstreams_text() -> None:
+    blocked = acc.precondition_blocked("4.16.0", IMG, SUMMARY)
+    spec = events.retrieval_event("4.16.0", IMG, blocked)
+    assert spec == EventSpec(
+        "Warning",
+        "PreconditionBlock",
+        f'Preconditions failed for payload loaded version="4.16.0" image="{IMG}": {SUMMARY}',
+    )
+    assert spec.message == blocked.message and spec.message.count("\n") == 2  # the condition's text
+    forced = PreconditionOutcome(False, "Forced through blocking failures: " + SUMMARY)
+    warned, passed = events.precondition_events("4.16.0", IMG, forced)
+    assert warned == EventSpec(
+        "Warning",
+        "PreconditionWarn",
+        f'precondition warning for payload loaded version="4.16.0" image="{IMG}": Forced through blocking '
+        f"failures: {SUMMARY}",
+    )
+    assert passed.reason == "PreconditionsPassed"
+    # Bounded still, keeping the lines and the tail (where the last failure is).
+    long = acc.precondition_blocked("4.16.0", IMG, SUMMARY + "\n* " + "x" * 20_000 + " the end")
+    clipped = events.retrieval_event("4.16.0", IMG, long)
+    assert clipped is not None and len(clipped.message) <= events.MAX_MESSAGE
+    assert clipped.message.endswith(" the end") and "\n* Precondition" in clipped.message
+
+
+def test_the_log_line_of_an_event_is_one_escaped_line(caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.INFO, logger=events.__name__)
+    api, clock = FakeEventsAPI(), [NOW]
+    spec = EventSpec("Warning", "PreconditionBlock", "Multiple precondition checks failed:\n* \x1b[2Jstorage")
+    stored = recorder(api, clock).record(events.involved_object("version", ""), spec)
+    assert stored is not None and stored["message"] == spec.message  # stored as upstream's, lines and all
+    [line] = [r.getMessage() for r in caplog.records if "PreconditionBlock" in r.getMessage()]
+    assert line.endswith("Multiple precondition checks failed:\\n* \\x1b[2Jstorage") and line.isprintable()
 
 
 def test_retrieval_event_keeps_the_condition_text_with_newlines_joined() -> None:

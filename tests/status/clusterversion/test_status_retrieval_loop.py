@@ -20,7 +20,6 @@ from payload.acceptance import (
 )
 from payload.coordinator import RetrievalCoordinator
 from payload.release import Release
-from status.clusterversion.controller import read_release_metadata
 
 WAIT = 10.0  # generous bound for thread hand-offs; the tests assert outcomes, not timings
 A = Release("4.14.2", "img-a")
@@ -161,6 +160,67 @@ def test_failure_is_retried_only_after_the_retry_interval(
     assert h.calls[-1] == ("img-a", "4.14.2", True)
 
 
+def test_failures_in_a_row_are_retried_after_an_eighth_a_quarter_a_half_then_the_whole_interval() -> None:
+    """The retry schedule, with the clock and the jitter injected: each delay counts from the end of
+    the failed attempt, a success starts the count again, and nothing starts before it is due."""
+    h = Harness()
+    jitter = [1.1]
+    coordinator = RetrievalCoordinator(
+        h.make, h.changes.release, retry_after=60.0, clock=lambda: h.clock[0], jitter=lambda: jitter[0]
+    ).start()
+    try:
+        assert [coordinator.retry_delay(n) for n in (1, 2, 3, 4, 5, 9)] == [7.5, 15.0, 30.0, 60.0, 60.0, 60.0]
+        h.gate("img-a", retrieval_failed("4.14.2", "img-a", "registry down")).set()
+        coordinator.request(A, False)
+        assert h.started.acquire(timeout=WAIT)
+        wait_idle(coordinator)
+        for delay in (7.5 * 1.1, 15.0 * 1.1, 30.0 * 1.1, 60.0 * 1.1, 60.0 * 1.1):
+            attempts = len(h.calls)
+            ended = h.clock[0]
+            h.clock[0] = ended + delay - 0.01
+            coordinator.request(A, False)
+            wait_idle(coordinator)
+            assert len(h.calls) == attempts, f"retried {delay - 0.01:.2f}s after a failure, before its {delay:.2f}s"
+            h.clock[0] = ended + delay
+            coordinator.request(A, False)
+            assert h.started.acquire(timeout=WAIT)
+            wait_idle(coordinator)
+            assert len(h.calls) == attempts + 1
+        failed = coordinator.acceptance()
+        assert failed is not None and failed.state.status == "False"
+
+        # The cause is gone: the next attempt succeeds and is not repeated.
+        h.gate("img-a", payload_loaded("4.14.2", "img-a")).set()
+        h.clock[0] += 60.0 * 1.1
+        coordinator.request(A, False)
+        assert h.started.acquire(timeout=WAIT)
+        wait_idle(coordinator)
+        loaded = coordinator.acceptance()
+        assert loaded is not None and loaded.state.status == "True"
+        h.clock[0] += 3600.0
+        coordinator.request(A, False)
+        wait_idle(coordinator)
+        assert len(h.calls) == 7
+
+        # Another target failing starts the schedule from an eighth again; the jitter scales it.
+        jitter[0] = 0.8
+        h.gate("img-b", retrieval_failed("4.14.3", "img-b", "registry down")).set()
+        coordinator.request(B, False)
+        assert h.started.acquire(timeout=WAIT)
+        wait_idle(coordinator)
+        h.clock[0] += 7.5 * 0.8 - 0.01
+        coordinator.request(B, False)
+        wait_idle(coordinator)
+        assert len(h.calls) == 8
+        h.clock[0] += 0.01
+        coordinator.request(B, False)
+        assert h.started.acquire(timeout=WAIT)
+        wait_idle(coordinator)
+        assert [c[0] for c in h.calls[-2:]] == ["img-b", "img-b"]
+    finally:
+        coordinator.stop()
+
+
 def test_withdrawn_request_clears_the_acceptance(harness: tuple[Harness, RetrievalCoordinator]) -> None:
     h, coordinator = harness
     h.gate("img-a", payload_loaded("4.14.2", "img-a")).set()
@@ -207,24 +267,6 @@ def test_success_is_published_only_when_the_attempt_ends(checked: tuple[Harness,
     assert len(seen) == 1 and (seen[0] is None or seen[0].state.status == "Unknown")
     final = coordinator.acceptance()
     assert final is not None and final.state.status == "True" and final.target.version == "4.14.9"
-
-
-def test_read_release_metadata(tmp_path: pytest.TempPathFactory) -> None:
-    from pathlib import Path
-
-    root = Path(str(tmp_path))
-    assert read_release_metadata(str(root)) == {}
-    (root / "release-manifests").mkdir()
-    (root / "release-manifests" / "release-metadata").write_text(
-        '{"kind": "cincinnati-metadata-v0", "version": "4.13.7"}'
-    )
-    assert read_release_metadata(str(root))["version"] == "4.13.7"
-    (root / "release-manifests" / "release-metadata").write_text("[1]")
-    with pytest.raises(ValueError, match="not a JSON object"):
-        read_release_metadata(str(root))
-    (root / "release-manifests" / "release-metadata").write_text("{")
-    with pytest.raises(ValueError, match="cannot read release metadata"):
-        read_release_metadata(str(root))
 
 
 def test_a_target_asked_for_again_is_retrieved_again(harness: tuple[Harness, RetrievalCoordinator]) -> None:

@@ -62,7 +62,7 @@ def test_poller_reports_changes_and_an_outage_once(
         poller.poll()
     reading = poller.reading
     assert len(changes) == 2, "the outage is one change, not one per poll"
-    assert reading.error.endswith("/api/v1/alerts: HTTP 503: not an API response: 'unavailable'")
+    assert reading.error.endswith("/api/v1/alerts: HTTP 503: not an API response: \"unavailable\"")
     assert reading.failing_since == gotext.from_datetime(T0 + timedelta(minutes=1))
     assert reading.alerts is not None and reading.read_at == gotext.from_datetime(T0 + timedelta(seconds=30))
     warnings = [r for r in caplog.records if r.levelno == logging.WARNING]

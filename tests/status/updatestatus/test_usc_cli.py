@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
 
 from cvo_py.cli import update_status_controller as usc
+from cvo_py.cli.common import UsageError
 from cvo_py.cli.main import build_parser, main
 
 
@@ -16,6 +18,20 @@ def test_namespace_is_explicit_then_the_pods_then_the_default(tmp_path: Path) ->
     assert usc.detect_namespace(None, str(sa_file)) == "openshift-update-status-controller"
     sa_file.write_text("from-the-pod\n")
     assert usc.detect_namespace(None, str(sa_file)) == "from-the-pod"
+
+
+@pytest.mark.parametrize("kind", ["fifo", "device", "huge"])
+def test_a_namespace_file_that_is_no_namespace_is_one_line(tmp_path: Path, kind: str) -> None:
+    sa_file = tmp_path / "namespace"
+    if kind == "fifo":
+        os.mkfifo(sa_file)  # opening it to read would block
+    elif kind == "device":
+        sa_file.symlink_to("/dev/zero")  # would be read until memory runs out
+    else:
+        sa_file.write_bytes(b"n" * (usc.NAMESPACE_FILE_MAX_BYTES + 1))
+    with pytest.raises(UsageError) as caught:
+        usc.detect_namespace(None, str(sa_file))
+    assert str(caught.value).startswith(f"cannot read the Pod's namespace from {sa_file}: ")
 
 
 def test_defaults() -> None:
@@ -41,7 +57,7 @@ def test_defaults() -> None:
             ["--leader-elect-renew-deadline=5", "--leader-elect-retry-period=5"],
             "--leader-elect-retry-period must be shorter than --leader-elect-renew-deadline",
         ),
-        (["--namespace", "Not_A_Label"], "invalid --namespace 'Not_A_Label': want a DNS label"),
+        (["--namespace", "Not_A_Label"], 'invalid --namespace "Not_A_Label": want a DNS label'),
         (["--listen", "nowhere"], "invalid --listen address 'nowhere'"),
     ],
 )
