@@ -62,7 +62,7 @@ cluster-status: venv
 lint: venv
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/mypy
-	$(VENV)/bin/mypy --strict hack/localcluster.py hack/localnode.py hack/localprometheus.py hack/demo.py hack/gen_dashboard.py hack/loaded_test.py hack/image.py hack/render_manifests.py hack/gen_plain_insights.py bench tests/image tests/e2e
+	$(VENV)/bin/mypy --strict hack/*.py bench tests/image tests/e2e
 	$(PY) hack/gen_dashboard.py --check
 	$(PY) hack/gen_plain_insights.py --check
 	$(VENV)/bin/lint-imports
@@ -78,12 +78,12 @@ demo: venv build-apiserver build-prometheus
 
 # Builds the Dockerfile with buildah (installed with apt-get when missing and run as root); with a
 # local node up, pushes it to the node's registry as cvo-py:dev.
-image:
-	@$(PYTHON) hack/image.py build --tag $(IMAGE) $(if $(BASE_IMAGE),--base $(BASE_IMAGE))
+image: venv
+	@$(PY) hack/image.py build --tag $(IMAGE) $(if $(BASE_IMAGE),--base $(BASE_IMAGE))
 	@if [ -f $(CVO_PY_CLUSTER_DIR)/node.json ]; then \
 	  registry=$$($(PYTHON) -c 'import json,sys; print(json.load(open(sys.argv[1]))["registry"])' $(CVO_PY_CLUSTER_DIR)/node.json); \
 	  echo "pushing $(IMAGE) to $$registry/cvo-py:dev"; \
-	  $(PYTHON) hack/image.py push --tag $(IMAGE) --to $$registry/cvo-py:dev; \
+	  $(PY) hack/image.py push --tag $(IMAGE) --to $$registry/cvo-py:dev; \
 	else echo "no local node (make node-up): $(IMAGE) not pushed"; fi
 
 # A real single-node cluster on this machine (root): control plane, kubelet, CRI-O, CNI, a local

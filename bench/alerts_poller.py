@@ -18,9 +18,9 @@ import tempfile
 import time
 from pathlib import Path
 
-import requests
 import yaml
 
+from cvo_py import httpget
 from cvo_py.testing import (
     localcluster,
     localprometheus,
@@ -83,7 +83,7 @@ def main() -> int:
                     print("the bench alerts did not all fire within 60 s", file=sys.stderr)
                     return 1
                 time.sleep(0.5)
-            size = len(requests.get(prom.url + "/api/v1/alerts", timeout=10).content)
+            size = len(httpget.get(prom.url + "/api/v1/alerts", headers={}, total_timeout=10, max_bytes=1 << 30).body)
             changes: list[int] = []
             before = rss_mb()
             poller = AlertsPoller(prom.api, 30, lambda: changes.append(1))

@@ -1,4 +1,5 @@
-"""One bounded HTTP GET for the clients of other services (the update service, Prometheus/Thanos).
+"""One bounded HTTP GET for the clients of other services (the update service, Prometheus/Thanos,
+release signature stores).
 
 `get()` returns the status, reason and body of a GET, or raises `GetError`. What bounds it: the
 whole request — connecting, the headers, the body — ends by `total_timeout` seconds, however
@@ -7,13 +8,22 @@ per-read timeout alone lets a server that sends a byte now and then hold a calle
 body is at most `max_bytes`; at most `redirects` redirects are followed (as Go's client does, 10),
 each hop checked as a URL first (a Location that does not parse is an error naming it, not a
 traceback), sensitive headers dropped when a hop changes host, as Go does. A failure names the hop
-that failed and words its cause as Go's client does (`cause`).
+that failed and words its cause as Go's client does (`cause`). `environment_proxy` names the
+proxy for a hop as Go's ProxyFromEnvironment does (`proxy_for` for explicit settings).
+
+Two HTTP stacks, each for what it does best: the API server is reached through http.client
+(`cvo_py.connections`), because its watches are long-lived streams read a line at a time on kept-alive
+connections, where a whole-request deadline would be wrong; every other service is reached here, through
+urllib3 (already installed with the kubernetes client), which brings proxies and pooled connections whose
+sockets the watchdog can shut.
 """
 
 from __future__ import annotations
 
 import contextlib
 import http.client
+import ipaddress
+import os
 import socket
 import ssl
 import threading
@@ -49,14 +59,20 @@ class GetError(Exception):
     (a redirect's target, when one was followed); str() is one line in the shape Go's client
     gives (`dial tcp 127.0.0.1:9: connect: connection refused`, `context deadline exceeded …`)."""
 
-    def __init__(self, phase: str, message: str, url: str = "") -> None:
+    def __init__(self, phase: str, message: str, url: str = "", *, timed_out: bool = False) -> None:
         super().__init__(message)
         self.phase = phase
         self.url = url
+        self.timed_out = timed_out  # the deadline (or the connect timeout) ended it, not the server
 
 
 class BodyTooLarge(GetError):
-    pass
+    """The body passed `max_bytes`; `status` and `reason` are the answer's status line."""
+
+    def __init__(self, message: str, url: str, status: int, reason: str) -> None:
+        super().__init__("body", message, url)
+        self.status = status
+        self.reason = reason
 
 
 @dataclass(frozen=True)
@@ -195,6 +211,47 @@ def cause(exc: BaseException, url: str, connect_host: str = "") -> str:
     return go_cause(reason, connect_host or host, port)
 
 
+def proxy_for(url: str, http_proxy: str, https_proxy: str, no_proxy: str) -> str:
+    """The proxy for `url` by the proxy rules Go clients follow: the scheme's proxy unless the host
+    is loopback or matches noProxy (exact host, domain suffix, IP, CIDR or `*`)."""
+    parts = urlsplit(url)
+    host = (parts.hostname or "").lower()
+    proxy = https_proxy if parts.scheme == "https" else http_proxy
+    if not proxy or host == "localhost":
+        return ""
+    try:
+        address = ipaddress.ip_address(host)
+    except ValueError:
+        address = None
+    if address is not None and address.is_loopback:
+        return ""
+    for entry in (e.strip().lower() for e in no_proxy.split(",")):
+        if not entry:
+            continue
+        if entry == "*":
+            return ""
+        if address is not None and "/" in entry:
+            try:
+                if address in ipaddress.ip_network(entry, strict=False):
+                    return ""
+            except ValueError:
+                continue
+        name = entry.split(":", 1)[0] if entry.count(":") == 1 else entry
+        if host == name.lstrip(".") or host.endswith("." + name.lstrip(".")):
+            return ""
+    return proxy if "://" in proxy else "http://" + proxy
+
+
+def environment_proxy(url: str) -> str:
+    """The proxy for `url` named by the environment (HTTPS_PROXY, HTTP_PROXY, NO_PROXY, or their
+    lower-case forms), as Go's ProxyFromEnvironment reads it."""
+
+    def env(name: str) -> str:
+        return os.environ.get(name) or os.environ.get(name.lower()) or ""
+
+    return proxy_for(url, env("HTTP_PROXY"), env("HTTPS_PROXY"), env("NO_PROXY"))
+
+
 _REDIRECTS = frozenset({301, 302, 303, 307, 308})
 _SENSITIVE = ("authorization", "www-authenticate", "cookie", "cookie2")
 
@@ -239,7 +296,8 @@ def get(
                 except (urllib3.exceptions.HTTPError, http.client.HTTPException, OSError, ValueError) as exc:
                     if watchdog.expired:
                         raise _headers_deadline(current) from None
-                    raise GetError("request", cause(exc, current, dialled), current) from None
+                    raise GetError("request", cause(exc, current, dialled), current,
+                                   timed_out=_is_timeout(exc)) from None
                 if watchdog.expired:  # the headers "ended" only because the deadline shut the socket
                     response.release_conn()
                     raise _headers_deadline(current)
@@ -278,10 +336,11 @@ def _read(response: Any, watchdog: _Watchdog, deadline: float, total_timeout: fl
           url: str, connect_host: str) -> Answer:
     """The answer's body, within the size bound and the deadline."""
     try:
+        reason = escape(" ".join((response.reason or "").split()))[:MAX_REASON_CHARS]
         declared = response.headers.get("Content-Length")
         if declared and declared.isdigit() and int(declared) > max_bytes:
-            raise BodyTooLarge("body", f"response body of {declared} bytes is larger than the {max_bytes} "
-                                       "bytes accepted", url)
+            raise BodyTooLarge(f"response body of {declared} bytes is larger than the {max_bytes} bytes accepted",
+                               url, response.status, reason)
         chunks: list[bytes] = []
         size = 0
         while True:
@@ -290,24 +349,33 @@ def _read(response: Any, watchdog: _Watchdog, deadline: float, total_timeout: fl
                 break
             size += len(chunk)
             if size > max_bytes:
-                raise BodyTooLarge("body", f"response body larger than the {max_bytes} bytes accepted", url)
+                raise BodyTooLarge(f"response body larger than the {max_bytes} bytes accepted", url, response.status,
+                                   reason)
             chunks.append(chunk)
         if watchdog.expired or time.monotonic() > deadline:
             raise _body_deadline(total_timeout, url)
-        return Answer(response.status, escape(" ".join((response.reason or "").split()))[:MAX_REASON_CHARS],
-                      b"".join(chunks))
+        return Answer(response.status, reason, b"".join(chunks))
     except (ReadTimeoutError, ProtocolError, OSError, urllib3.exceptions.HTTPError, http.client.HTTPException) as exc:
         if watchdog.expired:
             raise _body_deadline(total_timeout, url) from None
-        raise GetError("body", f"reading the response body: {cause(exc, url, connect_host)}", url) from None
+        raise GetError("body", f"reading the response body: {cause(exc, url, connect_host)}", url,
+                       timed_out=_is_timeout(exc)) from None
     finally:
         response.release_conn()
 
 
+def _is_timeout(exc: BaseException) -> bool:
+    reason = exc.reason if isinstance(exc, MaxRetryError) and exc.reason is not None else exc
+    if isinstance(reason, NewConnectionError):  # a subclass of ConnectTimeoutError, yet a refusal
+        return False
+    return isinstance(reason, ConnectTimeoutError | ReadTimeoutError | socket.timeout)
+
+
 def _headers_deadline(url: str) -> GetError:
-    return GetError("request", "context deadline exceeded (Client.Timeout exceeded while awaiting headers)", url)
+    return GetError("request", "context deadline exceeded (Client.Timeout exceeded while awaiting headers)", url,
+                    timed_out=True)
 
 
 def _body_deadline(total_timeout: float, url: str) -> GetError:
     return GetError("body", "context deadline exceeded (Client.Timeout or context cancellation while reading body) "
-                            f"after {total_timeout:g}s", url)
+                            f"after {total_timeout:g}s", url, timed_out=True)

@@ -14,11 +14,9 @@ redirect was followed); what the server said (its status line's reason) is escap
 
 from __future__ import annotations
 
-import ipaddress
 import ssl
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from urllib.parse import urlsplit
 
 from cvo_py import httpget
 from cvo_py.gotext import go_quote
@@ -51,34 +49,8 @@ class Transport:
 
 
 def proxy_for(url: str, transport: Transport) -> str:
-    """The proxy for `url` by the proxy rules Go clients follow: the scheme's proxy unless the host
-    is loopback or matches noProxy (exact host, domain suffix, IP, CIDR or `*`)."""
-    parts = urlsplit(url)
-    host = (parts.hostname or "").lower()
-    proxy = transport.https_proxy if parts.scheme == "https" else transport.http_proxy
-    if not proxy or host == "localhost":
-        return ""
-    try:
-        address = ipaddress.ip_address(host)
-    except ValueError:
-        address = None
-    if address is not None and address.is_loopback:
-        return ""
-    for entry in (e.strip().lower() for e in transport.no_proxy.split(",")):
-        if not entry:
-            continue
-        if entry == "*":
-            return ""
-        if address is not None and "/" in entry:
-            try:
-                if address in ipaddress.ip_network(entry, strict=False):
-                    return ""
-            except ValueError:
-                continue
-        name = entry.split(":", 1)[0] if entry.count(":") == 1 else entry
-        if host == name.lstrip(".") or host.endswith("." + name.lstrip(".")):
-            return ""
-    return proxy if "://" in proxy else "http://" + proxy
+    """The proxy for `url` under the cluster's proxy settings (`httpget.proxy_for`'s rules)."""
+    return httpget.proxy_for(url, transport.http_proxy, transport.https_proxy, transport.no_proxy)
 
 
 def _ssl_context(ca_bundle: str) -> ssl.SSLContext:

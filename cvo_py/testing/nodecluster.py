@@ -21,12 +21,11 @@ from pathlib import Path
 from typing import Any
 
 from cvo_py.kube import JSON, ApiError, KubeClient, Resource
-from cvo_py.testing import localcluster, localnode, localprometheus, usc
+from cvo_py.testing import image, localcluster, localnode, localprometheus, usc
 from cvo_py.testing import manifests as install
 from cvo_py.testing import nodeconfig as cfg
 from cvo_py.testing.cluster import ensure_namespace
 from cvo_py.testing.gotemplate import RenderData
-from cvo_py.testing.hack import script
 from cvo_py.testing.localcluster import REPO, ClusterError
 from cvo_py.testing.localnode import NodeInfo
 from cvo_py.testing.nodeconfig import NodePaths
@@ -56,7 +55,6 @@ def push_images(registry: str, quiet: bool = False) -> dict[str, Any]:
 
     Returns {"cvo": pull spec by digest, "releases": [{"version", "image"}], "variants": {...}}:
     the variants are the broken release images the failure tests pull."""
-    image = script("image")
     started = time.monotonic()
     image.build(CVO_IMAGE, "local", False)
     cvo = image.by_digest(f"{registry}/cvo-py:dev", image.push(CVO_IMAGE, f"{registry}/cvo-py:dev"))
@@ -79,7 +77,6 @@ def push_variants(registry: str, version: str) -> dict[str, str]:
     image in the repository the node's policy requires signatures for)."""
     import tempfile
 
-    image = script("image")
     release_tag = f"localhost/{RELEASE_REPOSITORY}:{version}"
     out: dict[str, str] = {}
     with tempfile.TemporaryDirectory() as tmp:
@@ -99,7 +96,6 @@ def push_pause(registry: str) -> str:
     namespaces must be held by a process sleeps in it."""
     import tempfile
 
-    image = script("image")
     with tempfile.TemporaryDirectory() as tmp:
         pause = Path(tmp) / "pause"
         pause.write_text("#!/bin/busybox sh\nexec /bin/busybox sleep 2147483647\n")

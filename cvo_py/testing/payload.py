@@ -233,19 +233,44 @@ class StartProcess:
 
 
 class SignatureStore:
-    """A real HTTP signature store: `<url>/sha256=<hex>/signature-<n>`, 404 for anything else."""
+    """A real HTTP signature store: `<url>/sha256=<hex>/signature-<n>` answered from `signatures`
+    (200) or `statuses` (that status, its standard reason, no body), 404 for anything else; a path
+    in `faults` misbehaves instead:
+    - `hang`: no answer at all until the store closes;
+    - `drip`: a 200 announcing DRIP_LENGTH bytes, then one byte every DRIP_SECONDS until the store
+      closes or the client hangs up (then `abandoned` is set).
+    `asked` lists the paths requested, `answered` those given a whole answer, in order."""
+
+    DRIP_LENGTH = 4096  # small enough for any size bound; at DRIP_SECONDS a byte, over three minutes
+    DRIP_SECONDS = 0.05
 
     def __init__(self) -> None:
         self.signatures: dict[str, bytes] = {}
+        self.statuses: dict[str, int] = {}
+        self.faults: dict[str, str] = {}
+        self.asked: list[str] = []
+        self.answered: list[str] = []
+        self.abandoned = threading.Event()
+        self._closing = threading.Event()
         store = self
 
         class Handler(BaseHTTPRequestHandler):
             def do_GET(self) -> None:  # noqa: N802
+                store.asked.append(self.path)
+                fault = store.faults.get(self.path)
+                if fault == "hang":
+                    store._closing.wait()
+                    return
+                if fault == "drip":
+                    store._drip(self)
+                    return
                 body = store.signatures.get(self.path)
-                self.send_response(200 if body is not None else 404)
+                status = 200 if body is not None else store.statuses.get(self.path, 404)
+                self.send_response(status)
                 self.send_header("Content-Length", str(len(body or b"")))
                 self.end_headers()
                 self.wfile.write(body or b"")
+                store.answered.append(self.path)
 
             def log_message(self, format: str, *args: object) -> None:
                 pass
@@ -254,9 +279,33 @@ class SignatureStore:
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}/sigs"
 
+    def path(self, hexpart: str, n: int) -> str:
+        """The path of signature `n` of sha256:`hexpart` (a key of `signatures`, `statuses`, `faults`)."""
+        return f"/sigs/sha256={hexpart}/signature-{n}"
+
+    def _drip(self, handler: BaseHTTPRequestHandler) -> None:
+        try:
+            handler.send_response(200)
+            handler.send_header("Content-Length", str(self.DRIP_LENGTH))
+            handler.end_headers()
+            for _ in range(self.DRIP_LENGTH):
+                handler.wfile.write(b"\x00")
+                handler.wfile.flush()
+                if self._closing.wait(self.DRIP_SECONDS):
+                    return
+        except OSError:  # the client hung up
+            self.abandoned.set()
+
     def close(self) -> None:
+        self._closing.set()
         self.server.shutdown()
         self.server.server_close()
+
+    def __enter__(self) -> SignatureStore:
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.close()
 
 
 def sign_release(key: Any, image: str) -> bytes:
@@ -313,7 +362,7 @@ class ClusterVerification:
 
     def sign(self, image: str) -> None:
         hexpart = image.rsplit(":", 1)[1]
-        self.store.signatures[f"/sigs/sha256={hexpart}/signature-1"] = sign_release(self.key, image)
+        self.store.signatures[self.store.path(hexpart, 1)] = sign_release(self.key, image)
 
     def remove_configmaps(self) -> None:
         from cvo_py.kube import CONFIGMAPS

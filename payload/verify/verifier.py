@@ -5,7 +5,10 @@ with no system gpg or native build needed, and verifies inline signed messages a
 signatures are. It does not say why a signature is rejected, so `packets.explain_rejection` reads
 that from the signature packet (expired, or made by a key outside the keyrings). Signature
 ConfigMaps are tried first; then every store is searched in parallel (`signature-1`…`signature-10`,
-stopping at 404), and the first valid signature wins.
+stopping at 404), and the first valid signature wins. Each fetch is `cvo_py.httpget`'s bounded GET
+(through the proxy the environment names): the whole request, however slowly a store drips its
+answer, ends by the time the verification has left (at most `fetch_timeout`), and a body beyond
+MAX_SIGNATURE_BYTES is not read.
 """
 
 from __future__ import annotations
@@ -20,10 +23,8 @@ from datetime import UTC, datetime
 from typing import Any
 
 import pysequoia
-import requests
 
 from cvo_py import httpget
-from cvo_py.gotext import escape, network_phrase
 from cvo_py.kube import CONFIGMAPS, ApiError, KubeClient
 from payload.metrics import PayloadMetrics
 from payload.verify.config import SIGNATURES_LABEL, Store, VerifierConfig, load_config
@@ -51,13 +52,6 @@ def _first_line(exc: BaseException) -> str:
     return text.splitlines()[0] if text else type(exc).__name__
 
 
-def _transport_failure(exc: requests.RequestException, url: str) -> str:
-    """A store's transport failure: its recognisable phrase, else as Go's client words it (never
-    Python's `('Connection aborted.', RemoteDisconnected(...))`)."""
-    inner = exc.args[0] if exc.args and isinstance(exc.args[0], BaseException) else exc
-    return network_phrase(str(exc)) or httpget.cause(inner, url)
-
-
 class ReleaseVerifier:
     """`verify(image, timeout)`: returns when signed by a trusted key, else raises VerificationError."""
 
@@ -66,14 +60,12 @@ class ReleaseVerifier:
         load: Callable[[], VerifierConfig],
         *,
         persist: Callable[[str, bytes], None] | None = None,
-        session: requests.Session | None = None,
         metrics: PayloadMetrics | None = None,
         fetch_timeout: float = 10.0,
         now: Callable[[], datetime] = lambda: datetime.now(UTC),
     ) -> None:
         self._load = load
         self._persist = persist
-        self._session = session or requests.Session()
         self.metrics = metrics or PayloadMetrics()
         self.fetch_timeout = fetch_timeout
         self._now = now
@@ -211,37 +203,38 @@ class ReleaseVerifier:
             if left <= 0:
                 attempts.append(Attempt(url, "no answer before the verification deadline"))
                 break
+            # The whole request, however slowly the store answers, ends by the verification's deadline.
             timeout = min(self.fetch_timeout, left)
             started = time.monotonic()
             try:
-                resp = self._session.get(url, timeout=(min(timeout, 5.0), timeout), stream=True)
-                try:
-                    body = resp.raw.read(MAX_SIGNATURE_BYTES + 1, decode_content=True) if resp.ok else b""
-                finally:
-                    resp.close()
-            except requests.Timeout:
-                self._fetch_error(store, "timeout")
-                attempts.append(Attempt(url, f"store unreachable: no answer within {timeout:.1f}s"))
-                break
-            except requests.RequestException as exc:
-                self._fetch_error(store, "connection")
-                attempts.append(Attempt(url, f"store unreachable: {_transport_failure(exc, url)}"))
+                answer = httpget.get(url, headers={}, proxy=httpget.environment_proxy, total_timeout=timeout,
+                                     max_bytes=MAX_SIGNATURE_BYTES)
+            except httpget.BodyTooLarge as exc:
+                answer = httpget.Answer(exc.status, exc.reason, b"")
+                if answer.status < 400:
+                    self._fetch_error(store, "garbage")
+                    attempts.append(Attempt(url, f"larger than {MAX_SIGNATURE_BYTES} bytes, not a signature"))
+                    continue
+            except httpget.GetError as exc:
+                if exc.timed_out:
+                    self._fetch_error(store, "timeout")
+                    attempts.append(Attempt(url, f"store unreachable: no answer within {timeout:.1f}s"))
+                else:
+                    self._fetch_error(store, "connection")
+                    attempts.append(Attempt(url, f"store unreachable: {exc}"))
                 break
             finally:
                 self.metrics.store_fetch_duration.labels(store.url).observe(time.monotonic() - started)
-            if resp.status_code == 404:
+            if answer.status == 404:
                 if index == 1:
                     attempts.append(Attempt(url, "no signature in this store (HTTP 404)"))
                 break
-            if not resp.ok:
-                self._fetch_error(store, f"http_{resp.status_code}")
-                said = escape(" ".join((resp.reason or "").split()))[:200]  # the store's words, shown
-                attempts.append(Attempt(url, f"store unreachable: HTTP {resp.status_code} {said}".strip()))
+            if answer.status >= 400:
+                self._fetch_error(store, f"http_{answer.status}")
+                # the reason phrase comes escaped and bounded: it is the store's words, shown
+                attempts.append(Attempt(url, f"store unreachable: HTTP {answer.status} {answer.reason}".strip()))
                 break
-            if len(body) > MAX_SIGNATURE_BYTES:
-                self._fetch_error(store, "garbage")
-                attempts.append(Attempt(url, f"larger than {MAX_SIGNATURE_BYTES} bytes, not a signature"))
-                continue
+            body = answer.body
             reason = self._check(body, *keys, digest)
             if reason is None:
                 return body, attempts
@@ -303,12 +296,10 @@ def cluster_verifier(
     namespace: str,
     cv_name: str = "version",
     metrics: PayloadMetrics | None = None,
-    session: requests.Session | None = None,
 ) -> ReleaseVerifier:
     """A verifier configured from the cluster, re-read for every verification."""
     return ReleaseVerifier(
         lambda: load_config(client, namespace, cv_name),
         persist=lambda digest, sig: persist_signature(client, namespace, digest, sig),
         metrics=metrics,
-        session=session,
     )

@@ -11,14 +11,13 @@ import yaml
 from prometheus_client import CollectorRegistry
 
 from cvo_py.kube import ClientConfig, KubeClient
-from cvo_py.testing.hack import script
+from cvo_py.testing import dashboard as gen_dashboard
 from payload.metrics import PayloadMetrics
 from payload.release import Release
 from status.clusterversion.metrics import StatusCollector, WriteCounts
 from status.updatestatus.controller import UpdateStatusController
 
 REPO = Path(__file__).resolve().parents[2]
-gen_dashboard = script("gen_dashboard")
 
 METRIC_TOKEN = re.compile(r"\b(?:cluster_|update_status_controller_)[a-z0-9_]*")
 NOW = "2026-11-21T10:00:00Z"

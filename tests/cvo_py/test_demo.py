@@ -9,22 +9,17 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
-from types import ModuleType
 
 import pytest
 
 from cvo_py.kube import KubeClient
+from cvo_py.testing import demo
 from cvo_py.testing.cluster import LocalCluster
 from cvo_py.testing.clusterversion import progress_count
-from cvo_py.testing.hack import script
 from cvo_py.testing.usc import node_condition, nodes_in_phase
 
 REPO = Path(__file__).resolve().parents[2]
 DEMO = REPO / "hack" / "demo.py"
-
-
-def load_demo() -> ModuleType:
-    return script("demo")
 
 
 @pytest.fixture
@@ -41,7 +36,7 @@ def demo_run(cluster: LocalCluster, kube: KubeClient) -> Iterator[subprocess.Com
         )
     finally:
         # The demo leaves its cluster objects for the admin to look at; other tests want none.
-        load_demo().reset_objects(kube)
+        demo.reset_objects(kube)
         cluster.install_clusterversion_crd("current")
 
 
@@ -194,9 +189,6 @@ def test_bad_pause_is_a_usage_error(args: list[str], env: dict[str, str], error:
 
 
 # -- the demo's pure helpers (no cluster) ------------------------------------------------------------
-
-demo = load_demo()
-
 
 def cv_with(message: str) -> dict[str, object]:
     return {"status": {"conditions": [{"type": "Progressing", "status": "True", "message": message}]}}

@@ -38,6 +38,7 @@ def test_the_deadline_and_the_size_bound_hold(fault: str, phase: str, fragment: 
             httpget.get(service.url, headers={}, total_timeout=1.0, max_bytes=1000)
         elapsed = time.monotonic() - began
     assert caught.value.phase == phase and fragment in str(caught.value)
+    assert caught.value.timed_out == (fault != "huge")
     assert elapsed < 10  # bounded by the deadline (generously, for a loaded machine), not by the server
     assert "http-deadline" not in {t.name for t in threading.enumerate()}
 
@@ -49,6 +50,36 @@ def test_a_refused_connection_is_worded_as_go_does() -> None:
     with pytest.raises(httpget.GetError) as caught:
         httpget.get(f"http://127.0.0.1:{port}/", headers={}, total_timeout=5, max_bytes=10)
     assert str(caught.value) == f"dial tcp 127.0.0.1:{port}: connect: connection refused"
+    assert not caught.value.timed_out  # urllib3 words a refusal as a subclass of its connect timeout
+
+
+@pytest.mark.parametrize(
+    ("environment", "url", "proxy"),
+    [
+        ({}, "https://store.example/sigs", ""),
+        ({"HTTPS_PROXY": "proxy.example:3128"}, "https://store.example/sigs", "http://proxy.example:3128"),
+        ({"https_proxy": "http://lower.example:3128"}, "https://store.example/sigs", "http://lower.example:3128"),
+        ({"HTTPS_PROXY": "http://upper.example", "https_proxy": "http://lower.example"}, "https://s.example/",
+         "http://upper.example"),
+        ({"HTTPS_PROXY": "http://p.example"}, "http://store.example/sigs", ""),
+        ({"HTTP_PROXY": "http://p.example"}, "http://store.example/sigs", "http://p.example"),
+        ({"HTTP_PROXY": "http://p.example"}, "http://127.0.0.1:8080/sigs", ""),
+        ({"HTTP_PROXY": "http://p.example"}, "http://localhost/sigs", ""),
+        ({"HTTP_PROXY": "http://p.example", "NO_PROXY": ".example"}, "http://store.example/sigs", ""),
+        ({"HTTP_PROXY": "http://p.example", "no_proxy": "store.example"}, "http://store.example/sigs", ""),
+        ({"HTTP_PROXY": "http://p.example", "NO_PROXY": "other.example"}, "http://store.example/", "http://p.example"),
+        ({"HTTP_PROXY": "http://p.example", "NO_PROXY": "10.0.0.0/8"}, "http://10.1.2.3/sigs", ""),
+        ({"HTTP_PROXY": "http://p.example", "NO_PROXY": "*"}, "http://store.example/sigs", ""),
+    ],
+)
+def test_the_environment_names_the_proxy_as_go_reads_it(
+    monkeypatch: pytest.MonkeyPatch, environment: dict[str, str], url: str, proxy: str
+) -> None:
+    for name in ("HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "http_proxy", "https_proxy", "no_proxy"):
+        monkeypatch.delenv(name, raising=False)
+    for name, value in environment.items():
+        monkeypatch.setenv(name, value)
+    assert httpget.environment_proxy(url) == proxy
 
 
 def test_redirects_are_followed() -> None:

@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from cvo_py.testing.hack import script
-
-image = script("image")
+from cvo_py.testing import image
 
 DEB822 = """Types: deb
 URIs: http://deb.debian.org/debian

@@ -14,12 +14,12 @@ from pathlib import Path
 import pytest
 import yaml
 
-from cvo_py.testing import localnode, nodecluster
+from cvo_py.testing import image, localnode, nodecluster
 from cvo_py.testing import manifests as install
 from cvo_py.testing import nodeconfig as cfg
 from cvo_py.testing.gotemplate import RenderData
-from cvo_py.testing.hack import script
 from cvo_py.testing.nodeconfig import NodePaths
+from cvo_py.testing.wait import wait_until
 
 ROOT = Path("/data/cluster/node")
 PATHS = NodePaths(ROOT)
@@ -77,7 +77,6 @@ def test_registry_listens_on_loopback_only() -> None:
 
 
 def test_release_manifests_name_the_version_and_the_component_images(tmp_path: Path) -> None:
-    image = script("image")
     manifests = image.write_release_manifests(
         tmp_path, "4.21.1", ["4.21.0"], {"cluster-version-operator": "r@sha256:1"}
     )
@@ -99,7 +98,7 @@ def test_release_manifests_name_the_version_and_the_component_images(tmp_path: P
     ],
 )
 def test_pull_spec_by_digest(destination: str, expected: str) -> None:
-    assert script("image").by_digest(destination, "sha256:ab") == expected
+    assert image.by_digest(destination, "sha256:ab") == expected
 
 
 def test_install_is_applied_as_is_but_for_what_the_cluster_provides() -> None:
@@ -129,6 +128,9 @@ def test_leftovers_finds_and_clean_up_removes_mounts_and_processes(tmp_path: Pat
     # A process that names the directory (a component whose pid was never recorded).
     stray = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)", str(paths.root)])
     try:
+        # Until the child has exec'd, its command line is still this process's: wait for its own.
+        cmdline = Path(f"/proc/{stray.pid}/cmdline")
+        wait_until(lambda: str(paths.root).encode() in cmdline.read_bytes(), 60, "the stray process's command line")
         mine = [line for line in localnode.leftovers(paths) if str(paths.root) in line]
         assert f"mount {mount_point}" in mine
         assert any(line.startswith(f"process {stray.pid}: ") for line in mine), mine

@@ -14,9 +14,9 @@ from typing import Any
 import pytest
 
 from cvo_py.kube import KubeClient
+from cvo_py.testing import dashboard
 from cvo_py.testing.cluster import LocalCluster, free_port
 from cvo_py.testing.clusterversion import create_cv, put_co, status_414
-from cvo_py.testing.hack import script
 from cvo_py.testing.kubelet import Kubelet, waiting
 from cvo_py.testing.payload import (
     ClusterVerification,
@@ -194,8 +194,7 @@ def _empty_panels(prom: LocalPrometheus) -> list[str]:
 
 
 def _dashboard_queries() -> list[str]:
-    gen_dashboard = script("gen_dashboard")
-    return [q for _row, panels in gen_dashboard.ROWS for *_title, targets in panels for _legend, q in targets]
+    return [q for _row, panels in dashboard.ROWS for *_title, targets in panels for _legend, q in targets]
 
 
 def _queries_and_rules() -> str:

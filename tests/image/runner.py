@@ -16,10 +16,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from cvo_py.testing.hack import script
+from cvo_py.testing import image as build
 
 REPO = Path(__file__).resolve().parents[2]
-build = script("image")  # hack/image.py
 
 __all__ = ["ARBITRARY_USER", "ImageContainer", "build"]
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import pytest
 
@@ -100,7 +101,7 @@ def test_unreachable_store_is_named_with_its_error(
     assert result.message == (
         f'Retrieving payload failed version="4.19.1" image="{IMAGE}" failure=The update cannot be verified: unable '
         f"to verify sha256:{HEX} against keyrings: verifier-public-key-test; {url}/sha256={HEX}/signature-1: "
-        "store unreachable: connection refused"
+        f"store unreachable: dial tcp 127.0.0.1:{urlsplit(url).port}: connect: connection refused"
     )
 
 

@@ -1,6 +1,7 @@
 """Release verification with real OpenPGP signatures (throwaway keys made here, by pysequoia and
-by GnuPG) and HTTP stores mocked with `responses`: every store and signature failure mode, and the
-parallel search."""
+by GnuPG) and real local HTTP stores (the toolkit's `SignatureStore`, and its servers that answer
+badly): every store and signature failure mode, the parallel search, and the whole-request
+deadline against a store that drips its answer."""
 
 from __future__ import annotations
 
@@ -9,33 +10,51 @@ import os
 import shutil
 import subprocess
 import tempfile
-import threading
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import pysequoia
 import pytest
-import requests
-import responses
 from pysequoia.packet import PacketPile, Tag
 
+from cvo_py.testing.cluster import free_port
+from cvo_py.testing.payload import SignatureStore
 from payload.verify.config import Store, VerifierConfig
 from payload.verify.errors import VerificationError
 from payload.verify.signature import MAX_FAILURE
-from payload.verify.verifier import UNTRUSTED, ReleaseVerifier
+from payload.verify.verifier import MAX_SIGNATURE_BYTES, UNTRUSTED, ReleaseVerifier
 
 HEX = "5d" * 32
 DIGEST = f"sha256:{HEX}"
 IMAGE = f"quay.io/openshift-release-dev/ocp-release@{DIGEST}"
-STORE_A = "https://store-a.example/sigs"
-STORE_B = "https://store-b.example/sigs"
+FETCH_TIMEOUT = 2.0
 
 
 @pytest.fixture(scope="module")
 def other_key() -> Any:
     return pysequoia.Tsk.generate("someone else <else@example.com>")
+
+
+@pytest.fixture
+def new_store() -> Iterator[Callable[[], SignatureStore]]:
+    """Real local signature stores, closed after the test."""
+    opened: list[SignatureStore] = []
+
+    def new() -> SignatureStore:
+        opened.append(SignatureStore())
+        return opened[-1]
+
+    yield new
+    for store in opened:
+        store.close()
+
+
+@pytest.fixture
+def store(new_store: Callable[[], SignatureStore]) -> SignatureStore:
+    return new_store()
 
 
 def release_json(digest: str = DIGEST, type_: str = "atomic container signature") -> bytes:
@@ -54,36 +73,43 @@ def issuer(signature: bytes) -> str:
     return str(sigs[0].issuer_fingerprint).upper()
 
 
-def sig_url(store: str, n: int) -> str:
-    return f"{store}/sha256={HEX}/signature-{n}"
+def sig_url(store: SignatureStore | str, n: int) -> str:
+    base = store if isinstance(store, str) else store.url
+    return f"{base}/sha256={HEX}/signature-{n}"
 
 
-def verifier(key: Any, stores: tuple[str, ...] = (STORE_A,), persisted: list[tuple[str, bytes]] | None = None,
-             now: datetime | None = None, **config: Any) -> ReleaseVerifier:
+def put(store: SignatureStore, n: int, body: bytes) -> None:
+    store.signatures[store.path(HEX, n)] = body
+
+
+def verifier(key: Any, stores: tuple[SignatureStore | str, ...] = (),
+             persisted: list[tuple[str, bytes]] | None = None, now: datetime | None = None,
+             fetch_timeout: float = FETCH_TIMEOUT, **config: Any) -> ReleaseVerifier:
     """`key` is a pysequoia key or an armored public certificate."""
     armored = key if isinstance(key, str) else str(key.extract_certificate())
+    urls = [s if isinstance(s, str) else s.url for s in stores]
     cfg = VerifierConfig(
         source="ConfigMap openshift-config-managed/release-verification",
         keyrings={"verifier-public-key-test": armored},
-        stores=tuple(Store(f"store-{i}", url) for i, url in enumerate(stores)),
+        stores=tuple(Store(f"store-{i}", url) for i, url in enumerate(urls)),
         **config,
     )
     sink = persisted if persisted is not None else []
     clock = (lambda: datetime.now(UTC)) if now is None else (lambda: now)
-    return ReleaseVerifier(lambda: cfg, persist=lambda d, s: sink.append((d, s)), fetch_timeout=2.0, now=clock)
+    return ReleaseVerifier(lambda: cfg, persist=lambda d, s: sink.append((d, s)), fetch_timeout=fetch_timeout,
+                           now=clock)
 
 
-@responses.activate
-def test_valid_signature_verifies_is_persisted_and_cached(key: Any) -> None:
+def test_valid_signature_verifies_is_persisted_and_cached(key: Any, store: SignatureStore) -> None:
     signature = sign(key)
-    responses.get(sig_url(STORE_A, 1), body=signature)
+    put(store, 1, signature)
     persisted: list[tuple[str, bytes]] = []
-    v = verifier(key, persisted=persisted)
+    v = verifier(key, (store,), persisted=persisted)
     v.verify(IMAGE, 10)
     assert persisted == [(DIGEST, signature)]
-    calls = len(responses.calls)
+    asked = len(store.asked)
     v.verify(IMAGE, 10)  # cached: no second fetch
-    assert len(responses.calls) == calls
+    assert len(store.asked) == asked
     assert v.metrics.verifications.labels("cached")._value.get() == 1
 
 
@@ -95,96 +121,124 @@ def test_signature_from_a_configmap_needs_no_store(key: Any) -> None:
     verifier(key, stores=(), signature_configmaps=(cm,)).verify(IMAGE, 10)
 
 
-def expect_failure(v: ReleaseVerifier, tail: str) -> None:
+def expect_failure(v: ReleaseVerifier, tail: str, timeout: float = 10) -> None:
     with pytest.raises(VerificationError) as err:
-        v.verify(IMAGE, 10)
+        v.verify(IMAGE, timeout)
     assert str(err.value) == f"unable to verify {DIGEST} against keyrings: verifier-public-key-test; {tail}"
 
 
 @pytest.mark.parametrize(
-    ("setup", "tail"),
+    ("setup", "tail", "error_kind"),
     [
-        ("wrong key", f"{sig_url(STORE_A, 1)}: signed by key <other key>, which is not in the keyrings"),
-        ("wrong digest", f'{sig_url(STORE_A, 1)}: signature digest does not match (signed "sha256:{"ab" * 32}")'),
-        ("wrong type", f'{sig_url(STORE_A, 1)}: signature type "something else" is not "atomic container signature"'),
-        ("404 first", f"{sig_url(STORE_A, 1)}: no signature in this store (HTTP 404)"),
-        ("500", f"{sig_url(STORE_A, 1)}: store unreachable: HTTP 500 Internal Server Error"),
-        ("timeout", f"{sig_url(STORE_A, 1)}: store unreachable: no answer within 2.0s"),
-        ("connection refused", f"{sig_url(STORE_A, 1)}: store unreachable: connection refused"),
-        ("garbage", f"{sig_url(STORE_A, 1)}: not an OpenPGP signed message (unexpected EOF)"),
+        ("wrong key", "{url}: signed by key <other key>, which is not in the keyrings", None),
+        ("wrong digest", f'{{url}}: signature digest does not match (signed "sha256:{"ab" * 32}")', None),
+        ("wrong type", '{url}: signature type "something else" is not "atomic container signature"', None),
+        ("404 first", "{url}: no signature in this store (HTTP 404)", None),
+        ("500", "{url}: store unreachable: HTTP 500 Internal Server Error", "http_500"),
+        ("timeout", f"{{url}}: store unreachable: no answer within {FETCH_TIMEOUT:.1f}s", "timeout"),
+        ("connection refused", "{url}: store unreachable: dial tcp 127.0.0.1:{port}: connect: connection refused",
+         "connection"),
+        ("garbage", "{url}: not an OpenPGP signed message (unexpected EOF)", "garbage"),
+        ("too large", f"{{url}}: larger than {MAX_SIGNATURE_BYTES} bytes, not a signature", "garbage"),
     ],
 )
-@responses.activate
-def test_store_failure_modes(key: Any, other_key: Any, setup: str, tail: str) -> None:
-    url = sig_url(STORE_A, 1)
+def test_store_failure_modes(key: Any, other_key: Any, store: SignatureStore, setup: str, tail: str,
+                             error_kind: str | None) -> None:
+    path = store.path(HEX, 1)
+    base = store.url
     if setup == "wrong key":
-        responses.get(url, body=sign(other_key))
+        put(store, 1, sign(other_key))
         tail = tail.replace("<other key>", issuer(sign(other_key)))
     elif setup == "wrong digest":
-        responses.get(url, body=sign(key, digest=f"sha256:{'ab' * 32}"))
+        put(store, 1, sign(key, digest=f"sha256:{'ab' * 32}"))
     elif setup == "wrong type":
-        responses.get(url, body=sign(key, type_="something else"))
-    elif setup == "404 first":
-        responses.get(url, status=404)
+        put(store, 1, sign(key, type_="something else"))
     elif setup == "500":
-        responses.get(url, status=500)
+        store.statuses[path] = 500
     elif setup == "timeout":
-        responses.get(url, body=requests.exceptions.ReadTimeout("read timed out"))
+        store.faults[path] = "hang"
     elif setup == "connection refused":
-        responses.get(url, body=requests.exceptions.ConnectionError("[Errno 111] Connection refused"))
+        port = free_port()
+        base = f"http://127.0.0.1:{port}/sigs"
+        tail = tail.replace("{port}", str(port))
     elif setup == "garbage":
-        responses.get(url, body=b"garbage")
-    if setup in ("wrong key", "wrong digest", "wrong type", "garbage"):
-        responses.get(sig_url(STORE_A, 2), status=404)
-    expect_failure(verifier(key), tail)
+        put(store, 1, b"garbage")
+    elif setup == "too large":
+        put(store, 1, b"x" * (MAX_SIGNATURE_BYTES + 1))
+    v = verifier(key, (base,))
+    expect_failure(v, tail.format(url=sig_url(base, 1)))
+    if error_kind is not None:
+        assert v.metrics.store_fetch_errors.labels(base, error_kind)._value.get() == 1
+    if setup in ("wrong key", "wrong digest", "wrong type", "garbage", "too large"):  # on to the next one
+        assert store.asked == [path, store.path(HEX, 2)]
 
 
-@responses.activate
-def test_search_stops_at_the_first_404_and_at_ten(key: Any, other_key: Any) -> None:
+def test_search_stops_at_the_first_404_and_at_ten(key: Any, other_key: Any, store: SignatureStore) -> None:
     for n in range(1, 12):
-        responses.get(sig_url(STORE_A, n), body=sign(other_key))
+        put(store, n, sign(other_key))
     with pytest.raises(VerificationError) as err:
-        verifier(key).verify(IMAGE, 10)
+        verifier(key, (store,)).verify(IMAGE, 10)
     # Ten failed signatures stay one bounded, readable line.
     reason = f"signed by key {issuer(sign(other_key))}, which is not in the keyrings"
     assert len(str(err.value)) <= MAX_FAILURE and str(err.value).endswith(f"signature-10: {reason}")
-    assert [c.request.url for c in responses.calls] == [sig_url(STORE_A, n) for n in range(1, 11)]
+    assert store.asked == [store.path(HEX, n) for n in range(1, 11)]
 
 
-@responses.activate
-def test_second_signature_is_accepted(key: Any, other_key: Any) -> None:
-    responses.get(sig_url(STORE_A, 1), body=sign(other_key))
-    responses.get(sig_url(STORE_A, 2), body=sign(key))
-    verifier(key).verify(IMAGE, 10)
+def test_second_signature_is_accepted(key: Any, other_key: Any, store: SignatureStore) -> None:
+    put(store, 1, sign(other_key))
+    put(store, 2, sign(key))
+    verifier(key, (store,)).verify(IMAGE, 10)
 
 
-@responses.activate
-def test_slow_store_does_not_delay_a_store_that_has_the_signature(key: Any) -> None:
-    release = threading.Event()
-
-    def slow(_request: Any) -> tuple[int, dict[str, str], bytes]:
-        release.wait(10)
-        return 404, {}, b""
-
-    responses.add_callback(responses.GET, sig_url(STORE_A, 1), callback=slow)
-    responses.get(sig_url(STORE_B, 1), body=sign(key))
-    try:
-        # Returns while store A is still blocked: the search does not wait for it.
-        verifier(key, stores=(STORE_A, STORE_B)).verify(IMAGE, 10)
-        assert not release.is_set()
-    finally:
-        release.set()
+def test_slow_store_does_not_delay_a_store_that_has_the_signature(
+    key: Any, new_store: Callable[[], SignatureStore]
+) -> None:
+    slow, good = new_store(), new_store()
+    slow.faults[slow.path(HEX, 1)] = "hang"
+    put(good, 1, sign(key))
+    started = time.monotonic()
+    verifier(key, (slow, good), fetch_timeout=120).verify(IMAGE, 120)
+    # Well before the slow store's request could end: the search does not wait for it.
+    assert time.monotonic() - started < 60
 
 
-@responses.activate
-def test_every_store_is_reported(key: Any) -> None:
-    responses.get(sig_url(STORE_A, 1), status=404)
-    responses.get(sig_url(STORE_B, 1), status=503)
+def test_every_store_is_reported(key: Any, new_store: Callable[[], SignatureStore]) -> None:
+    a, b = new_store(), new_store()
+    b.statuses[b.path(HEX, 1)] = 503
     with pytest.raises(VerificationError) as err:
-        verifier(key, stores=(STORE_A, STORE_B)).verify(IMAGE, 10)
+        verifier(key, (a, b)).verify(IMAGE, 10)
     text = str(err.value)
-    assert f"{sig_url(STORE_A, 1)}: no signature in this store (HTTP 404)" in text
-    assert f"{sig_url(STORE_B, 1)}: store unreachable: HTTP 503 Service Unavailable" in text
+    assert f"{sig_url(a, 1)}: no signature in this store (HTTP 404)" in text
+    assert f"{sig_url(b, 1)}: store unreachable: HTTP 503 Service Unavailable" in text
+
+
+def test_a_dripping_store_is_cut_at_the_fetch_timeout(key: Any, store: SignatureStore) -> None:
+    """A store that sends a byte now and then never trips a per-read timeout: the whole request
+    ends at `fetch_timeout`, long before the verification's own deadline."""
+    store.faults[store.path(HEX, 1)] = "drip"
+    v = verifier(key, (store,), fetch_timeout=1.0)
+    started = time.monotonic()
+    expect_failure(v, f"{sig_url(store, 1)}: store unreachable: no answer within 1.0s", timeout=60)
+    assert 1.0 <= time.monotonic() - started < 60
+    assert store.abandoned.wait(30), "the verifier kept reading the dripping answer"
+    assert v.metrics.store_fetch_errors.labels(store.url, "timeout")._value.get() == 1
+
+
+def test_a_dripping_store_is_cut_at_the_verification_deadline(key: Any, store: SignatureStore) -> None:
+    """With less time left than `fetch_timeout`, the request ends at the verification's deadline:
+    the verifier hangs up on the store rather than reading on in the background."""
+    store.faults[store.path(HEX, 1)] = "drip"
+    v = verifier(key, (store,), fetch_timeout=60)
+    started = time.monotonic()
+    with pytest.raises(VerificationError) as err:
+        v.verify(IMAGE, 1.0)
+    assert 1.0 <= time.monotonic() - started < 30
+    # Whichever ends first names it: the search's deadline (by store) or the request's (by URL).
+    assert store.url in str(err.value) and (
+        "no answer before the verification deadline" in str(err.value) or "no answer within" in str(err.value)
+    ), str(err.value)
+    assert store.abandoned.wait(30), "the verifier kept reading the dripping answer after its deadline"
+    assert store.answered == []
 
 
 @pytest.mark.parametrize(
@@ -278,14 +332,12 @@ def gpg() -> Iterator[Gpg]:
         shutil.rmtree(home, ignore_errors=True)
 
 
-@responses.activate
-def test_gpg_signature_that_expired_in_2020_says_when(gpg: Gpg) -> None:
+def test_gpg_signature_that_expired_in_2020_says_when(gpg: Gpg, store: SignatureStore) -> None:
     signature = gpg.sign(release_json(), expire="1d")
     assert signature[0] == 0xA3  # as release signatures: a compressed packet of indeterminate length
-    responses.get(sig_url(STORE_A, 1), body=signature)
-    responses.get(sig_url(STORE_A, 2), status=404)
-    expect_failure(verifier(gpg.public_key, now=NOW),
-                   f"{sig_url(STORE_A, 1)}: signature expired at 2020-01-02T00:00:00Z")
+    put(store, 1, signature)
+    expect_failure(verifier(gpg.public_key, (store,), now=NOW),
+                   f"{sig_url(store, 1)}: signature expired at 2020-01-02T00:00:00Z")
 
 
 def test_gpg_expired_signature_from_a_configmap_says_when(gpg: Gpg) -> None:
@@ -298,31 +350,26 @@ def test_gpg_expired_signature_from_a_configmap_says_when(gpg: Gpg) -> None:
                    "signature expired at 2020-01-02T00:00:00Z")
 
 
-@responses.activate
-def test_gpg_signature_by_a_key_outside_the_keyrings_names_the_key(gpg: Gpg, key: Any) -> None:
-    responses.get(sig_url(STORE_A, 1), body=gpg.sign(release_json()))
-    responses.get(sig_url(STORE_A, 2), status=404)
-    expect_failure(verifier(key, now=NOW),
-                   f"{sig_url(STORE_A, 1)}: signed by key {gpg.fingerprint}, which is not in the keyrings")
+def test_gpg_signature_by_a_key_outside_the_keyrings_names_the_key(gpg: Gpg, key: Any, store: SignatureStore) -> None:
+    put(store, 1, gpg.sign(release_json()))
+    expect_failure(verifier(key, (store,), now=NOW),
+                   f"{sig_url(store, 1)}: signed by key {gpg.fingerprint}, which is not in the keyrings")
 
 
-@responses.activate
-def test_gpg_signature_that_does_not_expire_verifies(gpg: Gpg) -> None:
+def test_gpg_signature_that_does_not_expire_verifies(gpg: Gpg, store: SignatureStore) -> None:
     signature = gpg.sign(release_json())
-    responses.get(sig_url(STORE_A, 1), body=signature)
+    put(store, 1, signature)
     persisted: list[tuple[str, bytes]] = []
-    verifier(gpg.public_key, persisted=persisted, now=NOW).verify(IMAGE, 10)
+    verifier(gpg.public_key, (store,), persisted=persisted, now=NOW).verify(IMAGE, 10)
     assert persisted == [(DIGEST, signature)]
 
 
-@responses.activate
-def test_altered_gpg_signature_by_a_trusted_key_keeps_the_generic_reason(gpg: Gpg) -> None:
+def test_altered_gpg_signature_by_a_trusted_key_keeps_the_generic_reason(gpg: Gpg, store: SignatureStore) -> None:
     # Trusted issuer, not expired, yet invalid: the packet tells nothing more.
     signature = gpg.sign(release_json(), "--compress-algo", "none").replace(b"atomic", b"Atomic")
     assert b"Atomic container signature" in signature
-    responses.get(sig_url(STORE_A, 1), body=signature)
-    responses.get(sig_url(STORE_A, 2), status=404)
-    expect_failure(verifier(gpg.public_key, now=NOW), f"{sig_url(STORE_A, 1)}: {UNTRUSTED}")
+    put(store, 1, signature)
+    expect_failure(verifier(gpg.public_key, (store,), now=NOW), f"{sig_url(store, 1)}: {UNTRUSTED}")
 
 
 @pytest.mark.parametrize(
