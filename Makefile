@@ -64,6 +64,7 @@ lint: venv
 	$(VENV)/bin/mypy
 	$(VENV)/bin/mypy --strict hack/*.py bench tests/image tests/e2e
 	$(PY) hack/gen_dashboard.py --check
+	$(PY) hack/gen_plain_insights.py --check
 	$(VENV)/bin/lint-imports
 
 test-unit: venv

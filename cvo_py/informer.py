@@ -125,6 +125,9 @@ class Informer:
         # Drops what the cache need not keep (e.g. MachineConfig bodies) before it is stored.
         self.transform = transform
         self.stats = InformerStats()
+        # Why the last list or watch failed, until one succeeds again ("" while all is well): what
+        # a reader that shows the data can say instead of logging it.
+        self.failing = ""
         self._handlers: list[Handler] = []
         self._cache: dict[str, JSON] = {}
         self._lock = threading.RLock()
@@ -210,7 +213,7 @@ class Informer:
                 if self._stop.is_set():
                     break
                 self.stats.errors += 1
-                self.stats.last_error = str(exc)
+                self.stats.last_error = self.failing = str(exc)
                 if isinstance(exc, ApiError) and exc.is_gone():
                     self._resource_version = None
                     continue
@@ -219,8 +222,9 @@ class Informer:
                     delay = max(delay, exc.retry_after() or 0)
                 log.warning("%s: %s; retrying in %.1fs", self.name, exc, delay)
                 self._stop.wait(delay)
-            except Exception:  # e.g. a transform failing on an odd object: the loop must not die
+            except Exception as exc:  # e.g. a transform failing on an odd object: the loop must not die
                 self.stats.errors += 1
+                self.failing = f"unexpected error: {exc}"
                 delay = self.backoff.next()
                 log.exception("%s: unexpected error; relisting in %.1fs", self.name, delay)
                 self._resource_version = None
@@ -250,6 +254,7 @@ class Informer:
             if not continue_token:
                 break
         self.stats.lists += 1
+        self.failing = ""
         with self._lock:
             self._cache, events = diff_relist(self._cache, items)
         self._resource_version = resource_version
@@ -298,6 +303,8 @@ class Informer:
 
     def _set_active(self, resp: Any) -> None:
         self._active = resp
+        if resp.status < 300:
+            self.failing = ""
         if self._stop.is_set():  # stop() came while the watch was being opened
             self._interrupt()
 

@@ -12,6 +12,7 @@ import json
 import os
 import random
 import ssl
+import sys
 import threading
 import time
 from collections.abc import Callable, Generator, Mapping
@@ -21,6 +22,7 @@ from urllib.parse import quote, urlencode, urlsplit
 
 from cvo_py.connections import ConnectionPool, Stream, go_cause
 from cvo_py.gotext import network_phrase
+from cvo_py.jsondata import encode_json
 
 JSON = dict[str, Any]
 
@@ -447,12 +449,14 @@ class KubeClient:
         content_type: str = "application/json",
         timeout: float | None = None,
         busy_retries: int = TOO_MANY_REQUESTS_RETRIES,
+        encoded: bytes | None = None,
     ) -> Any:
-        """One API request; a 429 is retried `busy_retries` times before the caller gets it."""
+        """One API request; a 429 is retried `busy_retries` times before the caller gets it.
+        `encoded`: the body already encoded (by `encode_json`), sent in place of `body`."""
         target = path
         if query:
             target += "?" + urlencode({k: _query_value(v) for k, v in query.items() if v is not None})
-        data = json.dumps(body).encode() if body is not None else None
+        data = encoded if encoded is not None else encode_json(body) if body is not None else None
         # 429 (API priority and fairness, storage initializing) asks to come back later: honour
         # Retry-After a few times before giving the error to the caller.
         for attempt in range(busy_retries + 1):
@@ -484,9 +488,11 @@ class KubeClient:
             raise error
         if not resp.data:
             return {}
-        if len(resp.data) >= LARGE_RESPONSE:
+        if len(resp.data) >= LARGE_RESPONSE and "pydantic_core" in sys.modules:
             # pydantic-core's parser reads a large body (a LIST) in half the time, and shares its
             # repeated strings; what it refuses (invalid UTF-8, lone surrogates) is read below.
+            # Only where it is loaded already (the controllers): a short-lived client such as
+            # `upgrade-status` would spend more on importing it than it saves on one response.
             from pydantic_core import from_json
 
             try:
@@ -566,15 +572,18 @@ class KubeClient:
         result: JSON = self.request("POST", res.path(ns), body=_with_type(res, body))
         return result
 
-    def replace(self, res: Resource, body: JSON, subresource: str = "") -> JSON:
+    def replace(self, res: Resource, body: JSON, subresource: str = "", *, encoded: bytes | None = None) -> JSON:
+        """PUT `body`; `encoded`: the same body already encoded (used when the body names its
+        apiVersion and kind, which are otherwise added)."""
         meta = body.get("metadata", {})
-        result: JSON = self.request(
-            "PUT", res.path(meta.get("namespace"), meta["name"], subresource), body=_with_type(res, body)
-        )
+        path = res.path(meta.get("namespace"), meta["name"], subresource)
+        if "apiVersion" not in body or "kind" not in body:
+            encoded = None
+        result: JSON = self.request("PUT", path, body=_with_type(res, body), encoded=encoded)
         return result
 
-    def replace_status(self, res: Resource, body: JSON) -> JSON:
-        return self.replace(res, body, "status")
+    def replace_status(self, res: Resource, body: JSON, *, encoded: bytes | None = None) -> JSON:
+        return self.replace(res, body, "status", encoded=encoded)
 
     def patch(
         self,

@@ -33,7 +33,8 @@ class TokenBucket:
 
 
 class SyncLoop:
-    """Runs `sync()` on its own thread whenever poked (and every `resync` seconds).
+    """Runs `sync()` on its own thread whenever poked (and every `resync` seconds, and when a
+    deadline set by `poke_in` comes).
 
     Bursts of pokes are coalesced: a sync runs at most once per `min_interval` seconds on
     average, with up to `burst` at once after a quiet spell, so an event after an idle period
@@ -59,7 +60,10 @@ class SyncLoop:
         self.resync = resync
         self.min_interval = min_interval
         self._bucket = TokenBucket(min_interval, burst, time.monotonic())
-        self._wake = threading.Event()
+        self._wake = threading.Event()  # set to make the loop look again: poked, a deadline, stopping
+        self._requested = False  # poked since the last sync
+        self._due_lock = threading.Lock()
+        self._due: float | None = None  # the earliest `poke_in` deadline (monotonic), until a sync
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._backoff = Backoff(base=0.5, cap=30.0)
@@ -68,7 +72,17 @@ class SyncLoop:
         self.idle = threading.Event()
 
     def poke(self) -> None:
+        self._requested = True
         self._wake.set()
+
+    def poke_in(self, seconds: float) -> None:
+        """A sync `seconds` from now, or sooner if poked meanwhile (any sync takes the place of
+        a pending deadline). No thread or timer is started: the loop waits for it."""
+        due = time.monotonic() + max(0.0, seconds)
+        with self._due_lock:
+            if self._due is None or due < self._due:
+                self._due = due
+                self._wake.set()  # the loop looks again and waits for the new deadline
 
     def start(self) -> SyncLoop:
         self._thread = threading.Thread(target=self._run, name=self.name, daemon=True)
@@ -81,17 +95,32 @@ class SyncLoop:
         if self._thread is not None:
             self._thread.join(timeout)
 
+    def _wait(self) -> None:
+        """Until poked or stopped, `resync` seconds have passed, or the `poke_in` deadline came."""
+        resync_at = None if self.resync is None else time.monotonic() + self.resync
+        while not self._stop.is_set():
+            self._wake.clear()  # before looking: a poke from now on sets it again
+            now = time.monotonic()
+            with self._due_lock:
+                due = self._due
+            if self._requested or (due is not None and now >= due) or (resync_at is not None and now >= resync_at):
+                return
+            deadlines = [t for t in (resync_at, due) if t is not None]
+            self._wake.wait(min(deadlines) - now if deadlines else None)
+
     def _run(self) -> None:
         while not self._stop.is_set():
             self.idle.set()
-            self._wake.wait(self.resync)
+            self._wait()
             if self._stop.is_set():
                 return
             self.idle.clear()
             delay = self._bucket.reserve(time.monotonic())
             if delay > 0 and self._stop.wait(delay):
                 return
-            self._wake.clear()
+            self._requested = False
+            with self._due_lock:
+                self._due = None
             klog.v(5).info("%s: sync (%.1f ms held back by the rate limit)", self.name, max(0.0, delay) * 1000)
             try:
                 self._sync()
@@ -105,7 +134,7 @@ class SyncLoop:
                 else:
                     log.exception("%s: sync failed; retrying in %.1fs", self.name, delay)
                 self._stop.wait(delay)
-                self._wake.set()
+                self.poke()
                 continue
 
 

@@ -77,6 +77,11 @@ class RetrievalCoordinator:
     changes or `retry_failed` says its inputs changed; a retrieved one is not retried. So a failure
     that retrying may fix (a registry that refuses connections) is reported at once and still ends
     in the update once the cause is gone.
+
+    With `show_failure_within` > 0, a retrieval that reports a failure (status False) waits, up to
+    that many seconds, until the status loop calls `shown()` with that state, before it goes on to
+    clean up: deleting the version Pod is a write the API server would otherwise commit ahead of
+    the status write, each waiting for its own disk sync, so the admin would see the failure later.
     """
 
     def __init__(
@@ -89,15 +94,20 @@ class RetrievalCoordinator:
         jitter: Callable[[], float] = lambda: random.uniform(0.8, 1.2),
         preconditions: Preconditions | None = None,
         local_image: str = "",
+        show_failure_within: float = 0.0,
     ) -> None:
         self._make = make_retriever
         self._preconditions = preconditions
         self._local_image = local_image  # the operator's own release: no checks, as upstream
         self._on_change = on_change
         self.retry_after = retry_after
+        self.show_failure_within = show_failure_within
         self._clock = clock
         self._jitter = jitter
         self._lock = threading.Lock()
+        # Notified when the status loop has shown a state, the wanted target changed, or on stop.
+        self._shown_changed = threading.Condition(self._lock)
+        self._shown: Acceptance | None = None
         self._wake = threading.Event()
         self._stop = threading.Event()
         self._wanted: tuple[Release, bool] | None = None
@@ -124,6 +134,7 @@ class RetrievalCoordinator:
         self._stop.set()
         self._wake.set()
         with self._lock:
+            self._shown_changed.notify_all()
             current = self._current
         if current is not None:
             current.cancel("the operator is stopping")  # it would otherwise run on until its deadline
@@ -135,11 +146,13 @@ class RetrievalCoordinator:
         with self._lock:
             if target is None:
                 self._wanted, self._latest = None, None
+                self._shown_changed.notify_all()
                 superseded = self._current if self._running is not None else None
             else:
                 wanted = (target, force)
                 if self._wanted != wanted:
                     self._wanted = wanted
+                    self._shown_changed.notify_all()
                     # A target asked for again (A → B → A) is retrieved again: its earlier acceptance
                     # was dropped when B was asked for.
                     self._finished.pop(wanted, None)
@@ -160,6 +173,12 @@ class RetrievalCoordinator:
     def acceptance(self) -> Acceptance | None:
         with self._lock:
             return self._latest
+
+    def shown(self, acceptance: Acceptance | None) -> None:
+        """The status loop wrote a status computed from `acceptance` (or found it written)."""
+        with self._lock:
+            self._shown = acceptance
+            self._shown_changed.notify_all()
 
     def retry_failed(self, applies: Callable[[ReleaseAcceptance], bool] = lambda _final: True) -> bool:
         """What failed retrievals depended on changed (e.g. the verification configuration): try
@@ -260,8 +279,15 @@ class RetrievalCoordinator:
                     # Accepted only once this attempt ends: after the precondition checks of an
                     # image-only request, with the loaded version, verification and accepted risks.
                     return
-                self._latest = Acceptance(target, state, self._latest.verified if self._latest else False)
+                latest = self._latest = Acceptance(target, state, self._latest.verified if self._latest else False)
             self._on_change()
+            if state.status == "False" and self.show_failure_within > 0:
+                # The retrieval cleans up next: let the failure reach the status first.
+                with self._lock:
+                    self._shown_changed.wait_for(
+                        lambda: self._shown == latest or self._wanted != wanted or self._stop.is_set(),
+                        self.show_failure_within,
+                    )
 
         self.retrievals += 1
         checked: PreconditionOutcome | None = None

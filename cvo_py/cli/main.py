@@ -11,17 +11,14 @@ from __future__ import annotations
 import argparse
 import atexit
 import importlib
-import logging
 import os
 import signal
 import sys
 from collections.abc import Sequence
 from typing import Any, NoReturn
 
-from cvo_py import __version__, klog
+from cvo_py import __version__
 from cvo_py.cli.common import UsageError
-
-log = logging.getLogger(__name__)
 
 INTERRUPTED = 130  # the exit code of a command stopped by Ctrl-C (128 + SIGINT), as shells report it
 
@@ -163,8 +160,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command is None:
         parser.print_help()
         return 2
-    klog.setup(args.v)
     module = args._module
+    # Logging is set up for commands that log; a one-shot `upgrade-status` never loads it.
+    if getattr(module, "logs", lambda _args: True)(args):
+        from cvo_py import klog
+
+        klog.setup(args.v)
     try:
         options = module.validate(args)
         if args.kubeconfig is not None:

@@ -27,6 +27,7 @@ class Options:
     dump_format: str  # --format
     details: str
     now: int | None  # ns since the epoch; None: the snapshot's rule, or the wall clock
+    watch: bool = False  # --watch: shown again whenever the insights change, until Ctrl-C
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -59,12 +60,25 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="the layout of --from: auto, must-gather, insights or snapshot (default auto: detected)",
     )
     parser.add_argument(
+        "--watch",
+        action="store_true",
+        help="Keep watching: show the insights again whenever they are published anew (no polling), in "
+        "place on a terminal and as appended blocks otherwise, with their age and every staleness warning "
+        "kept current; Ctrl-C to stop. Live cluster only",
+    )
+    parser.add_argument(
         "--now",
         default=None,
         metavar="RFC3339",
         help="the time to assess at (default: for a dump its gather time; for a snapshot its newest "
         "ClusterVersion/ClusterOperator condition time + 368975ns, as oc; otherwise the current time)",
     )
+
+
+def logs(args: argparse.Namespace) -> bool:
+    """Whether the command logs (klog is set up): with -v, or while it watches (the informers
+    log what goes wrong); reading once, it says everything on stdout and stderr itself."""
+    return bool(args.v or args.watch)
 
 
 def validate(args: argparse.Namespace) -> Options:
@@ -99,6 +113,10 @@ def validate(args: argparse.Namespace) -> Options:
         raise UsageError("--from and --mock-clusterversion cannot be used together")
     if dump is None and args.dump_format != "auto":
         raise UsageError("--format applies to --from only")
+    if args.watch and (dump is not None or mock is not None):
+        raise UsageError("--watch follows a live cluster: it cannot be used with --from or --mock-clusterversion")
+    if args.watch and now is not None:
+        raise UsageError("--watch shows the insights as time goes by: it cannot be used with --now")
     return Options(
         kubeconfig=args.kubeconfig,
         mock_clusterversion=mock,
@@ -106,10 +124,13 @@ def validate(args: argparse.Namespace) -> Options:
         dump_format=args.dump_format,
         details=args.details,
         now=now,
+        watch=args.watch,
     )
 
 
 def run(options: Options) -> int:
+    if options.watch:
+        return _watch(options)
     from cvo_py import gcpause
 
     # One short burst of building (documents, insights, text) that leaves no garbage cycles behind.
@@ -129,7 +150,7 @@ def _run(options: Options) -> int:
 
 
 def _run_live(options: Options, reads: PublishedReads) -> int:
-    from status.updatestatus.insights import metadata
+    from status.updatestatus.insights import staleness
     from status.updatestatus.insights.objects import InputError
     from status.updatestatus.published import ReadError
     from status.updatestatus.render import RenderError, render
@@ -138,7 +159,7 @@ def _run_live(options: Options, reads: PublishedReads) -> int:
     try:
         now = options.now if options.now is not None else _wall_clock()
         insights, warnings = reads.result(now)
-        text = render(insights, now, options.details, caveat=metadata.health_caveat(warnings))
+        text = render(insights, now, options.details, caveat=staleness.health_caveat(warnings))
     except InputError as exc:  # from the cluster's ConfigMap
         return _fail(warnings, str(exc), 2)
     except (RenderError, ReadError) as exc:
@@ -179,6 +200,15 @@ def _print(warnings: list[str], text: str) -> int:
 
     emit(warnings, text, sys.stdout, sys.stderr)
     return 0
+
+
+def _watch(options: Options) -> int:
+    from cvo_py.kube import connect
+    from status.updatestatus import watching
+
+    client = connect(options.kubeconfig, user_agent="cvo-py (upgrade-status --watch)")
+    tty = sys.stdout.isatty()
+    return watching.watch(client, options.details, sys.stdout, tty=tty, size=watching.terminal_size)
 
 
 def _start_live_reads(options: Options) -> PublishedReads:

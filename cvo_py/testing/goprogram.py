@@ -1,7 +1,9 @@
-"""Small Go programs that tests compare the project with (Go's own strconv, sort, text/tabwriter).
+"""Small Go programs that tests and benchmarks compare the project with (Go's own strconv, sort,
+text/tabwriter, text/template; `gofloor/`, the least a CVO must do to report a payload failure).
 
     binary = build(Path("main.go"), tmp_path)     # skips the test when no Go toolchain is installed
     outputs = run_lines(binary, inputs, *args)    # one input line in, one output line out
+    binary = compile_program(Path("main.go"), workdir)   # for a benchmark: GoMissing instead of a skip
 
 The programs use the standard library only, so they build offline, outside any module, with the
 local toolchain."""
@@ -13,20 +15,35 @@ import shutil
 import subprocess
 from pathlib import Path
 
-import pytest
+FLOOR = Path(__file__).parent / "gofloor" / "main.go"
 
 
-def build(source: Path, workdir: Path) -> Path:
+class GoMissing(Exception):
+    """No Go toolchain on PATH."""
+
+
+def build(source: Path, workdir: Path, cache: Path | None = None) -> Path:
     """`source` built into `workdir`; the calling test is skipped when `go` is not on PATH."""
+    import pytest
+
+    try:
+        return compile_program(source, workdir, cache)
+    except GoMissing as exc:
+        pytest.skip(f"{exc}: cannot build {source.name} to compare with Go")
+
+
+def compile_program(source: Path, workdir: Path, cache: Path | None = None) -> Path:
+    """`source` built into `workdir` (Go's build cache in `cache`, default the user's)."""
     go = shutil.which("go")
     if go is None:
-        pytest.skip(f"the go toolchain is not on PATH: cannot build {source.name} to compare with Go")
+        raise GoMissing("the go toolchain is not on PATH")
     binary = workdir / source.parent.name
     env = {
         **os.environ,
-        # The user's build cache, as `go build` itself would use: the standard library is compiled
-        # once, not once per test (about 45 s each on two busy cores).
-        "GOCACHE": os.environ.get("GOCACHE") or _user_cache(),
+        # A cache of the caller's (the bench keeps one beside its cluster), else the user's build
+        # cache, as `go build` itself would use: the standard library is compiled once, not once per
+        # test (about 45 s each on two busy cores).
+        "GOCACHE": os.environ.get("GOCACHE") or (str(cache) if cache is not None else _user_cache()),
         "GO111MODULE": "off",
         "GOTOOLCHAIN": "local",
         "GOFLAGS": "",

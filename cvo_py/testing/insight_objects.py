@@ -246,3 +246,20 @@ def malformed_alerts(active_at: str) -> dict[str, Any]:
         "an alert that is a string": "alertname=Malformed",
         "an alert that is null": None,
     }
+
+
+def sample_insights() -> list[Any]:
+    """Insights of every kind, with the fields the controller writes: a master and two workers (one
+    unavailable, one degraded with a two-line reason), a degraded and an updating operator."""
+    from status.updatestatus.insights import compute
+
+    nodes = [
+        node("m1", role="master", current="rendered-master-new"),
+        node("w1", ready="False", ready_ltt=at(-30)),
+        node("w2", desired="rendered-worker-new", state="Degraded", reason="failed to drain\nsecond line"),
+    ]
+    ops = [
+        operator("etcd", degraded="True", degraded_ltt=at(-60)),
+        operator("dns", version="4.14.0", progressing="True"),
+    ]
+    return compute.all_insights(clusterversion(), ops, nodes, [pool("master"), pool("worker")], VERSIONS, ns(1))

@@ -402,9 +402,12 @@ def status_operator(
     *,
     retrieval_retry: float,
     verification_namespace: str | None = None,
+    show_failure_within: float = 2.0,
 ) -> Any:
     """An in-process status loop (ClusterVersion 4.14.1) that retrieves requested payloads,
-    retrying a failed one every `retrieval_retry` seconds."""
+    retrying a failed one every `retrieval_retry` seconds (the version Pod is created in
+    `namespace`; a failed retrieval waits up to `show_failure_within` seconds for its failure to
+    be written before it deletes the Pod)."""
     from cvo_py.kube import connect
     from cvo_py.testing.clusterversion import IMG_4141
     from status.clusterversion.controller import StatusOperator, StatusOptions
@@ -420,6 +423,7 @@ def status_operator(
             retrieval_retry=retrieval_retry,
             min_interval=0.0,
             verification_namespace=verification_namespace,
+            show_failure_within=show_failure_within,
         ),
         retriever_factory=lambda report: PayloadRetriever(client, options, report),
     )

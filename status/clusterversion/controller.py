@@ -154,6 +154,8 @@ class StatusOptions:
     # Syncs are cheap (cached objects in, unchanged writes skipped): pace them only against churn.
     min_interval: float = 0.05
     retrieval_retry: float = 60.0
+    # How long a failed retrieval waits for its failure to be written before it deletes its Pod.
+    show_failure_within: float = 2.0
     # Where the verification ConfigMaps live: a failed retrieval is retried as soon as they or
     # the ClusterVersion's signatureStores change (None: only every `retrieval_retry`).
     verification_namespace: str | None = None
@@ -210,6 +212,7 @@ class StatusOperator:
                 retry_after=options.retrieval_retry,
                 preconditions=self.check_preconditions,
                 local_image=options.release_image,
+                show_failure_within=options.show_failure_within,
             )
             if retriever_factory is not None
             else None
@@ -344,6 +347,8 @@ class StatusOperator:
 
         try:
             written = self.writer.write(cv, compute)
+            if self.coordinator is not None:
+                self.coordinator.shown(inputs.acceptance)
         except StatusRejected as exc:
             # Not retried blindly: the next change or resync tries again; log each distinct error once.
             if str(exc) != self._last_rejection:

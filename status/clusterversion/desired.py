@@ -15,13 +15,13 @@ from `status.clusterversion.validation`.
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
 from cvo_py.gotext import metav1_time
+from cvo_py.jsondata import copy_json
 from payload.acceptance import is_about, payload_loaded
 from payload.acceptance import retrieving as payload_retrieving
 from payload.release import Acceptance, Release
@@ -162,7 +162,7 @@ def desired_status(
     upstream's order (conditions new to the status are appended in that order)."""
     if not isinstance(cv, Mapping) or not isinstance(cv.get("metadata"), dict):
         raise ValueError("cv must be a ClusterVersion object with metadata")
-    status: JSON = copy.deepcopy(dict(cv.get("status") or {}))
+    status: JSON = copy_json(dict(cv.get("status") or {}))
     conditions: list[JSON] = [dict(c) for c in status.get("conditions") or [] if isinstance(c, dict)]
 
     aim = target(cv, inputs)
@@ -313,7 +313,7 @@ def precondition_view(
 ) -> JSON:
     """The ClusterVersion the precondition checks read: `cv`, with Upgradeable as its sources say
     now (upstream reads the condition last written; recomputing it spares a check the lag)."""
-    view = copy.deepcopy(dict(cv))
+    view: JSON = copy_json(dict(cv))
     if not isinstance(view.get("status"), dict):
         view["status"] = {}
     status = view["status"]

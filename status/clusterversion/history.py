@@ -6,12 +6,12 @@ entry first.
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
 from cvo_py.gotext import metav1_time
+from cvo_py.jsondata import copy_json
 from payload.release import Release
 
 JSON = dict[str, Any]
@@ -49,7 +49,7 @@ def merge_history(
     """Upstream's mergeOperatorHistory on plain dicts (newest first); returns a new list.
 
     `accepted_risks` (None: leave as is) is written into the entry of `desired`, new or not."""
-    entries = [copy.deepcopy(dict(e)) for e in history or []]
+    entries = [copy_json(dict(e)) for e in history or []]
     if not desired.image:
         return entries
     ts = metav1_time(now)

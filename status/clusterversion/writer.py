@@ -38,6 +38,7 @@ from typing import Any
 from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_attempt, wait_random_exponential
 
 from cvo_py import gotext, klog
+from cvo_py.jsondata import encode_json
 from cvo_py.kube import CLUSTERVERSIONS, JSON, ApiError, KubeClient, ServerUnreachable
 from status.clusterversion import rejections
 
@@ -269,11 +270,12 @@ class ClusterVersionStatusWriter:
     def _put(self, obj: JSON, status: JSON) -> JSON:
         body = {key: value for key, value in obj.items() if key != "status"}
         body["status"] = status
-        size = len(json.dumps(body))  # as the client encodes it
+        encoded = encode_json(body)  # once: what is measured is what is sent
+        size = len(encoded)
         if size > MAX_REQUEST_BYTES:
             message = f"Request entity too large: limit is {MAX_REQUEST_BYTES} ({size} bytes, not sent)"
             raise ApiError(413, json.dumps({"kind": "Status", "reason": "RequestEntityTooLarge", "message": message}))
-        written = self.client.replace_status(CLUSTERVERSIONS, body)
+        written = self.client.replace_status(CLUSTERVERSIONS, body, encoded=encoded)
         self.stats.writes += 1
         self._last_sent = status
         self._last_replaced_rv = (obj.get("metadata") or {}).get("resourceVersion")

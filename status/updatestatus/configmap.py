@@ -55,54 +55,51 @@ import zlib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from json.encoder import encode_basestring
-from typing import Any
+from typing import Any, cast
 
-from pydantic import Json, TypeAdapter, ValidationError
-
-from cvo_py import gotext, safeload
+from cvo_py import gotext
+from status.updatestatus import wire
+from status.updatestatus.insights import models
+from status.updatestatus.insights.kinds import (
+    ClusterOperatorInsightShape,
+    ClusterVersionInsightShape,
+    HealthInsightShape,
+    InsightShape,
+    NodeInsightShape,
+    PoolInsightShape,
+)
 from status.updatestatus.insights.models import (
-    ClusterOperatorStatusInsight,
-    ClusterVersionStatusInsight,
     HealthInsight,
-    ImpactType,
     Insight,
-    MachineConfigPoolStatusInsight,
     NodeStatusInsight,
     ResourceRef,
-    ScopeType,
     time_string,
 )
 from status.updatestatus.names import CONFIGMAP as CONFIGMAP  # re-exported: the wire format's names
 from status.updatestatus.names import NAMESPACE as NAMESPACE
 from status.updatestatus.names import SHARD_PREFIX as SHARD_PREFIX
 from status.updatestatus.names import SHARDS_KEY as SHARDS_KEY
+from status.updatestatus.wire import (  # re-exported: reading the format
+    DATA_LIMIT as DATA_LIMIT,
+)
+from status.updatestatus.wire import KINDS, MAX_KEY
+from status.updatestatus.wire import OWNED_PREFIX as OWNED_PREFIX
+from status.updatestatus.wire import PREFIX_CO as PREFIX_CO
+from status.updatestatus.wire import PREFIX_CV as PREFIX_CV
+from status.updatestatus.wire import PREFIX_HEALTH as PREFIX_HEALTH
+from status.updatestatus.wire import PREFIX_MCP as PREFIX_MCP
+from status.updatestatus.wire import PREFIX_NODE as PREFIX_NODE
+from status.updatestatus.wire import VALUE_LIMITS as VALUE_LIMITS
+from status.updatestatus.wire import DecodeError as DecodeError
+from status.updatestatus.wire import canonical_order as canonical_order
+from status.updatestatus.wire import decode_value as decode_value
+from status.updatestatus.wire import shard_names as shard_names
 
-OWNED_PREFIX = "usc-"
-DATA_LIMIT = 1_048_576  # the API server's limit on a ConfigMap's data (keys + values)
 SHARD_BUDGET = 256 * 1024  # what a ConfigMap is filled to (see the module docstring)
 MAX_SHARDS = 32  # a power of two; the RBAC Role names exactly `shard_names_allowed()`
-MAX_KEY = 253
-# A value is at most what a ConfigMap holds; the other bounds are the loader's defaults.
-VALUE_LIMITS = safeload.Limits(max_bytes=DATA_LIMIT)
 
-PREFIX_CV = "usc-cv-"
-PREFIX_CO = "usc-co-"
-PREFIX_MCP = "usc-mcp-"
-PREFIX_NODE = "usc-node-"
-PREFIX_HEALTH = "usc-health-"
-
-_PREFIXES: dict[str, type[Any]] = {
-    PREFIX_CV: ClusterVersionStatusInsight,
-    PREFIX_CO: ClusterOperatorStatusInsight,
-    PREFIX_MCP: MachineConfigPoolStatusInsight,
-    PREFIX_NODE: NodeStatusInsight,
-    PREFIX_HEALTH: HealthInsight,
-}
+_PREFIXES: dict[str, type[Any]] = {prefix: getattr(models, name) for prefix, name in KINDS.items()}
 _KEY_CHARS = re.compile(r"^[-._a-zA-Z0-9]+$")
-
-
-class DecodeError(ValueError):
-    """A ConfigMap value that is not a valid insight; the message names the key."""
 
 
 def _key(prefix: str, name: str) -> str:
@@ -114,17 +111,30 @@ def _key(prefix: str, name: str) -> str:
     return f"{prefix}{safe}-{digest}"
 
 
-def key_of(insight: Insight) -> str:
-    """The ConfigMap key of an insight."""
-    if isinstance(insight, ClusterVersionStatusInsight):
-        return _key(PREFIX_CV, insight.resource.name)
-    if isinstance(insight, ClusterOperatorStatusInsight):
-        return _key(PREFIX_CO, insight.name)
-    if isinstance(insight, MachineConfigPoolStatusInsight):
-        return _key(PREFIX_MCP, insight.name)
-    if isinstance(insight, NodeStatusInsight):
+def decode(data: Mapping[str, str]) -> list[Insight]:
+    """ConfigMap data → insights as the models read them (what the controller and the tests take);
+    see `status.updatestatus.wire.decode`, which a client reads with, without pydantic, and which
+    gives plain objects equal to these."""
+    return cast(list[Insight], wire.decode(data, plain=False))  # plain=False: every one a model
+
+
+def decode_readable(data: Mapping[str, str]) -> tuple[list[Insight], list[DecodeError]]:
+    """`decode()` that reads every key it can (see `status.updatestatus.wire.decode_readable`)."""
+    insights, errors = wire.decode_readable(data, plain=False)
+    return cast(list[Insight], insights), errors
+
+
+def key_of(insight: InsightShape) -> str:
+    """The ConfigMap key of an insight (a model's or a plain one: by its shape)."""
+    if isinstance(insight, NodeInsightShape):  # first: most insights are nodes'
         return node_key(insight.name)
-    if isinstance(insight, HealthInsight):
+    if isinstance(insight, ClusterVersionInsightShape):
+        return _key(PREFIX_CV, insight.resource.name)
+    if isinstance(insight, ClusterOperatorInsightShape):
+        return _key(PREFIX_CO, insight.name)
+    if isinstance(insight, PoolInsightShape):
+        return _key(PREFIX_MCP, insight.name)
+    if isinstance(insight, HealthInsightShape):
         return _key(PREFIX_HEALTH, insight.uid)
     raise TypeError(f"not an insight: {type(insight).__name__}")
 
@@ -188,173 +198,6 @@ def encode(insights: Iterable[Insight]) -> dict[str, str]:
             raise ValueError(f"two insights share the ConfigMap key {key}")
         data[key] = encode_value(insight)
     return data
-
-
-def decode(data: Mapping[str, str]) -> list[Insight]:
-    """ConfigMap data (the union of the main ConfigMap's and its shards') → insights.
-
-    Keys the controller does not own are ignored. The result is in a canonical order that
-    matches the order oc collects insights in when objects are listed by name. The first
-    unreadable key is a `DecodeError`; `decode_readable()` keeps going past them.
-    """
-    insights, errors = decode_readable(data)
-    if errors:
-        raise errors[0]
-    return insights
-
-
-def decode_readable(data: Mapping[str, str]) -> tuple[list[Insight], list[DecodeError]]:
-    """`decode()` that reads every key it can: (the readable insights, one error per unreadable key).
-
-    Each value is parsed by `cvo_py.safeload` (bounded depth, aliases, size and numbers) and
-    validated strictly; an error's one-line message names its key. The values of one kind are
-    first read together (`_decode_together`), which gives the same insights for the values it
-    accepts; a kind with any value it does not accept is read value by value.
-    """
-    by_model: dict[type[Any], list[tuple[str, str]]] = {}
-    for key in sorted(data):
-        # every prefix is `usc-<kind>-` with no dash in <kind> (a test checks): up to the second dash picks the model
-        model = _PREFIXES.get(key[: key.find("-", len(OWNED_PREFIX)) + 1]) if key.startswith(OWNED_PREFIX) else None
-        if model is None:
-            continue  # usc-shards, or a newer kind of insight: not ours to read
-        by_model.setdefault(model, []).append((key, data[key]))
-    out: list[Insight] = []
-    failed: list[tuple[str, DecodeError]] = []
-    for model, items in by_model.items():
-        together = _decode_together(model, [value for _, value in items])
-        if together is not None:
-            out.extend(together)
-            continue
-        for key, value in items:
-            try:
-                out.append(decode_value(key, value, model))
-            except DecodeError as exc:
-                failed.append((key, exc))
-    failed.sort(key=lambda pair: pair[0])
-    return canonical_order(out), [exc for _, exc in failed]
-
-
-# What `_decode_together` leaves to `decode_value`: a number of more characters than safeload's
-# limit, which pydantic's JSON reader would take. The two readers agree on everything else an
-# insight can hold because of what the models are (checked by a test): every mapping forbids
-# unknown keys, and no field holds a float, a list of numbers or untyped data, so a number can
-# only be a mapping's value (after a colon and any whitespace: 101 number or whitespace characters
-# after a colon are where one could be, and anything else that only looks like it costs the slower
-# path), and NaN, infinities and nesting deeper than an insight's never validate.
-_READ_ALONE = re.compile(f":[-+.eE0-9 \t\r\n]{{{VALUE_LIMITS.max_number_chars + 1}}}")
-_TOGETHER_MAX_CHARS = VALUE_LIMITS.max_bytes // 4  # UTF-8 needs at most 4 bytes a character
-
-
-_JSON_LIST_READERS: dict[type[Any], TypeAdapter[Any]] = {}
-
-
-def _json_list_reader(model: type[Any]) -> TypeAdapter[Any]:
-    reader = _JSON_LIST_READERS.get(model)
-    if reader is None:  # two threads may both build one: either is right
-        reader = _JSON_LIST_READERS[model] = TypeAdapter(list[Json[model]])  # type: ignore[valid-type]
-    return reader
-
-
-def prepare_readers() -> None:
-    """Build now the validators `decode_readable` reads each kind with (pydantic builds them when
-    first used): a client does it while its LIST is still in flight."""
-    for model in _PREFIXES.values():
-        _json_list_reader(model)
-
-
-def _decode_together(model: type[Any], values: list[str]) -> list[Insight] | None:
-    """Every value as a `model` in one pass of pydantic's JSON reader and validator (at 5,000 nodes
-    twice as fast as one document at a time), or None when any value needs `decode_value`: one
-    that is not JSON (YAML block style), not a valid insight, or holds what only `safeload` bounds
-    (see `_READ_ALONE`). Values it accepts, it reads as `decode_value` does (a property test
-    compares the two on mutated values)."""
-    try:
-        text = "\n".join(values)
-    except TypeError:  # a value that is not a string
-        return None
-    if max(map(len, values), default=0) > _TOGETHER_MAX_CHARS or _READ_ALONE.search(text):
-        return None
-    try:
-        insights: list[Insight] = _json_list_reader(model).validate_python(values)
-    except ValidationError:
-        return None
-    return insights
-
-
-def decode_value(key: str, value: object, model: type[Any]) -> Insight:
-    """One ConfigMap value → its insight, or a `DecodeError` naming the key."""
-    where = f"ConfigMap key {_safe_key(key)}"
-    if not isinstance(value, str):
-        raise DecodeError(f"{where}: the value is {type(value).__name__}, not a string")
-    try:
-        doc = safeload.load_document(value, source=where, limits=VALUE_LIMITS)
-    except safeload.DocumentError as exc:
-        raise DecodeError(str(exc)) from None
-    if not isinstance(doc, dict):
-        raise DecodeError(f"{where}: expected a mapping, got {type(doc).__name__}")
-    try:
-        insight: Insight = model.model_validate(doc)
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        loc = ".".join(str(p) for p in first["loc"]) or "value"
-        raise DecodeError(f"{where}: {gotext.escape(loc)[:200]}: {_one_line(first['msg'])[:200]}") from None
-    return insight
-
-
-def _safe_key(key: str) -> str:
-    return gotext.escape(key[: MAX_KEY + 1])
-
-
-def shard_names(main_data: Mapping[str, str]) -> list[str]:
-    """The shard ConfigMaps a client must also read, from the main ConfigMap's data."""
-    raw = main_data.get(SHARDS_KEY)
-    if not raw:
-        return []
-    try:
-        names = safeload.load_document(raw, source=f"ConfigMap key {SHARDS_KEY}", limits=VALUE_LIMITS)
-    except safeload.DocumentError as exc:
-        raise DecodeError(str(exc)) from None
-    if not isinstance(names, list) or not all(isinstance(n, str) and n.startswith(SHARD_PREFIX) for n in names):
-        raise DecodeError(f"ConfigMap key {SHARDS_KEY}: expected a list of {SHARD_PREFIX}<i> names")
-    return names
-
-
-def canonical_order(insights: list[Insight]) -> list[Insight]:
-    """CV, operators and pools by name, nodes by pool then name, health in oc's collection order."""
-    by_kind: dict[type[Any], list[Any]] = {kind: [] for kind in _PREFIXES.values()}
-    for insight in insights:  # one pass: this sorts every insight a client reads
-        bucket = by_kind.get(type(insight))
-        if bucket is None:  # a subclass of an insight type
-            bucket = next((b for k, b in by_kind.items() if isinstance(insight, k)), None)
-        if bucket is not None:
-            bucket.append(insight)
-    cvs = sorted(by_kind[ClusterVersionStatusInsight], key=lambda i: i.resource.name)
-    cos = sorted(by_kind[ClusterOperatorStatusInsight], key=lambda i: i.name)
-    pools = sorted(by_kind[MachineConfigPoolStatusInsight], key=lambda i: i.name)
-    pool_index = {p.name: n for n, p in enumerate(pools)}
-    nodes = by_kind[NodeStatusInsight]
-    nodes.sort(key=lambda i: (pool_index.get(i.pool_resource.name, len(pools)), i.name))
-    node_pool = {n.name: pool_index.get(n.pool_resource.name, len(pools)) for n in nodes}
-    health = by_kind[HealthInsight]
-
-    def rank(h: HealthInsight) -> tuple[Any, ...]:
-        res = h.scope.resources[0] if h.scope.resources else None
-        resource = res.resource if res else ""
-        name = res.name if res else ""
-        if resource == "nodes":
-            return (0, node_pool.get(name, len(pools)), 0, name, h.impact.type != ImpactType.UPDATE_SPEED)
-        if resource == "machineconfigpools":
-            return (0, pool_index.get(name, len(pools)), 1, name, 0)
-        if h.scope.type == ScopeType.CLUSTER or resource == "alerts":
-            return (1, 0, 0, h.uid, 0)
-        if resource == "clusterversions":
-            return (4, 0, 0, name, 0) if h.impact.type == ImpactType.NONE else (2, 0, 0, name, 0)
-        if resource == "clusteroperators":
-            return (3, 0, 0, name, "ClusterOperatorDown" not in h.remediation.reference)
-        return (5, 0, 0, h.uid, 0)
-
-    health.sort(key=rank)
-    return [*cvs, *cos, *pools, *nodes, *health]
 
 
 # --- sharding ----------------------------------------------------------------------------------
@@ -538,7 +381,3 @@ def _q(text: str) -> str:
 
 def _escape_unsafe(match: re.Match[str]) -> str:
     return f"\\u{ord(match.group()):04x}"
-
-
-def _one_line(text: str) -> str:
-    return " ".join(text.split())

@@ -52,6 +52,7 @@ from status.updatestatus.incremental import IncrementalInsights
 from status.updatestatus.insights import metadata
 from status.updatestatus.insights.alerts import live_alert_insights
 from status.updatestatus.insights.controlplane import update_started_at
+from status.updatestatus.pacing import WritePacer
 from status.updatestatus.patches import SizedPlan, apply_patch, fit_patch, resource_version_newer
 
 log = logging.getLogger(__name__)
@@ -143,6 +144,13 @@ def owned(data: Mapping[str, str] | None) -> dict[str, str]:
 def insight_keys(data: Mapping[str, str] | None) -> dict[str, str]:
     """The owned keys but the metadata key."""
     return {k: v for k, v in (data or {}).items() if k.startswith(OWNED_PREFIX) and k != metadata.META_KEY}
+
+
+def changed_values(before: Mapping[str, str], after: Mapping[str, str]) -> int:
+    """How many keys were added, removed or changed (unchanged values are mostly the same string
+    objects, so most comparisons are of identity)."""
+    changed = sum(1 for key, value in after.items() if (old := before.get(key)) is not value and old != value)
+    return changed + sum(1 for key in before if key not in after)
 
 
 def machineconfig_versions(machineconfigs: Iterable[JSON]) -> dict[str, str]:
@@ -277,6 +285,10 @@ class UpdateStatusController:
         self.mcs.add_handler(self._on_machineconfig)
         self.loop = SyncLoop("update-status-sync", self.sync, resync=resync, min_interval=min_interval)
         self._writers = ThreadPoolExecutor(4, thread_name_prefix="usc-write")
+        # In a storm of changes, at most so many ConfigMap writes a second (see `pacing`).
+        self.pacer = WritePacer()
+        self._waiting: dict[str, float] = {}  # ConfigMaps whose write was deferred → since when
+        self._last_data: Mapping[str, str] = {}  # the insights the last sync computed
         self._lock = threading.Lock()
         self._pending_since: float | None = None
         # Per ConfigMap: our last write's response (fresher than the cache until its watch event),
@@ -403,6 +415,7 @@ class UpdateStatusController:
         started = time.monotonic()
         with self._lock:
             pending_since, self._pending_since = self._pending_since, None
+        writes_before = self.writes
         main = self._view(self.configmap)
         if main is not None and not self._seeded:
             self._seed(main)
@@ -422,6 +435,8 @@ class UpdateStatusController:
             ),
         )
         self.counts = self.insights.counts
+        self.pacer.changed(time.monotonic(), changed_values(self._last_data, data))
+        self._last_data = data
         self._report_faults(data)
         klog.v(4).info(
             "Computed %d insights (%d nodes reassessed) in %.0f ms",
@@ -449,31 +464,52 @@ class UpdateStatusController:
         meta_omitted = [key for fit in fits.values() if fit is not None for key in fit.omitted]
         changed = any(fit is not None and fit.patch for fit in fits.values())
         meta_value = self._metadata(main, meta_omitted, changed)
+        metas = {self.configmap: meta_value}
 
         def publish(name: str) -> tuple[int, list[str]]:
-            extra = meta_value if name == self.configmap else None
-            return self._publish(name, plan.configmaps.get(name, {}), fits[name], owner=main, meta=extra)
+            return self._publish(name, fits[name], owner=main, meta=metas.get(name))
 
+        deferred: list[str] = []
+        retry_in: float | None = None
         try:
             if not stale and sorted(listed) == sorted(in_use) and all(self._view(n) for n in in_use):
-                # The usual case: the same shards, each ConfigMap changed independently, in parallel.
-                results = list(self._writers.map(publish, [self.configmap, *in_use]))
+                # The usual case: the same shards, each ConfigMap changed independently, in parallel,
+                # as many as the pacer lets through now (all of them but in a storm).
+                order = [self.configmap, *in_use]
+                now = time.monotonic()
+                changing = [n for n in order if self._changes(n, fits[n], metas.get(n))]
+                # since when each has waited: until written, a deferred one keeps its place
+                self._waiting = waiting = {n: self._waiting.get(n, now) for n in changing}
+                chosen, retry_in = self.pacer.choose(now, waiting)
+                deferred = [n for n in waiting if n not in chosen]
+                results = list(self._writers.map(publish, [n for n in order if n not in deferred]))
+                for name in deferred:  # not written, but what it leaves out is still left out
+                    fit = fits[name]
+                    omitted.extend(fit.omitted if fit is not None else ())
             else:
                 # The layout changes: one at a time, in the order that lets a client reading in
                 # between find every insight (see `layout_write_order`).
                 results = [publish(name) for name in wire.layout_write_order(in_use, listed, stale)]
+                self._waiting = {}
             for written, skipped in results:
                 wrote += written
                 omitted.extend(skipped)
         except ApiError:
             if self.metrics:
                 self.metrics.writes.labels("error").inc()
-            with self._lock:
-                if pending_since is not None and (self._pending_since is None or pending_since < self._pending_since):
-                    self._pending_since = pending_since
+            self._still_pending(pending_since)
             raise
+        finally:
+            self.pacer.wrote(time.monotonic(), self.writes - writes_before)
+        self._waiting = {name: since for name, since in self._waiting.items() if name in deferred}
         self._report_omitted(tuple(omitted), data)
-        self.last_publish = time.time()
+        if deferred:
+            # A storm: the rest when the pacer has room (or at the next change), as one more sync.
+            self._still_pending(pending_since)
+            self.loop.poke_in(retry_in or 0.0)
+            klog.v(4).info("Writes of %d ConfigMaps deferred %.2f s (many changes at once)", len(deferred), retry_in)
+        else:
+            self.last_publish = time.time()
         if not wrote:
             klog.v(4).info("ConfigMap API %s/%s is up to date", self.namespace, self.configmap)
             return
@@ -482,6 +518,12 @@ class UpdateStatusController:
             self.metrics.sync_seconds.observe(finished - started)
             if pending_since is not None:
                 self.metrics.reaction.observe(finished - pending_since)
+
+    def _still_pending(self, pending_since: float | None) -> None:
+        """What this sync took on is not all written: its changes still count as unprocessed."""
+        with self._lock:
+            if pending_since is not None and (self._pending_since is None or pending_since < self._pending_since):
+                self._pending_since = pending_since
 
     def _limit(self, name: str) -> int:
         # the main ConfigMap keeps room for the metadata key
@@ -521,21 +563,32 @@ class UpdateStatusController:
         chosen = metadata.refresh(previous, desired, insights_changed)
         return published if chosen is previous and published is not None else metadata.encode(chosen)
 
-    def _publish(
-        self, name: str, desired: dict[str, str], plan: SizedPlan | None, owner: JSON, meta: str | None = None
-    ) -> tuple[int, list[str]]:
-        """Bring one ConfigMap's owned keys to `desired` (and the main one's metadata key to `meta`)
-        as `plan` (from `_fit`) says; returns (writes made, keys omitted)."""
+    def _write_plan(self, name: str, plan: SizedPlan | None, meta: str | None) -> tuple[JSON | None, SizedPlan | None]:
+        """(The ConfigMap as last seen, None when it does not exist; what writing it takes: `plan`
+        from `_fit`, with the main ConfigMap's metadata key set to `meta`; None for nothing.)"""
         current = self._view(name)
         if current is None:
-            if plan is None or name == self.configmap:
-                return 0, []
-            return self._create_shard(name, plan, owner)
+            return None, (plan if name != self.configmap else None)
         if meta is not None and (current.get("data") or {}).get(metadata.META_KEY) != meta:
             patch = dict(plan.patch) if plan is not None else {}
             patch[metadata.META_KEY] = meta
             size = plan.size if plan is not None else data_size(current.get("data") or {})
             plan = SizedPlan(patch, size, plan.omitted if plan is not None else ())
+        return current, plan
+
+    def _changes(self, name: str, plan: SizedPlan | None, meta: str | None) -> bool:
+        """Whether `_publish` would write this ConfigMap."""
+        current, plan = self._write_plan(name, plan, meta)
+        return plan is not None and (current is None or bool(plan.patch))
+
+    def _publish(
+        self, name: str, plan: SizedPlan | None, owner: JSON, meta: str | None = None
+    ) -> tuple[int, list[str]]:
+        """Bring one ConfigMap's owned keys to what `plan` (from `_fit`) says (and the main one's
+        metadata key to `meta`); returns (writes made, keys omitted)."""
+        current, plan = self._write_plan(name, plan, meta)
+        if current is None:
+            return self._create_shard(name, plan, owner) if plan is not None else (0, [])
         if plan is None:
             return 0, []
         self.sizes[name] = plan.size

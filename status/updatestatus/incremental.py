@@ -20,6 +20,7 @@ from cvo_py import gotext
 from status.updatestatus import configmap
 from status.updatestatus.insights import compute
 from status.updatestatus.insights import nodes as nodes_mod
+from status.updatestatus.insights.kinds import InsightShape
 from status.updatestatus.insights.models import (
     ClusterVersionStatusInsight,
     HealthInsight,
@@ -45,13 +46,13 @@ class IncrementalInsights:
         self._by_key: dict[str, _Node] = {}
         self._inputs: tuple[object, ...] | None = None  # `NodeAssessor.inputs` of the cached entries
         self._others: dict[str, tuple[Insight, str]] = {}  # non-node insights: key → (insight, value)
-        self._seeded: dict[str, Insight] = {}  # published by an earlier process
+        self._seeded: dict[str, InsightShape] = {}  # published by an earlier process
         self.insights: list[Insight] = []  # the last result
         self.counts: dict[tuple[str, str], int] = {}  # the last result by (type, assessment)
         self.node_health: dict[str, str] = {}  # the last result's node health keys → node keys (sharding)
         self.recomputed_nodes = 0  # node assessments redone in the last update
 
-    def seed(self, previous: list[Insight]) -> None:
+    def seed(self, previous: Sequence[InsightShape]) -> None:
         """Insights an earlier process published: their transition times carry over."""
         for insight in previous:
             self._seeded.setdefault(configmap.key_of(insight), insight)
@@ -127,7 +128,7 @@ class IncrementalInsights:
         self._seeded = {}
         return data
 
-    def _previous(self, key: str, others: Mapping[str, tuple[Insight, str]]) -> Insight | None:
+    def _previous(self, key: str, others: Mapping[str, tuple[Insight, str]]) -> InsightShape | None:
         cached = others.get(key)
         if cached is not None:
             return cached[0]

@@ -254,3 +254,34 @@ def test_sync_loop_logs_expected_failures_in_one_line(
     assert (record.exc_info is not None) == traceback
     if not traceback:
         assert "API server away" in record.getMessage() and "\n" not in record.getMessage()
+
+
+def test_sync_loop_runs_at_a_deadline_not_before_and_a_poke_takes_its_place() -> None:
+    """`poke_in` asks for one sync at a time to come (the earliest deadline wins); a sync for any
+    reason meanwhile takes the deadline's place."""
+    from cvo_py.loop import SyncLoop
+
+    runs: list[float] = []
+    ran = threading.Semaphore(0)
+
+    def sync() -> None:
+        runs.append(time.monotonic())
+        ran.release()
+
+    loop = SyncLoop("deadline", sync, resync=None).start()
+    try:
+        asked = time.monotonic()
+        loop.poke_in(300.0)
+        loop.poke_in(0.3)  # the earlier deadline wins
+        loop.poke_in(200.0)
+        assert ran.acquire(timeout=10)
+        assert runs[0] >= asked + 0.3
+        loop.poke_in(300.0)
+        loop.poke()  # runs now, and stands for the deadline
+        assert ran.acquire(timeout=10)
+        assert runs[1] < asked + 300.0
+        loop.poke_in(0.0)  # a deadline that has come: at once
+        assert ran.acquire(timeout=10)
+    finally:
+        loop.stop()
+    assert len(runs) == 3

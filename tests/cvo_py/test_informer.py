@@ -151,6 +151,7 @@ def test_killed_connection_reconnects_with_backoff_and_keeps_watching(
         assert informer.stats.watches >= 2
         # Resumed from the remembered resourceVersion: no relist was needed.
         assert informer.stats.lists == 1
+        assert informer.failing == ""  # watching again: nothing to say any more
     finally:
         informer.stop()
         proxy.close()
@@ -172,6 +173,7 @@ def test_unreachable_server_is_retried_until_it_answers(
         wait_until(lambda: informer.stats.errors >= 2)
         assert not informer.has_synced
         assert "connection refused" in informer.stats.last_error
+        assert "connection refused" in informer.failing
     finally:
         informer.stop()
 

@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from cvo_py.kube import KubeClient
+from cvo_py.informer import DELETED, Informer
+from cvo_py.kube import CLUSTERVERSIONS, PODS, KubeClient
 from cvo_py.testing.cluster import LocalCluster
 from cvo_py.testing.clusterversion import create_cv, status_414
 from cvo_py.testing.kubelet import Kubelet, waiting
@@ -20,6 +21,7 @@ from cvo_py.testing.payload import (
     release_accepted,
     request_update,
     signature_rejected,
+    status_operator,
     version_pods,
 )
 from cvo_py.testing.wait import wait_until
@@ -94,3 +96,45 @@ def test_transient_problem_is_visible_in_the_condition_while_waiting(
         f'Retrieving and verifying payload version="4.14.2" image="{image}"; still waiting: cannot pull the '
         f"release image yet (pod {pod}, init container cleanup): ErrImagePull: {network}",
     )
+
+
+def test_a_failure_is_written_before_the_version_pod_is_deleted(
+    cluster: LocalCluster, kube: KubeClient, namespace: str, kubelet: Kubelet, verification: ClusterVerification
+) -> None:
+    """Deleting the Pod is a write the API server would commit ahead of the status write, each
+    waiting for its own disk sync: the failure goes first. Both watches see etcd's revisions, which
+    order every write of the server, so the order is checked exactly, not by timing."""
+    ensure_priority_class(kube)
+    create_cv(kube, {"clusterID": str(uuid.uuid4())}, status_414())
+    image = "quay.io/openshift-release-dev/ocp-release@sha256:" + "d" * 64
+    verification.sign(image)
+    failed_at: list[int] = []  # revision of the first status carrying the failure
+    deleted_at: list[int] = []  # revision of the Pod's deletion
+    cv_watch = Informer(kube, CLUSTERVERSIONS, field_selector="metadata.name=version")
+    cv_watch.add_handler(
+        lambda _t, cv, _old: failed_at.append(int(cv["metadata"]["resourceVersion"]))
+        if any(
+            c.get("type") == "ReleaseAccepted" and c.get("status") == "False"
+            for c in (cv.get("status") or {}).get("conditions") or []
+        )
+        else None
+    )
+    pod_watch = Informer(kube, PODS, namespace=namespace)
+    pod_watch.add_handler(
+        lambda t, pod, _old: deleted_at.append(int(pod["metadata"]["resourceVersion"])) if t == DELETED else None
+    )
+    # No bound that a slow machine could outlast: the order is what is checked.
+    op = status_operator(cluster.kubeconfig, namespace, "cvo-py/order", retrieval_retry=60.0, show_failure_within=60.0)
+    for informer in (cv_watch, pod_watch):
+        informer.start()
+    op.start()
+    try:
+        request_update(kube, image)
+        pod = wait_until(lambda: [p["metadata"]["name"] for p in version_pods(kube, namespace)], what="version pod")[0]
+        kubelet.set_container_state(pod, namespace, "cleanup", waiting("SignatureValidationFailed", SIG), init=True)
+        wait_until(lambda: failed_at and deleted_at, timeout=30, what="failure written and pod deleted")
+    finally:
+        op.stop()
+        for informer in (cv_watch, pod_watch):
+            informer.stop()
+    assert failed_at[0] < deleted_at[0], f"Pod deleted at revision {deleted_at[0]}, failure written at {failed_at[0]}"

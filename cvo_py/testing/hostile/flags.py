@@ -149,6 +149,7 @@ SWITCHES = {
     ("update-status-controller", "--no-leader-elect"): "switch",
     ("version", "--client"): "switch",
     ("start", "--use-dns-for-services"): "switch",
+    ("upgrade-status", "--watch"): "switch",
 }
 # Flags that only matter beside others: what each kind's flag is tried with.
 CONTEXT = {

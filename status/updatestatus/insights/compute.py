@@ -27,8 +27,8 @@ from status.updatestatus.configmap import key_of
 from status.updatestatus.insights import alerts as alerts_mod
 from status.updatestatus.insights import controlplane, faults
 from status.updatestatus.insights import nodes as nodes_mod
+from status.updatestatus.insights.kinds import ConditionShape, HealthInsightShape, InsightShape
 from status.updatestatus.insights.models import (
-    Condition,
     HealthInsight,
     Insight,
     MachineConfigPoolStatusInsight,
@@ -286,20 +286,21 @@ class NodeAssessor:
         return pool_insights, health
 
 
-def stamp_transition_times(insights: list[Insight], previous: Iterable[Insight], now: int) -> None:
-    """Give conditions without a source time (zero time) a real one: kept if unchanged, else now."""
-    before: dict[str, Insight] = {key_of(i): i for i in previous}
+def stamp_transition_times(insights: list[Insight], previous: Iterable[InsightShape], now: int) -> None:
+    """Give conditions without a source time (zero time) a real one: kept if unchanged, else now
+    (`previous`: models, or the plain insights a reader gives)."""
+    before: dict[str, InsightShape] = {key_of(i): i for i in previous}
     for insight in insights:
         if isinstance(insight, HealthInsight):
             continue  # no conditions
         old = before.get(key_of(insight))
-        old_conditions: dict[str, Condition] = {}
-        if old is not None and not isinstance(old, HealthInsight):
+        old_conditions: dict[str, ConditionShape] = {}
+        if old is not None and not isinstance(old, HealthInsightShape):
             old_conditions = {c.type: c for c in old.conditions}
         stamped = []
         for cond in insight.conditions:
             if cond.last_transition_time == gotext.ZERO_TIME:
-                prev: Condition | None = old_conditions.get(cond.type)
+                prev: ConditionShape | None = old_conditions.get(cond.type)
                 same = prev is not None and prev.status == cond.status and prev.reason == cond.reason
                 keep = same and prev is not None and prev.last_transition_time != gotext.ZERO_TIME
                 when = prev.last_transition_time if keep and prev is not None else now

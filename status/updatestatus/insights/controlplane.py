@@ -16,6 +16,15 @@ from dataclasses import dataclass, field
 
 from cvo_py import gotext
 from cvo_py.gotext import MINUTE, SECOND
+from status.updatestatus.insights.estimate import (  # re-exported: the estimate as oc makes it
+    MCO_NAME as MCO_NAME,
+)
+from status.updatestatus.insights.estimate import estimate_completion as estimate_completion
+from status.updatestatus.insights.estimate import expected_duration as expected_duration
+from status.updatestatus.insights.estimate import last_observed_progress as last_observed_progress
+from status.updatestatus.insights.estimate import operator_is_updated as operator_is_updated
+from status.updatestatus.insights.estimate import time_remaining as time_remaining
+from status.updatestatus.insights.estimate import timewise_complete as timewise_complete
 from status.updatestatus.insights.models import (
     ClusterOperatorHealthyReason,
     ClusterOperatorStatusInsight,
@@ -39,7 +48,6 @@ from status.updatestatus.insights.models import (
     VersionMetadata,
     VersionMetadataKey,
     construct_fast,
-    find_condition,
 )
 from status.updatestatus.insights.objects import (
     JSON,
@@ -54,7 +62,6 @@ from status.updatestatus.insights.objects import (
 from status.updatestatus.insights.objects import field as get
 
 CONFIG_GROUP = "config.openshift.io"
-MCO_NAME = "machine-config"
 NO_PREVIOUS = "<none>"
 UNKNOWN_VERSION = "unknown"
 MULTI_ARCH = "Multi"
@@ -96,43 +103,6 @@ def health_uid(kind: str, *parts: str, identity: str = "") -> str:
     room = 63 - len(kind) - len(digest) - 2
     readable = readable[:room].strip("-")
     return f"{kind}-{readable}-{digest}" if readable else f"{kind}-{digest}"
-
-
-# --- estimate (oc's curve and arithmetic, float64 order of operations kept) ----------------------
-
-
-def timewise_complete(x: float) -> float:
-    """Fraction of the update's duration elapsed when a fraction x of operators is updated."""
-    x2 = x * x
-    x3 = x * x2
-    x4 = x2 * x2
-    if x < 0.25:
-        return -0.03078788 + 2.62886 * x - 3.823954 * x2
-    if x < 0.9:
-        return 0.1851215 + 1.64994 * x - 4.676898 * x2 + 5.451824 * x3 - 2.125286 * x4
-    return 25053.32 - 107394.3 * x + 172527.2 * x2 - 123107 * x3 + 32921.81 * x4
-
-
-def expected_duration(baseline: int, to_last_observed_progress: int, x: float) -> float:
-    """The update's expected total duration in seconds: extrapolated from the time to the last
-    observed operator progress once that exceeds 5 minutes (and the curve allows), else `baseline`."""
-    c = timewise_complete(x)
-    if x > 0 and c > 0 and to_last_observed_progress > 5 * MINUTE:
-        return gotext.seconds(to_last_observed_progress) / c
-    return gotext.seconds(baseline)
-
-
-def estimate_completion(baseline: int, to_last_observed_progress: int, updating_for: int, x: float) -> int:
-    """Remaining time (ns) from the baseline duration, observed progress and completion fraction."""
-    if x >= 1:
-        return 0
-    remaining = expected_duration(baseline, to_last_observed_progress, x) - gotext.seconds(updating_for)
-    factor = 1.2 if remaining >= 0 else 1 / 1.2
-    # Go converts to int64 (toward zero), then multiplies by a second in int64 arithmetic
-    est = gotext.wrap_int64(gotext.float_to_int64(remaining * factor) * SECOND)
-    if est > 10 * MINUTE:
-        return gotext.round_duration(est, MINUTE)
-    return est
 
 
 def baseline_duration(hist: list[JSON], cv: JSON) -> int:
@@ -376,58 +346,6 @@ def clusterversion_insight(
     if estimated is not None and time_remaining(insight, operators, now) < -10 * MINUTE:
         insight.assessment = ClusterVersionAssessment.DEGRADED  # oc prints "Stalled"
     return insight
-
-
-def operator_is_updated(co: ClusterOperatorStatusInsight) -> bool:
-    updating = find_condition(co.conditions, ConditionType.UPDATING)
-    return (
-        updating is not None
-        and updating.status == ConditionStatus.FALSE
-        and updating.reason == ClusterOperatorUpdatingReason.UPDATED
-    )
-
-
-def last_observed_progress(operators: Sequence[ClusterOperatorStatusInsight]) -> int:
-    """oc's last observed progress: the newest Progressing transition among the counted operators,
-    or when only machine-config is left updating, when it started (daemon sets flipping Progressing
-    while nodes reboot are no progress of the update)."""
-    last = gotext.ZERO_TIME
-    mco_started: int | None = None
-    updated = 0
-    for co in operators:
-        if operator_is_updated(co):
-            updated += 1
-        progressing = find_condition(co.conditions, ConditionType.PROGRESSING)
-        if progressing is None:
-            continue
-        last = max(last, progressing.last_transition_time)
-        updating = find_condition(co.conditions, ConditionType.UPDATING)
-        if co.name == MCO_NAME and updating is not None and updating.status == ConditionStatus.TRUE:
-            mco_started = progressing.last_transition_time
-    if mco_started is not None and len(operators) - updated == 1:
-        return mco_started
-    return last
-
-
-def time_remaining(cv: ClusterVersionStatusInsight, operators: Sequence[ClusterOperatorStatusInsight], now: int) -> int:
-    """oc's estimated time remaining (ns, negative when late) at `now`; 0 without an estimate.
-
-    From the insights alone, so a client reading the ConfigMap API prints what oc prints.
-    """
-    if cv.estimated_completed_at is None or not operators:
-        return 0
-    x = sum(operator_is_updated(co) for co in operators) / len(operators)
-    started = cv.started_at
-    baseline = cv.estimated_completed_at - started  # what the estimate falls back to, exactly
-    if started == gotext.ZERO_TIME:
-        return estimate_completion(baseline, 0, 0, x)
-    completion_at = cv.completed_at if cv.completed_at is not None else now
-    last_progress = last_observed_progress(operators)
-    if not last_progress > started:
-        last_progress = now  # oc: no progress yet extrapolates from the time elapsed
-    return estimate_completion(
-        baseline, gotext.sub_times(last_progress, started), gotext.sub_times(completion_at, started), x
-    )
 
 
 def clusteroperator_insight(co: JSON, state: OperatorState, target: str, now: int) -> ClusterOperatorStatusInsight:

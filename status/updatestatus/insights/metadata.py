@@ -23,17 +23,24 @@ controller's Lease has expired, or when insights were omitted (the reader report
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable
 
 from pydantic import Field, ValidationError
 
-from cvo_py import gotext, safeload
+from cvo_py import safeload
 from status.updatestatus.configmap import VALUE_LIMITS
 from status.updatestatus.insights.models import ApiModel, Duration, Time
+from status.updatestatus.insights.staleness import (  # re-exported: what a reader warns about
+    META_KEY as META_KEY,
+)
+from status.updatestatus.insights.staleness import ControllerIdentityShape, OmittedShape, PublicationMetadataShape
+from status.updatestatus.insights.staleness import LeaseState as LeaseState
+from status.updatestatus.insights.staleness import health_caveat as health_caveat
+from status.updatestatus.insights.staleness import lease_state as lease_state
+from status.updatestatus.insights.staleness import lease_warnings as lease_warnings
+from status.updatestatus.insights.staleness import warnings as warnings
 from status.updatestatus.names import LEASE as LEASE  # re-exported
 
-META_KEY = "usc-meta"
 OMITTED_KEYS_LISTED = 100  # keeps the value small (a key is at most 253 bytes: under 26 KB)
 RESERVED = 32 * 1024  # bytes of the main ConfigMap kept free for this key
 
@@ -47,18 +54,18 @@ _KIND_BY_PREFIX = (
 )
 
 
-class ControllerIdentity(ApiModel):
+class ControllerIdentity(ApiModel, ControllerIdentityShape):
     identity: str = Field(default="", max_length=253)
     version: str = Field(default="", max_length=64)
 
 
-class Omitted(ApiModel):
+class Omitted(ApiModel, OmittedShape):
     count: int = Field(default=0, ge=0)
     kinds: dict[str, int] = Field(default_factory=dict)
     keys: list[str] = Field(default_factory=list, max_length=OMITTED_KEYS_LISTED)
 
 
-class PublicationMetadata(ApiModel):
+class PublicationMetadata(ApiModel, PublicationMetadataShape):
     computed_at: Time
     controller: ControllerIdentity = Field(default_factory=ControllerIdentity)
     resync_period: Duration
@@ -130,93 +137,3 @@ def refresh(
     unchanged = previous.model_copy(update={"computed_at": desired.computed_at}) == desired
     fresh = desired.computed_at - previous.computed_at < desired.resync_period // 2
     return previous if unchanged and fresh else desired
-
-
-# --- what a reader warns about -----------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class LeaseState:
-    """What a reader learnt of the controller's leader-election Lease."""
-
-    holder: str = ""
-    renewed_at: int | None = None  # ns since the epoch
-    duration: int | None = None  # ns
-    problem: str = ""  # non-empty: the Lease could not be read (said in one line, not an error)
-    missing: bool = False
-
-
-def lease_state(lease: object) -> LeaseState:
-    """A coordination.k8s.io/v1 Lease object → what `warnings` needs (odd content: a problem line)."""
-    spec = lease.get("spec") if isinstance(lease, dict) else None
-    if not isinstance(spec, dict):
-        return LeaseState(problem=f"the update status controller's Lease {LEASE} has no spec: cannot tell if it runs")
-    holder = spec.get("holderIdentity")
-    renew = spec.get("renewTime")
-    seconds = spec.get("leaseDurationSeconds")
-    try:
-        renewed = gotext.parse_time(renew) if isinstance(renew, str) else None
-    except gotext.TimeFormatError:
-        renewed = None
-    duration = seconds * gotext.SECOND if isinstance(seconds, int) and not isinstance(seconds, bool) else None
-    return LeaseState(holder=holder if isinstance(holder, str) else "", renewed_at=renewed, duration=duration)
-
-
-def warnings(
-    meta: PublicationMetadata | None,
-    now: int,
-    lease: LeaseState | None = None,
-    meta_problem: str = "",
-) -> list[str]:
-    """The warnings a reader prints above the insights (each one line, without `warning: `)."""
-    out: list[str] = []
-    if meta_problem:
-        out.append(f"{meta_problem}: cannot tell when the insights were computed or what was left out")
-    elif meta is None:
-        out.append(
-            f"the ConfigMap has no {META_KEY} key: cannot tell when the insights were computed or whether "
-            "some were left out; they may be stale"
-        )
-    else:
-        age = now - meta.computed_at
-        if age > 2 * meta.resync_period:
-            ago = gotext.short_duration(gotext.truncate_duration(age, gotext.SECOND))
-            out.append(
-                f"the insights are stale: computed {ago}"
-                f" ago at {gotext.format_time(meta.computed_at)}, more than twice the controller's resync period "
-                f"({gotext.duration_string(meta.resync_period)}); the update status controller may not be running"
-            )
-        if meta.omitted.count:
-            kinds = ", ".join(f"{n} {kind}" for kind, n in meta.omitted.kinds.items())
-            out.append(
-                f"{meta.omitted.count} insights were omitted by the controller (ConfigMap size limit): {kinds}; "
-                "completion, node and health counts below are partial"
-            )
-    if lease is not None:
-        out.extend(lease_warnings(lease, now))
-    return out
-
-
-def lease_warnings(lease: LeaseState, now: int) -> list[str]:
-    if lease.problem:
-        return [lease.problem]
-    if lease.missing:
-        return []  # a controller run without leader election has none: the data's age tells
-    if lease.renewed_at is None or lease.duration is None or not lease.holder:
-        return ["the update status controller's Lease has no holder: no controller is maintaining the insights"]
-    expired = now - (lease.renewed_at + lease.duration)
-    if expired > 0:
-        return [
-            f"the update status controller's Lease expired "
-            f"{gotext.short_duration(gotext.truncate_duration(expired, gotext.SECOND))} ago (holder "
-            f"{lease.holder}, "
-            f"last renewed {gotext.format_time(lease.renewed_at)}): the insights may be stale"
-        ]
-    return []
-
-
-def health_caveat(warning_lines: Sequence[str]) -> str | None:
-    """What the health section says instead of "Update is proceeding well" when there are warnings."""
-    if not warning_lines:
-        return None
-    return "Update health is not known: the insights may be stale or partial (see the warnings above)"

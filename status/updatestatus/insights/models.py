@@ -36,13 +36,47 @@ from __future__ import annotations
 
 import functools
 from datetime import datetime
-from enum import StrEnum
 from typing import Annotated, Any, TypeVar
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, PlainSerializer, model_serializer
 from pydantic.alias_generators import to_camel
 
 from cvo_py import gotext
+from status.updatestatus.insights.kinds import (  # re-exported: the API's enums, types and reasons
+    ClusterOperatorHealthyReason as ClusterOperatorHealthyReason,
+)
+from status.updatestatus.insights.kinds import (
+    ClusterOperatorInsightShape,
+    ClusterVersionInsightShape,
+    ConditionShape,
+    ControlPlaneUpdateVersionsShape,
+    HealthInsightShape,
+    InsightImpactShape,
+    InsightRemediationShape,
+    InsightScopeShape,
+    NodeInsightShape,
+    NodeSummaryShape,
+    PoolInsightShape,
+    ResourceRefShape,
+    VersionMetadataShape,
+    VersionShape,
+)
+from status.updatestatus.insights.kinds import ClusterOperatorUpdatingReason as ClusterOperatorUpdatingReason
+from status.updatestatus.insights.kinds import ClusterVersionAssessment as ClusterVersionAssessment
+from status.updatestatus.insights.kinds import ClusterVersionUpdatingReason as ClusterVersionUpdatingReason
+from status.updatestatus.insights.kinds import ConditionStatus as ConditionStatus
+from status.updatestatus.insights.kinds import ConditionType as ConditionType
+from status.updatestatus.insights.kinds import ImpactLevel as ImpactLevel
+from status.updatestatus.insights.kinds import ImpactType as ImpactType
+from status.updatestatus.insights.kinds import NodeAvailableReason as NodeAvailableReason
+from status.updatestatus.insights.kinds import NodeDegradedReason as NodeDegradedReason
+from status.updatestatus.insights.kinds import NodeSummaryType as NodeSummaryType
+from status.updatestatus.insights.kinds import NodeUpdatingReason as NodeUpdatingReason
+from status.updatestatus.insights.kinds import PoolAssessment as PoolAssessment
+from status.updatestatus.insights.kinds import PoolUpdatingReason as PoolUpdatingReason
+from status.updatestatus.insights.kinds import ScopeType as ScopeType
+from status.updatestatus.insights.kinds import VersionMetadataKey as VersionMetadataKey
+from status.updatestatus.insights.kinds import find_condition as find_condition
 
 
 def _time_in(value: Any) -> int:
@@ -116,156 +150,10 @@ class ApiModel(BaseModel):
         return self.model_dump(mode="json", by_alias=True, exclude_none=True)
 
 
-# --- enums -------------------------------------------------------------------------------------
-
-
-class ConditionStatus(StrEnum):
-    TRUE = "True"
-    FALSE = "False"
-    UNKNOWN = "Unknown"
-
-
-class ScopeType(StrEnum):
-    CONTROL_PLANE = "ControlPlane"
-    WORKER_POOL = "WorkerPool"
-    CLUSTER = "Cluster"  # used by oc for alerts; not in the upstream enum
-
-
-class ClusterVersionAssessment(StrEnum):
-    UNKNOWN = "Unknown"
-    PROGRESSING = "Progressing"
-    COMPLETED = "Completed"
-    DEGRADED = "Degraded"
-
-
-class PoolAssessment(StrEnum):
-    PENDING = "Pending"
-    COMPLETED = "Completed"
-    DEGRADED = "Degraded"
-    EXCLUDED = "Excluded"
-    PROGRESSING = "Progressing"
-
-
-class NodeSummaryType(StrEnum):
-    TOTAL = "Total"
-    AVAILABLE = "Available"
-    PROGRESSING = "Progressing"
-    OUTDATED = "Outdated"
-    DRAINING = "Draining"
-    EXCLUDED = "Excluded"
-    DEGRADED = "Degraded"
-
-
-class VersionMetadataKey(StrEnum):
-    INSTALLATION = "Installation"
-    PARTIAL = "Partial"
-    ARCHITECTURE = "Architecture"
-
-
-class ImpactLevel(StrEnum):
-    UNKNOWN = "Unknown"
-    INFO = "Info"
-    WARNING = "Warning"
-    ERROR = "Error"
-    CRITICAL = "Critical"
-
-    @property
-    def severity(self) -> int:
-        """Sort rank, increasing with severity (oc sorts Update Health by it, descending)."""
-        return _LEVEL_RANK[self]
-
-
-_LEVEL_RANK = {
-    ImpactLevel.UNKNOWN: -1,
-    ImpactLevel.INFO: 0,
-    ImpactLevel.WARNING: 1,
-    ImpactLevel.ERROR: 2,
-    ImpactLevel.CRITICAL: 3,
-}
-
-
-class ImpactType(StrEnum):
-    NONE = "None"
-    UNKNOWN = "Unknown"
-    API_AVAILABILITY = "API Availability"
-    CLUSTER_CAPACITY = "Cluster Capacity"
-    APPLICATION_AVAILABILITY = "Application Availability"
-    APPLICATION_OUTAGE = "Application Outage"
-    DATA_LOSS = "Data Loss"
-    UPDATE_SPEED = "Update Speed"
-    UPDATE_STALLED = "Update Stalled"
-
-
-# --- condition types and reasons ---------------------------------------------------------------
-
-
-class ConditionType:
-    UPDATING = "Updating"
-    HEALTHY = "Healthy"
-    AVAILABLE = "Available"
-    DEGRADED = "Degraded"
-    PROGRESSING = "Progressing"  # copied from the ClusterVersion / ClusterOperator
-
-
-class ClusterVersionUpdatingReason:
-    PROGRESSING = "ClusterVersionProgressing"
-    NOT_PROGRESSING = "ClusterVersionNotProgressing"
-    CANNOT_DETERMINE = "CannotDetermineUpdating"
-
-
-class ClusterOperatorUpdatingReason:
-    UPDATED = "Updated"
-    PENDING = "Pending"
-    PROGRESSING = "Progressing"
-    CANNOT_DETERMINE = "CannotDetermine"
-
-
-class ClusterOperatorHealthyReason:
-    AS_EXPECTED = "AsExpected"
-    UNAVAILABLE = "Unavailable"
-    DEGRADED = "Degraded"
-    CANNOT_DETERMINE = "CannotDetermine"
-
-
-class NodeUpdatingReason:
-    DRAINING = "Draining"
-    UPDATING = "Updating"
-    REBOOTING = "Rebooting"
-    PAUSED = "Paused"
-    PENDING = "Pending"
-    COMPLETED = "Completed"
-    CANNOT_DETERMINE = "CannotDetermine"
-
-
-class NodeAvailableReason:
-    """`Available` reasons; several unavailability causes are joined with `,`."""
-
-    AS_EXPECTED = "AsExpected"
-    NOT_READY = "NotReady"
-    DISK_PRESSURE = "DiskPressure"
-    NETWORK_UNAVAILABLE = "NetworkUnavailable"
-    UNSCHEDULABLE = "Unschedulable"
-    MCD_PROCESSING = "MachineConfigDaemonProcessing"
-    UNEXPECTED_IMAGE = "UnexpectedImage"
-
-
-class NodeDegradedReason:
-    AS_EXPECTED = "AsExpected"
-    # otherwise the Machine Config Daemon state: Degraded or Unreconcilable
-
-
-class PoolUpdatingReason:
-    UPDATED = "Updated"
-    PENDING = "Pending"
-    PAUSED = "Paused"
-    PROGRESSING = "Progressing"
-    CANNOT_DETERMINE = "CannotDetermine"
-
-
 # --- building blocks ---------------------------------------------------------------------------
 
 
-class Condition(ApiModel):
+class Condition(ApiModel, ConditionShape):
     type: str
     status: ConditionStatus
     reason: str
@@ -287,14 +175,7 @@ class Condition(ApiModel):
         )
 
 
-def find_condition(conditions: list[Condition], type_: str) -> Condition | None:
-    for c in conditions:
-        if c.type == type_:
-            return c
-    return None
-
-
-class ResourceRef(ApiModel):
+class ResourceRef(ApiModel, ResourceRefShape):
     group: str = ""
     resource: str
     name: str
@@ -314,48 +195,40 @@ class ResourceRef(ApiModel):
     def of(cls, group: str, resource: str, name: str, namespace: str = "") -> ResourceRef:
         return construct_fast(cls, {"group": group, "resource": resource, "name": name, "namespace": namespace})
 
-    @property
-    def kind_label(self) -> str:
-        """How oc names the resource type: `<resource>.<group>` (or just `<resource>`)."""
-        return f"{self.resource}.{self.group}" if self.group else self.resource
 
-
-class VersionMetadata(ApiModel):
+class VersionMetadata(ApiModel, VersionMetadataShape):
     key: VersionMetadataKey
     value: str = ""  # upstream: at most 32 characters; read in full (see the module docstring)
 
 
-class Version(ApiModel):
+class Version(ApiModel, VersionShape):
     version: str  # upstream: at most 64 characters; read in full (see the module docstring)
     metadata: list[VersionMetadata] = Field(default_factory=list, max_length=5)
 
-    def has(self, key: VersionMetadataKey) -> bool:
-        return any(m.key == key for m in self.metadata)
 
-
-class ControlPlaneUpdateVersions(ApiModel):
+class ControlPlaneUpdateVersions(ApiModel, ControlPlaneUpdateVersionsShape):
     previous: Version
     target: Version
 
 
-class NodeSummary(ApiModel):
+class NodeSummary(ApiModel, NodeSummaryShape):
     type: NodeSummaryType
     count: int = Field(ge=0)
 
 
-class InsightScope(ApiModel):
+class InsightScope(ApiModel, InsightScopeShape):
     type: ScopeType
     resources: list[ResourceRef] = Field(default_factory=list)
 
 
-class InsightImpact(ApiModel):
+class InsightImpact(ApiModel, InsightImpactShape):
     level: ImpactLevel
     type: ImpactType
     summary: str
     description: str = ""
 
 
-class InsightRemediation(ApiModel):
+class InsightRemediation(ApiModel, InsightRemediationShape):
     reference: str
     estimated_finish: Time | None = None
 
@@ -363,7 +236,7 @@ class InsightRemediation(ApiModel):
 # --- insights ----------------------------------------------------------------------------------
 
 
-class ClusterVersionStatusInsight(ApiModel):
+class ClusterVersionStatusInsight(ApiModel, ClusterVersionInsightShape):
     conditions: list[Condition] = Field(default_factory=list, max_length=10)
     resource: ResourceRef
     assessment: ClusterVersionAssessment
@@ -374,13 +247,13 @@ class ClusterVersionStatusInsight(ApiModel):
     estimated_completed_at: Time | None = None
 
 
-class ClusterOperatorStatusInsight(ApiModel):
+class ClusterOperatorStatusInsight(ApiModel, ClusterOperatorInsightShape):
     conditions: list[Condition] = Field(default_factory=list, max_length=10)
     name: str = Field(min_length=1, max_length=253)
     resource: ResourceRef
 
 
-class MachineConfigPoolStatusInsight(ApiModel):
+class MachineConfigPoolStatusInsight(ApiModel, PoolInsightShape):
     conditions: list[Condition] = Field(default_factory=list, max_length=10)
     name: str = Field(min_length=1, max_length=253)
     resource: ResourceRef
@@ -389,14 +262,8 @@ class MachineConfigPoolStatusInsight(ApiModel):
     completion: int = Field(ge=0, le=100)
     summaries: list[NodeSummary] = Field(default_factory=list, max_length=16)
 
-    def count(self, type_: NodeSummaryType) -> int:
-        for s in self.summaries:
-            if s.type == type_:
-                return s.count
-        return 0
 
-
-class NodeStatusInsight(ApiModel):
+class NodeStatusInsight(ApiModel, NodeInsightShape):
     conditions: list[Condition] = Field(default_factory=list, max_length=10)
     name: str = Field(min_length=1, max_length=253)
     resource: ResourceRef
@@ -416,7 +283,7 @@ class NodeStatusInsight(ApiModel):
         return data
 
 
-class HealthInsight(ApiModel):
+class HealthInsight(ApiModel, HealthInsightShape):
     uid: str = Field(min_length=1, max_length=63, pattern=r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
     started_at: Time | None = None  # None: no start of its own, shown as starting "now"
     scope: InsightScope

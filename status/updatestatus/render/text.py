@@ -1,7 +1,9 @@
 """Insights → the text `oc adm upgrade status` prints, byte for byte.
 
 Reads only insights (and `now`), so a client reading the ConfigMap API and one computing insights
-from a snapshot print the same. Insights are taken in the order given (oc's collection order; see
+from a snapshot print the same. It takes them by their shape (`status.updatestatus.insights.kinds`):
+the pydantic models a snapshot is computed into, or the plain classes a live client reads (without
+loading pydantic). Insights are taken in the order given (oc's collection order; see
 `status.updatestatus.insights.compute`), which decides the order of equal health insights.
 """
 
@@ -13,23 +15,23 @@ from dataclasses import dataclass
 from cvo_py import gosort, gotext
 from cvo_py.gotext import MINUTE, SECOND, escape
 from status.updatestatus.details import DETAILS
-from status.updatestatus.insights import controlplane
-from status.updatestatus.insights.models import (
+from status.updatestatus.insights.estimate import time_remaining
+from status.updatestatus.insights.kinds import (
     ClusterOperatorHealthyReason,
-    ClusterOperatorStatusInsight,
+    ClusterOperatorInsightShape,
     ClusterOperatorUpdatingReason,
-    ClusterVersionStatusInsight,
-    Condition,
+    ClusterVersionInsightShape,
+    ConditionShape,
     ConditionStatus,
     ConditionType,
-    HealthInsight,
+    HealthInsightShape,
     ImpactLevel,
     ImpactType,
-    Insight,
-    MachineConfigPoolStatusInsight,
-    NodeStatusInsight,
+    InsightShape,
+    NodeInsightShape,
     NodeSummaryType,
     NodeUpdatingReason,
+    PoolInsightShape,
     VersionMetadataKey,
     find_condition,
 )
@@ -99,7 +101,7 @@ _UPDATING, _AVAILABLE, _DEGRADED = ConditionType.UPDATING, ConditionType.AVAILAB
 _TRUE, _FALSE, _UNKNOWN = ConditionStatus.TRUE, ConditionStatus.FALSE, ConditionStatus.UNKNOWN
 
 
-def node_row(n: NodeStatusInsight) -> NodeRow:
+def node_row(n: NodeInsightShape) -> NodeRow:
     updating = available = degraded = None
     for c in n.conditions:  # the first of each type, as find_condition (one pass: this runs per node)
         kind = c.type
@@ -150,12 +152,37 @@ def node_row(n: NodeStatusInsight) -> NodeRow:
     )
 
 
+class RowMemo:
+    """The rows of node insights already worked out, for a caller that renders the same insight
+    objects again (`upgrade-status --watch`: only a changed node's insight is a new object). A row
+    is a function of its insight alone; an entry is used only for the very object it was made from."""
+
+    def __init__(self) -> None:
+        self._rows: dict[int, tuple[NodeInsightShape, NodeRow]] = {}
+        self._used: dict[int, tuple[NodeInsightShape, NodeRow]] = {}
+
+    def row(self, n: NodeInsightShape) -> NodeRow:
+        entry = self._rows.get(id(n))
+        if entry is None or entry[0] is not n:
+            entry = (n, node_row(n))
+        self._used[id(n)] = entry
+        return entry[1]
+
+    def done(self) -> None:
+        """One rendering is over: keep the rows it used, drop the rest."""
+        self._rows, self._used = self._used, {}
+
+
 def write_nodes(
-    out: list[str], pool: MachineConfigPoolStatusInsight, nodes: list[NodeStatusInsight], detailed: bool
+    out: list[str],
+    pool: PoolInsightShape,
+    nodes: list[NodeInsightShape],
+    detailed: bool,
+    memo: RowMemo | None = None,
 ) -> None:
     if not nodes:
         return
-    rows = sorted((node_row(n) for n in nodes), key=lambda r: r.sort_key)
+    rows = sorted((memo.row(n) if memo is not None else node_row(n) for n in nodes), key=lambda r: r.sort_key)
     is_master = pool.name == "master"
     if is_master and pool_completion(pool) == 100:
         out.append(f"\nAll control plane nodes successfully updated to {escape(nodes_version(rows[0]))}\n")
@@ -192,14 +219,14 @@ def nodes_version(row: NodeRow) -> str:
     return "" if row.version == "?" else row.version
 
 
-def pool_completion(pool: MachineConfigPoolStatusInsight) -> float:
+def pool_completion(pool: PoolInsightShape) -> float:
     total = pool.count(NodeSummaryType.TOTAL)
     if total == 0:
         return float("nan")
     return (total - pool.count(NodeSummaryType.OUTDATED)) / total * 100
 
 
-def write_pools(out: list[str], pools: list[MachineConfigPoolStatusInsight]) -> None:
+def write_pools(out: list[str], pools: list[PoolInsightShape]) -> None:
     tw = TabWriter()
     tw.write("\nWORKER POOL\tASSESSMENT\tCOMPLETION\tSTATUS\n")
     for p in pools:
@@ -228,7 +255,7 @@ def _round_duration(d: int) -> int:
     return gotext.round_duration(d, MINUTE) if d > 10 * MINUTE else gotext.round_duration(d, SECOND)
 
 
-def target_version_text(cv: ClusterVersionStatusInsight) -> str:
+def target_version_text(cv: ClusterVersionInsightShape) -> str:
     target, previous = cv.versions.target, cv.versions.previous
     to, since = escape(target.version), escape(previous.version)
     if previous.has(VersionMetadataKey.INSTALLATION):
@@ -246,15 +273,15 @@ def _ellipsis(text: str, n: int) -> str:
 
 def write_control_plane(
     out: list[str],
-    cv: ClusterVersionStatusInsight,
-    operators: list[ClusterOperatorStatusInsight],
+    cv: ClusterVersionInsightShape,
+    operators: list[ClusterOperatorInsightShape],
     now: int,
     detailed: bool,
 ) -> None:
-    def updating_of(co: ClusterOperatorStatusInsight) -> Condition | None:
+    def updating_of(co: ClusterOperatorInsightShape) -> ConditionShape | None:
         return find_condition(co.conditions, ConditionType.UPDATING)
 
-    def is_(co: ClusterOperatorStatusInsight, status: ConditionStatus, reason: str) -> bool:
+    def is_(co: ClusterOperatorInsightShape, status: ConditionStatus, reason: str) -> bool:
         c = updating_of(co)
         return c is not None and c.status == status and c.reason == reason
 
@@ -289,7 +316,7 @@ def write_control_plane(
         target = escape(cv.versions.target.version)
         out.append(f"Update to {target} successfully completed at {stamp} (duration: {duration})\n")
         return
-    est = controlplane.time_remaining(cv, operators, now)
+    est = time_remaining(cv, operators, now)
     assessment = "Progressing"
     if est < -10 * MINUTE:
         assessment = "Stalled"
@@ -342,7 +369,7 @@ def write_control_plane(
 # --- health ------------------------------------------------------------------------------------
 
 
-def _started(h: HealthInsight, now: int) -> int:
+def _started(h: HealthInsightShape, now: int) -> int:
     """An insight without a start of its own started, as oc dates it, when it is looked at."""
     return now if h.started_at is None else h.started_at
 
@@ -353,7 +380,7 @@ def _since(started_at: int, now: int) -> str:
     return gotext.short_duration(gotext.truncate_duration(gotext.sub_times(now, started_at), SECOND))
 
 
-def order_health(insights: Sequence[HealthInsight], now: int) -> list[HealthInsight]:
+def order_health(insights: Sequence[HealthInsightShape], now: int) -> list[HealthInsightShape]:
     """oc's order: Go's `sort.Slice` by start time (newest first, zero last), then `sort.SliceStable`
     by level (most severe first). `sort.Slice` is not stable, so beyond 12 insights the order of
     equals is Go's pdqsort's, which depends on the input order (oc's collection order)."""
@@ -364,17 +391,17 @@ def order_health(insights: Sequence[HealthInsight], now: int) -> list[HealthInsi
     return [h for _, _, h in keyed]
 
 
-def _newer(x: tuple[int, int, HealthInsight], y: tuple[int, int, HealthInsight]) -> bool:
+def _newer(x: tuple[int, int, HealthInsightShape], y: tuple[int, int, HealthInsightShape]) -> bool:
     return x[0] > y[0]
 
 
-def _severity_key(x: tuple[int, int, HealthInsight]) -> int:
+def _severity_key(x: tuple[int, int, HealthInsightShape]) -> int:
     return x[1]
 
 
 def write_health(
     out: list[str],
-    insights: list[HealthInsight],
+    insights: list[HealthInsightShape],
     now: int,
     updating_for: int,
     detailed: bool,
@@ -434,13 +461,21 @@ def write_health(
 # --- top level ---------------------------------------------------------------------------------
 
 
-def render(insights: Sequence[Insight], now: int, details: str = "none", *, caveat: str | None = None) -> str:
+def render(
+    insights: Sequence[InsightShape],
+    now: int,
+    details: str = "none",
+    *,
+    caveat: str | None = None,
+    memo: RowMemo | None = None,
+) -> str:
     """The full `oc adm upgrade status` output for these insights at `now` (ns since the epoch).
 
     `caveat`: the insights may be stale or partial; the health section says it instead of
-    "Update is proceeding well" (see `write_health`)."""
+    "Update is proceeding well" (see `write_health`). `memo`: rows of node insights already worked
+    out by an earlier call, for a caller that renders again as the insights change."""
     operators_detailed, nodes_detailed, health_detailed = detail_flags(details)
-    cv = next((i for i in insights if isinstance(i, ClusterVersionStatusInsight)), None)
+    cv = next((i for i in insights if isinstance(i, ClusterVersionInsightShape)), None)
     if cv is None:
         raise RenderError(
             "no cluster version information available - "
@@ -450,17 +485,17 @@ def render(insights: Sequence[Insight], now: int, details: str = "none", *, cave
     progressing = find_condition(cv.conditions, ConditionType.PROGRESSING)
     if progressing is None:
         raise RenderError("no current Progressing info, see `oc describe clusterversion` for more details.\n")
-    operators = [i for i in insights if isinstance(i, ClusterOperatorStatusInsight)]
+    operators = [i for i in insights if isinstance(i, ClusterOperatorInsightShape)]
     if not operators:
         raise RenderError(
             "no cluster operator information available - you must be connected to an OpenShift version 4 server"
         )
-    pools = [i for i in insights if isinstance(i, MachineConfigPoolStatusInsight)]
-    nodes_by_pool: dict[str, list[NodeStatusInsight]] = {p.name: [] for p in pools}
+    pools = [i for i in insights if isinstance(i, PoolInsightShape)]
+    nodes_by_pool: dict[str, list[NodeInsightShape]] = {p.name: [] for p in pools}
     for n in insights:
-        if isinstance(n, NodeStatusInsight) and n.pool_resource.name in nodes_by_pool:
+        if isinstance(n, NodeInsightShape) and n.pool_resource.name in nodes_by_pool:
             nodes_by_pool[n.pool_resource.name].append(n)
-    health = [i for i in insights if isinstance(i, HealthInsight)]
+    health = [i for i in insights if isinstance(i, HealthInsightShape)]
 
     master = next((p for p in pools if p.name == "master"), None)
     workers = [p for p in pools if p.name != "master"]
@@ -474,12 +509,14 @@ def render(insights: Sequence[Insight], now: int, details: str = "none", *, cave
     out: list[str] = []
     write_control_plane(out, cv, operators, now, operators_detailed)
     if master is not None:
-        write_nodes(out, master, nodes_by_pool[master.name], nodes_detailed)
+        write_nodes(out, master, nodes_by_pool[master.name], nodes_detailed, memo)
     if any(p.count(NodeSummaryType.TOTAL) > 0 for p in workers):
         out.append("\n= Worker Upgrade =\n")
         write_pools(out, workers)
         for p in workers:
-            write_nodes(out, p, nodes_by_pool[p.name], nodes_detailed)
+            write_nodes(out, p, nodes_by_pool[p.name], nodes_detailed, memo)
     out.append("\n")
     write_health(out, health, now, updating_for, health_detailed, caveat)
+    if memo is not None:
+        memo.done()
     return "".join(out)

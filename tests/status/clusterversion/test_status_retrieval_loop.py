@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -557,3 +558,82 @@ def test_a_forced_verification_failure_is_an_accepted_risk(
         )
     finally:
         forced.stop()
+
+
+class CleansUp:
+    """Reports a failure, then cleans up (as the retriever deletes its Pod), recording the order."""
+
+    last_result = None
+
+    def __init__(self, report: Callable[[ReleaseAcceptance], None], steps: list[str]) -> None:
+        self._report = report
+        self._steps = steps
+
+    def retrieve(self, image: str, version: str, force: bool) -> ReleaseAcceptance:
+        failed = retrieval_failed(version, image, "signature rejected")
+        self._report(failed)
+        self._steps.append("cleaned up")
+        return failed
+
+    def cancel(self, why: str = "") -> None:
+        pass
+
+
+def failing_coordinator(show_within: float, steps: list[str]) -> tuple[RetrievalCoordinator, threading.Semaphore]:
+    reported = threading.Semaphore(0)
+
+    def on_change() -> None:
+        steps.append("status loop poked")
+        reported.release()
+
+    coordinator = RetrievalCoordinator(
+        lambda report: CleansUp(report, steps), on_change, retry_after=60.0, show_failure_within=show_within
+    )
+    return coordinator.start(), reported
+
+
+def test_a_failure_is_shown_before_the_retrieval_cleans_up() -> None:
+    steps: list[str] = []
+    coordinator, reported = failing_coordinator(WAIT * 10, steps)
+    try:
+        coordinator.request(A, False)
+        assert reported.acquire(timeout=WAIT)
+        latest = coordinator.acceptance()
+        assert latest is not None and latest.state.status == "False"
+        coordinator.shown(None)  # a status written without it: still waiting
+        coordinator.shown(dataclasses.replace(latest, verified=not latest.verified))  # another state
+        assert steps == ["status loop poked"]
+        steps.append("status written")
+        coordinator.shown(latest)
+        wait_idle(coordinator)
+        assert steps[:3] == ["status loop poked", "status written", "cleaned up"]
+    finally:
+        coordinator.stop(timeout=WAIT)
+
+
+@pytest.mark.parametrize("end", ["withdrawn", "stopped", "never shown"])
+def test_a_failure_that_is_not_shown_holds_the_cleanup_back_no_longer_than_needed(end: str) -> None:
+    steps: list[str] = []
+    coordinator, reported = failing_coordinator(0.2 if end == "never shown" else WAIT * 10, steps)
+    try:
+        coordinator.request(A, False)
+        assert reported.acquire(timeout=WAIT)
+        if end == "withdrawn":
+            coordinator.request(None)
+        elif end == "stopped":
+            coordinator.stop(timeout=WAIT)
+        wait_idle(coordinator)
+        assert "cleaned up" in steps
+    finally:
+        coordinator.stop(timeout=WAIT)
+
+
+def test_without_a_wait_a_failure_is_cleaned_up_at_once() -> None:
+    steps: list[str] = []
+    coordinator, reported = failing_coordinator(0.0, steps)
+    try:
+        coordinator.request(A, False)
+        wait_idle(coordinator)
+        assert steps[:2] == ["status loop poked", "cleaned up"]
+    finally:
+        coordinator.stop(timeout=WAIT)

@@ -380,3 +380,33 @@ def test_a_multi_line_node_message_ends_the_column_block_as_in_oc() -> None:
         "w-pending   Outdated    Pending   4.14.0   ?   \n"
         "w-done      Completed   Updated   4.14.1   -   \n"
     )
+
+
+def test_rendering_again_with_a_memo_of_rows_gives_what_rendering_afresh_gives() -> None:
+    """`upgrade-status --watch` renders the same insight objects again and again, a changed node's
+    insight being a new object: the rows it remembers are those of the very objects it is given."""
+    import json
+
+    from cvo_py.testing.synthetic import synthetic_cluster
+    from status.updatestatus import wire
+    from status.updatestatus.render import RowMemo
+
+    cv, nodes, pools, versions = synthetic_cluster(60, 3)
+    ops = [operator("etcd", degraded="True"), operator("dns", version="4.14.0", progressing="True")]
+    data = configmap.encode(compute.all_insights(cv, ops, nodes, pools, versions, ns(1)))
+    cache: wire.Reads = {}
+    memo = RowMemo()
+    workers = sorted(
+        k
+        for k, v in data.items()
+        if k.startswith(configmap.PREFIX_NODE) and json.loads(v)["poolResource"]["name"] != "master"
+    )
+    for step, key in enumerate(workers[:12]):  # shown in a table (the control plane pool is done)
+        value = json.loads(data[key])
+        value["version"] = f"4.14.0-step{step}"
+        data = {**data, key: json.dumps(value)}
+        insights, errors = wire.decode_readable(data, cache=cache)
+        assert errors == []
+        for details in ("all", "none"):
+            assert render(insights, ns(2), details, memo=memo) == render(insights, ns(2), details)
+        assert f"4.14.0-step{step}" in render(insights, ns(2), "all", memo=memo)

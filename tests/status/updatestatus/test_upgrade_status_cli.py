@@ -88,6 +88,9 @@ def test_snapshot_mode_defaults_now_to_the_snapshot_rule(capsys: pytest.CaptureF
         (["--details", "everything"], "invalid value for --details: everything"),
         (["--now", "yesterday"], "--now: invalid RFC 3339 timestamp"),
         (["--mock-clusterversion", "/nowhere/x.yaml"], "must name a NAME-cv.yaml file"),
+        (["--watch", "--mock-clusterversion", "/x/a-cv.yaml"], "--watch follows a live cluster"),
+        (["--watch", "--from", "/x/must-gather"], "--watch follows a live cluster"),
+        (["--watch", "--now", "2024-01-01T00:00:00Z"], "it cannot be used with --now"),
     ],
 )
 def test_bad_flags_exit_2_with_one_line(capsys: pytest.CaptureFixture[str], args: list[str], message: str) -> None:

@@ -1,0 +1,217 @@
+"""`upgrade-status --watch` at scale: how soon a published node change is on the screen, what one
+redraw costs, and whether memory stays flat.
+
+The ConfigMap API of a large cluster (an oc example with its nodes copied, as
+bench/upgrade_status_client.py builds it; 5,000 nodes by default, node insights in shards) is
+published on the local API server. `cluster-version-operator upgrade-status --watch --details all`
+runs on a pseudo-terminal of 200 × 60 (so it draws in place, as in a person's terminal). Then, one
+at a time, the node shown in the first row of the control-plane nodes table is changed as the
+Update Status Controller publishes a change (a PATCH of that node's key in its shard, here its
+version, each time to a new text), and the bench waits until the text is on the terminal:
+
+- latency: from the PATCH's response (the change committed) to the text read from the terminal;
+- CPU per redraw: the watch process's user + system time across one change (read from /proc);
+- RSS: the watch process's resident memory after its first frame and after every change.
+
+Targets at 5,000 nodes: on screen within 100 ms, a redraw under 50 ms of CPU, RSS flat over 1,000 changes.
+
+    CVO_PY_CLUSTER_DIR=.local-cluster-bench .venv/bin/python bench/upgrade_status_watch.py \\
+        [--nodes 5000] [--changes 1000]
+"""
+
+from __future__ import annotations
+
+import argparse
+import fcntl
+import json
+import os
+import pty
+import re
+import statistics
+import struct
+import subprocess
+import sys
+import termios
+import threading
+import time
+from datetime import datetime
+from pathlib import Path
+
+from cvo_py import __version__, gotext
+from cvo_py.kube import CONFIGMAPS, KubeClient
+from cvo_py.testing import cluster as local
+from cvo_py.testing import scale
+from status.updatestatus import configmap
+from status.updatestatus.insights import metadata
+from status.updatestatus.render import render
+
+REPO = Path(__file__).resolve().parents[1]
+_SCRIPT = Path(sys.executable).parent / "cluster-version-operator"
+COMMAND = [str(_SCRIPT)] if _SCRIPT.is_file() else [sys.executable, "-m", "cvo_py"]
+COLUMNS, ROWS = 200, 60
+TICKS_PER_SECOND = os.sysconf("SC_CLK_TCK")
+
+
+class Terminal:
+    """A pseudo-terminal whose output a thread keeps reading (so the program never blocks on it)."""
+
+    def __init__(self, argv: list[str]) -> None:
+        self.master, slave = pty.openpty()
+        fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", ROWS, COLUMNS, 0, 0))
+        self.proc = subprocess.Popen(argv, stdin=slave, stdout=slave, stderr=slave, cwd=REPO, start_new_session=True)
+        os.close(slave)
+        self.output = bytearray()
+        self.read = threading.Condition()
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
+
+    def _read(self) -> None:
+        while True:
+            try:
+                chunk = os.read(self.master, 1 << 16)
+            except OSError:
+                chunk = b""
+            with self.read:
+                if not chunk:
+                    self.read.notify_all()
+                    return
+                self.output += chunk
+                self.read.notify_all()
+
+    def wait_for(self, text: bytes, after: int, timeout: float = 60.0) -> float:
+        """When `text` was read (monotonic), at or after offset `after` of the output."""
+        with self.read:
+            ok = self.read.wait_for(lambda: self.output.find(text, after) >= 0 or self.proc.poll() is not None, timeout)
+            if not ok or self.output.find(text, after) < 0:
+                tail = bytes(self.output[-2000:]).decode(errors="replace")
+                raise SystemExit(f"{text!r} not shown within {timeout:.0f} s; the terminal ends with:\n{tail}")
+            return time.monotonic()
+
+    def offset(self) -> int:
+        with self.read:
+            return len(self.output)
+
+    def stop(self) -> int:
+        self.proc.send_signal(2)  # Ctrl-C
+        code = self.proc.wait(30)
+        os.close(self.master)
+        return code
+
+
+def cpu_seconds(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / TICKS_PER_SECOND  # utime, stime
+
+
+def rss_mb(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def percentile(values: list[float], pct: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, max(0, round(pct / 100 * len(ordered) + 0.5) - 1))]
+
+
+def where_is(kube: KubeClient, key: str) -> str:
+    for cm in kube.list(CONFIGMAPS, namespace=configmap.NAMESPACE).get("items") or []:
+        if key in (cm.get("data") or {}):
+            return str(cm["metadata"]["name"])
+    raise SystemExit(f"{key} is in no ConfigMap of {configmap.NAMESPACE}")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--nodes", type=int, default=5000)
+    parser.add_argument("--changes", type=int, default=1000)
+    args = parser.parse_args()
+    if not scale.EXAMPLES.is_dir():
+        print(f"oc examples not found in {scale.EXAMPLES.resolve()}", file=sys.stderr)
+        return 1
+    stamp = datetime.now().isoformat(timespec="seconds")
+    print(f"{stamp}, load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
+    cluster = local.start(local.cluster_dir())
+    kube = cluster.client
+    snap = scale.example_at_scale(args.nodes)
+    now = time.time_ns()
+    insights, _ = snap.insights(now)
+    shards = scale.publish(kube, insights, now)
+    # Fresh for the whole run (a resync of an hour): no staleness warning comes in the middle.
+    meta = metadata.build(now, "watch-bench", __version__, 3600 * gotext.SECOND, [])
+    kube.patch(
+        CONFIGMAPS,
+        configmap.CONFIGMAP,
+        {"data": {metadata.META_KEY: metadata.encode(meta)}},
+        namespace=configmap.NAMESPACE,
+    )
+    text = render(insights, now, "all")
+    lines = text.split("\n")
+    first_row = lines[lines.index("Control Plane Nodes") + 2]
+    node = first_row.split()[0]
+    key = configmap.node_key(node)
+    holder = where_is(kube, key)
+    print(
+        f"{args.nodes} nodes published in {shards} ConfigMaps; the watch shows {len(lines)} lines of status "
+        f"cut to a {COLUMNS}x{ROWS} terminal; changing {node} (in {holder})"
+    )
+
+    terminal = Terminal([*COMMAND, "upgrade-status", "--kubeconfig", cluster.kubeconfig, "--watch", "--details", "all"])
+    latencies: list[float] = []
+    cpus: list[float] = []
+    rss: list[float] = []
+    try:
+        terminal.wait_for(b"Control Plane Nodes", 0, timeout=120)
+        pid = terminal.proc.pid
+        time.sleep(1.0)  # the first frame drawn and settled
+        rss.append(rss_mb(pid))
+        value = json.loads(kube.get(CONFIGMAPS, holder, configmap.NAMESPACE)["data"][key])
+        for i in range(args.changes):
+            marker = f"4.14.0-m{i:05d}"
+            value["version"] = marker
+            cpu_before, after = cpu_seconds(pid), terminal.offset()
+            kube.patch(CONFIGMAPS, holder, {"data": {key: json.dumps(value)}}, namespace=configmap.NAMESPACE)
+            committed = time.monotonic()
+            shown = terminal.wait_for(marker.encode(), after)
+            latencies.append((shown - committed) * 1000)
+            time.sleep(0.02)  # the frame's write is done
+            cpus.append((cpu_seconds(pid) - cpu_before) * 1000)
+            rss.append(rss_mb(pid))
+            if (i + 1) % 100 == 0:
+                print(f"  {i + 1} changes: p50 {statistics.median(latencies):.0f} ms, RSS {rss[-1]:.1f} MB", flush=True)
+        code = terminal.stop()
+    finally:
+        if terminal.proc.poll() is None:
+            terminal.proc.kill()
+    # what Ctrl-C leaves: the cursor moved below the last frame, attributes reset, the rest cleared
+    ending = re.search(rb"\x1b\[[0-9]+;1H\x1b\[0m\x1b\[J$", bytes(terminal.output[-64:]))
+
+    print(f"\nupgrade-status --watch, {args.nodes} nodes, {len(latencies)} node changes, one at a time")
+    print(
+        f"  published -> on the terminal: p50 {percentile(latencies, 50):.1f} ms, "
+        f"p90 {percentile(latencies, 90):.1f} ms, p99 {percentile(latencies, 99):.1f} ms, "
+        f"max {max(latencies):.1f} ms — target <= 100 ms: "
+        f"{'met' if percentile(latencies, 50) <= 100 else 'NOT met'} (p50), "
+        f"{'met' if percentile(latencies, 99) <= 100 else 'NOT met'} (p99)"
+    )
+    print(
+        f"  CPU per change (decode + render + draw, at {1000 // TICKS_PER_SECOND} ms resolution): median "
+        f"{statistics.median(cpus):.0f} ms, p90 {percentile(cpus, 90):.0f} ms, max {max(cpus):.0f} ms — "
+        "target <= 50 ms: "
+        f"{'met' if statistics.median(cpus) <= 50 else 'NOT met'} (median)"
+    )
+    growth = rss[-1] - rss[0]
+    print(
+        f"  RSS: {rss[0]:.1f} MB after the first frame, {rss[len(rss) // 2]:.1f} MB halfway, {rss[-1]:.1f} MB after "
+        f"{len(latencies)} changes (peak {max(rss):.1f} MB; {growth:+.1f} MB) — flat: "
+        f"{'yes' if abs(growth) < 5 else 'NO'}"
+    )
+    clean = "yes" if ending else "NO"
+    print(f"  Ctrl-C: exit {code}; the cursor left below the last frame, attributes reset: {clean}")
+    print(f"  load average at the end: {os.getloadavg()[0]:.1f}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

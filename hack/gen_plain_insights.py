@@ -1,0 +1,382 @@
+#!/usr/bin/env python3
+"""Writes status/updatestatus/insights/plain.py from the pydantic models of the insight API.
+
+The models (`status.updatestatus.insights.models`, and the publication metadata of
+`status.updatestatus.insights.metadata`) are the one definition of the API. A client that only
+reads and prints insights should not pay for loading pydantic, so this generates, from the models'
+fields, plain classes (slots, deriving from each model's shape in `insights.kinds` or
+`insights.staleness`) and a strict reader per model: it takes a value only when it is exactly what
+the controller writes (JSON types as the fields declare them, camelCase names, every constraint
+of the field met) and raises `NotPlain` for anything else, which the caller then gives to the
+models to judge (`status.updatestatus.wire`). So whatever a plain reader takes, the model takes
+too, with the same result (tests/status/updatestatus/test_insights_plain.py checks both on random
+and mutated values).
+
+    .venv/bin/python hack/gen_plain_insights.py           # rewrite the file
+    .venv/bin/python hack/gen_plain_insights.py --check   # exit 1 when it is not what the models give
+
+A field type the generator does not know is an error naming it: the generator is extended with the models.
+"""
+
+from __future__ import annotations
+
+import argparse
+import enum
+import re
+import subprocess
+import sys
+import types
+import typing
+from pathlib import Path
+from typing import Any
+
+import annotated_types
+from pydantic import BaseModel
+from pydantic.fields import FieldInfo
+
+from status.updatestatus.insights import kinds, metadata, models, staleness
+
+REPO = Path(__file__).resolve().parents[1]
+TARGET = REPO / "status" / "updatestatus" / "insights" / "plain.py"
+
+MODELS: list[type[BaseModel]] = [
+    models.Condition,
+    models.ResourceRef,
+    models.VersionMetadata,
+    models.Version,
+    models.ControlPlaneUpdateVersions,
+    models.NodeSummary,
+    models.InsightScope,
+    models.InsightImpact,
+    models.InsightRemediation,
+    models.ClusterVersionStatusInsight,
+    models.ClusterOperatorStatusInsight,
+    models.MachineConfigPoolStatusInsight,
+    models.NodeStatusInsight,
+    models.HealthInsight,
+    metadata.ControllerIdentity,
+    metadata.Omitted,
+    metadata.PublicationMetadata,
+]
+TIME, DURATION = models._time_in, models._duration_in  # the BeforeValidators that mark Time and Duration
+
+
+class Unsupported(Exception):
+    pass
+
+
+def snake(name: str) -> str:
+    return re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()
+
+
+def shape_of(model: type[BaseModel]) -> type:
+    for base in model.__mro__[1:]:
+        if base.__module__ in (kinds.__name__, staleness.__name__):
+            return base
+    raise Unsupported(f"{model.__name__} derives from no shape in insights.kinds or insights.staleness")
+
+
+def constraints(items: list[Any]) -> dict[str, Any]:
+    """A field's constraints, from its metadata (or an Annotated type's)."""
+    found: dict[str, Any] = {}
+    for item in items:
+        if isinstance(item, annotated_types.MinLen):
+            found["min_length"] = item.min_length
+        elif isinstance(item, annotated_types.MaxLen):
+            found["max_length"] = item.max_length
+        elif isinstance(item, annotated_types.Ge):
+            found["ge"] = item.ge
+        elif isinstance(item, annotated_types.Le):
+            found["le"] = item.le
+        elif getattr(item, "pattern", None) is not None:
+            found["pattern"] = item.pattern
+        elif getattr(item, "func", None) is TIME:
+            found["kind"] = "time"
+        elif getattr(item, "func", None) is DURATION:
+            found["kind"] = "duration"
+        elif type(item).__name__ == "PlainSerializer":
+            pass  # how it is written, not read
+        else:
+            raise Unsupported(f"constraint {item!r}")
+    return found
+
+
+class Writer:
+    def __init__(self) -> None:
+        self.patterns: list[str] = []
+        self.key_sets: list[str] = []
+
+    def pattern(self, pattern: str) -> str:
+        self.patterns.append(pattern)
+        return f"_PATTERN_{len(self.patterns) - 1}"
+
+    def check(self, var: str, annotation: Any, meta: dict[str, Any], out: list[str], indent: str) -> str:
+        """Statements into `out` that check `var` (a JSON value) and leave the field's value in the
+        returned expression; `raise NotPlain` for anything the model may judge otherwise."""
+        origin = typing.get_origin(annotation)
+        args = typing.get_args(annotation)
+        if origin in (typing.Union, types.UnionType) and type(None) in args:
+            (inner,) = [a for a in args if a is not type(None)]
+            inner_meta = dict(meta)
+            if typing.get_origin(inner) is typing.Annotated:
+                inner, *extra = typing.get_args(inner)
+                inner_meta.update(constraints(extra))
+            result = f"{var}_value"
+            out.append(f"{indent}if {var} is None:")
+            out.append(f"{indent}    {result} = None")
+            out.append(f"{indent}else:")
+            body: list[str] = []
+            expr = self.check(var, inner, inner_meta, body, indent + "    ")
+            out.extend(body)
+            out.append(f"{indent}    {result} = {expr}")
+            return result
+        kind = meta.get("kind")
+        if annotation is int and kind == "time":
+            out.append(f"{indent}if type({var}) is not str:")
+            out.append(f"{indent}    raise NotPlain")
+            return f"parse_time({var})"
+        if annotation is int and kind == "duration":
+            out.append(f"{indent}if type({var}) is not str:")
+            out.append(f"{indent}    raise NotPlain")
+            return f"parse_duration({var})"
+        if annotation is str:
+            tests = [f"type({var}) is not str"]
+            if "min_length" in meta:
+                tests.append(f"len({var}) < {meta['min_length']}")
+            if "max_length" in meta:
+                tests.append(f"len({var}) > {meta['max_length']}")
+            if "pattern" in meta:
+                tests.append(f"{self.pattern(meta['pattern'])}.fullmatch({var}) is None")
+            out.append(f"{indent}if {' or '.join(tests)}:")
+            out.append(f"{indent}    raise NotPlain")
+            return var
+        if annotation is int:
+            tests = [f"type({var}) is not int"]
+            if "ge" in meta:
+                tests.append(f"{var} < {meta['ge']}")
+            if "le" in meta:
+                tests.append(f"{var} > {meta['le']}")
+            out.append(f"{indent}if {' or '.join(tests)}:")
+            out.append(f"{indent}    raise NotPlain")
+            return var
+        if isinstance(annotation, type) and issubclass(annotation, enum.StrEnum):
+            return f"_{annotation.__name__.upper()}[{var}]"  # KeyError (not a value) or TypeError (not hashable)
+        if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+            return f"read_{snake(annotation.__name__)}({var})"
+        if origin is list:
+            (item,) = args
+            tests = [f"type({var}) is not list"]
+            if "max_length" in meta:
+                tests.append(f"len({var}) > {meta['max_length']}")
+            out.append(f"{indent}if {' or '.join(tests)}:")
+            out.append(f"{indent}    raise NotPlain")
+            if item is str:
+                out.append(f"{indent}if any(type(item) is not str for item in {var}):")
+                out.append(f"{indent}    raise NotPlain")
+                return f"list({var})"
+            if isinstance(item, type) and issubclass(item, BaseModel):
+                return f"[read_{snake(item.__name__)}(item) for item in {var}]"
+            raise Unsupported(f"list of {item!r}")
+        if origin is dict and args == (str, int):
+            out.append(f"{indent}if type({var}) is not dict or any(")
+            out.append(f"{indent}    type(k) is not str or type(n) is not int for k, n in {var}.items()")
+            out.append(f"{indent}):")
+            out.append(f"{indent}    raise NotPlain")
+            return f"dict({var})"
+        raise Unsupported(f"field type {annotation!r}")
+
+    def annotation_text(self, annotation: Any, meta: dict[str, Any]) -> str:
+        origin = typing.get_origin(annotation)
+        args = typing.get_args(annotation)
+        if origin in (typing.Union, types.UnionType) and type(None) in args:
+            (inner,) = [a for a in args if a is not type(None)]
+            if typing.get_origin(inner) is typing.Annotated:
+                inner = typing.get_args(inner)[0]
+            return f"{self.annotation_text(inner, {})} | None"
+        if origin is list:
+            return f"list[{self.annotation_text(args[0], {})}]"
+        if origin is dict:
+            return f"dict[{self.annotation_text(args[0], {})}, {self.annotation_text(args[1], {})}]"
+        if isinstance(annotation, type):
+            return str(annotation.__name__)
+        raise Unsupported(f"field type {annotation!r}")
+
+    def default(self, field: FieldInfo) -> str:
+        factory = field.default_factory
+        if factory is list:
+            return "[]"
+        if factory is dict:
+            return "{}"
+        if isinstance(factory, type) and issubclass(factory, BaseModel):
+            return f"read_{snake(factory.__name__)}({{}})"
+        if factory is not None:
+            raise Unsupported(f"default factory {factory!r}")
+        if field.default is None or isinstance(field.default, str | int):
+            return repr(field.default)
+        raise Unsupported(f"default {field.default!r}")
+
+    def model(self, model: type[BaseModel]) -> list[str]:
+        name = model.__name__
+        shape = shape_of(model)
+        fields = list(model.model_fields.items())
+        lines = [f"class {name}({shape.__name__}):"]
+        lines.append(f'    """{name} read without pydantic (see the module docstring)."""')
+        lines.append("")
+        lines.append(f"    __slots__ = ({', '.join(repr(f) for f, _ in fields)},)")
+        lines.append("")
+        params = []
+        for field_name, info in fields:
+            text = self.annotation_text(info.annotation, constraints(info.metadata))
+            lines.append(f"    {field_name}: {text}")
+            params.append(f"{field_name}: {text}")
+        lines.append("")
+        lines.append(f"    def __init__(self, {', '.join(params)}) -> None:")
+        for field_name, _ in fields:
+            lines.append(f"        self.{field_name} = {field_name}")
+        lines.append("")
+        lines.append("    def __eq__(self, other: object) -> bool:")
+        lines.append(f"        return _equal(self, other, {shape.__name__}, self.__slots__)")
+        lines.append("")
+        lines.append("    __hash__ = None  # type: ignore[assignment]  # mutable, as the models")
+        lines.append("")
+        lines.append("    def __repr__(self) -> str:")
+        lines.append("        return _repr(self, self.__slots__)")
+        lines.append("")
+        lines.append("")
+        keys = f"_KEYS_{snake(name).upper()}"
+        aliases = sorted(info.alias or field_name for field_name, info in fields)
+        self.key_sets.append(f"{keys} = frozenset({{{', '.join(repr(a) for a in aliases)}}})")
+        lines.append(f"def read_{snake(name)}(v: Any) -> {name}:")
+        lines.append(f"    if type(v) is not dict or not {keys}.issuperset(v):")
+        lines.append("        raise NotPlain")
+        args = []
+        for i, (field_name, info) in enumerate(fields):
+            alias = info.alias or field_name
+            var = f"f{i}"
+            if info.is_required():
+                lines.append(f"    {var} = v[{alias!r}]")
+            else:
+                lines.append(f"    {var} = v[{alias!r}] if {alias!r} in v else _DEFAULT")
+            body: list[str] = []
+            meta = constraints(info.metadata)
+            if info.is_required():
+                expr = self.check(var, info.annotation, meta, body, "    ")
+                lines.extend(body)
+                args.append(expr)
+            else:
+                expr = self.check(var, info.annotation, meta, body, "        ")
+                result = f"{var}_field"
+                lines.append(f"    if {var} is _DEFAULT:")
+                lines.append(f"        {result} = {self.default(info)}")
+                lines.append("    else:")
+                lines.extend(body)
+                lines.append(f"        {result} = {expr}")
+                args.append(result)
+        lines.append(f"    return {name}({', '.join(args)})")
+        return lines
+
+
+def generate() -> str:
+    writer = Writer()
+    body: list[str] = []
+    for model in MODELS:
+        body.extend(writer.model(model))
+        body.extend(["", ""])
+    enums = sorted(
+        {
+            info.annotation
+            for model in MODELS
+            for info in model.model_fields.values()
+            if isinstance(info.annotation, type) and issubclass(info.annotation, enum.StrEnum)
+        },
+        key=lambda e: e.__name__,
+    )
+    shapes = sorted({shape_of(m) for m in MODELS}, key=lambda s: (s.__module__, s.__name__))
+    head = [
+        '"""Plain classes of the insight API and their strict readers, generated from the pydantic models by',
+        "hack/gen_plain_insights.py (whose docstring says what they take): do not edit.",
+        "",
+        "A reader takes a JSON value (as `json.loads` gives it) and returns the plain object, or raises",
+        "`NotPlain` (or KeyError, TypeError, ValueError) for anything it does not take.",
+        '"""',
+        "",
+        "from __future__ import annotations",
+        "",
+        "import re",
+        "from typing import Any",
+        "",
+        "from cvo_py.gotext import parse_duration, parse_time",
+    ]
+    for module in (kinds, staleness):
+        names = [s.__name__ for s in shapes if s.__module__ == module.__name__]
+        if module is kinds:
+            names += [e.__name__ for e in enums]
+        head.append(f"from {module.__name__} import {', '.join(sorted(names))}")
+    head += [
+        "",
+        "",
+        "class NotPlain(Exception):",
+        '    """A value the plain readers do not take: the models judge it."""',
+        "",
+        "",
+        "_DEFAULT: Any = object()  # a field left out",
+        "",
+        "",
+        "def _equal(obj: object, other: object, shape: type, names: tuple[str, ...]) -> bool:",
+        "    \"\"\"Equal to anything of the same shape holding equal values: a plain object and the",
+        "    model read from the same value compare equal (a model's own `==` defers to this).\"\"\"",
+        "    return isinstance(other, shape) and all(getattr(obj, n) == getattr(other, n) for n in names)",
+        "",
+        "",
+        "def _repr(obj: object, names: tuple[str, ...]) -> str:",
+        "    return f\"{type(obj).__name__}({', '.join(f'{n}={getattr(obj, n)!r}' for n in names)})\"",
+        "",
+        "",
+    ]
+    for e in enums:
+        head.append(f"_{e.__name__.upper()} = {{member.value: member for member in {e.__name__}}}")
+    for i, pattern in enumerate(writer.patterns):
+        head.append(f"_PATTERN_{i} = re.compile({pattern!r})")
+    head += writer.key_sets
+    head += ["", ""]
+    return formatted("\n".join(head + body).rstrip() + "\n")
+
+
+def formatted(text: str) -> str:
+    """`text` as ruff formats it (the project's line length), so the file reads as the rest."""
+    ruff = Path(sys.executable).parent / "ruff"
+    done = subprocess.run(
+        [str(ruff), "format", "--stdin-filename", str(TARGET), "-"],
+        input=text,
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd=REPO,
+    )
+    if done.returncode != 0:
+        raise Unsupported(f"ruff format failed: {done.stderr.strip()}")
+    return str(done.stdout)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--check", action="store_true", help="exit 1 when the file is not what the models give")
+    args = parser.parse_args()
+    try:
+        text = generate()
+    except Unsupported as exc:
+        print(f"gen_plain_insights: {exc}: extend hack/gen_plain_insights.py", file=sys.stderr)
+        return 2
+    if args.check:
+        current = TARGET.read_text() if TARGET.exists() else ""
+        if current != text:
+            where = TARGET.relative_to(REPO)
+            print(f"{where} is not what the models give: run hack/gen_plain_insights.py", file=sys.stderr)
+            return 1
+        return 0
+    TARGET.write_text(text)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

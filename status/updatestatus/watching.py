@@ -1,0 +1,306 @@
+"""`upgrade-status --watch`: the insights as they are published, shown again when they change.
+
+    code = watch(client, details, out)     # until Ctrl-C (KeyboardInterrupt): 130
+
+No polling: the project's informer watches the ConfigMaps of the API's namespace (the main one
+and its shards) and the controller's Lease, and each change wakes the loop, which assembles the
+insights again as a one-shot `upgrade-status` does (`status.updatestatus.published`; only values
+that changed are read again) and shows them when what it would show differs. Time alone changes
+what is shown only at known moments, when the insights turn stale (twice the resync period after
+they were computed) and when the Lease expires: the loop wakes at those too, so a controller
+that stops while you watch is flagged when it happens.
+
+On a terminal each frame is drawn in place (from the top, every line cleared, the rest of the
+screen cleared), cut to the window, and its first line says how old the insights are, updated
+every second without drawing the rest; Ctrl-C leaves the cursor below the last frame. Otherwise
+(a pipe, a file) each new frame is appended as a block that starts with a line saying when it
+was shown and how old the insights were.
+"""
+
+from __future__ import annotations
+
+import logging
+import signal
+import sys
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, TextIO
+
+from cvo_py import gotext
+from cvo_py.gotext import SECOND
+from cvo_py.informer import Informer
+from cvo_py.kube import CONFIGMAPS, LEASES, KubeClient
+from status.updatestatus import published, wire
+from status.updatestatus.insights import staleness
+from status.updatestatus.names import CONFIGMAP, LEASE, NAMESPACE
+from status.updatestatus.render import RenderError, RowMemo, render, warning_text
+
+INTERRUPTED = 130
+TICK = 1.0  # seconds between updates of a terminal frame's age line
+
+
+@dataclass
+class View:
+    """What the namespace's ConfigMaps and the Lease show: the insights, their status rendered once,
+    and the warnings, worded afresh at each moment (`warnings(now)`: the ages in them move on)."""
+
+    layout: published.MainLayout | None  # None: no main ConfigMap
+    lease: staleness.LeaseState
+    watch_problems: list[str]  # the watches cannot list or watch
+    read_problems: list[str]  # shards or keys that cannot be read
+    insights: list[Any]
+    details: str
+    memo: RowMemo
+    text: str = ""
+    caveat: bool | None = None  # whether `text` says the health is not known (None: not rendered)
+
+    @property
+    def computed_at(self) -> int | None:
+        return self.layout.meta.computed_at if self.layout is not None and self.layout.meta else None
+
+    def warnings(self, now: int) -> list[str]:
+        """Every warning line at `now`, in the order a one-shot `upgrade-status` prints them."""
+        timely = published.warnings_at(self.layout, self.lease, now) if self.layout is not None else []
+        return [*self.watch_problems, *timely, *self.read_problems]
+
+    def body(self, now: int) -> str:
+        """The warning lines at `now` above the status, rendered again only when the health
+        section's caveat comes or goes with them."""
+        warnings = self.warnings(now)
+        if self.layout is not None and bool(warnings) != self.caveat:
+            self.caveat = bool(warnings)
+            try:
+                caveat = staleness.health_caveat(warnings)
+                self.text = render(self.insights, now, self.details, caveat=caveat, memo=self.memo)
+            except RenderError as exc:
+                self.text = f"error: {gotext.escape(str(exc).rstrip())}\n"
+        return warning_text(warnings) + self.text
+
+    def due(self, now: int) -> int | None:
+        """The next moment after `now` at which the warnings change with time alone."""
+        return due(self.layout, self.lease, now) if self.layout is not None else None
+
+
+def compose(
+    configmaps: dict[str, Any],
+    lease: staleness.LeaseState,
+    details: str,
+    cache: wire.Reads,
+    watch_problems: list[str],
+    memo: RowMemo | None = None,
+) -> View:
+    """The view of the namespace's ConfigMaps (by name) and the Lease (pure but for `cache`, the
+    reads of the previous view, and `memo`, its rows of nodes: what did not change is not read or
+    worked out again)."""
+    memo = memo if memo is not None else RowMemo()
+    main = configmaps.get(CONFIGMAP)
+    problems = [f"watch: {p}" for p in watch_problems]
+    if main is None:
+        missing = (
+            f"ConfigMap {NAMESPACE}/{CONFIGMAP} does not exist: no update status insights are published "
+            "(create it to opt in); waiting for it\n"
+        )
+        return View(None, lease, problems, [], [], details, memo, missing)
+    layout = published.read_main(published.data_of(main))
+    shards = [
+        (published.data_of(configmaps[name]), "") if name in configmaps else ({}, published.missing_shard(name))
+        for name in layout.shards
+    ]
+
+    def decode(data: Any) -> tuple[list[Any], list[wire.DecodeError]]:
+        return wire.decode_readable(data, cache=cache)
+
+    insights, read_problems = published.gather(layout, shards, decode)
+    return View(layout, lease, problems, read_problems, insights, details, memo)
+
+
+def due(layout: published.MainLayout, lease: staleness.LeaseState, now: int) -> int | None:
+    """The next moment after `now` at which the warnings change with time alone."""
+    moments = []
+    if layout.meta is not None:
+        moments.append(layout.meta.computed_at + 2 * layout.meta.resync_period + 1)  # stale from then on
+    if not lease.problem and lease.renewed_at is not None and lease.duration is not None:
+        moments.append(lease.renewed_at + lease.duration + 1)  # expired from then on
+    future = [m for m in moments if m > now]
+    return min(future) if future else None
+
+
+def age_line(computed_at: int | None, now: int, tty: bool) -> str:
+    if computed_at is None:
+        age = "when they were computed is not known"
+    elif computed_at > now:
+        age = f"computed at {gotext.format_time(computed_at, nanos=False)}, after this machine's clock"
+    else:
+        ago = gotext.short_duration(gotext.truncate_duration(now - computed_at, SECOND))
+        age = f"computed {ago} ago at {gotext.format_time(computed_at, nanos=False)}"
+    if tty:
+        return f"Update status insights, as published: {age}. Ctrl-C to stop."
+    return f"--- {gotext.format_time(now, nanos=False)}: update status insights {age} ---"
+
+
+def fit(lines: list[str], rows: int, columns: int) -> list[str]:
+    """The lines a window of `rows` × `columns` shows without scrolling: each cut to the width,
+    the last row kept for the cursor, and a last line saying how many more there are."""
+    room = max(1, rows - 1)
+    shown = [line[:columns] for line in lines]
+    if len(shown) <= room:
+        return shown
+    more = len(shown) - (room - 1)
+    return [*shown[: room - 1], f"... {more} more lines: a taller window shows them"[:columns]]
+
+
+class Screen:
+    """Where frames go: drawn in place on a terminal, appended as blocks anywhere else."""
+
+    def __init__(self, out: TextIO, tty: bool, size: Callable[[], tuple[int, int]]) -> None:
+        self.out = out
+        self.tty = tty
+        self.size = size  # (columns, rows)
+        self.body: str | None = None
+        self.drawn = 0  # lines of the frame on the terminal
+
+    def show(self, body: str, computed_at: int | None, now: int, *, again: bool = False) -> bool:
+        """Show `body` under the age line of insights computed at `computed_at` (True when the
+        body was drawn: it changed, or `again` on a terminal, whose window changed)."""
+        if body == self.body and not (again and self.tty):
+            if self.tty:  # only the age moves on
+                self._write("\x1b7\x1b[H" + self._fit([age_line(computed_at, now, True)])[0] + "\x1b[K\x1b8")
+            return False
+        self.body = body
+        if not self.tty:
+            self._write(("\n" if self.drawn else "") + age_line(computed_at, now, False) + "\n" + body)
+            self.drawn += 1
+            return True
+        lines = self._fit([age_line(computed_at, now, True), "", *body.rstrip("\n").split("\n")])
+        self._write("\x1b[H" + "\n".join(f"{line}\x1b[K" for line in lines) + "\x1b[J")
+        self.drawn = len(lines)
+        return True
+
+    def close(self) -> None:
+        """Leave the terminal as it was: the cursor on a fresh line below the frame, attributes reset."""
+        if self.tty and self.drawn:
+            self._write(f"\x1b[{self.drawn + 1};1H\x1b[0m\x1b[J")
+        elif self.tty:
+            self._write("\x1b[0m")
+
+    def _fit(self, lines: list[str]) -> list[str]:
+        columns, rows = self.size()
+        return fit(lines, rows, columns)
+
+    def _write(self, text: str) -> None:
+        self.out.write(text)
+        self.out.flush()
+
+
+class Sources:
+    """The informers of the namespace's ConfigMaps and of the Lease; `changed` is set on every event."""
+
+    def __init__(self, client: KubeClient) -> None:
+        self.changed = threading.Event()
+        self.configmaps = Informer(client, CONFIGMAPS, namespace=NAMESPACE)
+        self.lease = Informer(client, LEASES, namespace=NAMESPACE, field_selector=f"metadata.name={LEASE}")
+        for informer in (self.configmaps, self.lease):
+            informer.add_handler(lambda _type, _obj, _old: self.changed.set())
+
+    def start(self) -> None:
+        self.configmaps.start()
+        self.lease.start()
+
+    def stop(self) -> None:
+        for informer in (self.configmaps, self.lease):
+            informer.request_stop()
+
+    def snapshot(self) -> tuple[dict[str, Any], staleness.LeaseState, list[str]]:
+        """The ConfigMaps by name, the Lease's state and what keeps the watches from working."""
+        configmaps = {str((cm.get("metadata") or {}).get("name")): cm for cm in self.configmaps.items()}
+        lease_problem = self.lease.failing
+        if lease_problem:
+            lease = staleness.LeaseState(
+                problem=f"cannot watch the update status controller's Lease {NAMESPACE}/{LEASE} ({lease_problem}): "
+                "whether the controller is running is not known"
+            )
+        elif not self.lease.has_synced:
+            lease = staleness.LeaseState(missing=True)  # not listed yet: said by the data's age alone
+        else:
+            found = self.lease.get(LEASE, NAMESPACE)
+            lease = staleness.lease_state(found) if found is not None else staleness.LeaseState(missing=True)
+        problems = []
+        if self.configmaps.failing:
+            problems.append(f"ConfigMaps in {NAMESPACE} not watched ({self.configmaps.failing}); retrying")
+        return configmaps, lease, problems
+
+
+def watch(
+    client: KubeClient,
+    details: str,
+    out: TextIO,
+    *,
+    tty: bool,
+    size: Callable[[], tuple[int, int]],
+    clock: Callable[[], int] = time.time_ns,
+) -> int:
+    """Show the insights until Ctrl-C: exit 130. A reader who may not list ConfigMaps in the
+    namespace, or cannot reach the API server, is told so in one line by the caller (the client's
+    errors, raised before anything is shown)."""
+    client.list(CONFIGMAPS, namespace=NAMESPACE, limit=1)  # can we watch at all? (403: one line, exit 1)
+    # Problems of the watches are shown in the frame, where they are current, not logged over it.
+    logging.getLogger("cvo_py.informer").setLevel(logging.ERROR)
+    sources = Sources(client)
+    screen = Screen(out, tty, size)
+    resized = threading.Event()
+
+    def redraw() -> None:
+        resized.set()
+        sources.changed.set()
+
+    previous_winch = _on_resize(redraw) if tty else None
+    if tty:
+        out.write("\x1b[H\x1b[2J")
+    cache: wire.Reads = {}
+    memo = RowMemo()
+    sources.start()
+    try:
+        while not sources.configmaps.wait_for_sync(0.1) and not sources.configmaps.failing:
+            pass  # listed, or what keeps it from listing is shown
+        view: View | None = None
+        while True:
+            now = clock()
+            if view is None or sources.changed.is_set():
+                sources.changed.clear()
+                configmaps, lease, problems = sources.snapshot()
+                view = compose(configmaps, lease, details, cache, problems, memo)
+            screen.show(view.body(now), view.computed_at, now, again=resized.is_set())
+            resized.clear()
+            due_at = view.due(now)
+            wait = TICK if tty else None
+            if due_at is not None:
+                until_due = max(0.0, (due_at - clock()) / SECOND)
+                wait = until_due if wait is None else min(wait, until_due)
+            sources.changed.wait(wait)
+    except KeyboardInterrupt:
+        return INTERRUPTED
+    finally:
+        sources.stop()
+        screen.close()
+        if previous_winch is not None:
+            signal.signal(signal.SIGWINCH, previous_winch)
+
+
+def _on_resize(redraw: Callable[[], None]) -> Any:
+    """Redraw on SIGWINCH (the terminal was resized); returns the handler it replaced."""
+    if threading.current_thread() is not threading.main_thread():
+        return None
+    return signal.signal(signal.SIGWINCH, lambda _signum, _frame: redraw())
+
+
+def terminal_size(out: TextIO = sys.stdout) -> tuple[int, int]:
+    import os
+
+    try:
+        size = os.get_terminal_size(out.fileno())
+        return size.columns, size.lines
+    except (OSError, ValueError):
+        return 80, 24
+

@@ -1,0 +1,119 @@
+"""What `upgrade-status` imports on a live cluster, listed: the project's modules one by one, no
+third-party package but PyYAML (the kubeconfig), and not the logging package. A new import on
+the client's path (pydantic, say, whose import alone took longer than everything else the
+command does) fails here until it is listed on purpose."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from cvo_py import __version__, gotext
+from cvo_py.kube import CONFIGMAPS, LEASES, ApiError, KubeClient
+from cvo_py.testing import cluster as local
+from cvo_py.testing.insight_objects import ns, sample_insights
+from cvo_py.testing.synthetic import synthetic_cluster
+from status.updatestatus import configmap
+from status.updatestatus.insights import compute, metadata
+
+# Every module of the project a live run imports.
+PROJECT_MODULES = sorted(
+    [
+        "cvo_py",
+        "cvo_py.cli",
+        "cvo_py.cli.common",
+        "cvo_py.cli.main",
+        "cvo_py.cli.upgrade_status",
+        "cvo_py.connections",
+        "cvo_py.docbounds",
+        "cvo_py.gcpause",
+        "cvo_py.gosort",
+        "cvo_py.gotext",
+        "cvo_py.jsondata",
+        "cvo_py.kube",
+        "cvo_py.safeload",
+        "cvo_py.safeyaml",
+        "cvo_py.tlstrust",
+        "cvo_py.urls",
+        "status",
+        "status.updatestatus",
+        "status.updatestatus.details",
+        "status.updatestatus.insights",
+        "status.updatestatus.insights.estimate",
+        "status.updatestatus.insights.kinds",
+        "status.updatestatus.insights.objects",
+        "status.updatestatus.insights.plain",
+        "status.updatestatus.insights.staleness",
+        "status.updatestatus.names",
+        "status.updatestatus.published",
+        "status.updatestatus.render",
+        "status.updatestatus.render.tabwriter",
+        "status.updatestatus.render.text",
+        "status.updatestatus.render.warnings",
+        "status.updatestatus.wire",
+    ]
+)
+# Third-party packages a live run may import: PyYAML reads the kubeconfig (its C parser, built with
+# Cython, loads Cython's runtime modules).
+THIRD_PARTY = ["yaml"]
+CYTHON = re.compile(r"^(_cython_[0-9_]+|cython_runtime)$")
+PROJECT = ("cvo_py", "status", "payload", "updates")
+
+PROBE = """
+import atexit, runpy, sys
+listing, kubeconfig = sys.argv[1:]
+started = set(sys.modules)  # the interpreter's own, and what site hooks load
+atexit.register(lambda: open(listing, "w").write("\\n".join(sorted(set(sys.modules) - started))))
+sys.argv = ["cluster-version-operator", "upgrade-status", "--kubeconfig", kubeconfig, "--details", "all"]
+runpy.run_module("cvo_py", run_name="__main__")
+"""
+
+
+@pytest.fixture
+def published(kube: KubeClient) -> Iterator[None]:
+    """Insights of every kind and 300 more nodes (a LIST response over 64 KB), as the controller
+    lays them out, with fresh publication metadata; removed afterwards."""
+    cv, nodes, pools, versions = synthetic_cluster(300, 4)
+    data = configmap.encode(compute.all_insights(cv, [], nodes, pools, versions, ns(1)))
+    data.update(configmap.encode(sample_insights()))
+    now = time.time_ns()
+    data[metadata.META_KEY] = metadata.encode(metadata.build(now, "usc-0", __version__, 30 * gotext.SECOND, []))
+    local.ensure_namespace(kube, configmap.NAMESPACE)
+    for res, name in ((CONFIGMAPS, configmap.CONFIGMAP), (LEASES, metadata.LEASE)):
+        try:
+            kube.delete(res, name, namespace=configmap.NAMESPACE)
+        except ApiError as exc:
+            if not exc.is_not_found():
+                raise
+    body = {"metadata": {"name": configmap.CONFIGMAP, "namespace": configmap.NAMESPACE}, "data": data}
+    kube.create(CONFIGMAPS, body, namespace=configmap.NAMESPACE)
+    assert configmap.data_size(data) > 1 << 16
+    yield
+    kube.delete(CONFIGMAPS, configmap.CONFIGMAP, namespace=configmap.NAMESPACE)
+
+
+def test_a_live_run_imports_only_the_listed_modules(
+    cluster: local.LocalCluster, published: None, tmp_path: Path
+) -> None:
+    listing = tmp_path / "modules"
+    done = subprocess.run(
+        [sys.executable, "-c", PROBE, str(listing), cluster.kubeconfig],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "= Control Plane =" in done.stdout
+    modules = listing.read_text().split("\n")
+    assert [m for m in modules if m.split(".")[0] in PROJECT] == PROJECT_MODULES
+    stdlib = set(sys.stdlib_module_names)
+    third_party = sorted({m.split(".")[0] for m in modules if not CYTHON.match(m)} - stdlib - set(PROJECT))
+    assert third_party == THIRD_PARTY, third_party
+    assert "logging" not in modules  # nothing it does logs: klog is set up only with -v or --watch

@@ -1,0 +1,131 @@
+"""`upgrade-status --watch`'s decisions (pure): what a frame shows, when time alone changes it,
+how it fits a window, and what a terminal and a pipe receive."""
+
+from __future__ import annotations
+
+import io
+
+from cvo_py import __version__, gotext
+from cvo_py.gotext import SECOND
+from cvo_py.testing.insight_objects import ns, sample_insights
+from status.updatestatus import configmap, wire
+from status.updatestatus.insights import metadata, staleness
+from status.updatestatus.names import CONFIGMAP, NAMESPACE
+from status.updatestatus.render import render
+from status.updatestatus.watching import Screen, age_line, compose, fit
+
+NOW = ns(0)
+RESYNC = 30 * SECOND
+
+
+def configmaps(computed_at: int = NOW, shards: bool = False, **extra: str) -> dict[str, dict[str, object]]:
+    data = configmap.encode(sample_insights())
+    data[metadata.META_KEY] = metadata.encode(metadata.build(computed_at, "usc-0", __version__, RESYNC, []))
+    data.update(extra)
+    out: dict[str, dict[str, object]] = {}
+    if shards:
+        nodes = {k: v for k, v in data.items() if k.startswith(configmap.PREFIX_NODE)}
+        data = {k: v for k, v in data.items() if k not in nodes}
+        data[configmap.SHARDS_KEY] = f'["{configmap.shard_name(0)}"]'
+        out[configmap.shard_name(0)] = {"metadata": {"name": configmap.shard_name(0)}, "data": nodes}
+    out[CONFIGMAP] = {"metadata": {"name": CONFIGMAP}, "data": data}
+    return out
+
+
+def held(renewed: int = NOW, seconds: int = 15) -> staleness.LeaseState:
+    return staleness.LeaseState(holder="usc-0", renewed_at=renewed, duration=seconds * SECOND)
+
+
+def test_a_view_shows_what_a_one_shot_run_shows_and_reads_only_changed_values_again() -> None:
+    cache: wire.Reads = {}
+    maps = configmaps(shards=True)
+    view = compose(maps, held(), "all", cache, [])
+    assert view.body(NOW + SECOND) == render(sample_insights(), NOW + SECOND, "all")
+    assert view.computed_at == NOW
+    before = dict(cache)
+    changed = configmaps(shards=True)
+    key = next(k for k in changed[configmap.shard_name(0)]["data"])  # type: ignore[union-attr]
+    changed[configmap.shard_name(0)]["data"][key] = before[key][0] + " "  # type: ignore[index]
+    compose(changed, held(), "all", cache, [])
+    assert [k for k in cache if cache[k][1] is not before[k][1]] == [key]
+
+
+def test_time_alone_changes_the_warnings_when_the_data_turns_stale_and_the_lease_expires() -> None:
+    view = compose(configmaps(), held(seconds=15), "none", {}, [])
+    assert view.warnings(NOW + SECOND) == []
+    assert view.due(NOW + SECOND) == NOW + 15 * SECOND + 1  # the Lease expires first
+    [expired] = view.warnings(NOW + 20 * SECOND)
+    assert expired.startswith("the update status controller's Lease expired 5s ago")
+    assert view.due(NOW + 20 * SECOND) == NOW + 2 * RESYNC + 1  # then the data turns stale
+    later = view.warnings(NOW + 2 * RESYNC + 1)
+    assert len(later) == 2 and later[0].startswith("the insights are stale")
+    assert view.due(NOW + 2 * RESYNC + 1) is None
+    # the health section is rendered again once, when its caveat comes with the first warning
+    assert "Update health is not known" in view.body(NOW + 20 * SECOND)
+    assert "Update health is not known" not in compose(configmaps(), held(), "none", {}, []).body(NOW + SECOND)
+
+
+def test_problems_of_the_watch_and_of_the_data_are_shown_in_one_shot_order() -> None:
+    maps = configmaps(shards=True)
+    del maps[configmap.shard_name(0)]
+    maps[CONFIGMAP]["data"]["usc-co-broken"] = "{"  # type: ignore[index]
+    view = compose(maps, held(seconds=0), "none", {}, ["ConfigMaps in ns not watched (403 Forbidden); retrying"])
+    warnings = view.warnings(NOW + SECOND)
+    assert warnings[0] == "watch: ConfigMaps in ns not watched (403 Forbidden); retrying"
+    assert "Lease expired" in warnings[1]
+    assert warnings[2].startswith(f"ConfigMap {NAMESPACE}/{configmap.shard_name(0)} (a listed shard) does not exist")
+    assert warnings[3].startswith("unreadable, not shown: ConfigMap key usc-co-broken")
+    assert view.body(NOW + SECOND).startswith("".join(f"warning: {w}\n" for w in warnings))
+
+
+def test_without_the_configmap_the_watch_waits_for_an_administrator_to_opt_in() -> None:
+    view = compose({}, staleness.LeaseState(missing=True), "none", {}, [])
+    assert view.body(NOW).endswith("(create it to opt in); waiting for it\n")
+    assert view.due(NOW) is None and view.computed_at is None
+
+
+def test_a_frame_fits_the_window() -> None:
+    lines = [f"line {i} " + "x" * 200 for i in range(100)]
+    shown = fit(lines, rows=24, columns=80)
+    assert len(shown) == 23 and all(len(line) <= 80 for line in shown)
+    assert shown[-1] == "... 78 more lines: a taller window shows them"
+    assert fit(["a", "b"], rows=24, columns=80) == ["a", "b"]
+
+
+def test_the_age_line_says_how_old_the_insights_are() -> None:
+    stamp = gotext.format_time(NOW, nanos=False)
+    assert age_line(NOW, NOW + 75 * SECOND, True) == (
+        f"Update status insights, as published: computed 1m15s ago at {stamp}. Ctrl-C to stop."
+    )
+    assert age_line(None, NOW, False).endswith("when they were computed is not known ---")
+    assert "after this machine's clock" in age_line(NOW + SECOND, NOW, True)
+
+
+def test_a_terminal_gets_frames_in_place_and_only_the_age_when_nothing_else_changed() -> None:
+    out = io.StringIO()
+    screen = Screen(out, True, lambda: (80, 10))
+    assert screen.show("a\nb\n", NOW, NOW + SECOND)
+    frame = out.getvalue()
+    assert frame.startswith("\x1b[H") and frame.endswith("a\x1b[K\nb\x1b[K\x1b[J")
+    out.truncate(0)
+    out.seek(0)
+    assert not screen.show("a\nb\n", NOW, NOW + 2 * SECOND)
+    assert out.getvalue() == "\x1b7\x1b[H" + age_line(NOW, NOW + 2 * SECOND, True)[:80] + "\x1b[K\x1b8"
+    assert screen.show("a\nb\n", NOW, NOW + 2 * SECOND, again=True)  # resized: drawn again
+    out.truncate(0)
+    out.seek(0)
+    screen.close()
+    assert out.getvalue() == "\x1b[5;1H\x1b[0m\x1b[J"  # below the 4 lines drawn, attributes reset
+
+
+def test_a_pipe_gets_a_block_per_change() -> None:
+    out = io.StringIO()
+    screen = Screen(out, False, lambda: (80, 10))
+    screen.show("a\n", NOW, NOW + SECOND)
+    screen.show("a\n", NOW, NOW + 2 * SECOND)  # nothing new: nothing written
+    screen.show("b\n", NOW, NOW + 3 * SECOND)
+    screen.close()
+    first, second = out.getvalue().split("\n\n")
+    assert first == age_line(NOW, NOW + SECOND, False) + "\na"
+    assert second == age_line(NOW, NOW + 3 * SECOND, False) + "\nb\n"
+    assert "\x1b" not in out.getvalue()
