@@ -62,8 +62,9 @@ cluster-status: venv
 lint: venv
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/mypy
-	$(VENV)/bin/mypy --strict hack/localcluster.py hack/localnode.py hack/localprometheus.py hack/demo.py hack/gen_dashboard.py hack/loaded_test.py hack/image.py hack/render_manifests.py bench tests/image
+	$(VENV)/bin/mypy --strict hack/localcluster.py hack/localnode.py hack/localprometheus.py hack/demo.py hack/gen_dashboard.py hack/loaded_test.py hack/image.py hack/render_manifests.py hack/check_docs.py bench tests/image
 	$(PY) hack/gen_dashboard.py --check
+	$(PY) hack/check_docs.py
 	$(VENV)/bin/lint-imports
 
 test-unit: venv
