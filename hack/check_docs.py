@@ -32,6 +32,7 @@ OTHER_TOOLS: dict[str, frozenset[str]] = {
     "go build": frozenset({"--apiserver-arg"}),
     "promtool / prometheus": frozenset({"--config.file", "--web.enable-lifecycle"}),
     "buildah": frozenset({"--storage-driver", "--layers"}),
+    "mypy": frozenset({"--strict"}),
     "CRI-O / kubelet": frozenset({"--node-ip"}),
 }
 # Flags named only as examples of what is refused.
@@ -57,8 +58,11 @@ def is_pattern(word: str) -> bool:
     return any(c in word for c in "*<>{}…$|") or " " in word
 
 
-def paths_named(text: str, tops: frozenset[str]) -> Iterator[tuple[int, str, bool]]:
-    """(line, path, relative_to_file) for each repository path the text names."""
+def paths_named(text: str, tops: frozenset[str]) -> Iterator[tuple[int, str, str]]:
+    """(line, path, how) for each repository path the text names: `how` is "root" (from the
+    checkout's root), "file" (a link, from the Markdown file's folder) or "suffix" (a module or
+    folder named within its package, such as `testing/versionpod.py` or `insights/`; a longer
+    folder path that does not start at the root is some other tree's, such as an archive's)."""
     fenced = False
     for number, line in enumerate(text.splitlines(), 1):
         if _FENCE.match(line):
@@ -71,11 +75,15 @@ def paths_named(text: str, tops: frozenset[str]) -> Iterator[tuple[int, str, boo
             if is_pattern(word) or "/" not in word and "." not in word:
                 continue
             if word.split("/")[0] in tops:
-                yield number, word, False
+                yield number, word, "root"
+            elif "://" not in word and not word.startswith(("/", "~", ".")) and (
+                word.endswith(".py") and "/" in word or word.endswith("/") and word.count("/") == 1
+            ):
+                yield number, word, "suffix"
         for match in _LINK.finditer(line):
             target = match.group(1)
             if "://" not in target and not target.startswith("mailto:"):
-                yield number, target, True
+                yield number, target, "file"
 
 
 def flags_named(text: str) -> Iterator[tuple[int, str]]:
@@ -107,15 +115,33 @@ def own_commands() -> list[list[str]]:
     return commands
 
 
+def tracked_paths(root: Path) -> frozenset[str]:
+    """Every tracked file and folder, as "/path" and "/folder/", for the suffix check."""
+    files = subprocess.run(["git", "ls-files", "-co", "--exclude-standard"], cwd=root,
+                           capture_output=True, text=True, check=True).stdout.split()
+    paths: set[str] = set()
+    for name in files:
+        parts = name.split("/")
+        paths.add("/" + name)
+        paths.update("/" + "/".join(parts[:i]) + "/" for i in range(1, len(parts)))
+    return frozenset(paths)
+
+
+def exists(root: Path, md: Path, path: str, how: str, tracked: frozenset[str]) -> bool:
+    if how == "suffix":
+        return any(p.endswith("/" + path) for p in tracked)
+    return ((md.parent if how == "file" else root) / path).exists()
+
+
 def stale_references(root: Path, known_flags: frozenset[str]) -> list[str]:
     tops = top_level(root)
+    tracked = tracked_paths(root)
     problems: list[str] = []
     for md in markdown_files(root):
         text = md.read_text(encoding="utf-8")
         where = md.relative_to(root)
-        for number, path, relative in paths_named(text, tops):
-            base = md.parent if relative else root
-            if not (base / path).exists():
+        for number, path, how in paths_named(text, tops):
+            if not exists(root, md, path, how, tracked):
                 problems.append(f"{where}:{number}: names {path}, which does not exist")
         for number, flag in flags_named(text):
             if flag not in known_flags and flag not in REFUSED_EXAMPLES:
