@@ -6,8 +6,8 @@ CLUSTER := $(PY) hack/localcluster.py
 PROMETHEUS := $(PY) hack/localprometheus.py
 NODE := $(PY) hack/localnode.py
 export CVO_PY_CLUSTER_DIR ?= $(CURDIR)/.local-cluster
-# The container image (buildah, vfs storage). BASE_IMAGE empty: the Dockerfile's public base when
-# it can be pulled, else a local Debian base; `local` forces that; any other value is used as is.
+# The container image (buildah, vfs storage). BASE_IMAGE empty: the local Debian base (the
+# Dockerfile's default; no image registry is contacted); any other value is used as is.
 IMAGE ?= localhost/cvo-py:dev
 BASE_IMAGE ?=
 
@@ -65,6 +65,7 @@ lint: venv
 	$(VENV)/bin/mypy --strict hack/*.py bench tests/image tests/e2e
 	$(PY) hack/gen_dashboard.py --check
 	$(PY) hack/gen_plain_insights.py --check
+	$(PY) hack/check_docs.py
 	$(VENV)/bin/lint-imports
 
 test-unit: venv
