@@ -110,7 +110,8 @@ def own_commands() -> list[list[str]]:
     commands = [python + ["-m", "cvo_py"]] + [python + ["-m", "cvo_py", sub] for sub in SUBCOMMANDS]
     for folder in ("hack", "bench"):
         for script in sorted((ROOT / folder).glob("*.py")):
-            if "argparse" in script.read_text(encoding="utf-8"):
+            text = script.read_text(encoding="utf-8")
+            if "argparse" in text or "import main" in text:  # its own parser, or a thin entry to one
                 commands.append(python + [str(script.relative_to(ROOT))])
     return commands
 
