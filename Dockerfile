@@ -16,7 +16,7 @@ COPY pyproject.toml README.md ./
 COPY cvo_py ./cvo_py
 COPY payload ./payload
 COPY status ./status
-COPY updates ./updates
+COPY updateservice ./updateservice
 # Some dependencies ship their test suites or test helpers (kubernetes/test, kubernetes/e2e_test,
 # kubernetes/dynamic/test_*.py, aiohttp/test_utils.py, annotated_types/test_cases.py); nothing
 # imports them at run time, so they are left out with pip's byte code. What is left is then

@@ -20,12 +20,12 @@ from pathlib import Path
 
 import yaml
 
-from cvo_py import httpget
+from cvo_py.runtime import httpget
 from cvo_py.testing import (
     localcluster,
     localprometheus,
 )
-from status.updatestatus.alerts import AlertsPoller
+from status.updatestatus.controller.alerts import AlertsPoller
 from status.updatestatus.insights.alerts import live_alert_insights
 
 REPO = Path(__file__).resolve().parents[1]

@@ -17,15 +17,15 @@ import time
 import uuid
 from pathlib import Path
 
-from cvo_py.kube import CLUSTERVERSIONS, MERGE_PATCH
-from cvo_py.promapi import PrometheusAPI
+from cvo_py.runtime.kube import CLUSTERVERSIONS, MERGE_PATCH
+from cvo_py.runtime.promapi import PrometheusAPI
 from cvo_py.testing import cluster as local
 from cvo_py.testing import localprometheus
 from cvo_py.testing.clusterversion import create_cv, status_414
 from cvo_py.testing.payload import StartProcess, ensure_priority_class
 from cvo_py.testing.update_service import UpdateService, graph
 from cvo_py.testing.wait import wait_until
-from updates.prometheus import promql_query
+from updateservice.prometheus import promql_query
 
 
 def percentile(samples: list[float], p: float) -> float:

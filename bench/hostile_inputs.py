@@ -38,8 +38,8 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from cvo_py.safeload import DEFAULT_LIMITS
-from cvo_py.serving.server import DEFAULT_LIMITS as SERVING_LIMITS
+from cvo_py.runtime.safeload import DEFAULT_LIMITS
+from cvo_py.runtime.serving.server import DEFAULT_LIMITS as SERVING_LIMITS
 from cvo_py.testing.certs import self_signed
 from cvo_py.testing.hostile import flags as hostile_flags
 from cvo_py.testing.hostile.clients import attacking, metrics_server_child, probe_for
@@ -214,8 +214,8 @@ def endpoints(certificate: tuple[str, str], seconds: float) -> None:
 
 CLIENT_CHILD = """
 import sys
-from cvo_py.promapi import APIError, PrometheusAPI
-from updates.client import FetchError, fetch_graph
+from cvo_py.runtime.promapi import APIError, PrometheusAPI
+from updateservice.client import FetchError, fetch_graph
 url = sys.argv[1]
 try:
     PrometheusAPI(url.removesuffix("/path")).alerts()

@@ -19,7 +19,7 @@ import statistics
 import time
 
 from cvo_py.testing.synthetic import synthetic_cluster
-from status.updatestatus import configmap
+from status.updatestatus.api import configmap
 from status.updatestatus.insights import compute
 from status.updatestatus.insights.models import NodeStatusInsight
 

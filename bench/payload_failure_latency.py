@@ -54,8 +54,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from cvo_py.informer import Informer
-from cvo_py.kube import CLUSTERVERSIONS, MERGE_PATCH, PODS, ApiError, KubeClient
+from cvo_py.runtime.informer import Informer
+from cvo_py.runtime.kube import CLUSTERVERSIONS, MERGE_PATCH, PODS, ApiError, KubeClient
 from cvo_py.testing import cluster as local
 from cvo_py.testing import goprogram
 from cvo_py.testing.clusterversion import create_cv, status_414

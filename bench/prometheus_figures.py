@@ -18,7 +18,7 @@ import time
 import uuid
 from pathlib import Path
 
-from cvo_py.kube import CLUSTEROPERATORS, CLUSTERVERSIONS, ApiError
+from cvo_py.runtime.kube import CLUSTEROPERATORS, CLUSTERVERSIONS, ApiError
 from cvo_py.testing import cluster as local
 from cvo_py.testing import localprometheus
 from cvo_py.testing import usc as h

@@ -17,8 +17,8 @@ from collections.abc import Callable
 from typing import Any
 
 from cvo_py.testing.update_service import all_reachable, many_channels, many_conditional_edges, many_risks
-from updates import bounds
-from updates import graph as g
+from updateservice import bounds
+from updateservice import graph as g
 
 GRAPHS: dict[str, Callable[[], dict[str, Any]]] = {
     "150,000 conditional edges, 3,000 nodes": lambda: many_conditional_edges(150_000),

@@ -39,7 +39,7 @@ import time
 from datetime import datetime
 from pathlib import Path
 
-from cvo_py import gotext
+from cvo_py.runtime import gotext
 from cvo_py.testing import cluster as local
 from cvo_py.testing import scale
 
@@ -110,7 +110,7 @@ def interpreter() -> str:
 def byte_compile() -> None:
     """Compile the project's modules into their `__pycache__` directories (ignored by git), which
     the measured processes then read even where PYTHONDONTWRITEBYTECODE is set."""
-    packages = [str(REPO / name) for name in ("cvo_py", "status", "payload", "updates")]
+    packages = [str(REPO / name) for name in ("cvo_py", "status", "payload", "updateservice")]
     subprocess.run([sys.executable, "-m", "compileall", "-q", *packages], check=True, stdout=subprocess.DEVNULL)
 
 

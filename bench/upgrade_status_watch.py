@@ -37,13 +37,13 @@ import time
 from datetime import datetime
 from pathlib import Path
 
-from cvo_py import __version__, gotext
-from cvo_py.kube import CONFIGMAPS, KubeClient
+from cvo_py import __version__
+from cvo_py.runtime import gotext
+from cvo_py.runtime.kube import CONFIGMAPS, KubeClient
 from cvo_py.testing import cluster as local
 from cvo_py.testing import scale
-from status.updatestatus import configmap
-from status.updatestatus.insights import metadata
-from status.updatestatus.render import render
+from status.updatestatus.api import configmap, metadata
+from status.updatestatus.client.render import render
 
 REPO = Path(__file__).resolve().parents[1]
 _SCRIPT = Path(sys.executable).parent / "cluster-version-operator"

@@ -22,8 +22,8 @@ from pathlib import Path
 
 import yaml
 
-from cvo_py.informer import Informer
-from cvo_py.kube import CLUSTEROPERATORS, CLUSTERVERSIONS, CONFIGMAPS, JSON, ApiError
+from cvo_py.runtime.informer import Informer
+from cvo_py.runtime.kube import CLUSTEROPERATORS, CLUSTERVERSIONS, CONFIGMAPS, JSON, ApiError
 from cvo_py.testing import cluster as local
 from cvo_py.testing import usc as h
 

@@ -28,8 +28,8 @@ from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from cvo_py.informer import Informer
-from cvo_py.kube import (
+from cvo_py.runtime.informer import Informer
+from cvo_py.runtime.kube import (
     CLUSTERVERSIONS,
     CONFIGMAPS,
     JSON,
@@ -41,7 +41,7 @@ from cvo_py.kube import (
 )
 from cvo_py.testing import cluster as local
 from cvo_py.testing import usc as h
-from status.updatestatus.configmap import data_size
+from status.updatestatus.api.configmap import data_size
 
 REPO = Path(__file__).resolve().parents[1]
 

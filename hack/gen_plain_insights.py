@@ -2,7 +2,7 @@
 """Writes status/updatestatus/insights/plain.py from the pydantic models of the insight API.
 
 The models (`status.updatestatus.insights.models`, and the publication metadata of
-`status.updatestatus.insights.metadata`) are the one definition of the API. A client that only
+`status.updatestatus.api.metadata`) are the one definition of the API. A client that only
 reads and prints insights should not pay for loading pydantic, so this generates, from the models'
 fields, plain classes (slots, deriving from each model's shape in `insights.kinds` or
 `insights.staleness`) and a strict reader per model: it takes a value only when it is exactly what
@@ -34,7 +34,8 @@ import annotated_types
 from pydantic import BaseModel
 from pydantic.fields import FieldInfo
 
-from status.updatestatus.insights import kinds, metadata, models, staleness
+from status.updatestatus.api import metadata
+from status.updatestatus.insights import kinds, models, staleness
 
 REPO = Path(__file__).resolve().parents[1]
 TARGET = REPO / "status" / "updatestatus" / "insights" / "plain.py"
@@ -305,7 +306,7 @@ def generate() -> str:
         "import re",
         "from typing import Any",
         "",
-        "from cvo_py.gotext import parse_duration, parse_time",
+        "from cvo_py.runtime.gotext import parse_duration, parse_time",
     ]
     for module in (kinds, staleness):
         names = [s.__name__ for s in shapes if s.__module__ == module.__name__]

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from cvo_py.gotext import bounded, clipped, go_quote
+from cvo_py.runtime.gotext import bounded, clipped, go_quote
 
 Status = Literal["True", "False", "Unknown"]
 

@@ -21,7 +21,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from cvo_py.gotext import bounded, escape
+from cvo_py.runtime.gotext import bounded, escape
 
 JSON = dict[str, Any]
 Kind = Literal["Progressing", "Transient", "Terminal", "Succeeded"]

@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from cvo_py import gotext, safeload
+from cvo_py.runtime import gotext, safeload
 from payload.acceptance import ReleaseAcceptance
 
 JSON = dict[str, Any]

@@ -17,11 +17,11 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from cvo_py import env, klog
-from cvo_py.gotext import go_quote
-from cvo_py.informer import DELETED, Backoff, Informer
-from cvo_py.kube import JSON, PODS, ApiError, KubeClient, Resource, ServerUnreachable
-from cvo_py.safeload import DocumentError
+from cvo_py.runtime import env, klog
+from cvo_py.runtime.gotext import go_quote
+from cvo_py.runtime.informer import DELETED, Backoff, Informer
+from cvo_py.runtime.kube import JSON, PODS, ApiError, KubeClient, Resource, ServerUnreachable
+from cvo_py.runtime.safeload import DocumentError
 from payload import acceptance as acc
 from payload.acceptance import ReleaseAcceptance
 from payload.classify import (
@@ -49,7 +49,7 @@ from payload.verify.errors import VerificationError, Verifier
 
 log = logging.getLogger(__name__)
 
-# Jobs left by 4.18 and older operators (`version-*`); there is no JOBS in cvo_py.kube.
+# Jobs left by 4.18 and older operators (`version-*`); there is no JOBS in cvo_py.runtime.kube.
 JOBS = Resource("batch/v1", "Job", "jobs", True)
 
 # What a payload directory must contain (upstream's payload.ValidateDirectory).

@@ -22,7 +22,7 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, settings
 
-from cvo_py.kube import CRDS, NAMESPACES, ApiError, KubeClient
+from cvo_py.runtime.kube import CRDS, NAMESPACES, ApiError, KubeClient
 from cvo_py.testing import cluster as local
 from cvo_py.testing import leaks, localcluster, shared
 from cvo_py.testing.certs import self_signed

@@ -1,4 +1,4 @@
-"""What every subcommand shares: the usage error (exit 2). Signals are `cvo_py.process`'s."""
+"""What every subcommand shares: the usage error (exit 2). Signals are `cvo_py.runtime.process`'s."""
 
 from __future__ import annotations
 

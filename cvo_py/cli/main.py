@@ -55,7 +55,7 @@ class _Parser(argparse.ArgumentParser):
 def _shown(message: str) -> str:
     """An error message as one printable line, whatever the flag values in it held (escaped as Go's
     `%q` escapes, without quotes; capped so a huge value cannot flood the terminal)."""
-    from cvo_py.gotext import bounded, escape
+    from cvo_py.runtime.gotext import bounded, escape
 
     return escape(bounded(message, 2000))
 
@@ -108,8 +108,8 @@ def _kubeconfig(path: str) -> str:
     """A kubeconfig named on the command line must be a readable regular file within bounds (a
     FIFO or a device is refused, never read); its content is checked when it is loaded (a bad one
     is a usage error too, see `main`)."""
-    from cvo_py import safeload
-    from cvo_py.kube import KUBECONFIG_MAX_BYTES
+    from cvo_py.runtime import safeload
+    from cvo_py.runtime.kube import KUBECONFIG_MAX_BYTES
 
     if not path:
         raise argparse.ArgumentTypeError("empty kubeconfig path: name a file, or leave the flag out")
@@ -123,7 +123,7 @@ def _kubeconfig(path: str) -> str:
 def _load_kubeconfig(path: str) -> None:
     """A --kubeconfig that is not a usable kubeconfig is a bad flag value (exit 2), found before
     anything runs; a default configuration that is missing or bad is not (exit 1, at run time)."""
-    from cvo_py.kube import ConfigError, load_config
+    from cvo_py.runtime.kube import ConfigError, load_config
 
     try:
         load_config(path)
@@ -163,7 +163,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     module = args._module
     # Logging is set up for commands that log; a one-shot `upgrade-status` never loads it.
     if getattr(module, "logs", lambda _args: True)(args):
-        from cvo_py import klog
+        from cvo_py.runtime import klog
 
         klog.setup(args.v)
     try:
@@ -223,7 +223,7 @@ def _end_process(code: int) -> NoReturn:
 def _client_error(exc: Exception) -> str | None:
     """The one-line message of an API client error, None for anything else. The client module is
     looked at only when it was loaded: a run that never imported it cannot have raised its errors."""
-    kube = sys.modules.get("cvo_py.kube")
+    kube = sys.modules.get("cvo_py.runtime.kube")
     if kube is None:
         return None
     if isinstance(exc, kube.ConfigError | kube.ServerUnreachable):

@@ -1,6 +1,6 @@
 """The flags that name the platform's Prometheus/Thanos query API, shared by the subcommands that
 read it: `update-status-controller` (`--alerts-*`: firing alerts for Update Health) and `start`
-(`--promql-*`: conditional-update risks). One client, `cvo_py.promapi.PrometheusAPI`, serves both.
+(`--promql-*`: conditional-update risks). One client, `cvo_py.runtime.promapi.PrometheusAPI`, serves both.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from cvo_py.promapi import PrometheusAPI
+    from cvo_py.runtime.promapi import PrometheusAPI
 
 SA_TOKEN_FILE = "/var/run/secrets/kubernetes.io/serviceaccount/token"
 SA_SERVICE_CA_FILE = "/var/run/secrets/kubernetes.io/serviceaccount/service-ca.crt"
@@ -43,7 +43,7 @@ def add_arguments(parser: argparse.ArgumentParser, prefix: str, purpose: str, de
 def api(args: argparse.Namespace, prefix: str) -> PrometheusAPI | None:
     """The client the flags describe (None when the URL is empty); a UsageError for bad values."""
     from cvo_py.cli.common import UsageError
-    from cvo_py.promapi import ConfigError, PrometheusAPI
+    from cvo_py.runtime.promapi import ConfigError, PrometheusAPI
 
     attr = prefix.replace("-", "_")
     url: str = getattr(args, f"{attr}_url")

@@ -15,9 +15,9 @@ from __future__ import annotations
 import argparse
 import re
 
-from cvo_py import env
 from cvo_py.cli import prometheus_flags
 from cvo_py.compose.start import Options
+from cvo_py.runtime import env
 
 # What Go's strconv.ParseBool accepts (exactly these spellings), as upstream's boolean flags do.
 GO_BOOLS = {
@@ -29,7 +29,7 @@ _DNS_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from cvo_py.serving.options import add_serving_arguments
+    from cvo_py.runtime.serving.options import add_serving_arguments
 
     parser.add_argument("--release-image", default="", help="pull spec of the release this operator runs (required)")
     parser.add_argument(
@@ -77,9 +77,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def validate(args: argparse.Namespace) -> Options:
     from cvo_py.cli.common import UsageError
-    from cvo_py.gotext import go_quote
-    from cvo_py.safeload import DocumentError
-    from cvo_py.serving.options import (
+    from cvo_py.runtime.gotext import go_quote
+    from cvo_py.runtime.safeload import DocumentError
+    from cvo_py.runtime.serving.options import (
         ListenAddressError,
         ServingConfigError,
         check_serving_files_given,
@@ -124,7 +124,7 @@ def validate(args: argparse.Namespace) -> Options:
     except (ListenAddressError, ServingConfigError) as exc:
         raise UsageError(str(exc)) from None
     if args.update_service:
-        from cvo_py.urls import http_url_problem
+        from cvo_py.runtime.urls import http_url_problem
 
         problem = http_url_problem(args.update_service)
         if problem:
@@ -159,7 +159,7 @@ def validate(args: argparse.Namespace) -> Options:
 
 
 def run(options: Options) -> int:
-    from cvo_py import process
     from cvo_py.compose.start import build
+    from cvo_py.runtime import process
 
     return process.run(build(options))

@@ -9,7 +9,7 @@ from collections.abc import Callable
 
 from cvo_py.cli import prometheus_flags
 from cvo_py.compose.update_status_controller import Options
-from cvo_py.leader import LeaseTimings
+from cvo_py.runtime.leader import LeaseTimings
 
 SA_NAMESPACE_FILE = "/var/run/secrets/kubernetes.io/serviceaccount/namespace"
 DEFAULT_NAMESPACE = "openshift-update-status-controller"
@@ -17,7 +17,7 @@ NAMESPACE_FILE_MAX_BYTES = 4096
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from cvo_py.serving.options import add_serving_arguments
+    from cvo_py.runtime.serving.options import add_serving_arguments
 
     parser.add_argument(
         "--namespace",
@@ -104,7 +104,7 @@ _SECONDS = re.compile(r"(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?s?", re.ASCII)
 
 def _seconds(text: str) -> float:
     """Seconds as a number (ASCII digits, optionally `s`), else a Go duration; ArgumentTypeError otherwise."""
-    from cvo_py import gotext
+    from cvo_py.runtime import gotext
 
     try:
         if _SECONDS.fullmatch(text):
@@ -118,8 +118,8 @@ def _seconds(text: str) -> float:
 
 def detect_namespace(explicit: str | None, sa_file: str = SA_NAMESPACE_FILE) -> str:
     """`explicit`, else the Pod's namespace (its service account's namespace file), else the default."""
-    from cvo_py import safeload
     from cvo_py.cli.common import UsageError
+    from cvo_py.runtime import safeload
 
     if explicit is not None:
         return explicit  # an explicit empty value is refused by validate(), not replaced
@@ -135,8 +135,8 @@ def detect_namespace(explicit: str | None, sa_file: str = SA_NAMESPACE_FILE) -> 
 
 def validate(args: argparse.Namespace) -> Options:
     from cvo_py.cli.common import UsageError
-    from cvo_py.gotext import go_quote
-    from cvo_py.serving.options import ListenAddressError, ServingConfigError, serving_options
+    from cvo_py.runtime.gotext import go_quote
+    from cvo_py.runtime.serving.options import ListenAddressError, ServingConfigError, serving_options
 
     timings = LeaseTimings(
         lease_duration=args.leader_elect_lease_duration,
@@ -180,7 +180,7 @@ def _is_dns_label(text: str) -> bool:
 
 
 def run(options: Options) -> int:
-    from cvo_py import process
     from cvo_py.compose.update_status_controller import build
+    from cvo_py.runtime import process
 
     return process.run(build(options))

@@ -3,8 +3,8 @@
 Live: reads the insights from the ConfigMap API (`status-api-cm-prototype` and its shards).
 Snapshot (`--mock-clusterversion PATH/NAME-cv.yaml`): computes the insights from an oc-style
 snapshot with the same functions the controller uses. Dump (`--from PATH`): the same from a
-must-gather or an Insights Operator archive (see `status.updatestatus.dump`), assessed at the gather time,
-which the first line states. Either way the text comes from the insights only.
+must-gather or an Insights Operator archive (see `status.updatestatus.client.dump.layouts`),
+assessed at the gather time, which the first line states. Either way the text comes from the insights only.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from status.updatestatus.published import PublishedReads
+    from status.updatestatus.client.live import PublishedReads
 
 
 @dataclass(frozen=True)
@@ -82,9 +82,9 @@ def logs(args: argparse.Namespace) -> bool:
 
 
 def validate(args: argparse.Namespace) -> Options:
-    from cvo_py import gotext
     from cvo_py.cli.common import UsageError
-    from status.updatestatus.details import DETAILS
+    from cvo_py.runtime import gotext
+    from status.updatestatus.client.details import DETAILS
 
     if args.details not in DETAILS:
         raise UsageError(
@@ -102,7 +102,7 @@ def validate(args: argparse.Namespace) -> Options:
         if not mock.name.endswith("-cv.yaml"):
             raise UsageError(f"--mock-clusterversion: {mock} must name a NAME-cv.yaml file")
     if args.dump_format != "auto":  # the dump reader is imported only where a dump is read
-        from status.updatestatus.dump import FORMATS
+        from status.updatestatus.client.dump.layouts import FORMATS
 
         if args.dump_format not in FORMATS:
             raise UsageError(f"invalid value for --format: {args.dump_format} (must be one of {', '.join(FORMATS)})")
@@ -131,7 +131,7 @@ def validate(args: argparse.Namespace) -> Options:
 def run(options: Options) -> int:
     if options.watch:
         return _watch(options)
-    from cvo_py import gcpause
+    from cvo_py.runtime import gcpause
 
     # One short burst of building (documents, insights, text) that leaves no garbage cycles behind.
     with gcpause.paused():
@@ -150,10 +150,10 @@ def _run(options: Options) -> int:
 
 
 def _run_live(options: Options, reads: PublishedReads) -> int:
+    from status.updatestatus.client.live import ReadError
+    from status.updatestatus.client.render import RenderError, render
     from status.updatestatus.insights import staleness
     from status.updatestatus.insights.objects import InputError
-    from status.updatestatus.published import ReadError
-    from status.updatestatus.render import RenderError, render
 
     warnings: list[str] = []
     try:
@@ -168,9 +168,9 @@ def _run_live(options: Options, reads: PublishedReads) -> int:
 
 
 def _run_files(options: Options) -> int:
-    from status.updatestatus import snapshot
+    from status.updatestatus.client import snapshot
+    from status.updatestatus.client.render import RenderError, render
     from status.updatestatus.insights.objects import InputError
-    from status.updatestatus.render import RenderError, render
 
     try:
         if options.dump is not None:
@@ -188,22 +188,22 @@ def _run_files(options: Options) -> int:
 
 
 def _fail(warnings: list[str], message: str, code: int) -> int:
-    from cvo_py.gotext import escape
-    from status.updatestatus.render.warnings import warning_text
+    from cvo_py.runtime.gotext import escape
+    from status.updatestatus.client.render.warnings import warning_text
 
     sys.stderr.write(warning_text(warnings) + f"error: {escape(message)}\n")
     return code
 
 
 def _print(warnings: list[str], text: str) -> int:
-    from status.updatestatus.render.warnings import emit
+    from status.updatestatus.client.render.warnings import emit
 
     emit(warnings, text, sys.stdout, sys.stderr)
     return 0
 
 
 def _watch(options: Options) -> int:
-    from cvo_py.kube import connect
+    from cvo_py.runtime.kube import connect
     from status.updatestatus import watching
 
     client = connect(options.kubeconfig, user_agent="cvo-py (upgrade-status --watch)")
@@ -212,15 +212,15 @@ def _watch(options: Options) -> int:
 
 
 def _start_live_reads(options: Options) -> PublishedReads:
-    from cvo_py.kube import connect
-    from status.updatestatus.published import PublishedReads
+    from cvo_py.runtime.kube import connect
+    from status.updatestatus.client.live import PublishedReads
 
     return PublishedReads(connect(options.kubeconfig, user_agent="cvo-py (upgrade-status)"))
 
 
 def _from_dump(options: Options) -> str:
-    from status.updatestatus import dump as dumps
-    from status.updatestatus.render import NOT_UPDATING, render
+    from status.updatestatus.client.dump import layouts as dumps
+    from status.updatestatus.client.render import NOT_UPDATING, render
 
     assert options.dump is not None
     d = dumps.load(options.dump, options.dump_format)

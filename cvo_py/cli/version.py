@@ -6,7 +6,7 @@ import argparse
 from dataclasses import dataclass
 
 from cvo_py import __version__
-from cvo_py.kube import ConfigError, ServerUnreachable, connect
+from cvo_py.runtime.kube import ConfigError, ServerUnreachable, connect
 
 
 @dataclass(frozen=True)

@@ -1,1 +1,1 @@
-"""Composition roots: what each long-running command builds, for `cvo_py.process` to run."""
+"""Composition roots: what each long-running command builds, for `cvo_py.runtime.process` to run."""

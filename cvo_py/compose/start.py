@@ -13,9 +13,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from cvo_py.process import Parts, Stoppable
-    from cvo_py.promapi import PrometheusAPI
-    from cvo_py.serving.tls import TLSOptions
+    from cvo_py.runtime.process import Parts, Stoppable
+    from cvo_py.runtime.promapi import PrometheusAPI
+    from cvo_py.runtime.serving.tls import TLSOptions
 
 log = logging.getLogger(__name__)
 
@@ -49,11 +49,11 @@ def build(options: Options) -> Parts:
     from prometheus_client import CollectorRegistry, ProcessCollector
 
     from cvo_py import __version__
-    from cvo_py.kube import connect
-    from cvo_py.leader import LeaderElector
-    from cvo_py.process import Parts
-    from cvo_py.serving.certificates import ServingContext, watch_client_ca
-    from cvo_py.serving.server import MetricsServer
+    from cvo_py.runtime.kube import connect
+    from cvo_py.runtime.leader import LeaderElector
+    from cvo_py.runtime.process import Parts
+    from cvo_py.runtime.serving.certificates import ServingContext, watch_client_ca
+    from cvo_py.runtime.serving.server import MetricsServer
     from payload.acceptance import ReleaseAcceptance
     from payload.coordinator import Retriever
     from payload.metrics import PayloadMetrics
@@ -67,11 +67,11 @@ def build(options: Options) -> Parts:
         payload_creation_time,
     )
     from status.clusterversion.validation import ACCEPT_RISKS_GATE
-    from updates.client import fetch_graph
-    from updates.cluster import cluster_transport
-    from updates.metrics import UpdatesCollector
-    from updates.poller import AvailableUpdatesPoller, PollerOptions, updates_status
-    from updates.prometheus import promql_query, service_connect_host, service_of
+    from updateservice.client import fetch_graph
+    from updateservice.cluster import cluster_transport
+    from updateservice.metrics import UpdatesCollector
+    from updateservice.poller import AvailableUpdatesPoller, PollerOptions, updates_status
+    from updateservice.prometheus import promql_query, service_connect_host, service_of
 
     # The operator is I/O-bound and its latency is thread hand-offs (Pod watch → retrieval →
     # status loop): a thread woken by an event must not wait out CPython's default 5 ms switch

@@ -8,12 +8,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from cvo_py.leader import LeaseTimings
+from cvo_py.runtime.leader import LeaseTimings
 
 if TYPE_CHECKING:
-    from cvo_py.process import Parts, Stoppable
-    from cvo_py.promapi import PrometheusAPI
-    from cvo_py.serving.options import ServingOptions
+    from cvo_py.runtime.process import Parts, Stoppable
+    from cvo_py.runtime.promapi import PrometheusAPI
+    from cvo_py.runtime.serving.options import ServingOptions
 
 log = logging.getLogger(__name__)
 
@@ -35,12 +35,12 @@ class Options:
 def build(options: Options) -> Parts:
     from prometheus_client import CollectorRegistry
 
-    from cvo_py.kube import connect
-    from cvo_py.leader import LeaderElector, default_identity
-    from cvo_py.process import Parts
-    from cvo_py.serving.certificates import ServingContext, watch_client_ca
-    from cvo_py.serving.server import MetricsServer
-    from status.updatestatus.controller import LEASE, UpdateStatusController
+    from cvo_py.runtime.kube import connect
+    from cvo_py.runtime.leader import LeaderElector, default_identity
+    from cvo_py.runtime.process import Parts
+    from cvo_py.runtime.serving.certificates import ServingContext, watch_client_ca
+    from cvo_py.runtime.serving.server import MetricsServer
+    from status.updatestatus.controller.sync import LEASE, UpdateStatusController
     from status.updatestatus.insights import models
 
     client = connect(options.kubeconfig, user_agent="cvo-py/update-status-controller")

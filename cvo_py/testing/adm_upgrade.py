@@ -13,8 +13,8 @@ from typing import Any
 
 import yaml
 
-from status.updatestatus.render.tabwriter import TabWriter
-from updates import semver
+from status.updatestatus.client.render.tabwriter import TabWriter
+from updateservice import semver
 
 NO_UPDATES = ("No updates available. You may still upgrade to a specific release image with --to-image or wait for "
               "new updates to be available.")

@@ -8,8 +8,8 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from cvo_py.informer import Informer
-from cvo_py.kube import JSON, KubeClient, Resource
+from cvo_py.runtime.informer import Informer
+from cvo_py.runtime.kube import JSON, KubeClient, Resource
 
 
 @dataclass(frozen=True)

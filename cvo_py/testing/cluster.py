@@ -11,7 +11,7 @@ from typing import Any
 
 import yaml
 
-from cvo_py.kube import (
+from cvo_py.runtime.kube import (
     CLUSTEROPERATORS,
     CLUSTERVERSIONS,
     NAMESPACES,

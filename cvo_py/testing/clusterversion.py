@@ -8,7 +8,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from cvo_py.kube import CLUSTEROPERATORS, CLUSTERVERSIONS, CONFIGMAPS, CRDS, FEATUREGATES, ApiError, KubeClient
+from cvo_py.runtime.kube import CLUSTEROPERATORS, CLUSTERVERSIONS, CONFIGMAPS, CRDS, FEATUREGATES, ApiError, KubeClient
 from cvo_py.testing.cluster import ensure_namespace
 from cvo_py.testing.wait import wait_until
 from status.clusterversion import capabilities, upgradeable

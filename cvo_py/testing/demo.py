@@ -26,7 +26,7 @@ from pathlib import Path
 
 import yaml
 
-from cvo_py.kube import CLUSTERVERSIONS, CONFIGMAPS, JSON, LEASES, PODS, ApiError, KubeClient
+from cvo_py.runtime.kube import CLUSTERVERSIONS, CONFIGMAPS, JSON, LEASES, PODS, ApiError, KubeClient
 from cvo_py.testing import localcluster, localprometheus, manifests, smallcluster, usc
 from cvo_py.testing.adm_upgrade import adm_upgrade
 from cvo_py.testing.cluster import LocalCluster, ensure_namespace

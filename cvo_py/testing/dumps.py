@@ -16,8 +16,8 @@ from typing import Any
 
 import yaml
 
-from cvo_py import gotext
-from status.updatestatus.snapshot import Snapshot
+from cvo_py.runtime import gotext
+from status.updatestatus.client.snapshot import Snapshot
 
 JSON = dict[str, Any]
 IMAGE_DIR = "quay-io-openshift-release-dev-ocp-v4-0-art-dev-sha256-0123456789abcdef"

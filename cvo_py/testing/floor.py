@@ -17,7 +17,7 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-from cvo_py.kube import ClientConfig
+from cvo_py.runtime.kube import ClientConfig
 from payload.podspec import PodSpecOptions, build_version_pod, random_suffix
 
 

@@ -1,5 +1,5 @@
 """Go's `text/tabwriter`, ported statement by statement: the plain reference writer that the fast
-one in `status.updatestatus.render.tabwriter` is compared with (on random tables, and on random
+one in `status.updatestatus.client.render.tabwriter` is compared with (on random tables, and on random
 insights through the renderer).
 
 It reads bytes as Go's `Writer.Write` does, cell by cell: a tab or a vertical tab ends a cell, a

@@ -8,7 +8,7 @@ from typing import Any
 
 import yaml
 
-from cvo_py import gotext
+from cvo_py.runtime import gotext
 
 JSON = dict[str, Any]
 MCO = "machineconfiguration.openshift.io/"

@@ -6,7 +6,7 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
-from cvo_py.kube import JSON, PODS, ApiError, KubeClient
+from cvo_py.runtime.kube import JSON, PODS, ApiError, KubeClient
 from cvo_py.testing.statuswrite import write_status
 
 

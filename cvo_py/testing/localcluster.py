@@ -337,7 +337,7 @@ def restart(data_dir: Path | None = None) -> Cluster:
 
 
 def admin_client(cluster: Cluster) -> Any:
-    from cvo_py.kube import connect
+    from cvo_py.runtime.kube import connect
 
     return connect(cluster.kubeconfig, user_agent="cvo-py-localcluster")
 
@@ -346,7 +346,7 @@ def apply_crd(cluster: Cluster, path: Path, timeout: float = 30.0) -> None:
     """Create or replace a CRD from a file and wait until it is Established."""
     import yaml
 
-    from cvo_py.kube import CRDS, ApiError
+    from cvo_py.runtime.kube import CRDS, ApiError
 
     client = admin_client(cluster)
     body = yaml.safe_load(path.read_text())
@@ -371,7 +371,7 @@ def apply_crd(cluster: Cluster, path: Path, timeout: float = 30.0) -> None:
 
 def _served(client: Any, crd: dict[str, Any]) -> bool:
     """Established is not enough: the resource's storage may still be initializing (429)."""
-    from cvo_py.kube import ApiError
+    from cvo_py.runtime.kube import ApiError
 
     spec = crd["spec"]
     version = next(v["name"] for v in spec["versions"] if v.get("served"))

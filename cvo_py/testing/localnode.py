@@ -39,7 +39,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from cvo_py.kube import KubeClient, Resource
+from cvo_py.runtime.kube import KubeClient, Resource
 from cvo_py.testing import localcluster, manifests
 from cvo_py.testing import nodeconfig as cfg
 from cvo_py.testing.localcluster import BIN_DIR, REPO, ClusterError

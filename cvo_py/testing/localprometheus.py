@@ -39,7 +39,7 @@ from typing import Any
 
 import yaml
 
-from cvo_py.promapi import APIError, PrometheusAPI
+from cvo_py.runtime.promapi import APIError, PrometheusAPI
 from cvo_py.testing import localcluster, manifests
 from cvo_py.testing.localcluster import REPO, ClusterError
 

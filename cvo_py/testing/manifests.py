@@ -14,7 +14,7 @@ from pathlib import Path
 
 import yaml
 
-from cvo_py.kube import CONFIGMAPS, JSON, NAMESPACES, SERVICEACCOUNTS, SERVICES, ApiError, KubeClient, Resource
+from cvo_py.runtime.kube import CONFIGMAPS, JSON, NAMESPACES, SERVICEACCOUNTS, SERVICES, ApiError, KubeClient, Resource
 from cvo_py.testing.gotemplate import RenderData
 from cvo_py.testing.gotemplate import render as render_template
 

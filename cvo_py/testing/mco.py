@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from datetime import UTC, datetime
 
-from cvo_py.kube import JSON, MACHINECONFIGPOOLS, MACHINECONFIGS, MERGE_PATCH, NODES, KubeClient, Resource
+from cvo_py.runtime.kube import JSON, MACHINECONFIGPOOLS, MACHINECONFIGS, MERGE_PATCH, NODES, KubeClient, Resource
 from cvo_py.testing.statuswrite import write_status
 
 CURRENT_CONFIG = "machineconfiguration.openshift.io/currentConfig"

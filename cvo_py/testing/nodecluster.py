@@ -20,7 +20,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from cvo_py.kube import JSON, ApiError, KubeClient, Resource
+from cvo_py.runtime.kube import JSON, ApiError, KubeClient, Resource
 from cvo_py.testing import image, localcluster, localnode, localprometheus, usc
 from cvo_py.testing import manifests as install
 from cvo_py.testing import nodeconfig as cfg

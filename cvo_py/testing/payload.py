@@ -10,7 +10,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-from cvo_py.kube import CLUSTERVERSIONS, PODS, ApiError, KubeClient, Resource
+from cvo_py.runtime.kube import CLUSTERVERSIONS, PODS, ApiError, KubeClient, Resource
 from cvo_py.testing.manifests import ServiceAccountFiles
 from cvo_py.testing.tcpproxy import TCPProxy
 from payload.acceptance import ReleaseAcceptance
@@ -333,7 +333,7 @@ class ClusterVerification:
     def __init__(self, kube: KubeClient) -> None:
         import pysequoia
 
-        from cvo_py.kube import CONFIGMAPS, NAMESPACES
+        from cvo_py.runtime.kube import CONFIGMAPS, NAMESPACES
         from payload.verify.config import CONFIG_ANNOTATION
 
         self.kube = kube
@@ -365,7 +365,7 @@ class ClusterVerification:
         self.store.signatures[self.store.path(hexpart, 1)] = sign_release(self.key, image)
 
     def remove_configmaps(self) -> None:
-        from cvo_py.kube import CONFIGMAPS
+        from cvo_py.runtime.kube import CONFIGMAPS
 
         for cm in self.kube.list(CONFIGMAPS, self.NAMESPACE).get("items") or []:
             self.kube.delete(CONFIGMAPS, cm["metadata"]["name"], self.NAMESPACE)
@@ -408,7 +408,7 @@ def status_operator(
     retrying a failed one every `retrieval_retry` seconds (the version Pod is created in
     `namespace`; a failed retrieval waits up to `show_failure_within` seconds for its failure to
     be written before it deletes the Pod)."""
-    from cvo_py.kube import connect
+    from cvo_py.runtime.kube import connect
     from cvo_py.testing.clusterversion import IMG_4141
     from status.clusterversion.controller import StatusOperator, StatusOptions
 

@@ -6,14 +6,15 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from cvo_py import __version__, gotext
-from cvo_py.kube import CONFIGMAPS, ApiError, KubeClient
+from cvo_py import __version__
+from cvo_py.runtime import gotext
+from cvo_py.runtime.kube import CONFIGMAPS, ApiError, KubeClient
 from cvo_py.testing import cluster as local
 from cvo_py.testing import dumps as conv
 from cvo_py.testing import shared
 from cvo_py.testing.insight_objects import write_snapshot
-from status.updatestatus import configmap, snapshot
-from status.updatestatus.insights import metadata
+from status.updatestatus.api import configmap, metadata
+from status.updatestatus.client import snapshot
 from status.updatestatus.insights.models import Insight
 
 EXAMPLES = shared.EXAMPLES

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from cvo_py.kube import (
+from cvo_py.runtime.kube import (
     CLUSTEROPERATORS,
     CLUSTERVERSIONS,
     MACHINECONFIGPOOLS,

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from cvo_py.kube import JSON, ApiError, KubeClient, Resource
+from cvo_py.runtime.kube import JSON, ApiError, KubeClient, Resource
 
 
 def write_status(

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from types import FrameType
 from typing import Any, Generic, TypeVar
 
-from cvo_py.kube import ApiError
+from cvo_py.runtime.kube import ApiError
 from cvo_py.testing.wait import wait_until
 
 S = TypeVar("S", bound="Story")

@@ -32,7 +32,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-from cvo_py.kube import SERVICES, ApiError, KubeClient, Resource
+from cvo_py.runtime.kube import SERVICES, ApiError, KubeClient, Resource
 from cvo_py.testing.certs import certificate_authority, server_certificate
 from cvo_py.testing.cluster import ensure_namespace
 

@@ -19,7 +19,16 @@ from typing import Any, TypeVar
 
 import yaml
 
-from cvo_py.kube import CLUSTEROPERATORS, CLUSTERVERSIONS, CONFIGMAPS, JSON, LEASES, ApiError, KubeClient, Resource
+from cvo_py.runtime.kube import (
+    CLUSTEROPERATORS,
+    CLUSTERVERSIONS,
+    CONFIGMAPS,
+    JSON,
+    LEASES,
+    ApiError,
+    KubeClient,
+    Resource,
+)
 from cvo_py.testing.cluster import free_port
 from cvo_py.testing.manifests import KINDS, apply, cluster_scoped, delete, outside
 from cvo_py.testing.manifests import load as load_install

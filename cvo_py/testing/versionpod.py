@@ -14,8 +14,8 @@ import threading
 import time
 from pathlib import Path
 
-from cvo_py.informer import Informer
-from cvo_py.kube import JSON, PODS, ApiError, KubeClient
+from cvo_py.runtime.informer import Informer
+from cvo_py.runtime.kube import JSON, PODS, ApiError, KubeClient
 from cvo_py.testing.kubelet import Kubelet, running, waiting
 from cvo_py.testing.payload import signature_rejected, write_payload
 from payload.podspec import POD_LABEL_SELECTOR

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlparse
 
-from cvo_py.kube import CLUSTERVERSIONS, CONFIGMAPS, ApiError, KubeClient
+from cvo_py.runtime.kube import CLUSTERVERSIONS, CONFIGMAPS, ApiError, KubeClient
 
 JSON = dict[str, Any]
 

@@ -5,7 +5,7 @@ with no system gpg or native build needed, and verifies inline signed messages a
 signatures are. It does not say why a signature is rejected, so `packets.explain_rejection` reads
 that from the signature packet (expired, or made by a key outside the keyrings). Signature
 ConfigMaps are tried first; then every store is searched in parallel (`signature-1`…`signature-10`,
-stopping at 404), and the first valid signature wins. Each fetch is `cvo_py.httpget`'s bounded GET
+stopping at 404), and the first valid signature wins. Each fetch is `cvo_py.runtime.httpget`'s bounded GET
 (through the proxy the environment names): the whole request, however slowly a store drips its
 answer, ends by the time the verification has left (at most `fetch_timeout`), and a body beyond
 MAX_SIGNATURE_BYTES is not read.
@@ -24,8 +24,8 @@ from typing import Any
 
 import pysequoia
 
-from cvo_py import httpget
-from cvo_py.kube import CONFIGMAPS, ApiError, KubeClient
+from cvo_py.runtime import httpget
+from cvo_py.runtime.kube import CONFIGMAPS, ApiError, KubeClient
 from payload.metrics import PayloadMetrics
 from payload.verify.config import SIGNATURES_LABEL, Store, VerifierConfig, load_config
 from payload.verify.errors import VerificationError

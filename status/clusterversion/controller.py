@@ -29,9 +29,9 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from cvo_py import env, klog
-from cvo_py.informer import Informer, InformerSet
-from cvo_py.kube import (
+from cvo_py.runtime import env, klog
+from cvo_py.runtime.informer import Informer, InformerSet
+from cvo_py.runtime.kube import (
     CLUSTEROPERATORS,
     CLUSTERVERSIONS,
     CONFIGMAPS,
@@ -42,7 +42,7 @@ from cvo_py.kube import (
     KubeClient,
     ServerUnreachable,
 )
-from cvo_py.loop import SyncLoop, Timers
+from cvo_py.runtime.loop import SyncLoop, Timers
 from payload import acceptance as acc
 from payload.acceptance import PreconditionOutcome, ReleaseAcceptance
 from payload.coordinator import RetrievalCoordinator, RetrieverFactory

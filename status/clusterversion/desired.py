@@ -20,8 +20,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from cvo_py.gotext import metav1_time
-from cvo_py.jsondata import copy_json
+from cvo_py.runtime.gotext import metav1_time
+from cvo_py.runtime.jsondata import copy_json
 from payload.acceptance import is_about, payload_loaded
 from payload.acceptance import retrieving as payload_retrieving
 from payload.release import Acceptance, Release
@@ -55,7 +55,7 @@ class StatusInputs:
     # Enabled names the status cannot carry (the CRD rejected them): still enabled, never dropped.
     prior_enabled: tuple[str, ...] = ()
     # What the available-updates poller found for this spec's upstream and channel
-    # (updates.poller.updates_status); None leaves those fields as they are.
+    # (updateservice.poller.updates_status); None leaves those fields as they are.
     updates: Mapping[str, Any] | None = None
     # The ClusterUpdateAcceptRisks feature gate: spec.desiredUpdate.acceptRisks is allowed.
     accept_risks: bool = False

@@ -21,11 +21,11 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from cvo_py.gotext import clipped, escape, go_quote, one_line
-from cvo_py.kube import CLUSTERVERSIONS, EVENTS, JSON, MERGE_PATCH, ApiError, KubeClient, ServerUnreachable
+from cvo_py.runtime.gotext import clipped, escape, go_quote, one_line
+from cvo_py.runtime.kube import CLUSTERVERSIONS, EVENTS, JSON, MERGE_PATCH, ApiError, KubeClient, ServerUnreachable
 from payload import acceptance as acc
 from payload.acceptance import PreconditionOutcome, ReleaseAcceptance
-from updates.retrieval import UPDATES_OMITTED
+from updateservice.retrieval import UPDATES_OMITTED
 
 log = logging.getLogger(__name__)
 

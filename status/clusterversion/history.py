@@ -10,8 +10,8 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
-from cvo_py.gotext import metav1_time
-from cvo_py.jsondata import copy_json
+from cvo_py.runtime.gotext import metav1_time
+from cvo_py.runtime.jsondata import copy_json
 from payload.release import Release
 
 JSON = dict[str, Any]

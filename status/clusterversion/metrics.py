@@ -23,9 +23,9 @@ from typing import Any
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
-from cvo_py.informer import MODIFIED, Informer, InformerSet
-from cvo_py.kube import CONFIGMAPS, KubeClient
-from cvo_py.safeload import DocumentError, FileMissing
+from cvo_py.runtime.informer import MODIFIED, Informer, InformerSet
+from cvo_py.runtime.kube import CONFIGMAPS, KubeClient
+from cvo_py.runtime.safeload import DocumentError, FileMissing
 from payload.release import IMAGE_REFERENCES, IMAGE_REFERENCES_MAX_BYTES, Release, read_payload_json
 from status.clusterversion import capabilities
 from status.clusterversion.desired import find_condition, operator_progress, operator_version

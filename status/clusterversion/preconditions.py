@@ -19,7 +19,7 @@ from typing import Any
 
 from payload.acceptance import PreconditionOutcome
 from status.clusterversion import upgradeable
-from updates import semver
+from updateservice import semver
 
 ROLLBACK = "ClusterVersionRollback"
 GIANT_HOP = "ClusterVersionGiantHop"

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from cvo_py.gotext import TimeFormatError, parse_time
+from cvo_py.runtime.gotext import TimeFormatError, parse_time
 
 JSON = dict[str, Any]
 

@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from cvo_py import gotext
+from cvo_py.runtime import gotext
 from status.clusterversion.capabilities import ENABLED, KNOWN
 from status.clusterversion.desired import (
     CAPABILITIES_PRUNED,
@@ -43,7 +43,7 @@ from status.clusterversion.desired import (
     remove_condition,
     set_condition,
 )
-from updates.retrieval import UPDATES_OMITTED
+from updateservice.retrieval import UPDATES_OMITTED
 
 JSON = dict[str, Any]
 

@@ -25,7 +25,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from updates import semver
+from updateservice import semver
 
 UPGRADEABLE = "Upgradeable"
 # The sub-conditions releases up to 4.22 wrote beside Upgradeable; 4.23+ removes them.

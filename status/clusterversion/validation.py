@@ -20,10 +20,10 @@ import uuid
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from cvo_py.gotext import go_quote
+from cvo_py.runtime.gotext import go_quote
 from payload.release import Release
-from updates import semver
-from updates.retrieval import uuid_problem
+from updateservice import semver
+from updateservice.retrieval import uuid_problem
 
 ACCEPT_RISKS_GATE = "ClusterUpdateAcceptRisks"
 

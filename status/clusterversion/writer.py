@@ -37,9 +37,9 @@ from typing import Any
 
 from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_attempt, wait_random_exponential
 
-from cvo_py import gotext, klog
-from cvo_py.jsondata import encode_json
-from cvo_py.kube import CLUSTERVERSIONS, JSON, ApiError, KubeClient, ServerUnreachable
+from cvo_py.runtime import gotext, klog
+from cvo_py.runtime.jsondata import encode_json
+from cvo_py.runtime.kube import CLUSTERVERSIONS, JSON, ApiError, KubeClient, ServerUnreachable
 from status.clusterversion import rejections
 
 log = logging.getLogger(__name__)

@@ -4,7 +4,7 @@
 
 No polling: the project's informer watches the ConfigMaps of the API's namespace (the main one
 and its shards) and the controller's Lease, and each change wakes the loop, which assembles the
-insights again as a one-shot `upgrade-status` does (`status.updatestatus.published`; only values
+insights again as a one-shot `upgrade-status` does (`status.updatestatus.client.live`; only values
 that changed are read again) and shows them when what it would show differs. Time alone changes
 what is shown only at known moments, when the insights turn stale (twice the resync period after
 they were computed) and when the Lease expires: the loop wakes at those too, so a controller
@@ -28,14 +28,15 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TextIO
 
-from cvo_py import gotext
-from cvo_py.gotext import SECOND
-from cvo_py.informer import Informer
-from cvo_py.kube import CONFIGMAPS, LEASES, KubeClient
-from status.updatestatus import published, wire
+from cvo_py.runtime import gotext
+from cvo_py.runtime.gotext import SECOND
+from cvo_py.runtime.informer import Informer
+from cvo_py.runtime.kube import CONFIGMAPS, LEASES, KubeClient
+from status.updatestatus import wire
+from status.updatestatus.api.names import CONFIGMAP, LEASE, NAMESPACE
+from status.updatestatus.client import live as published
+from status.updatestatus.client.render import RenderError, RowMemo, render, warning_text
 from status.updatestatus.insights import staleness
-from status.updatestatus.names import CONFIGMAP, LEASE, NAMESPACE
-from status.updatestatus.render import RenderError, RowMemo, render, warning_text
 
 INTERRUPTED = 130
 TICK = 1.0  # seconds between updates of a terminal frame's age line
@@ -246,7 +247,7 @@ def watch(
     errors, raised before anything is shown)."""
     client.list(CONFIGMAPS, namespace=NAMESPACE, limit=1)  # can we watch at all? (403: one line, exit 1)
     # Problems of the watches are shown in the frame, where they are current, not logged over it.
-    logging.getLogger("cvo_py.informer").setLevel(logging.ERROR)
+    logging.getLogger("cvo_py.runtime.informer").setLevel(logging.ERROR)
     sources = Sources(client)
     screen = Screen(out, tty, size)
     resized = threading.Event()

@@ -1,10 +1,10 @@
 """Reading the ConfigMap API's data: insights, the shard list, the publication metadata.
 
-What a client needs to read the insights, without pydantic: `status.updatestatus.configmap`
+What a client needs to read the insights, without pydantic: `status.updatestatus.api.configmap`
 (which writes them, and re-exports all of this) documents the format. Each value is read first
 by the plain reader of its kind (`status.updatestatus.insights.plain`, generated from the
 models), which takes it only when it is exactly what the controller writes; anything else (YAML
-block style, names in snake case, a number of more digits than `cvo_py.safeload` takes, a lone
+block style, names in snake case, a number of more digits than `cvo_py.runtime.safeload` takes, a lone
 surrogate escape, an unknown field, any value a model may judge otherwise) is read as before by
 the bounded loader and the pydantic model, which is then imported: the insight or the one-line
 error is the model's either way (tests/status/updatestatus/test_insights_plain.py compares the
@@ -18,7 +18,8 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from cvo_py import gotext, safeload
+from cvo_py.runtime import gotext, safeload
+from status.updatestatus.api.names import SHARD_PREFIX, SHARDS_KEY
 from status.updatestatus.insights import plain
 from status.updatestatus.insights.kinds import (
     ClusterOperatorInsightShape,
@@ -31,7 +32,6 @@ from status.updatestatus.insights.kinds import (
     ScopeType,
 )
 from status.updatestatus.insights.staleness import PublicationMetadataShape
-from status.updatestatus.names import SHARD_PREFIX, SHARDS_KEY
 
 OWNED_PREFIX = "usc-"
 DATA_LIMIT = 1_048_576  # the API server's limit on a ConfigMap's data (keys + values)
@@ -155,7 +155,7 @@ def read_plain(value: object, reader: Callable[[Any], Any]) -> Any:
 
 def read_metadata_plain(value: object) -> PublicationMetadataShape | None:
     """The publication metadata as the controller writes it, else None (then read it with
-    `status.updatestatus.insights.metadata.decode`, which judges it)."""
+    `status.updatestatus.api.metadata.decode`, which judges it)."""
     meta: PublicationMetadataShape | None = read_plain(value, plain.read_publication_metadata)
     return meta
 

@@ -19,8 +19,8 @@ from typing import Any, TypeVar
 
 import pytest
 
-from cvo_py.connections import ConnectionPool, Stream
-from cvo_py.kube import LARGE_RESPONSE, ClientConfig, KubeClient, ServerUnreachable
+from cvo_py.runtime.connections import ConnectionPool, Stream
+from cvo_py.runtime.kube import LARGE_RESPONSE, ClientConfig, KubeClient, ServerUnreachable
 from cvo_py.testing.certs import self_signed
 
 

@@ -10,12 +10,12 @@ from pathlib import Path
 import yaml
 from prometheus_client import CollectorRegistry
 
-from cvo_py.kube import ClientConfig, KubeClient
+from cvo_py.runtime.kube import ClientConfig, KubeClient
 from cvo_py.testing import dashboard as gen_dashboard
 from payload.metrics import PayloadMetrics
 from payload.release import Release
 from status.clusterversion.metrics import StatusCollector, WriteCounts
-from status.updatestatus.controller import UpdateStatusController
+from status.updatestatus.controller.sync import UpdateStatusController
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from cvo_py.kube import KubeClient
+from cvo_py.runtime.kube import KubeClient
 from cvo_py.testing import demo
 from cvo_py.testing.cluster import LocalCluster
 from cvo_py.testing.clusterversion import progress_count

@@ -78,7 +78,7 @@ def test_build_stage_wheel_contains_the_packages_and_console_script(tmp_path: Pa
     )
     wheel = next(tmp_path.glob("cvo_py-*.whl"))
     names = zipfile.ZipFile(wheel).namelist()
-    for package in ("cvo_py/cli/main.py", "payload/__init__.py", "status/__init__.py", "updates/__init__.py"):
+    for package in ("cvo_py/cli/main.py", "payload/__init__.py", "status/__init__.py", "updateservice/__init__.py"):
         assert package in names
     assert not any(name.startswith("tests/") for name in names)
     entry_points = next(name for name in names if name.endswith("entry_points.txt"))

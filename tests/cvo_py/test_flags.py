@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from cvo_py import gotext
 from cvo_py.cli import main as cli
+from cvo_py.runtime import gotext
 from cvo_py.testing.hostile import flags as hostile_flags
 from cvo_py.testing.hostile.values import RAW_CONTROL
 
@@ -183,7 +183,7 @@ def test_bad_value_exits_2_with_one_line(
     "value", ["0.0.0.0:9099", ":9099", "127.0.0.1:0", "[::1]:8443", "localhost:80", "metrics.example.com:9099"]
 )
 def test_good_listen_values_are_accepted(value: str) -> None:
-    from cvo_py.serving.options import parse_listen
+    from cvo_py.runtime.serving.options import parse_listen
 
     host, port = parse_listen(value)
     assert f"{host}:{port}".endswith(value.rsplit(":", 1)[1]) and host

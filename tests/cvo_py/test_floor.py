@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from cvo_py.kube import CLUSTERVERSIONS, PODS, KubeClient
+from cvo_py.runtime.kube import CLUSTERVERSIONS, PODS, KubeClient
 from cvo_py.testing import goprogram
 from cvo_py.testing.cluster import LocalCluster
 from cvo_py.testing.clusterversion import condition, create_cv, status_414

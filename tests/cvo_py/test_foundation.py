@@ -14,12 +14,12 @@ from typing import Any
 
 import pytest
 
-from cvo_py import klog
-from cvo_py.informer import ADDED, DELETED, MODIFIED, Backoff, diff_relist, object_key
-from cvo_py.kube import ApiError, Resource
-from cvo_py.leader import lease_free_for
-from cvo_py.loop import TokenBucket
-from cvo_py.serving.options import ListenAddressError, parse_listen
+from cvo_py.runtime import klog
+from cvo_py.runtime.informer import ADDED, DELETED, MODIFIED, Backoff, diff_relist, object_key
+from cvo_py.runtime.kube import ApiError, Resource
+from cvo_py.runtime.leader import lease_free_for
+from cvo_py.runtime.loop import TokenBucket
+from cvo_py.runtime.serving.options import ListenAddressError, parse_listen
 
 
 def obj(name: str, rv: str, namespace: str | None = None) -> dict:
@@ -147,8 +147,8 @@ def test_backoff_survives_months_of_failures() -> None:
 
 
 def test_watch_errors_that_mean_relist() -> None:
-    from cvo_py.informer import Informer, WatchExpired
-    from cvo_py.kube import CONFIGMAPS, ClientConfig, KubeClient
+    from cvo_py.runtime.informer import Informer, WatchExpired
+    from cvo_py.runtime.kube import CONFIGMAPS, ClientConfig, KubeClient
 
     informer = Informer(KubeClient(ClientConfig(host="https://127.0.0.1:1")), CONFIGMAPS)
     too_large = {
@@ -205,7 +205,7 @@ def test_token_bucket_bounds_runs_in_any_window(seed: int) -> None:
 
 def test_sync_loop_under_a_storm_of_pokes_stays_within_the_bucket() -> None:
     """Pokes as fast as a thread can make them: syncs are bounded by burst + elapsed / interval."""
-    from cvo_py.loop import SyncLoop
+    from cvo_py.runtime.loop import SyncLoop
 
     runs: list[float] = []
     loop = SyncLoop("storm", lambda: runs.append(time.monotonic()), min_interval=0.05, burst=3)
@@ -234,7 +234,7 @@ def test_sync_loop_logs_expected_failures_in_one_line(
     error: Exception, traceback: bool, caplog: pytest.LogCaptureFixture
 ) -> None:
     """An API server away for a moment is one line per retry; a bug keeps its traceback."""
-    from cvo_py.loop import SyncLoop
+    from cvo_py.runtime.loop import SyncLoop
 
     failed = threading.Event()
 
@@ -243,7 +243,7 @@ def test_sync_loop_logs_expected_failures_in_one_line(
         raise error
 
     loop = SyncLoop("flaky", sync, expected_errors=(ConnectionError,))
-    with caplog.at_level(logging.ERROR, logger="cvo_py.loop"):
+    with caplog.at_level(logging.ERROR, logger="cvo_py.runtime.loop"):
         loop.start()
         loop.poke()
         try:
@@ -259,7 +259,7 @@ def test_sync_loop_logs_expected_failures_in_one_line(
 def test_sync_loop_runs_at_a_deadline_not_before_and_a_poke_takes_its_place() -> None:
     """`poke_in` asks for one sync at a time to come (the earliest deadline wins); a sync for any
     reason meanwhile takes the deadline's place."""
-    from cvo_py.loop import SyncLoop
+    from cvo_py.runtime.loop import SyncLoop
 
     runs: list[float] = []
     ran = threading.Semaphore(0)

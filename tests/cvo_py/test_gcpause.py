@@ -1,4 +1,4 @@
-"""cvo_py.gcpause: the collector is paused inside, restored after, and never thaws a freeze."""
+"""cvo_py.runtime.gcpause: the collector is paused inside, restored after, and never thaws a freeze."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import gc
 
 import pytest
 
-from cvo_py import gcpause
+from cvo_py.runtime import gcpause
 
 
 def test_pauses_nest_and_restore_the_collector() -> None:

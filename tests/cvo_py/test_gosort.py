@@ -1,4 +1,4 @@
-"""cvo_py.gosort against Go itself: the same inputs sorted by a small Go program give the same
+"""cvo_py.runtime.gosort against Go itself: the same inputs sorted by a small Go program give the same
 permutation, element for element, for sort.Slice (not stable: the order of equals is Go's) and
 sort.SliceStable, and for oc's two-pass order of health insights."""
 
@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from cvo_py import gosort
+from cvo_py.runtime import gosort
 from cvo_py.testing import goprogram
 
 GO_PROGRAM = Path(__file__).parent / "gosort" / "main.go"

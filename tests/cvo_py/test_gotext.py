@@ -1,4 +1,4 @@
-"""cvo_py.gotext against Go itself: go_quote is strconv.Quote, escape is %q without quotes for display,
+"""cvo_py.runtime.gotext against Go itself: go_quote is strconv.Quote, escape is %q without quotes for display,
 decode_json refuses what encoding/json refuses, where it does."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from cvo_py.gotext import decode_json, escape, go_quote, json_syntax_problem, quote_char
+from cvo_py.runtime.gotext import decode_json, escape, go_quote, json_syntax_problem, quote_char
 from cvo_py.testing import goprogram
 
 GO_PROGRAM = Path(__file__).parent / "goquote" / "main.go"

@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from cvo_py import gotext
-from cvo_py.gotext import HOUR, MICROSECOND, MILLISECOND, MINUTE, SECOND
+from cvo_py.runtime import gotext
+from cvo_py.runtime.gotext import HOUR, MICROSECOND, MILLISECOND, MINUTE, SECOND
 from cvo_py.testing import goprogram
 
 

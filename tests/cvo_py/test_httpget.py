@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from cvo_py import httpget
+from cvo_py.runtime import httpget
 from cvo_py.testing.cluster import free_port
 from cvo_py.testing.hostile.servers import HostileServer
 from cvo_py.testing.hostile.values import PYTHON_WORDING, RAW_CONTROL

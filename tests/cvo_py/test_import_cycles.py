@@ -1,4 +1,4 @@
-"""No import cycles between the project's modules (cvo_py, payload, status, updates), counting
+"""No import cycles between the project's modules (cvo_py, payload, status, updateservice), counting
 imports inside functions too: import-linter's contracts look at layers and purity, this looks at
 every edge, so a lazy import that closes a loop is caught as well."""
 
@@ -8,7 +8,7 @@ import ast
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
-PACKAGES = ("cvo_py", "payload", "status", "updates")
+PACKAGES = ("cvo_py", "payload", "status", "updateservice")
 
 
 def module_name(path: Path) -> str:

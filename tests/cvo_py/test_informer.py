@@ -10,8 +10,8 @@ from urllib.parse import urlparse
 
 import pytest
 
-from cvo_py.informer import ADDED, DELETED, MODIFIED, Backoff, Informer
-from cvo_py.kube import CLUSTEROPERATORS, CONFIGMAPS, PODTEMPLATES, ClientConfig, KubeClient
+from cvo_py.runtime.informer import ADDED, DELETED, MODIFIED, Backoff, Informer
+from cvo_py.runtime.kube import CLUSTEROPERATORS, CONFIGMAPS, PODTEMPLATES, ClientConfig, KubeClient
 from cvo_py.testing.cluster import LocalCluster
 from cvo_py.testing.tcpproxy import TCPProxy
 from cvo_py.testing.wait import wait_until
@@ -182,7 +182,7 @@ def test_unreachable_server_is_retried_until_it_answers(
 def test_rollback_crd_rejects_newer_capability_with_422_naming_the_field(
     kube: KubeClient, crds: object, clusterversion_cleanup: None, variant: str
 ) -> None:
-    from cvo_py.kube import CLUSTERVERSIONS, ApiError
+    from cvo_py.runtime.kube import CLUSTERVERSIONS, ApiError
 
     crds.install_clusterversion(variant)  # type: ignore[attr-defined]
     cv = kube.create(CLUSTERVERSIONS, {"metadata": {"name": "version"}, "spec": {"clusterID": "c0ffee"}})

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from cvo_py.kube import ApiError, KubeClient
+from cvo_py.runtime.kube import ApiError, KubeClient
 from cvo_py.testing import cluster as local
 from cvo_py.testing import manifests
 

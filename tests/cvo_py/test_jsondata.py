@@ -11,7 +11,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cvo_py.jsondata import copy_json, encode_json
+from cvo_py.runtime.jsondata import copy_json, encode_json
 
 # Text with anything Python strings hold: non-ASCII, control characters, lone surrogates.
 TEXT = st.text(alphabet=st.characters(codec=None), max_size=20)

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from cvo_py.kube import ConfigError, load_config
+from cvo_py.runtime.kube import ConfigError, load_config
 
 
 @pytest.fixture(scope="module")

@@ -6,8 +6,8 @@ import threading
 import time
 from datetime import UTC, datetime, timedelta
 
-from cvo_py.kube import LEASES, KubeClient
-from cvo_py.leader import LeaderElector, LeaseTimings
+from cvo_py.runtime.kube import LEASES, KubeClient
+from cvo_py.runtime.leader import LeaderElector, LeaseTimings
 
 # Short enough for a test, long enough that a holder stalled for 10 s (a loaded machine, a paused
 # process) still renews within its deadline and a standby stalled as long does not take the Lease.

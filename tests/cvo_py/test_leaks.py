@@ -70,7 +70,7 @@ def test_an_exited_child_is_not_a_leak_and_session_owned_processes_are_excluded(
 
 
 def test_cancelled_timers_never_fire_and_leave_no_thread() -> None:
-    from cvo_py.loop import Timers
+    from cvo_py.runtime.loop import Timers
 
     fired = threading.Event()
     timers = Timers("settle")

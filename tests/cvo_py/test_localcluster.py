@@ -33,7 +33,7 @@ def test_up_twice_reuses_the_running_server(cluster: LocalCluster) -> None:
 
 
 def test_service_account_tokens_are_real_and_rbac_applies(cluster: LocalCluster, namespace: str) -> None:
-    from cvo_py.kube import CONFIGMAPS, ApiError
+    from cvo_py.runtime.kube import CONFIGMAPS, ApiError
 
     client = cluster.service_account_client(namespace, "nobody")
     with pytest.raises(ApiError) as caught:
@@ -43,7 +43,7 @@ def test_service_account_tokens_are_real_and_rbac_applies(cluster: LocalCluster,
 
 
 def test_etcd_wal_fsync_histogram_counts_the_writes(cluster: LocalCluster, namespace: str) -> None:
-    from cvo_py.kube import CONFIGMAPS
+    from cvo_py.runtime.kube import CONFIGMAPS
 
     before = cluster.wal_fsyncs()
     assert float("inf") in before

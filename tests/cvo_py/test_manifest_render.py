@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from cvo_py.gotext import go_quote
+from cvo_py.runtime.gotext import go_quote
 from cvo_py.testing import goprogram, manifests
 from cvo_py.testing.gotemplate import RenderData, TemplateError, render
 

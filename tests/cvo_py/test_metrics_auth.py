@@ -17,8 +17,8 @@ from typing import Any
 import pytest
 from prometheus_client import CollectorRegistry, Gauge
 
-from cvo_py.serving.certificates import SCRAPER_COMMON_NAME, ServingContext, authorize_scraper, common_name
-from cvo_py.serving.server import MetricsServer
+from cvo_py.runtime.serving.certificates import SCRAPER_COMMON_NAME, ServingContext, authorize_scraper, common_name
+from cvo_py.runtime.serving.server import MetricsServer
 from cvo_py.testing.certs import certificate_authority, client_certificate, https_get, self_signed
 
 NO_CA = (
@@ -132,7 +132,7 @@ def test_a_new_client_ca_replaces_the_old_and_a_broken_one_is_ignored(
     assert get(server.port, "/metrics", pki["untrusted"])[0] == 200
     with pytest.raises(REFUSED, match=REFUSAL):
         get(server.port, "/metrics", pki["prometheus"])
-    with caplog.at_level(logging.WARNING, logger="cvo_py.serving"):
+    with caplog.at_level(logging.WARNING, logger="cvo_py.runtime.serving"):
         server.serving.set_client_ca("-----BEGIN CERTIFICATE-----\nnot base64\n-----END CERTIFICATE-----\n")
     assert "Keeping the previous TLS configuration: the new client CA does not load" in caplog.text
     assert get(server.port, "/metrics", pki["untrusted"])[0] == 200
@@ -182,7 +182,7 @@ def test_a_rotated_serving_certificate_is_served_without_a_restart(
         # Mid-rotation the certificate is new and the key still old: keep serving the last good pair.
         shutil.copy(second[0], cert)
         now[0] += 1.0
-        with caplog.at_level(logging.WARNING, logger="cvo_py.serving"):
+        with caplog.at_level(logging.WARNING, logger="cvo_py.runtime.serving"):
             assert peer_certificate(server.port) == served_first
         assert "the new serving certificate does not load" in caplog.text
         shutil.copy(second[1], key)

@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterator, Sequence
 
 import pytest
 
-from cvo_py import process
+from cvo_py.runtime import process
 
 
 @pytest.fixture(autouse=True)
@@ -58,7 +58,7 @@ def test_a_signal_stops_controllers_in_reverse_then_servers_and_exits_0(
         serve=serve,
         farewell="Graceful shutdown complete for 4.14.1.",
     )
-    with caplog.at_level("INFO", logger="cvo_py.process"):
+    with caplog.at_level("INFO", logger="cvo_py.runtime.process"):
         assert process.run(parts) == 0
     assert events == [
         "start operator",
@@ -85,7 +85,7 @@ def test_a_failing_start_still_stops_everything_and_says_no_farewell(caplog: pyt
         serve=lambda ready: (Recorder("server", events),),
         farewell="done",
     )
-    with caplog.at_level("INFO", logger="cvo_py.process"), pytest.raises(RuntimeError, match="boom"):
+    with caplog.at_level("INFO", logger="cvo_py.runtime.process"), pytest.raises(RuntimeError, match="boom"):
         process.run(parts)
     assert events == ["start controller", "stop controller", "stop server"]
     assert "done" not in [r.getMessage() for r in caplog.records]

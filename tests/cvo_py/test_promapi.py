@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from cvo_py.promapi import APIError, ConfigError, PrometheusAPI
+from cvo_py.runtime.promapi import APIError, ConfigError, PrometheusAPI
 from cvo_py.testing.certs import certificate_authority, server_certificate
 from cvo_py.testing.httpserve import Handler
 
@@ -97,7 +97,7 @@ def test_check_files_names_the_missing_file(tmp_path: Path) -> None:
 def test_a_12mb_error_text_becomes_a_bounded_line() -> None:
     """What the API says is cut to MAX_ERROR_CHARS (head and tail): a 12 MB error is not a 12 MB log
     line, nor a 100 KB insight."""
-    from cvo_py.promapi import MAX_ERROR_CHARS
+    from cvo_py.runtime.promapi import MAX_ERROR_CHARS
     from cvo_py.testing.hostile.servers import HostileServer
 
     with HostileServer("huge-error") as server, pytest.raises(APIError) as caught:
@@ -129,7 +129,7 @@ def test_token_and_ca_files_swapped_for_special_files_fail_the_request_not_the_p
     fifo = special_file(tmp_path, "fifo", "token")
     code = (
         "import sys\n"
-        "from cvo_py.promapi import APIError, PrometheusAPI\n"
+        "from cvo_py.runtime.promapi import APIError, PrometheusAPI\n"
         "for kind, path in (('token_file', sys.argv[1]), ('token_file', '/dev/zero'), ('ca_file', sys.argv[1]),"
         " ('ca_file', '/dev/zero')):\n"
         "    try:\n"

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from cvo_py.kube import KubeClient
+from cvo_py.runtime.kube import KubeClient
 from cvo_py.testing import dashboard
 from cvo_py.testing.cluster import LocalCluster, free_port
 from cvo_py.testing.clusterversion import create_cv, put_co, status_414

@@ -1,4 +1,4 @@
-"""cvo_py.safeload: the bounds hold for any input, and within them it reads what PyYAML and json read."""
+"""cvo_py.runtime.safeload: the bounds hold for any input, and within them it reads what PyYAML and json read."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cvo_py.safeload import DEFAULT_LIMITS, DocumentError, Limits, load_document
+from cvo_py.runtime.safeload import DEFAULT_LIMITS, DocumentError, Limits, load_document
 from cvo_py.testing.hostile import values
 
 

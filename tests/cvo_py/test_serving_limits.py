@@ -1,4 +1,4 @@
-"""The metrics server's bounds (cvo_py/serving/server.py): header size and count as Go bounds them,
+"""The metrics server's bounds (cvo_py/runtime/serving/server.py): header size and count as Go bounds them,
 read and idle timeouts, a connection cap whose reserve keeps the probes answering, header bytes
 bounded across connections; over HTTP and HTTPS. The real processes under attack are in
 test_serving_attack_live.py; the memory bound under an rlimit is at the end of this file."""
@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 from prometheus_client import CollectorRegistry
 
-from cvo_py.serving.certificates import ServingContext
-from cvo_py.serving.server import MetricsServer, ServingLimits
+from cvo_py.runtime.serving.certificates import ServingContext
+from cvo_py.runtime.serving.server import MetricsServer, ServingLimits
 from cvo_py.testing.hostile.clients import Attack, metrics_server_child, probe, stuffed_headers
 from cvo_py.testing.hostile.files import peak_rss
 from cvo_py.testing.wait import wait_until

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from cvo_py.kube import CLUSTERVERSIONS, KubeClient
+from cvo_py.runtime.kube import CLUSTERVERSIONS, KubeClient
 from cvo_py.testing.clusterversion import (
     IMG_4141,
     IMG_41310,

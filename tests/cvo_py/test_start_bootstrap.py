@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from cvo_py.kube import CLUSTERVERSIONS, PODS, ApiError, KubeClient
+from cvo_py.runtime.kube import CLUSTERVERSIONS, PODS, ApiError, KubeClient
 from cvo_py.testing.certs import pinned_client_context
 from cvo_py.testing.cluster import LocalCluster, free_port
 from cvo_py.testing.clusterversion import IMG_4141

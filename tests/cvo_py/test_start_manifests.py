@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from cvo_py.kube import CLUSTERVERSIONS, CONFIGMAPS, NAMESPACES, PODS, ApiError, KubeClient
+from cvo_py.runtime.kube import CLUSTERVERSIONS, CONFIGMAPS, NAMESPACES, PODS, ApiError, KubeClient
 from cvo_py.testing import manifests
 from cvo_py.testing.certs import https_get
 from cvo_py.testing.cluster import LocalCluster, ensure_namespace, unique_name

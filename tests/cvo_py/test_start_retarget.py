@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from cvo_py.kube import CLUSTERVERSIONS, KubeClient
+from cvo_py.runtime.kube import CLUSTERVERSIONS, KubeClient
 from cvo_py.testing.cluster import LocalCluster
 from cvo_py.testing.clusterversion import condition, create_cv, status_414
 from cvo_py.testing.payload import (

@@ -15,10 +15,10 @@ from pathlib import Path
 import pytest
 from prometheus_client import CollectorRegistry
 
-from cvo_py.serving import tls
-from cvo_py.serving.certificates import ServingContext
-from cvo_py.serving.server import MetricsServer
-from cvo_py.serving.tls import (
+from cvo_py.runtime.serving import tls
+from cvo_py.runtime.serving.certificates import ServingContext
+from cvo_py.runtime.serving.server import MetricsServer
+from cvo_py.runtime.serving.tls import (
     DEFAULT_CIPHER_SUITES,
     GO_CIPHER_SUITES,
     TLS13_SUITES,

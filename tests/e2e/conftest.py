@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from cvo_py.kube import KubeClient, connect
+from cvo_py.runtime.kube import KubeClient, connect
 from cvo_py.testing import leaks, localcluster, localnode
 from cvo_py.testing.localnode import NodeInfo
 from cvo_py.testing.nodeconfig import NodePaths

@@ -7,7 +7,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from cvo_py.kube import CLUSTERVERSIONS, PODS, KubeClient
+from cvo_py.runtime.kube import CLUSTERVERSIONS, PODS, KubeClient
 from cvo_py.testing import localcluster, localprometheus, usc
 from cvo_py.testing.localnode import NodeInfo
 from cvo_py.testing.nodeconfig import NodePaths

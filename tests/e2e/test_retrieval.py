@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from cvo_py.kube import CLUSTERVERSIONS, PODS, KubeClient
+from cvo_py.runtime.kube import CLUSTERVERSIONS, PODS, KubeClient
 from cvo_py.testing import localcluster, localnode, nodecluster, usc, versionpod
 from cvo_py.testing.arrivals import Arrival, Arrivals
 from cvo_py.testing.localnode import NodeInfo

@@ -15,11 +15,11 @@ from pathlib import Path
 
 import pytest
 
-from cvo_py import gotext
 from cvo_py.cli import main as cli
+from cvo_py.runtime import gotext
 from cvo_py.testing import dumps as conv
-from status.updatestatus import snapshot
-from status.updatestatus.render import NOT_UPDATING, render
+from status.updatestatus.client import snapshot
+from status.updatestatus.client.render import NOT_UPDATING, render
 
 EXAMPLES = Path(__file__).resolve().parents[2] / ".." / "shared" / "oc-examples"
 CASES = (

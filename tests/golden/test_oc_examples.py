@@ -12,9 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from status.updatestatus import configmap, snapshot
+from status.updatestatus.api import configmap
+from status.updatestatus.client import snapshot
+from status.updatestatus.client.render import render
 from status.updatestatus.insights.models import Insight
-from status.updatestatus.render import render
 
 EXAMPLES = Path(__file__).resolve().parents[2] / ".." / "shared" / "oc-examples"
 CASES = (

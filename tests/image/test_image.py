@@ -15,7 +15,7 @@ from urllib.parse import urlsplit
 import pytest
 import yaml
 
-from cvo_py.kube import KubeClient
+from cvo_py.runtime.kube import KubeClient
 from cvo_py.testing import usc as h
 from cvo_py.testing.cluster import LocalCluster, free_port
 from tests.image import runner
@@ -49,7 +49,7 @@ def test_every_module_imports(image: ImageContainer) -> None:
     left out would crash a subcommand there and nowhere else)."""
     script = (
         "import importlib, pkgutil; "
-        "mods = [i.name for top in ('cvo_py', 'payload', 'status', 'updates') "
+        "mods = [i.name for top in ('cvo_py', 'payload', 'status', 'updateservice') "
         "for i in pkgutil.walk_packages(importlib.import_module(top).__path__, top + '.') "
         "if not i.name.startswith('cvo_py.testing') and not i.name.endswith('__main__')]; "
         "[importlib.import_module(m) for m in mods]; print('ok', len(mods))"

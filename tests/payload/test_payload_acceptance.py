@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from cvo_py import gotext
+from cvo_py.runtime import gotext
 from payload import acceptance as a
 
 

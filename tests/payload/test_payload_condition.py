@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from cvo_py.informer import DELETED, Informer
-from cvo_py.kube import CLUSTERVERSIONS, PODS, KubeClient
+from cvo_py.runtime.informer import DELETED, Informer
+from cvo_py.runtime.kube import CLUSTERVERSIONS, PODS, KubeClient
 from cvo_py.testing.cluster import LocalCluster
 from cvo_py.testing.clusterversion import create_cv, status_414
 from cvo_py.testing.kubelet import Kubelet, waiting

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from cvo_py.kube import EVENTS, KubeClient
+from cvo_py.runtime.kube import EVENTS, KubeClient
 from cvo_py.testing.cluster import LocalCluster
 from cvo_py.testing.clusterversion import create_cv, status_414
 from cvo_py.testing.kubelet import Kubelet, waiting

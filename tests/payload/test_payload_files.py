@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from cvo_py.cli import main as cli
-from cvo_py.safeload import DocumentError, FileMissing
+from cvo_py.runtime.safeload import DocumentError, FileMissing
 from payload.release import RELEASE_METADATA, read_payload_json, read_release_metadata
 from status.clusterversion.metrics import payload_creation_time
 

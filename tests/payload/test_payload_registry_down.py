@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from cvo_py.kube import KubeClient
+from cvo_py.runtime.kube import KubeClient
 from cvo_py.testing.cluster import LocalCluster
 from cvo_py.testing.clusterversion import create_cv, status_414
 from cvo_py.testing.payload import (

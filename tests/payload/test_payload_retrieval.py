@@ -15,8 +15,8 @@ from urllib.parse import urlparse
 
 import pytest
 
-from cvo_py.informer import Informer
-from cvo_py.kube import JSON, PODS, ClientConfig, KubeClient, Resource, ServerUnreachable
+from cvo_py.runtime.informer import Informer
+from cvo_py.runtime.kube import JSON, PODS, ClientConfig, KubeClient, Resource, ServerUnreachable
 from cvo_py.testing import versionpod
 from cvo_py.testing.cluster import LocalCluster
 from cvo_py.testing.kubelet import Kubelet, running, terminated, waiting

@@ -200,8 +200,8 @@ def _attack_main(argv: Sequence[str]) -> int:
 _SERVER_CHILD = """
 import sys
 from prometheus_client import CollectorRegistry
-from cvo_py.serving.certificates import ServingContext
-from cvo_py.serving.server import MetricsServer
+from cvo_py.runtime.serving.certificates import ServingContext
+from cvo_py.runtime.serving.server import MetricsServer
 serving = ServingContext(sys.argv[1], sys.argv[2], client_auth=True) if sys.argv[1] else None
 server = MetricsServer("127.0.0.1:0", CollectorRegistry(), serving=serving).start()
 print(server.port, flush=True)
@@ -222,7 +222,7 @@ class ServedChild:
 
 @contextlib.contextmanager
 def metrics_server_child(certificate: tuple[str, str] | None, memory_bytes: int = 1 << 30) -> Iterator[ServedChild]:
-    """`cvo_py.serving.server.MetricsServer` (HTTPS with `certificate`, else HTTP) in a child whose
+    """`cvo_py.runtime.serving.server.MetricsServer` (HTTPS with `certificate`, else HTTP) in a child whose
     address space is capped at `memory_bytes` (RLIMIT_AS): a bound that does not hold fails there."""
     import resource
 

@@ -1,5 +1,5 @@
 """Status insights: what an update is doing, computed from cluster objects and an injected `now`.
 
 `status.updatestatus.insights.compute` holds the entry points, `status.updatestatus.insights.models` the types and
-`status.updatestatus.configmap` the ConfigMap wire format. Everything here is pure (no I/O).
+`status.updatestatus.api.configmap` the ConfigMap wire format. Everything here is pure (no I/O).
 """

@@ -22,8 +22,8 @@ from collections.abc import Iterable, Mapping
 from datetime import datetime
 from typing import Any
 
-from cvo_py import gcpause, gotext
-from status.updatestatus.configmap import key_of
+from cvo_py.runtime import gcpause, gotext
+from status.updatestatus.api.configmap import key_of
 from status.updatestatus.insights import alerts as alerts_mod
 from status.updatestatus.insights import controlplane, faults
 from status.updatestatus.insights import nodes as nodes_mod
@@ -195,7 +195,7 @@ _assess_node = nodes_mod.assess_node
 
 class NodeAssessor:
     """Node and pool insights, one node at a time: what the full computation and an incremental one
-    (`status.updatestatus.incremental`, which reassesses only the nodes that changed) both use.
+    (`status.updatestatus.controller.incremental`, which reassesses only the nodes that changed) both use.
 
     Built once per set of inputs every node depends on besides the node itself: the pools (their
     order and selectors), the MachineConfig versions and the ClusterVersion's target. `inputs`

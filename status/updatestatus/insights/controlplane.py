@@ -14,8 +14,8 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from cvo_py import gotext
-from cvo_py.gotext import MINUTE, SECOND
+from cvo_py.runtime import gotext
+from cvo_py.runtime.gotext import MINUTE, SECOND
 from status.updatestatus.insights.estimate import (  # re-exported: the estimate as oc makes it
     MCO_NAME as MCO_NAME,
 )

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from cvo_py import gotext
-from cvo_py.gotext import MINUTE, SECOND
+from cvo_py.runtime import gotext
+from cvo_py.runtime.gotext import MINUTE, SECOND
 from status.updatestatus.insights.kinds import (
     ClusterOperatorInsightShape,
     ClusterOperatorUpdatingReason,

@@ -41,7 +41,7 @@ from typing import Annotated, Any, TypeVar
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, PlainSerializer, model_serializer
 from pydantic.alias_generators import to_camel
 
-from cvo_py import gotext
+from cvo_py.runtime import gotext
 from status.updatestatus.insights.kinds import (  # re-exported: the API's enums, types and reasons
     ClusterOperatorHealthyReason as ClusterOperatorHealthyReason,
 )

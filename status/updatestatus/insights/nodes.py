@@ -12,8 +12,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from cvo_py import gotext
-from cvo_py.gotext import MINUTE, go_quote
+from cvo_py.runtime import gotext
+from cvo_py.runtime.gotext import MINUTE, go_quote
 from status.updatestatus.insights.controlplane import go_percent, health, health_uid
 from status.updatestatus.insights.models import (
     NODE_MESSAGE_MAX,

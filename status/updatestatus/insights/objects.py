@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from cvo_py import gotext
-from cvo_py.gotext import escape, go_quote
+from cvo_py.runtime import gotext
+from cvo_py.runtime.gotext import escape, go_quote
 
 JSON = dict[str, Any]
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from cvo_py.gotext import parse_duration, parse_time
+from cvo_py.runtime.gotext import parse_duration, parse_time
 from status.updatestatus.insights.kinds import (
     ClusterOperatorInsightShape,
     ClusterVersionAssessment,

@@ -1,7 +1,7 @@
 """What a reader of the insights warns about (pure, without pydantic): how old they are, whether
 the controller's Lease is held, what was left out.
 
-`status.updatestatus.insights.metadata` defines the publication metadata the controller writes
+`status.updatestatus.api.metadata` defines the publication metadata the controller writes
 under `usc-meta` (pydantic models) and re-exports everything here; a client reads that key with
 the plain classes generated from those models (`status.updatestatus.insights.plain`), whose shapes
 are these.
@@ -13,8 +13,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from cvo_py import gotext
-from status.updatestatus.names import LEASE
+from cvo_py.runtime import gotext
+from status.updatestatus.api.names import LEASE
 
 META_KEY = "usc-meta"
 

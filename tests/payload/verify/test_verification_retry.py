@@ -10,7 +10,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from cvo_py.kube import CLUSTERVERSIONS, KubeClient
+from cvo_py.runtime.kube import CLUSTERVERSIONS, KubeClient
 from cvo_py.testing.cluster import LocalCluster
 from cvo_py.testing.clusterversion import create_cv, status_414
 from cvo_py.testing.payload import (

@@ -10,7 +10,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from cvo_py.kube import CONFIGMAPS, KubeClient
+from cvo_py.runtime.kube import CONFIGMAPS, KubeClient
 from cvo_py.testing.kubelet import Kubelet, waiting
 from cvo_py.testing.payload import (
     IMAGE,

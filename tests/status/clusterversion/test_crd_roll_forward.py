@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from cvo_py import klog
-from cvo_py.kube import CLUSTERVERSIONS, CRDS, JSON_PATCH, KubeClient, connect
+from cvo_py.runtime import klog
+from cvo_py.runtime.kube import CLUSTERVERSIONS, CRDS, JSON_PATCH, KubeClient, connect
 from cvo_py.testing.cluster import LocalCluster
 from cvo_py.testing.clusterversion import (
     IMG_41310,

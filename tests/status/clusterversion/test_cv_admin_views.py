@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from cvo_py.gotext import metav1_time
+from cvo_py.runtime.gotext import metav1_time
 from cvo_py.testing.adm_upgrade import adm_upgrade, write_snapshot
 from cvo_py.testing.clusterversion import release_co
 from payload.acceptance import payload_loaded, precondition_blocked
@@ -20,8 +20,8 @@ from payload.release import Acceptance, Release
 from status.clusterversion import desired as cs
 from status.clusterversion import preconditions
 from status.clusterversion.upgradeable import ConfigMapRead
-from updates.poller import UpdatesState, updates_status
-from updates.retrieval import succeeded
+from updateservice.poller import UpdatesState, updates_status
+from updateservice.retrieval import succeeded
 
 T = datetime(2024, 5, 1, 12, 0, 0, tzinfo=UTC)
 IMG = "quay.io/openshift-release-dev/ocp-release@sha256:"

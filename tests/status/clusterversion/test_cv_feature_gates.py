@@ -3,7 +3,7 @@ of the running version only, and none when there is no FeatureGate or no such AP
 
 from __future__ import annotations
 
-from cvo_py.kube import FEATUREGATES, KubeClient
+from cvo_py.runtime.kube import FEATUREGATES, KubeClient
 from cvo_py.testing.clusterversion import featuregate_api_exists
 from status.clusterversion.controller import read_feature_gates
 

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from cvo_py.kube import CLUSTEROPERATORS, CLUSTERVERSIONS, EVENTS, ApiError, KubeClient, connect
+from cvo_py.runtime.kube import CLUSTEROPERATORS, CLUSTERVERSIONS, EVENTS, ApiError, KubeClient, connect
 from cvo_py.testing.adm_upgrade import adm_upgrade
 from cvo_py.testing.cluster import LocalCluster
 from cvo_py.testing.clusterversion import (

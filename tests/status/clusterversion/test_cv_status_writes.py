@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from cvo_py.kube import CLUSTERVERSIONS, MERGE_PATCH, ApiError, KubeClient, connect
+from cvo_py.runtime.kube import CLUSTERVERSIONS, MERGE_PATCH, ApiError, KubeClient, connect
 from cvo_py.testing.cluster import LocalCluster
 from cvo_py.testing.clusterversion import (
     IMG_4141,

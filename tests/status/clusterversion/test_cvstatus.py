@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 import yaml
 
-from cvo_py import gotext
+from cvo_py.runtime import gotext
 from payload.acceptance import payload_loaded, retrieval_failed, retrieving
 from payload.release import Acceptance, Release
 from status.clusterversion import desired as cs

@@ -17,8 +17,8 @@ import yaml
 from payload.acceptance import payload_loaded, retrieval_failed, retrieving
 from payload.release import Acceptance, Release
 from status.clusterversion import desired as cs
-from updates.poller import UpdatesState, updates_status
-from updates.retrieval import failure, succeeded
+from updateservice.poller import UpdatesState, updates_status
+from updateservice.retrieval import failure, succeeded
 
 T0 = datetime(2024, 5, 1, 12, 0, 0, tzinfo=UTC)
 LATER = T0 + timedelta(minutes=25)  # within the shortest grace period (30 minutes)

@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from cvo_py import gotext
-from cvo_py.kube import EVENTS, MERGE_PATCH, ApiError, Resource
+from cvo_py.runtime import gotext
+from cvo_py.runtime.kube import EVENTS, MERGE_PATCH, ApiError, Resource
 from payload import acceptance as acc
 from payload.acceptance import PreconditionOutcome, ReleaseAcceptance
 from payload.coordinator import Outcome, RetrievalCoordinator

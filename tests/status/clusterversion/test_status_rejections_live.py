@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 import yaml
 
-from cvo_py.kube import CLUSTERVERSIONS, KubeClient, connect
+from cvo_py.runtime.kube import CLUSTERVERSIONS, KubeClient, connect
 from cvo_py.testing import localcluster
 from cvo_py.testing.cluster import CLUSTERVERSION_CRDS, LocalCluster
 from cvo_py.testing.clusterversion import AuditLog, condition, create_cv, status_414, upstream_update_schema
@@ -175,7 +175,7 @@ def test_values_from_outside_that_the_crd_rejects_are_left_out_and_the_rest_land
 
 def _rejects(kube: KubeClient, conditional: list[JSON]) -> bool:
     """Whether the API server now validates conditional updates with the stricter schema (dry run)."""
-    from cvo_py.kube import ApiError
+    from cvo_py.runtime.kube import ApiError
 
     cv = kube.get(CLUSTERVERSIONS, "version")
     cv["status"]["conditionalUpdates"] = conditional

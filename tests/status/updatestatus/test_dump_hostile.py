@@ -15,8 +15,8 @@ import pytest
 from cvo_py.cli import main as cli
 from cvo_py.testing import dumps as conv
 from cvo_py.testing.insight_objects import clusterversion, node, operator, pool
-from status.updatestatus import dump
-from status.updatestatus.snapshot import Snapshot
+from status.updatestatus.client.dump import layouts as dump
+from status.updatestatus.client.snapshot import Snapshot
 
 CV_PATH = "cluster-scoped-resources/config.openshift.io/clusterversions/version.yaml"
 

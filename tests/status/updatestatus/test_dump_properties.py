@@ -11,12 +11,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from cvo_py import gotext
 from cvo_py.cli import main as cli
+from cvo_py.runtime import gotext
 from cvo_py.testing import dumps as conv
 from cvo_py.testing.insight_objects import at, clusterversion, machineconfigs, node, operator, pool
-from status.updatestatus.render import render
-from status.updatestatus.snapshot import Snapshot
+from status.updatestatus.client.render import render
+from status.updatestatus.client.snapshot import Snapshot
 
 GATHERED = gotext.parse_time("2024-01-01T11:00:00Z")
 

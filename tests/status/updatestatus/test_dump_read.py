@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from cvo_py import gotext
 from cvo_py.cli import main as cli
+from cvo_py.runtime import gotext
 from cvo_py.testing import dumps as conv
 from cvo_py.testing.insight_objects import (
     MCO,
@@ -23,9 +23,9 @@ from cvo_py.testing.insight_objects import (
     operator,
     pool,
 )
-from status.updatestatus import dump
-from status.updatestatus.render import render
-from status.updatestatus.snapshot import Snapshot
+from status.updatestatus.client.dump import layouts as dump
+from status.updatestatus.client.render import render
+from status.updatestatus.client.snapshot import Snapshot
 
 GATHERED = T0_NS + 30 * gotext.MINUTE
 

@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from cvo_py import gotext
-from cvo_py.gotext import HOUR, MINUTE, SECOND
+from cvo_py.runtime import gotext
+from cvo_py.runtime.gotext import HOUR, MINUTE, SECOND
 from cvo_py.testing.insight_objects import T0, T0_NS, at, clusterversion, entry, ns, operator
-from status.updatestatus import snapshot
+from status.updatestatus.client import snapshot
 from status.updatestatus.insights import compute, controlplane
 from status.updatestatus.insights.models import (
     ClusterOperatorStatusInsight,

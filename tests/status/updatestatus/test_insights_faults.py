@@ -11,8 +11,8 @@ import pytest
 
 from cvo_py.cli import main as cli
 from cvo_py.testing.insight_objects import VERSIONS, clusterversion, node, ns, operator, pool, write_snapshot
-from status.updatestatus import configmap
-from status.updatestatus.incremental import IncrementalInsights
+from status.updatestatus.api import configmap
+from status.updatestatus.controller.incremental import IncrementalInsights
 from status.updatestatus.insights import compute
 from status.updatestatus.insights.models import HealthInsight, ImpactLevel, ImpactType, Insight
 

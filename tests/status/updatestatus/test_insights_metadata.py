@@ -6,11 +6,11 @@ from __future__ import annotations
 import pytest
 import yaml
 
-from cvo_py.gotext import SECOND
+from cvo_py.runtime.gotext import SECOND
 from cvo_py.testing.insight_objects import ns
-from status.updatestatus.insights import metadata
-from status.updatestatus.insights.metadata import LeaseState
-from status.updatestatus.render.warnings import emit, warning_text
+from status.updatestatus.api import metadata
+from status.updatestatus.api.metadata import LeaseState
+from status.updatestatus.client.render.warnings import emit, warning_text
 
 RESYNC = 30 * SECOND
 

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from cvo_py.gotext import MINUTE
+from cvo_py.runtime.gotext import MINUTE
 from cvo_py.testing.insight_objects import MCO, VERSIONS, at, clusterversion, cond, node, ns, pool
 from status.updatestatus.insights import compute, nodes
 from status.updatestatus.insights.models import (

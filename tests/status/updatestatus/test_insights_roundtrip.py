@@ -8,13 +8,13 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cvo_py import gotext
+from cvo_py.runtime import gotext
 from cvo_py.testing.insight_objects import T0_NS, clusterversion, entry, node, ns, operator, pool
-from status.updatestatus import configmap
-from status.updatestatus.incremental import IncrementalInsights
+from status.updatestatus.api import configmap
+from status.updatestatus.client.render import render
+from status.updatestatus.controller.incremental import IncrementalInsights
 from status.updatestatus.insights import compute
 from status.updatestatus.insights.models import ClusterVersionStatusInsight, Insight
-from status.updatestatus.render import render
 
 LONG_VERSION = "4.16.0-0.nightly-multi-2024-05-01-123456-with-a-very-long-build-suffix-x"  # 72 characters
 

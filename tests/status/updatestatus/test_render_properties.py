@@ -10,12 +10,12 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from cvo_py import gotext
+from cvo_py.runtime import gotext
 from cvo_py.testing.gotabwriter import ReferenceTabWriter
 from cvo_py.testing.insight_objects import VERSIONS, at, clusterversion, node, operator, pool
+from status.updatestatus.client.render import render
+from status.updatestatus.client.render import text as render_text
 from status.updatestatus.insights import compute
-from status.updatestatus.render import render
-from status.updatestatus.render import text as render_text
 
 NOW = gotext.parse_time(at(45))
 PIECES = ["", "a", "node", "failed to drain", "日本語", "e\u0301", "👍🏽", "\x1b[31m", "\u202e", "x" * 25]

@@ -10,10 +10,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from cvo_py import gotext
+from cvo_py.runtime import gotext
 from cvo_py.testing import goprogram
 from cvo_py.testing.gotabwriter import ReferenceTabWriter
-from status.updatestatus.render.tabwriter import TabWriter, cell
+from status.updatestatus.client.render.tabwriter import TabWriter, cell
 
 
 @pytest.mark.parametrize(

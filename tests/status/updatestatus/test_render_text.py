@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from cvo_py.gotext import MINUTE
+from cvo_py.runtime.gotext import MINUTE
 from cvo_py.testing.insight_objects import (
     T0,
     VERSIONS,
@@ -19,10 +19,10 @@ from cvo_py.testing.insight_objects import (
     operator,
     pool,
 )
-from status.updatestatus import configmap
+from status.updatestatus.api import configmap
+from status.updatestatus.client.render import RenderError, render
+from status.updatestatus.client.render.text import node_row
 from status.updatestatus.insights import compute
-from status.updatestatus.render import RenderError, render
-from status.updatestatus.render.text import node_row
 
 POOLS = [pool("master"), pool("worker")]
 MASTERS = [node(f"m{i}", role="master", current="rendered-master-new") for i in range(3)]
@@ -389,7 +389,7 @@ def test_rendering_again_with_a_memo_of_rows_gives_what_rendering_afresh_gives()
 
     from cvo_py.testing.synthetic import synthetic_cluster
     from status.updatestatus import wire
-    from status.updatestatus.render import RowMemo
+    from status.updatestatus.client.render import RowMemo
 
     cv, nodes, pools, versions = synthetic_cluster(60, 3)
     ops = [operator("etcd", degraded="True"), operator("dns", version="4.14.0", progressing="True")]

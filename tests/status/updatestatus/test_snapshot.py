@@ -8,9 +8,9 @@ from typing import Any
 import pytest
 import yaml
 
-from cvo_py import gotext
+from cvo_py.runtime import gotext
 from cvo_py.testing.insight_objects import clusterversion, node, operator, write_snapshot
-from status.updatestatus import snapshot
+from status.updatestatus.client import snapshot
 
 EXAMPLES = Path(__file__).resolve().parents[3] / ".." / "shared" / "oc-examples"
 

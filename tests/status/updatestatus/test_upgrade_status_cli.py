@@ -14,19 +14,21 @@ from pathlib import Path
 
 import pytest
 
-from cvo_py import gotext
 from cvo_py.cli import main as cli
-from cvo_py.gotext import MINUTE, SECOND
-from cvo_py.kube import CONFIGMAPS, LEASES, ApiError, KubeClient
+from cvo_py.runtime import gotext
+from cvo_py.runtime.gotext import MINUTE, SECOND
+from cvo_py.runtime.kube import CONFIGMAPS, LEASES, ApiError, KubeClient
 from cvo_py.testing import cluster as local
 from cvo_py.testing import manifests
 from cvo_py.testing.insight_objects import at, clusterversion, node, operator, pool, write_snapshot
 from cvo_py.testing.wait import wait_until
-from status.updatestatus import configmap, published, snapshot
-from status.updatestatus.insights import compute, metadata
-from status.updatestatus.insights.metadata import META_KEY
+from status.updatestatus.api import configmap, metadata
+from status.updatestatus.api.metadata import META_KEY
+from status.updatestatus.client import live as published
+from status.updatestatus.client import snapshot
+from status.updatestatus.client.render import render
+from status.updatestatus.insights import compute
 from status.updatestatus.insights.models import Insight
-from status.updatestatus.render import render
 
 EXAMPLES = Path(__file__).resolve().parents[3] / ".." / "shared" / "oc-examples"
 
@@ -501,7 +503,7 @@ def test_live_reads_can_start_before_the_models_load() -> None:
     probe = (
         "import sys\n"
         "from cvo_py.cli import main, upgrade_status\n"
-        "from status.updatestatus import details, published\n"
+        "from status.updatestatus.client import details, live as published\n"
         "print(sorted(m for m in sys.modules if m.split('.')[0] in ('pydantic', 'pydantic_core')))\n"
     )
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=60)

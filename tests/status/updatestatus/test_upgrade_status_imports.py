@@ -14,13 +14,14 @@ from pathlib import Path
 
 import pytest
 
-from cvo_py import __version__, gotext
-from cvo_py.kube import CONFIGMAPS, LEASES, ApiError, KubeClient
+from cvo_py import __version__
+from cvo_py.runtime import gotext
+from cvo_py.runtime.kube import CONFIGMAPS, LEASES, ApiError, KubeClient
 from cvo_py.testing import cluster as local
 from cvo_py.testing.insight_objects import ns, sample_insights
 from cvo_py.testing.synthetic import synthetic_cluster
-from status.updatestatus import configmap
-from status.updatestatus.insights import compute, metadata
+from status.updatestatus.api import configmap, metadata
+from status.updatestatus.insights import compute
 
 # Every module of the project a live run imports.
 PROJECT_MODULES = sorted(
@@ -30,32 +31,32 @@ PROJECT_MODULES = sorted(
         "cvo_py.cli.common",
         "cvo_py.cli.main",
         "cvo_py.cli.upgrade_status",
-        "cvo_py.connections",
-        "cvo_py.docbounds",
-        "cvo_py.gcpause",
-        "cvo_py.gosort",
-        "cvo_py.gotext",
-        "cvo_py.jsondata",
-        "cvo_py.kube",
-        "cvo_py.safeload",
-        "cvo_py.safeyaml",
-        "cvo_py.tlstrust",
-        "cvo_py.urls",
+        "cvo_py.runtime.connections",
+        "cvo_py.runtime.docbounds",
+        "cvo_py.runtime.gcpause",
+        "cvo_py.runtime.gosort",
+        "cvo_py.runtime.gotext",
+        "cvo_py.runtime.jsondata",
+        "cvo_py.runtime.kube",
+        "cvo_py.runtime.safeload",
+        "cvo_py.runtime.safeyaml",
+        "cvo_py.runtime.tlstrust",
+        "cvo_py.runtime.urls",
         "status",
         "status.updatestatus",
-        "status.updatestatus.details",
+        "status.updatestatus.client.details",
         "status.updatestatus.insights",
         "status.updatestatus.insights.estimate",
         "status.updatestatus.insights.kinds",
         "status.updatestatus.insights.objects",
         "status.updatestatus.insights.plain",
         "status.updatestatus.insights.staleness",
-        "status.updatestatus.names",
-        "status.updatestatus.published",
-        "status.updatestatus.render",
-        "status.updatestatus.render.tabwriter",
-        "status.updatestatus.render.text",
-        "status.updatestatus.render.warnings",
+        "status.updatestatus.api.names",
+        "status.updatestatus.client.live",
+        "status.updatestatus.client.render",
+        "status.updatestatus.client.render.tabwriter",
+        "status.updatestatus.client.render.text",
+        "status.updatestatus.client.render.warnings",
         "status.updatestatus.wire",
     ]
 )
@@ -63,7 +64,7 @@ PROJECT_MODULES = sorted(
 # Cython, loads Cython's runtime modules).
 THIRD_PARTY = ["yaml"]
 CYTHON = re.compile(r"^(_cython_[0-9_]+|cython_runtime)$")
-PROJECT = ("cvo_py", "status", "payload", "updates")
+PROJECT = ("cvo_py", "status", "payload", "updateservice")
 
 PROBE = """
 import atexit, runpy, sys

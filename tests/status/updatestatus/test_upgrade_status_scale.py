@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from cvo_py import gotext
 from cvo_py.cli import main as cli
+from cvo_py.runtime import gotext
 from cvo_py.testing import cluster as local
 from cvo_py.testing import scale
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from cvo_py.kube import MACHINECONFIGPOOLS, MACHINECONFIGS, NODES, KubeClient
+from cvo_py.runtime.kube import MACHINECONFIGPOOLS, MACHINECONFIGS, NODES, KubeClient
 from cvo_py.testing import usc as h
 from cvo_py.testing.cluster import LocalCluster
 from cvo_py.testing.mco import MCO

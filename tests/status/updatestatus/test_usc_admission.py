@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterator
 
 import pytest
 
-from cvo_py.kube import CONFIGMAPS, JSON, ApiError, KubeClient, Resource
+from cvo_py.runtime.kube import CONFIGMAPS, JSON, ApiError, KubeClient, Resource
 from cvo_py.testing import usc as h
 from cvo_py.testing.cluster import LocalCluster
 

@@ -11,11 +11,11 @@ from http.server import BaseHTTPRequestHandler
 
 import pytest
 
-from cvo_py import gotext
-from cvo_py.promapi import PrometheusAPI
+from cvo_py.runtime import gotext
+from cvo_py.runtime.promapi import PrometheusAPI
 from cvo_py.testing.httpserve import Handler
 from cvo_py.testing.insight_objects import firing_alert, malformed_alerts
-from status.updatestatus.alerts import AlertsPoller
+from status.updatestatus.controller.alerts import AlertsPoller
 from status.updatestatus.insights.alerts import live_alert_insights
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
@@ -45,7 +45,7 @@ def test_poller_reports_changes_and_an_outage_once(
     clock = [T0]
     changes: list[int] = []
     poller = AlertsPoller(PrometheusAPI(http_server(handler)), 30, lambda: changes.append(1), now=lambda: clock[0])
-    caplog.set_level(logging.INFO, logger="status.updatestatus.alerts")
+    caplog.set_level(logging.INFO, logger="status.updatestatus.controller.alerts")
 
     answers.append(ok(firing("1")))
     poller.poll()
@@ -92,7 +92,7 @@ def test_a_malformed_alert_is_skipped_counted_and_said_once(
     bad = malformed_alerts("2026-01-01T00:00:00Z")[case]
     good = firing_alert("StillShown", "2026-01-01T00:10:00Z", summary="Shown despite the other")
     body = json.dumps({"status": "success", "data": {"alerts": [bad, good]}}).encode()
-    caplog.set_level(logging.WARNING, logger="status.updatestatus.alerts")
+    caplog.set_level(logging.WARNING, logger="status.updatestatus.controller.alerts")
     poller = AlertsPoller(PrometheusAPI(http_server(lambda _req: (200, body))), 30, lambda: None, now=lambda: T0)
     for _ in range(3):
         poller.poll()

@@ -5,12 +5,12 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from cvo_py.kube import KubeClient
+from cvo_py.runtime.kube import KubeClient
 from cvo_py.testing import usc as h
 from cvo_py.testing.cluster import LocalCluster
 from cvo_py.testing.hostile import values
-from status.updatestatus import configmap as wire
-from status.updatestatus.insights.metadata import META_KEY
+from status.updatestatus.api import configmap as wire
+from status.updatestatus.api.metadata import META_KEY
 
 HOSTILE = {
     "usc-co-dns": "a: " + values.deep_flow(40_000),  # 80 KB nested 40,000 deep, in a key it owns

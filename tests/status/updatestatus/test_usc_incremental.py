@@ -13,12 +13,13 @@ from pathlib import Path
 
 import pytest
 
-from cvo_py import gotext
-from cvo_py.gotext import SECOND
-from status.updatestatus import configmap, snapshot
-from status.updatestatus.configmap import ShardPlanner
-from status.updatestatus.controller import node_transform
-from status.updatestatus.incremental import IncrementalInsights, count_insights
+from cvo_py.runtime import gotext
+from cvo_py.runtime.gotext import SECOND
+from status.updatestatus.api import configmap
+from status.updatestatus.api.configmap import ShardPlanner
+from status.updatestatus.client import snapshot
+from status.updatestatus.controller.incremental import IncrementalInsights, count_insights
+from status.updatestatus.controller.sync import node_transform
 from status.updatestatus.insights import compute
 from status.updatestatus.insights.objects import JSON
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from cvo_py.kube import LEASES, KubeClient
+from cvo_py.runtime.kube import LEASES, KubeClient
 from cvo_py.testing import usc as h
 from cvo_py.testing.cluster import LocalCluster
 

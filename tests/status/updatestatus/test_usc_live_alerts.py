@@ -11,7 +11,7 @@ from pathlib import Path
 
 import yaml
 
-from cvo_py.kube import CLUSTEROPERATORS, ApiError, KubeClient
+from cvo_py.runtime.kube import CLUSTEROPERATORS, ApiError, KubeClient
 from cvo_py.testing import usc as h
 from cvo_py.testing.cluster import LocalCluster, free_port
 from cvo_py.testing.prometheus import LocalPrometheus

@@ -13,14 +13,13 @@ from typing import Any
 
 import pytest
 
-from cvo_py.kube import CONFIGMAPS, ApiError, KubeClient
+from cvo_py.runtime.kube import CONFIGMAPS, ApiError, KubeClient
 from cvo_py.testing import usc as h
 from cvo_py.testing.cluster import LocalCluster
 from cvo_py.testing.httpserve import Handler
 from cvo_py.testing.insight_objects import firing_alert
-from status.updatestatus import configmap
-from status.updatestatus.insights import metadata
-from status.updatestatus.insights.metadata import META_KEY
+from status.updatestatus.api import configmap, metadata
+from status.updatestatus.api.metadata import META_KEY
 
 
 def many_alerts(during: str) -> list[dict[str, Any]]:

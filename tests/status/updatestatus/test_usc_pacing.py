@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from status.updatestatus.controller import changed_values
+from status.updatestatus.controller.sync import changed_values
 from status.updatestatus.pacing import WritePacer
 
 SHARDS = [f"cm-{i:02d}" for i in range(17)]

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from status.updatestatus.controller import (
+from status.updatestatus.controller.patches import apply_patch, data_size, fit_patch, plan_patch, resource_version_newer
+from status.updatestatus.controller.sync import (
     RELEASE_VERSION_ANNOTATION,
     machineconfig_transform,
     machineconfig_versions,
     node_transform,
     without_resource_version,
 )
-from status.updatestatus.patches import apply_patch, data_size, fit_patch, plan_patch, resource_version_newer
 
 
 @pytest.mark.parametrize(

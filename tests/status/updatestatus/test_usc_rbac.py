@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from cvo_py.kube import JSON, KubeClient
+from cvo_py.runtime.kube import JSON, KubeClient
 from cvo_py.testing import usc as h
 from cvo_py.testing.certs import self_signed
 from cvo_py.testing.cluster import LocalCluster
@@ -227,7 +227,7 @@ def _search(pattern: str, line: str) -> bool:
 
 
 def _delete_cluster_objects(kube: KubeClient, namespace: str) -> None:
-    from cvo_py.kube import MACHINECONFIGPOOLS, MACHINECONFIGS, NODES, ApiError
+    from cvo_py.runtime.kube import MACHINECONFIGPOOLS, MACHINECONFIGS, NODES, ApiError
 
     kube.request("DELETE", NODES.path(), query={"labelSelector": f"{TEST_LABEL}={namespace}"})
     for res, name in (

@@ -7,7 +7,7 @@ from typing import Any
 
 import yaml
 
-from status.updatestatus import configmap
+from status.updatestatus.api import configmap
 
 RBAC = (
     Path(__file__).resolve().parents[3]

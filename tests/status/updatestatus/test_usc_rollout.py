@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 import yaml
 
-from cvo_py.kube import (
+from cvo_py.runtime.kube import (
     CLUSTEROPERATORS,
     CLUSTERVERSIONS,
     MACHINECONFIGPOOLS,

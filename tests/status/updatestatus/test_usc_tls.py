@@ -13,8 +13,8 @@ import pytest
 
 from cvo_py.cli import update_status_controller as usc
 from cvo_py.cli.main import build_parser, main
-from cvo_py.serving.options import ServingOptions
-from cvo_py.serving.tls import DEFAULT_CIPHER_SUITES
+from cvo_py.runtime.serving.options import ServingOptions
+from cvo_py.runtime.serving.tls import DEFAULT_CIPHER_SUITES
 from cvo_py.testing.certs import self_signed
 
 REPO = Path(__file__).resolve().parents[3]

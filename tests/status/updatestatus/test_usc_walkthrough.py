@@ -10,7 +10,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from cvo_py.kube import LEASES, ApiError, KubeClient
+from cvo_py.runtime.kube import LEASES, ApiError, KubeClient
 from cvo_py.testing import usc as h
 from cvo_py.testing.cluster import LocalCluster
 

@@ -1,0 +1,233 @@
+"""Keep-alive HTTP(S) connections to one server: the API client's transport.
+
+    pool = ConnectionPool("https://api.example:6443", make_ssl_context)
+    response = pool.request("GET", "/api/v1/namespaces", headers, read_timeout=30.0)
+    response.status, response.headers, response.data
+
+    stream = pool.stream("GET", "/api/v1/pods?watch=true", headers, read_timeout=300.0)
+    for chunk in stream.chunks(): ...   # another thread may call stream.shutdown()
+    stream.close()
+
+Built on the standard library's `http.client`, which a process loads in about a third of
+urllib3's time: a short-lived command such as `upgrade-status` sends its first request that much
+sooner. Requests are never retried here (the API client decides what to retry); an idle
+connection the server has closed meanwhile is noticed before reuse and replaced, as urllib3 does.
+Each new connection gets a new TLS context from the factory it is given, so CA and client
+certificate files rotated on disk (a Pod's `ca.crt`) are read again, as urllib3 reads them.
+Every failure to connect, send or read is an `OSError` or an `http.client.HTTPException`.
+"""
+
+from __future__ import annotations
+
+import http.client
+import re
+import select
+import socket
+import ssl
+import threading
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+from email.message import Message
+from urllib.parse import urlsplit
+
+from cvo_py.runtime.gotext import go_quote
+
+CONNECT_TIMEOUT = 10.0
+STREAM_CHUNK = 65536
+
+
+@dataclass(frozen=True)
+class Response:
+    status: int
+    headers: Message
+    data: bytes
+
+
+class Stream:
+    """A response read as it arrives (a watch); its connection is never reused."""
+
+    def __init__(
+        self, conn: http.client.HTTPConnection, sock: socket.socket | None, response: http.client.HTTPResponse
+    ) -> None:
+        self._conn = conn
+        # Kept here: for a response that ends the connection (Connection: close, HTTP/1.0, no
+        # length) http.client lets go of `conn.sock` while the response still reads from it.
+        self._sock = sock
+        self._response = response
+        self.status = response.status
+        self.headers: Message = response.headers
+
+    def read(self) -> bytes:
+        return self._response.read()
+
+    def chunks(self) -> Iterator[bytes]:
+        """The body as it arrives, in pieces of at most `STREAM_CHUNK` bytes, until it ends."""
+        while True:
+            chunk = self._response.read1(STREAM_CHUNK)
+            if not chunk:
+                return
+            yield chunk
+
+    def shutdown(self) -> None:
+        """End the stream from any thread: a reader blocked in `chunks()` returns or raises promptly."""
+        if self._sock is not None:
+            try:
+                self._sock.shutdown(socket.SHUT_RDWR)
+            except OSError:  # already closed
+                pass
+
+    def close(self) -> None:
+        self._response.close()
+        self._conn.close()
+
+
+class ConnectionPool:
+    """Thread-safe: each request takes an idle connection (or opens one) and gives it back when
+    its response has been read, keeping at most `maxsize` idle ones."""
+
+    def __init__(
+        self,
+        base_url: str,
+        tls: Callable[[], ssl.SSLContext] | None = None,
+        maxsize: int = 16,
+        connect_timeout: float = CONNECT_TIMEOUT,
+    ) -> None:
+        url = urlsplit(base_url)
+        if url.scheme not in ("http", "https") or not url.hostname:
+            raise ValueError(f"not an http or https URL: {base_url}")
+        self._https = url.scheme == "https"
+        self._prefix = url.path.rstrip("/")  # a server behind a path (a proxy's): every target is under it
+        self._host = url.hostname
+        self._port = url.port or (443 if self._https else 80)
+        self._tls = tls if tls is not None else ssl.create_default_context  # called for each new connection
+        self._maxsize = maxsize
+        self._connect_timeout = connect_timeout
+        self._idle: list[http.client.HTTPConnection] = []
+        self._lock = threading.Lock()
+
+    def request(
+        self, method: str, target: str, headers: Mapping[str, str], body: bytes | None = None, *, read_timeout: float
+    ) -> Response:
+        """Send one request and read its whole response; `target` is the path (under the base
+        URL's) and the query."""
+        conn = self._take(read_timeout)
+        try:
+            conn.request(method, self._prefix + target, body=body, headers=dict(headers))
+            response = conn.getresponse()
+            data = response.read()
+        except BaseException:
+            conn.close()
+            raise
+        if response.will_close:
+            conn.close()
+        else:
+            self._give_back(conn)
+        return Response(response.status, response.headers, data)
+
+    def stream(self, method: str, target: str, headers: Mapping[str, str], *, read_timeout: float) -> Stream:
+        """Send one request and return its response unread; the caller must `close()` it."""
+        conn = self._take(read_timeout)
+        try:
+            conn.request(method, self._prefix + target, headers=dict(headers))
+            return Stream(conn, conn.sock, conn.getresponse())
+        except BaseException:
+            conn.close()
+            raise
+
+    def clear(self) -> None:
+        """Close the idle connections."""
+        with self._lock:
+            idle, self._idle = self._idle, []
+        for conn in idle:
+            conn.close()
+
+    def _take(self, read_timeout: float) -> http.client.HTTPConnection:
+        while True:
+            with self._lock:
+                conn = self._idle.pop() if self._idle else None
+            if conn is None:
+                return self._connect(read_timeout)
+            if conn.sock is not None and not _dropped(conn.sock):
+                conn.sock.settimeout(read_timeout)
+                return conn
+            conn.close()
+
+    def _connect(self, read_timeout: float) -> http.client.HTTPConnection:
+        conn: http.client.HTTPConnection
+        if self._https:
+            conn = http.client.HTTPSConnection(
+                self._host, self._port, timeout=self._connect_timeout, context=self._tls()
+            )
+        else:
+            conn = http.client.HTTPConnection(self._host, self._port, timeout=self._connect_timeout)
+        try:
+            conn.connect()
+        except BaseException:
+            conn.close()
+            raise
+        assert conn.sock is not None
+        conn.sock.settimeout(read_timeout)
+        return conn
+
+    def _give_back(self, conn: http.client.HTTPConnection) -> None:
+        with self._lock:
+            if len(self._idle) < self._maxsize:
+                self._idle.append(conn)
+                return
+        conn.close()
+
+
+def go_cause(exc: BaseException, host: str, port: int) -> str:
+    """A standard-library transport failure as Go's client words it, on one line, never Python's
+    own wording (`[Errno 104]`, `RemoteDisconnected(...)`): `EOF`, `read tcp H:P: read: connection
+    reset by peer`, `dial tcp H:P: connect: connection refused`, `net/http: HTTP/1.x transport
+    connection broken: malformed HTTP response "…"`, ... `host`/`port` are the server's."""
+    target = f"{host}:{port}"
+    if isinstance(exc, http.client.RemoteDisconnected):
+        return "EOF"
+    if isinstance(exc, ConnectionResetError):
+        return f"read tcp {target}: read: connection reset by peer"
+    if isinstance(exc, BrokenPipeError):
+        return f"write tcp {target}: write: broken pipe"
+    if isinstance(exc, ConnectionRefusedError):
+        return f"dial tcp {target}: connect: connection refused"
+    if isinstance(exc, socket.gaierror):
+        return f"dial tcp: lookup {host}: no such host"
+    if isinstance(exc, TimeoutError):
+        return f"dial tcp {target}: i/o timeout"
+    if isinstance(exc, ssl.SSLCertVerificationError):
+        return "tls: failed to verify certificate: x509: " + os_text(exc.verify_message or "certificate verify failed")
+    if isinstance(exc, ssl.SSLError):
+        return "tls: " + os_text(exc.reason or exc.strerror or "handshake failure")
+    if isinstance(exc, http.client.BadStatusLine):
+        line = str(exc.args[0] if exc.args else "").strip()
+        return f"net/http: HTTP/1.x transport connection broken: malformed HTTP response {go_quote(line[:100])}"
+    if isinstance(exc, http.client.LineTooLong):
+        return "net/http: HTTP/1.x transport connection broken: a response line is longer than 65536 bytes"
+    if isinstance(exc, http.client.IncompleteRead):
+        return "unexpected EOF"
+    if isinstance(exc, http.client.HTTPException) and "headers" in str(exc):
+        return "net/http: HTTP/1.x transport connection broken: more than 100 response headers"
+    if isinstance(exc, OSError) and exc.strerror:
+        return f"dial tcp {target}: {os_text(exc.strerror)}"
+    if type(exc) is OSError and exc.errno is None and len(exc.args) == 1:
+        return str(exc)  # one of ours, already worded (a CA or client certificate that does not load)
+    return "net/http: HTTP/1.x transport connection broken: unexpected answer"
+
+
+def os_text(text: str) -> str:
+    """An OS or OpenSSL reason as Go prints it: lower case, without `[Errno N]` or `(_ssl.c:N)`."""
+    text = re.sub(r"\[Errno -?\d+\] ", "", str(text))
+    text = re.sub(r" \(_ssl\.c:\d+\)$", "", text).strip()
+    return text[:1].lower() + text[1:]
+
+
+def _dropped(sock: socket.socket) -> bool:
+    """Whether an idle connection is no longer usable: readable means the server closed it (or
+    sent what no request asked for)."""
+    try:
+        poller = select.poll()
+        poller.register(sock, select.POLLIN)
+        return bool(poller.poll(0))
+    except (OSError, ValueError):
+        return True

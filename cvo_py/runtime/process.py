@@ -1,0 +1,124 @@
+"""The skeleton of a long-running command (`start`, `update-status-controller`).
+
+Serve /metrics, /healthz and /readyz; with a leader elector, start the controllers once this
+replica leads (without one, at once); run until SIGTERM/SIGINT (exit 0) or a lost Lease (exit 1, as
+upstream: the replica is restarted and a standby takes over); then shut down in one order: the
+election stopped first, the controllers stopped (in reverse start order), the Lease released, the
+servers stopped. What runs is built by the command's composition root (`cvo_py.compose`).
+"""
+
+from __future__ import annotations
+
+import gc
+import logging
+import signal
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from types import FrameType
+from typing import TYPE_CHECKING, Protocol
+
+if TYPE_CHECKING:
+    from cvo_py.runtime.leader import LeaderElector
+
+log = logging.getLogger(__name__)
+
+# How often the main thread looks at the Lease while it waits for a signal.
+LEASE_CHECK_INTERVAL = 0.5
+
+
+class Stoppable(Protocol):
+    def stop(self) -> None: ...
+
+
+class Controller(Stoppable, Protocol):
+    def start(self) -> object: ...
+
+
+@dataclass(frozen=True)
+class Parts:
+    """What one process runs, built by its composition root."""
+
+    # Started in this order once leading, stopped in the reverse order.
+    controllers: Sequence[Controller]
+    # Whether the leader is ready (its caches listed, a first sync done); a standby always is.
+    synced: Callable[[], bool]
+    # Start the servers with the readiness check; returns what to stop at the end, in that order.
+    serve: Callable[[Callable[[], bool]], Sequence[Stoppable]]
+    elector: LeaderElector | None = None
+    # On winning the Lease, before the controllers start (e.g. remove what an earlier leader left).
+    before_leading: Callable[[], None] | None = None
+    # Logged once everything is stopped.
+    farewell: str = ""
+    # Keep what exists when the controllers start (modules, classes, configuration: it lives as
+    # long as the process) out of the collector's reach, so a full collection scans only what
+    # came later and stays short on a latency-bound path (`start`: 15-25 ms pauses before).
+    freeze_startup: bool = False
+
+
+def stop_on_signals() -> threading.Event:
+    """An Event set by SIGTERM or SIGINT (logged), for a graceful shutdown."""
+    stop = threading.Event()
+
+    def on_signal(signum: int, frame: FrameType | None) -> None:
+        log.info("Received %s: shutting down", signal.Signals(signum).name)
+        stop.set()
+
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGINT, on_signal)
+    return stop
+
+
+def run(parts: Parts) -> int:
+    """Run `parts` until a signal (0) or a lost Lease (1); always shut down in order."""
+    elector = parts.elector
+
+    def ready() -> bool:
+        # A standby is healthy; a leader is ready once it has synced.
+        return (elector is not None and not elector.leading.is_set()) or parts.synced()
+
+    frozen = False
+
+    def start_controllers() -> None:
+        nonlocal frozen
+        if parts.freeze_startup and not frozen:
+            gc.collect()  # nothing left from start-up that is already garbage gets frozen
+            gc.freeze()
+            frozen = True
+        for controller in parts.controllers:
+            controller.start()
+
+    servers = parts.serve(ready)
+    stop = stop_on_signals()
+    code = 0
+    try:
+        if elector is None:
+            start_controllers()
+            stop.wait()
+        else:
+
+            def on_started_leading() -> None:
+                if parts.before_leading is not None:
+                    parts.before_leading()
+                if not elector.stopping:  # a shutdown during the start-up: do not start what is being stopped
+                    start_controllers()
+
+            elector.start(on_started_leading)
+            while not stop.wait(LEASE_CHECK_INTERVAL):
+                if elector.lost.is_set():
+                    code = 1  # as upstream: a leader that lost its Lease exits and is restarted
+                    break
+    finally:
+        if elector is not None:
+            elector.stop()  # first: a start-up still under way must not start the controllers after this
+        for controller in reversed(parts.controllers):
+            controller.stop()
+        if elector is not None:
+            elector.release()
+        for server in servers:
+            server.stop()
+        if frozen:  # a standby that never led froze nothing
+            gc.unfreeze()
+    if parts.farewell:
+        log.info("%s", parts.farewell)
+    return code

@@ -1,0 +1,234 @@
+"""The YAML half of `cvo_py.runtime.safeload`: documents built from libyaml's event stream within `Limits`.
+
+An explicit stack instead of recursion (no depth can crash it), aliases shared rather than copied
+and counted as if expanded, YAML 1.1 implicit types without timestamps. Use it through
+`cvo_py.runtime.safeload.load_document`, which imports this module only for a document that is not JSON.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+import yaml
+from yaml.nodes import ScalarNode
+
+from cvo_py.runtime.docbounds import DocumentError, Limits
+
+__all__ = ["Builder"]
+
+_TAG = "tag:yaml.org,2002:"
+_STR, _NULL, _BOOL, _INT, _FLOAT = (_TAG + t for t in ("str", "null", "bool", "int", "float"))
+_MERGE, _TIMESTAMP, _VALUE = _TAG + "merge", _TAG + "timestamp", _TAG + "value"
+_MAP_TAGS = {None, "!", _TAG + "map"}
+_SEQ_TAGS = {None, "!", _TAG + "seq"}
+
+
+class _Resolver(yaml.resolver.Resolver):
+    """YAML 1.1 implicit types, except timestamps (kept as strings)."""
+
+
+_Resolver.yaml_implicit_resolvers = {
+    ch: [(tag, rx) for tag, rx in resolvers if tag != _TIMESTAMP]
+    for ch, resolvers in yaml.resolver.Resolver.yaml_implicit_resolvers.items()
+}
+_RESOLVER = _Resolver()
+_SCALAR_EVENT = yaml.ScalarEvent
+_STREAM_END_EVENT = yaml.StreamEndEvent
+_CACHED_SCALAR = 64  # plain scalars up to this length have their resolved tag cached
+
+
+def _resolve_plain(value: str) -> str:
+    """The tag of a plain (unquoted, untagged) scalar."""
+    return str(_RESOLVER.resolve(ScalarNode, value, (True, False)))  # type: ignore[no-untyped-call]
+
+
+# A snapshot repeats the same short plain scalars (names, labels, booleans) thousands of times.
+_plain_tag = functools.lru_cache(maxsize=16384)(_resolve_plain)
+_CONSTRUCTOR = yaml.constructor.SafeConstructor()
+_PARSER: type[Any] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+# libyaml (from the one in PyYAML 6.0.4's wheels) refuses nesting past 1,000 levels itself, while
+# scanning ahead of the events this builder counts: the same verdict as ours, told as ours.
+_LIBYAML_TOO_DEEP = "exceeded maximum nesting depth"
+_NO_KEY = object()
+_MERGE_KEY = object()
+
+
+class _Frame:
+    __slots__ = ("anchor", "key", "obj", "size")
+
+    def __init__(self, obj: dict[Any, Any] | list[Any], anchor: str | None) -> None:
+        self.obj = obj
+        self.anchor = anchor
+        self.key: Any = _NO_KEY
+        self.size = 1
+
+
+class Builder:
+    """Builds the document from parser events with an explicit stack (no recursion)."""
+
+    def __init__(self, source: str, limits: Limits, floats: bool) -> None:
+        self.source = source
+        self.limits = limits
+        self.floats = floats
+        self.anchors: dict[str, tuple[Any, int]] = {}
+        self.aliases = 0
+        self.alias_nodes = 0
+        self.stack: list[_Frame] = []
+        self.root: Any = None
+        self.documents = 0
+
+    def fail(self, problem: str, event: Any = None) -> DocumentError:
+        mark = getattr(event, "start_mark", None)
+        where = f" at line {mark.line + 1}" if mark is not None else ""
+        return DocumentError(self.source, f"{problem}{where}")
+
+    def build(self, text: str) -> Any:
+        """The document. Scalars in a collection, nearly every event, are handled inline; every
+        other event (and a scalar with an anchor, a tag or a merge key) goes through `event()`."""
+        stack = self.stack
+        loader = None
+        try:
+            loader = _PARSER(text)
+            get_event = loader.get_event
+            while True:
+                event = get_event()
+                kind = type(event)
+                if kind is _SCALAR_EVENT and event.anchor is None and event.tag is None and stack:
+                    value = event.value
+                    if event.implicit[0]:  # plain: its type follows from its text
+                        tag = _plain_tag(value) if len(value) <= _CACHED_SCALAR else _resolve_plain(value)
+                        if tag != _STR:
+                            value = self.scalar(event, tag)
+                            if value is _MERGE_KEY:
+                                self.add(value, 1, event)
+                                continue
+                    frame = stack[-1]
+                    frame.size += 1
+                    obj = frame.obj
+                    if type(obj) is list:
+                        obj.append(value)
+                    elif frame.key is _NO_KEY:
+                        frame.key = value
+                    elif frame.key is _MERGE_KEY:
+                        frame.size -= 1
+                        self.add(value, 1, event)
+                    else:
+                        obj[frame.key] = value
+                        frame.key = _NO_KEY
+                elif kind is _STREAM_END_EVENT or event is None:
+                    break
+                else:
+                    self.event(event)
+        except yaml.MarkedYAMLError as exc:
+            mark = exc.problem_mark or exc.context_mark
+            where = f" at line {mark.line + 1}" if mark is not None else ""
+            if exc.problem == _LIBYAML_TOO_DEEP:  # libyaml's own bound (PyYAML 6.0.4), far beyond ours
+                raise DocumentError(
+                    self.source, f"nested more than {self.limits.max_depth} levels deep{where}"
+                ) from None
+            raise DocumentError(
+                self.source, f"cannot parse{where}: {exc.problem or exc.context or 'invalid YAML'}"
+            ) from None
+        except yaml.YAMLError as exc:
+            raise DocumentError(self.source, f"cannot parse: {str(exc)[:200]}") from None
+        finally:
+            if loader is not None:
+                loader.dispose()
+        return self.root
+
+    def event(self, event: Any) -> None:
+        if isinstance(event, yaml.ScalarEvent):
+            value = self.scalar(event)
+            if event.anchor is not None:
+                self.anchors[event.anchor] = (value, 1)
+            self.add(value, 1, event)
+        elif isinstance(event, yaml.MappingStartEvent | yaml.SequenceStartEvent):
+            is_map = isinstance(event, yaml.MappingStartEvent)
+            if event.tag not in (_MAP_TAGS if is_map else _SEQ_TAGS):
+                raise self.fail(f"unsupported tag {event.tag!r}", event)
+            if len(self.stack) >= self.limits.max_depth:
+                raise self.fail(f"nested more than {self.limits.max_depth} levels deep", event)
+            if self.stack and self.stack[-1].key is _NO_KEY and isinstance(self.stack[-1].obj, dict):
+                raise self.fail("a mapping key that is not a scalar", event)
+            self.stack.append(_Frame({} if is_map else [], event.anchor))
+        elif isinstance(event, yaml.MappingEndEvent | yaml.SequenceEndEvent):
+            frame = self.stack.pop()
+            if frame.anchor is not None:
+                self.anchors[frame.anchor] = (frame.obj, frame.size)
+            self.add(frame.obj, frame.size, event)
+        elif isinstance(event, yaml.AliasEvent):
+            found = self.anchors.get(event.anchor or "")
+            if found is None:
+                raise self.fail(f"alias *{event.anchor} names no complete anchor", event)
+            self.aliases += 1
+            self.alias_nodes += found[1]
+            if self.aliases > self.limits.max_aliases:
+                raise self.fail(f"more than {self.limits.max_aliases} aliases", event)
+            if self.alias_nodes > self.limits.max_alias_nodes:
+                raise self.fail(f"aliases expand to more than {self.limits.max_alias_nodes} nodes", event)
+            self.add(found[0], found[1], event)
+        elif isinstance(event, yaml.DocumentStartEvent):
+            self.documents += 1
+            if self.documents > 1:
+                raise self.fail("more than one document", event)
+
+    def scalar(self, event: Any, tag: str | None = None) -> Any:
+        """The value of a scalar event (`tag`: its resolved tag when the caller knows it)."""
+        value: str = event.value
+        if tag is None:
+            tag = event.tag
+            if tag is None or tag == "!":
+                tag = _RESOLVER.resolve(ScalarNode, value, event.implicit)  # type: ignore[no-untyped-call]
+        if tag in (_STR, _TIMESTAMP, _VALUE):
+            return value
+        if tag == _NULL:
+            return None
+        if tag == _BOOL:
+            return _CONSTRUCTOR.construct_yaml_bool(ScalarNode(tag, value))
+        if tag in (_INT, _FLOAT):
+            if tag == _FLOAT and not self.floats:
+                return value
+            if len(value) > self.limits.max_number_chars:
+                raise self.fail(
+                    f"a number of {len(value)} characters (the limit is {self.limits.max_number_chars})", event
+                )
+            try:
+                if tag == _INT:
+                    return _CONSTRUCTOR.construct_yaml_int(ScalarNode(tag, value))
+                return _CONSTRUCTOR.construct_yaml_float(ScalarNode(tag, value))
+            except ValueError:
+                raise self.fail(f"invalid number {value[:40]!r}", event) from None
+        if tag == _MERGE:
+            return _MERGE_KEY
+        raise self.fail(f"unsupported tag {tag!r}", event)
+
+    def add(self, value: Any, size: int, event: Any) -> None:
+        if not self.stack:
+            if value is _MERGE_KEY:
+                value = "<<"
+            self.root = value
+            return
+        frame = self.stack[-1]
+        frame.size += size
+        obj = frame.obj
+        if isinstance(obj, list):
+            obj.append("<<" if value is _MERGE_KEY else value)
+            return
+        if frame.key is _NO_KEY:
+            if isinstance(value, dict | list):
+                raise self.fail("a mapping key that is not a scalar", event)
+            frame.key = value
+            return
+        key, frame.key = frame.key, _NO_KEY
+        if key is _MERGE_KEY:
+            sources = value if isinstance(value, list) else [value]
+            if not all(isinstance(s, dict) for s in sources):
+                raise self.fail("a merge key (<<) whose value is not a mapping or a list of mappings", event)
+            for merged in sources:
+                for k, v in merged.items():
+                    obj.setdefault(k, v)
+            return
+        obj[key] = "<<" if value is _MERGE_KEY else value

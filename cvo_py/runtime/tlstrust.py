@@ -1,0 +1,45 @@
+"""The CA bundle a client trusts, read from a file named from outside (a kubeconfig, a flag).
+
+    client_context(ca_file) -> ssl.SSLContext    verifying servers against the file's CAs
+                                                  (the system's when `ca_file` is empty)
+
+The file is read with `cvo_py.runtime.safeload.read_file` (a regular file within `CREDENTIAL_MAX_BYTES`:
+a FIFO or `/dev/zero` is refused, never read) and must hold at least one PEM certificate that
+loads. Every problem is a `TrustError`, one line naming the file; clients call this for each new
+connection or request, so a rotated bundle is used and a broken one is reported, never a hang.
+"""
+
+from __future__ import annotations
+
+import re
+import ssl
+
+from cvo_py.runtime import safeload
+from cvo_py.runtime.gotext import escape
+
+
+class TrustError(ValueError):
+    """A CA file that cannot be used; one line naming it."""
+
+
+def client_context(ca_file: str | None) -> ssl.SSLContext:
+    """A client context that verifies servers against `ca_file`'s certificates (hostname checked)."""
+    if not ca_file:
+        return ssl.create_default_context()
+    try:
+        data = safeload.read_file(ca_file, max_bytes=safeload.CREDENTIAL_MAX_BYTES)
+    except safeload.DocumentError as exc:
+        raise TrustError(f"CA file {exc}") from None
+    text = data.decode("ascii", "replace")
+    if "-----BEGIN CERTIFICATE-----" not in text:
+        raise TrustError(f"CA file {escape(ca_file)}: no PEM certificate in it")
+    try:
+        return ssl.create_default_context(cadata=text)
+    except (ssl.SSLError, ValueError) as exc:
+        detail = ssl_detail(exc)
+        raise TrustError(f"CA file {escape(ca_file)}: not a usable PEM certificate bundle ({detail})") from None
+
+
+def ssl_detail(exc: BaseException) -> str:
+    """An OpenSSL error's reason without the `(_ssl.c:1006)` source location."""
+    return re.sub(r" \(_ssl\.c:\d+\)$", "", getattr(exc, "strerror", None) or str(exc))

@@ -1,0 +1,1 @@
+"""The update status API as writer and readers share it: names, keys, encoding, sharding, usc-meta."""

@@ -1,0 +1,1 @@
+"""Readers of update status: the published ConfigMaps, snapshots, dumps; the renderer."""

@@ -1,0 +1,1 @@
+"""Cluster dumps (must-gather, Insights Operator archives) read into a snapshot."""

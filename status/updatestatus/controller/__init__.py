@@ -1,0 +1,1 @@
+"""The Update Status Controller: informers, sync, incremental insights, publishing, alerts."""

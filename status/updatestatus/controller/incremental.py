@@ -1,0 +1,168 @@
+"""Recompute and re-encode only what changed between two syncs of the controller.
+
+At 5,000 nodes a full `status.updatestatus.insights.compute.all_insights` + `configmap.encode` takes a second,
+while one node's change alters one node insight, its pool's insight and perhaps a health insight.
+This module drives `compute.NodeAssessor`, the node computation `all_insights` itself uses, one
+node at a time: it keeps each node's assessment, insight, key and encoded value while the node
+object and the assessor's `inputs` (the pools, the MachineConfig versions, the ClusterVersion's
+target) are unchanged; other insights are re-encoded only when they differ from the previous ones.
+The results equal the full computation's (tests/status/updatestatus/test_usc_incremental.py checks that on many
+states). Shard layout: `configmap.ShardPlanner`, given `node_health` (which health insights travel
+with their node).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+from cvo_py.runtime import gotext
+from status.updatestatus.api import configmap
+from status.updatestatus.insights import compute
+from status.updatestatus.insights import nodes as nodes_mod
+from status.updatestatus.insights.kinds import InsightShape
+from status.updatestatus.insights.models import (
+    ClusterVersionStatusInsight,
+    HealthInsight,
+    Insight,
+    MachineConfigPoolStatusInsight,
+)
+from status.updatestatus.insights.objects import JSON
+
+
+@dataclass
+class _Node:
+    obj: JSON
+    assessment: nodes_mod.NodeAssessment
+    insight: Insight
+    key: str
+    value: str
+    label: tuple[str, str]  # (type, assessment) for the metrics
+
+
+class IncrementalInsights:
+    def __init__(self) -> None:
+        self._by_id: dict[int, _Node] = {}  # id(node object) → entry; the entry holds the object
+        self._by_key: dict[str, _Node] = {}
+        self._inputs: tuple[object, ...] | None = None  # `NodeAssessor.inputs` of the cached entries
+        self._others: dict[str, tuple[Insight, str]] = {}  # non-node insights: key → (insight, value)
+        self._seeded: dict[str, InsightShape] = {}  # published by an earlier process
+        self.insights: list[Insight] = []  # the last result
+        self.counts: dict[tuple[str, str], int] = {}  # the last result by (type, assessment)
+        self.node_health: dict[str, str] = {}  # the last result's node health keys → node keys (sharding)
+        self.recomputed_nodes = 0  # node assessments redone in the last update
+
+    def seed(self, previous: Sequence[InsightShape]) -> None:
+        """Insights an earlier process published: their transition times carry over."""
+        for insight in previous:
+            self._seeded.setdefault(configmap.key_of(insight), insight)
+
+    def update(
+        self,
+        cv: JSON | None,
+        operators: list[JSON],
+        nodes: list[JSON],
+        pools: list[JSON],
+        versions: Mapping[str, str],
+        now: compute.Now,
+        mco_image: str = "",
+        alerts: Sequence[Insight] = (),
+    ) -> dict[str, str]:
+        """The ConfigMap data for this state: control plane and health first, then pools, nodes."""
+        t = gotext.to_now(now)
+        assessor = compute.NodeAssessor(pools, versions, cv)
+        if assessor.inputs != self._inputs:
+            self._by_id = {}  # a pool, a MachineConfig version or the target changed: reassess all
+            self._inputs = assessor.inputs
+        by_pool = assessor.new_groups()
+        entries: list[_Node] = []
+        by_id: dict[int, _Node] = {}
+        self.recomputed_nodes = 0
+        for node in nodes:
+            entry = self._by_id.get(id(node))
+            if entry is None or entry.obj is not node:
+                entry = self._assess(assessor, node, t)
+                if entry is None:
+                    continue  # oc ignores nodes outside every pool
+            by_id[id(node)] = entry
+            by_pool[entry.assessment.pool].append(entry.assessment)
+            entries.append(entry)
+        # nodes in oc's order: by pool, then list order
+        pool_rank = {name: i for i, name in enumerate(by_pool)}
+        entries.sort(key=lambda e: pool_rank[e.assessment.pool])
+        self._by_id, self._by_key = by_id, {e.key: e for e in entries}
+
+        pool_insights, health = assessor.pools_and_health(by_pool, t)
+        others: list[Insight] = list(compute.controlplane_insights(cv, operators, t, mco_image=mco_image))
+        others.extend(health)
+        others.extend(alerts)
+        others.extend(pool_insights)
+
+        data: dict[str, str] = {}
+        node_health: dict[str, str] = {}
+        previous = self._others
+        self._others = {}
+        stamp: list[Insight] = [i for i in others if not isinstance(i, HealthInsight)]
+        before = [p for p in (self._previous(configmap.key_of(i), previous) for i in stamp) if p is not None]
+        compute.stamp_transition_times(stamp, before, t)
+        for insight in others:
+            key = configmap.key_of(insight)
+            if key in data:
+                raise ValueError(f"two insights share the ConfigMap key {key}")
+            cached = previous.get(key)
+            value = cached[1] if cached is not None and cached[0] == insight else configmap.encode_value(insight)
+            data[key] = value
+            self._others[key] = (insight, value)
+            about = configmap.node_of(insight) if isinstance(insight, HealthInsight) else None
+            if about is not None:
+                node_health[key] = configmap.node_key(about)
+        counts = count_insights(others)
+        for entry in entries:
+            if entry.key in data:
+                raise ValueError(f"two insights share the ConfigMap key {entry.key}")
+            data[entry.key] = entry.value
+            counts[entry.label] = counts.get(entry.label, 0) + 1
+        self.insights = [*others, *(e.insight for e in entries)]
+        self.counts = counts
+        self.node_health = node_health
+        self._seeded = {}
+        return data
+
+    def _previous(self, key: str, others: Mapping[str, tuple[Insight, str]]) -> InsightShape | None:
+        cached = others.get(key)
+        if cached is not None:
+            return cached[0]
+        node = self._by_key.get(key)
+        return node.insight if node is not None else self._seeded.get(key)
+
+    def _assess(self, assessor: compute.NodeAssessor, node: JSON, now: int) -> _Node | None:
+        assessment = assessor.assess(node)
+        if assessment is None:
+            return None
+        self.recomputed_nodes += 1
+        insight = assessor.insight(assessment)
+        key = configmap.key_of(insight)
+        old = self._by_key.get(key)
+        previous = old.insight if old is not None else self._seeded.get(key)
+        compute.stamp_transition_times([insight], [previous] if previous is not None else [], now)
+        value = old.value if old is not None and old.insight == insight else configmap.encode_value(insight)
+        label = next(iter(count_insights([insight])))
+        return _Node(node, assessment, insight, key, value, label)
+
+
+def count_insights(insights: Iterable[Insight]) -> dict[tuple[str, str], int]:
+    """(insight type, assessment) → count. Insights without an assessment are counted by their
+    Updating reason (nodes, operators) or impact level (health)."""
+    counts: dict[tuple[str, str], int] = {}
+    for insight in insights:
+        kind = type(insight).__name__.removesuffix("StatusInsight").removesuffix("Insight")
+        assessment: object = None
+        if isinstance(insight, ClusterVersionStatusInsight | MachineConfigPoolStatusInsight):
+            assessment = insight.assessment
+        elif isinstance(insight, HealthInsight):
+            assessment = insight.impact.level
+        else:
+            assessment = next((c.reason for c in insight.conditions if c.type == "Updating"), None)
+        label = "" if assessment is None else str(getattr(assessment, "value", assessment))
+        counts[(kind, label)] = counts.get((kind, label), 0) + 1
+    return counts

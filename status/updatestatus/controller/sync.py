@@ -1,0 +1,718 @@
+"""The Update Status Controller: watches what an update changes and publishes insights.
+
+Informers (the project's one list/watch loop) keep caches of the ClusterVersion, ClusterOperators,
+Nodes, MachineConfigPools, MachineConfigs (only their name and release version), the
+machine-config-operator Deployment (only its images) and the ConfigMaps of the API. Every change
+pokes a coalescing sync loop, which recomputes the insights with the pure functions of
+`status.updatestatus.insights` at an injected `now` (only what changed:
+`status.updatestatus.controller.incremental`), encodes them, spreads the insights of nodes (node
+insights and health insights about a single node) over shard ConfigMaps when one would be too big
+(`status.updatestatus.api.configmap.plan`) and patches only the keys that changed.
+
+The main ConfigMap is never created: an administrator opts in by creating it, and out by deleting
+it. Shards are created by the controller only while the main ConfigMap exists, owned by it (so
+deleting it garbage-collects them in a real cluster).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import socket
+import threading
+import time
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from concurrent.futures import ThreadPoolExecutor
+from datetime import UTC, datetime
+
+from prometheus_client import CollectorRegistry, Counter, Histogram
+from prometheus_client.core import GaugeMetricFamily, Metric
+from prometheus_client.registry import Collector
+
+from cvo_py import __version__
+from cvo_py.runtime import gotext, klog
+from cvo_py.runtime.informer import DELETED, MODIFIED, Informer, InformerSet
+from cvo_py.runtime.kube import (
+    CLUSTEROPERATORS,
+    CLUSTERVERSIONS,
+    CONFIGMAPS,
+    JSON,
+    MACHINECONFIGPOOLS,
+    MACHINECONFIGS,
+    NODES,
+    ApiError,
+    KubeClient,
+    Resource,
+)
+from cvo_py.runtime.loop import SyncLoop
+from cvo_py.runtime.promapi import PrometheusAPI
+from status.updatestatus.api import configmap as wire
+from status.updatestatus.api import metadata
+from status.updatestatus.api.configmap import CONFIGMAP, DATA_LIMIT, NAMESPACE, OWNED_PREFIX, ShardPlanner, data_size
+from status.updatestatus.controller.alerts import AlertsPoller
+from status.updatestatus.controller.incremental import IncrementalInsights
+from status.updatestatus.controller.patches import SizedPlan, apply_patch, fit_patch, resource_version_newer
+from status.updatestatus.insights.alerts import live_alert_insights
+from status.updatestatus.insights.controlplane import update_started_at
+from status.updatestatus.pacing import WritePacer
+
+log = logging.getLogger(__name__)
+
+LEASE = metadata.LEASE
+CLUSTERVERSION = "version"
+RELEASE_VERSION_ANNOTATION = "machineconfiguration.openshift.io/release-image-version"
+MCO_ANNOTATION_PREFIX = "machineconfiguration.openshift.io/"
+MCO_NAMESPACE = "openshift-machine-config-operator"
+MCO_DEPLOYMENT = "machine-config-operator"
+DEPLOYMENTS = Resource("apps/v1", "Deployment", "deployments", True)
+SHARD_LABEL = "update-status.openshift.io/shard"
+UNASSESSABLE_PREFIX = wire.PREFIX_HEALTH + "unassessable-"  # see status.updatestatus.insights.faults
+
+# -- what the caches keep ------------------------------------------------------------------------
+
+
+def machineconfig_transform(obj: JSON) -> JSON:
+    """Keep only a MachineConfig's name and release version: bodies can be megabytes each."""
+    meta = obj.get("metadata") or {}
+    version = (meta.get("annotations") or {}).get(RELEASE_VERSION_ANNOTATION)
+    kept: JSON = {"name": meta.get("name"), "resourceVersion": meta.get("resourceVersion")}
+    if version:
+        kept["annotations"] = {RELEASE_VERSION_ANNOTATION: version}
+    return {"apiVersion": obj.get("apiVersion"), "kind": obj.get("kind"), "metadata": kept}
+
+
+def node_transform(obj: JSON) -> JSON:
+    """Keep what node insights read: labels, MCO annotations, spec, conditions.
+
+    Dropped: managedFields, images, addresses, capacity, heartbeats; at 5,000 nodes they are most
+    of the memory, and heartbeat-only updates then compare equal and cause no work.
+    """
+    meta = obj.get("metadata") or {}
+    annotations = {k: v for k, v in (meta.get("annotations") or {}).items() if k.startswith(MCO_ANNOTATION_PREFIX)}
+    status = obj.get("status") or {}
+    conditions = [{k: v for k, v in c.items() if k != "lastHeartbeatTime"} for c in status.get("conditions") or []]
+    return {
+        "apiVersion": obj.get("apiVersion"),
+        "kind": obj.get("kind"),
+        "metadata": {
+            "name": meta.get("name"),
+            "uid": meta.get("uid"),
+            "resourceVersion": meta.get("resourceVersion"),
+            "creationTimestamp": meta.get("creationTimestamp"),
+            "labels": meta.get("labels") or {},
+            "annotations": annotations,
+        },
+        "spec": obj.get("spec") or {},
+        "status": {"conditions": conditions},
+    }
+
+
+def deployment_transform(obj: JSON) -> JSON:
+    """Keep only the container images of the machine-config-operator Deployment."""
+    meta = obj.get("metadata") or {}
+    spec = ((obj.get("spec") or {}).get("template") or {}).get("spec") or {}
+    containers = [
+        {"name": c.get("name"), "image": c.get("image")} for c in spec.get("containers") or [] if isinstance(c, dict)
+    ]
+    return {
+        "apiVersion": obj.get("apiVersion"),
+        "kind": obj.get("kind"),
+        "metadata": {k: meta.get(k) for k in ("name", "namespace", "resourceVersion")},
+        "spec": {"template": {"spec": {"containers": containers}}},
+    }
+
+
+def mco_image(deployment: JSON | None) -> str:
+    """The machine-config-operator container's image, as oc reads it ("" without the Deployment)."""
+    spec = (((deployment or {}).get("spec") or {}).get("template") or {}).get("spec") or {}
+    for container in spec.get("containers") or []:
+        if container.get("name") == MCO_DEPLOYMENT:
+            return str(container.get("image") or "")
+    return ""
+
+
+def without_resource_version(obj: JSON | None) -> JSON | None:
+    if obj is None:
+        return None
+    meta = {k: v for k, v in (obj.get("metadata") or {}).items() if k not in ("resourceVersion", "managedFields")}
+    return {**obj, "metadata": meta}
+
+
+def owned(data: Mapping[str, str] | None) -> dict[str, str]:
+    return {k: v for k, v in (data or {}).items() if k.startswith(OWNED_PREFIX)}
+
+
+def insight_keys(data: Mapping[str, str] | None) -> dict[str, str]:
+    """The owned keys but the metadata key."""
+    return {k: v for k, v in (data or {}).items() if k.startswith(OWNED_PREFIX) and k != metadata.META_KEY}
+
+
+def changed_values(before: Mapping[str, str], after: Mapping[str, str]) -> int:
+    """How many keys were added, removed or changed (unchanged values are mostly the same string
+    objects, so most comparisons are of identity)."""
+    changed = sum(1 for key, value in after.items() if (old := before.get(key)) is not value and old != value)
+    return changed + sum(1 for key in before if key not in after)
+
+
+def machineconfig_versions(machineconfigs: Iterable[JSON]) -> dict[str, str]:
+    versions: dict[str, str] = {}
+    for mc in machineconfigs:
+        meta = mc.get("metadata") or {}
+        version = (meta.get("annotations") or {}).get(RELEASE_VERSION_ANNOTATION)
+        if version and meta.get("name"):
+            versions[str(meta["name"])] = str(version)
+    return versions
+
+
+# -- the controller ------------------------------------------------------------------------------
+
+
+class Metrics(Collector):
+    """Scrape-time gauges from the controller's state, plus counters/histograms it updates."""
+
+    def __init__(self, controller: UpdateStatusController, registry: CollectorRegistry) -> None:
+        self.controller = controller
+        self.writes = Counter(
+            "update_status_controller_configmap_writes",
+            "Writes (patches, shard creations) of the ConfigMap API, by result.",
+            ["result"],
+            registry=registry,
+        )
+        self.reaction = Histogram(
+            "update_status_controller_reaction_seconds",
+            "From the first unprocessed change of a watched object to the ConfigMap writes that reflect it.",
+            buckets=(0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0),
+            registry=registry,
+        )
+        self.sync_seconds = Histogram(
+            "update_status_controller_sync_seconds",
+            "Time to recompute, encode and publish the insights once.",
+            buckets=(0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0),
+            registry=registry,
+        )
+        registry.register(self)
+
+    def collect(self) -> Iterator[Metric]:
+        c = self.controller
+        insights = GaugeMetricFamily(
+            "update_status_controller_insights",
+            "Insights currently computed, by type and assessment (nodes and operators: Updating reason; "
+            "health: impact level).",
+            labels=["type", "assessment"],
+        )
+        for (kind, assessment), count in sorted(c.counts.items()):
+            insights.add_metric([kind, assessment], count)
+        yield insights
+        sizes = GaugeMetricFamily(
+            "update_status_controller_configmap_bytes",
+            "Size of each ConfigMap's data after the last sync (the API server's limit is 1 MiB).",
+            labels=["configmap"],
+        )
+        for name, size in sorted(c.sizes.items()):
+            sizes.add_metric([name], size)
+        yield sizes
+        yield GaugeMetricFamily(
+            "update_status_controller_insights_omitted",
+            "Insights left out of the ConfigMap API because a ConfigMap would exceed its size limit.",
+            value=len(c.omitted),
+        )
+        if c.last_publish is not None:
+            yield GaugeMetricFamily(
+                "update_status_controller_last_publish_timestamp_seconds",
+                "When the ConfigMap API last matched the computed insights (after a sync that wrote or found "
+                "nothing to write), Unix seconds.",
+                value=c.last_publish,
+            )
+        if c.alerts is not None:
+            yield GaugeMetricFamily(
+                "update_status_controller_alerts_malformed",
+                "Alerts of the last read of the alerts API skipped as malformed (the others are shown).",
+                value=c.alerts.reading.malformed,
+            )
+        yield GaugeMetricFamily(
+            "update_status_controller_configmap_present",
+            "1 when the ConfigMap API exists (an administrator opted in), else 0.",
+            value=1 if c.configmap_exists else 0,
+        )
+
+
+class UpdateStatusController:
+    def __init__(
+        self,
+        client: KubeClient,
+        namespace: str = NAMESPACE,
+        *,
+        now: Callable[[], datetime] = lambda: datetime.now(UTC),
+        resync: float = 30.0,
+        min_interval: float = 0.02,
+        size_limit: int = DATA_LIMIT,
+        registry: CollectorRegistry | None = None,
+        identity: str = "",
+        alerts_api: PrometheusAPI | None = None,
+        alerts_interval: float = 30.0,
+    ) -> None:
+        self.client = client
+        self.identity = identity or f"{socket.gethostname()}_{os.getpid()}"
+        self.resync = resync
+        self.namespace = namespace
+        self.configmap = CONFIGMAP
+        self._now = now
+        self.size_limit = size_limit
+        self.insights = IncrementalInsights()
+        self.planner = ShardPlanner()  # fills ConfigMaps to wire.SHARD_BUDGET, in up to wire.MAX_SHARDS shards
+        self.informers = InformerSet()
+        add = self.informers.add
+        # Only the one ClusterVersion oc reads; a field selector keeps the watch to it.
+        self.cv = add(Informer(client, CLUSTERVERSIONS, field_selector=f"metadata.name={CLUSTERVERSION}"))
+        self.co = add(Informer(client, CLUSTEROPERATORS))
+        self.nodes = add(Informer(client, NODES, transform=node_transform))
+        self.pools = add(Informer(client, MACHINECONFIGPOOLS))
+        self.mcs = add(Informer(client, MACHINECONFIGS, transform=machineconfig_transform))
+        self.mco = add(
+            Informer(
+                client,
+                DEPLOYMENTS,
+                namespace=MCO_NAMESPACE,
+                field_selector=f"metadata.name={MCO_DEPLOYMENT}",
+                transform=deployment_transform,
+            )
+        )
+        # The ConfigMap API only: RBAC grants list/watch on these names, nothing else.
+        self.cm = add(self._configmap_informer(self.configmap))
+        self._shards: dict[str, Informer] = {}  # started when a shard is first needed
+        for informer in (self.cv, self.co, self.pools, self.mco):
+            informer.add_handler(self._on_change)
+        self.nodes.add_handler(self._on_node)
+        self.mcs.add_handler(self._on_machineconfig)
+        self.loop = SyncLoop("update-status-sync", self.sync, resync=resync, min_interval=min_interval)
+        self._writers = ThreadPoolExecutor(4, thread_name_prefix="usc-write")
+        # In a storm of changes, at most so many ConfigMap writes a second (see `pacing`).
+        self.pacer = WritePacer()
+        self._waiting: dict[str, float] = {}  # ConfigMaps whose write was deferred → since when
+        self._last_data: Mapping[str, str] = {}  # the insights the last sync computed
+        self._lock = threading.Lock()
+        self._pending_since: float | None = None
+        # Per ConfigMap: our last write's response (fresher than the cache until its watch event),
+        # and the owned keys as that write left them.
+        self._written: dict[str, JSON] = {}
+        self._published: dict[str, dict[str, str]] = {}
+        self._seeded = False
+        self.configmap_exists: bool | None = None
+        self.sizes: dict[str, int] = {}
+        self.omitted: tuple[str, ...] = ()
+        self.last_publish: float | None = None  # wall-clock seconds of the last complete publish
+        self.problems: tuple[str, ...] = ()
+        self._faults: set[str] = set()
+        self.counts: Mapping[tuple[str, str], int] = {}
+        self.synced = threading.Event()
+        self._stopped = threading.Event()
+        self._wait_sync: threading.Thread | None = None
+        self.writes = 0
+        self.metrics = Metrics(self, registry) if registry is not None else None
+        # Firing alerts become health insights, as oc shows them (None: not read at all).
+        self.alerts = AlertsPoller(alerts_api, alerts_interval, self._mark) if alerts_api is not None else None
+
+    def _configmap_informer(self, name: str) -> Informer:
+        informer = Informer(self.client, CONFIGMAPS, namespace=self.namespace, field_selector=f"metadata.name={name}")
+
+        def on_event(event_type: str, obj: JSON, old: JSON | None) -> None:
+            # The echo of our own write (or a change to keys we do not own) needs no sync: without
+            # this, an insight that varies with `now` would make every write trigger the next one.
+            if event_type == MODIFIED and owned(obj.get("data")) == self._published.get(name):
+                return
+            self._mark()
+
+        informer.add_handler(on_event)
+        return informer
+
+    # -- events ----------------------------------------------------------------------------------
+
+    def _mark(self) -> None:
+        with self._lock:
+            if self._pending_since is None:
+                self._pending_since = time.monotonic()
+        self.loop.poke()
+
+    def _on_change(self, event_type: str, obj: JSON, old: JSON | None) -> None:
+        self._mark()
+
+    def _on_node(self, event_type: str, obj: JSON, old: JSON | None) -> None:
+        # Heartbeat-only updates are equal once transformed: nothing to recompute.
+        if event_type != DELETED and without_resource_version(obj) == without_resource_version(old):
+            return
+        self._mark()
+
+    def _on_machineconfig(self, event_type: str, obj: JSON, old: JSON | None) -> None:
+        # Only the release version matters; a MachineConfig's content changes nothing here.
+        if event_type != DELETED and old is not None and machineconfig_versions([obj]) == machineconfig_versions([old]):
+            return
+        self._mark()
+
+    # -- lifecycle -------------------------------------------------------------------------------
+
+    def start(self) -> UpdateStatusController:
+        self.loop.start()
+        if self.alerts is not None:
+            self.alerts.start()
+        self.informers.start()
+        self._wait_sync = threading.Thread(target=self._poke_when_synced, name="usc-wait-sync", daemon=True)
+        self._wait_sync.start()
+        log.info("Update status controller started: publishing to ConfigMap %s/%s", self.namespace, self.configmap)
+        return self
+
+    def _poke_when_synced(self) -> None:
+        # Empty lists dispatch no event: poke once everything is listed so the first sync happens.
+        if self.informers.wait_for_sync_or_stop(self._stopped, lambda: klog.v(2).info("waiting for informers to sync")):
+            self._mark()
+
+    def stop(self) -> None:
+        """Stops every thread this controller started (loop, writers, informers) and waits for
+        them: nothing of it runs, writes or logs after this returns. A ConfigMap write in flight
+        finishes (bounded by the request timeout); queued ones are dropped."""
+        self._stopped.set()
+        if self.alerts is not None:
+            self.alerts.stop()
+        self.loop.stop()
+        self._writers.shutdown(wait=True, cancel_futures=True)
+        self.informers.stop()
+        for informer in list(self._shards.values()):
+            informer.stop()
+        if self._wait_sync is not None:
+            self._wait_sync.join(5.0)
+
+    # -- views of the ConfigMaps -----------------------------------------------------------------
+
+    def _informer_for(self, name: str) -> Informer:
+        if name == self.configmap:
+            return self.cm
+        informer = self._shards.get(name)
+        if informer is None:
+            informer = self._shards[name] = self._configmap_informer(name).start()
+            if not informer.wait_for_sync(10.0):
+                raise RuntimeError(f"could not list ConfigMap {self.namespace}/{name}")
+        return informer
+
+    def _view(self, name: str) -> JSON | None:
+        """The freshest view of one ConfigMap: the cache, or our own write until the cache has it."""
+        informer = self._informer_for(name)
+        cached = informer.get(name, self.namespace)
+        written = self._written.get(name)
+        if written is not None:
+            written_rv = written["metadata"].get("resourceVersion")
+            if cached is not None:
+                same = cached["metadata"].get("uid") == written["metadata"].get("uid")
+                if same and resource_version_newer(written_rv, cached["metadata"].get("resourceVersion")):
+                    return written
+            elif not resource_version_newer(informer.resource_version, written_rv):
+                return written  # the watch has not yet reached our write
+            del self._written[name]
+        return cached
+
+    # -- sync ------------------------------------------------------------------------------------
+
+    def sync(self) -> None:
+        if not self.informers.wait_for_sync(0):
+            return
+        started = time.monotonic()
+        with self._lock:
+            pending_since, self._pending_since = self._pending_since, None
+        writes_before = self.writes
+        main = self._view(self.configmap)
+        if main is not None and not self._seeded:
+            self._seed(main)
+        cv = self.cv.get(CLUSTERVERSION)
+        data = self.insights.update(
+            cv,
+            self.co.items(),
+            self.nodes.items(),
+            self.pools.items(),
+            machineconfig_versions(self.mcs.items()),
+            self._now(),
+            mco_image(self.mco.get(MCO_DEPLOYMENT, MCO_NAMESPACE)),
+            alerts=(
+                live_alert_insights(self.alerts.reading, update_started_at(cv))
+                if self.alerts is not None and cv is not None
+                else ()
+            ),
+        )
+        self.counts = self.insights.counts
+        self.pacer.changed(time.monotonic(), changed_values(self._last_data, data))
+        self._last_data = data
+        self._report_faults(data)
+        klog.v(4).info(
+            "Computed %d insights (%d nodes reassessed) in %.0f ms",
+            len(data),
+            self.insights.recomputed_nodes,
+            (time.monotonic() - started) * 1000,
+        )
+        self._set_exists(main is not None)
+        self.synced.set()
+        if main is None:
+            return
+        plan = self.planner.plan(data, self.insights.node_health)
+        self._report_problems(tuple(plan.problems))
+        in_use = [n for n in plan.configmaps if n != self.configmap]
+        try:
+            listed = wire.shard_names(main.get("data") or {})
+        except wire.DecodeError:
+            listed = []  # someone else's value under our key: rewritten below
+        stale = sorted({*self._shards, *listed} - set(in_use) - {self.configmap})
+        omitted: list[str] = []
+        wrote = 0
+
+        names = [*in_use, self.configmap, *stale]
+        fits = {name: self._fit(name, plan.configmaps.get(name, {})) for name in names}
+        meta_omitted = [key for fit in fits.values() if fit is not None for key in fit.omitted]
+        changed = any(fit is not None and fit.patch for fit in fits.values())
+        meta_value = self._metadata(main, meta_omitted, changed)
+        metas = {self.configmap: meta_value}
+
+        def publish(name: str) -> tuple[int, list[str]]:
+            return self._publish(name, fits[name], owner=main, meta=metas.get(name))
+
+        deferred: list[str] = []
+        retry_in: float | None = None
+        try:
+            if not stale and sorted(listed) == sorted(in_use) and all(self._view(n) for n in in_use):
+                # The usual case: the same shards, each ConfigMap changed independently, in parallel,
+                # as many as the pacer lets through now (all of them but in a storm).
+                order = [self.configmap, *in_use]
+                now = time.monotonic()
+                changing = [n for n in order if self._changes(n, fits[n], metas.get(n))]
+                # since when each has waited: until written, a deferred one keeps its place
+                self._waiting = waiting = {n: self._waiting.get(n, now) for n in changing}
+                chosen, retry_in = self.pacer.choose(now, waiting)
+                deferred = [n for n in waiting if n not in chosen]
+                results = list(self._writers.map(publish, [n for n in order if n not in deferred]))
+                for name in deferred:  # not written, but what it leaves out is still left out
+                    fit = fits[name]
+                    omitted.extend(fit.omitted if fit is not None else ())
+            else:
+                # The layout changes: one at a time, in the order that lets a client reading in
+                # between find every insight (see `layout_write_order`).
+                results = [publish(name) for name in wire.layout_write_order(in_use, listed, stale)]
+                self._waiting = {}
+            for written, skipped in results:
+                wrote += written
+                omitted.extend(skipped)
+        except ApiError:
+            if self.metrics:
+                self.metrics.writes.labels("error").inc()
+            self._still_pending(pending_since)
+            raise
+        finally:
+            self.pacer.wrote(time.monotonic(), self.writes - writes_before)
+        self._waiting = {name: since for name, since in self._waiting.items() if name in deferred}
+        self._report_omitted(tuple(omitted), data)
+        if deferred:
+            # A storm: the rest when the pacer has room (or at the next change), as one more sync.
+            self._still_pending(pending_since)
+            self.loop.poke_in(retry_in or 0.0)
+            klog.v(4).info("Writes of %d ConfigMaps deferred %.2f s (many changes at once)", len(deferred), retry_in)
+        else:
+            self.last_publish = time.time()
+        if not wrote:
+            klog.v(4).info("ConfigMap API %s/%s is up to date", self.namespace, self.configmap)
+            return
+        finished = time.monotonic()
+        if self.metrics:
+            self.metrics.sync_seconds.observe(finished - started)
+            if pending_since is not None:
+                self.metrics.reaction.observe(finished - pending_since)
+
+    def _still_pending(self, pending_since: float | None) -> None:
+        """What this sync took on is not all written: its changes still count as unprocessed."""
+        with self._lock:
+            if pending_since is not None and (self._pending_since is None or pending_since < self._pending_since):
+                self._pending_since = pending_since
+
+    def _limit(self, name: str) -> int:
+        # the main ConfigMap keeps room for the metadata key
+        return self.size_limit - metadata.RESERVED if name == self.configmap else self.size_limit
+
+    def _fit(self, name: str, desired: dict[str, str]) -> SizedPlan | None:
+        """What bringing one ConfigMap's insight keys to `desired` takes (None: nothing to do).
+
+        The metadata key is left alone here (`_publish` adds it to the main ConfigMap's patch)."""
+        current = self._view(name)
+        if current is None:
+            if name == self.configmap or not desired:
+                return None  # the main ConfigMap is never created; a stale shard already gone
+            return fit_patch({}, desired, self.size_limit)
+        data = current.get("data") or {}
+        published = self._published.get(name)
+        if published is not None and insight_keys(published) == desired and insight_keys(data) == desired:
+            return None  # the common case at scale: this ConfigMap did not change
+        plan = fit_patch(data, desired, self._limit(name))
+        if metadata.META_KEY in plan.patch and name == self.configmap:
+            patch = {k: v for k, v in plan.patch.items() if k != metadata.META_KEY}
+            plan = SizedPlan(patch, plan.size, plan.omitted)
+        return plan
+
+    def _metadata(self, main: JSON, omitted: list[str], insights_changed: bool) -> str:
+        """The metadata value to publish: refreshed when the insights change and once per resync."""
+        published = (main.get("data") or {}).get(metadata.META_KEY)
+        previous = None
+        if published is not None:
+            try:
+                previous = metadata.decode(published)
+            except metadata.MetadataError:
+                previous = None  # someone else's value under our key: rewritten
+        desired = metadata.build(
+            gotext.to_now(self._now()), self.identity, __version__, int(self.resync * gotext.SECOND), omitted
+        )
+        chosen = metadata.refresh(previous, desired, insights_changed)
+        return published if chosen is previous and published is not None else metadata.encode(chosen)
+
+    def _write_plan(self, name: str, plan: SizedPlan | None, meta: str | None) -> tuple[JSON | None, SizedPlan | None]:
+        """(The ConfigMap as last seen, None when it does not exist; what writing it takes: `plan`
+        from `_fit`, with the main ConfigMap's metadata key set to `meta`; None for nothing.)"""
+        current = self._view(name)
+        if current is None:
+            return None, (plan if name != self.configmap else None)
+        if meta is not None and (current.get("data") or {}).get(metadata.META_KEY) != meta:
+            patch = dict(plan.patch) if plan is not None else {}
+            patch[metadata.META_KEY] = meta
+            size = plan.size if plan is not None else data_size(current.get("data") or {})
+            plan = SizedPlan(patch, size, plan.omitted if plan is not None else ())
+        return current, plan
+
+    def _changes(self, name: str, plan: SizedPlan | None, meta: str | None) -> bool:
+        """Whether `_publish` would write this ConfigMap."""
+        current, plan = self._write_plan(name, plan, meta)
+        return plan is not None and (current is None or bool(plan.patch))
+
+    def _publish(
+        self, name: str, plan: SizedPlan | None, owner: JSON, meta: str | None = None
+    ) -> tuple[int, list[str]]:
+        """Bring one ConfigMap's owned keys to what `plan` (from `_fit`) says (and the main one's
+        metadata key to `meta`); returns (writes made, keys omitted)."""
+        current, plan = self._write_plan(name, plan, meta)
+        if current is None:
+            return self._create_shard(name, plan, owner) if plan is not None else (0, [])
+        if plan is None:
+            return 0, []
+        self.sizes[name] = plan.size
+        if not plan.patch:
+            return 0, list(plan.omitted)
+        # Expect the echo before sending: the watch event may arrive before the response.
+        before = self._published.get(name)
+        self._published[name] = owned(apply_patch(current.get("data"), plan.patch))
+        try:
+            written = self.client.patch(CONFIGMAPS, name, {"data": plan.patch}, self.namespace)
+        except ApiError as exc:
+            self._restore_published(name, before)
+            if exc.is_not_found():
+                # Deleted between the cache and the write: the watch will tell us what to do next.
+                self._written.pop(name, None)
+                return 0, list(plan.omitted)
+            raise
+        self._record(name, written)
+        changed = sum(1 for v in plan.patch.values() if v is not None)
+        klog.v(2).info(
+            "Patched ConfigMap %s/%s: %d insights written, %d removed (%d bytes)",
+            self.namespace,
+            name,
+            changed,
+            len(plan.patch) - changed,
+            plan.size,
+        )
+        return 1, list(plan.omitted)
+
+    def _create_shard(self, name: str, plan: SizedPlan, owner: JSON) -> tuple[int, list[str]]:
+        body: JSON = {
+            "metadata": {
+                "name": name,
+                "namespace": self.namespace,
+                "labels": {SHARD_LABEL: "nodes"},
+                # Deleting the main ConfigMap (opting out) garbage-collects the shards.
+                "ownerReferences": [
+                    {
+                        "apiVersion": "v1",
+                        "kind": "ConfigMap",
+                        "name": CONFIGMAP,
+                        "uid": owner["metadata"]["uid"],
+                    }
+                ],
+            },
+            "data": {k: v for k, v in plan.patch.items() if v is not None},
+        }
+        before = self._published.get(name)
+        self._published[name] = owned(body["data"])
+        try:
+            written = self.client.create(CONFIGMAPS, body, self.namespace)
+        except ApiError as exc:
+            self._restore_published(name, before)
+            if exc.is_already_exists():
+                self._mark()  # our cache is behind: try again with the real content
+                return 0, []
+            raise
+        self._record(name, written)
+        self.sizes[name] = plan.size
+        log.info("Created ConfigMap %s/%s for %d insights of nodes", self.namespace, name, len(body["data"]))
+        return 1, list(plan.omitted)
+
+    def _restore_published(self, name: str, before: dict[str, str] | None) -> None:
+        if before is None:
+            self._published.pop(name, None)
+        else:
+            self._published[name] = before
+
+    def _record(self, name: str, written: JSON) -> None:
+        self._written[name] = written
+        self._published[name] = owned(written.get("data"))
+        self.writes += 1
+        if self.metrics:
+            self.metrics.writes.labels("success").inc()
+
+    def _seed(self, main: JSON) -> None:
+        """Carry the transition times an earlier process published (control plane, pools, health)."""
+        self._seeded = True
+        data = {k: v for k, v in owned(main.get("data")).items() if not k.startswith(wire.PREFIX_NODE)}
+        insights, errors = wire.decode_readable(data)
+        for exc in errors:  # overwritten or removed by the next publish, as every key it owns
+            log.warning("Ignoring what ConfigMap %s/%s holds: %s", self.namespace, self.configmap, exc)
+        self.insights.seed(insights)
+
+    def _set_exists(self, exists: bool) -> None:
+        if exists == self.configmap_exists:
+            return
+        self.configmap_exists = exists
+        if exists:
+            log.info("ConfigMap %s/%s exists: publishing update status insights", self.namespace, self.configmap)
+        else:
+            self._seeded = False
+            log.info(
+                "ConfigMap %s/%s does not exist: nothing to publish until an administrator creates it",
+                self.namespace,
+                self.configmap,
+            )
+
+    def _report_faults(self, data: Mapping[str, str]) -> None:
+        """Log each object that newly cannot be assessed (its health insight is published instead)."""
+        faults = {k for k in data if k.startswith(UNASSESSABLE_PREFIX)}
+        for key in sorted(faults - self._faults):
+            log.warning("An object cannot be assessed; publishing health insight %s in its place", key)
+        self._faults = faults
+
+    def _report_problems(self, problems: tuple[str, ...]) -> None:
+        if problems != self.problems:
+            for problem in problems:
+                log.error("%s", problem)
+        self.problems = problems
+
+    def _report_omitted(self, omitted: tuple[str, ...], data: Mapping[str, str]) -> None:
+        if omitted != self.omitted:
+            if omitted:
+                log.error(
+                    "The ConfigMap API in %s would exceed the API server's limit of %d bytes per ConfigMap "
+                    "(%d bytes of insights in total): %d insights not published (first: %s)",
+                    self.namespace,
+                    self.size_limit,
+                    data_size(data),
+                    len(omitted),
+                    ", ".join(omitted[:5]),
+                )
+            else:
+                log.info("The ConfigMap API in %s fits again: all insights published", self.namespace)
+        self.omitted = omitted

@@ -1,0 +1,237 @@
+"""Available updates on the real local API server: `start` (its Deployment's command line) asks a
+local update service for `spec.channel` and writes availableUpdates, conditionalUpdates and
+RetrievedUpdates as the CVO does; follows channel changes; gives each fault its reason; and a
+PromQL risk evaluated against a real Prometheus matches and un-matches as the metric changes."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable, Iterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from cvo_py.runtime.kube import CLUSTERVERSIONS, KubeClient
+from cvo_py.runtime.promapi import PrometheusAPI
+from cvo_py.testing.adm_upgrade import adm_upgrade
+from cvo_py.testing.cluster import LocalCluster, free_port
+from cvo_py.testing.clusterversion import IMG_4141, condition, create_cv, enable_feature_gates, put_co, status_414
+from cvo_py.testing.payload import StartProcess, ensure_priority_class
+from cvo_py.testing.prometheus import LocalPrometheus
+from cvo_py.testing.update_service import UpdateService, always_risk, graph, image_of, promql_risk
+from cvo_py.testing.wait import wait_until
+from updateservice.client import Transport, fetch_graph
+from updateservice.poller import AvailableUpdatesPoller, PollerOptions, updates_status
+from updateservice.prometheus import promql_query  # the adapter `start` uses
+
+pytestmark = pytest.mark.usefixtures("clusterversion_cleanup")
+
+STABLE = graph(
+    ["4.14.1", "4.14.2", "4.14.5", "4.14.7"],
+    edges=[("4.14.1", "4.14.2"), ("4.14.1", "4.14.5")],
+    conditional=[([("4.14.1", "4.14.7")], [always_risk("DriverX", "Driver X may hang.")])],
+    channels="stable-4.14,fast-4.14",
+)
+FAST = graph(["4.14.1", "4.14.9"], edges=[("4.14.1", "4.14.9")], channels="fast-4.14")
+
+
+@pytest.fixture
+def service() -> Iterator[UpdateService]:
+    with UpdateService(channels={"stable-4.14": STABLE, "fast-4.14": FAST}) as svc:
+        yield svc
+
+
+def cluster_version(kube: KubeClient) -> dict[str, Any]:
+    return kube.get(CLUSTERVERSIONS, "version")
+
+
+def versions(cv: dict[str, Any], field: str) -> list[str]:
+    items = (cv.get("status") or {}).get(field) or []
+    return [(i.get("release") or i).get("version", "") for i in items]
+
+
+def retrieved(cv: dict[str, Any]) -> dict[str, Any]:
+    return condition(cv, "RetrievedUpdates") or {}
+
+
+def set_channel(kube: KubeClient, channel: str) -> None:
+    cv = cluster_version(kube)
+    cv["spec"]["channel"] = channel
+    kube.replace(CLUSTERVERSIONS, cv)
+
+
+def test_start_writes_available_and_conditional_updates_and_follows_the_channel(
+    kube: KubeClient, start: Any, service: UpdateService
+) -> None:
+    cluster_id = str(uuid.uuid4())
+    create_cv(kube, {"clusterID": cluster_id, "channel": "stable-4.14", "upstream": service.url}, status_414())
+    running = start(IMG_4141, "4.14.1", "--update-service=")  # spec.upstream, not the local default
+
+    wait_until(lambda: versions(cluster_version(kube), "availableUpdates") == ["4.14.5", "4.14.2"],
+               what="availableUpdates from the update service")
+    cv = cluster_version(kube)
+    assert retrieved(cv)["status"] == "True" and "reason" not in retrieved(cv)
+    (conditional,) = cv["status"]["conditionalUpdates"]
+    assert conditional["release"] == {"version": "4.14.7", "image": image_of("4.14.7"),
+                                      "url": "https://access.example.com/errata/4.14.7",
+                                      "channels": ["fast-4.14", "stable-4.14"]}
+    (recommended,) = conditional["conditions"]
+    assert (recommended["type"], recommended["status"], recommended["reason"]) == ("Recommended", "False", "DriverX")
+    assert recommended["message"] == "Driver X may hang. https://issues.example.com/DriverX"
+    assert cv["status"]["desired"]["channels"] == ["fast-4.14", "stable-4.14"]  # from the graph's current node
+    # The CVO's request: the cluster's version, channel, ID and architecture.
+    query = service.requests[-1]
+    assert (query["version"], query["channel"], query["id"]) == (["4.14.1"], ["stable-4.14"], [cluster_id])
+    assert query["arch"][0] and service.headers[-1]["User-Agent"] == "ClusterVersionOperator/4.14.1"
+
+    out, err = adm_upgrade(cv)
+    assert "Recommended updates:" in out and "4.14.5" in out and err == ""
+    assert "Additional updates which are not recommended for your cluster configuration are available" in out
+
+    set_channel(kube, "fast-4.14")  # a channel change is asked about at once, not at the next poll
+    wait_until(lambda: versions(cluster_version(kube), "availableUpdates") == ["4.14.9"], what="the fast channel")
+    assert cluster_version(kube)["status"].get("conditionalUpdates") is None
+
+    metrics = running.metrics()
+    assert metrics[f'cluster_version_available_updates{{channel="fast-4.14",upstream="{service.url}"}}'] == 1.0
+    assert metrics['cluster_version_operator_update_retrieval_timestamp_seconds{name=""}'] > 0
+
+
+@pytest.mark.parametrize(
+    ("fault", "reason", "fragment"),
+    [
+        ("error", "ResponseFailed", "unexpected HTTP status: 500 Internal Server Error"),
+        ("garbage", "ResponseInvalid", "invalid character '<'"),
+        ("missing-version", "VersionNotFound",
+         'currently reconciling cluster version 4.14.1 not found in the "stable-4.14" channel'),
+    ],
+)
+def test_each_fault_of_the_update_service_is_its_reason(
+    kube: KubeClient, start: Any, service: UpdateService, fault: str, reason: str, fragment: str
+) -> None:
+    service.fault = fault
+    create_cv(kube, {"clusterID": str(uuid.uuid4()), "channel": "stable-4.14", "upstream": service.url}, status_414())
+    start(IMG_4141, "4.14.1", "--update-service=")
+    wait_until(lambda: retrieved(cluster_version(kube)).get("reason") == reason, what=f"RetrievedUpdates {reason}")
+    condition_ = retrieved(cluster_version(kube))
+    assert condition_["status"] == "False"
+    assert condition_["message"].startswith("Unable to retrieve available updates: ")
+    assert fragment in condition_["message"]
+    _, err = adm_upgrade(cluster_version(kube))
+    assert err.startswith(f"warning: Cannot display available updates:\n  Reason: {reason}\n")
+
+
+def test_an_unreachable_update_service_and_no_channel(kube: KubeClient, start: Any) -> None:
+    with UpdateService() as gone:
+        url = gone.url  # a port that refuses once the service is closed
+    create_cv(kube, {"clusterID": str(uuid.uuid4()), "channel": "", "upstream": url}, status_414())
+    start(IMG_4141, "4.14.1", "--update-service=")
+    wait_until(lambda: retrieved(cluster_version(kube)).get("reason") == "NoChannel", what="NoChannel")
+    assert retrieved(cluster_version(kube))["message"] == "The update channel has not been configured."
+    set_channel(kube, "stable-4.14")
+    wait_until(lambda: retrieved(cluster_version(kube)).get("reason") == "RemoteFailed", what="RemoteFailed")
+    assert "connect: connection refused" in retrieved(cluster_version(kube))["message"]
+
+
+# The last sample scraped, not the instant value: a scrape that fails under load (a 1 s scrape
+# timeout on a busy machine) writes staleness markers, and an instant query then finds no series
+# until the next good scrape. The risk is about the metric, not about the latest scrape.
+DNS_DEGRADED = 'last_over_time(cluster_operator_conditions{name="dns", condition="Degraded"}[1m])'
+DEGRADED = f"max({DNS_DEGRADED}) or vector(0)"
+
+
+def test_a_promql_risk_matches_and_unmatches_as_the_metric_changes(
+    cluster: LocalCluster, kube: KubeClient, namespace: str, tmp_path: Path,
+    prometheus: Callable[..., LocalPrometheus],
+) -> None:
+    ensure_priority_class(kube)
+    prom = prometheus()
+    put_co(kube, "dns", "4.14.1", degraded="False")
+    create_cv(kube, {"clusterID": str(uuid.uuid4()), "channel": "stable-4.14"}, status_414())
+    # `start` serves cluster_operator_conditions; the local Prometheus scrapes it as the cluster's would.
+    cert, key = prom.serving_certificate("cluster-version-operator")
+    port = free_port()
+    cvo = StartProcess(cluster.kubeconfig, namespace, tmp_path, "4.14.1", f"--listen=127.0.0.1:{port}",
+                       f"--serving-cert-file={cert}", f"--serving-key-file={key}")
+    prom.register("cluster-version-operator", f"127.0.0.1:{port}")
+    doc = graph(["4.14.1", "4.14.7"], conditional=[([("4.14.1", "4.14.7")], [promql_risk("DNSDegraded", DEGRADED)])])
+    api = PrometheusAPI(prom.url)
+    clock = [datetime.now(UTC)]
+    try:
+        try:
+            wait_until(lambda: bool(api.query(DNS_DEGRADED)), timeout=60, what="the dns condition scraped")
+        except AssertionError as exc:  # say why: the target's health and last scrape error
+            targets = [(t.get("scrapePool"), t.get("health"), t.get("lastError")) for t in prom.targets()]
+            raise AssertionError(f"{exc}; scrape targets: {targets}") from None
+        with UpdateService(channels={"stable-4.14": doc}) as svc:
+            poller = AvailableUpdatesPoller(
+                lambda: cluster_version(kube),
+                fetch=lambda url, t, total: fetch_graph(url, user_agent="test", transport=t, total_timeout=total),
+                transport=Transport, query=promql_query(api), on_change=lambda: None,
+                options=PollerOptions(arch="amd64", risk_refresh=timedelta(0)), now=lambda: clock[0],
+            )
+
+            def recommended() -> dict[str, Any]:
+                clock[0] += timedelta(minutes=5)  # past the poll interval and the query throttle
+                poller.tick()
+                state = updates_status(poller.state(), cluster_version(kube)["spec"])
+                assert state is not None and state["conditionalUpdates"], state
+                return dict(state["conditionalUpdates"][0]["conditions"][0])
+
+            kube_cv = cluster_version(kube)
+            kube_cv["spec"]["upstream"] = svc.url
+            kube.replace(CLUSTERVERSIONS, kube_cv)
+            first = recommended()
+            assert (first["status"], first["reason"]) == ("True", "NotExposedToRisks")
+            put_co(kube, "dns", "4.14.1", degraded="True")
+            wait_until(lambda: recommended()["status"] == "False", timeout=60, what="the risk to match")
+            matched = recommended()
+            assert matched["reason"] == "DNSDegraded"
+            assert matched["message"] == "DNSDegraded applies. https://issues.example.com/DNSDegraded"
+            put_co(kube, "dns", "4.14.1", degraded="False")
+            wait_until(lambda: recommended()["status"] == "True", timeout=60, what="the risk to un-match")
+    finally:
+        cvo.stop()
+
+
+def test_accepted_risks_with_the_gate_on(
+    cluster: LocalCluster, kube: KubeClient, start: Any, service: UpdateService, featuregate_api: None
+) -> None:
+    """With ClusterUpdateAcceptRisks enabled for the running version, `start` honours
+    spec.desiredUpdate.acceptRisks: the accepted risk's update is recommended (and available), each
+    risk says whether it applies, status.conditionalUpdateRisks lists them, and
+    cluster_version_risk_conditions is served."""
+    cluster.install_clusterversion_crd("current")  # the CRD with the gated status fields
+    enable_feature_gates(kube, "4.14.1", "ClusterUpdateAcceptRisks")
+    spec = {"clusterID": str(uuid.uuid4()), "channel": "stable-4.14", "upstream": service.url,
+            "desiredUpdate": {"acceptRisks": [{"name": "DriverX"}]}}
+    create_cv(kube, spec, status_414())
+    running = start(IMG_4141, "4.14.1", "--update-service=")
+
+    def recommended(cv: dict[str, Any]) -> dict[str, Any]:
+        conditional = (cv.get("status") or {}).get("conditionalUpdates") or [{}]
+        return dict((conditional[0].get("conditions") or [{}])[0])
+
+    wait_until(lambda: recommended(cluster_version(kube)).get("reason") == "AllExposedRisksAccepted",
+               what="the accepted risk's update recommended")
+    cv = cluster_version(kube)
+    assert condition(cv, "Invalid") is None  # acceptRisks alone is a valid desiredUpdate with the gate
+    assert recommended(cv)["status"] == "True"
+    assert "4.14.7" in versions(cv, "availableUpdates")
+    (conditional,) = cv["status"]["conditionalUpdates"]
+    assert conditional["riskNames"] == ["DriverX"]
+    (applies,) = conditional["risks"][0]["conditions"]
+    assert (applies["type"], applies["status"], applies["reason"]) == ("Applies", "True", "Match")
+    (risk,) = cv["status"]["conditionalUpdateRisks"]
+    assert (risk["name"], risk["message"], risk["conditions"]) == ("DriverX", "Driver X may hang.", [applies])
+    assert running.metrics()['cluster_version_risk_conditions{condition="Applies",reason="Match",risk="DriverX"}'] == 1
+
+    # No longer accepted: not recommended again; the risks are still listed (the gate is on).
+    cv["spec"]["desiredUpdate"] = None
+    kube.replace(CLUSTERVERSIONS, cv)
+    wait_until(lambda: recommended(cluster_version(kube)).get("reason") == "DriverX", what="the risk not accepted")
+    cv = cluster_version(kube)
+    assert "4.14.7" not in versions(cv, "availableUpdates")
+    assert [r["name"] for r in cv["status"]["conditionalUpdateRisks"]] == ["DriverX"]
