@@ -23,11 +23,18 @@ from datetime import datetime
 from typing import Any
 
 from cvo_py.runtime import gcpause, gotext
-from status.updatestatus.api.configmap import key_of
 from status.updatestatus.insights import alerts as alerts_mod
 from status.updatestatus.insights import controlplane, faults
 from status.updatestatus.insights import nodes as nodes_mod
-from status.updatestatus.insights.kinds import ConditionShape, HealthInsightShape, InsightShape
+from status.updatestatus.insights.kinds import (
+    ClusterOperatorInsightShape,
+    ClusterVersionInsightShape,
+    ConditionShape,
+    HealthInsightShape,
+    InsightShape,
+    NodeInsightShape,
+    PoolInsightShape,
+)
 from status.updatestatus.insights.models import (
     HealthInsight,
     Insight,
@@ -286,14 +293,30 @@ class NodeAssessor:
         return pool_insights, health
 
 
+def _identity(insight: InsightShape) -> tuple[str, str]:
+    """What an insight is about: its kind and its object's name (a health insight: its uid); the
+    same for a model and for the plain insight a reader gives."""
+    if isinstance(insight, NodeInsightShape):  # first: most insights are nodes'
+        return "node", insight.name
+    if isinstance(insight, ClusterVersionInsightShape):
+        return "cv", insight.resource.name
+    if isinstance(insight, ClusterOperatorInsightShape):
+        return "co", insight.name
+    if isinstance(insight, PoolInsightShape):
+        return "mcp", insight.name
+    if isinstance(insight, HealthInsightShape):
+        return "health", insight.uid
+    raise TypeError(f"not an insight: {type(insight).__name__}")
+
+
 def stamp_transition_times(insights: list[Insight], previous: Iterable[InsightShape], now: int) -> None:
     """Give conditions without a source time (zero time) a real one: kept if unchanged, else now
     (`previous`: models, or the plain insights a reader gives)."""
-    before: dict[str, InsightShape] = {key_of(i): i for i in previous}
+    before: dict[tuple[str, str], InsightShape] = {_identity(i): i for i in previous}
     for insight in insights:
         if isinstance(insight, HealthInsight):
             continue  # no conditions
-        old = before.get(key_of(insight))
+        old = before.get(_identity(insight))
         old_conditions: dict[str, ConditionShape] = {}
         if old is not None and not isinstance(old, HealthInsightShape):
             old_conditions = {c.type: c for c in old.conditions}

@@ -1,0 +1,135 @@
+"""Each import-linter contract of pyproject.toml breaks when its rule is violated.
+
+The project's import graph is built once (as `lint-imports` builds it); each case adds one planted
+import to a copy of it and checks the contracts with import-linter's own engine. A contract no
+case breaks, or a planted import between modules that do not exist, fails the test: a contract
+that cannot fail checks nothing.
+"""
+
+from __future__ import annotations
+
+import copy
+import os
+import tomllib
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from importlinter.application import use_cases
+from importlinter.application.app_config import settings
+from importlinter.configuration import configure
+from importlinter.contracts.forbidden import ForbiddenContract
+from importlinter.contracts.independence import IndependenceContract
+from importlinter.contracts.layers import LayersContract
+from importlinter.domain.contract import registry
+
+REPO = Path(__file__).resolve().parents[2]
+PYPROJECT = REPO / "pyproject.toml"
+US = "status.updatestatus"
+
+# (a word of the contract's name, importer, imported): one import that contract forbids.
+PLANTS = [
+    ("Layers: the testing toolkit", "cvo_py.runtime.kube", "cvo_py.cli.main"),
+    ("Layers: the testing toolkit", "payload.classify", f"{US}.insights.models"),
+    ("imports neither payload nor the ClusterVersion", f"{US}.controller.sync", "payload.classify"),
+    ("The two status subsystems are independent", "status.clusterversion.desired", f"{US}.api.names"),
+    ("Pure decision modules", f"{US}.insights.nodes", "kubernetes"),
+    ("Pure decision modules", f"{US}.api.configmap", "cvo_py.runtime.kube"),
+    ("The runtime (cvo_py.runtime)", "cvo_py.runtime.gotext", f"{US}.insights.models"),
+    ("The runtime (cvo_py.runtime)", "cvo_py.runtime.loop", "cvo_py.compose.start"),
+    ("by audience", f"{US}.insights.compute", f"{US}.api.configmap"),
+    ("by audience", f"{US}.insights.models", f"{US}.controller.sync"),
+    ("by audience", f"{US}.api.names", f"{US}.client.live"),
+    ("by audience", f"{US}.controller.sync", f"{US}.client.render.text"),
+    ("by audience", f"{US}.client.live", f"{US}.controller.patches"),
+    ("imports only the insight models", f"{US}.api.configmap", f"{US}.insights.nodes"),
+    ("imports only the insight models", f"{US}.api.metadata", f"{US}.insights.objects"),
+    ("JSON readers load no PyYAML", f"{US}.api.configmap", "yaml"),
+]
+
+
+class PlantingGraphBuilder:
+    """import-linter's graph builder, building once and handing out copies with one import added."""
+
+    def __init__(self, real: Any) -> None:
+        self.real = real
+        self.base: Any = None
+        self.plant: tuple[str, str] | None = None
+
+    def build(self, **kwargs: Any) -> Any:
+        if self.base is None:
+            self.base = self.real.build(**{**kwargs, "cache_dir": None})
+        graph = copy.deepcopy(self.base)
+        if self.plant is not None:
+            importer, imported = self.plant
+            graph.add_import(importer=importer, imported=imported, line_number=1, line_contents=f"import {imported}")
+        return graph
+
+
+@pytest.fixture(scope="module")
+def builder() -> Iterator[PlantingGraphBuilder]:
+    configure()
+    for name, contract_class in (
+        ("forbidden", ForbiddenContract),
+        ("independence", IndependenceContract),
+        ("layers", LayersContract),
+    ):
+        registry.register(contract_class, name)
+    planting = PlantingGraphBuilder(settings.GRAPH_BUILDER)
+    settings.configure(GRAPH_BUILDER=planting)
+    cwd = os.getcwd()
+    os.chdir(REPO)  # the root packages are found from the repository, as lint-imports finds them
+    try:
+        yield planting
+    finally:
+        os.chdir(cwd)
+        configure()
+
+
+def check(builder: PlantingGraphBuilder, plant: tuple[str, str] | None) -> dict[str, bool]:
+    builder.plant = plant
+    report = use_cases.create_report(use_cases.read_user_options(str(PYPROJECT)), cache_dir=None)
+    return {contract.name: result.kept for contract, result in report.get_contracts_and_checks()}
+
+
+def contract_names() -> list[str]:
+    return [c["name"] for c in tomllib.loads(PYPROJECT.read_text())["tool"]["importlinter"]["contracts"]]
+
+
+def test_the_code_keeps_every_contract(builder: PlantingGraphBuilder) -> None:
+    kept = check(builder, None)
+    assert set(kept) == set(contract_names())
+    assert all(kept.values()), [name for name, ok in kept.items() if not ok]
+
+
+@pytest.mark.parametrize(("word", "importer", "imported"), PLANTS, ids=[f"{p[1]}->{p[2]}" for p in PLANTS])
+def test_a_planted_import_breaks_its_contract(
+    builder: PlantingGraphBuilder, word: str, importer: str, imported: str
+) -> None:
+    check(builder, None)  # builds the base graph
+    modules = builder.base.modules
+    assert importer in modules, f"no module {importer}: the case plants nothing"
+    assert imported in modules, f"no module {imported}: the case plants nothing"
+    assert imported not in builder.base.find_modules_directly_imported_by(importer), "already imported"
+    (name,) = [n for n in contract_names() if word in n]
+    assert check(builder, (importer, imported))[name] is False
+
+
+def test_every_contract_has_a_planted_violation() -> None:
+    names = contract_names()
+    covered = {n for n in names for word, _, _ in PLANTS if word in n}
+    assert covered == set(names), sorted(set(names) - covered)
+
+
+def test_the_api_may_import_only_the_models_of_the_insights() -> None:
+    """The forbidden list of that contract names every insights module but the models, so a new
+    insights module is covered too."""
+    (contract,) = [
+        c
+        for c in tomllib.loads(PYPROJECT.read_text())["tool"]["importlinter"]["contracts"]
+        if "imports only the insight models" in c["name"]
+    ]
+    insights = REPO / "status/updatestatus/insights"
+    expected = {f"{US}.insights.{p.stem}" for p in insights.glob("*.py") if p.stem not in ("__init__", "models")}
+    assert set(contract["forbidden_modules"]) == expected
