@@ -21,13 +21,11 @@ import os
 import socket
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 
-from prometheus_client import CollectorRegistry, Counter, Histogram
-from prometheus_client.core import GaugeMetricFamily, Metric
-from prometheus_client.registry import Collector
+from prometheus_client import CollectorRegistry
 
 from cvo_py import __version__
 from cvo_py.runtime import gotext, klog
@@ -48,10 +46,23 @@ from cvo_py.runtime.loop import SyncLoop
 from cvo_py.runtime.promapi import PrometheusAPI
 from status.updatestatus.api import configmap as wire
 from status.updatestatus.api import metadata
-from status.updatestatus.api.configmap import CONFIGMAP, DATA_LIMIT, NAMESPACE, OWNED_PREFIX, ShardPlanner, data_size
+from status.updatestatus.api.configmap import CONFIGMAP, DATA_LIMIT, NAMESPACE, ShardPlanner, data_size
 from status.updatestatus.controller.alerts import AlertsPoller
 from status.updatestatus.controller.incremental import IncrementalInsights
+from status.updatestatus.controller.metrics import Metrics
 from status.updatestatus.controller.patches import SizedPlan, apply_patch, fit_patch, resource_version_newer
+from status.updatestatus.controller.transforms import (
+    MCO_DEPLOYMENT,
+    MCO_NAMESPACE,
+    deployment_transform,
+    insight_keys,
+    machineconfig_transform,
+    machineconfig_versions,
+    mco_image,
+    node_transform,
+    owned,
+    without_resource_version,
+)
 from status.updatestatus.insights.alerts import live_alert_insights
 from status.updatestatus.insights.controlplane import update_started_at
 from status.updatestatus.pacing import WritePacer
@@ -60,92 +71,9 @@ log = logging.getLogger(__name__)
 
 LEASE = metadata.LEASE
 CLUSTERVERSION = "version"
-RELEASE_VERSION_ANNOTATION = "machineconfiguration.openshift.io/release-image-version"
-MCO_ANNOTATION_PREFIX = "machineconfiguration.openshift.io/"
-MCO_NAMESPACE = "openshift-machine-config-operator"
-MCO_DEPLOYMENT = "machine-config-operator"
 DEPLOYMENTS = Resource("apps/v1", "Deployment", "deployments", True)
 SHARD_LABEL = "update-status.openshift.io/shard"
 UNASSESSABLE_PREFIX = wire.PREFIX_HEALTH + "unassessable-"  # see status.updatestatus.insights.faults
-
-# -- what the caches keep ------------------------------------------------------------------------
-
-
-def machineconfig_transform(obj: JSON) -> JSON:
-    """Keep only a MachineConfig's name and release version: bodies can be megabytes each."""
-    meta = obj.get("metadata") or {}
-    version = (meta.get("annotations") or {}).get(RELEASE_VERSION_ANNOTATION)
-    kept: JSON = {"name": meta.get("name"), "resourceVersion": meta.get("resourceVersion")}
-    if version:
-        kept["annotations"] = {RELEASE_VERSION_ANNOTATION: version}
-    return {"apiVersion": obj.get("apiVersion"), "kind": obj.get("kind"), "metadata": kept}
-
-
-def node_transform(obj: JSON) -> JSON:
-    """Keep what node insights read: labels, MCO annotations, spec, conditions.
-
-    Dropped: managedFields, images, addresses, capacity, heartbeats; at 5,000 nodes they are most
-    of the memory, and heartbeat-only updates then compare equal and cause no work.
-    """
-    meta = obj.get("metadata") or {}
-    annotations = {k: v for k, v in (meta.get("annotations") or {}).items() if k.startswith(MCO_ANNOTATION_PREFIX)}
-    status = obj.get("status") or {}
-    conditions = [{k: v for k, v in c.items() if k != "lastHeartbeatTime"} for c in status.get("conditions") or []]
-    return {
-        "apiVersion": obj.get("apiVersion"),
-        "kind": obj.get("kind"),
-        "metadata": {
-            "name": meta.get("name"),
-            "uid": meta.get("uid"),
-            "resourceVersion": meta.get("resourceVersion"),
-            "creationTimestamp": meta.get("creationTimestamp"),
-            "labels": meta.get("labels") or {},
-            "annotations": annotations,
-        },
-        "spec": obj.get("spec") or {},
-        "status": {"conditions": conditions},
-    }
-
-
-def deployment_transform(obj: JSON) -> JSON:
-    """Keep only the container images of the machine-config-operator Deployment."""
-    meta = obj.get("metadata") or {}
-    spec = ((obj.get("spec") or {}).get("template") or {}).get("spec") or {}
-    containers = [
-        {"name": c.get("name"), "image": c.get("image")} for c in spec.get("containers") or [] if isinstance(c, dict)
-    ]
-    return {
-        "apiVersion": obj.get("apiVersion"),
-        "kind": obj.get("kind"),
-        "metadata": {k: meta.get(k) for k in ("name", "namespace", "resourceVersion")},
-        "spec": {"template": {"spec": {"containers": containers}}},
-    }
-
-
-def mco_image(deployment: JSON | None) -> str:
-    """The machine-config-operator container's image, as oc reads it ("" without the Deployment)."""
-    spec = (((deployment or {}).get("spec") or {}).get("template") or {}).get("spec") or {}
-    for container in spec.get("containers") or []:
-        if container.get("name") == MCO_DEPLOYMENT:
-            return str(container.get("image") or "")
-    return ""
-
-
-def without_resource_version(obj: JSON | None) -> JSON | None:
-    if obj is None:
-        return None
-    meta = {k: v for k, v in (obj.get("metadata") or {}).items() if k not in ("resourceVersion", "managedFields")}
-    return {**obj, "metadata": meta}
-
-
-def owned(data: Mapping[str, str] | None) -> dict[str, str]:
-    return {k: v for k, v in (data or {}).items() if k.startswith(OWNED_PREFIX)}
-
-
-def insight_keys(data: Mapping[str, str] | None) -> dict[str, str]:
-    """The owned keys but the metadata key."""
-    return {k: v for k, v in (data or {}).items() if k.startswith(OWNED_PREFIX) and k != metadata.META_KEY}
-
 
 def changed_values(before: Mapping[str, str], after: Mapping[str, str]) -> int:
     """How many keys were added, removed or changed (unchanged values are mostly the same string
@@ -154,86 +82,7 @@ def changed_values(before: Mapping[str, str], after: Mapping[str, str]) -> int:
     return changed + sum(1 for key in before if key not in after)
 
 
-def machineconfig_versions(machineconfigs: Iterable[JSON]) -> dict[str, str]:
-    versions: dict[str, str] = {}
-    for mc in machineconfigs:
-        meta = mc.get("metadata") or {}
-        version = (meta.get("annotations") or {}).get(RELEASE_VERSION_ANNOTATION)
-        if version and meta.get("name"):
-            versions[str(meta["name"])] = str(version)
-    return versions
-
-
 # -- the controller ------------------------------------------------------------------------------
-
-
-class Metrics(Collector):
-    """Scrape-time gauges from the controller's state, plus counters/histograms it updates."""
-
-    def __init__(self, controller: UpdateStatusController, registry: CollectorRegistry) -> None:
-        self.controller = controller
-        self.writes = Counter(
-            "update_status_controller_configmap_writes",
-            "Writes (patches, shard creations) of the ConfigMap API, by result.",
-            ["result"],
-            registry=registry,
-        )
-        self.reaction = Histogram(
-            "update_status_controller_reaction_seconds",
-            "From the first unprocessed change of a watched object to the ConfigMap writes that reflect it.",
-            buckets=(0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0),
-            registry=registry,
-        )
-        self.sync_seconds = Histogram(
-            "update_status_controller_sync_seconds",
-            "Time to recompute, encode and publish the insights once.",
-            buckets=(0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0),
-            registry=registry,
-        )
-        registry.register(self)
-
-    def collect(self) -> Iterator[Metric]:
-        c = self.controller
-        insights = GaugeMetricFamily(
-            "update_status_controller_insights",
-            "Insights currently computed, by type and assessment (nodes and operators: Updating reason; "
-            "health: impact level).",
-            labels=["type", "assessment"],
-        )
-        for (kind, assessment), count in sorted(c.counts.items()):
-            insights.add_metric([kind, assessment], count)
-        yield insights
-        sizes = GaugeMetricFamily(
-            "update_status_controller_configmap_bytes",
-            "Size of each ConfigMap's data after the last sync (the API server's limit is 1 MiB).",
-            labels=["configmap"],
-        )
-        for name, size in sorted(c.sizes.items()):
-            sizes.add_metric([name], size)
-        yield sizes
-        yield GaugeMetricFamily(
-            "update_status_controller_insights_omitted",
-            "Insights left out of the ConfigMap API because a ConfigMap would exceed its size limit.",
-            value=len(c.omitted),
-        )
-        if c.last_publish is not None:
-            yield GaugeMetricFamily(
-                "update_status_controller_last_publish_timestamp_seconds",
-                "When the ConfigMap API last matched the computed insights (after a sync that wrote or found "
-                "nothing to write), Unix seconds.",
-                value=c.last_publish,
-            )
-        if c.alerts is not None:
-            yield GaugeMetricFamily(
-                "update_status_controller_alerts_malformed",
-                "Alerts of the last read of the alerts API skipped as malformed (the others are shown).",
-                value=c.alerts.reading.malformed,
-            )
-        yield GaugeMetricFamily(
-            "update_status_controller_configmap_present",
-            "1 when the ConfigMap API exists (an administrator opted in), else 0.",
-            value=1 if c.configmap_exists else 0,
-        )
 
 
 class UpdateStatusController:

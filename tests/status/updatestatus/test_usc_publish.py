@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from status.updatestatus.controller.patches import apply_patch, data_size, fit_patch, plan_patch, resource_version_newer
-from status.updatestatus.controller.sync import (
+from status.updatestatus.controller.transforms import (
     RELEASE_VERSION_ANNOTATION,
     machineconfig_transform,
     machineconfig_versions,
