@@ -10,9 +10,10 @@ from collections.abc import Callable
 from cvo_py.cli import prometheus_flags
 from cvo_py.compose.update_status_controller import Options
 from cvo_py.runtime.leader import LeaseTimings
+from status.updatestatus.api.names import LEASE
+from status.updatestatus.api.names import NAMESPACE as DEFAULT_NAMESPACE
 
 SA_NAMESPACE_FILE = "/var/run/secrets/kubernetes.io/serviceaccount/namespace"
-DEFAULT_NAMESPACE = "openshift-update-status-controller"
 NAMESPACE_FILE_MAX_BYTES = 4096
 
 
@@ -29,7 +30,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--leader-elect",
         default=True,
         action=argparse.BooleanOptionalAction,
-        help="run only while holding the Lease update-status-controller-lock (default true)",
+        help=f"run only while holding the Lease {LEASE} (default true)",
     )
     defaults = LeaseTimings()
     parser.add_argument(

@@ -40,7 +40,8 @@ def build(options: Options) -> Parts:
     from cvo_py.runtime.process import Parts
     from cvo_py.runtime.serving.certificates import ServingContext, watch_client_ca
     from cvo_py.runtime.serving.server import MetricsServer
-    from status.updatestatus.controller.sync import LEASE, UpdateStatusController
+    from status.updatestatus.api.names import LEASE
+    from status.updatestatus.controller.sync import UpdateStatusController
     from status.updatestatus.insights import models
 
     client = connect(options.kubeconfig, user_agent="cvo-py/update-status-controller")

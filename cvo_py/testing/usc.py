@@ -35,15 +35,15 @@ from cvo_py.testing.manifests import load as load_install
 from cvo_py.testing.manifests import render as render_install
 from cvo_py.testing.statuswrite import write_status
 from cvo_py.testing.wait import wait_until
+from status.updatestatus.api.names import CONFIGMAP as CONFIGMAP  # re-exported for the tests
+from status.updatestatus.api.names import LEASE as LEASE
+from status.updatestatus.api.names import NAMESPACE as NAMESPACE
 
 __all__ = ["KINDS", "apply", "cluster_scoped", "delete", "free_port", "outside"]
 
 REPO = Path(__file__).resolve().parents[2]
 INSTALL = REPO / "install"
-NAMESPACE = "openshift-update-status-controller"
 SERVICE_ACCOUNT = "update-status-controller"
-CONFIGMAP = "status-api-cm-prototype"
-LEASE = "update-status-controller-lock"
 
 T = TypeVar("T")
 

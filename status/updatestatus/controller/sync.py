@@ -69,7 +69,6 @@ from status.updatestatus.pacing import WritePacer
 
 log = logging.getLogger(__name__)
 
-LEASE = metadata.LEASE
 CLUSTERVERSION = "version"
 DEPLOYMENTS = Resource("apps/v1", "Deployment", "deployments", True)
 SHARD_LABEL = "update-status.openshift.io/shard"

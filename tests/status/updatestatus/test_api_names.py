@@ -1,0 +1,26 @@
+"""The update status API's names (namespace, ConfigMap, Lease) are typed once, in api/names.py:
+the controller, `upgrade-status`, the command lines, the toolkit, the demo and the benchmarks import them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from status.updatestatus.api import names
+
+REPO = Path(__file__).resolve().parents[3]
+HOME = REPO / "status/updatestatus/api/names.py"
+CODE = ("cvo_py", "payload", "status", "updateservice", "hack", "bench")
+
+
+@pytest.mark.parametrize("name", [names.NAMESPACE, names.CONFIGMAP, names.LEASE])
+def test_each_name_is_typed_once(name: str) -> None:
+    typed = [
+        str(path.relative_to(REPO))
+        for top in CODE
+        for path in sorted((REPO / top).rglob("*.py"))
+        if path != HOME and (f'"{name}"' in path.read_text() or f"'{name}'" in path.read_text())
+    ]
+    assert typed == [], f"{name} typed again in {typed}: import it from status.updatestatus.api.names"
+    assert f'"{name}"' in HOME.read_text()
