@@ -65,10 +65,6 @@ def merge_reason(current: str, new: str) -> str:
     return MULTIPLE
 
 
-def _timestamp(now: datetime) -> str:
-    return now.strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
 def recommended(
     risks: Sequence[Mapping[str, Any]],
     outcomes: Mapping[str, RiskOutcome],
@@ -100,7 +96,7 @@ def recommended(
         message = ALL_ACCEPTED_MESSAGE if reason == ALL_ACCEPTED else NOT_EXPOSED_MESSAGE
     else:
         message = gotext.shortened("\n\n".join(messages), MAX_MESSAGE)
-    since = _timestamp(now)
+    since = gotext.metav1_time(now)
     if previous and previous.get("status") == status and previous.get("lastTransitionTime"):
         since = str(previous["lastTransitionTime"])
     return {"type": "Recommended", "status": status, "reason": reason, "message": message,
@@ -125,7 +121,7 @@ def applies(risk: Mapping[str, Any], outcome: RiskOutcome, previous: Mapping[str
         status, reason, message = "True", "Match", f"The risk {name} applies to this cluster."
     else:
         status, reason, message = "False", "NotMatch", f"The risk {name} does not apply to this cluster."
-    since = _timestamp(now)
+    since = gotext.metav1_time(now)
     if previous and previous.get("status") == status and previous.get("lastTransitionTime"):
         since = str(previous["lastTransitionTime"])
     return {"type": APPLIES, "status": status, "reason": reason,

@@ -444,6 +444,13 @@ def metav1_time(now: datetime) -> str:
     return now.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
+def micro_time(now: datetime) -> str:
+    """metav1.MicroTime (a Lease's acquire and renew times): RFC 3339 in UTC with microseconds."""
+    if now.tzinfo is None:
+        raise ValueError("now must be timezone-aware")
+    return now.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
 def rfc3339_seconds(seconds: int) -> str:
     """Unix seconds as metav1.Time."""
     return metav1_time(datetime.fromtimestamp(seconds, UTC))

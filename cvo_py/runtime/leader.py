@@ -16,6 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
+from cvo_py.runtime import gotext
 from cvo_py.runtime.kube import JSON, LEASES, ApiError, KubeClient, ServerUnreachable
 
 log = logging.getLogger(__name__)
@@ -30,10 +31,6 @@ class LeaseTimings:
 
 def default_identity() -> str:
     return f"{socket.gethostname()}_{uuid.uuid4()}"
-
-
-def micro_time(when: datetime) -> str:
-    return when.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
 def lease_free_for(spec: JSON, identity: str, observed_at: float, now: float) -> bool:
@@ -85,14 +82,14 @@ class LeaderElector:
         spec = {
             "holderIdentity": self.identity,
             "leaseDurationSeconds": int(self.timings.lease_duration),
-            "renewTime": micro_time(now),
+            "renewTime": gotext.micro_time(now),
         }
         try:
             lease = self.client.get(LEASES, self.name, self.namespace)
         except ApiError as exc:
             if not exc.is_not_found():
                 raise
-            spec["acquireTime"] = micro_time(now)
+            spec["acquireTime"] = gotext.micro_time(now)
             body = {"metadata": {"name": self.name, "namespace": self.namespace}, "spec": spec}
             try:
                 self.client.create(LEASES, body)
@@ -108,10 +105,10 @@ class LeaderElector:
             return False
         old = lease.get("spec") or {}
         if old.get("holderIdentity") != self.identity:
-            spec["acquireTime"] = micro_time(now)
+            spec["acquireTime"] = gotext.micro_time(now)
             spec["leaseTransitions"] = int(old.get("leaseTransitions") or 0) + 1
         else:
-            spec["acquireTime"] = old.get("acquireTime") or micro_time(now)
+            spec["acquireTime"] = old.get("acquireTime") or gotext.micro_time(now)
             spec["leaseTransitions"] = int(old.get("leaseTransitions") or 0)
         lease["spec"] = spec
         try:

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from cvo_py.runtime.gotext import clipped, escape, go_quote, one_line
+from cvo_py.runtime.gotext import clipped, escape, go_quote, metav1_time, one_line
 from cvo_py.runtime.kube import CLUSTERVERSIONS, EVENTS, JSON, MERGE_PATCH, ApiError, KubeClient, ServerUnreachable
 from payload import acceptance as acc
 from payload.acceptance import PreconditionOutcome, ReleaseAcceptance
@@ -149,17 +149,11 @@ def involved_object(name: str, namespace: str) -> JSON:
     }
 
 
-def _timestamp(now: datetime) -> str:
-    if now.tzinfo is None:
-        raise ValueError("now must be timezone-aware")
-    return now.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
 def new_event(involved: Mapping[str, Any], spec: EventSpec, component: str, now: datetime) -> JSON:
     """A core/v1 Event as client-go's recorder makes it: named `<object>.<unix nanoseconds, hex>`."""
     namespace = str(involved.get("namespace") or "default")
     nanos = int(now.timestamp()) * 1_000_000_000 + now.microsecond * 1000
-    ts = _timestamp(now)
+    ts = metav1_time(now)
     return {
         "apiVersion": "v1",
         "kind": "Event",
@@ -209,7 +203,7 @@ def find_same(events: Sequence[Mapping[str, Any]], key: EventKey) -> Mapping[str
 
 def bump(event: Mapping[str, Any], now: datetime) -> JSON:
     """The merge patch that records one more occurrence of `event`."""
-    return {"count": int(event.get("count") or 1) + 1, "lastTimestamp": _timestamp(now)}
+    return {"count": int(event.get("count") or 1) + 1, "lastTimestamp": metav1_time(now)}
 
 
 class EventRecorder:

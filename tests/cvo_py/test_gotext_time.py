@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import random
-from datetime import datetime
+import re
+from collections.abc import Callable
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
@@ -225,3 +227,27 @@ def test_duration_arithmetic_at_the_int64_bounds_is_gos(tmp_path: Path) -> None:
     mismatches = [(case, w, g) for case, w, g in zip(cases, want, got, strict=True) if g != w]
     assert not mismatches, mismatches[:5]
     assert gotext.duration_string(gotext.sub_times(gotext.MAX_TIME, 0)) == "2562047h47m16.854775807s"
+
+
+def test_api_timestamps_are_formatted_only_in_gotext() -> None:
+    """metav1.Time and MicroTime are written by gotext alone (one copy elsewhere once skipped the UTC
+    conversion): no other module of the product formats a timestamp with strftime."""
+    repo = Path(__file__).resolve().parents[2]
+    home = repo / "cvo_py/runtime/gotext.py"
+    found = [
+        f"{path.relative_to(repo)}:{n}"
+        for top in ("cvo_py", "payload", "status", "updateservice")
+        for path in sorted((repo / top).rglob("*.py"))
+        if path != home and "testing" not in path.parts
+        for n, line in enumerate(path.read_text().splitlines(), 1)
+        if re.search(r"strftime\(\s*[\"']%Y", line)
+    ]
+    assert found == []
+
+
+@pytest.mark.parametrize("fmt", [gotext.metav1_time, gotext.micro_time])
+def test_api_timestamps_are_utc_and_refuse_a_naive_time(fmt: Callable[[datetime], str]) -> None:
+    east = datetime(2026, 11, 23, 17, 30, 0, 250000, tzinfo=timezone(timedelta(hours=5, minutes=30)))
+    assert fmt(east).startswith("2026-11-23T12:00:00") and fmt(east).endswith("Z")
+    with pytest.raises(ValueError, match="timezone-aware"):
+        fmt(datetime(2026, 11, 23, 12, 0, 0))

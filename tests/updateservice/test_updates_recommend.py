@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime, timedelta, timezone
 from typing import Any
 
 import pytest
@@ -192,3 +192,9 @@ def test_applies_keeps_its_transition_time_while_unchanged_and_without_the_gate_
     _, ungated = rc.with_recommendations([], conditional, {"A": rc.RiskOutcome(True)}, accepted=frozenset({"A"}),
                                          now=NOW)
     assert ungated is not None and "riskNames" not in ungated[0] and ungated[0]["risks"] == [risk("A")]
+
+
+def test_transition_time_is_written_in_utc_whatever_the_zone_of_now() -> None:
+    east = NOW.astimezone(timezone(timedelta(hours=5, minutes=30)))
+    cond = rc.recommended([risk("A")], {"A": rc.RiskOutcome(False)}, now=east)
+    assert cond["lastTransitionTime"] == "2026-11-23T12:00:00Z"
