@@ -220,8 +220,20 @@ class ShardPlan:
         return not self.problems
 
 
+def key_hash(key: str) -> int:
+    """The hash that places a node's key (and its health insights) in a shard."""
+    return zlib.crc32(key.encode())
+
+
+def shard_index(hashed: int, shards: int) -> int:
+    """The sharding rule: a key's shard is its hash mod the shard count (a power of two, so halving
+    or doubling the count moves keys only between a shard and its twin; see `layout_write_order`)."""
+    return hashed % shards
+
+
 def shard_of(key: str, shards: int) -> int:
-    return zlib.crc32(key.encode()) % shards
+    """The shard of a node's key among `shards`; `ShardPlanner` places every key by this rule."""
+    return shard_index(key_hash(key), shards)
 
 
 def shard_name(index: int) -> str:
@@ -314,7 +326,7 @@ class ShardPlanner:
     def _hash(self, key: str) -> int:
         h = self._hashes.get(key)
         if h is None:
-            h = self._hashes[key] = zlib.crc32(key.encode())
+            h = self._hashes[key] = key_hash(key)
         return h
 
     def plan(self, data: Mapping[str, str], node_health: Mapping[str, str] | None = None) -> ShardPlan:
@@ -336,14 +348,14 @@ class ShardPlanner:
         while True:
             totals = [0] * shards
             for (k, _), h in zip(sharded, hashes, strict=True):
-                totals[h % shards] += sizes[k]
+                totals[shard_index(h, shards)] += sizes[k]
             if max(totals) <= self.budget or shards >= self.max_shards:
                 break
             shards *= 2
         names = [shard_name(i) for i in range(shards)]
         configmaps: dict[str, dict[str, str]] = {name: {} for name in names}
         for (k, _), h in zip(sharded, hashes, strict=True):
-            configmaps[names[h % shards]][k] = data[k]
+            configmaps[names[shard_index(h, shards)]][k] = data[k]
         # Only a shard that holds insights is created, so only such shards are listed: a reader
         # never finds a listed shard missing. With none (what overflows is not about nodes), the
         # main ConfigMap holds what fits and lists none.

@@ -569,3 +569,35 @@ def test_every_listed_shard_holds_insights(nodes: int, health: int, size: int, b
     assert all(plan.configmaps[name] for name in listed)  # only shards the writer creates
     merged = {k: v for cm in plan.configmaps.values() for k, v in cm.items() if k != configmap.SHARDS_KEY}
     assert merged == data
+
+
+_NODE_NAMES = st.text(alphabet="abcdefghij-.0123456789", min_size=1, max_size=30)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    rounds=st.lists(
+        st.dictionaries(_NODE_NAMES, st.integers(min_value=1, max_value=400), min_size=1, max_size=60),
+        min_size=1,
+        max_size=4,
+    ),
+    budget=st.integers(min_value=600, max_value=6000),
+)
+def test_the_planner_places_every_key_by_shard_of(rounds: list[dict[str, int]], budget: int) -> None:
+    """The controller's long-lived ShardPlanner (reused across syncs, with its caches) puts each node
+    key and the health insights of its node where `shard_of` says, the rule readers and tests use."""
+    planner = configmap.ShardPlanner(budget=budget, max_shards=8)
+    for sizes in rounds:
+        data = {configmap.node_key(name): "n" * size for name, size in sizes.items()}
+        node_health = {f"usc-health-{i}": configmap.node_key(name) for i, name in enumerate(sorted(sizes)[::3])}
+        data.update({key: "h" * 50 for key in node_health})
+        data["usc-cv-version"] = "c" * 100
+        plan = planner.plan(data, node_health)
+        assert plan == configmap.plan(data, budget, 8, node_health=node_health)
+        for key in data:
+            home = key if key.startswith(configmap.PREFIX_NODE) else node_health.get(key)
+            where = [name for name, cm in plan.configmaps.items() if key in cm]
+            if home is None or plan.shards == 0:
+                assert where == [configmap.CONFIGMAP]
+            else:
+                assert where == [configmap.shard_name(configmap.shard_of(home, plan.shards))]
