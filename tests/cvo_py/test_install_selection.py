@@ -134,3 +134,22 @@ def test_major_version_selects_custom_resources() -> None:
             "kind": "PrometheusRule"}
     assert why_excluded(rule, Cluster(major_version=4)) is None
     assert why_excluded(rule, Cluster(major_version=5)) is not None
+
+
+@pytest.mark.parametrize(
+    ("profile", "feature_set", "gate"), list(itertools.product(PROFILES, FEATURE_SETS, (False, True)))
+)
+def test_no_cluster_selects_two_documents_for_one_object(profile: str, feature_set: str, gate: bool) -> None:
+    """One manifest per object (start's Service once was defined twice): whatever a cluster selects,
+    no two documents name the same kind, namespace and name."""
+    gates = frozenset({ACCEPT_RISKS_GATE} if gate else ())
+    cluster = Cluster(profile=profile, feature_set=feature_set, enabled_gates=gates)
+    seen: dict[tuple[str, str, str, str], str] = {}
+    for name, doc in every_document():
+        if why_excluded(doc, cluster) is not None:
+            continue
+        meta = doc.get("metadata") or {}
+        group = str(doc.get("apiVersion", "")).rpartition("/")[0]
+        identity = (group, str(doc.get("kind")), str(meta.get("namespace", "")), str(meta["name"]))
+        assert identity not in seen, f"{identity} defined in {seen.get(identity)} and {name}"
+        seen[identity] = name
