@@ -326,80 +326,10 @@ class PayloadRetriever:
 
     def prune(self, deadline: float | None = None) -> None:
         """Delete version Pods (and legacy `version-*` Jobs) left by earlier runs; wait until gone."""
-        ns = self.options.namespace
-        errors: list[str] = []
-        try:
-            jobs = self.client.list(JOBS, ns).get("items") or []
-            for job in jobs:
-                name = job["metadata"]["name"]
-                if name.startswith(f"{self.options.operator_name}-"):
-                    try:
-                        # Background: unlike upstream's empty options, do not orphan the Job's Pods.
-                        self.client.delete(JOBS, name, ns, propagation_policy="Background")
-                    except ApiError as exc:
-                        if not exc.is_not_found():
-                            errors.append(f"failed to delete job {name}: {exc.message or exc}")
-        except ApiError as exc:
-            if not exc.is_not_found():  # batch/v1 may be disabled
-                errors.append(exc.message or str(exc))
-        except ServerUnreachable as exc:
-            errors.append(str(exc))
-        try:
-            pods = self._list_version_pods()
-            for pod in pods:
-                errors.extend(self._delete_pod(pod, prune=True))
-            if pods and not errors:
-                self._wait_pruned(deadline)
-        except (ApiError, ServerUnreachable) as exc:
-            errors.append(exc.message if isinstance(exc, ApiError) and exc.message else str(exc))
-        if errors:
-            errors = list(dict.fromkeys(errors))  # like an aggregated error: each message once
-            aggregate = errors[0] if len(errors) == 1 else "[" + ", ".join(errors) + "]"
-            raise PruneError(f"failed to prune pods: error deleting pods: {aggregate}")
-
-    def _list_version_pods(self) -> list[JSON]:
-        items = self.client.list(PODS, self.options.namespace, label_selector=POD_LABEL_SELECTOR).get("items")
-        return list(items or [])
+        prune_version_pods(self.client, self.options, deadline, cancelled=self._cancelled, clock=self._clock)
 
     def _delete_pod(self, pod: JSON, prune: bool = False) -> list[str]:
-        name = pod["metadata"]["name"]
-        statuses = (pod.get("status") or {}).get("initContainerStatuses", []) + (
-            (pod.get("status") or {}).get("containerStatuses", [])
-        )
-        running = any("running" in (s.get("state") or {}) for s in statuses if isinstance(s, dict))
-        if prune:
-            log.info("Pruning version pod %s left by an earlier retrieval", name)
-        try:
-            # Nothing running: remove at once. Running: let the kubelet stop it gracefully.
-            self.client.delete(PODS, name, self.options.namespace, grace_period_seconds=None if running else 0)
-        except ApiError as exc:
-            if not exc.is_not_found():
-                return [f"failed to delete pod {name}: {exc.message or exc}"]
-        except ServerUnreachable as exc:
-            # Cleanup must not turn a finished retrieval into a failure; pruning retries later.
-            return [f"failed to delete pod {name}: {exc}"]
-        return []
-
-    def _wait_pruned(self, deadline: float | None) -> None:
-        limit = self._clock() + self.options.prune_timeout
-        if deadline is not None:
-            limit = min(limit, deadline)
-        while True:
-            left = self._list_version_pods()
-            if not left:
-                return
-            if self._clock() >= limit:
-                break
-            if self._cancelled.wait(0.1):
-                return  # stopping: the next start prunes what is left
-        # The node did not confirm in time (or there is no kubelet): remove them from the API.
-        for pod in left:
-            log.warning("Version pod %s did not terminate in time; deleting it without grace", pod["metadata"]["name"])
-            try:
-                self.client.delete(PODS, pod["metadata"]["name"], self.options.namespace, grace_period_seconds=0)
-            except ApiError as exc:
-                if not exc.is_not_found():
-                    raise
+        return _delete_version_pod(self.client, self.options.namespace, pod, prune)
 
     # -- the version Pod -------------------------------------------------------------------------
 
@@ -569,3 +499,101 @@ def _download_failed(version: str, image: str, problem: str, reason: str) -> _Fa
 
 def _replace(result: RetrievalResult, acceptance: ReleaseAcceptance) -> RetrievalResult:
     return dataclasses.replace(result, acceptance=acceptance)
+
+
+# -- pruning -------------------------------------------------------------------------------------
+
+
+def prune_version_pods(
+    client: KubeClient,
+    options: RetrieverOptions,
+    deadline: float | None = None,
+    *,
+    cancelled: threading.Event | None = None,
+    clock: Callable[[], float] = time.monotonic,
+) -> None:
+    """Delete version Pods (and legacy `version-*` Jobs) left by earlier runs; wait until gone, at
+    most `options.prune_timeout` or until `deadline`. `PruneError` names every failure once."""
+    ns = options.namespace
+    errors: list[str] = []
+    try:
+        jobs = client.list(JOBS, ns).get("items") or []
+        for job in jobs:
+            name = job["metadata"]["name"]
+            if name.startswith(f"{options.operator_name}-"):
+                try:
+                    # Background: unlike upstream's empty options, do not orphan the Job's Pods.
+                    client.delete(JOBS, name, ns, propagation_policy="Background")
+                except ApiError as exc:
+                    if not exc.is_not_found():
+                        errors.append(f"failed to delete job {name}: {exc.message or exc}")
+    except ApiError as exc:
+        if not exc.is_not_found():  # batch/v1 may be disabled
+            errors.append(exc.message or str(exc))
+    except ServerUnreachable as exc:
+        errors.append(str(exc))
+    try:
+        pods = _list_version_pods(client, ns)
+        for pod in pods:
+            errors.extend(_delete_version_pod(client, ns, pod, prune=True))
+        if pods and not errors:
+            _wait_pruned(client, options, deadline, cancelled or threading.Event(), clock)
+    except (ApiError, ServerUnreachable) as exc:
+        errors.append(exc.message if isinstance(exc, ApiError) and exc.message else str(exc))
+    if errors:
+        errors = list(dict.fromkeys(errors))  # like an aggregated error: each message once
+        aggregate = errors[0] if len(errors) == 1 else "[" + ", ".join(errors) + "]"
+        raise PruneError(f"failed to prune pods: error deleting pods: {aggregate}")
+
+
+def _list_version_pods(client: KubeClient, namespace: str) -> list[JSON]:
+    items = client.list(PODS, namespace, label_selector=POD_LABEL_SELECTOR).get("items")
+    return list(items or [])
+
+
+def _delete_version_pod(client: KubeClient, namespace: str, pod: JSON, prune: bool = False) -> list[str]:
+    name = pod["metadata"]["name"]
+    statuses = (pod.get("status") or {}).get("initContainerStatuses", []) + (
+        (pod.get("status") or {}).get("containerStatuses", [])
+    )
+    running = any("running" in (s.get("state") or {}) for s in statuses if isinstance(s, dict))
+    if prune:
+        log.info("Pruning version pod %s left by an earlier retrieval", name)
+    try:
+        # Nothing running: remove at once. Running: let the kubelet stop it gracefully.
+        client.delete(PODS, name, namespace, grace_period_seconds=None if running else 0)
+    except ApiError as exc:
+        if not exc.is_not_found():
+            return [f"failed to delete pod {name}: {exc.message or exc}"]
+    except ServerUnreachable as exc:
+        # Cleanup must not turn a finished retrieval into a failure; pruning retries later.
+        return [f"failed to delete pod {name}: {exc}"]
+    return []
+
+
+def _wait_pruned(
+    client: KubeClient,
+    options: RetrieverOptions,
+    deadline: float | None,
+    cancelled: threading.Event,
+    clock: Callable[[], float],
+) -> None:
+    limit = clock() + options.prune_timeout
+    if deadline is not None:
+        limit = min(limit, deadline)
+    while True:
+        left = _list_version_pods(client, options.namespace)
+        if not left:
+            return
+        if clock() >= limit:
+            break
+        if cancelled.wait(0.1):
+            return  # stopping: the next start prunes what is left
+    # The node did not confirm in time (or there is no kubelet): remove them from the API.
+    for pod in left:
+        log.warning("Version pod %s did not terminate in time; deleting it without grace", pod["metadata"]["name"])
+        try:
+            client.delete(PODS, pod["metadata"]["name"], options.namespace, grace_period_seconds=0)
+        except ApiError as exc:
+            if not exc.is_not_found():
+                raise

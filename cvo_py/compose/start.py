@@ -57,7 +57,7 @@ def build(options: Options) -> Parts:
     from payload.acceptance import ReleaseAcceptance
     from payload.coordinator import Retriever
     from payload.metrics import PayloadMetrics
-    from payload.retrieval import PayloadRetriever, PruneError, RetrieverOptions
+    from payload.retrieval import PayloadRetriever, PruneError, RetrieverOptions, prune_version_pods
     from payload.verify.verifier import cluster_verifier
     from status.clusterversion.controller import StatusOperator, StatusOptions, read_feature_gates
     from status.clusterversion.metrics import (
@@ -181,9 +181,7 @@ def build(options: Options) -> Parts:
     def prune_earlier_pods() -> None:
         # Version Pods left by an earlier run would compete with ours: remove them first.
         try:
-            PayloadRetriever(client, retriever_options, lambda _: None, metrics=payload_metrics).prune(
-                deadline=time.monotonic() + 30.0
-            )
+            prune_version_pods(client, retriever_options, deadline=time.monotonic() + 30.0)
         except PruneError as exc:
             log.warning("Could not prune version Pods left by an earlier run: %s", exc)
 

@@ -585,3 +585,23 @@ def test_release_metadata_the_payload_holds_is_read_within_bounds(
         "LoadPayload",
         f'Loading payload failed version="4.19.1" image="{IMAGE}" failure=loading {path}: {problem}',
     )
+
+
+def test_pruning_needs_no_retriever_and_builds_no_verifier(
+    kube: KubeClient, namespace: str, payload_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`start` prunes the version Pods of an earlier run before it leads, with a function of the
+    client and the options: no second retriever, so no second verifier (with its own caches)."""
+    from payload.podspec import build_version_pod
+    from payload.retrieval import prune_version_pods
+    from payload.verify import verifier
+
+    built: list[object] = []
+    monkeypatch.setattr(verifier, "cluster_verifier", lambda *a, **k: built.append(a))
+    opts = options(namespace, payload_dir, prune_timeout=1.0, verify=True)
+    spec = opts.pod_spec_options()
+    body = build_version_pod(IMAGE, "4.18.0", "test-node", spec, name_suffix="ddddd", tmp_suffix="fffff")
+    kube.create(PODS, body, namespace)
+    assert version_pods(kube, namespace)
+    prune_version_pods(kube, opts)
+    assert version_pods(kube, namespace) == [] and built == []
