@@ -135,14 +135,10 @@ def validate(args: argparse.Namespace) -> Options:
         metadata = read_release_metadata(payload_dir) or {}  # none: not running from a release image
     except DocumentError as exc:
         raise UsageError(f"cannot read the release metadata {exc}") from None
-    release = release_from_metadata(args.release_image, metadata)
     return Options(
         kubeconfig=args.kubeconfig,
         listen=args.listen,
-        release_image=args.release_image,
-        release_version=release.version,
-        release_url=release.url,
-        release_channels=release.channels,
+        release=release_from_metadata(args.release_image, metadata),
         release_multi=is_multi_arch(metadata),
         node_name=args.node_name,
         serving_cert_file=serving.cert_file,

@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from cvo_py.runtime.process import Parts, Stoppable
     from cvo_py.runtime.promapi import PrometheusAPI
     from cvo_py.runtime.serving.tls import TLSOptions
+    from payload.release import Release
 
 log = logging.getLogger(__name__)
 
@@ -27,10 +28,7 @@ SWITCH_INTERVAL = 0.0005
 class Options:
     kubeconfig: str | None
     listen: str
-    release_image: str
-    release_version: str
-    release_url: str
-    release_channels: tuple[str, ...]
+    release: Release  # the running release, as --release-image and the payload's metadata say
     release_multi: bool  # the running payload is multi-architecture
     node_name: str
     serving_cert_file: str
@@ -77,17 +75,17 @@ def build(options: Options) -> Parts:
     # status loop): a thread woken by an event must not wait out CPython's default 5 ms switch
     # interval while another thread parses JSON.
     sys.setswitchinterval(SWITCH_INTERVAL)
-    version = options.release_version or "unknown"
+    version = options.release.version or "unknown"
     log.info(
         "ClusterVersionOperator cvo-py v%s, running release %s (%s)",
         __version__,
         version,
-        options.release_image,
+        options.release.image,
     )
     client = connect(options.kubeconfig, user_agent="cvo-py/start")
     client.server_version()  # fail fast, with one clear line, when the server is unreachable
 
-    accept_risks = ACCEPT_RISKS_GATE in read_feature_gates(client, options.release_version)
+    accept_risks = ACCEPT_RISKS_GATE in read_feature_gates(client, options.release.version)
     promql = options.promql
     service = service_of(promql.url) if promql is not None and not options.use_dns_for_services else None
     if promql is not None and service is not None:
@@ -102,7 +100,7 @@ def build(options: Options) -> Parts:
         namespace=options.namespace,
         operator_name=options.name,
         node_name=options.node_name,
-        release_image=options.release_image,
+        release_image=options.release.image,
         local_payload_dir=options.local_payload_dir,
     )
 
@@ -118,10 +116,7 @@ def build(options: Options) -> Parts:
         client,
         StatusOptions(
             name=options.name,
-            release_image=options.release_image,
-            release_version=options.release_version,
-            release_url=options.release_url,
-            release_channels=options.release_channels,
+            release=options.release,
             always_enabled=options.always_enable_capabilities,
             create_missing=True,
             namespace=options.namespace,

@@ -16,6 +16,7 @@ from cvo_py.testing.tcpproxy import TCPProxy
 from payload.acceptance import ReleaseAcceptance
 from payload.classify import Limits
 from payload.podspec import POD_LABEL_SELECTOR, target_dir
+from payload.release import Release
 from payload.retrieval import PayloadRetriever, RetrieverOptions
 from payload.verify.errors import Verifier
 
@@ -417,8 +418,7 @@ def status_operator(
     return StatusOperator(
         client,
         StatusOptions(
-            release_image=IMG_4141,
-            release_version="4.14.1",
+            release=Release(version="4.14.1", image=IMG_4141),
             namespace=namespace,
             retrieval_retry=retrieval_retry,
             min_interval=0.0,

@@ -143,10 +143,7 @@ def _signature_stores(cv: JSON | None) -> Any:
 @dataclass(frozen=True)
 class StatusOptions:
     name: str = "version"
-    release_image: str = ""
-    release_version: str = ""
-    release_url: str = ""
-    release_channels: tuple[str, ...] = ()
+    release: Release = Release()  # the running release
     always_enabled: tuple[str, ...] = ()
     # Create the ClusterVersion when it is missing (as `start` does); else wait for someone to.
     create_missing: bool = False
@@ -211,7 +208,7 @@ class StatusOperator:
                 self.loop.poke,
                 retry_after=options.retrieval_retry,
                 preconditions=self.check_preconditions,
-                local_image=options.release_image,
+                local_image=options.release.image,
                 show_failure_within=options.show_failure_within,
             )
             if retriever_factory is not None
@@ -281,8 +278,7 @@ class StatusOperator:
 
     @property
     def running(self) -> Release:
-        o = self.options
-        return Release(o.release_version, o.release_image, o.release_url, o.release_channels)
+        return self.options.release
 
     def start(self) -> StatusOperator:
         self.informers.start()

@@ -21,6 +21,7 @@ from cvo_py.testing.clusterversion import (
     roll_back_to_413,
 )
 from cvo_py.testing.wait import wait_until
+from payload.release import Release
 from status.clusterversion.controller import CLUSTERVERSION_CRD, StatusOperator, StatusOptions
 from status.clusterversion.crdpolicy import CRD_SETTLE_RETRIES
 
@@ -54,7 +55,7 @@ def rolled_back_and_pruned(
     audit = AuditLog(cluster.state["auditLog"])
     op = StatusOperator(
         connect(cluster.kubeconfig, user_agent=agent),
-        StatusOptions(release_image=IMG_41310, release_version="4.13.10"),
+        StatusOptions(release=Release(version="4.13.10", image=IMG_41310)),
     )
     operators.append(op.start())
     cv = wait_until(

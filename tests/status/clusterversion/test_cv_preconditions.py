@@ -25,6 +25,7 @@ from cvo_py.testing.clusterversion import (
 )
 from cvo_py.testing.payload import options, release_accepted, write_payload
 from cvo_py.testing.wait import wait_until
+from payload.release import Release
 from payload.retrieval import PayloadRetriever
 from status.clusterversion.controller import StatusOperator, StatusOptions
 
@@ -68,8 +69,7 @@ def start_operator(cluster: LocalCluster, namespace: str, payloads: Path, agent:
     return StatusOperator(
         client,
         StatusOptions(
-            release_image=IMG_4141,
-            release_version="4.14.1",
+            release=Release(version="4.14.1", image=IMG_4141),
             namespace=namespace,
             retrieval_retry=60.0,
             min_interval=0.0,

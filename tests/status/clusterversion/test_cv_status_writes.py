@@ -27,6 +27,7 @@ from cvo_py.testing.clusterversion import (
     status_414,
 )
 from cvo_py.testing.wait import wait_until
+from payload.release import Release
 from payload.retrieval import PayloadRetriever, RetrieverOptions
 from status.clusterversion import desired
 from status.clusterversion.controller import StatusOperator, StatusOptions
@@ -52,7 +53,7 @@ def test_rollback_to_413_prunes_rejected_capabilities(
     agent = f"cvo-py/rollback-{uuid.uuid4().hex[:6]}"
     caplog.set_level(logging.WARNING, logger="status.clusterversion.writer")
     op = StatusOperator(
-        client_as(cluster, agent), StatusOptions(release_image=IMG_41310, release_version="4.13.10")
+        client_as(cluster, agent), StatusOptions(release=Release(version="4.13.10", image=IMG_41310))
     )
     operators.append(op.start())
 
@@ -191,7 +192,7 @@ def test_100_concurrent_writers_lose_nothing(
     put_co(kube, "etcd", "4.14.1")
     op = StatusOperator(
         client_as(cluster, "cvo-py/race"),
-        StatusOptions(release_image=IMG_4141, release_version="4.14.1", min_interval=0.0),
+        StatusOptions(release=Release(version="4.14.1", image=IMG_4141), min_interval=0.0),
     )
     operators.append(op.start())
     wait_until(op.synced.is_set, what="first status sync")
@@ -271,7 +272,7 @@ def test_update_history_follows_cluster_operators(
     )
     op = StatusOperator(
         client,
-        StatusOptions(release_image=IMG_4142, release_version="4.14.2"),
+        StatusOptions(release=Release(version="4.14.2", image=IMG_4142)),
         retriever_factory=lambda report: PayloadRetriever(client, retriever_options, report),
     )
     operators.append(op.start())
