@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Writes status/updatestatus/insights/plain.py from the pydantic models of the insight API.
+"""Writes status/updatestatus/api/plain.py from the pydantic models of the insight API.
 
 The models (`status.updatestatus.insights.models`, and the publication metadata of
 `status.updatestatus.api.metadata`) are the one definition of the API. A client that only
@@ -8,7 +8,7 @@ fields, plain classes (slots, deriving from each model's shape in `insights.kind
 `insights.staleness`) and a strict reader per model: it takes a value only when it is exactly what
 the controller writes (JSON types as the fields declare them, camelCase names, every constraint
 of the field met) and raises `NotPlain` for anything else, which the caller then gives to the
-models to judge (`status.updatestatus.wire`). So whatever a plain reader takes, the model takes
+models to judge (`status.updatestatus.api.wire`). So whatever a plain reader takes, the model takes
 too, with the same result (tests/status/updatestatus/test_insights_plain.py checks both on random
 and mutated values).
 
@@ -34,11 +34,11 @@ import annotated_types
 from pydantic import BaseModel
 from pydantic.fields import FieldInfo
 
-from status.updatestatus.api import metadata
-from status.updatestatus.insights import kinds, models, staleness
+from status.updatestatus.api import metadata, staleness
+from status.updatestatus.insights import kinds, models
 
 REPO = Path(__file__).resolve().parents[1]
-TARGET = REPO / "status" / "updatestatus" / "insights" / "plain.py"
+TARGET = REPO / "status" / "updatestatus" / "api" / "plain.py"
 
 MODELS: list[type[BaseModel]] = [
     models.Condition,

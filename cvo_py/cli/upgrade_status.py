@@ -150,9 +150,9 @@ def _run(options: Options) -> int:
 
 
 def _run_live(options: Options, reads: PublishedReads) -> int:
+    from status.updatestatus.api import staleness
     from status.updatestatus.client.live import ReadError
     from status.updatestatus.client.render import RenderError, render
-    from status.updatestatus.insights import staleness
     from status.updatestatus.insights.objects import InputError
 
     warnings: list[str] = []
@@ -204,7 +204,7 @@ def _print(warnings: list[str], text: str) -> int:
 
 def _watch(options: Options) -> int:
     from cvo_py.runtime.kube import connect
-    from status.updatestatus import watching
+    from status.updatestatus.client import watch as watching
 
     client = connect(options.kubeconfig, user_agent="cvo-py (upgrade-status --watch)")
     tty = sys.stdout.isatty()

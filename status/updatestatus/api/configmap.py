@@ -58,11 +58,26 @@ from json.encoder import encode_basestring
 from typing import Any, cast
 
 from cvo_py.runtime import gotext
-from status.updatestatus import wire
+from status.updatestatus.api import wire
 from status.updatestatus.api.names import CONFIGMAP as CONFIGMAP  # re-exported: the wire format's names
 from status.updatestatus.api.names import NAMESPACE as NAMESPACE
 from status.updatestatus.api.names import SHARD_PREFIX as SHARD_PREFIX
 from status.updatestatus.api.names import SHARDS_KEY as SHARDS_KEY
+from status.updatestatus.api.wire import (  # re-exported: reading the format
+    DATA_LIMIT as DATA_LIMIT,
+)
+from status.updatestatus.api.wire import KINDS, MAX_KEY
+from status.updatestatus.api.wire import OWNED_PREFIX as OWNED_PREFIX
+from status.updatestatus.api.wire import PREFIX_CO as PREFIX_CO
+from status.updatestatus.api.wire import PREFIX_CV as PREFIX_CV
+from status.updatestatus.api.wire import PREFIX_HEALTH as PREFIX_HEALTH
+from status.updatestatus.api.wire import PREFIX_MCP as PREFIX_MCP
+from status.updatestatus.api.wire import PREFIX_NODE as PREFIX_NODE
+from status.updatestatus.api.wire import VALUE_LIMITS as VALUE_LIMITS
+from status.updatestatus.api.wire import DecodeError as DecodeError
+from status.updatestatus.api.wire import canonical_order as canonical_order
+from status.updatestatus.api.wire import decode_value as decode_value
+from status.updatestatus.api.wire import shard_names as shard_names
 from status.updatestatus.insights import models
 from status.updatestatus.insights.kinds import (
     ClusterOperatorInsightShape,
@@ -79,21 +94,6 @@ from status.updatestatus.insights.models import (
     ResourceRef,
     time_string,
 )
-from status.updatestatus.wire import (  # re-exported: reading the format
-    DATA_LIMIT as DATA_LIMIT,
-)
-from status.updatestatus.wire import KINDS, MAX_KEY
-from status.updatestatus.wire import OWNED_PREFIX as OWNED_PREFIX
-from status.updatestatus.wire import PREFIX_CO as PREFIX_CO
-from status.updatestatus.wire import PREFIX_CV as PREFIX_CV
-from status.updatestatus.wire import PREFIX_HEALTH as PREFIX_HEALTH
-from status.updatestatus.wire import PREFIX_MCP as PREFIX_MCP
-from status.updatestatus.wire import PREFIX_NODE as PREFIX_NODE
-from status.updatestatus.wire import VALUE_LIMITS as VALUE_LIMITS
-from status.updatestatus.wire import DecodeError as DecodeError
-from status.updatestatus.wire import canonical_order as canonical_order
-from status.updatestatus.wire import decode_value as decode_value
-from status.updatestatus.wire import shard_names as shard_names
 
 SHARD_BUDGET = 256 * 1024  # what a ConfigMap is filled to (see the module docstring)
 MAX_SHARDS = 32  # a power of two; the RBAC Role names exactly `shard_names_allowed()`
@@ -113,13 +113,13 @@ def _key(prefix: str, name: str) -> str:
 
 def decode(data: Mapping[str, str]) -> list[Insight]:
     """ConfigMap data → insights as the models read them (what the controller and the tests take);
-    see `status.updatestatus.wire.decode`, which a client reads with, without pydantic, and which
+    see `status.updatestatus.api.wire.decode`, which a client reads with, without pydantic, and which
     gives plain objects equal to these."""
     return cast(list[Insight], wire.decode(data, plain=False))  # plain=False: every one a model
 
 
 def decode_readable(data: Mapping[str, str]) -> tuple[list[Insight], list[DecodeError]]:
-    """`decode()` that reads every key it can (see `status.updatestatus.wire.decode_readable`)."""
+    """`decode()` that reads every key it can (see `status.updatestatus.api.wire.decode_readable`)."""
     insights, errors = wire.decode_readable(data, plain=False)
     return cast(list[Insight], insights), errors
 

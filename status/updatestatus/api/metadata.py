@@ -30,16 +30,16 @@ from pydantic import Field, ValidationError
 from cvo_py.runtime import safeload
 from status.updatestatus.api.configmap import VALUE_LIMITS
 from status.updatestatus.api.names import LEASE as LEASE  # re-exported
-from status.updatestatus.insights.models import ApiModel, Duration, Time
-from status.updatestatus.insights.staleness import (  # re-exported: what a reader warns about
+from status.updatestatus.api.staleness import (  # re-exported: what a reader warns about
     META_KEY as META_KEY,
 )
-from status.updatestatus.insights.staleness import ControllerIdentityShape, OmittedShape, PublicationMetadataShape
-from status.updatestatus.insights.staleness import LeaseState as LeaseState
-from status.updatestatus.insights.staleness import health_caveat as health_caveat
-from status.updatestatus.insights.staleness import lease_state as lease_state
-from status.updatestatus.insights.staleness import lease_warnings as lease_warnings
-from status.updatestatus.insights.staleness import warnings as warnings
+from status.updatestatus.api.staleness import ControllerIdentityShape, OmittedShape, PublicationMetadataShape
+from status.updatestatus.api.staleness import LeaseState as LeaseState
+from status.updatestatus.api.staleness import health_caveat as health_caveat
+from status.updatestatus.api.staleness import lease_state as lease_state
+from status.updatestatus.api.staleness import lease_warnings as lease_warnings
+from status.updatestatus.api.staleness import warnings as warnings
+from status.updatestatus.insights.models import ApiModel, Duration, Time
 
 OMITTED_KEYS_LISTED = 100  # keeps the value small (a key is at most 253 bytes: under 26 KB)
 RESERVED = 32 * 1024  # bytes of the main ConfigMap kept free for this key

@@ -19,7 +19,7 @@ which nothing here needs.
 
 Only the client and names are imported at module level: the requests are in flight while the caller imports the
 readers and the renderer. Those read the values as the controller writes them without pydantic
-(`status.updatestatus.wire`), which is loaded only for a value they do not take.
+(`status.updatestatus.api.wire`), which is loaded only for a value they do not take.
 """
 
 from __future__ import annotations
@@ -35,8 +35,8 @@ from cvo_py.runtime.kube import CONFIGMAPS, LEASES, ApiError, KubeClient
 from status.updatestatus.api.names import CONFIGMAP, LEASE, NAMESPACE
 
 if TYPE_CHECKING:
+    from status.updatestatus.api.staleness import LeaseState, PublicationMetadataShape
     from status.updatestatus.insights.kinds import InsightShape
-    from status.updatestatus.insights.staleness import LeaseState, PublicationMetadataShape
 
 # One page holds the main ConfigMap, every shard (at most 32) and the namespace's few others
 # (its CA bundles); a busier namespace is read by name for what the page lacks.
@@ -146,8 +146,8 @@ class MainLayout:
 
 
 def read_main(data: Mapping[str, Any]) -> MainLayout:
-    from status.updatestatus import wire
-    from status.updatestatus.insights.staleness import META_KEY
+    from status.updatestatus.api import wire
+    from status.updatestatus.api.staleness import META_KEY
 
     meta, meta_problem = read_metadata(data[META_KEY]) if META_KEY in data else (None, "")
     try:
@@ -176,7 +176,7 @@ def gather(
     decode: Callable[[Mapping[str, Any]], tuple[list[InsightShape], Sequence[Exception]]] | None = None,
 ) -> tuple[list[InsightShape], list[str]]:
     """The insights (see `assemble`), and what was not read: the warnings that do not change with time."""
-    from status.updatestatus import wire
+    from status.updatestatus.api import wire
 
     problems = [layout.shard_problem] if layout.shard_problem else []
     data = dict(layout.data)
@@ -191,14 +191,14 @@ def gather(
 
 def warnings_at(layout: MainLayout, lease: LeaseState, now: int) -> list[str]:
     """The warnings about the insights' age, the Lease and what the controller left out, at `now`."""
-    from status.updatestatus.insights import staleness
+    from status.updatestatus.api import staleness
 
     return staleness.warnings(layout.meta, now, lease, meta_problem=layout.meta_problem)
 
 
 def read_metadata(value: str) -> tuple[PublicationMetadataShape | None, str]:
     """The publication metadata (`usc-meta`), or None and why it cannot be read."""
-    from status.updatestatus import wire
+    from status.updatestatus.api import wire
 
     meta = wire.read_metadata_plain(value)
     if meta is not None:
@@ -280,7 +280,7 @@ def data_of(configmap: Any) -> dict[str, Any]:
 
 def _lease_state(read: Read) -> LeaseState:
     """The controller's leader-election Lease, or a one-line reason why it could not be read."""
-    from status.updatestatus.insights import staleness
+    from status.updatestatus.api import staleness
 
     where = f"{NAMESPACE}/{LEASE}"
     try:

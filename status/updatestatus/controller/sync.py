@@ -50,6 +50,7 @@ from status.updatestatus.api.configmap import CONFIGMAP, DATA_LIMIT, NAMESPACE, 
 from status.updatestatus.controller.alerts import AlertsPoller
 from status.updatestatus.controller.incremental import IncrementalInsights
 from status.updatestatus.controller.metrics import Metrics
+from status.updatestatus.controller.pacing import WritePacer
 from status.updatestatus.controller.patches import SizedPlan, apply_patch, fit_patch, resource_version_newer
 from status.updatestatus.controller.transforms import (
     MCO_DEPLOYMENT,
@@ -65,7 +66,6 @@ from status.updatestatus.controller.transforms import (
 )
 from status.updatestatus.insights.alerts import live_alert_insights
 from status.updatestatus.insights.controlplane import update_started_at
-from status.updatestatus.pacing import WritePacer
 
 log = logging.getLogger(__name__)
 

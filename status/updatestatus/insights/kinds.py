@@ -4,7 +4,7 @@ everything a reader of insights needs, without pydantic.
 `status.updatestatus.insights.models` defines the API (pydantic models; its docstring says what
 each type holds) and re-exports all of this. A client that only reads and prints insights
 (`upgrade-status` on a live cluster) imports this module and the plain classes generated from
-the models (`status.updatestatus.insights.plain`), and so starts without loading pydantic.
+the models (`status.updatestatus.api.plain`), and so starts without loading pydantic.
 """
 
 from __future__ import annotations
@@ -163,7 +163,7 @@ class PoolUpdatingReason:
 #
 # What each insight type holds and can tell, without pydantic. The pydantic models
 # (`status.updatestatus.insights.models`, the one definition of the API) and the plain classes read
-# from the ConfigMap API without pydantic (`status.updatestatus.insights.plain`, generated from the
+# from the ConfigMap API without pydantic (`status.updatestatus.api.plain`, generated from the
 # models) both derive from these, so the renderer takes either. The attributes are declared for
 # the type checker only: each subclass defines them (a model as fields, a plain class in slots).
 

@@ -26,8 +26,7 @@ from cvo_py.testing.insight_objects import (
     sample_insights,
 )
 from cvo_py.testing.synthetic import synthetic_cluster
-from status.updatestatus import wire
-from status.updatestatus.api import configmap
+from status.updatestatus.api import configmap, wire
 from status.updatestatus.client import snapshot
 from status.updatestatus.insights import compute
 from status.updatestatus.insights.models import (

@@ -15,9 +15,8 @@ from hypothesis import strategies as st
 
 from cvo_py.testing.insight_objects import ns, sample_insights
 from cvo_py.testing.synthetic import synthetic_cluster
-from status.updatestatus import wire
-from status.updatestatus.api import configmap, metadata
-from status.updatestatus.insights import compute, kinds, plain
+from status.updatestatus.api import configmap, metadata, plain, wire
+from status.updatestatus.insights import compute, kinds
 
 REPO = Path(__file__).resolve().parents[3]
 

@@ -388,7 +388,7 @@ def test_rendering_again_with_a_memo_of_rows_gives_what_rendering_afresh_gives()
     import json
 
     from cvo_py.testing.synthetic import synthetic_cluster
-    from status.updatestatus import wire
+    from status.updatestatus.api import wire
     from status.updatestatus.client.render import RowMemo
 
     cv, nodes, pools, versions = synthetic_cluster(60, 3)

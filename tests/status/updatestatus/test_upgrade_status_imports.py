@@ -49,15 +49,15 @@ PROJECT_MODULES = sorted(
         "status.updatestatus.insights.estimate",
         "status.updatestatus.insights.kinds",
         "status.updatestatus.insights.objects",
-        "status.updatestatus.insights.plain",
-        "status.updatestatus.insights.staleness",
+        "status.updatestatus.api.plain",
+        "status.updatestatus.api.staleness",
         "status.updatestatus.api.names",
         "status.updatestatus.client.live",
         "status.updatestatus.client.render",
         "status.updatestatus.client.render.tabwriter",
         "status.updatestatus.client.render.text",
         "status.updatestatus.client.render.warnings",
-        "status.updatestatus.wire",
+        "status.updatestatus.api.wire",
     ]
 )
 # Third-party packages a live run may import: PyYAML reads the kubeconfig (its C parser, built with

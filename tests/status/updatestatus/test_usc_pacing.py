@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from status.updatestatus.controller.pacing import WritePacer
 from status.updatestatus.controller.sync import changed_values
-from status.updatestatus.pacing import WritePacer
 
 SHARDS = [f"cm-{i:02d}" for i in range(17)]
 

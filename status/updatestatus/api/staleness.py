@@ -3,7 +3,7 @@ the controller's Lease is held, what was left out.
 
 `status.updatestatus.api.metadata` defines the publication metadata the controller writes
 under `usc-meta` (pydantic models) and re-exports everything here; a client reads that key with
-the plain classes generated from those models (`status.updatestatus.insights.plain`), whose shapes
+the plain classes generated from those models (`status.updatestatus.api.plain`), whose shapes
 are these.
 """
 

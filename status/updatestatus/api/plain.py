@@ -35,7 +35,7 @@ from status.updatestatus.insights.kinds import (
     VersionMetadataShape,
     VersionShape,
 )
-from status.updatestatus.insights.staleness import ControllerIdentityShape, OmittedShape, PublicationMetadataShape
+from status.updatestatus.api.staleness import ControllerIdentityShape, OmittedShape, PublicationMetadataShape
 
 
 class NotPlain(Exception):

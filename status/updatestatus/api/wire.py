@@ -2,7 +2,7 @@
 
 What a client needs to read the insights, without pydantic: `status.updatestatus.api.configmap`
 (which writes them, and re-exports all of this) documents the format. Each value is read first
-by the plain reader of its kind (`status.updatestatus.insights.plain`, generated from the
+by the plain reader of its kind (`status.updatestatus.api.plain`, generated from the
 models), which takes it only when it is exactly what the controller writes; anything else (YAML
 block style, names in snake case, a number of more digits than `cvo_py.runtime.safeload` takes, a lone
 surrogate escape, an unknown field, any value a model may judge otherwise) is read as before by
@@ -19,8 +19,9 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from cvo_py.runtime import gotext, safeload
+from status.updatestatus.api import plain
 from status.updatestatus.api.names import SHARD_PREFIX, SHARDS_KEY
-from status.updatestatus.insights import plain
+from status.updatestatus.api.staleness import PublicationMetadataShape
 from status.updatestatus.insights.kinds import (
     ClusterOperatorInsightShape,
     ClusterVersionInsightShape,
@@ -31,7 +32,6 @@ from status.updatestatus.insights.kinds import (
     PoolInsightShape,
     ScopeType,
 )
-from status.updatestatus.insights.staleness import PublicationMetadataShape
 
 OWNED_PREFIX = "usc-"
 DATA_LIMIT = 1_048_576  # the API server's limit on a ConfigMap's data (keys + values)

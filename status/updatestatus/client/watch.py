@@ -32,11 +32,10 @@ from cvo_py.runtime import gotext
 from cvo_py.runtime.gotext import SECOND
 from cvo_py.runtime.informer import Informer
 from cvo_py.runtime.kube import CONFIGMAPS, LEASES, KubeClient
-from status.updatestatus import wire
+from status.updatestatus.api import staleness, wire
 from status.updatestatus.api.names import CONFIGMAP, LEASE, NAMESPACE
 from status.updatestatus.client import live as published
 from status.updatestatus.client.render import RenderError, RowMemo, render, warning_text
-from status.updatestatus.insights import staleness
 
 INTERRUPTED = 130
 TICK = 1.0  # seconds between updates of a terminal frame's age line
