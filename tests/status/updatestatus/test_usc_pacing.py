@@ -34,7 +34,8 @@ def test_writes_beyond_the_bucket_wait_oldest_first_and_are_told_when_to_come_ba
     assert retry == pytest.approx(0.2)  # one more token at five a second
     pacer.wrote(1.0, len(write))
     rest = {n: t for n, t in waiting.items() if n not in write}
-    assert pacer.choose(1.0, rest) == ([], pytest.approx(0.2))
+    write, retry = pacer.choose(1.0, rest)
+    assert write == [] and retry == pytest.approx(0.2)
     write, retry = pacer.choose(1.2, rest)
     assert len(write) == 1 and retry == pytest.approx(0.2)
 

@@ -4,6 +4,7 @@ more ConfigMap writes than the pacer's bound over the span measured."""
 
 from __future__ import annotations
 
+import functools
 import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -66,21 +67,24 @@ def test_node_changes_are_all_published_within_the_write_budget(
     usc = h.ControllerProcess(cluster.kubeconfig, h.NAMESPACE, tmp_path / "usc.log")
     try:
         keys = [f"usc-node-{name}" for name in workers]
-        before = h.wait_for(
-            "every node published", lambda: (d := published(kube)) and all(k in d for k in keys) and d, timeout=60
-        )
+
+        def all_published() -> dict[str, str] | None:
+            data = published(kube)
+            return data if all(k in data for k in keys) else None
+
+        before = h.wait_for("every node published", all_published, timeout=60)
         started = time.monotonic()
         writes_before = usc.metric(WRITES)
+
+        def changed(wanted: list[str]) -> bool:
+            data = published(kube)
+            return all(data.get(k) != before[k] for k in wanted)
+
         for i, name in enumerate(workers):  # every node starts updating
             mco.annotate_node(name, {DESIRED_CONFIG: f"rendered-{POOL}-{NEW}", STATE: "Working"})
             if i < 30:  # the first ones a node at a time, each once published; the rest at once
-                key = keys[i]
-                h.wait_for(f"{name}'s change published", lambda k=key: published(kube).get(k) != before[k])
-        h.wait_for(
-            "every node change published",
-            lambda: (d := published(kube)) and all(d.get(k) != before[k] for k in keys),
-            timeout=60,
-        )
+                h.wait_for(f"{name}'s change published", functools.partial(changed, [keys[i]]))
+        h.wait_for("every node change published", functools.partial(changed, keys), timeout=60)
         writes = usc.metric(WRITES) - writes_before
         span = time.monotonic() - started
         # Any span of `w` seconds: at most a bucket (or a layout change written in one go, every
