@@ -52,7 +52,7 @@ from status.updatestatus.incremental import IncrementalInsights
 from status.updatestatus.insights import metadata
 from status.updatestatus.insights.alerts import live_alert_insights
 from status.updatestatus.insights.controlplane import update_started_at
-from status.updatestatus.pacing import WritePacer
+from status.updatestatus.pacing import WritePacer, current_as_of
 from status.updatestatus.patches import SizedPlan, apply_patch, fit_patch, resource_version_newer
 
 log = logging.getLogger(__name__)
@@ -473,9 +473,8 @@ class UpdateStatusController:
                 chosen, retry_in = self.pacer.choose(now, waiting)
                 deferred = [n for n in waiting if n not in chosen]
                 if self.configmap in chosen and deferred:
-                    # The stamp says how old the oldest published insight may be: a deferred
-                    # shard still shows what was true before its change was first seen.
-                    behind = now - min(waiting[n] for n in deferred)
+                    # The stamp says how old the oldest published insight may be.
+                    behind = now - current_as_of(now, waiting, chosen)
                     metas[self.configmap] = self._metadata(main, meta_omitted, changed, behind)
                 results = list(self._writers.map(publish, [n for n in order if n not in deferred]))
             else:

@@ -17,11 +17,12 @@ and leaves a debt for the rest, which the writes after it wait out.
     write, retry_in = pacer.choose(now, waiting)  # waiting: ConfigMap → when its change was first seen
     pacer.wrote(now, writes)                      # once they are written
     retry_in = pacer.wait_for(now, writes)        # before a layout change: 0.0 when it may go
+    stamp = current_as_of(now, waiting, write)    # the main ConfigMap's stamp when it is written
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 ROUNDING = 1e-9  # a token short by a rounding error is a token
@@ -75,3 +76,11 @@ class WritePacer:
             if self._tokens_at > float("-inf"):
                 self._tokens = min(float(self.burst), self._tokens + (now - self._tokens_at) * self.rate)
             self._tokens_at = now
+
+
+def current_as_of(now: float, waiting: Mapping[str, float], written: Iterable[str]) -> float:
+    """Once `written` are written, the time up to which everything published is current: `now`,
+    or when the oldest change still waiting was first seen (its ConfigMap shows what was true
+    before it)."""
+    chosen = set(written)
+    return min((since for name, since in waiting.items() if name not in chosen), default=now)

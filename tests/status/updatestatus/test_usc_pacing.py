@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from cvo_py.testing import usc as h
-from status.updatestatus.pacing import WritePacer
+from status.updatestatus.pacing import WritePacer, current_as_of
 
 SHARDS = [f"cm-{i:02d}" for i in range(17)]
 CONFIGMAPS = ["main", *SHARDS]  # the main ConfigMap and 17 shards, as at 5,000 nodes
@@ -157,6 +157,34 @@ def test_all_writes_stay_within_the_bucket_and_none_waits_for_good(
             assert retry is not None
             now += retry
         assert now <= deadline + 1e-9
+
+
+def test_the_stamp_is_the_oldest_change_left_waiting() -> None:
+    """The main ConfigMap written while shards wait: its stamp must not say their older content
+    is current, and it never goes back in time as the waiting ones are written oldest first."""
+    waiting = {"main": 3.0, "cm-00": 1.0, "cm-01": 2.0, "cm-02": 2.5}
+    assert current_as_of(4.0, waiting, waiting) == 4.0  # all written: current now
+    assert current_as_of(4.0, waiting, ["main", "cm-00"]) == 2.0
+    assert current_as_of(4.0, {}, []) == 4.0
+    rng = random.Random(3)
+    pacer, now, stamps, behind = WritePacer(), 0.0, [0.0], 0
+    waiting: dict[str, float] = {}
+    for _ in range(300):
+        now += rng.uniform(0.0, 1.5)
+        for name in rng.sample(SHARDS, rng.randrange(6)):
+            waiting.setdefault(name, now)
+            waiting.setdefault("main", now)  # a changed insight changes the metadata too
+        write, _ = pacer.choose(now, waiting)
+        pacer.wrote(now, len(write))
+        if "main" in write:
+            stamp = current_as_of(now, waiting, write)
+            assert stamps[-1] <= stamp <= now
+            assert all(since >= stamp for name, since in waiting.items() if name not in write)
+            stamps.append(stamp)
+            behind += stamp < now
+        for name in write:
+            del waiting[name]
+    assert len(stamps) > 100 and behind > 10  # stamped often, and often behind
 
 
 def test_a_pacer_needs_a_positive_rate_and_a_bucket() -> None:
