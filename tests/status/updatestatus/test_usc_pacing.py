@@ -162,9 +162,9 @@ def test_all_writes_stay_within_the_bucket_and_none_waits_for_good(
 def test_the_stamp_is_the_oldest_change_left_waiting() -> None:
     """The main ConfigMap written while shards wait: its stamp must not say their older content
     is current, and it never goes back in time as the waiting ones are written oldest first."""
-    waiting = {"main": 3.0, "cm-00": 1.0, "cm-01": 2.0, "cm-02": 2.5}
-    assert current_as_of(4.0, waiting, waiting) == 4.0  # all written: current now
-    assert current_as_of(4.0, waiting, ["main", "cm-00"]) == 2.0
+    some = {"main": 3.0, "cm-00": 1.0, "cm-01": 2.0, "cm-02": 2.5}
+    assert current_as_of(4.0, some, some) == 4.0  # all written: current now
+    assert current_as_of(4.0, some, ["main", "cm-00"]) == 2.0
     assert current_as_of(4.0, {}, []) == 4.0
     rng = random.Random(3)
     pacer, now, stamps, behind = WritePacer(), 0.0, [0.0], 0
