@@ -470,7 +470,7 @@ class UpdateStatusController:
                 changing = [n for n in order if self._changes(n, fits[n], metas.get(n))]
                 # since when each has waited: until written, a deferred one keeps its place
                 self._waiting = waiting = {n: self._waiting.get(n, now) for n in changing}
-                chosen, retry_in = self.pacer.choose(now, waiting)
+                chosen, retry_in = self.pacer.choose(now, waiting, last=self.configmap)
                 deferred = [n for n in waiting if n not in chosen]
                 if self.configmap in chosen and deferred:
                     # The stamp says how old the oldest published insight may be.

@@ -43,13 +43,14 @@ class WritePacer:
             raise ValueError("the write rate must be positive and the burst at least 1")
         self._tokens = float(self.burst)
 
-    def choose(self, now: float, waiting: Mapping[str, float]) -> tuple[list[str], float | None]:
+    def choose(self, now: float, waiting: Mapping[str, float], last: str = "") -> tuple[list[str], float | None]:
         """Which of the ConfigMaps with changes to write now (`waiting`: name → when its oldest
-        unwritten change was first seen): as many as there are tokens, oldest first; and in how
-        many seconds to come back for the others (None when all are chosen)."""
+        unwritten change was first seen): as many as there are tokens, oldest first, `last` (the
+        main ConfigMap) after those that waited as long (shards first, as a layout change writes
+        them); and in how many seconds to come back for the others (None when all are chosen)."""
         if not waiting:
             return [], None
-        order = sorted(waiting, key=lambda name: (waiting[name], name))
+        order = sorted(waiting, key=lambda name: (waiting[name], name == last, name))
         self._refill(now)
         allowed = max(0, int(self._tokens + ROUNDING))
         if allowed >= len(order):

@@ -40,6 +40,15 @@ def test_writes_beyond_the_bucket_wait_oldest_first_and_are_told_when_to_come_ba
     assert len(write) == 1 and retry == pytest.approx(0.2)
 
 
+def test_the_main_configmap_goes_after_shards_that_waited_as_long() -> None:
+    pacer = WritePacer(rate=4, burst=4)
+    pacer.wrote(0.0, 3)  # one token left
+    waiting = {"main": 1.0, "cm-03": 1.0, "cm-07": 2.0}
+    assert pacer.choose(0.0, waiting, last="main")[0] == ["cm-03"]  # the node's change, not the stamp
+    assert pacer.choose(10.0, waiting, last="main")[0] == ["cm-03", "main", "cm-07"]
+    assert pacer.choose(10.0, {"main": 0.5, "cm-03": 1.0}, last="main")[0] == ["main", "cm-03"]
+
+
 def test_a_layout_change_waits_for_room_and_what_it_writes_beyond_the_bucket_is_paid_back() -> None:
     pacer = WritePacer(rate=4, burst=4)
     pacer.wrote(0.0, 3)
@@ -70,8 +79,8 @@ def simulate(
             for name in (changes[i][1], "main"):
                 waiting.setdefault(name, changes[i][0])
             i += 1
-        write, retry = pacer.choose(now, waiting)
-        assert write == sorted(waiting, key=lambda n: (waiting[n], n))[: len(write)]  # oldest first
+        write, retry = pacer.choose(now, waiting, last="main")
+        assert write == sorted(waiting, key=lambda n: (waiting[n], n == "main", n))[: len(write)]  # oldest first
         pacer.wrote(now, len(write))
         for name in write:
             del waiting[name]
