@@ -3,10 +3,10 @@
 #    or:  docker build -t registry.example.com/openshift/cvo-py:dev .
 # Run:    docker run --rm registry.example.com/openshift/cvo-py:dev version --client
 #
-# BASE_IMAGE is any Debian-based image with Python 3.11 and its venv module: the public
-# python:3.11-slim by default; `make image` builds an equivalent from Debian packages when that
-# cannot be pulled (python3 and python3-venv of Debian bookworm are Python 3.11).
-ARG BASE_IMAGE=docker.io/library/python:3.11-slim
+# BASE_IMAGE is any Debian-based image with Python 3.11 and its venv module. The default is the
+# local base `make image` builds from Debian bookworm's packages (python3 and python3-venv are
+# Python 3.11), so a build reaches no image registry; name your own with --build-arg BASE_IMAGE=.
+ARG BASE_IMAGE=localhost/cvo-py-base:bookworm
 
 # --- build stage: make a wheel and install it with its dependencies into a venv ---------------
 FROM ${BASE_IMAGE} AS build

@@ -6,12 +6,12 @@ CLUSTER := $(PY) hack/localcluster.py
 PROMETHEUS := $(PY) hack/localprometheus.py
 NODE := $(PY) hack/localnode.py
 export CVO_PY_CLUSTER_DIR ?= $(CURDIR)/.local-cluster
-# The container image (buildah, vfs storage). BASE_IMAGE empty: the Dockerfile's public base when
-# it can be pulled, else a local Debian base; `local` forces that; any other value is used as is.
+# The container image (buildah, vfs storage). BASE_IMAGE empty: the local Debian base (the
+# Dockerfile's default; no image registry is contacted); any other value is used as is.
 IMAGE ?= localhost/cvo-py:dev
 BASE_IMAGE ?=
 
-.PHONY: build-node node-up node-down node-status e2e image-push all venv build-apiserver build-prometheus cluster-up cluster-down cluster-restart cluster-status prometheus-up prometheus-down prometheus-status check-rules lint test test-unit demo bench image image-test clean
+.PHONY: build-node node-up node-down node-status e2e image-push all venv check-shared build-apiserver build-prometheus cluster-up cluster-down cluster-restart cluster-status prometheus-up prometheus-down prometheus-status check-rules lint test test-unit demo bench image image-test clean
 
 all: test
 
@@ -65,13 +65,20 @@ lint: venv
 	$(VENV)/bin/mypy --strict hack/*.py bench tests/image tests/e2e
 	$(PY) hack/gen_dashboard.py --check
 	$(PY) hack/gen_plain_insights.py --check
+	$(PY) hack/check_docs.py
 	$(VENV)/bin/lint-imports
 
 test-unit: venv
 	$(PY) -m pytest -m "not integration"
 
-test: venv build-apiserver build-prometheus lint check-rules
+# Refused at once without ../shared (oc's real outputs), whose comparisons would otherwise be
+# skipped; CVO_PY_WITHOUT_SHARED=1 runs without them on purpose. The check needs only the standard
+# library, so it runs before the virtualenv is built.
+test: check-shared venv build-apiserver build-prometheus lint check-rules
 	$(PY) -m pytest
+
+check-shared:
+	@$(PYTHON) -m cvo_py.testing.shared
 
 demo: venv build-apiserver build-prometheus
 	$(PY) hack/demo.py $(DEMO_ARGS)

@@ -145,6 +145,8 @@ HOUR = 60 * MINUTE
 
 # Go's zero time.Time (0001-01-01T00:00:00Z) in nanoseconds since the Unix epoch.
 ZERO_TIME = -62_135_596_800 * SECOND
+# The last instant RFC 3339 can write (9999-12-31T23:59:59.999999999Z).
+MAX_TIME = 253_402_300_800 * SECOND - 1
 
 # time.Parse(time.RFC3339, …): ASCII digits only, upper-case T and Z, "." or "," before any number of
 # fraction digits (truncated to nanoseconds), offsets up to ±24:60 (Go's own bounds), nothing around it.
@@ -313,6 +315,35 @@ def _parse_duration(text: str) -> int:
     return -total if neg else total
 
 
+# time.Duration is an int64 of nanoseconds: about ±292 years (±2562047h47m16.854775807s).
+MAX_DURATION = 2**63 - 1
+MIN_DURATION = -(2**63)
+
+
+def sub_times(t: int, u: int) -> int:
+    """Go's `t.Sub(u)` (both ns since the epoch): the duration t − u, saturated to what a Duration
+    holds (a gather time in year 9999 is 2562047h47m16.854775807s after a condition of 2024)."""
+    return max(MIN_DURATION, min(MAX_DURATION, t - u))
+
+
+def wrap_int64(v: int) -> int:
+    """`v` as Go's int64 arithmetic leaves it: wrapped around, two's complement."""
+    return (v + 2**63) % 2**64 - 2**63
+
+
+def add_durations(a: int, b: int) -> int:
+    """Go's `a + b` on Durations (it wraps around past the int64 range, it does not saturate)."""
+    return wrap_int64(a + b)
+
+
+def float_to_int64(x: float) -> int:
+    """Go's conversion of a float64 to int64 on amd64: toward zero; NaN or out of range gives the
+    smallest int64 (what the CVTTSD2SQ instruction returns)."""
+    if x != x or not -(2.0**63) <= x < 2.0**63:
+        return MIN_DURATION
+    return int(x)
+
+
 def go_rem(d: int, m: int) -> int:
     """Go's `%` on int64: the remainder takes the sign of the dividend."""
     r = abs(d) % m
@@ -320,7 +351,8 @@ def go_rem(d: int, m: int) -> int:
 
 
 def round_duration(d: int, m: int) -> int:
-    """Go's `Duration.Round`: nearest multiple of m, halfway away from zero."""
+    """Go's `Duration.Round`: nearest multiple of m, halfway away from zero; saturated to the
+    largest (smallest) Duration where the multiple is beyond it."""
     if m <= 0:
         return d
     r = go_rem(d, m)
@@ -328,10 +360,10 @@ def round_duration(d: int, m: int) -> int:
         r = -r
         if r + r < m:
             return d + r
-        return d - m + r
+        return max(MIN_DURATION, d - m + r)
     if r + r < m:
         return d - r
-    return d + m - r
+    return min(MAX_DURATION, d + m - r)
 
 
 def truncate_duration(d: int, m: int) -> int:

@@ -1,16 +1,21 @@
 #!/usr/bin/env python3
-"""Run `make test` several times in a row on a fresh clone while CPU-burning processes load the
-machine, to show the suite holds when it is starved of CPU (as on a shared CI runner).
+"""Run `make test` several times in a row on a fresh clone while CPU-burning processes and a
+`go build` load the machine, to show the suite holds when it is starved of CPU (as on a shared CI
+runner, or a developer's machine building something else).
 
-    python3 hack/loaded_test.py                 # 5 runs, 2 burners, a clone of HEAD
-    python3 hack/loaded_test.py --runs 3 --burners 4 --ref main
+    python3 hack/loaded_test.py                 # 5 runs, 2 burners, a go build beside, a clone of HEAD
+    python3 hack/loaded_test.py --runs 3 --burners 4 --ref main --no-go-build
 
-Prints one line per run (pytest's result line, exit code, wall time) and a total; exits 0 only if
-every run passed. The burners and the run under way are always stopped, also on Ctrl-C, SIGTERM
-or an error; the clone's local cluster is stopped after the runs. The clone is removed afterwards
-unless a run failed or --keep is given (its path and each run's log are printed). Only committed
-work is tested (a clone of --ref). A built local kube-apiserver (.local-cluster/bin) is copied
-into the clone when present; `make build-apiserver` still rebuilds it there if its sources differ.
+Beside each run: the burners, and one `go build` of the local API server (hack/kube-apiserver)
+at a time, its output deleted before each, so one is always compiling and linking while the run
+lasts (with Go's build cache as it is). Prints one line per run (pytest's result line, exit
+code, wall time, the load averages at its end, how many go builds ran) and a total; exits 0 only
+if every run passed. The burners, the go build and the run under way are always stopped, also on
+Ctrl-C, SIGTERM or an error; the clone's local cluster is stopped after the runs. The clone is
+removed afterwards unless a run failed or --keep is given (its path and each run's log are
+printed). Only committed work is tested (a clone of --ref). A built local kube-apiserver
+(.local-cluster/bin) is copied into the clone when present; `make build-apiserver` still rebuilds
+it there if its sources differ.
 """
 
 from __future__ import annotations
@@ -23,6 +28,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 from typing import IO
@@ -37,6 +43,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--burners", type=int, default=2, help="CPU-burning processes (default 2)")
     parser.add_argument("--ref", default="HEAD", help="commit to clone and test (default HEAD)")
     parser.add_argument("--keep", action="store_true", help="keep the clone and its logs")
+    parser.add_argument(
+        "--no-go-build", dest="go_build", action="store_false", help="no go build of the API server beside the runs"
+    )
     args = parser.parse_args(argv)
     if args.runs < 1 or args.burners < 0:
         parser.error("--runs must be at least 1 and --burners at least 0")
@@ -71,13 +80,68 @@ def run_make_test(target: Path, env: dict[str, str], out: IO[bytes]) -> int:
     try:
         return proc.wait()
     finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGTERM)
-            try:
-                proc.wait(30)
-            except subprocess.TimeoutExpired:
-                os.killpg(proc.pid, signal.SIGKILL)
-                proc.wait()
+        stop_group(proc)
+
+
+def stop_group(proc: subprocess.Popen[bytes]) -> None:
+    """Stop a process started in its own session, and all it started: SIGTERM, then SIGKILL."""
+    if proc.poll() is None:
+        os.killpg(proc.pid, signal.SIGTERM)
+        try:
+            proc.wait(30)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+
+
+class GoBuilds:
+    """One `go build` of the local API server at a time, its output deleted first, until stopped."""
+
+    def __init__(self, src: Path, out: Path, log: Path) -> None:
+        self.src, self.out, self.log = src, out, log
+        self.finished: list[tuple[int, float]] = []  # (exit code, seconds) of each build
+        self._stop = threading.Event()
+        self._lock = threading.Lock()
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._thread = threading.Thread(target=self._loop, name="go-build", daemon=True)
+
+    def start(self) -> GoBuilds:
+        self._thread.start()
+        return self
+
+    def _loop(self) -> None:
+        with self.log.open("ab") as log:
+            while True:
+                with self._lock:  # no build starts once stop() has begun
+                    if self._stop.is_set():
+                        return
+                    self.out.unlink(missing_ok=True)
+                    began = time.monotonic()
+                    proc = self._proc = subprocess.Popen(
+                        ["go", "build", "-o", str(self.out), "."], cwd=self.src, stdout=log,
+                        stderr=subprocess.STDOUT, start_new_session=True,
+                    )  # fmt: skip
+                code = proc.wait()
+                if self._stop.is_set():
+                    return
+                self.finished.append((code, time.monotonic() - began))
+                if code != 0:  # a build that cannot succeed would only spin
+                    return
+
+    def stop(self) -> None:
+        with self._lock:
+            self._stop.set()
+            proc = self._proc
+        if proc is not None:
+            stop_group(proc)
+        self._thread.join(60)
+
+    def summary(self) -> str:
+        if not self.finished:
+            return "no go build finished"
+        times = ", ".join(f"{seconds:.0f}s" for _, seconds in self.finished)
+        failed = sum(code != 0 for code, _ in self.finished)
+        return f"{len(self.finished)} go build(s) finished ({times})" + (f", {failed} failed" if failed else "")
 
 
 def interrupted(signum: int, _frame: object) -> None:
@@ -104,12 +168,27 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{len(burners)} CPU burners running (pids {', '.join(str(b.pid) for b in burners)})", flush=True)
         for run in range(1, args.runs + 1):
             log = workdir / f"make-test-{run}.log"
+            builds = None
+            if args.go_build:
+                out = workdir / "go-build" / "kube-apiserver-harness"
+                out.parent.mkdir(exist_ok=True)
+                builds = GoBuilds(target / "hack" / "kube-apiserver", out, workdir / f"go-build-{run}.log").start()
             began = time.monotonic()
-            with log.open("wb") as out:
-                code = run_make_test(target, env, out)
+            try:
+                with log.open("wb") as out_log:
+                    code = run_make_test(target, env, out_log)
+            finally:
+                if builds is not None:
+                    builds.stop()
             wall = time.monotonic() - began
             passed += code == 0
-            print(f"run {run}/{args.runs}: {result_line(log)} (exit {code}, wall {wall:.0f}s, log {log})", flush=True)
+            load = "/".join(f"{value:.1f}" for value in os.getloadavg())
+            beside = f"; {builds.summary()}" if builds is not None else ""
+            print(
+                f"run {run}/{args.runs}: {result_line(log)} (exit {code}, wall {wall:.0f}s, load average {load} at "
+                f"its end{beside}; log {log})",
+                flush=True,
+            )
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
     finally:

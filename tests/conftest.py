@@ -20,11 +20,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import settings
+from hypothesis import HealthCheck, settings
 
 from cvo_py.kube import CRDS, NAMESPACES, ApiError, KubeClient
 from cvo_py.testing import cluster as local
-from cvo_py.testing import leaks, localcluster
+from cvo_py.testing import leaks, localcluster, shared
 from cvo_py.testing.certs import self_signed
 from cvo_py.testing.cluster import LocalCluster, free_port
 from cvo_py.testing.clusterversion import featuregate_api_exists
@@ -37,9 +37,20 @@ REPO = Path(__file__).resolve().parents[1]
 
 pytest_plugins = ["cvo_py.testing.httpserve", "cvo_py.testing.prometheus"]  # http_server, prometheus
 
-# No per-example deadline: a property holds or not whatever the machine's load (an example that
-# took 516 ms on a loaded 2-core machine failed a 200 ms deadline), and timings belong in bench/.
-settings.register_profile("cvo-py", deadline=None)
+# One Hypothesis profile for every property test, made for a loaded 2-core machine (a CI runner, or
+# this one beside other work): no per-example deadline (an example took 516 ms on a loaded 2-core
+# machine, against the default 200 ms; timings belong in bench/), no health check that fails on
+# speed (`too_slow` measures input generation, which a cold start or a busy core slows), and runs that
+# are reproducible: examples derived from each test alone (`derandomize`), no example database, so
+# a test run alone behaves as it does inside the whole suite. `--hypothesis-profile=default`
+# (Hypothesis's own defaults) is there for hunting with fresh random examples.
+settings.register_profile(
+    "cvo-py",
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+    derandomize=True,
+    database=None,
+)
 settings.load_profile("cvo-py")
 
 # How long a thread or child process that a test asked to stop may take to finish after the test.
@@ -59,6 +70,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default=False,
         help="run the end-to-end tier on the local node of .local-cluster/node.json (tests/e2e; `make e2e`)",
     )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    problem = shared.missing()  # without ../shared the comparisons with oc would be skipped silently
+    if problem:
+        raise pytest.UsageError(problem)
 
 
 def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:

@@ -359,9 +359,10 @@ STAGES_TABLE: list[tuple[str, list[Step]]] = [
     (f"Updating to an unsigned {NEW} image: the version Pod fails signature validation", [
         Step(say=f"$ oc adm upgrade --to-image={UNSIGNED_IMAGE} --allow-explicit-upgrade --force",
              do=_request_unsigned,
-             wait=lambda d: d.kubelet and d.kubelet.pod_for(UNSIGNED_IMAGE), what="the version Pod", figure="pod",
-             then=lambda d: f"`start` created version Pod {CVO_NAMESPACE}/{d.got['metadata']['name']} on {CVO_NODE} "
-                            f"({seconds(d.figures['pod'])} after the request)"),
+             wait=lambda d: d.kubelet and d.kubelet.acted_on(UNSIGNED_IMAGE), what="the version Pod run by the kubelet",
+             figure="pod",
+             then=lambda d: f"`start` created version Pod {CVO_NAMESPACE}/{d.got['metadata']['name']} on {CVO_NODE}; "
+                            f"the kubelet ran it {seconds(d.figures['pod'])} after the request"),
         Step(say="kubelet: init container `cleanup` is waiting: SignatureValidationFailed (CRI-O's policy requires "
                  "a signature for this registry)",
              wait=lambda d: d.cv(lambda c: cond(c, "ReleaseAccepted") == "False"

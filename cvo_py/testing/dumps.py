@@ -8,6 +8,7 @@ import copy
 import dataclasses
 import io
 import json
+import re
 import tarfile
 from collections.abc import Iterable
 from pathlib import Path
@@ -73,24 +74,77 @@ def must_gather_files(snap: Snapshot, gathered_at: int, *, lists: bool = False) 
     return files
 
 
-def insights_files(snap: Snapshot, *, obfuscated: bool = False) -> dict[str, bytes]:
-    """An Insights Operator archive's files (JSON, one object per file)."""
-    files: dict[str, bytes] = {"config/version.json": json.dumps(snap.clusterversion).encode()}
+def without_typemeta(obj: JSON) -> JSON:
+    """The object as a typed Go value serializes it: no `kind`, no `apiVersion`."""
+    return {k: v for k, v in obj.items() if k not in ("kind", "apiVersion")}
+
+
+def insights_files(snap: Snapshot, *, obfuscated: bool = False, typemeta: bool = False) -> dict[str, bytes]:
+    """An Insights Operator archive's files (JSON, one object per file), without TypeMeta as the
+    operator writes them (with `typemeta`, each object keeps its kind and apiVersion)."""
+
+    def encoded(obj: JSON) -> bytes:
+        return json.dumps(obj if typemeta else without_typemeta(obj)).encode()
+
+    files: dict[str, bytes] = {"config/version.json": encoded(snap.clusterversion)}
     for obj in snap.operators:
-        files[f"config/clusteroperator/{_name(obj)}.json"] = json.dumps(obj).encode()
+        files[f"config/clusteroperator/{_name(obj)}.json"] = encoded(obj)
     # operator resources in subfolders are not ClusterOperators
-    files["config/clusteroperator/operator.openshift.io/console/cluster.json"] = b'{"kind": "Console"}'
+    files["config/clusteroperator/operator.openshift.io/console/cluster.json"] = b'{"spec": {}}'
     for folder, objects in (("node", snap.nodes), ("machineconfigpools", snap.pools)):
         for obj in objects:
-            files[f"config/{folder}/{_name(obj)}.json"] = json.dumps(obj).encode()
+            files[f"config/{folder}/{_name(obj)}.json"] = encoded(obj)
     for obj in snap.machineconfigs:
-        files[f"config/machineconfigs/{_name(obj)}.json"] = json.dumps(obj).encode()
+        files[f"config/machineconfigs/{_name(obj)}.json"] = encoded(obj)
     gathers = {"status_reports": [{"name": "clusterconfig/nodes", "duration_in_ms": 12}], "uptime_seconds": 3600}
     gathers["is_global_obfuscation_enabled"] = obfuscated
     files["insights-operator/gathers.json"] = json.dumps(gathers).encode()
     if snap.alerts is not None:
         files["config/alerts.json"] = json.dumps(to_alertmanager(snap.alerts)).encode()
     return files
+
+
+def insights_47_files(snap: Snapshot) -> dict[str, bytes]:
+    """An Insights Operator archive as OpenShift 4.7's operator wrote it: objects without TypeMeta,
+    and of what `upgrade-status` reads only the ClusterVersion, the ClusterOperators and the Nodes
+    (no MachineConfigPools, MachineConfigs, alerts.json or gathers.json)."""
+    files = insights_files(snap)
+    return {
+        path: data
+        for path, data in files.items()
+        if path == "config/version.json" or path.startswith(("config/clusteroperator/", "config/node/"))
+    }
+
+
+ANONYMIZED_DOMAIN = "<CLUSTER_BASE_DOMAIN>"
+
+
+def anonymized(snap: Snapshot) -> Snapshot:
+    """The snapshot as an obfuscating Insights Operator gathers it: every node name, wherever it
+    appears (the Node, its labels, messages of other objects), replaced by the same made-up name
+    (an obfuscated address and the base-domain placeholder)."""
+    names = sorted({_name(n) for n in snap.nodes})
+    mapping = {name: f"ip-10-0-0-{i + 1}.{ANONYMIZED_DOMAIN}" for i, name in enumerate(names)}
+    if not mapping:
+        return snap
+    # longest first, so that a name inside another is not replaced on its own
+    pattern = re.compile("|".join(re.escape(n) for n in sorted(mapping, key=len, reverse=True)))
+
+    def renamed(value: Any) -> Any:
+        if value is None:
+            return None
+        return json.loads(pattern.sub(lambda m: mapping[m.group(0)], json.dumps(value)))
+
+    return dataclasses.replace(
+        snap,
+        clusterversion=renamed(snap.clusterversion),
+        operators=renamed(snap.operators),
+        machineconfigs=renamed(snap.machineconfigs),
+        pools=renamed(snap.pools),
+        nodes=renamed(snap.nodes),
+        alerts=renamed(snap.alerts),
+        mco_deployment=renamed(snap.mco_deployment),
+    )
 
 
 def to_alertmanager(response: Any) -> list[JSON]:
@@ -167,3 +221,92 @@ def by_name(snap: Snapshot) -> Snapshot:
         pools=ordered(snap.pools),
         nodes=ordered(snap.nodes),
     )
+
+
+# -- hostile archives, written as streams (small on disk, however much they hold) -----------------
+
+
+class _Repeated(io.RawIOBase):
+    """`size` bytes: `head`, `fill` repeated, `tail`; produced as they are read (never held whole)."""
+
+    def __init__(self, size: int, fill: bytes = b" ", head: bytes = b"", tail: bytes = b"") -> None:
+        self._pending = memoryview(head)
+        self._left = size - len(head) - len(tail)
+        self._tail = tail
+        self._block = memoryview(fill * (1024 * 1024 // len(fill)))
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        if not self._pending:
+            if self._left > 0:
+                self._pending = self._block[: min(self._left, len(self._block))]
+                self._left -= len(self._pending)
+            else:
+                self._pending, self._tail = memoryview(self._tail), b""
+        n = min(len(buffer), len(self._pending))
+        buffer[:n] = self._pending[:n]
+        self._pending = self._pending[n:]  # a view: nothing is copied
+        return n
+
+
+def write_tar_bomb(
+    path: Path, members: dict[str, int], *, fill: bytes = b" ", head: bytes = b"", tail: bytes = b"",
+    compress: bool = True,
+) -> Path:
+    """A tar (gzip'd unless `compress` is False) whose members (name → size) are `head`, `fill`
+    repeated and `tail` (e.g. `{`, spaces, `}`: a JSON document of any size that parses to little):
+    whatever reads them is measured, and the archive stays small on disk."""
+    import gzip
+
+    with open(path, "wb") as raw:
+        out: Any = gzip.GzipFile(fileobj=raw, mode="wb", compresslevel=9, mtime=0) if compress else raw
+        with tarfile.open(fileobj=out, mode="w|") as tar:
+            for name, size in members.items():
+                info = tarfile.TarInfo(name)
+                info.size = size
+                tar.addfile(info, io.BufferedReader(_Repeated(size, fill, head, tail), 1024 * 1024))
+        if compress:
+            out.close()
+    return path
+
+
+def write_overlapping_zip(path: Path, name: str, size: int, entries: int, *, fill: bytes = b" ") -> Path:
+    """A zip whose `entries` central-directory entries all name one deflated member of `size`
+    bytes of `fill` (the same local header and data): a few KB that hold entries × size bytes."""
+    import struct
+    import zlib
+
+    compressor = zlib.compressobj(9, zlib.DEFLATED, -15)
+    crc = 0
+    chunk = fill * (1024 * 1024 // len(fill))
+    with open(path, "wb") as out:
+        encoded = name.encode()
+        local = struct.pack("<IHHHHHIIIHH", 0x04034B50, 20, 0, 8, 0, 0, 0, 0, 0, len(encoded), 0)
+        out.write(local + encoded)
+        compressed = 0
+        left = size
+        while left:
+            piece = chunk[: min(left, len(chunk))]
+            crc = zlib.crc32(piece, crc)
+            data = compressor.compress(piece)
+            out.write(data)
+            compressed += len(data)
+            left -= len(piece)
+        tail = compressor.flush()
+        out.write(tail)
+        compressed += len(tail)
+        # the local header's sizes and CRC, now known
+        out.seek(14)
+        out.write(struct.pack("<III", crc, compressed, size))
+        out.seek(0, 2)
+        directory_at = out.tell()
+        entry = struct.pack(
+            "<IHHHHHHIIIHHHHHII", 0x02014B50, 20, 20, 0, 8, 0, 0, crc, compressed, size, len(encoded), 0, 0, 0, 0, 0, 0
+        )
+        for _ in range(entries):
+            out.write(entry + encoded)
+        directory_size = out.tell() - directory_at
+        out.write(struct.pack("<IHHHHIIH", 0x06054B50, 0, 0, entries, entries, directory_size, directory_at, 0))
+    return path

@@ -2,7 +2,7 @@
 text/tabwriter, text/template; `gofloor/`, the least a CVO must do to report a payload failure).
 
     binary = build(Path("main.go"), tmp_path)     # skips the test when no Go toolchain is installed
-    outputs = run_lines(binary, inputs)           # one input line in, one output line out
+    outputs = run_lines(binary, inputs, *args)    # one input line in, one output line out
     binary = compile_program(Path("main.go"), workdir)   # for a benchmark: GoMissing instead of a skip
 
 The programs use the standard library only, so they build offline, outside any module, with the
@@ -59,10 +59,11 @@ def _user_cache() -> str:
     return os.path.join(os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "go-build")
 
 
-def run_lines(binary: Path, lines: list[str]) -> list[str]:
-    """What `binary` prints for `lines` (one output line per input line, none of them empty-terminated)."""
+def run_lines(binary: Path, lines: list[str], *args: str) -> list[str]:
+    """What `binary` (run with `args`) prints for `lines` (one output line per input line, none of
+    them empty-terminated)."""
     done = subprocess.run(
-        [str(binary)], input="\n".join(lines) + "\n", capture_output=True, text=True, check=True, timeout=300
+        [str(binary), *args], input="\n".join(lines) + "\n", capture_output=True, text=True, check=True, timeout=300
     )
     out = done.stdout.split("\n")[:-1]
     assert len(out) == len(lines), f"{binary.name}: {len(out)} lines for {len(lines)} inputs"

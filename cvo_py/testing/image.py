@@ -10,8 +10,8 @@
 Images live in buildah's `vfs` storage (as root: /var/lib/containers/storage) and RUN steps use
 `chroot` isolation, so the build works where no overlay filesystem or user namespace is available.
 
-The base image (the Dockerfile's BASE_IMAGE) is, without --base, the Dockerfile's public default
-when it is present or can be pulled, and otherwise a local equivalent made from Debian packages:
+The base image (the Dockerfile's BASE_IMAGE) is, without --base, the Dockerfile's default: a local
+image made from Debian packages (no image registry is contacted):
 `debootstrap --variant=minbase --include=python3,python3-venv bookworm` from the Debian mirror apt
 already uses, trimmed of package caches and documentation, committed as
 `localhost/cvo-py-base:bookworm` and reused until its recipe changes (`base --rebuild` forces it).
@@ -46,7 +46,7 @@ DEFAULT_TAG = "localhost/cvo-py:dev"
 STORAGE = ("--storage-driver", "vfs")
 ISOLATION = ("--isolation", "chroot")
 
-# The local base: Debian bookworm's python3 is 3.11, as the public python:3.11-slim.
+# The local base: Debian bookworm's python3 is 3.11.
 SUITE = "bookworm"
 BASE_PACKAGES = ("python3", "python3-venv")
 LOCAL_BASE = f"localhost/cvo-py-base:{SUITE}"
@@ -76,7 +76,7 @@ class ImageError(Exception):
 
 
 def dockerfile_base(text: str) -> str:
-    """The default of the Dockerfile's `ARG BASE_IMAGE=...` (the public base)."""
+    """The default of the Dockerfile's `ARG BASE_IMAGE=...` (the local Debian base)."""
     match = re.search(r"^ARG\s+BASE_IMAGE=(\S+)\s*$", text, re.M)
     if match is None:
         raise ImageError("the Dockerfile has no `ARG BASE_IMAGE=<image>` line before its first FROM")
@@ -321,21 +321,17 @@ def build_local_base(rebuild: bool = False) -> str:
 
 
 def choose_base(requested: str) -> str:
-    """The base to build on: `local`, an explicit image (pulled if needed), or by default the
-    Dockerfile's public base, falling back to the local Debian base when it cannot be pulled."""
-    if requested == "local":
+    """The base to build on: by default (or `local`) the local Debian base, which is the
+    Dockerfile's default; an image named explicitly is used as it is, pulled only if absent."""
+    if requested in ("", "local", LOCAL_BASE):
         return build_local_base()
-    public = requested or dockerfile_base(DOCKERFILE.read_text())
-    if image_exists(public):
-        return public
-    print(f"base: pulling {public}", flush=True)
-    pulled = buildah("pull", "--quiet", public, check=False, timeout=PULL_TIMEOUT)
-    if pulled.returncode == 0:
-        return public
-    if requested:
-        raise ImageError(f"cannot pull the base image {public}: {last_line(pulled.stderr)}")
-    print(f"base: cannot pull {public} ({last_line(pulled.stderr)}); using a local Debian base", flush=True)
-    return build_local_base()
+    if image_exists(requested):
+        return requested
+    print(f"base: pulling {requested}", flush=True)
+    pulled = buildah("pull", "--quiet", requested, check=False, timeout=PULL_TIMEOUT)
+    if pulled.returncode != 0:
+        raise ImageError(f"cannot pull the base image {requested}: {last_line(pulled.stderr)}")
+    return requested
 
 
 # -- the image ---------------------------------------------------------------------------------------
@@ -541,7 +537,7 @@ def main(argv: list[str] | None = None) -> int:
     sub = parser.add_subparsers(dest="command", required=True)
     b = sub.add_parser("build", help="build the Dockerfile with buildah")
     b.add_argument("--tag", default=DEFAULT_TAG)
-    b.add_argument("--base", default="", help="base image; `local` for the Debian base; default: public, else local")
+    b.add_argument("--base", default="", help="base image (pulled if absent); default or `local`: the Debian base")
     b.add_argument("--rebuild", action="store_true", help="build even when nothing it is built from changed")
     s = sub.add_parser("base", help="make the local Debian base image")
     s.add_argument("--rebuild", action="store_true")

@@ -10,12 +10,13 @@ from cvo_py import __version__, gotext
 from cvo_py.kube import CONFIGMAPS, ApiError, KubeClient
 from cvo_py.testing import cluster as local
 from cvo_py.testing import dumps as conv
+from cvo_py.testing import shared
 from cvo_py.testing.insight_objects import write_snapshot
 from status.updatestatus import configmap, snapshot
 from status.updatestatus.insights import metadata
 from status.updatestatus.insights.models import Insight
 
-EXAMPLES = Path(__file__).resolve().parents[2] / ".." / "shared" / "oc-examples"
+EXAMPLES = shared.EXAMPLES
 EXAMPLE = "4.14.1-workers-started-updating-multiple-pools"
 MCO = "machineconfiguration.openshift.io/"
 

@@ -82,8 +82,10 @@ def missing_release_manifests() -> str:
 class VersionPodKubelet:
     """`versions` maps a release image to the version its payload says; images in `unsigned`
     are rejected, and images in `unavailable` cannot be pulled (their registry is down: take one
-    out to bring it back). `marks[image]` is when the kubelet wrote that Pod's outcome (monotonic);
-    `pods` names every version Pod it has acted on, in order."""
+    out to bring it back). `marks[image]` is when the kubelet wrote that Pod's outcome (monotonic),
+    `acted_on(image)` the Pod it acted on, and `pods` names every version Pod it has acted on, in
+    order: records that stay, unlike the Pod, which `start` deletes as soon as it has read the
+    outcome (wait on them, never on the Pod being there)."""
 
     def __init__(self, kube: KubeClient, namespace: str, node: str, payload_dir: Path, versions: dict[str, str]):
         self.kube, self.namespace, self.payload_dir = kube, namespace, payload_dir.resolve()
@@ -92,6 +94,7 @@ class VersionPodKubelet:
         self.unsigned: set[str] = set()
         self.unavailable: set[str] = set()
         self.marks: dict[str, float] = {}
+        self._acted: dict[str, JSON] = {}
         self.pods: list[str] = []
         self.errors: list[str] = []
         self._seen: set[str] = set()
@@ -110,11 +113,9 @@ class VersionPodKubelet:
         for thread in self._threads:
             thread.join(10)
 
-    def pod_for(self, image: str) -> JSON | None:
-        for pod in self.informer.items():
-            if ((pod.get("spec") or {}).get("initContainers") or [{}])[0].get("image") == image:
-                return pod
-        return None
+    def acted_on(self, image: str) -> JSON | None:
+        """The version Pod for `image` this kubelet ran (its first one), once it wrote its outcome."""
+        return self._acted.get(image) if image in self.marks else None
 
     def _on_event(self, event_type: str, pod: JSON, old: JSON | None) -> None:
         meta = pod["metadata"]
@@ -135,6 +136,7 @@ class VersionPodKubelet:
                 return
             first = pod["spec"]["initContainers"][0]
             image = first["image"]
+            self._acted.setdefault(image, pod)
             if image in self.unsigned or image in self.unavailable:
                 self.marks[image] = time.monotonic()
                 if image in self.unsigned:

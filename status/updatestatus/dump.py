@@ -3,27 +3,35 @@
 Accepted: a must-gather directory (the top `must-gather.local.*` directory or an image directory
 under it) or archive (`.tar`, `.tar.gz`/`.tgz`, `.tar.xz`, `.zip`); an Insights Operator archive
 (`insights-*.tar.gz`) or its extracted directory. The layout is detected from the member paths
-(`--format` can insist on one).
+(`--format` can insist on one). Objects written without `kind`/`apiVersion` (the Insights
+Operator writes them so) are what their folder says they are; a `kind` that says otherwise is refused.
 
-Hostile input is read safely. Nothing is extracted: archive members are read in memory, and only
-the members `upgrade-status` needs (by path) are read at all. Member names are never used as file
-system paths; a name that is absolute or holds `..` is ignored, as are symlinks, hard links, device
-files and FIFOs (in archives and in directories, which are walked without following links).
-Bounds: at most `MAX_MEMBERS` entries, at most `MAX_MEMBER_BYTES` per member read, at most
-`MAX_READ_BYTES` read in total, at most `MAX_SCANNED_BYTES` decompressed while looking
-(a compression bomb stops there), and tar extended headers (GNU long names, pax) of at most
-`MAX_TAR_HEADER_BYTES` (tarfile would read a larger one into memory whole). A broken, truncated
-or over-bound archive is a one-line `SnapshotError`.
+Hostile input is read safely. Nothing is extracted: archives are read as a stream, and only the
+members `upgrade-status` needs (by path) are read at all, each parsed as soon as it is read (its
+bytes are not kept; of a MachineConfig only the name and annotations are). Member names are never
+used as file system paths; a name that is absolute or holds `..` is ignored, as are symlinks, hard
+links, device files and FIFOs (in archives and in directories, which are walked without following
+links). When a path appears twice, the later member wins, as on extraction. Bounds: at most
+`MAX_MEMBERS` entries; a member is read only up to the parser's own limit (`MAX_MEMBER_BYTES`,
+64 MiB: a larger one is refused by its recorded size, and a read stops at the first byte past
+it); at most `MAX_KEPT_BYTES` of documents kept; at most `MAX_SCANNED_BYTES` decompressed while
+looking (a compression bomb stops there); tar extended headers (GNU long names, pax) of at most
+`MAX_TAR_HEADER_BYTES` (tarfile would read a larger one into memory whole); zip entries whose data
+overlap are refused. A tar must end with its end-of-archive block: a header that is not one (a
+corrupt block) or an archive that stops before it (cut, even at a block boundary) is refused, as
+is any broken, truncated or over-bound archive, with a one-line `SnapshotError`.
 
 "Now" is the gather time: the must-gather's `timestamp` file (its first line, when the gather
 started), or the Insights archive's gather time (from its name `insights-YYYY-MM-DD-HHMMSS`, else
-the time stamp of its `config/version.json` member). `notes()` says, one line each, what the dump
-lacks for a full answer.
+the time stamp of its `config/version.json` member). A time stamp that cannot be read (not UTF-8,
+not Go's format, outside years 1 to 9999) is no gather time: the newest condition time is used and
+said. `notes()` says, one line each, what the dump lacks for a full answer.
 """
 
 from __future__ import annotations
 
 import io
+import json
 import lzma
 import os
 import re
@@ -46,11 +54,14 @@ from status.updatestatus.snapshot import load as load_snapshot
 
 FORMATS = ("auto", "must-gather", "insights", "snapshot")
 
+MIB = 1024 * 1024
 MAX_MEMBERS = 1_000_000  # archive entries (or directory entries) looked at
-MAX_MEMBER_BYTES = 512 * 1024 * 1024  # one member that is read
-MAX_READ_BYTES = 2 * 1024 * 1024 * 1024  # all members that are read
-MAX_SCANNED_BYTES = 4 * 1024 * 1024 * 1024  # decompressed while looking, read or skipped
-MAX_TAR_HEADER_BYTES = 1024 * 1024  # a GNU long name or a pax header (tarfile reads it whole)
+MAX_MEMBER_BYTES = safeload.DEFAULT_LIMITS.max_bytes  # one member: what the parser would refuse is not read
+MAX_KEPT_BYTES = 256 * MIB  # the documents kept from one dump (MachineConfigs: their metadata only)
+MAX_SCANNED_BYTES = 4 * 1024 * MIB  # decompressed while looking, read or skipped
+MAX_TAR_HEADER_BYTES = MIB  # a GNU long name or a pax header (tarfile reads it whole)
+MAX_STAMP_BYTES = 4096  # of a timestamp or version file: its first lines are all that is read
+_CHUNK = MIB
 
 MCO = "machineconfiguration.openshift.io"
 _CLUSTER_SCOPED = {
@@ -69,13 +80,26 @@ _INSIGHTS_DIRS = {
 _MCO_NAMESPACE = ("namespaces", "openshift-machine-config-operator", "apps")
 _INSIGHTS_NAME = re.compile(r"insights-(\d{4})-(\d{2})-(\d{2})-(\d{2})(\d{2})(\d{2})")
 _GO_TIME = re.compile(r"^(\d{4}-\d{2}-\d{2}) (\d{2}:\d{2}:\d{2})(\.\d{1,9})? ([+-])(\d{2})(\d{2})\b")
+# Roles of members that are not Kubernetes objects (the others' role is their kind).
+TIMESTAMP, VERSION, ALERTS, GATHERS = "timestamp", "version", "alerts", "gathers"
+_SMALL = (TIMESTAMP, VERSION)
 
 
 @dataclass
 class Member:
+    """A wanted member: its path, what it is, and its content, read as soon as it was found."""
+
     path: tuple[str, ...]  # the member's name, split on "/"
-    data: bytes
+    role: str  # a kind (ClusterVersion, Node, ...), or TIMESTAMP, VERSION, ALERTS, GATHERS
     mtime: int | None  # ns since the epoch, when the archive records one
+    data: bytes = b""  # a timestamp or version file: its first MAX_STAMP_BYTES
+    document: Any = None  # anything else: the parsed document
+    error: SnapshotError | None = None  # ... or why it cannot be parsed (raised only if it is used)
+
+    def parsed(self) -> Any:
+        if self.error is not None:
+            raise self.error
+        return self.document
 
 
 @dataclass
@@ -105,9 +129,9 @@ def load(path: str | Path, fmt: str = "auto") -> Dump:
     except OSError as exc:
         raise SnapshotError(f"{shown}: cannot read: {exc.strerror or exc}") from None
     if stat.S_ISDIR(st.st_mode):
-        members = list(_read_directory(p))
+        members = _members(_read_directory(p), shown)
     elif stat.S_ISREG(st.st_mode):
-        members = list(_read_archive(p, shown))
+        members = _members(_read_archive(p, shown), shown)
     else:
         raise SnapshotError(f"{shown}: not a directory or an archive")
     layout = fmt if fmt != "auto" else _detect(members, shown)
@@ -119,32 +143,39 @@ def load(path: str | Path, fmt: str = "auto") -> Dump:
 # --- which members are wanted ------------------------------------------------------------------
 
 
-def wanted(parts: tuple[str, ...]) -> bool:
-    """Whether a member at this path is one `upgrade-status` reads (decided before reading it)."""
+def role(parts: tuple[str, ...]) -> str | None:
+    """What a member at this path is, if `upgrade-status` reads it (decided before reading it)."""
     if not parts:
-        return False
+        return None
     last = parts[-1]
-    if last in ("timestamp", "version") and len(parts) <= 3:
-        return True
+    if last in (TIMESTAMP, VERSION) and len(parts) <= 3:
+        return last
     if "cluster-scoped-resources" in parts:
         i = parts.index("cluster-scoped-resources")
         rest = parts[i + 1 :]
         if len(rest) == 2 and rest[1].endswith(".yaml"):
-            return (rest[0], rest[1][: -len(".yaml")]) in _CLUSTER_SCOPED
-        return len(rest) == 3 and (rest[0], rest[1]) in _CLUSTER_SCOPED and _is_yaml_or_json(rest[2])
+            return _CLUSTER_SCOPED.get((rest[0], rest[1][: -len(".yaml")]))
+        if len(rest) == 3 and _is_yaml_or_json(rest[2]):
+            return _CLUSTER_SCOPED.get((rest[0], rest[1]))
+        return None
     if "namespaces" in parts:
         i = parts.index("namespaces")
         rest = parts[i:]
-        if rest[:3] == _MCO_NAMESPACE:
-            return rest[3:] in (("deployments.yaml",), ("deployments", "machine-config-operator.yaml"))
-        return False
+        if rest[:3] == _MCO_NAMESPACE and rest[3:] in (
+            ("deployments.yaml",),
+            ("deployments", "machine-config-operator.yaml"),
+        ):
+            return "Deployment"
+        return None
     if "config" in parts:
         i = parts.index("config")
         rest = parts[i + 1 :]
         if len(rest) == 1:
-            return rest[0] in ("version.json", "alerts.json")
-        return len(rest) == 2 and rest[0] in _INSIGHTS_DIRS and rest[1].endswith(".json")
-    return parts[-2:] == ("insights-operator", "gathers.json")
+            return {"version.json": "ClusterVersion", "alerts.json": ALERTS}.get(rest[0])
+        if len(rest) == 2 and rest[1].endswith(".json"):
+            return _INSIGHTS_DIRS.get(rest[0])
+        return None
+    return GATHERS if parts[-2:] == ("insights-operator", "gathers.json") else None
 
 
 def _is_yaml_or_json(name: str) -> bool:
@@ -165,24 +196,45 @@ class _Budget:
     def __init__(self, source: str) -> None:
         self.source = source
         self.members = 0
-        self.read = 0
 
     def count(self) -> None:
         self.members += 1
         if self.members > MAX_MEMBERS:
             raise SnapshotError(f"{self.source}: more than {MAX_MEMBERS} entries: not read")
 
-    def take(self, name: str, size: int) -> None:
+    def check(self, name: str, size: int) -> None:
+        """Refuses a member whose recorded size is past what the parser reads."""
         if size > MAX_MEMBER_BYTES:
-            raise SnapshotError(
-                f"{self.source}: {escape(name)} is larger than {MAX_MEMBER_BYTES // (1024 * 1024)} MiB: not read"
-            )
-        self.read += size
-        if self.read > MAX_READ_BYTES:
-            raise SnapshotError(f"{self.source}: the files to read exceed {MAX_READ_BYTES // (1024**3)} GiB: not read")
+            raise self.too_large(name)
+
+    def too_large(self, name: str) -> SnapshotError:
+        return SnapshotError(f"{self.source}: {escape(name)} is larger than {MAX_MEMBER_BYTES // MIB} MiB: not read")
 
 
-def _read_directory(root: Path) -> Iterator[Member]:
+def _read_bounded(f: Any, size: int, name: str, budget: _Budget) -> bytes:
+    """`size` bytes of `f` (a member whose recorded size is `size`), read in chunks: never a byte
+    past MAX_MEMBER_BYTES, and a member that holds more or less than recorded is refused."""
+    budget.check(name, size)
+    chunks: list[bytes] = []
+    got = 0
+    while got <= size:  # one byte past the recorded size tells a member that holds more
+        asked = min(_CHUNK, size + 1 - got)
+        chunk = f.read(asked)
+        got += len(chunk)
+        if got > MAX_MEMBER_BYTES:
+            raise budget.too_large(name)
+        chunks.append(chunk)
+        if len(chunk) < asked:  # these readers return less than asked only at the end
+            break
+    if got != size:
+        raise SnapshotError(f"{budget.source}: {escape(name)} is truncated or does not have its recorded size")
+    return b"".join(chunks)
+
+
+Found = tuple[tuple[str, ...], str, bytes, "int | None"]  # (path, role, content, mtime)
+
+
+def _read_directory(root: Path) -> Iterator[Found]:
     """Regular files under `root` that are wanted; symlinks and special files are skipped."""
     budget = _Budget(escape(str(root)))
     stack: list[tuple[Path, tuple[str, ...]]] = [(root, ())]
@@ -199,21 +251,19 @@ def _read_directory(root: Path) -> Iterator[Member]:
                 if len(parts) < 12:
                     stack.append((Path(entry.path), parts))
                 continue
-            if not entry.is_file(follow_symlinks=False) or not wanted(parts):
+            what = role(parts) if entry.is_file(follow_symlinks=False) else None
+            if what is None:
                 continue
             try:
-                fd = os.open(entry.path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+                fd = os.open(entry.path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
                 with os.fdopen(fd, "rb") as f:
                     st = os.fstat(f.fileno())
                     if not stat.S_ISREG(st.st_mode):
                         continue
-                    budget.take(entry.name, st.st_size)
-                    data = f.read(st.st_size + 1)
+                    data = _read_bounded(f, st.st_size, entry.path, budget)
             except OSError as exc:
                 raise SnapshotError(f"{escape(entry.path)}: cannot read: {exc.strerror or exc}") from None
-            if len(data) != st.st_size:
-                raise SnapshotError(f"{escape(entry.path)}: changed while it was read")
-            yield Member(parts, data, st.st_mtime_ns)
+            yield parts, what, data, st.st_mtime_ns
 
 
 class _CountingReader(io.RawIOBase):
@@ -238,7 +288,7 @@ class _CountingReader(io.RawIOBase):
         return len(data)
 
 
-def _read_archive(path: Path, shown: str) -> Iterator[Member]:
+def _read_archive(path: Path, shown: str) -> Iterator[Found]:
     try:
         with open(path, "rb") as f:
             head = f.read(6)
@@ -254,11 +304,12 @@ def _read_archive(path: Path, shown: str) -> Iterator[Member]:
                 raw = lzma.LZMAFile(f, mode="rb")
             else:
                 raw = f
-            stream = io.BufferedReader(_CountingReader(raw, shown), buffer_size=1024 * 1024)
+            stream = io.BufferedReader(_CountingReader(raw, shown), buffer_size=_CHUNK)
             yield from _read_tar(stream, shown)
     except SnapshotError:
         raise
     except (
+        _CorruptTar,
         tarfile.TarError,
         EOFError,
         zlib.error,
@@ -271,9 +322,32 @@ def _read_archive(path: Path, shown: str) -> Iterator[Member]:
         raise SnapshotError(f"{shown}: not a readable archive (truncated or corrupt?): {escape(str(exc))}") from None
 
 
+class _CorruptTar(Exception):
+    """A tar block that should be a header and is not (tarfile would take it as the archive's end)."""
+
+
+# tarfile's header errors (not in its public interface): no block left, part of one, a bad checksum
+_CUT_HEADER = (tarfile.EmptyHeaderError, tarfile.TruncatedHeaderError)  # type: ignore[attr-defined]
+_INVALID_HEADER = tarfile.InvalidHeaderError  # type: ignore[attr-defined]
+_END_BLOCK = tarfile.EOFHeaderError  # type: ignore[attr-defined]
+
+
 class _BoundedTarInfo(tarfile.TarInfo):
     """Refuses extended headers (GNU long names and links, pax) larger than MAX_TAR_HEADER_BYTES:
-    tarfile reads them into memory whole, before any member budget applies."""
+    tarfile reads them into memory whole, before any member budget applies. And tells a corrupt or
+    missing header from the end-of-archive block: tarfile ends the archive quietly at either."""
+
+    @classmethod
+    def fromtarfile(cls, tarfile_: tarfile.TarFile) -> _BoundedTarInfo:
+        try:
+            return super().fromtarfile(tarfile_)
+        except _END_BLOCK:
+            raise  # a block of zeros: the end-of-archive marker
+        except _CUT_HEADER:
+            raise _CorruptTar("the archive ends without its end-of-archive block (cut short?)") from None
+        except _INVALID_HEADER as exc:
+            where = getattr(tarfile_, "offset", 0)
+            raise _CorruptTar(f"a corrupt header at byte {where}: {exc}") from None
 
     def _proc_member(self, tarfile_: tarfile.TarFile) -> tarfile.TarInfo:
         extended = (
@@ -288,7 +362,7 @@ class _BoundedTarInfo(tarfile.TarInfo):
         return super()._proc_member(tarfile_)  # type: ignore[misc,no-any-return]
 
 
-def _read_tar(stream: Any, shown: str) -> Iterator[Member]:
+def _read_tar(stream: Any, shown: str) -> Iterator[Found]:
     budget = _Budget(shown)
     with tarfile.open(fileobj=stream, mode="r|", tarinfo=_BoundedTarInfo) as tar:
         while True:
@@ -300,24 +374,32 @@ def _read_tar(stream: Any, shown: str) -> Iterator[Member]:
             if not member.isreg():  # symlinks, hard links, devices, FIFOs, directories
                 continue
             parts = _safe_parts(member.name)
-            if parts is None or not wanted(parts):
+            what = role(parts) if parts is not None else None
+            if parts is None or what is None:
                 continue
-            budget.take(member.name, member.size)
             f = tar.extractfile(member)
             if f is None:
                 continue
-            data = f.read()
-            if len(data) != member.size:
-                raise SnapshotError(f"{shown}: {escape(member.name)} is truncated")
-            yield Member(parts, data, int(member.mtime) * gotext.SECOND)
+            data = _read_bounded(f, member.size, member.name, budget)
+            yield parts, what, data, _tar_mtime(member)
 
 
-def _read_zip(f: Any, shown: str) -> Iterator[Member]:
+def _tar_mtime(member: tarfile.TarInfo) -> int | None:
+    """A member's time stamp in ns, when it is a time Go can print (years 1 to 9999)."""
+    try:
+        ns = int(member.mtime) * gotext.SECOND
+    except (TypeError, ValueError, OverflowError):
+        return None
+    return ns if gotext.ZERO_TIME <= ns <= gotext.MAX_TIME else None
+
+
+def _read_zip(f: Any, shown: str) -> Iterator[Found]:
     budget = _Budget(shown)
     with zipfile.ZipFile(f) as z:
         infos = z.infolist()
         if len(infos) > MAX_MEMBERS:
             raise SnapshotError(f"{shown}: more than {MAX_MEMBERS} entries: not read")
+        _refuse_overlaps(infos, shown)
         scanned = 0
         for info in infos:
             budget.count()
@@ -325,17 +407,76 @@ def _read_zip(f: Any, shown: str) -> Iterator[Member]:
             if info.is_dir() or (mode and not stat.S_ISREG(mode)):  # symlinks and special files
                 continue
             parts = _safe_parts(info.filename)
-            if parts is None or not wanted(parts):
+            what = role(parts) if parts is not None else None
+            if parts is None or what is None:
                 continue
-            budget.take(info.filename, info.file_size)
+            budget.check(info.filename, info.file_size)
             scanned += info.file_size
             if scanned > MAX_SCANNED_BYTES:
                 raise SnapshotError(f"{shown}: decompresses to more than {MAX_SCANNED_BYTES // (1024**3)} GiB")
             with z.open(info) as member:
-                data = member.read(info.file_size + 1)  # the recorded size bounds what is read
-            if len(data) != info.file_size:
-                raise SnapshotError(f"{shown}: {escape(info.filename)} does not have its recorded size")
-            yield Member(parts, data, None)
+                data = _read_bounded(member, info.file_size, info.filename, budget)
+            yield parts, what, data, None
+
+
+_ZIP_LOCAL_HEADER = 30  # bytes before a local entry's name
+
+
+def _refuse_overlaps(infos: list[zipfile.ZipInfo], shown: str) -> None:
+    """Entries whose data overlap (several names for the same compressed bytes, as zip bombs are
+    built) are no archive a tool writes: refused before any is read."""
+    spans = sorted(infos, key=lambda i: i.header_offset)
+    for first, second in zip(spans, spans[1:], strict=False):
+        end = first.header_offset + _ZIP_LOCAL_HEADER + first.compress_size
+        start = second.header_offset
+        if start < end:
+            raise SnapshotError(
+                f"{shown}: not a readable archive: entries {escape(first.filename)} and {escape(second.filename)} "
+                "overlap (a zip bomb?)"
+            )
+
+
+def _members(found: Iterator[Found], shown: str) -> list[Member]:
+    """The wanted members, each parsed as it is read (a later member of the same path replaces an
+    earlier one), within MAX_KEPT_BYTES (a member that would pass it is refused before it is parsed)."""
+    members: dict[tuple[str, ...], tuple[Member, int]] = {}
+    kept = 0
+
+    def keep(member: Member, cost: int) -> None:
+        nonlocal kept
+        replaced = members.pop(member.path, None)
+        kept += cost - (replaced[1] if replaced else 0)
+        if kept > MAX_KEPT_BYTES:
+            raise SnapshotError(f"{shown}: the documents to read exceed {MAX_KEPT_BYTES // MIB} MiB: not read")
+        members[member.path] = (member, cost)
+
+    for parts, what, data, mtime in found:
+        member = Member(parts, what, mtime)
+        if what in _SMALL:
+            member.data = data[:MAX_STAMP_BYTES]
+            keep(member, len(member.data))
+            continue
+        if what != "MachineConfig":
+            keep(member, len(data))  # what parsing it would hold, checked first
+        where = f"{shown}: {escape('/'.join(parts))}"
+        try:
+            member.document = parse_document(where, data)
+        except SnapshotError as exc:
+            member.error = exc
+        del data
+        if what == "MachineConfig":  # only names and release versions are read from these
+            member.document = _metadata_only(member.document)
+            keep(member, len(json.dumps(member.document)))
+    return [m for m, _ in members.values()]
+
+
+def _metadata_only(doc: Any) -> Any:
+    """A MachineConfig document (one object or a list) reduced to what is read: kind and metadata."""
+    if not isinstance(doc, dict):
+        return doc
+    if isinstance(doc.get("items"), list):
+        return {**{k: v for k, v in doc.items() if k != "items"}, "items": [_metadata_only(i) for i in doc["items"]]}
+    return {k: v for k, v in doc.items() if k in ("kind", "apiVersion", "metadata")}
 
 
 # --- layouts -----------------------------------------------------------------------------------
@@ -352,13 +493,6 @@ def _detect(members: list[Member], shown: str) -> str:
     )
 
 
-def _text(m: Member, shown: str) -> str:
-    try:
-        return m.data.decode("utf-8")
-    except UnicodeDecodeError:
-        raise SnapshotError(f"{_where(shown, m)}: not UTF-8 text") from None
-
-
 def _where(shown: str, m: Member) -> str:
     return f"{shown}: {escape('/'.join(m.path))}"
 
@@ -368,8 +502,7 @@ def _objects(members: list[Member], shown: str, kind: str) -> list[JSON]:
     order the API server lists objects in when each has its own file)."""
     out: list[JSON] = []
     for m in sorted(members, key=lambda m: m.path):
-        where = _where(shown, m)
-        out.extend(objects_of(where, parse_document(where, _text(m, shown)), kind))
+        out.extend(objects_of(_where(shown, m), m.parsed(), kind, typed_by_path=True))
     return out
 
 
@@ -378,7 +511,7 @@ def _must_gather(members: list[Member], shown: str) -> Dump:
     for m in members:
         if "cluster-scoped-resources" in m.path:
             by_dir.setdefault(m.path[: m.path.index("cluster-scoped-resources")], []).append(m)
-    with_cv = [d for d, ms in sorted(by_dir.items()) if any(_kind_of(m) == "ClusterVersion" for m in ms)]
+    with_cv = [d for d, ms in sorted(by_dir.items()) if any(m.role == "ClusterVersion" for m in ms)]
     if not with_cv:
         raise SnapshotError(
             f"{shown}: no ClusterVersion in the must-gather "
@@ -392,14 +525,13 @@ def _must_gather(members: list[Member], shown: str) -> Dump:
     mine = [m for m in members if m.path[: len(image_dir)] == image_dir]
     kinds: dict[str, list[Member]] = {}
     for m in mine:
-        kind = _kind_of(m)
-        if kind:
-            kinds.setdefault(kind, []).append(m)
+        kinds.setdefault(m.role, []).append(m)
     cvs = [cv for cv in _objects(kinds.get("ClusterVersion", []), shown, "ClusterVersion") if _named(cv, "version")]
     if not cvs:
         raise SnapshotError(f"{shown}: the must-gather has no ClusterVersion named version")
     deployment = None
-    deployments = [m for m in mine if m.path[len(image_dir) : len(image_dir) + 3] == _MCO_NAMESPACE]
+    in_image_dir = len(image_dir) + len(_MCO_NAMESPACE)
+    deployments = [m for m in kinds.get("Deployment", []) if m.path[len(image_dir) : in_image_dir] == _MCO_NAMESPACE]
     for d in _objects(deployments, shown, "Deployment"):
         if _named(d, "machine-config-operator"):
             deployment = d
@@ -416,9 +548,9 @@ def _must_gather(members: list[Member], shown: str) -> Dump:
     gathered_at, gathered_from = None, ""
     top = image_dir[:-1] if image_dir else ()
     for directory in (top, image_dir) if image_dir else ((),):
-        stamp = next((m for m in members if m.path == (*directory, "timestamp")), None)
+        stamp = next((m for m in members if m.path == (*directory, TIMESTAMP)), None)
         if stamp is not None:
-            gathered_at = parse_go_time(_text(stamp, shown))
+            gathered_at = parse_go_time(stamp.data)
             if gathered_at is not None:
                 gathered_from = "/".join(stamp.path)
                 break
@@ -427,22 +559,19 @@ def _must_gather(members: list[Member], shown: str) -> Dump:
     return dump
 
 
-def _kind_of(m: Member) -> str | None:
-    i = m.path.index("cluster-scoped-resources") if "cluster-scoped-resources" in m.path else -1
-    if i < 0:
-        return None
-    rest = m.path[i + 1 :]
-    plural = rest[1][: -len(".yaml")] if len(rest) == 2 else rest[1]
-    return _CLUSTER_SCOPED.get((rest[0], plural))
-
-
 def _named(obj: JSON, name: str) -> bool:
     meta = obj.get("metadata")
     return isinstance(meta, dict) and meta.get("name") == name
 
 
-def parse_go_time(text: str) -> int | None:
-    """The first line of a must-gather `timestamp` file (Go's time.Time format) → ns, or None."""
+def parse_go_time(text: str | bytes) -> int | None:
+    """The first line of a must-gather `timestamp` file (Go's time.Time format) → ns, or None
+    (also for bytes that are not UTF-8: the gather time is then unknown, not the dump unreadable)."""
+    if isinstance(text, bytes):
+        try:
+            text = text.decode("utf-8")
+        except UnicodeDecodeError:
+            return None
     for line in text.splitlines():
         m = _GO_TIME.match(line.strip())
         if m is None:
@@ -473,17 +602,14 @@ def _insights(members: list[Member], shown: str, file_name: str) -> Dump:
     gathered_at, gathered_from = _insights_time(file_name, version)
     if alerts_members:
         where = _where(shown, alerts_members[0])
-        doc = parse_document(where, _text(alerts_members[0], shown))
+        doc = alerts_members[0].parsed()
         try:
             alerts = alerts_mod.from_alertmanager(doc)
         except InputError as exc:
             raise SnapshotError(f"{where}: {exc}") from None
     gathers = under("insights-operator", "gathers.json")
     if gathers:
-        try:
-            info = safeload.load_document(gathers[0].data, source=_where(shown, gathers[0]))
-        except safeload.DocumentError:
-            info = None
+        info = gathers[0].document  # None when it cannot be parsed: it only says whether names are obfuscated
         if isinstance(info, dict) and info.get("is_global_obfuscation_enabled") is True:
             missing.append("names and addresses are obfuscated in this archive (consistently within it)")
     clusterversions = _objects(version, shown, "ClusterVersion")

@@ -186,23 +186,53 @@ def parse_document(where: Path | str, data: bytes | str) -> Any:
         raise SnapshotError(str(exc)) from None
 
 
-def _items(path: Path | str, doc: Any, kind: str) -> list[JSON]:
+# The API group of each kind a snapshot or dump holds ("" is the core group).
+GROUPS = {
+    "ClusterVersion": "config.openshift.io",
+    "ClusterOperator": "config.openshift.io",
+    "Node": "",
+    "MachineConfigPool": "machineconfiguration.openshift.io",
+    "MachineConfig": "machineconfiguration.openshift.io",
+    "Deployment": "apps",
+}
+
+
+def _items(path: Path | str, doc: Any, kind: str, typed_by_path: bool = False) -> list[JSON]:
     if not isinstance(doc, dict):
         raise SnapshotError(f"{path}: expected a {kind} or a list of them, got {type(doc).__name__}")
     doc_kind = doc.get("kind")
     if doc_kind == kind:
         return [doc]
-    if doc_kind not in ("List", f"{kind}List"):
+    if typed_by_path and doc_kind is None:
+        # Written without TypeMeta (a typed object serialized as is): the path says what it is, and
+        # a list is the only such document with `items`. An apiVersion of another group contradicts it.
+        _check_group(path, doc, kind)
+        if "items" not in doc:
+            return [doc]
+    elif doc_kind not in ("List", f"{kind}List"):
         raise SnapshotError(f"{path}: unexpected object type {doc_kind or '<no kind>'} (want {kind} or a List)")
     items = doc.get("items") or []
     if not isinstance(items, list):
         raise SnapshotError(f"{path}: items is not a list")
     for i, item in enumerate(items):
         item_kind = item.get("kind") if isinstance(item, dict) else type(item).__name__
-        # <Kind>List items may omit kind (as the API server sends them)
-        if not isinstance(item, dict) or (item_kind not in (kind, None) or (item_kind is None and doc_kind == "List")):
+        # <Kind>List items may omit kind (as the API server sends them), as may a path-typed list's
+        kindless_ok = doc_kind != "List"
+        if not isinstance(item, dict) or (item_kind not in (kind, None) or (item_kind is None and not kindless_ok)):
             raise SnapshotError(f"{path}: unexpected object type {item_kind} in List content at index {i}")
+        if item_kind is None and doc_kind is None:
+            _check_group(f"{path}: List content at index {i}", item, kind)
     return items
+
+
+def _check_group(where: Path | str, doc: JSON, kind: str) -> None:
+    api_version = doc.get("apiVersion")
+    if api_version is None or api_version == "":  # absent, as a typed object writes it (omitempty)
+        return
+    group = api_version.rpartition("/")[0] if isinstance(api_version, str) else None
+    if group != GROUPS.get(kind, group):
+        shown = api_version[:100] if isinstance(api_version, str) else type(api_version).__name__
+        raise SnapshotError(f"{where}: apiVersion {shown} without a kind is not a {kind}")
 
 
 # Fields that must be objects (or lists) wherever present: what the assessment walks into.
@@ -301,10 +331,15 @@ def _list(path: Path, kind: str) -> list[JSON]:
     return objects_of(path, _parse(path), kind)
 
 
-def objects_of(where: Path | str, doc: Any, kind: str) -> list[JSON]:
+def objects_of(where: Path | str, doc: Any, kind: str, *, typed_by_path: bool = False) -> list[JSON]:
     """The `kind` objects of a parsed document (one object, a `v1 List` or a `<Kind>List`), each
-    checked for the structure the assessment walks; errors name `where`."""
-    items = _items(where, doc, kind)
+    checked for the structure the assessment walks; errors name `where`.
+
+    `typed_by_path`: where the document is found says it holds `kind` (a dump's per-kind folders),
+    so a document without `kind` is taken as one (or, with `items`, a list of them): the Insights
+    Operator writes objects without TypeMeta. A `kind` or apiVersion group that contradicts the
+    path is still refused."""
+    items = _items(where, doc, kind, typed_by_path)
     for item in items:
         check_shape(where, kind, item)
     return items

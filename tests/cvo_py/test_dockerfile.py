@@ -31,7 +31,7 @@ def stages() -> list[list[str]]:
 
 def test_multi_stage_on_one_base_image_argument_defaulting_to_slim_python() -> None:
     preamble, *all_stages = instructions()
-    assert preamble == ["ARG BASE_IMAGE=docker.io/library/python:3.11-slim"]
+    assert preamble == ["ARG BASE_IMAGE=localhost/cvo-py-base:bookworm"]
     assert len(all_stages) >= 2
     assert all_stages[0][0] == "FROM ${BASE_IMAGE} AS build"
     assert all_stages[-1][0] == "FROM ${BASE_IMAGE}"

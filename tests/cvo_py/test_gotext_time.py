@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import random
 from datetime import datetime
+from pathlib import Path
+from typing import Any
 
 import pytest
 
 from cvo_py import gotext
 from cvo_py.gotext import HOUR, MICROSECOND, MILLISECOND, MINUTE, SECOND
+from cvo_py.testing import goprogram
 
 
 @pytest.mark.parametrize(
@@ -164,3 +168,60 @@ def test_metav1_time_is_utc_seconds_and_refuses_naive_times() -> None:
     assert gotext.rfc3339_seconds(0) == "1970-01-01T00:00:00Z"
     with pytest.raises(ValueError, match="timezone-aware"):
         gotext.metav1_time(datetime(2024, 1, 1))
+
+
+# -- Duration arithmetic at its bounds, against Go itself --------------------------------------------
+
+GO_DURATIONS = Path(__file__).parent / "godurations" / "main.go"
+# Instants from year 1 to year 9999 (as oc may meet them in a gather time or a condition) and the
+# Durations around the int64 bounds.
+INSTANTS = [gotext.ZERO_TIME, gotext.ZERO_TIME + 1, gotext.MAX_TIME, 0, gotext.parse_time("2024-01-01T10:00:00Z")]
+EDGES = [gotext.MAX_DURATION, gotext.MIN_DURATION, gotext.MAX_DURATION - 29 * SECOND, gotext.MIN_DURATION + 1, 0, 1, -1]
+
+
+def _cases(rng: random.Random) -> list[tuple[str, tuple[Any, ...]]]:
+    cases: list[tuple[str, tuple[Any, ...]]] = []
+    for _ in range(400):
+        t = rng.choice(INSTANTS) + rng.randint(-10**12, 10**12) * rng.choice([0, 1])
+        u = rng.choice(INSTANTS) + rng.randint(-10**12, 10**12) * rng.choice([0, 1])
+        t, u = (max(gotext.ZERO_TIME, min(gotext.MAX_TIME, v)) for v in (t, u))
+        cases.append(("sub", (t, u)))
+        d = rng.choice([*EDGES, rng.randint(gotext.MIN_DURATION, gotext.MAX_DURATION)])
+        m = rng.choice([SECOND, MINUTE, HOUR, 7, rng.randint(1, 10**12)])
+        cases += [("round", (d, m)), ("truncate", (d, m)), ("string", (d,))]
+        cases.append(("add", (d, rng.choice([*EDGES, rng.randint(gotext.MIN_DURATION, gotext.MAX_DURATION)]))))
+        scale = rng.choice([1e10, -1e10, 9.3e18, -9.3e18, 1e300, 2.5e9, -7.75e9, 1.5])
+        cases.append(("seconds", (scale * rng.random(),)))
+    return cases
+
+
+def _python(op: str, args: tuple[Any, ...]) -> str:
+    if op == "sub":
+        return str(gotext.sub_times(*args))
+    if op == "round":
+        return str(gotext.round_duration(*args))
+    if op == "truncate":
+        return str(gotext.truncate_duration(*args))
+    if op == "string":
+        return gotext.duration_string(*args)
+    if op == "add":
+        return str(gotext.add_durations(*args))
+    return str(gotext.wrap_int64(gotext.float_to_int64(args[0]) * SECOND))
+
+
+def _go_line(op: str, args: tuple[Any, ...]) -> str:
+    if op == "sub":
+        return "sub " + " ".join(f"{v // SECOND} {v % SECOND}" for v in args)
+    return " ".join([op, *(repr(a) if isinstance(a, float) else str(a) for a in args)])
+
+
+def test_duration_arithmetic_at_the_int64_bounds_is_gos(tmp_path: Path) -> None:
+    """Time.Sub saturates, Round saturates, + wraps, a float converts to the smallest int64 when
+    out of range: what oc prints for a gather time in year 1 or 9999."""
+    binary = goprogram.build(GO_DURATIONS, tmp_path)
+    cases = _cases(random.Random(9999))
+    want = goprogram.run_lines(binary, [_go_line(op, args) for op, args in cases])
+    got = [_python(op, args) for op, args in cases]
+    mismatches = [(case, w, g) for case, w, g in zip(cases, want, got, strict=True) if g != w]
+    assert not mismatches, mismatches[:5]
+    assert gotext.duration_string(gotext.sub_times(gotext.MAX_TIME, 0)) == "2562047h47m16.854775807s"

@@ -80,7 +80,7 @@ def test_host_paths_named_by_pip_settings_are_mounted_once() -> None:
     assert not image.covered("/etc/ssl/certsx", ["/etc/ssl/certs"])
 
 
-def test_the_public_base_is_the_dockerfiles_argument() -> None:
-    assert image.dockerfile_base(image.DOCKERFILE.read_text()) == "docker.io/library/python:3.11-slim"
+def test_the_default_base_is_the_local_debian_base_no_registry_serves() -> None:
+    assert image.dockerfile_base(image.DOCKERFILE.read_text()) == image.LOCAL_BASE
     with pytest.raises(image.ImageError):
         image.dockerfile_base("FROM python:3.11-slim\n")

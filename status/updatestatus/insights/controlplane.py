@@ -115,7 +115,7 @@ def baseline_duration(hist: list[JSON], cv: JSON) -> int:
             completed = time_of(item.get("completionTime"), cv, "history completionTime")
             if completed < started:  # inconsistent: no baseline rather than a negative one
                 return 60 * MINUTE
-            return completed - started
+            return gotext.sub_times(completed, started)
     return 60 * MINUTE
 
 
@@ -330,7 +330,7 @@ def clusterversion_insight(
     if not facts.completed:
         last_progress = last_observed_progress(operators)
         progressed = started != gotext.ZERO_TIME and last_progress > started
-        to_last = last_progress - started if progressed else 0
+        to_last = gotext.sub_times(last_progress, started) if progressed else 0
         total = expected_duration(baseline_duration(hist, cv), to_last, co_completion)
         estimated = started + round(total * SECOND)
     insight = ClusterVersionStatusInsight.model_construct(

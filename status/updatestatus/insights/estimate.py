@@ -50,7 +50,8 @@ def estimate_completion(baseline: int, to_last_observed_progress: int, updating_
         return 0
     remaining = expected_duration(baseline, to_last_observed_progress, x) - gotext.seconds(updating_for)
     factor = 1.2 if remaining >= 0 else 1 / 1.2
-    est = int(remaining * factor) * SECOND  # int() truncates toward zero, as Go's conversion
+    # Go converts to int64 (toward zero), then multiplies by a second in int64 arithmetic
+    est = gotext.wrap_int64(gotext.float_to_int64(remaining * factor) * SECOND)
     if est > 10 * MINUTE:
         return gotext.round_duration(est, MINUTE)
     return est
@@ -103,4 +104,6 @@ def time_remaining(cv: ClusterVersionInsightShape, operators: Sequence[ClusterOp
     last_progress = last_observed_progress(operators)
     if not last_progress > started:
         last_progress = now  # oc: no progress yet extrapolates from the time elapsed
-    return estimate_completion(baseline, last_progress - started, completion_at - started, x)
+    return estimate_completion(
+        baseline, gotext.sub_times(last_progress, started), gotext.sub_times(completion_at, started), x
+    )

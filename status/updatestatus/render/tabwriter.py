@@ -1,12 +1,32 @@
 """Go's `text/tabwriter` as oc configures it: minwidth 0, tabwidth 0, padding 3, pad ' ', no flags.
 
-Cells end with a tab; the text after a line's last tab belongs to no column and is never padded.
-A column's width is computed over each run of consecutive lines that have a cell in it, so a line
-without enough cells (for instance a multi-line message's continuation) starts a new alignment
-block. Widths count code points, as Go counts runes.
+Cells end with a tab (or a vertical tab); the text after a line's last tab belongs to no column
+and is never padded. A column's width is computed over each run of consecutive lines that have a
+cell in it, so a line without enough cells (for instance a multi-line message's continuation)
+starts a new alignment block. A form feed ends its line like a newline (and is written as one)
+and also ends every block. Widths count code points, as Go counts runes.
+
+`cell` is what a renderer writes into a cell: escaped for the terminal, except for the characters
+the writer itself consumes (tab, vertical tab, newline, form feed), which oc passes to Go's writer
+as they are. `cvo_py.testing.gotabwriter` is the plain port of Go's writer this one is compared with.
 """
 
 from __future__ import annotations
+
+import re
+
+from cvo_py.gotext import escape
+
+_TABLE_CONTROLS = re.compile("([\t\n\v\f])")
+
+
+def cell(text: str) -> str:
+    """`text` escaped for display, keeping what the tab writer turns into padding and line ends."""
+    if text.isprintable():
+        return text  # the common case, checked first: this runs for every cell of every row
+    parts = _TABLE_CONTROLS.split(text)
+    parts[::2] = map(escape, parts[::2])
+    return "".join(parts)
 
 
 class TabWriter:
@@ -22,6 +42,15 @@ class TabWriter:
         """The formatted text of everything written since the last flush."""
         text = "".join(self._buf)
         self._buf = []
+        if "\v" in text:
+            text = text.replace("\v", "\t")  # without flags, a vertical tab ends a cell as a tab does
+        if "\f" not in text:
+            return self._formatted(text)
+        # Go flushes at a form feed after ending its line: each section is formatted on its own
+        *sections, last = text.split("\f")
+        return "".join(self._formatted(section + "\n") for section in sections) + self._formatted(last)
+
+    def _formatted(self, text: str) -> str:
         lines = [line.split("\t") for line in text.split("\n")]
         if len(lines[-1]) > 1 and lines[-1][-1] == "":
             lines[-1].pop()  # Go's Flush drops an unterminated empty cell: the cell before it is then the last

@@ -35,7 +35,7 @@ from status.updatestatus.insights.kinds import (
     VersionMetadataKey,
     find_condition,
 )
-from status.updatestatus.render.tabwriter import TabWriter
+from status.updatestatus.render.tabwriter import TabWriter, cell
 
 NOT_UPDATING = "The cluster is not updating.\n"  # all oc prints then (it reads no alerts either)
 NODE_ROW_LIMIT = 10
@@ -194,7 +194,7 @@ def write_nodes(
     for i, r in enumerate(rows):
         if detailed or i < NODE_ROW_LIMIT or r.is_degraded or (r.is_unavailable and not r.is_updating):
             tw.write(
-                f"{escape(r.name)}\t{r.assessment}\t{r.phase}\t{escape(r.version)}\t{r.est}\t{escape(r.message)}\n"
+                f"{cell(r.name)}\t{r.assessment}\t{r.phase}\t{cell(r.version)}\t{r.est}\t{cell(r.message)}\n"
             )
             continue
         omitted["total"] += 1
@@ -232,7 +232,7 @@ def write_pools(out: list[str], pools: list[PoolInsightShape]) -> None:
     for p in pools:
         total = p.count(NodeSummaryType.TOTAL)
         if total == 0:
-            tw.write(f"{escape(p.name)}\tEmpty\t\t0 Total\n")
+            tw.write(f"{cell(p.name)}\tEmpty\t\t0 Total\n")
             continue
         outdated = p.count(NodeSummaryType.OUTDATED)
         status = (
@@ -244,7 +244,7 @@ def write_pools(out: list[str], pools: list[PoolInsightShape]) -> None:
             if p.count(kind):
                 status += f", {p.count(kind)} {kind.value}"
         completion = f"{pool_completion(p):.0f}% ({total - outdated}/{total})"
-        tw.write(f"{escape(p.name)}\t{p.assessment.value}\t{completion}\t{status}\n")
+        tw.write(f"{cell(p.name)}\t{p.assessment.value}\t{completion}\t{status}\n")
     out.append(tw.flush())
 
 
@@ -301,7 +301,7 @@ def write_control_plane(
 
     has_history = cv.started_at != gotext.ZERO_TIME
     completion_at = cv.completed_at if cv.completed_at is not None else now
-    updating_for = completion_at - cv.started_at if has_history else 0
+    updating_for = gotext.sub_times(completion_at, cv.started_at) if has_history else 0
     out.append("= Control Plane =\n")
     # oc leaves a history entry that ends before it starts (or starts after now) unspecified: it is
     # inconsistent data, said as such instead of a negative duration
@@ -332,7 +332,7 @@ def write_control_plane(
         if cv.versions.target.has(VersionMetadataKey.ARCHITECTURE):
             vague = "N/A for Multi-Architecture Migration"
         elif est < -10 * MINUTE:
-            est_duration = gotext.truncate_duration(updating_for + est, MINUTE)
+            est_duration = gotext.truncate_duration(gotext.add_durations(updating_for, est), MINUTE)
             vague = f"N/A; estimate duration was {gotext.short_duration(est_duration)}"
         elif est < 10 * MINUTE:
             vague = "<10m"
@@ -357,10 +357,10 @@ def write_control_plane(
         for co in updating:
             progressing = find_condition(co.conditions, ConditionType.PROGRESSING) or updating_of(co)
             assert progressing is not None
-            since = gotext.short_duration(now - progressing.last_transition_time)
-            reason = escape(_ellipsis(progressing.reason, 20)) or "-"
-            lines = [escape(line) for line in progressing.message.split("\n")]
-            tw.write(f"{escape(co.name)}\t{since}\t{reason}\t{lines[0]}\n")
+            since = gotext.short_duration(gotext.sub_times(now, progressing.last_transition_time))
+            reason = cell(_ellipsis(progressing.reason, 20)) or "-"
+            lines = [cell(line) for line in progressing.message.split("\n")]
+            tw.write(f"{cell(co.name)}\t{since}\t{reason}\t{lines[0]}\n")
             for line in lines[1:]:
                 tw.write(f"\t\t\t{line}\n")
         out.append(tw.flush())
@@ -377,7 +377,7 @@ def _started(h: HealthInsightShape, now: int) -> int:
 def _since(started_at: int, now: int) -> str:
     if started_at == gotext.ZERO_TIME or started_at > now:  # unknown, or inconsistent (after now)
         return "-"
-    return gotext.short_duration(gotext.truncate_duration(now - started_at, SECOND))
+    return gotext.short_duration(gotext.truncate_duration(gotext.sub_times(now, started_at), SECOND))
 
 
 def order_health(insights: Sequence[HealthInsightShape], now: int) -> list[HealthInsightShape]:
@@ -451,7 +451,7 @@ def write_health(
     for h in shown:
         tw.write(
             f"{_since(_started(h, now), now)}\t{h.impact.level.value}\t{h.impact.type.value}\t"
-            f"{escape(h.impact.summary)}\n"
+            f"{cell(h.impact.summary)}\n"
         )
     out.append(tw.flush())
     if not (len(shown) == 1 and shown[0].impact.level == ImpactLevel.INFO):
@@ -504,7 +504,7 @@ def render(
         return NOT_UPDATING
 
     started = cv.started_at if cv.started_at != gotext.ZERO_TIME else progressing.last_transition_time
-    updating_for = gotext.round_duration(now - started, SECOND)
+    updating_for = gotext.round_duration(gotext.sub_times(now, started), SECOND)
 
     out: list[str] = []
     write_control_plane(out, cv, operators, now, operators_detailed)

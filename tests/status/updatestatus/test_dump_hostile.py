@@ -14,7 +14,7 @@ import pytest
 
 from cvo_py.cli import main as cli
 from cvo_py.testing import dumps as conv
-from cvo_py.testing.insight_objects import clusterversion, operator
+from cvo_py.testing.insight_objects import clusterversion, node, operator, pool
 from status.updatestatus import dump
 from status.updatestatus.snapshot import Snapshot
 
@@ -284,3 +284,131 @@ def test_a_huge_tar_long_name_header_is_refused_before_it_is_read(
             out.write(zeros)
     code, _, err = run(capsys, path)
     one_line_error(code, err, "extended header of 419430400 bytes")
+
+
+# -- a tar that ends where it should not ---------------------------------------------------------------
+
+
+def _must_gather_tar() -> tuple[bytes, list[tarfile.TarInfo]]:
+    """A valid uncompressed must-gather tar whose Nodes come last, and its members (with offsets)."""
+    snap = Snapshot(name="x", clusterversion=clusterversion(), operators=[operator("a")], machineconfigs=[],
+                    pools=[pool("worker")], nodes=[node(f"w{i}") for i in range(3)], alerts=None,
+                    mco_deployment=None)  # fmt: skip
+    files = conv.must_gather_files(snap, 0)
+    nodes = {k: v for k, v in files.items() if "/core/nodes/" in k}
+    ordered = {**{k: v for k, v in files.items() if k not in nodes}, **nodes}
+    whole = conv.tar_bytes(ordered, prefix="mg/", mode="w")
+    with tarfile.open(fileobj=io.BytesIO(whole)) as tar:
+        return whole, tar.getmembers()
+
+
+def _variants(whole: bytes, members: list[tarfile.TarInfo]) -> dict[str, bytes]:
+    """The archive cut at block boundaries (before a header, after a member's data, before the
+    end-of-archive blocks) and with a header halfway overwritten (a bad checksum)."""
+    middle = members[len(members) // 2]
+    last = members[-1]
+    end_of_data = last.offset_data + -(-last.size // 512) * 512
+    corrupt = bytearray(whole)
+    corrupt[middle.offset : middle.offset + 100] = b"x" * 100
+    flipped = bytearray(whole)
+    flipped[middle.offset] ^= 0x01  # one bit of the name: the checksum no longer holds
+    return {
+        "cut before a header halfway": whole[: middle.offset],
+        "cut inside a member's data at a block": whole[: middle.offset_data + 512] if middle.size > 512 else
+        whole[: middle.offset + 512],
+        "cut before the end-of-archive blocks": whole[:end_of_data],
+        "a header halfway overwritten": bytes(corrupt),
+        "one bit of a header halfway flipped": bytes(flipped),
+    }  # fmt: skip
+
+
+@pytest.mark.parametrize("compressed", [False, True], ids=["tar", "tar.gz"])
+def test_a_tar_cut_at_a_block_or_with_a_corrupt_header_is_refused_not_half_read(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], compressed: bool
+) -> None:
+    import gzip
+
+    whole, members = _must_gather_tar()
+    path = tmp_path / ("mg.tar.gz" if compressed else "mg.tar")
+    path.write_bytes(gzip.compress(whole) if compressed else whole)
+    code, out, err = run(capsys, path)
+    assert code == 0 and "no Nodes" not in out, err  # the whole archive reads
+    for what, data in _variants(whole, members).items():
+        path.write_bytes(gzip.compress(data) if compressed else data)
+        code, out, err = run(capsys, path)
+        one_line_error(code, err, "not a readable archive")
+        assert out == "", (what, out)
+
+
+def test_a_tar_ending_with_one_zero_block_reads(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    whole, members = _must_gather_tar()
+    last = members[-1]
+    end_of_data = last.offset_data + -(-last.size // 512) * 512
+    path = tmp_path / "mg.tar"
+    path.write_bytes(whole[:end_of_data] + b"\0" * 512)  # GNU tar reads this too (a lone zero block)
+    code, out, err = run(capsys, path)
+    assert code == 0 and "no Nodes" not in out, err
+
+
+# -- memory: what is refused is refused before it is held (each run in a child under an rlimit) -------
+
+ADDRESS_SPACE = 448 * 1024 * 1024  # far below what reading any of these whole would take
+
+
+def run_limited(path: Path) -> tuple[int, str]:
+    """`upgrade-status --from path` in a child process whose address space is ADDRESS_SPACE."""
+    import resource
+    import subprocess
+    import sys
+
+    def limit() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (ADDRESS_SPACE, ADDRESS_SPACE))
+
+    done = subprocess.run(
+        [sys.executable, "-m", "cvo_py", "upgrade-status", "--from", str(path)],
+        preexec_fn=limit, capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    return done.returncode, done.stderr
+
+
+WANTED = "mg/img/cluster-scoped-resources/core/nodes/n{}.yaml"
+
+
+def test_a_member_past_the_parser_limit_is_refused_unread(tmp_path: Path) -> None:
+    path = conv.write_tar_bomb(tmp_path / "mg.tar.gz", {WANTED.format(0): 200 * 1024 * 1024})
+    assert path.stat().st_size < 1_000_000
+    code, err = run_limited(path)
+    one_line_error(code, err, "is larger than 64 MiB: not read")
+
+
+def test_many_members_under_the_parser_limit_stop_at_the_kept_bound(tmp_path: Path) -> None:
+    # JSON objects padded with spaces: four at the parser's limit fill the kept bound, the fifth passes it
+    members = {WANTED.format(i): 64 * 1024 * 1024 for i in range(4)} | {WANTED.format(4): 1024 * 1024}
+    path = conv.write_tar_bomb(tmp_path / "mg.tar.gz", members, head=b"{", tail=b"}")
+    assert path.stat().st_size < 1_000_000
+    code, err = run_limited(path)
+    one_line_error(code, err, "the documents to read exceed 256 MiB: not read")
+
+
+def test_zip_entries_sharing_their_data_are_refused(tmp_path: Path) -> None:
+    path = conv.write_overlapping_zip(tmp_path / "mg.zip", WANTED.format(0), 128 * 1024 * 1024, 4)
+    assert path.stat().st_size < 1_000_000
+    code, err = run_limited(path)
+    one_line_error(code, err, "overlap")
+
+
+def test_a_path_given_twice_is_read_once_the_later_wins(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    whole, _ = _must_gather_tar()
+    cv_path = f"mg/{conv.IMAGE_DIR}/{CV_PATH}"
+    target = clusterversion()
+    target["status"]["history"][0]["version"] = "4.99.0"
+    later = conv.tar_bytes({cv_path: conv._yaml(target)}, mode="w")
+    members_only = whole.rstrip(b"\0")
+    members_only += b"\0" * (-len(members_only) % 512)
+    path = tmp_path / "mg.tar"
+    path.write_bytes(members_only + later)
+    with tarfile.open(path) as tar:  # the archive holds both, the later last
+        assert [m.name for m in tar.getmembers()].count(cv_path) == 2
+    code, out, err = run(capsys, path)
+    assert code == 0, err
+    assert "4.99.0" in out and "4.14.1" not in out.split("= Worker")[0], out

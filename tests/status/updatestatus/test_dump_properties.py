@@ -89,7 +89,11 @@ def status_after_preamble(path: Path, details: str, capsys: pytest.CaptureFixtur
     raise AssertionError(out)
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+# capsys is read out after each example; the profile's suppressions (tests/conftest.py) are kept
+@settings(
+    max_examples=40,
+    suppress_health_check=[*settings.default.suppress_health_check, HealthCheck.function_scoped_fixture],
+)
 @given(snap=clusters(), details=st.sampled_from(["none", "all"]))
 def test_a_dump_prints_what_its_snapshot_prints(
     snap: Snapshot, details: str, capsys: pytest.CaptureFixture[str]

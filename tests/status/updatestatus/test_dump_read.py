@@ -204,3 +204,164 @@ def test_go_time_lines() -> None:
     assert dump.parse_go_time("2024-02-27 17:50:03 +0200 CEST\n") == gotext.parse_time("2024-02-27T15:50:03Z")
     assert dump.parse_go_time("garbage\n") is None
     assert dump.parse_go_time("") is None
+
+
+# -- objects written without TypeMeta --------------------------------------------------------------
+
+
+def test_an_insights_archive_of_objects_without_typemeta_is_read_by_path(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    snap = cluster()
+    files = conv.insights_files(snap)
+    assert all(b'"kind"' not in data for path, data in files.items() if path.startswith("config/")), files
+    archive = tmp_path / "insights-2024-01-01-103000.tar.gz"
+    archive.write_bytes(conv.tar_bytes(files))
+    preamble, text = from_dump(capsys, archive, "--details", "all")
+    assert preamble[0].startswith("Assessed at 2024-01-01T10:30:00Z, when Insights archive ")
+    assert text == status_of(snap, GATHERED, "all")
+
+
+def test_a_must_gather_of_objects_and_lists_without_typemeta_is_read_by_path(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    snap = cluster()
+    for lists in (False, True):
+        files = conv.must_gather_files(snap, GATHERED, lists=lists)
+        for path, data in list(files.items()):
+            if "cluster-scoped-resources" in path:
+                doc = conv.yaml.safe_load(data)
+                if lists:
+                    doc = {"items": [conv.without_typemeta(item) for item in doc["items"]]}
+                files[path] = conv._yaml(conv.without_typemeta(doc))
+        top = conv.write_tree(files, tmp_path / f"mg-{lists}")
+        _, text = from_dump(capsys, top, "--details", "all")
+        assert text == status_of(conv.by_name(snap) if not lists else snap, GATHERED, "all")
+
+
+@pytest.mark.parametrize(
+    ("path", "content", "fragment"),
+    [
+        ("config/version.json", {"kind": "Node", "metadata": {"name": "version"}}, "unexpected object type Node"),
+        ("config/node/w1.json", {"kind": "Pod", "metadata": {"name": "w1"}}, "unexpected object type Pod"),
+        (
+            "config/clusteroperator/a.json",
+            {"apiVersion": "apps/v1", "metadata": {"name": "a"}},
+            "apiVersion apps/v1 without a kind is not a ClusterOperator",
+        ),
+        (
+            "config/node/w1.json",
+            {"apiVersion": "config.openshift.io/v1", "metadata": {"name": "w1"}},
+            "apiVersion config.openshift.io/v1 without a kind is not a Node",
+        ),
+        ("config/node/w1.json", {"items": [{"kind": "Pod"}]}, "unexpected object type Pod in List content at index 0"),
+    ],
+    ids=["kind-in-version", "kind-in-node", "group-in-operator", "group-in-node", "kind-in-list"],
+)
+def test_a_kind_or_group_that_contradicts_the_path_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], path: str, content: dict[str, Any], fragment: str
+) -> None:
+    files = conv.insights_files(cluster())
+    files[path] = json.dumps(content).encode()
+    code = cli.main(["upgrade-status", "--from", str(conv.write_tree(files, tmp_path / "insights"))])
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1 and err.startswith("error: "), err
+    assert path in err and fragment in err, err
+
+
+def test_a_core_node_may_carry_its_apiversion_without_a_kind(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    snap = cluster()
+    files = conv.insights_files(snap)
+    files["config/node/w1.json"] = json.dumps({**conv.without_typemeta(snap.nodes[1]), "apiVersion": "v1"}).encode()
+    _, text = from_dump(capsys, conv.write_tree(files, tmp_path / "insights-2024-01-01-103000"))
+    assert text == status_of(snap, GATHERED)
+
+
+def test_a_47_era_anonymized_archive_gives_the_best_answer_and_says_what_is_missing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    snap = conv.anonymized(cluster(nodes=[*cluster().nodes, node("worker-with-a-long-name", state="Degraded",
+                                                                 reason="drain of worker-with-a-long-name failed")]))
+    assert all(n["metadata"]["name"].endswith(conv.ANONYMIZED_DOMAIN) for n in snap.nodes)
+    files = conv.insights_47_files(snap)
+    assert not any(p.startswith(("config/machineconfig", "config/alerts", "insights-operator/")) for p in files)
+    archive = tmp_path / "insights-2024-01-01-103000.tar.gz"
+    archive.write_bytes(conv.tar_bytes(files))
+    preamble, text = from_dump(capsys, archive, "--details", "all")
+    assert preamble[1:] == [
+        "no MachineConfigPools in the dump: nodes and pools are not assessed",
+        "no MachineConfigs in the dump: node versions are unknown (shown as ?)",
+        "Unable to fetch alerts, ignoring alerts in 'Update Health':  the archive holds no alerts.json",
+    ]
+    assert text == status_of(dataclasses.replace(snap, pools=[], machineconfigs=[]), GATHERED, "all")
+
+
+# -- gather times that cannot be read, or at the ends of Go's calendar -------------------------------
+
+
+@pytest.mark.parametrize(
+    "stamp",
+    [
+        b"\xff\xfe2024-01-01 10:30:00 +0000 UTC\n",  # not UTF-8
+        "2024-01-01 10:30:00 +0000 UTC\n".encode("utf-16"),
+        b"0000-01-01 00:00:00 +0000 UTC\n",  # year 0: Go cannot write it
+        b"2024-13-01 10:30:00 +0000 UTC\n",
+        b"yesterday\n",
+        b"\0" * 100_000,
+        b"",
+    ],
+    ids=["not-utf-8", "utf-16", "year-0", "month-13", "words", "zeros", "empty"],
+)
+def test_a_timestamp_that_cannot_be_read_falls_back_to_the_condition_time(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], stamp: bytes
+) -> None:
+    snap = cluster()
+    files = conv.must_gather_files(snap, GATHERED)
+    for path in [p for p in files if p.endswith("timestamp")]:
+        files[path] = stamp
+    preamble, text = from_dump(capsys, conv.write_tree(files, tmp_path / "mg"))
+    assert "no gather time in must-gather" in preamble[0], preamble
+    assert text == status_of(snap, snap.mock_now())
+
+
+def _gathered_at(tmp_path: Path, capsys: pytest.CaptureFixture[str], stamp: str) -> tuple[list[str], str]:
+    snap = cluster(operators=[operator("a"), operator("b", version="4.14.0", progressing="True", reason="Rolling")])
+    files = conv.must_gather_files(snap, GATHERED)
+    files["timestamp"] = (stamp + "\n").encode()
+    return from_dump(capsys, conv.write_tree(files, tmp_path / "mg"), "--details", "all")
+
+
+def test_a_gather_time_in_year_9999_prints_durations_as_go_caps_them(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """now − start is past what a Duration holds: Time.Sub saturates at 2562047h47m16.854775807s
+    (Round(1m) gives 2562047h47m); the estimate's seconds times a second wrap around in int64, so
+    the update looks stalled, as oc shows it."""
+    preamble, text = _gathered_at(tmp_path, capsys, "9999-12-31 23:59:59.999999999 +0000 UTC m=+0.1")
+    assert preamble[0].startswith("Assessed at 9999-12-31T23:59:59Z, when must-gather ")
+    assert "Assessment:      Stalled\n" in text
+    assert "Duration:        2562047h47m (Est. Time Remaining: N/A; estimate duration was " in text
+    assert "\nb      2562047h47m16s   Rolling  " in text
+
+
+def test_a_gather_time_in_year_1_prints_durations_as_go_caps_them(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    preamble, text = _gathered_at(tmp_path, capsys, "0001-01-01 00:00:00 +0000 UTC")
+    assert preamble[0].startswith("Assessed at 0001-01-01T00:00:00Z, when must-gather ")
+    assert "Duration:        unknown: history[0].startedTime is after now (Est. Time Remaining: " in text
+    assert "\nb      -2562047h47m16s   Rolling  " in text
+
+
+@pytest.mark.parametrize("mtime", [10**12, -(10**12)], ids=["year-33658", "before-year-1"])
+def test_an_archive_time_stamp_go_cannot_print_is_no_gather_time(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], mtime: int
+) -> None:
+    snap = cluster()
+    archive = tmp_path / "archive.tar.gz"  # no gather time in the name: the member's time stamp is next
+    archive.write_bytes(conv.tar_bytes(conv.insights_files(snap), mtime=mtime))
+    preamble, text = from_dump(capsys, archive)
+    assert "no gather time in Insights archive" in preamble[0], preamble
+    assert text == status_of(snap, snap.mock_now())

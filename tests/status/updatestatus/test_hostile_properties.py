@@ -8,7 +8,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from cvo_py import gotext
@@ -60,7 +60,7 @@ def _objects(text: str) -> tuple[dict[str, Any], list[dict[str, Any]], list[dict
     return cv, ops, nodes, [pool("master"), pool("worker")]
 
 
-@settings(max_examples=150, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=150)
 @given(hostile_text)
 def test_rendered_output_escapes_every_displayed_string(text: str) -> None:
     cv, ops, nodes, pools = _objects(text)
@@ -83,7 +83,7 @@ def _paths(value: Any, path: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
     return out
 
 
-@settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=300)
 @given(st.data())
 def test_insight_functions_raise_only_input_errors_for_any_field_value(data: st.DataObject) -> None:
     cv, ops, nodes, pools = copy.deepcopy(_objects("x"))

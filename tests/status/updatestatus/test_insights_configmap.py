@@ -407,7 +407,7 @@ def one_by_one(data: dict[str, str]) -> tuple[list[Any], list[str]]:
     return insights, [str(e) for e in errors]
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=300)
 @given(st.data())
 def test_the_plain_readers_give_what_the_models_give(data: st.DataObject) -> None:
     """A client reads values without pydantic where it can (`wire.decode_readable`); on values

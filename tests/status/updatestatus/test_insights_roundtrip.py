@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from cvo_py import gotext
@@ -147,7 +147,7 @@ def machines(draw: st.DrawFn) -> tuple[list[dict[str, Any]], list[dict[str, Any]
     return pools, nodes, versions
 
 
-@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=100)
 @given(clusterversions(), operators(), machines(), minutes)
 def test_everything_the_controller_can_publish_is_read_back(
     cv: dict[str, Any], ops: list[dict[str, Any]], machine: Any, now_minutes: int

@@ -358,6 +358,30 @@ def test_estimate_in_node_rows_uses_short_durations() -> None:
     assert (row.phase, row.assessment, row.est) == ("Rebooting", "Progressing", "+5m")
 
 
+def test_a_multi_line_node_message_ends_the_column_block_as_in_oc() -> None:
+    """oc hands the MCD's reason to Go's tab writer as it is: its continuation lines have no tabs,
+    so they end the column block and the rows after them are aligned on their own widths."""
+    pull_failure = (
+        "failed to pull image: podman pull failed: exit status 125\n"
+        'Error: initializing source docker://quay.io/x: pinging container registry: "\x1b[31mi/o timeout"'
+    )
+    workers = [
+        node("w-degraded-node", desired="rendered-worker-new", state="Degraded", reason=pull_failure),
+        node("w-pending"),
+        node("w-done", current="rendered-worker-new"),
+    ]
+    out = text(ops=updating_ops(1, 1), nodes=MASTERS + workers)
+    assert section(out, "Worker Pool Nodes: worker") == (
+        "Worker Pool Nodes: worker\n"
+        "NAME              ASSESSMENT   PHASE      VERSION   EST   MESSAGE\n"
+        "w-degraded-node   Degraded     Updating   4.14.0    ?     failed to pull image: podman pull failed: "
+        "exit status 125\n"
+        'Error: initializing source docker://quay.io/x: pinging container registry: "\\x1b[31mi/o timeout"\n'
+        "w-pending   Outdated    Pending   4.14.0   ?   \n"
+        "w-done      Completed   Updated   4.14.1   -   \n"
+    )
+
+
 def test_rendering_again_with_a_memo_of_rows_gives_what_rendering_afresh_gives() -> None:
     """`upgrade-status --watch` renders the same insight objects again and again, a changed node's
     insight being a new object: the rows it remembers are those of the very objects it is given."""

@@ -102,10 +102,11 @@ def test_stale_insights_after_the_controller_stops_are_not_shown_as_current(
         tmp_path / "usc.log",
         "--resync",
         "1",
+        # a renew deadline a 10 s stall does not reach: the controller keeps running until killed
         "--leader-elect-lease-duration",
-        "15",
+        "30",
         "--leader-elect-renew-deadline",
-        "10",
+        "25",
         "--leader-elect-retry-period",
         "2",
     )
@@ -134,7 +135,7 @@ def test_stale_insights_after_the_controller_stops_are_not_shown_as_current(
         kube.delete(CLUSTEROPERATORS, name)
     _delete_machine_objects(kube)
 
-    # a few seconds later (more than twice the 1 s resync): stale, the Lease (15 s) still valid
+    # a few seconds later (more than twice the 1 s resync): stale, the Lease (30 s) still valid
     code, out, err = upgrade_status(capsys, cluster.kubeconfig, stopped.computed_at + 5 * gotext.SECOND)
     assert code == 0, err
     [stale] = warnings_of(out)

@@ -9,11 +9,13 @@ from cvo_py.kube import LEASES, KubeClient
 from cvo_py.testing import usc as h
 from cvo_py.testing.cluster import LocalCluster
 
-# Short timings so a takeover happens within seconds (the defaults are library-go's 137/107/26 s).
+# Short timings so a takeover happens within seconds (the defaults are library-go's 137/107/26 s),
+# long enough that a replica stalled for 10 s (a loaded machine) keeps its Lease and its standby
+# waits: the test's leader stays the leader until the test kills it.
 FAST_LEASE = (
-    "--leader-elect-lease-duration=3",
-    "--leader-elect-renew-deadline=2",
-    "--leader-elect-retry-period=0.5",
+    "--leader-elect-lease-duration=20",
+    "--leader-elect-renew-deadline=15",
+    "--leader-elect-retry-period=1",
 )
 
 
@@ -55,7 +57,7 @@ def test_one_replica_writes_and_the_other_takes_over(
         # The leader dies without handing the Lease back; the standby takes it once it expires.
         leader.kill()
         h.finish_update(kube, now + timedelta(minutes=50))
-        standby.wait_for_log("successfully acquired lease", timeout=30)
+        standby.wait_for_log("successfully acquired lease", timeout=90)
         h.wait_for(
             "Updating=False from the new leader",
             lambda: (

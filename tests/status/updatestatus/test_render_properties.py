@@ -1,0 +1,68 @@
+"""The renderer with the fast tab writer prints exactly what it prints with the plain port of Go's
+writer (`cvo_py.testing.gotabwriter`), on random insights whose node, operator and health
+messages span several lines and hold tabs, carriage returns, wide and combining characters."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from cvo_py import gotext
+from cvo_py.testing.gotabwriter import ReferenceTabWriter
+from cvo_py.testing.insight_objects import VERSIONS, at, clusterversion, node, operator, pool
+from status.updatestatus.insights import compute
+from status.updatestatus.render import render
+from status.updatestatus.render import text as render_text
+
+NOW = gotext.parse_time(at(45))
+PIECES = ["", "a", "node", "failed to drain", "日本語", "e\u0301", "👍🏽", "\x1b[31m", "\u202e", "x" * 25]
+CONTROLS = ["\n", "\n", "\t", "\r", "\v", "\f", "\n\n"]
+messages = st.lists(st.sampled_from(PIECES) | st.sampled_from(CONTROLS), max_size=8).map("".join)
+names = st.lists(st.sampled_from(["w", "worker-", "节点", "n\u0303", "long-node-name-"]), min_size=1, max_size=3).map(
+    "".join
+)
+STATES = ["Done", "Working", "Degraded", "Unavailable"]
+
+
+@st.composite
+def cluster(draw: st.DrawFn) -> tuple[Any, ...]:
+    cv = clusterversion()
+    ops = [
+        operator(f"op-{i}", version=draw(st.sampled_from(["4.14.0", "4.14.1"])),
+                 progressing=draw(st.sampled_from(["True", "False"])), reason=draw(messages),
+                 message=draw(messages))
+        for i in range(draw(st.integers(1, 4)))
+    ]  # fmt: skip
+    nodes = []
+    for role in ("master", "worker"):
+        for i, name in enumerate(draw(st.lists(names, max_size=13, unique=True))):
+            nodes.append(
+                node(f"{role}-{name}-{i}", role=role, desired=f"rendered-{role}-new",
+                     current=draw(st.sampled_from([f"rendered-{role}-old", f"rendered-{role}-new"])),
+                     state=draw(st.sampled_from(STATES)), reason=draw(messages),
+                     ready=draw(st.sampled_from(["True", "True", "False"])), ready_ltt=at(-60))
+            )  # fmt: skip
+    alerts = [
+        {
+            "labels": {"alertname": f"Alert{i}", "severity": draw(st.sampled_from(["warning", "critical"]))},
+            "annotations": {"summary": draw(messages), "description": draw(messages)},
+            "state": "firing",
+            "activeAt": at(draw(st.integers(1, 40))),
+        }
+        for i in range(draw(st.integers(0, 4)))
+    ]
+    return cv, ops, nodes, [pool("master"), pool("worker")], {"status": "success", "data": {"alerts": alerts}}
+
+
+@given(cluster(), st.sampled_from(["none", "all", "nodes", "health", "operators"]))
+def test_the_fast_writer_renders_what_the_reference_writer_renders(objects: tuple[Any, ...], details: str) -> None:
+    cv, ops, nodes, pools, alerts = objects
+    insights = compute.all_insights(cv, ops, nodes, pools, VERSIONS, NOW, alerts=alerts)
+    fast = render(insights, NOW, details)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(render_text, "TabWriter", ReferenceTabWriter)
+        reference = render(insights, NOW, details)
+    assert fast == reference
