@@ -5,7 +5,7 @@ The models (`status.updatestatus.insights.models`, and the publication metadata 
 `status.updatestatus.api.metadata`) are the one definition of the API. A client that only
 reads and prints insights should not pay for loading pydantic, so this generates, from the models'
 fields, plain classes (slots, deriving from each model's shape in `insights.kinds` or
-`insights.staleness`) and a strict reader per model: it takes a value only when it is exactly what
+`api.staleness`) and a strict reader per model: it takes a value only when it is exactly what
 the controller writes (JSON types as the fields declare them, camelCase names, every constraint
 of the field met) and raises `NotPlain` for anything else, which the caller then gives to the
 models to judge (`status.updatestatus.api.wire`). So whatever a plain reader takes, the model takes
@@ -74,7 +74,7 @@ def shape_of(model: type[BaseModel]) -> type:
     for base in model.__mro__[1:]:
         if base.__module__ in (kinds.__name__, staleness.__name__):
             return base
-    raise Unsupported(f"{model.__name__} derives from no shape in insights.kinds or insights.staleness")
+    raise Unsupported(f"{model.__name__} derives from no shape in insights.kinds or api.staleness")
 
 
 def constraints(items: list[Any]) -> dict[str, Any]:
@@ -308,7 +308,7 @@ def generate() -> str:
         "",
         "from cvo_py.runtime.gotext import parse_duration, parse_time",
     ]
-    for module in (kinds, staleness):
+    for module in sorted((kinds, staleness), key=lambda m: m.__name__):  # isort's order
         names = [s.__name__ for s in shapes if s.__module__ == module.__name__]
         if module is kinds:
             names += [e.__name__ for e in enums]

@@ -12,7 +12,7 @@ import ssl
 import subprocess
 import sys
 import urllib.request
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, TypeVar
@@ -387,6 +387,17 @@ def printable(data: dict[str, str] | None) -> str:
         f"{k}: |\n" + "".join(f"    {line}\n" for line in v.splitlines()) if "\n" in v else f"{k}: {v}"
         for k, v in sorted(data.items())
     )
+
+
+def most_in_any_window(times: Iterable[float], window: float) -> int:
+    """The most of `times` (say, of writes) in any `window` seconds [t, t + window), t sliding."""
+    ordered = sorted(times)
+    most, first = 0, 0
+    for last, when in enumerate(ordered):
+        while ordered[first] <= when - window:
+            first += 1
+        most = max(most, last - first + 1)
+    return most
 
 
 def histogram_summary(text: str, name: str) -> str:

@@ -11,6 +11,7 @@ import re
 from typing import Any
 
 from cvo_py.runtime.gotext import parse_duration, parse_time
+from status.updatestatus.api.staleness import ControllerIdentityShape, OmittedShape, PublicationMetadataShape
 from status.updatestatus.insights.kinds import (
     ClusterOperatorInsightShape,
     ClusterVersionAssessment,
@@ -35,7 +36,6 @@ from status.updatestatus.insights.kinds import (
     VersionMetadataShape,
     VersionShape,
 )
-from status.updatestatus.api.staleness import ControllerIdentityShape, OmittedShape, PublicationMetadataShape
 
 
 class NotPlain(Exception):

@@ -50,7 +50,7 @@ from status.updatestatus.api.configmap import CONFIGMAP, DATA_LIMIT, NAMESPACE, 
 from status.updatestatus.controller.alerts import AlertsPoller
 from status.updatestatus.controller.incremental import IncrementalInsights
 from status.updatestatus.controller.metrics import Metrics
-from status.updatestatus.controller.pacing import WritePacer
+from status.updatestatus.controller.pacing import WritePacer, current_as_of
 from status.updatestatus.controller.patches import SizedPlan, apply_patch, fit_patch, resource_version_newer
 from status.updatestatus.controller.transforms import (
     MCO_DEPLOYMENT,
@@ -74,11 +74,6 @@ DEPLOYMENTS = Resource("apps/v1", "Deployment", "deployments", True)
 SHARD_LABEL = "update-status.openshift.io/shard"
 UNASSESSABLE_PREFIX = wire.PREFIX_HEALTH + "unassessable-"  # see status.updatestatus.insights.faults
 
-def changed_values(before: Mapping[str, str], after: Mapping[str, str]) -> int:
-    """How many keys were added, removed or changed (unchanged values are mostly the same string
-    objects, so most comparisons are of identity)."""
-    changed = sum(1 for key, value in after.items() if (old := before.get(key)) is not value and old != value)
-    return changed + sum(1 for key in before if key not in after)
 
 
 # -- the controller ------------------------------------------------------------------------------
@@ -134,10 +129,9 @@ class UpdateStatusController:
         self.mcs.add_handler(self._on_machineconfig)
         self.loop = SyncLoop("update-status-sync", self.sync, resync=resync, min_interval=min_interval)
         self._writers = ThreadPoolExecutor(4, thread_name_prefix="usc-write")
-        # In a storm of changes, at most so many ConfigMap writes a second (see `pacing`).
+        # Every ConfigMap write takes a token: at most so many writes a second (see `pacing`).
         self.pacer = WritePacer()
         self._waiting: dict[str, float] = {}  # ConfigMaps whose write was deferred → since when
-        self._last_data: Mapping[str, str] = {}  # the insights the last sync computed
         self._lock = threading.Lock()
         self._pending_since: float | None = None
         # Per ConfigMap: our last write's response (fresher than the cache until its watch event),
@@ -284,8 +278,6 @@ class UpdateStatusController:
             ),
         )
         self.counts = self.insights.counts
-        self.pacer.changed(time.monotonic(), changed_values(self._last_data, data))
-        self._last_data = data
         self._report_faults(data)
         klog.v(4).info(
             "Computed %d insights (%d nodes reassessed) in %.0f ms",
@@ -321,25 +313,34 @@ class UpdateStatusController:
         deferred: list[str] = []
         retry_in: float | None = None
         try:
+            now = time.monotonic()
             if not stale and sorted(listed) == sorted(in_use) and all(self._view(n) for n in in_use):
                 # The usual case: the same shards, each ConfigMap changed independently, in parallel,
-                # as many as the pacer lets through now (all of them but in a storm).
+                # as many as the pacer lets through now (all of them unless many changes came at once).
                 order = [self.configmap, *in_use]
-                now = time.monotonic()
                 changing = [n for n in order if self._changes(n, fits[n], metas.get(n))]
                 # since when each has waited: until written, a deferred one keeps its place
                 self._waiting = waiting = {n: self._waiting.get(n, now) for n in changing}
-                chosen, retry_in = self.pacer.choose(now, waiting)
+                chosen, retry_in = self.pacer.choose(now, waiting, last=self.configmap)
                 deferred = [n for n in waiting if n not in chosen]
+                if self.configmap in chosen and deferred:
+                    # The stamp says how old the oldest published insight may be.
+                    behind = now - current_as_of(now, waiting, chosen)
+                    metas[self.configmap] = self._metadata(main, meta_omitted, changed, behind)
                 results = list(self._writers.map(publish, [n for n in order if n not in deferred]))
-                for name in deferred:  # not written, but what it leaves out is still left out
-                    fit = fits[name]
-                    omitted.extend(fit.omitted if fit is not None else ())
             else:
                 # The layout changes: one at a time, in the order that lets a client reading in
-                # between find every insight (see `layout_write_order`).
-                results = [publish(name) for name in wire.layout_write_order(in_use, listed, stale)]
-                self._waiting = {}
+                # between find every insight (see `layout_write_order`), once the pacer has room.
+                layout = wire.layout_write_order(in_use, listed, stale)
+                wait = self.pacer.wait_for(now, sum(1 for n in layout if self._changes(n, fits[n], metas.get(n))))
+                if wait > 0:
+                    deferred, retry_in, results = layout, wait, []
+                else:
+                    results = [publish(name) for name in layout]
+                    self._waiting = {}
+            for name in deferred:  # not written, but what it leaves out is still left out
+                fit = fits[name]
+                omitted.extend(fit.omitted if fit is not None else ())
             for written, skipped in results:
                 wrote += written
                 omitted.extend(skipped)
@@ -353,14 +354,15 @@ class UpdateStatusController:
         self._waiting = {name: since for name, since in self._waiting.items() if name in deferred}
         self._report_omitted(tuple(omitted), data)
         if deferred:
-            # A storm: the rest when the pacer has room (or at the next change), as one more sync.
+            # The rest when the pacer has room (or at the next change), as one more sync.
             self._still_pending(pending_since)
             self.loop.poke_in(retry_in or 0.0)
             klog.v(4).info("Writes of %d ConfigMaps deferred %.2f s (many changes at once)", len(deferred), retry_in)
         else:
             self.last_publish = time.time()
         if not wrote:
-            klog.v(4).info("ConfigMap API %s/%s is up to date", self.namespace, self.configmap)
+            if not deferred:
+                klog.v(4).info("ConfigMap API %s/%s is up to date", self.namespace, self.configmap)
             return
         finished = time.monotonic()
         if self.metrics:
@@ -397,8 +399,9 @@ class UpdateStatusController:
             plan = SizedPlan(patch, plan.size, plan.omitted)
         return plan
 
-    def _metadata(self, main: JSON, omitted: list[str], insights_changed: bool) -> str:
-        """The metadata value to publish: refreshed when the insights change and once per resync."""
+    def _metadata(self, main: JSON, omitted: list[str], insights_changed: bool, behind: float = 0.0) -> str:
+        """The metadata value to publish: refreshed when the insights change and once per resync,
+        stamped `behind` seconds before now when some of the insights it stands for are that old."""
         published = (main.get("data") or {}).get(metadata.META_KEY)
         previous = None
         if published is not None:
@@ -407,7 +410,11 @@ class UpdateStatusController:
             except metadata.MetadataError:
                 previous = None  # someone else's value under our key: rewritten
         desired = metadata.build(
-            gotext.to_now(self._now()), self.identity, __version__, int(self.resync * gotext.SECOND), omitted
+            gotext.to_now(self._now()) - round(behind * gotext.SECOND),
+            self.identity,
+            __version__,
+            int(self.resync * gotext.SECOND),
+            omitted,
         )
         chosen = metadata.refresh(previous, desired, insights_changed)
         return published if chosen is previous and published is not None else metadata.encode(chosen)
