@@ -17,7 +17,7 @@ from cvo_py.runtime.kube import CONFIGMAPS, MACHINECONFIGPOOLS, MACHINECONFIGS, 
 from cvo_py.testing import usc as h
 from cvo_py.testing.cluster import LocalCluster
 from cvo_py.testing.mco import DESIRED_CONFIG, MCO, STATE
-from status.updatestatus import wire
+from status.updatestatus.api import wire
 from status.updatestatus.controller.pacing import WritePacer
 
 OLD, NEW = "4.15.8", "4.16.0"
