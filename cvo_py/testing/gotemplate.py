@@ -15,7 +15,7 @@ A string literal is how a manifest writes text that must reach the cluster with 
 as a Prometheus template: `{{ "{{ $labels.name }}" }}` renders as `{{ $labels.name }}`. Anything
 else is a TemplateError: what Go refuses (undefined variables and functions, unknown fields,
 unterminated actions and strings) and what Go would accept but no manifest needs. The test
-`tests/cvo_py/test_manifest_render.py` renders every install/ file with Go itself and compares, and
+`tests/cvo_py/testing/test_gotemplate.py` renders every install/ file with Go itself and compares, and
 compares the two on random templates.
 """
 

@@ -106,7 +106,7 @@ SERVING = ("start", "update-status-controller")
 
 # The kind of every value-taking flag of every subcommand (`MALFORMED` above lists
 # what each kind must refuse), and the switches, which take no value. A flag missing here fails
-# tests/cvo_py/test_flags.py: a new flag is tried with its class's malformed values.
+# tests/cvo_py/cli/test_flags.py: a new flag is tried with its class's malformed values.
 FLAG_KINDS: dict[tuple[str, str], str] = {
     **{(sub, "--kubeconfig"): "kubeconfig" for sub in SUBCOMMANDS},
     **{(sub, "--v"): "verbosity" for sub in SUBCOMMANDS},

@@ -26,7 +26,7 @@ from cvo_py.testing.clusterversion import (
 )
 from cvo_py.testing.wait import wait_until
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 
 
 def run_cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:

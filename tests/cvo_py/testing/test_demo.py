@@ -18,7 +18,7 @@ from cvo_py.testing.cluster import LocalCluster
 from cvo_py.testing.clusterversion import progress_count
 from cvo_py.testing.usc import node_condition, nodes_in_phase
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 DEMO = REPO / "hack" / "demo.py"
 
 

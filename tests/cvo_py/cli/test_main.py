@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 
 
 def cvo(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:

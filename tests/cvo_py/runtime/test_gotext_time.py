@@ -232,7 +232,7 @@ def test_duration_arithmetic_at_the_int64_bounds_is_gos(tmp_path: Path) -> None:
 def test_api_timestamps_are_formatted_only_in_gotext() -> None:
     """metav1.Time and MicroTime are written by gotext alone (one copy elsewhere once skipped the UTC
     conversion): no other module of the product formats a timestamp with strftime."""
-    repo = Path(__file__).resolve().parents[2]
+    repo = Path(__file__).resolve().parents[3]
     home = repo / "cvo_py/runtime/gotext.py"
     found = [
         f"{path.relative_to(repo)}:{n}"

@@ -28,7 +28,7 @@ from cvo_py.runtime.serving.tls import (
 )
 from cvo_py.testing.certs import pinned_client_context
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[4]
 
 # -- flags → options (pure) -------------------------------------------------------------------------
 

@@ -29,7 +29,7 @@ from cvo_py.testing.manifests import LOCAL_ENDPOINTS
 from cvo_py.testing.wait import wait_until
 from payload.podspec import POD_LABEL_KEY, POD_LABEL_SELECTOR, POD_LABEL_VALUE
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 ERRATA = "https://access.redhat.com/errata/RHSA-2024:0001"
 CHANNELS_KEY = "io.openshift.upgrades.graph.release.channels"
 

@@ -17,7 +17,7 @@ from payload.release import Release
 from status.clusterversion.metrics import StatusCollector, WriteCounts
 from status.updatestatus.controller.sync import UpdateStatusController
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 
 METRIC_TOKEN = re.compile(r"\b(?:cluster_|update_status_controller_)[a-z0-9_]*")
 NOW = "2026-11-21T10:00:00Z"

@@ -1,7 +1,7 @@
 """The metrics server's bounds (cvo_py/runtime/serving/server.py): header size and count as Go bounds them,
 read and idle timeouts, a connection cap whose reserve keeps the probes answering, header bytes
 bounded across connections; over HTTP and HTTPS. The real processes under attack are in
-test_serving_attack_live.py; the memory bound under an rlimit is at the end of this file."""
+test_endpoints_under_attack.py; the memory bound under an rlimit is at the end of this file."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ from cvo_py.testing.hostile.clients import Attack, metrics_server_child, probe, 
 from cvo_py.testing.hostile.files import peak_rss
 from cvo_py.testing.wait import wait_until
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[4]
 PROBE_BOUND = 5.0  # seconds: generous for a loaded 2-core machine; bench/hostile_inputs.py prints the figures
 FAST = ServingLimits(header_timeout=1.0, idle_timeout=1.5, write_timeout=2.0, max_connections=24, reserve=4)
 

@@ -13,7 +13,7 @@ import pytest
 
 from cvo_py.testing import shared
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 OPT_OUT = f"{shared.WITHOUT_SHARED}=1"
 
 
