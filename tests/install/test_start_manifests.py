@@ -40,7 +40,7 @@ from payload.retrieval import JOBS
 pytestmark = pytest.mark.usefixtures("clusterversion_cleanup")
 
 # Granted, but not requested in this cycle, which records every Event once: a repeated Event is
-# bumped with a patch (status/events.py; tests/payload/test_payload_events.py repeats one).
+# bumped with a patch (status/events.py; tests/payload/test_events.py repeats one).
 NOT_IN_THIS_CYCLE = {("events", "patch")}
 TARGET = "quay.io/openshift-release-dev/ocp-release@sha256:" + "7a" * 32
 THANOS_PORT = 9091  # the port of the Deployment's (default) --promql-url
