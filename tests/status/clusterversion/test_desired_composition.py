@@ -2,7 +2,7 @@
 status it wrote, with the same observations and a later `now` within every grace period, changes
 nothing (no condition flips, no transition time moves, no history entry is added), in every state
 the status tests build. How the grace periods themselves move conditions is in
-test_cvstatus_progress.py."""
+test_progress.py."""
 
 from __future__ import annotations
 
