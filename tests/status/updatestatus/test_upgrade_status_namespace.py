@@ -17,12 +17,13 @@ import pytest
 from cvo_py.runtime import gotext
 from cvo_py.runtime.gotext import SECOND
 from cvo_py.runtime.kube import CONFIGMAPS, LEASES, ApiError, KubeClient, Resource
+from cvo_py.testing import manifests
 from cvo_py.testing import usc as h
 from cvo_py.testing.cluster import LocalCluster
 from cvo_py.testing.wait import wait_until
 from status.updatestatus.api import metadata
 from status.updatestatus.api.metadata import META_KEY
-from status.updatestatus.api.names import CONFIGMAP, LEASE, SHARD_PREFIX
+from status.updatestatus.api.names import CONFIGMAP, LEASE, SHARD_PREFIX, SHARDS_KEY
 
 
 def published(kube: KubeClient, namespace: str) -> dict[str, str] | None:
@@ -81,6 +82,51 @@ def test_a_moved_controller_is_read_with_the_same_namespace_as_the_default_one_w
         for cm in copied:
             if cm["metadata"]["name"] != CONFIGMAP:  # the main one is `update_without_nodes`'s to remove
                 _delete(kube, CONFIGMAPS, cm["metadata"]["name"])
+
+
+def test_what_a_one_shot_read_warns_about_names_the_namespace_given(
+    cluster: LocalCluster, kube: KubeClient, namespace: str, moved_controller: h.ControllerProcess, tmp_path: Path
+) -> None:
+    """A reader who may read the ConfigMaps in X but not the Lease, and a listed shard that is not
+    there: both warnings name X, where they were read, not the default namespace."""
+    h.wait_for("the insights published in the moved namespace", lambda: published(kube, namespace), timeout=60)
+    assert moved_controller.stop() == 0
+    data = published(kube, namespace)
+    assert data is not None
+    missing = SHARD_PREFIX + "7"
+    h.delete_configmap(kube, namespace)
+    h.create_configmap(kube, namespace, {**data, SHARDS_KEY: f'["{missing}"]'})
+    reader = "configmap-reader"
+    rbac = [
+        {
+            "apiVersion": "rbac.authorization.k8s.io/v1",
+            "kind": "Role",
+            "metadata": {"name": reader, "namespace": namespace},
+            "rules": [{"apiGroups": [""], "resources": ["configmaps"], "verbs": ["get", "list"]}],
+        },
+        {
+            "apiVersion": "rbac.authorization.k8s.io/v1",
+            "kind": "RoleBinding",
+            "metadata": {"name": reader, "namespace": namespace},
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": reader},
+            "subjects": [{"kind": "ServiceAccount", "name": reader, "namespace": namespace}],
+        },
+    ]
+    manifests.apply(kube, rbac)
+    kubeconfig = cluster.write_kubeconfig(
+        tmp_path / "reader.kubeconfig", cluster.service_account_token(namespace, reader)
+    )
+    now_text = "--now=" + gotext.format_time(metadata.decode(data[META_KEY]).computed_at + SECOND)
+
+    def read() -> str | None:  # RBAC reaches the authorizer shortly after it is written
+        out = h.upgrade_status(kubeconfig, "--namespace", namespace, now_text)
+        return out if "(exit " not in out else None
+
+    out = wait_until(read, timeout=30, what="the reader's first read")
+    warnings = [line for line in out.splitlines() if line.startswith("warning: ")]
+    assert f"warning: cannot read the update status controller's Lease {namespace}/{LEASE} (403 Forbidden)" in out
+    assert f"warning: ConfigMap {namespace}/{missing} (a listed shard) does not exist" in out, out
+    assert len(warnings) == 2 and not any(h.NAMESPACE in w for w in warnings), warnings
 
 
 def _delete(kube: KubeClient, resource: Resource, name: str) -> None:
