@@ -135,8 +135,7 @@ def detect_namespace(explicit: str | None, sa_file: str = SA_NAMESPACE_FILE) -> 
 
 
 def validate(args: argparse.Namespace) -> Options:
-    from cvo_py.cli.common import UsageError
-    from cvo_py.runtime.gotext import go_quote
+    from cvo_py.cli.common import UsageError, checked_namespace
     from cvo_py.runtime.serving.options import ListenAddressError, ServingConfigError, serving_options
 
     timings = LeaseTimings(
@@ -153,9 +152,7 @@ def validate(args: argparse.Namespace) -> Options:
     except (ListenAddressError, ServingConfigError) as exc:
         raise UsageError(str(exc)) from None
     alerts = prometheus_flags.api(args, "alerts")
-    namespace = detect_namespace(args.namespace)
-    if not _is_dns_label(namespace):
-        raise UsageError(f"invalid --namespace {go_quote(namespace)}: want a DNS label")
+    namespace = checked_namespace(detect_namespace(args.namespace))
     pod = os.environ.get("POD_NAME")
     return Options(
         kubeconfig=args.kubeconfig,
@@ -168,15 +165,6 @@ def validate(args: argparse.Namespace) -> Options:
         serving=serving,
         alerts=alerts,
         alerts_interval=args.alerts_interval,
-    )
-
-
-def _is_dns_label(text: str) -> bool:
-    return (
-        0 < len(text) <= 63
-        and text[0].isalnum()
-        and text[-1].isalnum()
-        and all(c.islower() or c.isdigit() or c == "-" for c in text)
     )
 
 

@@ -15,6 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from status.updatestatus.api.names import NAMESPACE
+
 if TYPE_CHECKING:
     from status.updatestatus.client.live import PublishedReads
 
@@ -27,6 +29,7 @@ class Options:
     dump_format: str  # --format
     details: str
     now: int | None  # ns since the epoch; None: the snapshot's rule, or the wall clock
+    namespace: str = NAMESPACE  # where the controller publishes (its --namespace); live reads only
     watch: bool = False  # --watch: shown again whenever the insights change, until Ctrl-C
 
 
@@ -60,6 +63,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="the layout of --from: auto, must-gather, insights or snapshot (default auto: detected)",
     )
     parser.add_argument(
+        "--namespace",
+        default=None,
+        help="the namespace the update status controller publishes in: the value of its --namespace "
+        f"(default {NAMESPACE}). Live cluster only",
+    )
+    parser.add_argument(
         "--watch",
         action="store_true",
         help="Keep watching: show the insights again whenever they are published anew (no polling), in "
@@ -82,7 +91,7 @@ def logs(args: argparse.Namespace) -> bool:
 
 
 def validate(args: argparse.Namespace) -> Options:
-    from cvo_py.cli.common import UsageError
+    from cvo_py.cli.common import UsageError, checked_namespace
     from cvo_py.runtime import gotext
     from status.updatestatus.client.details import DETAILS
 
@@ -115,6 +124,11 @@ def validate(args: argparse.Namespace) -> Options:
         raise UsageError("--format applies to --from only")
     if args.watch and (dump is not None or mock is not None):
         raise UsageError("--watch follows a live cluster: it cannot be used with --from or --mock-clusterversion")
+    if args.namespace is not None and (dump is not None or mock is not None):
+        raise UsageError(
+            "--namespace names where a live cluster publishes: it cannot be used with --from or --mock-clusterversion"
+        )
+    namespace = checked_namespace(NAMESPACE if args.namespace is None else args.namespace)
     if args.watch and now is not None:
         raise UsageError("--watch shows the insights as time goes by: it cannot be used with --now")
     return Options(
@@ -124,6 +138,7 @@ def validate(args: argparse.Namespace) -> Options:
         dump_format=args.dump_format,
         details=args.details,
         now=now,
+        namespace=namespace,
         watch=args.watch,
     )
 
@@ -208,14 +223,16 @@ def _watch(options: Options) -> int:
 
     client = connect(options.kubeconfig, user_agent="cvo-py (upgrade-status --watch)")
     tty = sys.stdout.isatty()
-    return watching.watch(client, options.details, sys.stdout, tty=tty, size=watching.terminal_size)
+    return watching.watch(
+        client, options.details, sys.stdout, namespace=options.namespace, tty=tty, size=watching.terminal_size
+    )
 
 
 def _start_live_reads(options: Options) -> PublishedReads:
     from cvo_py.runtime.kube import connect
     from status.updatestatus.client.live import PublishedReads
 
-    return PublishedReads(connect(options.kubeconfig, user_agent="cvo-py (upgrade-status)"))
+    return PublishedReads(connect(options.kubeconfig, user_agent="cvo-py (upgrade-status)"), options.namespace)
 
 
 def _from_dump(options: Options) -> str:

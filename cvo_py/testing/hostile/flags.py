@@ -80,7 +80,8 @@ MALFORMED: dict[str, tuple[str, ...]] = {
         "abc", "", "0", "-5", "-5s", "nan", "inf", "1e9", "1e400", "1e-300", "0.001", "15ss", "\uff11\uff15",
         " 15", "1_0", "1d", ESC, LONG,
     ),
-    "dns-label": ("", "Bad_NS", "-ns", "ns-", "a" * 64, ESC, LONG),
+    # non-ASCII letters and digits pass str.islower/isalnum: the API server refuses them
+    "dns-label": ("", "Bad_NS", "-ns", "ns-", "a.b", "a" * 64, "caf\u00e9", "\u0663", "\uff41", ESC, LONG),
     "node-name": ("", "Node_1", "UPPER", "-a", "a..b", "a" * 254, ESC, LONG),
     "pull-spec": ("", "a b", "quay.io/x\t", "quay.io/" + ESC, "quay.io/\u00e9"),
     "go-bool": ("maybe", "", "yes", "tRuE", "true", ESC),
@@ -123,7 +124,7 @@ FLAG_KINDS: dict[tuple[str, str], str] = {
     ("start", "--promql-ca-file"): "ca-file",
     ("start", "--promql-token-file"): "token-file",
     ("start", "--always-enable-capabilities"): "capabilities",
-    ("update-status-controller", "--namespace"): "dns-label",
+    **{(sub, "--namespace"): "dns-label" for sub in ("update-status-controller", "upgrade-status")},
     **{
         ("update-status-controller", flag): "duration"
         for flag in (

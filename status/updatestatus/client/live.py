@@ -1,6 +1,6 @@
 """Reading the published insights from the cluster: the ConfigMap, its shards and the controller's Lease.
 
-    reads = PublishedReads(client)      # the requests leave now
+    reads = PublishedReads(client, namespace)   # the requests leave now
     ...                                 # load the models and the renderer meanwhile
     insights, warnings = reads.result(now)
 
@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from cvo_py.runtime.kube import CONFIGMAPS, LEASES, ApiError, KubeClient
-from status.updatestatus.api.names import CONFIGMAP, LEASE, NAMESPACE
+from status.updatestatus.api.names import CONFIGMAP, LEASE
 
 if TYPE_CHECKING:
     from status.updatestatus.api.staleness import LeaseState, PublicationMetadataShape
@@ -48,9 +48,9 @@ MISSING_SHARD = "(a listed shard) does not exist"
 LOST = "the insights it holds are not shown"
 
 
-def missing_shard(name: str) -> str:
+def missing_shard(namespace: str, name: str) -> str:
     """The warning about a listed shard that does not exist."""
-    return f"ConfigMap {NAMESPACE}/{name} {MISSING_SHARD}: {LOST}"
+    return f"ConfigMap {namespace}/{name} {MISSING_SHARD}: {LOST}"
 
 
 class ReadError(Exception):
@@ -59,15 +59,17 @@ class ReadError(Exception):
 
 
 class PublishedReads:
-    """The reads of the published insights, in flight from construction until `result()`."""
+    """The reads of the published insights in `namespace` (where the controller publishes: its
+    `--namespace`), in flight from construction until `result()`."""
 
-    def __init__(self, client: KubeClient) -> None:
+    def __init__(self, client: KubeClient, namespace: str) -> None:
         self._client = client
+        self._namespace = namespace
         self._closed = threading.Event()
         self._by_name = threading.Semaphore(SHARD_READERS)
         # the LIST and the Lease first, then any GETs by name that `result()` finds it needs
         self._listed = Read(self._list, closed=self._closed)
-        self._lease = Read(lambda: client.get(LEASES, LEASE, namespace=NAMESPACE), closed=self._closed)
+        self._lease = Read(lambda: client.get(LEASES, LEASE, namespace=namespace), closed=self._closed)
 
     def close(self) -> None:
         """Cancel the reads not started yet; those in flight end on their own."""
@@ -91,13 +93,13 @@ class PublishedReads:
         }
         shards = [(listed[name], "") if name in listed else by_name[name].result() for name in layout.shards]
         self.close()
-        lease = _lease_state(self._lease)
+        lease = _lease_state(self._lease, self._namespace)
         return assemble(layout, [(data_of(shard), problem) for shard, problem in shards], lease, now)
 
     def _list(self) -> tuple[dict[str, Any], bool]:
         """The namespace's ConfigMaps by name, and whether that is all of them (one complete page)."""
         try:
-            page = self._client.list(CONFIGMAPS, namespace=NAMESPACE, limit=LIST_PAGE)
+            page = self._client.list(CONFIGMAPS, namespace=self._namespace, limit=LIST_PAGE)
         except ApiError as exc:
             if exc.status == 403:  # may read them by name only
                 return {}, False
@@ -119,17 +121,17 @@ class PublishedReads:
             return None, f"{exc}: {LOST}"
         except ApiError as exc:
             why = f"{exc.status} {exc.reason}".strip()
-            return None, f"ConfigMap {NAMESPACE}/{name} (a listed shard) cannot be read ({why}): {LOST}"
+            return None, f"ConfigMap {self._namespace}/{name} (a listed shard) cannot be read ({why}): {LOST}"
 
     def _get(self, name: str, complete: bool, missing: str) -> Any:
         """ConfigMap `name`, known missing when a complete LIST did not have it."""
         if complete:
-            raise ReadError(f"ConfigMap {NAMESPACE}/{name} {missing}")
+            raise ReadError(f"ConfigMap {self._namespace}/{name} {missing}")
         try:
-            return self._client.get(CONFIGMAPS, name, namespace=NAMESPACE)
+            return self._client.get(CONFIGMAPS, name, namespace=self._namespace)
         except ApiError as exc:
             if exc.is_not_found():
-                raise ReadError(f"ConfigMap {NAMESPACE}/{name} {missing}") from None
+                raise ReadError(f"ConfigMap {self._namespace}/{name} {missing}") from None
             raise
 
 
@@ -278,11 +280,11 @@ def data_of(configmap: Any) -> dict[str, Any]:
     return data if isinstance(data, dict) else {}
 
 
-def _lease_state(read: Read) -> LeaseState:
-    """The controller's leader-election Lease, or a one-line reason why it could not be read."""
+def _lease_state(read: Read, namespace: str) -> LeaseState:
+    """The controller's leader-election Lease in `namespace`, or a one-line reason why it could not be read."""
     from status.updatestatus.api import staleness
 
-    where = f"{NAMESPACE}/{LEASE}"
+    where = f"{namespace}/{LEASE}"
     try:
         lease = read.result()
     except ApiError as exc:

@@ -1,9 +1,10 @@
 """`upgrade-status --watch`: the insights as they are published, shown again when they change.
 
-    code = watch(client, details, out)     # until Ctrl-C (KeyboardInterrupt): 130
+    code = watch(client, details, out, namespace=ns)     # until Ctrl-C (KeyboardInterrupt): 130
 
-No polling: the project's informer watches the ConfigMaps of the API's namespace (the main one
-and its shards) and the controller's Lease, and each change wakes the loop, which assembles the
+No polling: the project's informer watches the ConfigMaps of `namespace` (where the controller
+publishes: its `--namespace`, given as `upgrade-status --namespace`), the main one and its shards,
+and the controller's Lease there; each change wakes the loop, which assembles the
 insights again as a one-shot `upgrade-status` does (`status.updatestatus.client.live`; only values
 that changed are read again) and shows them when what it would show differs. Time alone changes
 what is shown only at known moments, when the insights turn stale (twice the resync period after
@@ -33,7 +34,7 @@ from cvo_py.runtime.gotext import SECOND
 from cvo_py.runtime.informer import Informer
 from cvo_py.runtime.kube import CONFIGMAPS, LEASES, KubeClient
 from status.updatestatus.api import staleness, wire
-from status.updatestatus.api.names import CONFIGMAP, LEASE, NAMESPACE
+from status.updatestatus.api.names import CONFIGMAP, LEASE
 from status.updatestatus.client import live as published
 from status.updatestatus.client.render import RenderError, RowMemo, render, warning_text
 
@@ -84,6 +85,7 @@ class View:
 
 
 def compose(
+    namespace: str,
     configmaps: dict[str, Any],
     lease: staleness.LeaseState,
     details: str,
@@ -91,7 +93,7 @@ def compose(
     watch_problems: list[str],
     memo: RowMemo | None = None,
 ) -> View:
-    """The view of the namespace's ConfigMaps (by name) and the Lease (pure but for `cache`, the
+    """The view of `namespace`'s ConfigMaps (by name) and the Lease (pure but for `cache`, the
     reads of the previous view, and `memo`, its rows of nodes: what did not change is not read or
     worked out again)."""
     memo = memo if memo is not None else RowMemo()
@@ -99,13 +101,15 @@ def compose(
     problems = [f"watch: {p}" for p in watch_problems]
     if main is None:
         missing = (
-            f"ConfigMap {NAMESPACE}/{CONFIGMAP} does not exist: no update status insights are published "
+            f"ConfigMap {namespace}/{CONFIGMAP} does not exist: no update status insights are published "
             "(create it to opt in); waiting for it\n"
         )
         return View(None, lease, problems, [], [], details, memo, missing)
     layout = published.read_main(published.data_of(main))
     shards = [
-        (published.data_of(configmaps[name]), "") if name in configmaps else ({}, published.missing_shard(name))
+        (published.data_of(configmaps[name]), "")
+        if name in configmaps
+        else ({}, published.missing_shard(namespace, name))
         for name in layout.shards
     ]
 
@@ -195,12 +199,13 @@ class Screen:
 
 
 class Sources:
-    """The informers of the namespace's ConfigMaps and of the Lease; `changed` is set on every event."""
+    """The informers of `namespace`'s ConfigMaps and of the Lease there; `changed` is set on every event."""
 
-    def __init__(self, client: KubeClient) -> None:
+    def __init__(self, client: KubeClient, namespace: str) -> None:
+        self.namespace = namespace
         self.changed = threading.Event()
-        self.configmaps = Informer(client, CONFIGMAPS, namespace=NAMESPACE)
-        self.lease = Informer(client, LEASES, namespace=NAMESPACE, field_selector=f"metadata.name={LEASE}")
+        self.configmaps = Informer(client, CONFIGMAPS, namespace=namespace)
+        self.lease = Informer(client, LEASES, namespace=namespace, field_selector=f"metadata.name={LEASE}")
         for informer in (self.configmaps, self.lease):
             informer.add_handler(lambda _type, _obj, _old: self.changed.set())
 
@@ -218,17 +223,17 @@ class Sources:
         lease_problem = self.lease.failing
         if lease_problem:
             lease = staleness.LeaseState(
-                problem=f"cannot watch the update status controller's Lease {NAMESPACE}/{LEASE} ({lease_problem}): "
-                "whether the controller is running is not known"
+                problem="cannot watch the update status controller's Lease "
+                f"{self.namespace}/{LEASE} ({lease_problem}): whether the controller is running is not known"
             )
         elif not self.lease.has_synced:
             lease = staleness.LeaseState(missing=True)  # not listed yet: said by the data's age alone
         else:
-            found = self.lease.get(LEASE, NAMESPACE)
+            found = self.lease.get(LEASE, self.namespace)
             lease = staleness.lease_state(found) if found is not None else staleness.LeaseState(missing=True)
         problems = []
         if self.configmaps.failing:
-            problems.append(f"ConfigMaps in {NAMESPACE} not watched ({self.configmaps.failing}); retrying")
+            problems.append(f"ConfigMaps in {self.namespace} not watched ({self.configmaps.failing}); retrying")
         return configmaps, lease, problems
 
 
@@ -237,17 +242,18 @@ def watch(
     details: str,
     out: TextIO,
     *,
+    namespace: str,
     tty: bool,
     size: Callable[[], tuple[int, int]],
     clock: Callable[[], int] = time.time_ns,
 ) -> int:
-    """Show the insights until Ctrl-C: exit 130. A reader who may not list ConfigMaps in the
-    namespace, or cannot reach the API server, is told so in one line by the caller (the client's
+    """Show the insights published in `namespace` until Ctrl-C: exit 130. A reader who may not
+    list ConfigMaps in the namespace, or cannot reach the API server, is told so in one line by the caller (the client's
     errors, raised before anything is shown)."""
-    client.list(CONFIGMAPS, namespace=NAMESPACE, limit=1)  # can we watch at all? (403: one line, exit 1)
+    client.list(CONFIGMAPS, namespace=namespace, limit=1)  # can we watch at all? (403: one line, exit 1)
     # Problems of the watches are shown in the frame, where they are current, not logged over it.
     logging.getLogger("cvo_py.runtime.informer").setLevel(logging.ERROR)
-    sources = Sources(client)
+    sources = Sources(client, namespace)
     screen = Screen(out, tty, size)
     resized = threading.Event()
 
@@ -270,7 +276,7 @@ def watch(
             if view is None or sources.changed.is_set():
                 sources.changed.clear()
                 configmaps, lease, problems = sources.snapshot()
-                view = compose(configmaps, lease, details, cache, problems, memo)
+                view = compose(namespace, configmaps, lease, details, cache, problems, memo)
             screen.show(view.body(now), view.computed_at, now, again=resized.is_set())
             resized.clear()
             due_at = view.due(now)
@@ -303,4 +309,3 @@ def terminal_size(out: TextIO = sys.stdout) -> tuple[int, int]:
         return size.columns, size.lines
     except (OSError, ValueError):
         return 80, 24
-

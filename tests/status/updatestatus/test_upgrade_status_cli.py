@@ -24,6 +24,7 @@ from cvo_py.testing.insight_objects import at, clusterversion, node, operator, p
 from cvo_py.testing.wait import wait_until
 from status.updatestatus.api import configmap, metadata
 from status.updatestatus.api.metadata import META_KEY
+from status.updatestatus.api.names import NAMESPACE
 from status.updatestatus.client import live as published
 from status.updatestatus.client import snapshot
 from status.updatestatus.client.render import render
@@ -93,12 +94,42 @@ def test_snapshot_mode_defaults_now_to_the_snapshot_rule(capsys: pytest.CaptureF
         (["--watch", "--mock-clusterversion", "/x/a-cv.yaml"], "--watch follows a live cluster"),
         (["--watch", "--from", "/x/must-gather"], "--watch follows a live cluster"),
         (["--watch", "--now", "2024-01-01T00:00:00Z"], "it cannot be used with --now"),
+        (["--namespace", "moved", "--from", "/x/must-gather"], "--namespace names where a live cluster publishes"),
+        (["--namespace", "moved", "--mock-clusterversion", "/x/a-cv.yaml"], "it cannot be used with --from or"),
+        (["--namespace", "Not_A_Label"], 'invalid --namespace "Not_A_Label": want a DNS label'),
+        (["--watch", "--namespace", "caf\u00e9"], 'invalid --namespace "caf\u00e9": want a DNS label'),
     ],
 )
 def test_bad_flags_exit_2_with_one_line(capsys: pytest.CaptureFixture[str], args: list[str], message: str) -> None:
     code, out, err = run(capsys, *args)
     assert code == 2 and out == ""
     assert message in err and err.count("\n") == 1
+
+
+def test_namespace_defaults_to_where_the_controller_publishes_by_default() -> None:
+    from cvo_py.cli import update_status_controller, upgrade_status
+    from cvo_py.cli.main import build_parser
+
+    def options(*args: str) -> upgrade_status.Options:
+        return upgrade_status.validate(build_parser().parse_args(["upgrade-status", *args]))
+
+    assert options().namespace == NAMESPACE == update_status_controller.DEFAULT_NAMESPACE
+    assert options("--namespace", "moved-0").namespace == "moved-0"
+    assert options("--watch", "--namespace", "moved-0").namespace == "moved-0"
+
+
+@pytest.mark.parametrize("value", ["", "Not_A_Label", "caf\u00e9", "\u0663", "a" * 64, "-a", "a-", "a.b", "a\nb"])
+def test_both_commands_refuse_the_same_namespaces_with_the_same_line(
+    capsys: pytest.CaptureFixture[str], value: str
+) -> None:
+    lines = set()
+    for command in ("upgrade-status", "update-status-controller"):
+        code = cli.main([command, f"--namespace={value}"])
+        out, err = capsys.readouterr()
+        assert (code, out) == (2, ""), command
+        assert err.count("\n") == 1 and "want a DNS label" in err, (command, err)
+        lines.add(err.split(f"{command}: ", 1)[1])  # after the program and command name
+    assert len(lines) == 1, lines
 
 
 def test_missing_snapshot_file_exits_2_naming_it(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:

@@ -39,19 +39,19 @@ def held(renewed: int = NOW, seconds: int = 15) -> staleness.LeaseState:
 def test_a_view_shows_what_a_one_shot_run_shows_and_reads_only_changed_values_again() -> None:
     cache: wire.Reads = {}
     maps = configmaps(shards=True)
-    view = compose(maps, held(), "all", cache, [])
+    view = compose(NAMESPACE, maps, held(), "all", cache, [])
     assert view.body(NOW + SECOND) == render(sample_insights(), NOW + SECOND, "all")
     assert view.computed_at == NOW
     before = dict(cache)
     changed = configmaps(shards=True)
     key = next(k for k in changed[configmap.shard_name(0)]["data"])  # type: ignore[union-attr]
     changed[configmap.shard_name(0)]["data"][key] = before[key][0] + " "  # type: ignore[index]
-    compose(changed, held(), "all", cache, [])
+    compose(NAMESPACE, changed, held(), "all", cache, [])
     assert [k for k in cache if cache[k][1] is not before[k][1]] == [key]
 
 
 def test_time_alone_changes_the_warnings_when_the_data_turns_stale_and_the_lease_expires() -> None:
-    view = compose(configmaps(), held(seconds=15), "none", {}, [])
+    view = compose(NAMESPACE, configmaps(), held(seconds=15), "none", {}, [])
     assert view.warnings(NOW + SECOND) == []
     assert view.due(NOW + SECOND) == NOW + 15 * SECOND + 1  # the Lease expires first
     [expired] = view.warnings(NOW + 20 * SECOND)
@@ -62,14 +62,18 @@ def test_time_alone_changes_the_warnings_when_the_data_turns_stale_and_the_lease
     assert view.due(NOW + 2 * RESYNC + 1) is None
     # the health section is rendered again once, when its caveat comes with the first warning
     assert "Update health is not known" in view.body(NOW + 20 * SECOND)
-    assert "Update health is not known" not in compose(configmaps(), held(), "none", {}, []).body(NOW + SECOND)
+    assert "Update health is not known" not in compose(NAMESPACE, configmaps(), held(), "none", {}, []).body(
+        NOW + SECOND
+    )
 
 
 def test_problems_of_the_watch_and_of_the_data_are_shown_in_one_shot_order() -> None:
     maps = configmaps(shards=True)
     del maps[configmap.shard_name(0)]
     maps[CONFIGMAP]["data"]["usc-co-broken"] = "{"  # type: ignore[index]
-    view = compose(maps, held(seconds=0), "none", {}, ["ConfigMaps in ns not watched (403 Forbidden); retrying"])
+    view = compose(
+        NAMESPACE, maps, held(seconds=0), "none", {}, ["ConfigMaps in ns not watched (403 Forbidden); retrying"]
+    )
     warnings = view.warnings(NOW + SECOND)
     assert warnings[0] == "watch: ConfigMaps in ns not watched (403 Forbidden); retrying"
     assert "Lease expired" in warnings[1]
@@ -79,9 +83,21 @@ def test_problems_of_the_watch_and_of_the_data_are_shown_in_one_shot_order() -> 
 
 
 def test_without_the_configmap_the_watch_waits_for_an_administrator_to_opt_in() -> None:
-    view = compose({}, staleness.LeaseState(missing=True), "none", {}, [])
+    view = compose(NAMESPACE, {}, staleness.LeaseState(missing=True), "none", {}, [])
     assert view.body(NOW).endswith("(create it to opt in); waiting for it\n")
     assert view.due(NOW) is None and view.computed_at is None
+
+
+def test_every_text_about_the_configmaps_names_the_namespace_watched() -> None:
+    """--watch --namespace: what it says about missing ConfigMaps names where it looks."""
+    moved = "moved-update-status"
+    absent = compose(moved, {}, staleness.LeaseState(missing=True), "none", {}, [])
+    assert absent.body(NOW).startswith(f"ConfigMap {moved}/{CONFIGMAP} does not exist")
+    maps = configmaps(shards=True)
+    del maps[configmap.shard_name(0)]
+    body = compose(moved, maps, held(), "none", {}, []).body(NOW + SECOND)
+    assert f"warning: ConfigMap {moved}/{configmap.shard_name(0)} (a listed shard) does not exist" in body
+    assert NAMESPACE not in body and NAMESPACE not in absent.body(NOW)
 
 
 def test_a_frame_fits_the_window() -> None:
