@@ -154,8 +154,16 @@ class AuditLog:
         self.path = Path(path)
         self.offset = self.path.stat().st_size if self.path.exists() else 0
 
-    def status_writes(self, user_agent: str) -> list[tuple[str, int]]:
-        """(verb, HTTP code) of every ClusterVersion /status write by `user_agent`, in order."""
+    def status_writes(self, user_agent: str, at_least: int = 0) -> list[tuple[str, int]]:
+        """(verb, HTTP code) of every ClusterVersion /status write by `user_agent`, in order, once
+        there are `at_least` of them: the API server writes its audit log behind its answers."""
+        if at_least:
+            wait_until(
+                lambda: len(self._status_writes(user_agent)) >= at_least, what=f"{at_least} audited status writes"
+            )
+        return self._status_writes(user_agent)
+
+    def _status_writes(self, user_agent: str) -> list[tuple[str, int]]:
         out: list[tuple[str, int]] = []
         with self.path.open("rb") as f:
             f.seek(self.offset)

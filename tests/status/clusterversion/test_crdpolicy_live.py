@@ -40,12 +40,6 @@ def verbose(monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -
     return caplog
 
 
-def audited(audit: AuditLog, agent: str, count: int) -> list[tuple[str, int]]:
-    """The agent's status writes once the audit log (written behind the responses) has `count`."""
-    wait_until(lambda: len(audit.status_writes(agent)) >= count, what=f"{count} audited status writes")
-    return audit.status_writes(agent)
-
-
 def rolled_back_and_pruned(
     cluster: LocalCluster, kube: KubeClient, crds: Any, operators: list[StatusOperator], agent: str
 ) -> tuple[StatusOperator, AuditLog]:
@@ -73,7 +67,7 @@ def rolled_back_and_pruned(
         "openshift-samples",
     ]
     assert (condition(cv, "CapabilitiesPruned") or {}).get("status") == "True"
-    assert audited(audit, agent, 2)[:2] == [("update", 422), ("update", 200)]
+    assert audit.status_writes(agent, at_least=2)[:2] == [("update", 422), ("update", 200)]
     assert op.writer.pruned_state() == {"enabledCapabilities": tuple(NEWER)}
     # The CRD informer has seen the 4.13 CRD (the revision later changes are compared with).
     wait_until(lambda: op.crd_seen is not None, what="CRD revision seen")
@@ -108,7 +102,7 @@ def test_roll_forward_crd_restores_pruned_capabilities(
     # The write that restored them landed. The API server may validate with the old schema for a
     # moment after the new CRD is visible, so a write right after the change may be rejected once
     # more; the settle retries bound that: at most one rejection per retry, then no futile writes.
-    writes = audited(audit, agent, 3)
+    writes = audit.status_writes(agent, at_least=3)
     assert writes[:2] == [("update", 422), ("update", 200)], writes
     assert writes[-1] == ("update", 200), writes
     assert [code for _, code in writes[2:]].count(422) <= len(CRD_SETTLE_RETRIES), writes
@@ -133,7 +127,7 @@ def test_roll_forward_crd_restores_pruned_capabilities(
     )
     assert "MachineAPI" in cv["status"]["capabilities"]["enabledCapabilities"]
     assert condition(cv, "CapabilitiesPruned") is None
-    writes = audited(audit, agent, restored_at + 1)
+    writes = audit.status_writes(agent, at_least=restored_at + 1)
     assert [code for _, code in writes[restored_at:]].count(422) == 0, writes
     assert op.crd_changes == 1
 
@@ -164,7 +158,7 @@ def test_changed_crd_that_still_rejects_prunes_again_within_two_tries(
     assert kube.get(CRDS, CLUSTERVERSION_CRD)["metadata"]["generation"] == before + 1
 
     wait_until(lambda: op.crd_changes == 1, what="CRD change seen")
-    audited(audit, agent, 4)
+    audit.status_writes(agent, at_least=4)
     wait_until(lambda: op.loop.idle.is_set(), what="sync finished")
     writes = audit.status_writes(agent)
     # Before: rejected, pruned. After the change: rejected again, pruned again: two tries.

@@ -72,7 +72,7 @@ def test_a_status_too_large_lands_without_the_update_lists(
     written = writer.write(None, with_updates(offered))
 
     expected = [("update", 200)] if first_answer is None else [("update", first_answer), ("update", 200)]
-    assert audit.status_writes(agent) == expected  # refused once at most, never retried as it was
+    assert audit.status_writes(agent, at_least=len(expected)) == expected  # refused once at most, never retried
     assert written["status"]["availableUpdates"] is None
     retrieved = condition(written, "RetrievedUpdates")
     assert retrieved is not None and (retrieved["status"], retrieved["reason"]) == ("True", "UpdatesOmitted")
@@ -82,7 +82,7 @@ def test_a_status_too_large_lands_without_the_update_lists(
     assert writer.stats.rejections == {"request": 1}
     # The same lists again are left out at once: nothing is sent that would be refused.
     writer.write(written, with_updates(offered))
-    assert audit.status_writes(agent) == expected
+    assert audit.status_writes(agent, at_least=len(expected)) == expected
     # Lists that change are tried again; these fit.
     again = writer.write(written, with_updates(offered[:3]))
     assert [r["version"] for r in again["status"]["availableUpdates"]] == ["4.15.0", "4.15.1", "4.15.2"]
@@ -100,10 +100,10 @@ def test_a_status_too_large_with_nothing_to_leave_out_is_one_rejection(
 
     with pytest.raises(StatusRejected, match="rejected as too large"):
         writer.write(None, huge)
-    assert audit.status_writes(agent) == [("update", 500)]  # not retried ten times as a server error
+    assert audit.status_writes(agent, at_least=1) == [("update", 500)]  # not retried ten times as a server error
     with pytest.raises(StatusRejected, match="rejected as too large: Request entity too large: limit is 3145728"):
         writer.write(None, lambda obj: {**obj["status"], "versionHash": "x" * status_writer.MAX_REQUEST_BYTES})
-    assert audit.status_writes(agent) == [("update", 500)]  # over the request limit: not sent
+    assert audit.status_writes(agent, at_least=1) == [("update", 500)]  # over the request limit: not sent
 
 
 def install_upstream_update_schema(cluster: LocalCluster, crds: Any, tmp_path: Path) -> None:
@@ -148,7 +148,7 @@ def test_values_from_outside_that_the_crd_rejects_are_left_out_and_the_rest_land
     writer, audit, agent = writer_as(cluster, "rejected-values")
     written = writer.write(None, compute)
 
-    assert audit.status_writes(agent) == [("update", 422), ("update", 200)]
+    assert audit.status_writes(agent, at_least=2) == [("update", 422), ("update", 200)]
     status = written["status"]
     assert [u["release"]["version"] for u in status["conditionalUpdates"]] == ["4.15.3"]
     assert status["desired"]["channels"] == ["stable-4.14", "fast-4.14"]  # a repeat goes, its first stays
@@ -170,7 +170,7 @@ def test_values_from_outside_that_the_crd_rejects_are_left_out_and_the_rest_land
     empty["risks"][0]["message"] = "Now it says why."
     again = writer.write(written, compute)
     assert [u["release"]["version"] for u in again["status"]["conditionalUpdates"]] == ["4.15.3", "4.15.1"]
-    assert [code for _, code in audit.status_writes(agent)] == [422, 200, 200]
+    assert [code for _, code in audit.status_writes(agent, at_least=3)] == [422, 200, 200]
 
 
 def _rejects(kube: KubeClient, conditional: list[JSON]) -> bool:

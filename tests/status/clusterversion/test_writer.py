@@ -63,7 +63,7 @@ def test_rollback_to_413_prunes_rejected_capabilities(
 
     cv = wait_until(written, what="status with Console written")
     # What the API server rejected, then what landed: one 422, then one 200.
-    writes = audit.status_writes(agent)
+    writes = audit.status_writes(agent, at_least=2)
     assert writes[:2] == [("update", 422), ("update", 200)], writes
     assert op.writer.stats.rejections == {"status.capabilities.enabledCapabilities": 4}
     assert op.writer.pruned_state() == {
@@ -139,7 +139,7 @@ def test_a_422_that_is_not_about_capabilities_is_an_error(cluster: LocalCluster,
     with pytest.raises(StatusRejected, match=r"status\.history\[0\]\.image: Required value") as caught:
         writer.write(None, broken)
     assert not caught.value.rejection.prunable
-    assert audit.status_writes(agent) == [("update", 422)]  # not retried blindly
+    assert audit.status_writes(agent, at_least=1) == [("update", 422)]  # not retried blindly
     assert writer.stats.rejections == {"status.history.image": 1}
     assert writer.stats.failures == 1 and writer.pruned_state() == {}
 
@@ -167,7 +167,7 @@ def test_conflict_rereads_and_keeps_what_others_wrote(cluster: LocalCluster, kub
     assert written["status"]["versionHash"] == "ours="
     assert condition(written, "RetrievedUpdates") is not None  # the other writer's field survived
     assert writer.stats.conflicts == 1 and writer.stats.writes == 1
-    assert audit.status_writes(agent) == [("update", 409), ("update", 200)]
+    assert audit.status_writes(agent, at_least=2) == [("update", 409), ("update", 200)]
     # Computing the same status again writes nothing.
     writer.write(written, ours)
     assert writer.stats.unchanged == 1 and len(audit.status_writes(agent)) == 2
