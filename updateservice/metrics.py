@@ -12,22 +12,13 @@ the other ClusterVersion metrics, as it is read from status.)
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
-from datetime import datetime
 from typing import Any
 
 from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
+from cvo_py.runtime import gotext
 from updateservice.poller import UpdatesState
-
-
-def _seconds(text: Any) -> float | None:
-    if not isinstance(text, str) or not text:
-        return None
-    try:
-        return datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
-    except ValueError:
-        return None
 
 
 def risk_conditions_family(cv: Mapping[str, Any] | None) -> GaugeMetricFamily | None:
@@ -71,7 +62,7 @@ def families(state: UpdatesState | None, cv: Mapping[str, Any] | None, accept_ri
         for condition in update.get("conditions") or ():
             if condition.get("type") != "Recommended":
                 continue  # upstream reports this one condition only
-            since = _seconds(condition.get("lastTransitionTime"))
+            since = gotext.epoch_seconds(condition.get("lastTransitionTime"))
             if since is not None:
                 recommended.add_metric(
                     [version, "Recommended", str(condition.get("status", "")), str(condition.get("reason", ""))],

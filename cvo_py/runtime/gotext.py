@@ -437,6 +437,17 @@ def one_line(text: str, limit: int) -> str:
 # -- API timestamps -----------------------------------------------------------------------------------
 
 
+def epoch_seconds(value: object) -> float | None:
+    """An API timestamp as the seconds since the epoch a metric carries; None when it is absent or
+    not RFC 3339 (which the API's Go types would not have taken)."""
+    if not isinstance(value, str) or not value:
+        return None
+    try:
+        return parse_time(value) / SECOND
+    except TimeFormatError:
+        return None
+
+
 def metav1_time(now: datetime) -> str:
     """metav1.Time: RFC 3339 in UTC with second precision."""
     if now.tzinfo is None:

@@ -17,12 +17,12 @@ import logging
 import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
 from typing import Any
 
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
+from cvo_py.runtime import gotext
 from cvo_py.runtime.informer import MODIFIED, Informer, InformerSet
 from cvo_py.runtime.kube import CONFIGMAPS, KubeClient
 from cvo_py.runtime.safeload import DocumentError, FileMissing
@@ -46,12 +46,7 @@ class WriteCounts:
 
 
 def _seconds(text: Any) -> float:
-    if not text or not isinstance(text, str):
-        return 0.0
-    try:
-        return datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
-    except ValueError:
-        return 0.0
+    return gotext.epoch_seconds(text) or 0.0  # a metric's value: 0 when there is no time
 
 
 def _completed(history: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:

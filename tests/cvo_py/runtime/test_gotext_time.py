@@ -251,3 +251,13 @@ def test_api_timestamps_are_utc_and_refuse_a_naive_time(fmt: Callable[[datetime]
     assert fmt(east).startswith("2026-11-23T12:00:00") and fmt(east).endswith("Z")
     with pytest.raises(ValueError, match="timezone-aware"):
         fmt(datetime(2026, 11, 23, 12, 0, 0))
+
+
+def test_epoch_seconds_reads_api_timestamps_as_go_would_and_nothing_else() -> None:
+    assert gotext.epoch_seconds("2024-01-01T01:00:00Z") == 1704070800.0
+    assert gotext.epoch_seconds("2024-01-01T02:30:00+01:30") == 1704070800.0
+    assert gotext.epoch_seconds("2024-01-01T01:00:00.5Z") == 1704070800.5
+    # Absent, not text, or not RFC 3339 (a date alone or a time without a zone, which a local
+    # clock would otherwise have read): no time.
+    for value in (None, "", 17, "2024-01-01", "2024-01-01T01:00:00", "yesterday"):
+        assert gotext.epoch_seconds(value) is None, value
