@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import socket
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,6 +20,7 @@ from cvo_py.runtime.kube import (
     connect,
 )
 from cvo_py.testing import localcluster
+from cvo_py.testing.localcluster import free_port as free_port  # re-exported: the tests' import
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -129,10 +129,3 @@ def delete_all_cluster_scoped_update_objects(client: KubeClient) -> None:
 
 def cluster_dir() -> Path:
     return Path(os.environ.get("CVO_PY_CLUSTER_DIR") or REPO / ".local-cluster").resolve()
-
-
-def free_port() -> int:
-    """A loopback TCP port nothing listens on right now."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])

@@ -19,6 +19,7 @@ import os
 import re
 import shutil
 import signal
+import socket
 import ssl
 import subprocess
 import sys
@@ -463,6 +464,13 @@ def main(argv: list[str] | None = None) -> int:
         print(f"localcluster: {exc}", file=sys.stderr)
         return 1
     return 0
+
+
+def free_port() -> int:
+    """A loopback TCP port nothing listens on right now."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
 
 
 if __name__ == "__main__":

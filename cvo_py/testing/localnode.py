@@ -42,7 +42,7 @@ from typing import Any
 from cvo_py.runtime.kube import KubeClient, Resource
 from cvo_py.testing import localcluster, manifests
 from cvo_py.testing import nodeconfig as cfg
-from cvo_py.testing.localcluster import BIN_DIR, REPO, ClusterError
+from cvo_py.testing.localcluster import BIN_DIR, REPO, ClusterError, free_port
 from cvo_py.testing.nodeconfig import NodePaths
 from cvo_py.testing.payload import ensure_priority_class
 
@@ -257,13 +257,6 @@ def _wait(what: str, check: Any, timeout: float, paths: NodePaths, component: st
             raise ClusterError(f"{component} exited while waiting for {what}:\n{log_tail(paths, component)}")
         time.sleep(0.2)
     raise ClusterError(f"{what} within {timeout:.0f}s; {component}'s log ends:\n{log_tail(paths, component)}")
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
 
 
 def port_open(host: str, port: int) -> bool:

@@ -41,7 +41,7 @@ import yaml
 
 from cvo_py.runtime.promapi import APIError, PrometheusAPI
 from cvo_py.testing import localcluster, manifests
-from cvo_py.testing.localcluster import REPO, ClusterError
+from cvo_py.testing.localcluster import REPO, ClusterError, free_port
 
 SRC = REPO / "hack" / "prometheus"
 PROMETHEUS = localcluster.BIN_DIR / "prometheus"
@@ -306,7 +306,7 @@ class LocalPrometheus:
         """The `--listen` and serving-certificate flags of a process to scrape as `job` (a free
         port on 127.0.0.1, registered as the job's target)."""
         cert, key = self.serving_certificate(job)
-        port = _free_port()
+        port = free_port()
         self.register(job, f"127.0.0.1:{port}")
         return [f"--listen=127.0.0.1:{port}", f"--serving-cert-file={cert}", f"--serving-key-file={key}"]
 
@@ -400,7 +400,7 @@ def up(
             config(directory, cluster.state, scrape_interval, evaluation_interval, extra_rule_files), sort_keys=False
         )
     )
-    port = _free_port()
+    port = free_port()
     (directory / "state.json").unlink(missing_ok=True)
     args = [
         str(prometheus),
@@ -441,14 +441,6 @@ def down(directory: Path | None = None) -> None:
     directory = directory or default_dir()
     stop(directory)
     shutil.rmtree(directory, ignore_errors=True)
-
-
-def _free_port() -> int:
-    import socket
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 # -- promtool -------------------------------------------------------------------------------------
