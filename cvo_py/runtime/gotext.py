@@ -373,6 +373,11 @@ def truncate_duration(d: int, m: int) -> int:
     return d - go_rem(d, m)
 
 
+def go_percent(value: float) -> int:
+    """Go's `%.0f` (round half to even on the binary value) as an int."""
+    return int(f"{value:.0f}")
+
+
 def seconds(d: int) -> float:
     """Go's `Duration.Seconds()`."""
     sec = d // SECOND if d >= 0 else -((-d) // SECOND)

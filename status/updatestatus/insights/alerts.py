@@ -7,7 +7,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from cvo_py.runtime import gotext
-from status.updatestatus.insights.controlplane import CONFIG_GROUP, health, health_uid
+from status.updatestatus.insights.controlplane import CONFIG_GROUP
+from status.updatestatus.insights.health import health, health_uid
 from status.updatestatus.insights.models import HealthInsight, ImpactLevel, ImpactType, ResourceRef, ScopeType
 from status.updatestatus.insights.objects import InputError
 

@@ -8,9 +8,6 @@ from the injected `now`) and an incomplete previous update.
 
 from __future__ import annotations
 
-import functools
-import hashlib
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -25,6 +22,7 @@ from status.updatestatus.insights.estimate import last_observed_progress as last
 from status.updatestatus.insights.estimate import operator_is_updated as operator_is_updated
 from status.updatestatus.insights.estimate import time_remaining as time_remaining
 from status.updatestatus.insights.estimate import timewise_complete as timewise_complete
+from status.updatestatus.insights.health import health, health_uid
 from status.updatestatus.insights.models import (
     ClusterOperatorHealthyReason,
     ClusterOperatorStatusInsight,
@@ -39,15 +37,11 @@ from status.updatestatus.insights.models import (
     HealthInsight,
     ImpactLevel,
     ImpactType,
-    InsightImpact,
-    InsightRemediation,
-    InsightScope,
     ResourceRef,
     ScopeType,
     Version,
     VersionMetadata,
     VersionMetadataKey,
-    construct_fast,
 )
 from status.updatestatus.insights.objects import (
     JSON,
@@ -83,27 +77,6 @@ CO_UNAVAILABLE_ERROR_AFTER = 20 * MINUTE
 CO_DEGRADED_WARNING_AFTER = 5 * MINUTE
 CO_DEGRADED_ERROR_AFTER = 40 * MINUTE
 
-_UID = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
-
-
-@functools.lru_cache(maxsize=16384)
-def health_uid(kind: str, *parts: str, identity: str = "") -> str:
-    """A stable identifier valid as an API uid (≤ 63, `[a-z0-9-]`) and inside a ConfigMap key.
-
-    Readable when the parts already fit; otherwise a sanitized prefix plus a hash of the parts and
-    `identity` (hashed only), so distinct objects never collide (`a.b` and `a-b` hash differently).
-    Cached: node names have dots, so every node's uid is hashed, and every computation asks again
-    for the same unhealthy nodes.
-    """
-    plain = "-".join((kind, *parts))
-    if not identity and len(plain) <= 63 and _UID.match(plain):
-        return plain
-    digest = hashlib.sha256("\x00".join((*parts, identity)).encode()).hexdigest()[:12]
-    readable = re.sub(r"[^a-z0-9]+", "-", "-".join(parts).lower()).strip("-")
-    room = 63 - len(kind) - len(digest) - 2
-    readable = readable[:room].strip("-")
-    return f"{kind}-{readable}-{digest}" if readable else f"{kind}-{digest}"
-
 
 def baseline_duration(hist: list[JSON], cv: JSON) -> int:
     """Duration of the last completed update (not the current one, not the install), else 1 h."""
@@ -117,11 +90,6 @@ def baseline_duration(hist: list[JSON], cv: JSON) -> int:
                 return 60 * MINUTE
             return gotext.sub_times(completed, started)
     return 60 * MINUTE
-
-
-def go_percent(value: float) -> int:
-    """Go's `%.0f` (round half to even on the binary value) as an int."""
-    return int(f"{value:.0f}")
 
 
 # --- operators ---------------------------------------------------------------------------------
@@ -338,7 +306,7 @@ def clusterversion_insight(
         resource=ResourceRef.of(CONFIG_GROUP, "clusterversions", name),
         assessment=ClusterVersionAssessment.COMPLETED if facts.completed else ClusterVersionAssessment.PROGRESSING,
         versions=versions_from_history(hist),
-        completion=go_percent(co_completion * 100),
+        completion=gotext.go_percent(co_completion * 100),
         started_at=started,
         completed_at=completed_at,
         estimated_completed_at=estimated,
@@ -428,39 +396,6 @@ def clusteroperator_insight(co: JSON, state: OperatorState, target: str, now: in
 
 
 # --- health ------------------------------------------------------------------------------------
-
-
-def health(
-    uid: str,
-    started_at: int | None,
-    scope: ScopeType,
-    resources: list[ResourceRef],
-    level: ImpactLevel,
-    impact: ImpactType,
-    summary: str,
-    description: str,
-    reference: str,
-) -> HealthInsight | None:
-    """A health insight, or None when oc would drop it (empty summary, description or reference).
-
-    `started_at` None: the problem has no start time of its own and lasts as long as the objects
-    show it; clients show it as starting at the moment they look (oc assesses it at `now`).
-    """
-    if not summary or not description or not reference:
-        return None
-    return construct_fast(
-        HealthInsight,
-        {
-            "uid": uid,
-            "started_at": started_at,
-            "scope": construct_fast(InsightScope, {"type": scope, "resources": resources}),
-            "impact": construct_fast(
-                InsightImpact,
-                {"level": level, "type": impact, "summary": summary, "description": description},
-            ),
-            "remediation": construct_fast(InsightRemediation, {"reference": reference, "estimated_finish": None}),
-        },
-    )
 
 
 def clusterversion_failing_insight(cv: JSON) -> HealthInsight | None:

@@ -9,12 +9,12 @@ fed and this health insight takes its place, naming the object and the reason. L
 
 The insight: level `Error`, impact type `Unknown` (what the object means for the update cannot
 be told), no start time of its own (shown as starting when looked at), uid
-`unassessable-<resource>-<name>` (hashed when needed, see `controlplane.health_uid`).
+`unassessable-<resource>-<name>` (hashed when needed, see `health.health_uid`).
 """
 
 from __future__ import annotations
 
-from status.updatestatus.insights.controlplane import health, health_uid
+from status.updatestatus.insights.health import health, health_uid
 from status.updatestatus.insights.models import (
     HealthInsight,
     ImpactLevel,

@@ -14,7 +14,7 @@ from typing import Any
 
 from cvo_py.runtime import gotext
 from cvo_py.runtime.gotext import MINUTE, go_quote
-from status.updatestatus.insights.controlplane import go_percent, health, health_uid
+from status.updatestatus.insights.health import health, health_uid
 from status.updatestatus.insights.models import (
     NODE_MESSAGE_MAX,
     Condition,
@@ -37,6 +37,7 @@ from status.updatestatus.insights.models import (
     construct_fast,
 )
 from status.updatestatus.insights.objects import JSON, InputError, describe, name_of, time_of
+from status.updatestatus.insights.selectors import Selector
 
 MCO_PREFIX = "machineconfiguration.openshift.io/"
 CURRENT_CONFIG = MCO_PREFIX + "currentConfig"
@@ -100,69 +101,7 @@ ESTIMATE_DRAINING = 10 * MINUTE
 ESTIMATE_UPDATING = 5 * MINUTE
 
 
-# --- label selectors ---------------------------------------------------------------------------
-
-
-class SelectorError(InputError):
-    """A pool's node selector that cannot be used; worded as oc, about a MachineConfigPool."""
-
-    kind = "MachineConfigPool"
-
-
-@dataclass(frozen=True)
-class Selector:
-    """A parsed metav1.LabelSelector: nil matches nothing, {} matches everything."""
-
-    match_labels: tuple[tuple[str, str], ...] = ()
-    expressions: tuple[tuple[str, str, frozenset[str]], ...] = ()
-    nil: bool = False
-
-    @classmethod
-    def parse(cls, selector: object, pool_name: str) -> Selector:
-        """The selector, or SelectorError (oc: "failed to get label selector from the pool")."""
-        if selector is None:
-            return cls(nil=True)
-        bad = SelectorError(f"failed to get label selector from the pool: {pool_name}")
-        if not isinstance(selector, dict):
-            raise bad
-        labels = selector.get("matchLabels") or {}
-        if not isinstance(labels, dict):
-            raise bad
-        exprs = []
-        for expr in selector.get("matchExpressions") or []:
-            if not isinstance(expr, dict) or expr.get("operator") not in (
-                "In",
-                "NotIn",
-                "Exists",
-                "DoesNotExist",
-            ):
-                raise bad
-            values = expr.get("values") or []
-            if not isinstance(values, list):
-                raise bad
-            exprs.append((str(expr.get("key", "")), str(expr["operator"]), frozenset(str(v) for v in values)))
-        return cls(tuple((str(k), "" if v is None else str(v)) for k, v in labels.items()), tuple(exprs))
-
-    def matches(self, node_labels: Mapping[str, str]) -> bool:
-        if self.nil:
-            return False
-        for key, value in self.match_labels:
-            if node_labels.get(key) != value:
-                return False
-        for key, op, values in self.expressions:
-            present = key in node_labels
-            if op == "In":
-                if not present or node_labels[key] not in values:
-                    return False
-            elif op == "NotIn":
-                if present and node_labels[key] in values:
-                    return False
-            elif op == "Exists":
-                if not present:
-                    return False
-            elif present:  # DoesNotExist
-                return False
-        return True
+# --- pools by selector -------------------------------------------------------------------------
 
 
 class PoolIndex:
@@ -658,7 +597,7 @@ def pool_insight(pool: JSON, c: PoolCounters) -> MachineConfigPoolStatusInsight:
         resource=ResourceRef.of(MCO_GROUP, "machineconfigpools", name),
         scope_type=ScopeType.CONTROL_PLANE if name == MASTER else ScopeType.WORKER_POOL,
         assessment=assessment,
-        completion=go_percent(c.updated / c.total * 100) if c.total else 100,
+        completion=gotext.go_percent(c.updated / c.total * 100) if c.total else 100,
         summaries=summaries,
     )
 

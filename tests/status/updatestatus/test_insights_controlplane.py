@@ -76,9 +76,7 @@ def test_baseline_is_the_last_completed_update(history: list[dict[str, object]],
     assert controlplane.baseline_duration(history, clusterversion(history)) == want
 
 
-def _cv_insight(
-    cv: dict[str, object], operators: list[dict[str, object]], now: int
-) -> ClusterVersionStatusInsight:
+def _cv_insight(cv: dict[str, object], operators: list[dict[str, object]], now: int) -> ClusterVersionStatusInsight:
     out = compute.controlplane_insights(cv, operators, now)
     first = out[0]
     assert isinstance(first, ClusterVersionStatusInsight)
@@ -124,9 +122,7 @@ def test_operator_updating_condition(kwargs: dict[str, object], status: Conditio
         (None, "False", ConditionStatus.UNKNOWN, "CannotDetermine"),
     ],
 )
-def test_operator_healthy_condition(
-    available: str | None, degraded: str, status: ConditionStatus, reason: str
-) -> None:
+def test_operator_healthy_condition(available: str | None, degraded: str, status: ConditionStatus, reason: str) -> None:
     co = compute.controlplane_insights(
         clusterversion(), [operator("x", available=available, degraded=degraded)], ns(1)
     )[1]
@@ -374,26 +370,6 @@ def test_previous_update_incomplete_insight() -> None:
     assert found[0].impact.type == ImpactType.NONE and found[0].started_at == ns(0)
     # once the control plane completed, it is no longer reported
     assert _health(clusterversion(history, desired="4.14.2"), [operator("a", version="4.14.2")], ns(1)) == []
-
-
-@pytest.mark.parametrize(
-    "kind,parts,identity",
-    [
-        ("co", ("etcd", "degraded"), ""),
-        ("node", ("ip-10-0-1-2.ec2.internal", "unavailable"), ""),
-        ("node", ("x" * 253, "degraded"), ""),
-        ("alert", ("KubePodCrashLooping",), '{"pod": "a"}'),
-    ],
-)
-def test_health_uids_are_valid_and_stable(kind: str, parts: tuple[str, ...], identity: str) -> None:
-    uid = controlplane.health_uid(kind, *parts, identity=identity)
-    assert controlplane._UID.match(uid) and len(uid) <= 63
-    assert uid == controlplane.health_uid(kind, *parts, identity=identity)
-    assert uid.startswith(kind + "-")
-
-
-def test_health_uids_do_not_collide_after_sanitizing() -> None:
-    assert controlplane.health_uid("node", "a.b", "x") != controlplane.health_uid("node", "a-b", "x")
 
 
 # --- the shared oc examples: completion, assessment, estimate and health from the real objects ---------

@@ -53,36 +53,6 @@ def updating(n: NodeStatusInsight) -> tuple[str, str]:
 
 
 @pytest.mark.parametrize(
-    "selector,labels,matches",
-    [
-        (None, {"a": ""}, False),  # nil matches nothing
-        ({}, {}, True),  # empty matches everything
-        ({"matchLabels": {"a": ""}}, {"a": ""}, True),
-        ({"matchLabels": {"a": "x"}}, {"a": "y"}, False),
-        ({"matchExpressions": [{"key": "a", "operator": "In", "values": ["x", "y"]}]}, {"a": "y"}, True),
-        ({"matchExpressions": [{"key": "a", "operator": "In", "values": ["x"]}]}, {}, False),
-        ({"matchExpressions": [{"key": "a", "operator": "NotIn", "values": ["x"]}]}, {}, True),
-        ({"matchExpressions": [{"key": "a", "operator": "NotIn", "values": ["x"]}]}, {"a": "x"}, False),
-        ({"matchExpressions": [{"key": "a", "operator": "Exists"}]}, {"a": "1"}, True),
-        ({"matchExpressions": [{"key": "a", "operator": "DoesNotExist"}]}, {"a": "1"}, False),
-        (
-            {"matchLabels": {"a": ""}, "matchExpressions": [{"key": "b", "operator": "Exists"}]},
-            {"a": ""},
-            False,
-        ),
-    ],
-)
-def test_label_selector_semantics(selector: Any, labels: dict[str, str], matches: bool) -> None:
-    assert nodes.Selector.parse(selector, "p").matches(labels) is matches
-
-
-def test_bad_selector_is_a_clear_error() -> None:
-    bad = {"matchExpressions": [{"key": "a", "operator": "Near"}]}
-    with pytest.raises(nodes.SelectorError, match="failed to get label selector from the pool: infra"):
-        nodes.Selector.parse(bad, "infra")
-
-
-@pytest.mark.parametrize(
     "labels,want",
     [
         ({"node-role.kubernetes.io/master": "", "node-role.kubernetes.io/worker": ""}, "master"),
@@ -148,9 +118,7 @@ def test_phase_and_estimate(
 
 
 def test_draining_while_done_counts_as_draining() -> None:
-    n = one(
-        node("w1", desired=NEW, state="Done", desired_drain=f"uncordon-{NEW}", last_drain=f"uncordon-{OLD}")
-    )
+    n = one(node("w1", desired=NEW, state="Done", desired_drain=f"uncordon-{NEW}", last_drain=f"uncordon-{OLD}"))
     assert updating(n) == ("True", "Draining")
 
 
@@ -333,9 +301,7 @@ def test_degraded_node_insight() -> None:
         "boom",
         ImpactLevel.ERROR,
     )
-    assert h.scope.type == ScopeType.CONTROL_PLANE and h.started_at < ns(
-        -(10**6)
-    )  # zero time: "since" unknown
+    assert h.scope.type == ScopeType.CONTROL_PLANE and h.started_at < ns(-(10**6))  # zero time: "since" unknown
 
 
 def test_degraded_node_with_empty_reason_has_no_insight() -> None:
@@ -349,11 +315,7 @@ def pool_of(
     node_list: list[dict[str, Any]], name: str = "worker", paused: bool = False
 ) -> MachineConfigPoolStatusInsight:
     pools = [pool("master"), pool("worker", paused=paused)]
-    found = [
-        i
-        for i in run(node_list, pools=pools)
-        if isinstance(i, MachineConfigPoolStatusInsight) and i.name == name
-    ]
+    found = [i for i in run(node_list, pools=pools) if isinstance(i, MachineConfigPoolStatusInsight) and i.name == name]
     return found[0]
 
 
@@ -446,5 +408,3 @@ def test_node_unavailability_can_be_aged_at_another_clock() -> None:
     assert health_of(fresh, ns(1)) == []
     aged = compute.node_insights(fresh, POOLS, VERSIONS, ns(1), cv=clusterversion(), node_clock=ns(60))
     assert [type(i).__name__ for i in aged if isinstance(i, HealthInsight)] == ["HealthInsight"]
-
-
