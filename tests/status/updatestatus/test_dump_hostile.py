@@ -15,7 +15,7 @@ import pytest
 from cvo_py.cli import main as cli
 from cvo_py.testing import dumps as conv
 from cvo_py.testing.insight_objects import clusterversion, node, operator, pool
-from status.updatestatus.client.dump import layouts as dump
+from status.updatestatus.client.dump import archives
 from status.updatestatus.client.snapshot import Snapshot
 
 CV_PATH = "cluster-scoped-resources/config.openshift.io/clusterversions/version.yaml"
@@ -111,7 +111,7 @@ def test_zip_symlink_entries_are_ignored(tmp_path: Path, capsys: pytest.CaptureF
 def test_a_compression_bomb_stops_at_the_bound(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(dump, "MAX_SCANNED_BYTES", 4 * 1024 * 1024)
+    monkeypatch.setattr(archives, "MAX_SCANNED_BYTES", 4 * 1024 * 1024)
     info, payload = regular("mg/img/host_service_logs/zeros.log", b"\0" * (16 * 1024 * 1024))
     path = tar_of(tmp_path, [info], {info.name: payload})
     assert path.stat().st_size < 100_000  # a real bomb: tiny archive, large content
@@ -122,7 +122,7 @@ def test_a_compression_bomb_stops_at_the_bound(
 def test_a_member_too_large_to_read_is_refused(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(dump, "MAX_MEMBER_BYTES", 1024)
+    monkeypatch.setattr(archives, "MAX_MEMBER_BYTES", 1024)
     info, payload = regular(f"mg/img/{CV_PATH}", b"# padding\n" * 1000)
     path = tar_of(tmp_path, [info], {info.name: payload})
     code, _, err = run(capsys, path)
@@ -130,7 +130,7 @@ def test_a_member_too_large_to_read_is_refused(
 
 
 def test_too_many_members(tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(dump, "MAX_MEMBERS", 100)
+    monkeypatch.setattr(archives, "MAX_MEMBERS", 100)
     entries = [regular(f"mg/img/f{i}", b"")[0] for i in range(150)]
     path = tar_of(tmp_path, entries, {})
     code, _, err = run(capsys, path)

@@ -6,20 +6,10 @@ under it) or archive (`.tar`, `.tar.gz`/`.tgz`, `.tar.xz`, `.zip`); an Insights 
 (`--format` can insist on one). Objects written without `kind`/`apiVersion` (the Insights
 Operator writes them so) are what their folder says they are; a `kind` that says otherwise is refused.
 
-Hostile input is read safely. Nothing is extracted: archives are read as a stream, and only the
-members `upgrade-status` needs (by path) are read at all, each parsed as soon as it is read (its
-bytes are not kept; of a MachineConfig only the name and annotations are). Member names are never
-used as file system paths; a name that is absolute or holds `..` is ignored, as are symlinks, hard
-links, device files and FIFOs (in archives and in directories, which are walked without following
-links). When a path appears twice, the later member wins, as on extraction. Bounds: at most
-`MAX_MEMBERS` entries; a member is read only up to the parser's own limit (`MAX_MEMBER_BYTES`,
-64 MiB: a larger one is refused by its recorded size, and a read stops at the first byte past
-it); at most `MAX_KEPT_BYTES` of documents kept; at most `MAX_SCANNED_BYTES` decompressed while
-looking (a compression bomb stops there); tar extended headers (GNU long names, pax) of at most
-`MAX_TAR_HEADER_BYTES` (tarfile would read a larger one into memory whole); zip entries whose data
-overlap are refused. A tar must end with its end-of-archive block: a header that is not one (a
-corrupt block) or an archive that stops before it (cut, even at a block boundary) is refused, as
-is any broken, truncated or over-bound archive, with a one-line `SnapshotError`.
+Hostile input is read safely (`status.updatestatus.client.dump.archives` reads the members within
+its bounds, and only those `role()` wants). Each member is parsed as soon as it is read (its bytes
+are not kept; of a MachineConfig only the name and annotations are); when a path appears twice, the
+later member wins, as on extraction; at most `MAX_KEPT_BYTES` of documents are kept.
 
 "Now" is the gather time: the must-gather's `timestamp` file (its first line, when the gather
 started), or the Insights archive's gather time (from its name `insights-YYYY-MM-DD-HHMMSS`, else
@@ -30,22 +20,18 @@ said. `notes()` says, one line each, what the dump lacks for a full answer.
 
 from __future__ import annotations
 
-import io
 import json
-import lzma
 import os
 import re
 import stat
-import tarfile
-import zipfile
-import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from cvo_py.runtime import gotext, safeload
+from cvo_py.runtime import gotext
 from cvo_py.runtime.gotext import escape
+from status.updatestatus.client.dump import archives
 from status.updatestatus.client.snapshot import CV_SUFFIX, JSON, Snapshot, SnapshotError, objects_of, parse_document
 from status.updatestatus.client.snapshot import load as load_snapshot
 from status.updatestatus.insights import alerts as alerts_mod
@@ -54,14 +40,8 @@ from status.updatestatus.insights.objects import InputError
 
 FORMATS = ("auto", "must-gather", "insights", "snapshot")
 
-MIB = 1024 * 1024
-MAX_MEMBERS = 1_000_000  # archive entries (or directory entries) looked at
-MAX_MEMBER_BYTES = safeload.DEFAULT_LIMITS.max_bytes  # one member: what the parser would refuse is not read
-MAX_KEPT_BYTES = 256 * MIB  # the documents kept from one dump (MachineConfigs: their metadata only)
-MAX_SCANNED_BYTES = 4 * 1024 * MIB  # decompressed while looking, read or skipped
-MAX_TAR_HEADER_BYTES = MIB  # a GNU long name or a pax header (tarfile reads it whole)
+MAX_KEPT_BYTES = 256 * archives.MIB  # the documents kept from one dump (MachineConfigs: their metadata only)
 MAX_STAMP_BYTES = 4096  # of a timestamp or version file: its first lines are all that is read
-_CHUNK = MIB
 
 MCO = "machineconfiguration.openshift.io"
 _CLUSTER_SCOPED = {
@@ -129,9 +109,9 @@ def load(path: str | Path, fmt: str = "auto") -> Dump:
     except OSError as exc:
         raise SnapshotError(f"{shown}: cannot read: {exc.strerror or exc}") from None
     if stat.S_ISDIR(st.st_mode):
-        members = _members(_read_directory(p), shown)
+        members = _members(archives.read_directory(p, role), shown)
     elif stat.S_ISREG(st.st_mode):
-        members = _members(_read_archive(p, shown), shown)
+        members = _members(archives.read_archive(p, shown, role), shown)
     else:
         raise SnapshotError(f"{shown}: not a directory or an archive")
     layout = fmt if fmt != "auto" else _detect(members, shown)
@@ -182,261 +162,8 @@ def _is_yaml_or_json(name: str) -> bool:
     return name.endswith((".yaml", ".yml", ".json"))
 
 
-def _safe_parts(name: str) -> tuple[str, ...] | None:
-    """A member name as path parts, or None when it is absolute or climbs out (`..`)."""
-    if name.startswith(("/", "\\")) or "\\" in name or "\x00" in name:
-        return None
-    parts = tuple(x for x in name.split("/") if x not in ("", "."))
-    if not parts or ".." in parts:
-        return None
-    return parts
 
-
-class _Budget:
-    def __init__(self, source: str) -> None:
-        self.source = source
-        self.members = 0
-
-    def count(self) -> None:
-        self.members += 1
-        if self.members > MAX_MEMBERS:
-            raise SnapshotError(f"{self.source}: more than {MAX_MEMBERS} entries: not read")
-
-    def check(self, name: str, size: int) -> None:
-        """Refuses a member whose recorded size is past what the parser reads."""
-        if size > MAX_MEMBER_BYTES:
-            raise self.too_large(name)
-
-    def too_large(self, name: str) -> SnapshotError:
-        return SnapshotError(f"{self.source}: {escape(name)} is larger than {MAX_MEMBER_BYTES // MIB} MiB: not read")
-
-
-def _read_bounded(f: Any, size: int, name: str, budget: _Budget) -> bytes:
-    """`size` bytes of `f` (a member whose recorded size is `size`), read in chunks: never a byte
-    past MAX_MEMBER_BYTES, and a member that holds more or less than recorded is refused."""
-    budget.check(name, size)
-    chunks: list[bytes] = []
-    got = 0
-    while got <= size:  # one byte past the recorded size tells a member that holds more
-        asked = min(_CHUNK, size + 1 - got)
-        chunk = f.read(asked)
-        got += len(chunk)
-        if got > MAX_MEMBER_BYTES:
-            raise budget.too_large(name)
-        chunks.append(chunk)
-        if len(chunk) < asked:  # these readers return less than asked only at the end
-            break
-    if got != size:
-        raise SnapshotError(f"{budget.source}: {escape(name)} is truncated or does not have its recorded size")
-    return b"".join(chunks)
-
-
-Found = tuple[tuple[str, ...], str, bytes, "int | None"]  # (path, role, content, mtime)
-
-
-def _read_directory(root: Path) -> Iterator[Found]:
-    """Regular files under `root` that are wanted; symlinks and special files are skipped."""
-    budget = _Budget(escape(str(root)))
-    stack: list[tuple[Path, tuple[str, ...]]] = [(root, ())]
-    while stack:
-        directory, prefix = stack.pop()
-        try:
-            entries = sorted(os.scandir(directory), key=lambda e: e.name)
-        except OSError as exc:
-            raise SnapshotError(f"{escape(str(directory))}: cannot read: {exc.strerror or exc}") from None
-        for entry in entries:
-            budget.count()
-            parts = (*prefix, entry.name)
-            if entry.is_dir(follow_symlinks=False):
-                if len(parts) < 12:
-                    stack.append((Path(entry.path), parts))
-                continue
-            what = role(parts) if entry.is_file(follow_symlinks=False) else None
-            if what is None:
-                continue
-            try:
-                fd = os.open(entry.path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
-                with os.fdopen(fd, "rb") as f:
-                    st = os.fstat(f.fileno())
-                    if not stat.S_ISREG(st.st_mode):
-                        continue
-                    data = _read_bounded(f, st.st_size, entry.path, budget)
-            except OSError as exc:
-                raise SnapshotError(f"{escape(entry.path)}: cannot read: {exc.strerror or exc}") from None
-            yield parts, what, data, st.st_mtime_ns
-
-
-class _CountingReader(io.RawIOBase):
-    """A decompressed stream that stops after MAX_SCANNED_BYTES (compression bombs)."""
-
-    def __init__(self, inner: Any, source: str) -> None:
-        self._inner = inner
-        self._source = source
-        self.total = 0
-
-    def readable(self) -> bool:
-        return True
-
-    def readinto(self, buffer: Any) -> int:
-        data = self._inner.read(len(buffer))
-        self.total += len(data)
-        if self.total > MAX_SCANNED_BYTES:
-            raise SnapshotError(
-                f"{self._source}: decompresses to more than {MAX_SCANNED_BYTES // (1024**3)} GiB: not read"
-            )
-        buffer[: len(data)] = data
-        return len(data)
-
-
-def _read_archive(path: Path, shown: str) -> Iterator[Found]:
-    try:
-        with open(path, "rb") as f:
-            head = f.read(6)
-            if head[:4] == b"PK\x03\x04" or head[:4] == b"PK\x05\x06":
-                yield from _read_zip(f, shown)
-                return
-            f.seek(0)
-            if head[:2] == b"\x1f\x8b":
-                import gzip
-
-                raw: Any = gzip.GzipFile(fileobj=f, mode="rb")
-            elif head == b"\xfd7zXZ\x00":
-                raw = lzma.LZMAFile(f, mode="rb")
-            else:
-                raw = f
-            stream = io.BufferedReader(_CountingReader(raw, shown), buffer_size=_CHUNK)
-            yield from _read_tar(stream, shown)
-    except SnapshotError:
-        raise
-    except (
-        _CorruptTar,
-        tarfile.TarError,
-        EOFError,
-        zlib.error,
-        lzma.LZMAError,
-        zipfile.BadZipFile,
-        OSError,
-        NotImplementedError,
-        RuntimeError,
-    ) as exc:  # zip: an unsupported compression method, encryption
-        raise SnapshotError(f"{shown}: not a readable archive (truncated or corrupt?): {escape(str(exc))}") from None
-
-
-class _CorruptTar(Exception):
-    """A tar block that should be a header and is not (tarfile would take it as the archive's end)."""
-
-
-# tarfile's header errors (not in its public interface): no block left, part of one, a bad checksum
-_CUT_HEADER = (tarfile.EmptyHeaderError, tarfile.TruncatedHeaderError)  # type: ignore[attr-defined]
-_INVALID_HEADER = tarfile.InvalidHeaderError  # type: ignore[attr-defined]
-_END_BLOCK = tarfile.EOFHeaderError  # type: ignore[attr-defined]
-
-
-class _BoundedTarInfo(tarfile.TarInfo):
-    """Refuses extended headers (GNU long names and links, pax) larger than MAX_TAR_HEADER_BYTES:
-    tarfile reads them into memory whole, before any member budget applies. And tells a corrupt or
-    missing header from the end-of-archive block: tarfile ends the archive quietly at either."""
-
-    @classmethod
-    def fromtarfile(cls, tarfile_: tarfile.TarFile) -> _BoundedTarInfo:
-        try:
-            return super().fromtarfile(tarfile_)
-        except _END_BLOCK:
-            raise  # a block of zeros: the end-of-archive marker
-        except _CUT_HEADER:
-            raise _CorruptTar("the archive ends without its end-of-archive block (cut short?)") from None
-        except _INVALID_HEADER as exc:
-            where = getattr(tarfile_, "offset", 0)
-            raise _CorruptTar(f"a corrupt header at byte {where}: {exc}") from None
-
-    def _proc_member(self, tarfile_: tarfile.TarFile) -> tarfile.TarInfo:
-        extended = (
-            tarfile.GNUTYPE_LONGNAME,
-            tarfile.GNUTYPE_LONGLINK,
-            tarfile.XHDTYPE,
-            tarfile.XGLTYPE,
-            tarfile.SOLARIS_XHDTYPE,
-        )
-        if self.type in extended and self.size > MAX_TAR_HEADER_BYTES:
-            raise tarfile.HeaderError(f"an extended header of {self.size} bytes (at most {MAX_TAR_HEADER_BYTES})")
-        return super()._proc_member(tarfile_)  # type: ignore[misc,no-any-return]
-
-
-def _read_tar(stream: Any, shown: str) -> Iterator[Found]:
-    budget = _Budget(shown)
-    with tarfile.open(fileobj=stream, mode="r|", tarinfo=_BoundedTarInfo) as tar:
-        while True:
-            member = tar.next()
-            if member is None:
-                break
-            tar.members = []  # type: ignore[attr-defined]  # streaming: keep no list of every entry
-            budget.count()
-            if not member.isreg():  # symlinks, hard links, devices, FIFOs, directories
-                continue
-            parts = _safe_parts(member.name)
-            what = role(parts) if parts is not None else None
-            if parts is None or what is None:
-                continue
-            f = tar.extractfile(member)
-            if f is None:
-                continue
-            data = _read_bounded(f, member.size, member.name, budget)
-            yield parts, what, data, _tar_mtime(member)
-
-
-def _tar_mtime(member: tarfile.TarInfo) -> int | None:
-    """A member's time stamp in ns, when it is a time Go can print (years 1 to 9999)."""
-    try:
-        ns = int(member.mtime) * gotext.SECOND
-    except (TypeError, ValueError, OverflowError):
-        return None
-    return ns if gotext.ZERO_TIME <= ns <= gotext.MAX_TIME else None
-
-
-def _read_zip(f: Any, shown: str) -> Iterator[Found]:
-    budget = _Budget(shown)
-    with zipfile.ZipFile(f) as z:
-        infos = z.infolist()
-        if len(infos) > MAX_MEMBERS:
-            raise SnapshotError(f"{shown}: more than {MAX_MEMBERS} entries: not read")
-        _refuse_overlaps(infos, shown)
-        scanned = 0
-        for info in infos:
-            budget.count()
-            mode = (info.external_attr >> 16) & 0o170000
-            if info.is_dir() or (mode and not stat.S_ISREG(mode)):  # symlinks and special files
-                continue
-            parts = _safe_parts(info.filename)
-            what = role(parts) if parts is not None else None
-            if parts is None or what is None:
-                continue
-            budget.check(info.filename, info.file_size)
-            scanned += info.file_size
-            if scanned > MAX_SCANNED_BYTES:
-                raise SnapshotError(f"{shown}: decompresses to more than {MAX_SCANNED_BYTES // (1024**3)} GiB")
-            with z.open(info) as member:
-                data = _read_bounded(member, info.file_size, info.filename, budget)
-            yield parts, what, data, None
-
-
-_ZIP_LOCAL_HEADER = 30  # bytes before a local entry's name
-
-
-def _refuse_overlaps(infos: list[zipfile.ZipInfo], shown: str) -> None:
-    """Entries whose data overlap (several names for the same compressed bytes, as zip bombs are
-    built) are no archive a tool writes: refused before any is read."""
-    spans = sorted(infos, key=lambda i: i.header_offset)
-    for first, second in zip(spans, spans[1:], strict=False):
-        end = first.header_offset + _ZIP_LOCAL_HEADER + first.compress_size
-        start = second.header_offset
-        if start < end:
-            raise SnapshotError(
-                f"{shown}: not a readable archive: entries {escape(first.filename)} and {escape(second.filename)} "
-                "overlap (a zip bomb?)"
-            )
-
-
-def _members(found: Iterator[Found], shown: str) -> list[Member]:
+def _members(found: Iterator[archives.Found], shown: str) -> list[Member]:
     """The wanted members, each parsed as it is read (a later member of the same path replaces an
     earlier one), within MAX_KEPT_BYTES (a member that would pass it is refused before it is parsed)."""
     members: dict[tuple[str, ...], tuple[Member, int]] = {}
@@ -447,7 +174,7 @@ def _members(found: Iterator[Found], shown: str) -> list[Member]:
         replaced = members.pop(member.path, None)
         kept += cost - (replaced[1] if replaced else 0)
         if kept > MAX_KEPT_BYTES:
-            raise SnapshotError(f"{shown}: the documents to read exceed {MAX_KEPT_BYTES // MIB} MiB: not read")
+            raise SnapshotError(f"{shown}: the documents to read exceed {MAX_KEPT_BYTES // archives.MIB} MiB: not read")
         members[member.path] = (member, cost)
 
     for parts, what, data, mtime in found:
