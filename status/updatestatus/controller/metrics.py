@@ -17,11 +17,13 @@ class ControllerState(Protocol):
     """What the gauges read from the controller at scrape time."""
 
     counts: Mapping[tuple[str, str], int]
-    sizes: dict[str, int]
     omitted: tuple[str, ...]
     last_publish: float | None
     alerts: AlertsPoller | None
     configmap_exists: bool | None
+
+    @property
+    def sizes(self) -> Mapping[str, int]: ...
 
 
 class Metrics(Collector):

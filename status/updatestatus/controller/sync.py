@@ -7,7 +7,8 @@ pokes a coalescing sync loop, which recomputes the insights with the pure functi
 `status.updatestatus.insights` at an injected `now` (only what changed:
 `status.updatestatus.controller.incremental`), encodes them, spreads the insights of nodes (node
 insights and health insights about a single node) over shard ConfigMaps when one would be too big
-(`status.updatestatus.api.configmap.plan`) and patches only the keys that changed.
+(`status.updatestatus.api.configmap.plan`), and the publisher
+(`status.updatestatus.controller.publisher`) patches only the keys that changed.
 
 The main ConfigMap is never created: an administrator opts in by creating it, and out by deleting
 it. Shards are created by the controller only while the main ConfigMap exists, owned by it (so
@@ -29,11 +30,10 @@ from prometheus_client import CollectorRegistry
 
 from cvo_py import __version__
 from cvo_py.runtime import gotext, klog
-from cvo_py.runtime.informer import DELETED, MODIFIED, Informer, InformerSet
+from cvo_py.runtime.informer import DELETED, Informer, InformerSet
 from cvo_py.runtime.kube import (
     CLUSTEROPERATORS,
     CLUSTERVERSIONS,
-    CONFIGMAPS,
     JSON,
     MACHINECONFIGPOOLS,
     MACHINECONFIGS,
@@ -51,12 +51,11 @@ from status.updatestatus.controller.alerts import AlertsPoller
 from status.updatestatus.controller.incremental import IncrementalInsights
 from status.updatestatus.controller.metrics import Metrics
 from status.updatestatus.controller.pacing import WritePacer, current_as_of
-from status.updatestatus.controller.patches import SizedPlan, apply_patch, fit_patch, resource_version_newer
+from status.updatestatus.controller.publisher import Publisher
 from status.updatestatus.controller.transforms import (
     MCO_DEPLOYMENT,
     MCO_NAMESPACE,
     deployment_transform,
-    insight_keys,
     machineconfig_transform,
     machineconfig_versions,
     mco_image,
@@ -71,9 +70,7 @@ log = logging.getLogger(__name__)
 
 CLUSTERVERSION = "version"
 DEPLOYMENTS = Resource("apps/v1", "Deployment", "deployments", True)
-SHARD_LABEL = "update-status.openshift.io/shard"
 UNASSESSABLE_PREFIX = wire.PREFIX_HEALTH + "unassessable-"  # see status.updatestatus.insights.faults
-
 
 
 # -- the controller ------------------------------------------------------------------------------
@@ -121,8 +118,8 @@ class UpdateStatusController:
             )
         )
         # The ConfigMap API only: RBAC grants list/watch on these names, nothing else.
-        self.cm = add(self._configmap_informer(self.configmap))
-        self._shards: dict[str, Informer] = {}  # started when a shard is first needed
+        self.publisher = Publisher(client, namespace, size_limit, on_change=self._mark, on_written=self._count_write)
+        self.cm = add(self.publisher.main)
         for informer in (self.cv, self.co, self.pools, self.mco):
             informer.add_handler(self._on_change)
         self.nodes.add_handler(self._on_node)
@@ -134,13 +131,8 @@ class UpdateStatusController:
         self._waiting: dict[str, float] = {}  # ConfigMaps whose write was deferred → since when
         self._lock = threading.Lock()
         self._pending_since: float | None = None
-        # Per ConfigMap: our last write's response (fresher than the cache until its watch event),
-        # and the owned keys as that write left them.
-        self._written: dict[str, JSON] = {}
-        self._published: dict[str, dict[str, str]] = {}
         self._seeded = False
         self.configmap_exists: bool | None = None
-        self.sizes: dict[str, int] = {}
         self.omitted: tuple[str, ...] = ()
         self.last_publish: float | None = None  # wall-clock seconds of the last complete publish
         self.problems: tuple[str, ...] = ()
@@ -149,23 +141,9 @@ class UpdateStatusController:
         self.synced = threading.Event()
         self._stopped = threading.Event()
         self._wait_sync: threading.Thread | None = None
-        self.writes = 0
         self.metrics = Metrics(self, registry) if registry is not None else None
         # Firing alerts become health insights, as oc shows them (None: not read at all).
         self.alerts = AlertsPoller(alerts_api, alerts_interval, self._mark) if alerts_api is not None else None
-
-    def _configmap_informer(self, name: str) -> Informer:
-        informer = Informer(self.client, CONFIGMAPS, namespace=self.namespace, field_selector=f"metadata.name={name}")
-
-        def on_event(event_type: str, obj: JSON, old: JSON | None) -> None:
-            # The echo of our own write (or a change to keys we do not own) needs no sync: without
-            # this, an insight that varies with `now` would make every write trigger the next one.
-            if event_type == MODIFIED and owned(obj.get("data")) == self._published.get(name):
-                return
-            self._mark()
-
-        informer.add_handler(on_event)
-        return informer
 
     # -- events ----------------------------------------------------------------------------------
 
@@ -217,38 +195,9 @@ class UpdateStatusController:
         self.loop.stop()
         self._writers.shutdown(wait=True, cancel_futures=True)
         self.informers.stop()
-        for informer in list(self._shards.values()):
-            informer.stop()
+        self.publisher.stop()
         if self._wait_sync is not None:
             self._wait_sync.join(5.0)
-
-    # -- views of the ConfigMaps -----------------------------------------------------------------
-
-    def _informer_for(self, name: str) -> Informer:
-        if name == self.configmap:
-            return self.cm
-        informer = self._shards.get(name)
-        if informer is None:
-            informer = self._shards[name] = self._configmap_informer(name).start()
-            if not informer.wait_for_sync(10.0):
-                raise RuntimeError(f"could not list ConfigMap {self.namespace}/{name}")
-        return informer
-
-    def _view(self, name: str) -> JSON | None:
-        """The freshest view of one ConfigMap: the cache, or our own write until the cache has it."""
-        informer = self._informer_for(name)
-        cached = informer.get(name, self.namespace)
-        written = self._written.get(name)
-        if written is not None:
-            written_rv = written["metadata"].get("resourceVersion")
-            if cached is not None:
-                same = cached["metadata"].get("uid") == written["metadata"].get("uid")
-                if same and resource_version_newer(written_rv, cached["metadata"].get("resourceVersion")):
-                    return written
-            elif not resource_version_newer(informer.resource_version, written_rv):
-                return written  # the watch has not yet reached our write
-            del self._written[name]
-        return cached
 
     # -- sync ------------------------------------------------------------------------------------
 
@@ -258,8 +207,8 @@ class UpdateStatusController:
         started = time.monotonic()
         with self._lock:
             pending_since, self._pending_since = self._pending_since, None
-        writes_before = self.writes
-        main = self._view(self.configmap)
+        writes_before = self.publisher.writes
+        main = self.publisher.view(self.configmap)
         if main is not None and not self._seeded:
             self._seed(main)
         cv = self.cv.get(CLUSTERVERSION)
@@ -296,29 +245,29 @@ class UpdateStatusController:
             listed = wire.shard_names(main.get("data") or {})
         except wire.DecodeError:
             listed = []  # someone else's value under our key: rewritten below
-        stale = sorted({*self._shards, *listed} - set(in_use) - {self.configmap})
+        stale = sorted({*self.publisher.shards, *listed} - set(in_use) - {self.configmap})
         omitted: list[str] = []
         wrote = 0
 
         names = [*in_use, self.configmap, *stale]
-        fits = {name: self._fit(name, plan.configmaps.get(name, {})) for name in names}
+        fits = {name: self.publisher.fit(name, plan.configmaps.get(name, {})) for name in names}
         meta_omitted = [key for fit in fits.values() if fit is not None for key in fit.omitted]
         changed = any(fit is not None and fit.patch for fit in fits.values())
         meta_value = self._metadata(main, meta_omitted, changed)
         metas = {self.configmap: meta_value}
 
         def publish(name: str) -> tuple[int, list[str]]:
-            return self._publish(name, fits[name], owner=main, meta=metas.get(name))
+            return self.publisher.publish(name, fits[name], owner=main, meta=metas.get(name))
 
         deferred: list[str] = []
         retry_in: float | None = None
         try:
             now = time.monotonic()
-            if not stale and sorted(listed) == sorted(in_use) and all(self._view(n) for n in in_use):
+            if not stale and sorted(listed) == sorted(in_use) and all(self.publisher.view(n) for n in in_use):
                 # The usual case: the same shards, each ConfigMap changed independently, in parallel,
                 # as many as the pacer lets through now (all of them unless many changes came at once).
                 order = [self.configmap, *in_use]
-                changing = [n for n in order if self._changes(n, fits[n], metas.get(n))]
+                changing = [n for n in order if self.publisher.changes(n, fits[n], metas.get(n))]
                 # since when each has waited: until written, a deferred one keeps its place
                 self._waiting = waiting = {n: self._waiting.get(n, now) for n in changing}
                 chosen, retry_in = self.pacer.choose(now, waiting, last=self.configmap)
@@ -332,7 +281,8 @@ class UpdateStatusController:
                 # The layout changes: one at a time, in the order that lets a client reading in
                 # between find every insight (see `layout_write_order`), once the pacer has room.
                 layout = wire.layout_write_order(in_use, listed, stale)
-                wait = self.pacer.wait_for(now, sum(1 for n in layout if self._changes(n, fits[n], metas.get(n))))
+                to_write = sum(1 for n in layout if self.publisher.changes(n, fits[n], metas.get(n)))
+                wait = self.pacer.wait_for(now, to_write)
                 if wait > 0:
                     deferred, retry_in, results = layout, wait, []
                 else:
@@ -350,7 +300,7 @@ class UpdateStatusController:
             self._still_pending(pending_since)
             raise
         finally:
-            self.pacer.wrote(time.monotonic(), self.writes - writes_before)
+            self.pacer.wrote(time.monotonic(), self.publisher.writes - writes_before)
         self._waiting = {name: since for name, since in self._waiting.items() if name in deferred}
         self._report_omitted(tuple(omitted), data)
         if deferred:
@@ -376,29 +326,6 @@ class UpdateStatusController:
             if pending_since is not None and (self._pending_since is None or pending_since < self._pending_since):
                 self._pending_since = pending_since
 
-    def _limit(self, name: str) -> int:
-        # the main ConfigMap keeps room for the metadata key
-        return self.size_limit - metadata.RESERVED if name == self.configmap else self.size_limit
-
-    def _fit(self, name: str, desired: dict[str, str]) -> SizedPlan | None:
-        """What bringing one ConfigMap's insight keys to `desired` takes (None: nothing to do).
-
-        The metadata key is left alone here (`_publish` adds it to the main ConfigMap's patch)."""
-        current = self._view(name)
-        if current is None:
-            if name == self.configmap or not desired:
-                return None  # the main ConfigMap is never created; a stale shard already gone
-            return fit_patch({}, desired, self.size_limit)
-        data = current.get("data") or {}
-        published = self._published.get(name)
-        if published is not None and insight_keys(published) == desired and insight_keys(data) == desired:
-            return None  # the common case at scale: this ConfigMap did not change
-        plan = fit_patch(data, desired, self._limit(name))
-        if metadata.META_KEY in plan.patch and name == self.configmap:
-            patch = {k: v for k, v in plan.patch.items() if k != metadata.META_KEY}
-            plan = SizedPlan(patch, plan.size, plan.omitted)
-        return plan
-
     def _metadata(self, main: JSON, omitted: list[str], insights_changed: bool, behind: float = 0.0) -> str:
         """The metadata value to publish: refreshed when the insights change and once per resync,
         stamped `behind` seconds before now when some of the insights it stands for are that old."""
@@ -419,106 +346,14 @@ class UpdateStatusController:
         chosen = metadata.refresh(previous, desired, insights_changed)
         return published if chosen is previous and published is not None else metadata.encode(chosen)
 
-    def _write_plan(self, name: str, plan: SizedPlan | None, meta: str | None) -> tuple[JSON | None, SizedPlan | None]:
-        """(The ConfigMap as last seen, None when it does not exist; what writing it takes: `plan`
-        from `_fit`, with the main ConfigMap's metadata key set to `meta`; None for nothing.)"""
-        current = self._view(name)
-        if current is None:
-            return None, (plan if name != self.configmap else None)
-        if meta is not None and (current.get("data") or {}).get(metadata.META_KEY) != meta:
-            patch = dict(plan.patch) if plan is not None else {}
-            patch[metadata.META_KEY] = meta
-            size = plan.size if plan is not None else data_size(current.get("data") or {})
-            plan = SizedPlan(patch, size, plan.omitted if plan is not None else ())
-        return current, plan
-
-    def _changes(self, name: str, plan: SizedPlan | None, meta: str | None) -> bool:
-        """Whether `_publish` would write this ConfigMap."""
-        current, plan = self._write_plan(name, plan, meta)
-        return plan is not None and (current is None or bool(plan.patch))
-
-    def _publish(
-        self, name: str, plan: SizedPlan | None, owner: JSON, meta: str | None = None
-    ) -> tuple[int, list[str]]:
-        """Bring one ConfigMap's owned keys to what `plan` (from `_fit`) says (and the main one's
-        metadata key to `meta`); returns (writes made, keys omitted)."""
-        current, plan = self._write_plan(name, plan, meta)
-        if current is None:
-            return self._create_shard(name, plan, owner) if plan is not None else (0, [])
-        if plan is None:
-            return 0, []
-        self.sizes[name] = plan.size
-        if not plan.patch:
-            return 0, list(plan.omitted)
-        # Expect the echo before sending: the watch event may arrive before the response.
-        before = self._published.get(name)
-        self._published[name] = owned(apply_patch(current.get("data"), plan.patch))
-        try:
-            written = self.client.patch(CONFIGMAPS, name, {"data": plan.patch}, self.namespace)
-        except ApiError as exc:
-            self._restore_published(name, before)
-            if exc.is_not_found():
-                # Deleted between the cache and the write: the watch will tell us what to do next.
-                self._written.pop(name, None)
-                return 0, list(plan.omitted)
-            raise
-        self._record(name, written)
-        changed = sum(1 for v in plan.patch.values() if v is not None)
-        klog.v(2).info(
-            "Patched ConfigMap %s/%s: %d insights written, %d removed (%d bytes)",
-            self.namespace,
-            name,
-            changed,
-            len(plan.patch) - changed,
-            plan.size,
-        )
-        return 1, list(plan.omitted)
-
-    def _create_shard(self, name: str, plan: SizedPlan, owner: JSON) -> tuple[int, list[str]]:
-        body: JSON = {
-            "metadata": {
-                "name": name,
-                "namespace": self.namespace,
-                "labels": {SHARD_LABEL: "nodes"},
-                # Deleting the main ConfigMap (opting out) garbage-collects the shards.
-                "ownerReferences": [
-                    {
-                        "apiVersion": "v1",
-                        "kind": "ConfigMap",
-                        "name": CONFIGMAP,
-                        "uid": owner["metadata"]["uid"],
-                    }
-                ],
-            },
-            "data": {k: v for k, v in plan.patch.items() if v is not None},
-        }
-        before = self._published.get(name)
-        self._published[name] = owned(body["data"])
-        try:
-            written = self.client.create(CONFIGMAPS, body, self.namespace)
-        except ApiError as exc:
-            self._restore_published(name, before)
-            if exc.is_already_exists():
-                self._mark()  # our cache is behind: try again with the real content
-                return 0, []
-            raise
-        self._record(name, written)
-        self.sizes[name] = plan.size
-        log.info("Created ConfigMap %s/%s for %d insights of nodes", self.namespace, name, len(body["data"]))
-        return 1, list(plan.omitted)
-
-    def _restore_published(self, name: str, before: dict[str, str] | None) -> None:
-        if before is None:
-            self._published.pop(name, None)
-        else:
-            self._published[name] = before
-
-    def _record(self, name: str, written: JSON) -> None:
-        self._written[name] = written
-        self._published[name] = owned(written.get("data"))
-        self.writes += 1
+    def _count_write(self) -> None:
         if self.metrics:
             self.metrics.writes.labels("success").inc()
+
+    @property
+    def sizes(self) -> dict[str, int]:
+        """The size of each ConfigMap as last written (bytes of keys and values)."""
+        return self.publisher.sizes
 
     def _seed(self, main: JSON) -> None:
         """Carry the transition times an earlier process published (control plane, pools, health)."""
