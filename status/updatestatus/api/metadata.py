@@ -28,7 +28,6 @@ from collections.abc import Iterable
 from pydantic import Field, ValidationError
 
 from cvo_py.runtime import safeload
-from status.updatestatus.api.configmap import VALUE_LIMITS
 from status.updatestatus.api.names import LEASE as LEASE  # re-exported
 from status.updatestatus.api.staleness import (  # re-exported: what a reader warns about
     META_KEY as META_KEY,
@@ -39,6 +38,7 @@ from status.updatestatus.api.staleness import health_caveat as health_caveat
 from status.updatestatus.api.staleness import lease_state as lease_state
 from status.updatestatus.api.staleness import lease_warnings as lease_warnings
 from status.updatestatus.api.staleness import warnings as warnings
+from status.updatestatus.api.wire import VALUE_LIMITS
 from status.updatestatus.insights.models import ApiModel, Duration, Time
 
 OMITTED_KEYS_LISTED = 100  # keeps the value small (a key is at most 253 bytes: under 26 KB)

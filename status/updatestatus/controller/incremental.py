@@ -1,14 +1,15 @@
 """Recompute and re-encode only what changed between two syncs of the controller.
 
-At 5,000 nodes a full `status.updatestatus.insights.compute.all_insights` + `configmap.encode` takes a second,
-while one node's change alters one node insight, its pool's insight and perhaps a health insight.
-This module drives `compute.NodeAssessor`, the node computation `all_insights` itself uses, one
-node at a time: it keeps each node's assessment, insight, key and encoded value while the node
-object and the assessor's `inputs` (the pools, the MachineConfig versions, the ClusterVersion's
-target) are unchanged; other insights are re-encoded only when they differ from the previous ones.
-The results equal the full computation's (tests/status/updatestatus/test_usc_incremental.py checks that on many
-states). Shard layout: `configmap.ShardPlanner`, given `node_health` (which health insights travel
-with their node).
+At 5,000 nodes a full `status.updatestatus.insights.compute.all_insights` plus
+`status.updatestatus.api.encoding.encode` takes a second, while one node's change alters one node
+insight, its pool's insight and perhaps a health insight. This module drives
+`compute.NodeAssessor`, the node computation `all_insights` itself uses, one node at a time: it
+keeps each node's assessment, insight, key and encoded value while the node object and the
+assessor's `inputs` (the pools, the MachineConfig versions, the ClusterVersion's target) are
+unchanged; other insights are re-encoded only when they differ from the previous ones. The results
+equal the full computation's (tests/status/updatestatus/test_usc_incremental.py checks that on
+many states). Shard layout: `status.updatestatus.api.sharding.ShardPlanner`, given `node_health`
+(which health insights travel with their node).
 """
 
 from __future__ import annotations
@@ -17,7 +18,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from cvo_py.runtime import gotext
-from status.updatestatus.api import configmap
+from status.updatestatus.api.encoding import encode_value
+from status.updatestatus.api.keys import key_of, node_key
+from status.updatestatus.api.sharding import node_of
 from status.updatestatus.insights import compute
 from status.updatestatus.insights import nodes as nodes_mod
 from status.updatestatus.insights.kinds import InsightShape
@@ -55,7 +58,7 @@ class IncrementalInsights:
     def seed(self, previous: Sequence[InsightShape]) -> None:
         """Insights an earlier process published: their transition times carry over."""
         for insight in previous:
-            self._seeded.setdefault(configmap.key_of(insight), insight)
+            self._seeded.setdefault(key_of(insight), insight)
 
     def update(
         self,
@@ -103,19 +106,19 @@ class IncrementalInsights:
         previous = self._others
         self._others = {}
         stamp: list[Insight] = [i for i in others if not isinstance(i, HealthInsight)]
-        before = [p for p in (self._previous(configmap.key_of(i), previous) for i in stamp) if p is not None]
+        before = [p for p in (self._previous(key_of(i), previous) for i in stamp) if p is not None]
         compute.stamp_transition_times(stamp, before, t)
         for insight in others:
-            key = configmap.key_of(insight)
+            key = key_of(insight)
             if key in data:
                 raise ValueError(f"two insights share the ConfigMap key {key}")
             cached = previous.get(key)
-            value = cached[1] if cached is not None and cached[0] == insight else configmap.encode_value(insight)
+            value = cached[1] if cached is not None and cached[0] == insight else encode_value(insight)
             data[key] = value
             self._others[key] = (insight, value)
-            about = configmap.node_of(insight) if isinstance(insight, HealthInsight) else None
+            about = node_of(insight) if isinstance(insight, HealthInsight) else None
             if about is not None:
-                node_health[key] = configmap.node_key(about)
+                node_health[key] = node_key(about)
         counts = count_insights(others)
         for entry in entries:
             if entry.key in data:
@@ -141,11 +144,11 @@ class IncrementalInsights:
             return None
         self.recomputed_nodes += 1
         insight = assessor.insight(assessment)
-        key = configmap.key_of(insight)
+        key = key_of(insight)
         old = self._by_key.get(key)
         previous = old.insight if old is not None else self._seeded.get(key)
         compute.stamp_transition_times([insight], [previous] if previous is not None else [], now)
-        value = old.value if old is not None and old.insight == insight else configmap.encode_value(insight)
+        value = old.value if old is not None and old.insight == insight else encode_value(insight)
         label = next(iter(count_insights([insight])))
         return _Node(node, assessment, insight, key, value, label)
 

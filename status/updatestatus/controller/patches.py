@@ -9,7 +9,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from status.updatestatus.api.configmap import DATA_LIMIT, OWNED_PREFIX, data_size
+from status.updatestatus.api.sharding import data_size
+from status.updatestatus.api.wire import DATA_LIMIT, OWNED_PREFIX
 
 __all__ = [
     "DATA_LIMIT",

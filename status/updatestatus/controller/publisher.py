@@ -15,7 +15,8 @@ from cvo_py.runtime import klog
 from cvo_py.runtime.informer import MODIFIED, Informer
 from cvo_py.runtime.kube import CONFIGMAPS, JSON, ApiError, KubeClient
 from status.updatestatus.api import metadata
-from status.updatestatus.api.configmap import CONFIGMAP, data_size
+from status.updatestatus.api.names import CONFIGMAP
+from status.updatestatus.api.sharding import data_size
 from status.updatestatus.controller.patches import SizedPlan, apply_patch, fit_patch, resource_version_newer
 from status.updatestatus.controller.transforms import insight_keys, owned
 

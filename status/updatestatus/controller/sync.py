@@ -7,7 +7,7 @@ pokes a coalescing sync loop, which recomputes the insights with the pure functi
 `status.updatestatus.insights` at an injected `now` (only what changed:
 `status.updatestatus.controller.incremental`), encodes them, spreads the insights of nodes (node
 insights and health insights about a single node) over shard ConfigMaps when one would be too big
-(`status.updatestatus.api.configmap.plan`), and the publisher
+(`status.updatestatus.api.sharding`), and the publisher
 (`status.updatestatus.controller.publisher`) patches only the keys that changed.
 
 The main ConfigMap is never created: an administrator opts in by creating it, and out by deleting
@@ -44,9 +44,11 @@ from cvo_py.runtime.kube import (
 )
 from cvo_py.runtime.loop import SyncLoop
 from cvo_py.runtime.promapi import PrometheusAPI
-from status.updatestatus.api import configmap as wire
-from status.updatestatus.api import metadata
-from status.updatestatus.api.configmap import CONFIGMAP, DATA_LIMIT, NAMESPACE, ShardPlanner, data_size
+from status.updatestatus.api import metadata, wire
+from status.updatestatus.api.encoding import decode_readable
+from status.updatestatus.api.names import CONFIGMAP, NAMESPACE
+from status.updatestatus.api.sharding import ShardPlanner, data_size, layout_write_order
+from status.updatestatus.api.wire import DATA_LIMIT
 from status.updatestatus.controller.alerts import AlertsPoller
 from status.updatestatus.controller.incremental import IncrementalInsights
 from status.updatestatus.controller.metrics import Metrics
@@ -99,7 +101,7 @@ class UpdateStatusController:
         self._now = now
         self.size_limit = size_limit
         self.insights = IncrementalInsights()
-        self.planner = ShardPlanner()  # fills ConfigMaps to wire.SHARD_BUDGET, in up to wire.MAX_SHARDS shards
+        self.planner = ShardPlanner()  # fills ConfigMaps to SHARD_BUDGET, in up to MAX_SHARDS shards
         self.informers = InformerSet()
         add = self.informers.add
         # Only the one ClusterVersion oc reads; a field selector keeps the watch to it.
@@ -280,7 +282,7 @@ class UpdateStatusController:
             else:
                 # The layout changes: one at a time, in the order that lets a client reading in
                 # between find every insight (see `layout_write_order`), once the pacer has room.
-                layout = wire.layout_write_order(in_use, listed, stale)
+                layout = layout_write_order(in_use, listed, stale)
                 to_write = sum(1 for n in layout if self.publisher.changes(n, fits[n], metas.get(n)))
                 wait = self.pacer.wait_for(now, to_write)
                 if wait > 0:
@@ -359,7 +361,7 @@ class UpdateStatusController:
         """Carry the transition times an earlier process published (control plane, pools, health)."""
         self._seeded = True
         data = {k: v for k, v in owned(main.get("data")).items() if not k.startswith(wire.PREFIX_NODE)}
-        insights, errors = wire.decode_readable(data)
+        insights, errors = decode_readable(data)
         for exc in errors:  # overwritten or removed by the next publish, as every key it owns
             log.warning("Ignoring what ConfigMap %s/%s holds: %s", self.namespace, self.configmap, exc)
         self.insights.seed(insights)

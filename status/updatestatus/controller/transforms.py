@@ -11,7 +11,7 @@ from collections.abc import Iterable, Mapping
 
 from cvo_py.runtime.kube import JSON
 from status.updatestatus.api import metadata
-from status.updatestatus.api.configmap import OWNED_PREFIX
+from status.updatestatus.api.wire import OWNED_PREFIX
 from status.updatestatus.insights.nodes import MCO_PREFIX as MCO_ANNOTATION_PREFIX
 from status.updatestatus.insights.nodes import RELEASE_IMAGE_VERSION as RELEASE_VERSION_ANNOTATION
 

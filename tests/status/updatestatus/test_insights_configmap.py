@@ -26,7 +26,7 @@ from cvo_py.testing.insight_objects import (
     sample_insights,
 )
 from cvo_py.testing.synthetic import synthetic_cluster
-from status.updatestatus.api import configmap, wire
+from status.updatestatus.api import configmap, encoding, wire
 from status.updatestatus.client import snapshot
 from status.updatestatus.insights import compute
 from status.updatestatus.insights.models import (
@@ -458,7 +458,7 @@ def test_the_models_hold_no_value_the_two_readers_could_read_differently() -> No
     # what the plain readers rely on (see `wire._READ_ALONE`): unknown keys refused everywhere, and
     # no float, list of numbers or untyped field, so a number is always a mapping's value
     seen: set[type[BaseModel]] = set()
-    pending: list[type[BaseModel]] = list(configmap._PREFIXES.values())
+    pending: list[type[BaseModel]] = list(encoding._PREFIXES.values())
     while pending:
         model = pending.pop()
         if model in seen:
@@ -474,7 +474,7 @@ def test_the_models_hold_no_value_the_two_readers_could_read_differently() -> No
                     f"{model.__name__}.{name}: {kind}"
                 )
             assert not _is_list_of_numbers(info.annotation), f"{model.__name__}.{name}"
-    assert len(seen) > len(configmap._PREFIXES)
+    assert len(seen) > len(encoding._PREFIXES)
 
 
 def _leaf_types(annotation: Any) -> list[Any]:
@@ -493,7 +493,7 @@ def _is_list_of_numbers(annotation: Any) -> bool:
 
 
 def test_every_key_prefix_is_usc_kind_dash_with_no_dash_in_the_kind() -> None:
-    for prefix in configmap._PREFIXES:
+    for prefix in encoding._PREFIXES:
         assert prefix.startswith(configmap.OWNED_PREFIX) and prefix.endswith("-") and prefix.count("-") == 2, prefix
 
 
