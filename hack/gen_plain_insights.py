@@ -9,7 +9,7 @@ fields, plain classes (slots, deriving from each model's shape in `insights.kind
 the controller writes (JSON types as the fields declare them, camelCase names, every constraint
 of the field met) and raises `NotPlain` for anything else, which the caller then gives to the
 models to judge (`status.updatestatus.api.wire`). So whatever a plain reader takes, the model takes
-too, with the same result (tests/status/updatestatus/test_insights_plain.py checks both on random
+too, with the same result (tests/status/updatestatus/api/test_plain.py checks both on random
 and mutated values).
 
     .venv/bin/python hack/gen_plain_insights.py           # rewrite the file

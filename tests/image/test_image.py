@@ -130,7 +130,7 @@ def test_update_status_controller_publishes_insights(
         h.delete(kube, h.outside(docs, namespace))
     assert "usc-co-dns" in data, sorted(data)
     # Stopped; not its exit code: buildah's chroot runner ends the command with SIGKILL when it is
-    # itself terminated (graceful shutdown is tested on the host: tests/status/updatestatus/test_usc_*).
+    # itself terminated (graceful shutdown is tested on the host: tests/status/updatestatus/controller/).
     assert code is not None, "the controller in the image did not stop"
     print(f"\n  published {len(data)} keys: {', '.join(sorted(data))}")
 

@@ -48,7 +48,7 @@ def node_value(n: NodeStatusInsight) -> str:
     few characters YAML reads differently escaped, see `_q`).
 
     Node insights are the bulk at scale, and pydantic's generic serializer plus the JSON encoder
-    cost most of their time; tests/status/updatestatus/test_insights_configmap.py checks that this gives the
+    cost most of their time; tests/status/updatestatus/api/test_configmap.py checks that this gives the
     same bytes for every kind of node insight.
     """
     conditions = ",".join(

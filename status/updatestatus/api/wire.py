@@ -7,7 +7,7 @@ models), which takes it only when it is exactly what the controller writes; anyt
 block style, names in snake case, a number of more digits than `cvo_py.runtime.safeload` takes, a lone
 surrogate escape, an unknown field, any value a model may judge otherwise) is read as before by
 the bounded loader and the pydantic model, which is then imported: the insight or the one-line
-error is the model's either way (tests/status/updatestatus/test_insights_plain.py compares the
+error is the model's either way (tests/status/updatestatus/api/test_plain.py compares the
 two on random and mutated values).
 """
 

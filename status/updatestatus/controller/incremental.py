@@ -7,7 +7,7 @@ insight, its pool's insight and perhaps a health insight. This module drives
 keeps each node's assessment, insight, key and encoded value while the node object and the
 assessor's `inputs` (the pools, the MachineConfig versions, the ClusterVersion's target) are
 unchanged; other insights are re-encoded only when they differ from the previous ones. The results
-equal the full computation's (tests/status/updatestatus/test_usc_incremental.py checks that on
+equal the full computation's (tests/status/updatestatus/controller/test_incremental.py checks that on
 many states). Shard layout: `status.updatestatus.api.sharding.ShardPlanner`, given `node_health`
 (which health insights travel with their node).
 """

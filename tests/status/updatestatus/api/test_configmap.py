@@ -42,7 +42,7 @@ from status.updatestatus.insights.models import (
 )
 
 KEY = re.compile(r"^[-._a-zA-Z0-9]+$")
-REPO = Path(__file__).resolve().parents[3]
+REPO = Path(__file__).resolve().parents[4]
 EXAMPLES = REPO / ".." / "shared" / "oc-examples"
 
 

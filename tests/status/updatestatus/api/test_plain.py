@@ -18,7 +18,7 @@ from cvo_py.testing.synthetic import synthetic_cluster
 from status.updatestatus.api import configmap, metadata, plain, wire
 from status.updatestatus.insights import compute, kinds
 
-REPO = Path(__file__).resolve().parents[3]
+REPO = Path(__file__).resolve().parents[4]
 
 
 def sample_data() -> dict[str, str]:

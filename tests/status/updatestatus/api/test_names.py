@@ -9,7 +9,7 @@ import pytest
 
 from status.updatestatus.api import names
 
-REPO = Path(__file__).resolve().parents[3]
+REPO = Path(__file__).resolve().parents[4]
 HOME = REPO / "status/updatestatus/api/names.py"
 CODE = ("cvo_py", "payload", "status", "updateservice", "hack", "bench")
 

@@ -17,7 +17,7 @@ from cvo_py.runtime.serving.options import ServingOptions
 from cvo_py.runtime.serving.tls import DEFAULT_CIPHER_SUITES
 from cvo_py.testing.certs import self_signed
 
-REPO = Path(__file__).resolve().parents[3]
+REPO = Path(__file__).resolve().parents[4]
 
 
 @pytest.fixture(scope="module")

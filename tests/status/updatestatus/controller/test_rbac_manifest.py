@@ -10,7 +10,7 @@ import yaml
 from status.updatestatus.api import configmap
 
 RBAC = (
-    Path(__file__).resolve().parents[3]
+    Path(__file__).resolve().parents[4]
     / "install"
     / "0000_00_update-status-controller_02_rbac-DevPreviewNoUpgrade.yaml"
 )

@@ -16,7 +16,7 @@ from cvo_py.testing import usc as h
 from cvo_py.testing.cluster import LocalCluster, free_port
 from cvo_py.testing.prometheus import LocalPrometheus
 
-REPO = Path(__file__).resolve().parents[3]
+REPO = Path(__file__).resolve().parents[4]
 USC = "update-status-controller"
 PDB_SUMMARY = "The pod disruption budget is preventing further disruption to pods."
 PDB_DESCRIPTION = "The pod disruption budget is at the minimum disruptions allowed level."

@@ -31,7 +31,7 @@ from status.updatestatus.client.render import render
 from status.updatestatus.insights import compute
 from status.updatestatus.insights.models import Insight
 
-EXAMPLES = Path(__file__).resolve().parents[3] / ".." / "shared" / "oc-examples"
+EXAMPLES = Path(__file__).resolve().parents[4] / ".." / "shared" / "oc-examples"
 
 
 def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:

@@ -12,7 +12,7 @@ from cvo_py.runtime import gotext
 from cvo_py.testing.insight_objects import clusterversion, node, operator, write_snapshot
 from status.updatestatus.client import snapshot
 
-EXAMPLES = Path(__file__).resolve().parents[3] / ".." / "shared" / "oc-examples"
+EXAMPLES = Path(__file__).resolve().parents[4] / ".." / "shared" / "oc-examples"
 
 
 def test_loads_a_snapshot_in_yaml_and_in_json(tmp_path: Path) -> None:

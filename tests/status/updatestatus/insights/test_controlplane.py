@@ -23,7 +23,7 @@ from status.updatestatus.insights.models import (
     find_condition,
 )
 
-EXAMPLES = Path(__file__).resolve().parents[3] / ".." / "shared" / "oc-examples"
+EXAMPLES = Path(__file__).resolve().parents[4] / ".." / "shared" / "oc-examples"
 
 
 @pytest.mark.parametrize(

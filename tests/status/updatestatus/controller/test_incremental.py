@@ -23,7 +23,7 @@ from status.updatestatus.controller.transforms import node_transform
 from status.updatestatus.insights import compute
 from status.updatestatus.insights.objects import JSON
 
-SHARED = Path(__file__).resolve().parents[3] / ".." / "shared" / "oc-examples"
+SHARED = Path(__file__).resolve().parents[4] / ".." / "shared" / "oc-examples"
 MCO = "machineconfiguration.openshift.io/"
 
 State = dict[str, object]
