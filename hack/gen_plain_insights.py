@@ -1,19 +1,24 @@
 #!/usr/bin/env python3
-"""Writes status/updatestatus/api/plain.py from the pydantic models of the insight API.
+"""Writes the plain classes of the insight API and their readers from its pydantic models.
 
 The models (`status.updatestatus.insights.models`, and the publication metadata of
-`status.updatestatus.api.metadata`) are the one definition of the API. A client that only
-reads and prints insights should not pay for loading pydantic, so this generates, from the models'
+`status.updatestatus.api.metadata`) are the one definition of the API. Loading pydantic costs
+more than everything else a one-shot `upgrade-status` does, so this generates, from the models'
 fields, plain classes (slots, deriving from each model's shape in `insights.kinds` or
-`api.staleness`) and a strict reader per model: it takes a value only when it is exactly what
-the controller writes (JSON types as the fields declare them, camelCase names, every constraint
-of the field met) and raises `NotPlain` for anything else, which the caller then gives to the
-models to judge (`status.updatestatus.api.wire`). So whatever a plain reader takes, the model takes
-too, with the same result (tests/status/updatestatus/api/test_plain.py checks both on random
-and mutated values).
+`api.staleness`, the models' defaults for trailing fields) and a strict reader per model:
 
-    .venv/bin/python hack/gen_plain_insights.py           # rewrite the file
-    .venv/bin/python hack/gen_plain_insights.py --check   # exit 1 when it is not what the models give
+- status/updatestatus/insights/plain.py: the plain classes of the insight types, which the pure
+  computation (`status.updatestatus.insights.compute`) builds and the readers return;
+- status/updatestatus/api/plain.py: the plain classes of the publication metadata, and the
+  readers: each takes a value only when it is exactly what the controller writes (JSON types as
+  the fields declare them, camelCase names, every constraint of the field met) and raises
+  `NotPlain` for anything else, which the caller then gives to the models to judge
+  (`status.updatestatus.api.wire`). So whatever a plain reader takes, the model takes too, with
+  the same result (tests/status/updatestatus/api/test_plain.py checks both on random and mutated
+  values).
+
+    .venv/bin/python hack/gen_plain_insights.py           # rewrite both files
+    .venv/bin/python hack/gen_plain_insights.py --check   # exit 1 when one is not what the models give
 
 A field type the generator does not know is an error naming it: the generator is extended with the models.
 """
@@ -38,9 +43,11 @@ from status.updatestatus.api import metadata, staleness
 from status.updatestatus.insights import kinds, models
 
 REPO = Path(__file__).resolve().parents[1]
-TARGET = REPO / "status" / "updatestatus" / "api" / "plain.py"
+INSIGHTS_TARGET = REPO / "status" / "updatestatus" / "insights" / "plain.py"
+API_TARGET = REPO / "status" / "updatestatus" / "api" / "plain.py"
+INSIGHTS_MODULE = "status.updatestatus.insights.plain"
 
-MODELS: list[type[BaseModel]] = [
+INSIGHT_MODELS: list[type[BaseModel]] = [
     models.Condition,
     models.ResourceRef,
     models.VersionMetadata,
@@ -55,10 +62,9 @@ MODELS: list[type[BaseModel]] = [
     models.MachineConfigPoolStatusInsight,
     models.NodeStatusInsight,
     models.HealthInsight,
-    metadata.ControllerIdentity,
-    metadata.Omitted,
-    metadata.PublicationMetadata,
 ]
+METADATA_MODELS: list[type[BaseModel]] = [metadata.ControllerIdentity, metadata.Omitted, metadata.PublicationMetadata]
+MODELS = INSIGHT_MODELS + METADATA_MODELS
 TIME, DURATION = models._time_in, models._duration_in  # the BeforeValidators that mark Time and Duration
 
 
@@ -216,12 +222,19 @@ class Writer:
             return repr(field.default)
         raise Unsupported(f"default {field.default!r}")
 
-    def model(self, model: type[BaseModel]) -> list[str]:
+    def plain_class(self, model: type[BaseModel]) -> list[str]:
+        """The plain class: the model's fields in slots, its shape's methods, `==` by shape; the
+        model's defaults for the trailing fields whose default is a str, int or None."""
         name = model.__name__
         shape = shape_of(model)
         fields = list(model.model_fields.items())
+        defaults: dict[str, str] = {}
+        for field_name, info in reversed(fields):
+            if info.is_required() or info.default_factory is not None:
+                break
+            defaults[field_name] = self.default(info)
         lines = [f"class {name}({shape.__name__}):"]
-        lines.append(f'    """{name} read without pydantic (see the module docstring)."""')
+        lines.append(f'    """{name} without pydantic (see the module docstring)."""')
         lines.append("")
         lines.append(f"    __slots__ = ({', '.join(repr(f) for f, _ in fields)},)")
         lines.append("")
@@ -229,25 +242,30 @@ class Writer:
         for field_name, info in fields:
             text = self.annotation_text(info.annotation, constraints(info.metadata))
             lines.append(f"    {field_name}: {text}")
-            params.append(f"{field_name}: {text}")
+            default = f" = {defaults[field_name]}" if field_name in defaults else ""
+            params.append(f"{field_name}: {text}{default}")
         lines.append("")
         lines.append(f"    def __init__(self, {', '.join(params)}) -> None:")
         for field_name, _ in fields:
             lines.append(f"        self.{field_name} = {field_name}")
         lines.append("")
         lines.append("    def __eq__(self, other: object) -> bool:")
-        lines.append(f"        return _equal(self, other, {shape.__name__}, self.__slots__)")
+        lines.append(f"        return equal_by_shape(self, other, {shape.__name__}, self.__slots__)")
         lines.append("")
         lines.append("    __hash__ = None  # type: ignore[assignment]  # mutable, as the models")
         lines.append("")
         lines.append("    def __repr__(self) -> str:")
-        lines.append("        return _repr(self, self.__slots__)")
-        lines.append("")
-        lines.append("")
+        lines.append("        return repr_of_slots(self, self.__slots__)")
+        return lines
+
+    def reader(self, model: type[BaseModel]) -> list[str]:
+        """`read_<model>(v)`: the plain object of a JSON value exactly as the controller writes it."""
+        name = model.__name__
+        fields = list(model.model_fields.items())
         keys = f"_KEYS_{snake(name).upper()}"
         aliases = sorted(info.alias or field_name for field_name, info in fields)
         self.key_sets.append(f"{keys} = frozenset({{{', '.join(repr(a) for a in aliases)}}})")
-        lines.append(f"def read_{snake(name)}(v: Any) -> {name}:")
+        lines = [f"def read_{snake(name)}(v: Any) -> {name}:"]
         lines.append(f"    if type(v) is not dict or not {keys}.issuperset(v):")
         lines.append("        raise NotPlain")
         args = []
@@ -277,28 +295,83 @@ class Writer:
         return lines
 
 
-def generate() -> str:
-    writer = Writer()
-    body: list[str] = []
-    for model in MODELS:
-        body.extend(writer.model(model))
-        body.extend(["", ""])
-    enums = sorted(
-        {
-            info.annotation
-            for model in MODELS
-            for info in model.model_fields.values()
-            if isinstance(info.annotation, type) and issubclass(info.annotation, enum.StrEnum)
-        },
-        key=lambda e: e.__name__,
-    )
-    shapes = sorted({shape_of(m) for m in MODELS}, key=lambda s: (s.__module__, s.__name__))
+def enums_of(model_list: list[type[BaseModel]]) -> list[type[enum.StrEnum]]:
+    found = {
+        info.annotation
+        for model in model_list
+        for info in model.model_fields.values()
+        if isinstance(info.annotation, type) and issubclass(info.annotation, enum.StrEnum)
+    }
+    return sorted(found, key=lambda e: e.__name__)
+
+
+def shapes_of(model_list: list[type[BaseModel]], module: types.ModuleType) -> list[str]:
+    return sorted({shape_of(m).__name__ for m in model_list if shape_of(m).__module__ == module.__name__})
+
+
+def blocks(make: typing.Callable[[type[BaseModel]], list[str]], model_list: list[type[BaseModel]]) -> list[str]:
+    """`make`'s lines for each model, two blank lines after each."""
+    return [line for model in model_list for line in [*make(model), "", ""]]
+
+
+def generate_insights() -> str:
+    """status/updatestatus/insights/plain.py: the plain classes of the insight types."""
+    body = blocks(Writer().plain_class, INSIGHT_MODELS)
+    union = " | ".join(a.__name__ for a in typing.get_args(models.Insight))
+    names = sorted(["Insight", *(m.__name__ for m in INSIGHT_MODELS)])
+    kinds_names = sorted(shapes_of(INSIGHT_MODELS, kinds) + [e.__name__ for e in enums_of(INSIGHT_MODELS)])
     head = [
-        '"""Plain classes of the insight API and their strict readers, generated from the pydantic models by',
-        "hack/gen_plain_insights.py (whose docstring says what they take): do not edit.",
+        '"""Plain classes of the insight types, generated from the pydantic models by',
+        "hack/gen_plain_insights.py: do not edit.",
         "",
-        "A reader takes a JSON value (as `json.loads` gives it) and returns the plain object, or raises",
-        "`NotPlain` (or KeyError, TypeError, ValueError) for anything it does not take.",
+        "What the pure computation (`status.updatestatus.insights.compute`) builds and the ConfigMap API's",
+        "plain readers (`status.updatestatus.api.plain`) return: slots holding the model's fields, the methods",
+        "of the shape in `status.updatestatus.insights.kinds`, and `==` by shape, so a plain object equals",
+        "the model holding the same values (the models, `status.updatestatus.insights.models`, remain the",
+        "definition: they validate what the plain readers refuse and write the JSON).",
+        '"""',
+        "",
+        "from __future__ import annotations",
+        "",
+        f"from {kinds.__name__} import {', '.join(kinds_names)}",
+        "",
+        f"__all__ = [{', '.join(repr(n) for n in names)}]",
+        "",
+        "",
+        "def equal_by_shape(obj: object, other: object, shape: type, names: tuple[str, ...]) -> bool:",
+        "    \"\"\"Equal to anything of the same shape holding equal values: a plain object and the",
+        "    model read from the same value compare equal (a model's own `==` defers to this).\"\"\"",
+        "    return isinstance(other, shape) and all(getattr(obj, n) == getattr(other, n) for n in names)",
+        "",
+        "",
+        "def repr_of_slots(obj: object, names: tuple[str, ...]) -> str:",
+        "    return f\"{type(obj).__name__}({', '.join(f'{n}={getattr(obj, n)!r}' for n in names)})\"",
+        "",
+        "",
+    ]
+    tail = [f"Insight = {union}"]
+    return formatted("\n".join(head + body + tail).rstrip() + "\n", INSIGHTS_TARGET)
+
+
+def generate_api() -> str:
+    """status/updatestatus/api/plain.py: the publication metadata's plain classes, every reader."""
+    writer = Writer()
+    classes = blocks(writer.plain_class, METADATA_MODELS)
+    readers = blocks(writer.reader, MODELS)
+    enums = enums_of(MODELS)
+    insight_names = sorted(m.__name__ for m in INSIGHT_MODELS)
+    imports = {
+        kinds.__name__: sorted(e.__name__ for e in enums),
+        staleness.__name__: shapes_of(METADATA_MODELS, staleness),
+        INSIGHTS_MODULE: sorted([*insight_names, "equal_by_shape", "repr_of_slots"]),
+    }
+    head = [
+        '"""The ConfigMap API\'s plain readers, and the plain classes of its publication metadata, generated',
+        "from the pydantic models by hack/gen_plain_insights.py (whose docstring says what they take): do not edit.",
+        "",
+        "A reader takes a JSON value (as `json.loads` gives it) and returns the plain object (an insight's",
+        "class is in `status.updatestatus.insights.plain`), or raises `NotPlain` (or KeyError, TypeError,",
+        "ValueError) for anything it does not take.",
         '"""',
         "",
         "from __future__ import annotations",
@@ -308,11 +381,8 @@ def generate() -> str:
         "",
         "from cvo_py.runtime.gotext import parse_duration, parse_time",
     ]
-    for module in sorted((kinds, staleness), key=lambda m: m.__name__):  # isort's order
-        names = [s.__name__ for s in shapes if s.__module__ == module.__name__]
-        if module is kinds:
-            names += [e.__name__ for e in enums]
-        head.append(f"from {module.__name__} import {', '.join(sorted(names))}")
+    for module in sorted(imports):  # isort's order
+        head.append(f"from {module} import {', '.join(imports[module])}")
     head += [
         "",
         "",
@@ -322,17 +392,6 @@ def generate() -> str:
         "",
         "_DEFAULT: Any = object()  # a field left out",
         "",
-        "",
-        "def _equal(obj: object, other: object, shape: type, names: tuple[str, ...]) -> bool:",
-        "    \"\"\"Equal to anything of the same shape holding equal values: a plain object and the",
-        "    model read from the same value compare equal (a model's own `==` defers to this).\"\"\"",
-        "    return isinstance(other, shape) and all(getattr(obj, n) == getattr(other, n) for n in names)",
-        "",
-        "",
-        "def _repr(obj: object, names: tuple[str, ...]) -> str:",
-        "    return f\"{type(obj).__name__}({', '.join(f'{n}={getattr(obj, n)!r}' for n in names)})\"",
-        "",
-        "",
     ]
     for e in enums:
         head.append(f"_{e.__name__.upper()} = {{member.value: member for member in {e.__name__}}}")
@@ -340,14 +399,14 @@ def generate() -> str:
         head.append(f"_PATTERN_{i} = re.compile({pattern!r})")
     head += writer.key_sets
     head += ["", ""]
-    return formatted("\n".join(head + body).rstrip() + "\n")
+    return formatted("\n".join(head + classes + readers).rstrip() + "\n", API_TARGET)
 
 
-def formatted(text: str) -> str:
+def formatted(text: str, target: Path) -> str:
     """`text` as ruff formats it (the project's line length), so the file reads as the rest."""
     ruff = Path(sys.executable).parent / "ruff"
     done = subprocess.run(
-        [str(ruff), "format", "--stdin-filename", str(TARGET), "-"],
+        [str(ruff), "format", "--stdin-filename", str(target), "-"],
         input=text,
         capture_output=True,
         text=True,
@@ -361,21 +420,21 @@ def formatted(text: str) -> str:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--check", action="store_true", help="exit 1 when the file is not what the models give")
+    parser.add_argument("--check", action="store_true", help="exit 1 when a file is not what the models give")
     args = parser.parse_args()
     try:
-        text = generate()
+        texts = {INSIGHTS_TARGET: generate_insights(), API_TARGET: generate_api()}
     except Unsupported as exc:
         print(f"gen_plain_insights: {exc}: extend hack/gen_plain_insights.py", file=sys.stderr)
         return 2
     if args.check:
-        current = TARGET.read_text() if TARGET.exists() else ""
-        if current != text:
-            where = TARGET.relative_to(REPO)
+        stale = [target for target, text in texts.items() if (target.read_text() if target.exists() else "") != text]
+        for target in stale:
+            where = target.relative_to(REPO)
             print(f"{where} is not what the models give: run hack/gen_plain_insights.py", file=sys.stderr)
-            return 1
-        return 0
-    TARGET.write_text(text)
+        return 1 if stale else 0
+    for target, text in texts.items():
+        target.write_text(text)
     return 0
 
 

@@ -15,7 +15,7 @@ from cvo_py.testing import shared
 from cvo_py.testing.insight_objects import write_snapshot
 from status.updatestatus.api import configmap, metadata
 from status.updatestatus.client import snapshot
-from status.updatestatus.insights.models import Insight
+from status.updatestatus.insights.kinds import InsightShape
 
 EXAMPLES = shared.EXAMPLES
 EXAMPLE = "4.14.1-workers-started-updating-multiple-pools"
@@ -62,7 +62,7 @@ def write_must_gather(snap: snapshot.Snapshot, path: Path, gathered_at: int) -> 
     return path
 
 
-def publish(kube: KubeClient, insights: list[Insight], computed_at: int) -> int:
+def publish(kube: KubeClient, insights: list[InsightShape], computed_at: int) -> int:
     """Put these insights in the ConfigMap API as the controller lays them out (main ConfigMap and
     node shards, and the publication metadata saying they were computed at `computed_at`);
     returns the number of ConfigMaps."""

@@ -15,7 +15,7 @@ import pytest
 from status.updatestatus.api import configmap
 from status.updatestatus.client import snapshot
 from status.updatestatus.client.render import render
-from status.updatestatus.insights.models import Insight
+from status.updatestatus.insights.plain import Insight
 
 EXAMPLES = Path(__file__).resolve().parents[2] / ".." / "shared" / "oc-examples"
 CASES = (

@@ -46,6 +46,9 @@ PLANTS = [
     ("imports only the insight models", f"{US}.api.configmap", f"{US}.insights.nodes"),
     ("imports only the insight models", f"{US}.api.metadata", f"{US}.insights.objects"),
     ("JSON readers load no PyYAML", f"{US}.api.configmap", "yaml"),
+    ("import no pydantic", f"{US}.insights.nodes", f"{US}.insights.models"),
+    ("import no pydantic", f"{US}.insights.health", "pydantic"),
+    ("import no pydantic", f"{US}.client.dump.layouts", f"{US}.insights.models"),
 ]
 
 
@@ -122,15 +125,27 @@ def test_every_contract_has_a_planted_violation() -> None:
     assert covered == set(names), sorted(set(names) - covered)
 
 
-def test_the_api_may_import_only_the_models_of_the_insights() -> None:
-    """The forbidden list of that contract names every insights module but the models and the
-    shapes they derive from (kinds), so a new insights module is covered too."""
-    (contract,) = [
-        c
-        for c in tomllib.loads(PYPROJECT.read_text())["tool"]["importlinter"]["contracts"]
-        if "imports only the insight models" in c["name"]
-    ]
+def contract(word: str) -> dict[str, Any]:
+    contracts = tomllib.loads(PYPROJECT.read_text())["tool"]["importlinter"]["contracts"]
+    (found,) = [c for c in contracts if word in c["name"]]
+    return dict(found)
+
+
+def insights_modules_but(*allowed: str) -> set[str]:
     insights = REPO / "status/updatestatus/insights"
-    allowed = ("__init__", "models", "kinds")
-    expected = {f"{US}.insights.{p.stem}" for p in insights.glob("*.py") if p.stem not in allowed}
-    assert set(contract["forbidden_modules"]) == expected
+    return {f"{US}.insights.{p.stem}" for p in insights.glob("*.py") if p.stem not in ("__init__", *allowed)}
+
+
+def test_the_api_may_import_only_the_models_of_the_insights() -> None:
+    """The forbidden list of that contract names every insights module but the models, the
+    shapes they derive from (kinds) and the plain classes generated from them, so a new insights
+    module is covered too."""
+    forbidden = contract("imports only the insight models")["forbidden_modules"]
+    assert set(forbidden) == insights_modules_but("models", "kinds", "plain")
+
+
+def test_every_insights_module_but_the_models_is_kept_from_pydantic() -> None:
+    """The computation builds the plain classes: every insights module but the models is a source
+    of the contract that forbids pydantic, so a new insights module is covered too."""
+    sources = contract("import no pydantic")["source_modules"]
+    assert {s for s in sources if s.startswith(f"{US}.insights.")} == insights_modules_but("models")

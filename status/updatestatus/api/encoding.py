@@ -1,5 +1,9 @@
 """The ConfigMap API's values: an insight as compact, YAML-safe JSON on one line, and ConfigMap data
-back to insights as the models read them (see `status.updatestatus.api.configmap` for the format)."""
+back to insights as the models read them (see `status.updatestatus.api.configmap` for the format).
+
+The computation builds plain insights (`status.updatestatus.insights.plain`); their JSON is still the
+models' (`to_api`): a plain insight is given to pydantic's serializer as its model (`as_model`), but
+for node insights, the bulk, which `node_value` writes by hand to the same bytes."""
 
 from __future__ import annotations
 
@@ -10,14 +14,24 @@ from collections.abc import Iterable, Mapping
 from json.encoder import encode_basestring
 from typing import Any, cast
 
+from pydantic import BaseModel
+
 from cvo_py.runtime import gotext
 from status.updatestatus.api import wire
 from status.updatestatus.api.keys import key_of
 from status.updatestatus.api.wire import KINDS, DecodeError
 from status.updatestatus.insights import models
-from status.updatestatus.insights.models import Insight, NodeStatusInsight, ResourceRef, time_string
+from status.updatestatus.insights import plain as plain_insights
+from status.updatestatus.insights.kinds import InsightShape, NodeInsightShape, ResourceRefShape
+from status.updatestatus.insights.models import Insight, construct_fast, time_string
 
 _PREFIXES: dict[str, type[Any]] = {prefix: getattr(models, name) for prefix, name in KINDS.items()}
+# Each plain class of the insight API → its model (of the same name).
+_MODEL_OF: dict[type, type[BaseModel]] = {
+    cls: getattr(models, name)
+    for name in plain_insights.__all__
+    if isinstance(cls := getattr(plain_insights, name), type)
+}
 
 
 def decode(data: Mapping[str, str]) -> list[Insight]:
@@ -33,17 +47,36 @@ def decode_readable(data: Mapping[str, str]) -> tuple[list[Insight], list[Decode
     return cast(list[Insight], insights), errors
 
 
-def encode_value(insight: Insight) -> str:
+def as_model(value: Any) -> Any:
+    """A plain insight (or any part of one) as its model, unvalidated (what the computation builds
+    needs no validation), so that pydantic's serializer writes it; anything else as it is."""
+    model = _MODEL_OF.get(type(value))
+    if model is None:
+        return value
+    fields = {}
+    for name in value.__slots__:
+        field = getattr(value, name)
+        fields[name] = [as_model(item) for item in field] if type(field) is list else as_model(field)
+    return construct_fast(model, fields)
+
+
+def to_api(insight: InsightShape) -> dict[str, Any]:
+    """An insight's JSON form (a model's `to_api()`), for a model or a plain insight alike."""
+    model: models.ApiModel = as_model(insight)
+    return model.to_api()
+
+
+def encode_value(insight: InsightShape) -> str:
     """An insight's ConfigMap value: compact, YAML-safe JSON on one line (`node_value` writes the
     bulk, node insights, by hand; every other kind goes through the JSON encoder)."""
-    if isinstance(insight, NodeStatusInsight):
+    if isinstance(insight, NodeInsightShape):
         return node_value(insight)
-    text = json.dumps(insight.to_api(), ensure_ascii=False, separators=(",", ":"))
+    text = json.dumps(to_api(insight), ensure_ascii=False, separators=(",", ":"))
     # Only strings can hold these characters: escaping them anywhere in the text escapes them there.
     return _YAML_UNSAFE.sub(_escape_unsafe, text) if _YAML_UNSAFE.search(text) else text
 
 
-def node_value(n: NodeStatusInsight) -> str:
+def node_value(n: NodeInsightShape) -> str:
     """`json.dumps(n.to_api(), ensure_ascii=False, separators=(",", ":"))`, written out (with the
     few characters YAML reads differently escaped, see `_q`).
 
@@ -77,13 +110,13 @@ def _condition_json(type_: str, status: str, reason: str, message: str, ltt: int
     )
 
 
-def _ref(r: ResourceRef) -> str:
+def _ref(r: ResourceRefShape) -> str:
     group = f'"group":{_q(r.group)},' if r.group else ""
     namespace = f',"namespace":{_q(r.namespace)}' if r.namespace else ""
     return f'{{{group}"resource":{_q(r.resource)},"name":{_q(r.name)}{namespace}}}'
 
 
-def encode(insights: Iterable[Insight]) -> dict[str, str]:
+def encode(insights: Iterable[InsightShape]) -> dict[str, str]:
     """Insights → ConfigMap data (one key per insight). Duplicate keys are an error."""
     data: dict[str, str] = {}
     for insight in insights:

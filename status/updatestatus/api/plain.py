@@ -1,8 +1,9 @@
-"""Plain classes of the insight API and their strict readers, generated from the pydantic models by
-hack/gen_plain_insights.py (whose docstring says what they take): do not edit.
+"""The ConfigMap API's plain readers, and the plain classes of its publication metadata, generated
+from the pydantic models by hack/gen_plain_insights.py (whose docstring says what they take): do not edit.
 
-A reader takes a JSON value (as `json.loads` gives it) and returns the plain object, or raises
-`NotPlain` (or KeyError, TypeError, ValueError) for anything it does not take.
+A reader takes a JSON value (as `json.loads` gives it) and returns the plain object (an insight's
+class is in `status.updatestatus.insights.plain`), or raises `NotPlain` (or KeyError, TypeError,
+ValueError) for anything it does not take.
 """
 
 from __future__ import annotations
@@ -13,28 +14,32 @@ from typing import Any
 from cvo_py.runtime.gotext import parse_duration, parse_time
 from status.updatestatus.api.staleness import ControllerIdentityShape, OmittedShape, PublicationMetadataShape
 from status.updatestatus.insights.kinds import (
-    ClusterOperatorInsightShape,
     ClusterVersionAssessment,
-    ClusterVersionInsightShape,
-    ConditionShape,
     ConditionStatus,
-    ControlPlaneUpdateVersionsShape,
-    HealthInsightShape,
     ImpactLevel,
     ImpactType,
-    InsightImpactShape,
-    InsightRemediationShape,
-    InsightScopeShape,
-    NodeInsightShape,
-    NodeSummaryShape,
     NodeSummaryType,
     PoolAssessment,
-    PoolInsightShape,
-    ResourceRefShape,
     ScopeType,
     VersionMetadataKey,
-    VersionMetadataShape,
-    VersionShape,
+)
+from status.updatestatus.insights.plain import (
+    ClusterOperatorStatusInsight,
+    ClusterVersionStatusInsight,
+    Condition,
+    ControlPlaneUpdateVersions,
+    HealthInsight,
+    InsightImpact,
+    InsightRemediation,
+    InsightScope,
+    MachineConfigPoolStatusInsight,
+    NodeStatusInsight,
+    NodeSummary,
+    ResourceRef,
+    Version,
+    VersionMetadata,
+    equal_by_shape,
+    repr_of_slots,
 )
 
 
@@ -43,17 +48,6 @@ class NotPlain(Exception):
 
 
 _DEFAULT: Any = object()  # a field left out
-
-
-def _equal(obj: object, other: object, shape: type, names: tuple[str, ...]) -> bool:
-    """Equal to anything of the same shape holding equal values: a plain object and the
-    model read from the same value compare equal (a model's own `==` defers to this)."""
-    return isinstance(other, shape) and all(getattr(obj, n) == getattr(other, n) for n in names)
-
-
-def _repr(obj: object, names: tuple[str, ...]) -> str:
-    return f"{type(obj).__name__}({', '.join(f'{n}={getattr(obj, n)!r}' for n in names)})"
-
 
 _CLUSTERVERSIONASSESSMENT = {member.value: member for member in ClusterVersionAssessment}
 _CONDITIONSTATUS = {member.value: member for member in ConditionStatus}
@@ -98,39 +92,85 @@ _KEYS_OMITTED = frozenset({"count", "keys", "kinds"})
 _KEYS_PUBLICATION_METADATA = frozenset({"computedAt", "controller", "omitted", "resyncPeriod"})
 
 
-class Condition(ConditionShape):
-    """Condition read without pydantic (see the module docstring)."""
+class ControllerIdentity(ControllerIdentityShape):
+    """ControllerIdentity without pydantic (see the module docstring)."""
 
     __slots__ = (
-        "type",
-        "status",
-        "reason",
-        "message",
-        "last_transition_time",
+        "identity",
+        "version",
     )
 
-    type: str
-    status: ConditionStatus
-    reason: str
-    message: str
-    last_transition_time: int
+    identity: str
+    version: str
 
-    def __init__(
-        self, type: str, status: ConditionStatus, reason: str, message: str, last_transition_time: int
-    ) -> None:
-        self.type = type
-        self.status = status
-        self.reason = reason
-        self.message = message
-        self.last_transition_time = last_transition_time
+    def __init__(self, identity: str = "", version: str = "") -> None:
+        self.identity = identity
+        self.version = version
 
     def __eq__(self, other: object) -> bool:
-        return _equal(self, other, ConditionShape, self.__slots__)
+        return equal_by_shape(self, other, ControllerIdentityShape, self.__slots__)
 
     __hash__ = None  # type: ignore[assignment]  # mutable, as the models
 
     def __repr__(self) -> str:
-        return _repr(self, self.__slots__)
+        return repr_of_slots(self, self.__slots__)
+
+
+class Omitted(OmittedShape):
+    """Omitted without pydantic (see the module docstring)."""
+
+    __slots__ = (
+        "count",
+        "kinds",
+        "keys",
+    )
+
+    count: int
+    kinds: dict[str, int]
+    keys: list[str]
+
+    def __init__(self, count: int, kinds: dict[str, int], keys: list[str]) -> None:
+        self.count = count
+        self.kinds = kinds
+        self.keys = keys
+
+    def __eq__(self, other: object) -> bool:
+        return equal_by_shape(self, other, OmittedShape, self.__slots__)
+
+    __hash__ = None  # type: ignore[assignment]  # mutable, as the models
+
+    def __repr__(self) -> str:
+        return repr_of_slots(self, self.__slots__)
+
+
+class PublicationMetadata(PublicationMetadataShape):
+    """PublicationMetadata without pydantic (see the module docstring)."""
+
+    __slots__ = (
+        "computed_at",
+        "controller",
+        "resync_period",
+        "omitted",
+    )
+
+    computed_at: int
+    controller: ControllerIdentity
+    resync_period: int
+    omitted: Omitted
+
+    def __init__(self, computed_at: int, controller: ControllerIdentity, resync_period: int, omitted: Omitted) -> None:
+        self.computed_at = computed_at
+        self.controller = controller
+        self.resync_period = resync_period
+        self.omitted = omitted
+
+    def __eq__(self, other: object) -> bool:
+        return equal_by_shape(self, other, PublicationMetadataShape, self.__slots__)
+
+    __hash__ = None  # type: ignore[assignment]  # mutable, as the models
+
+    def __repr__(self) -> str:
+        return repr_of_slots(self, self.__slots__)
 
 
 def read_condition(v: Any) -> Condition:
@@ -154,36 +194,6 @@ def read_condition(v: Any) -> Condition:
     if type(f4) is not str:
         raise NotPlain
     return Condition(f0, _CONDITIONSTATUS[f1], f2, f3_field, parse_time(f4))
-
-
-class ResourceRef(ResourceRefShape):
-    """ResourceRef read without pydantic (see the module docstring)."""
-
-    __slots__ = (
-        "group",
-        "resource",
-        "name",
-        "namespace",
-    )
-
-    group: str
-    resource: str
-    name: str
-    namespace: str
-
-    def __init__(self, group: str, resource: str, name: str, namespace: str) -> None:
-        self.group = group
-        self.resource = resource
-        self.name = name
-        self.namespace = namespace
-
-    def __eq__(self, other: object) -> bool:
-        return _equal(self, other, ResourceRefShape, self.__slots__)
-
-    __hash__ = None  # type: ignore[assignment]  # mutable, as the models
-
-    def __repr__(self) -> str:
-        return _repr(self, self.__slots__)
 
 
 def read_resource_ref(v: Any) -> ResourceRef:
@@ -212,30 +222,6 @@ def read_resource_ref(v: Any) -> ResourceRef:
     return ResourceRef(f0_field, f1, f2, f3_field)
 
 
-class VersionMetadata(VersionMetadataShape):
-    """VersionMetadata read without pydantic (see the module docstring)."""
-
-    __slots__ = (
-        "key",
-        "value",
-    )
-
-    key: VersionMetadataKey
-    value: str
-
-    def __init__(self, key: VersionMetadataKey, value: str) -> None:
-        self.key = key
-        self.value = value
-
-    def __eq__(self, other: object) -> bool:
-        return _equal(self, other, VersionMetadataShape, self.__slots__)
-
-    __hash__ = None  # type: ignore[assignment]  # mutable, as the models
-
-    def __repr__(self) -> str:
-        return _repr(self, self.__slots__)
-
-
 def read_version_metadata(v: Any) -> VersionMetadata:
     if type(v) is not dict or not _KEYS_VERSION_METADATA.issuperset(v):
         raise NotPlain
@@ -248,30 +234,6 @@ def read_version_metadata(v: Any) -> VersionMetadata:
             raise NotPlain
         f1_field = f1
     return VersionMetadata(_VERSIONMETADATAKEY[f0], f1_field)
-
-
-class Version(VersionShape):
-    """Version read without pydantic (see the module docstring)."""
-
-    __slots__ = (
-        "version",
-        "metadata",
-    )
-
-    version: str
-    metadata: list[VersionMetadata]
-
-    def __init__(self, version: str, metadata: list[VersionMetadata]) -> None:
-        self.version = version
-        self.metadata = metadata
-
-    def __eq__(self, other: object) -> bool:
-        return _equal(self, other, VersionShape, self.__slots__)
-
-    __hash__ = None  # type: ignore[assignment]  # mutable, as the models
-
-    def __repr__(self) -> str:
-        return _repr(self, self.__slots__)
 
 
 def read_version(v: Any) -> Version:
@@ -290,60 +252,12 @@ def read_version(v: Any) -> Version:
     return Version(f0, f1_field)
 
 
-class ControlPlaneUpdateVersions(ControlPlaneUpdateVersionsShape):
-    """ControlPlaneUpdateVersions read without pydantic (see the module docstring)."""
-
-    __slots__ = (
-        "previous",
-        "target",
-    )
-
-    previous: Version
-    target: Version
-
-    def __init__(self, previous: Version, target: Version) -> None:
-        self.previous = previous
-        self.target = target
-
-    def __eq__(self, other: object) -> bool:
-        return _equal(self, other, ControlPlaneUpdateVersionsShape, self.__slots__)
-
-    __hash__ = None  # type: ignore[assignment]  # mutable, as the models
-
-    def __repr__(self) -> str:
-        return _repr(self, self.__slots__)
-
-
 def read_control_plane_update_versions(v: Any) -> ControlPlaneUpdateVersions:
     if type(v) is not dict or not _KEYS_CONTROL_PLANE_UPDATE_VERSIONS.issuperset(v):
         raise NotPlain
     f0 = v["previous"]
     f1 = v["target"]
     return ControlPlaneUpdateVersions(read_version(f0), read_version(f1))
-
-
-class NodeSummary(NodeSummaryShape):
-    """NodeSummary read without pydantic (see the module docstring)."""
-
-    __slots__ = (
-        "type",
-        "count",
-    )
-
-    type: NodeSummaryType
-    count: int
-
-    def __init__(self, type: NodeSummaryType, count: int) -> None:
-        self.type = type
-        self.count = count
-
-    def __eq__(self, other: object) -> bool:
-        return _equal(self, other, NodeSummaryShape, self.__slots__)
-
-    __hash__ = None  # type: ignore[assignment]  # mutable, as the models
-
-    def __repr__(self) -> str:
-        return _repr(self, self.__slots__)
 
 
 def read_node_summary(v: Any) -> NodeSummary:
@@ -354,30 +268,6 @@ def read_node_summary(v: Any) -> NodeSummary:
     if type(f1) is not int or f1 < 0:
         raise NotPlain
     return NodeSummary(_NODESUMMARYTYPE[f0], f1)
-
-
-class InsightScope(InsightScopeShape):
-    """InsightScope read without pydantic (see the module docstring)."""
-
-    __slots__ = (
-        "type",
-        "resources",
-    )
-
-    type: ScopeType
-    resources: list[ResourceRef]
-
-    def __init__(self, type: ScopeType, resources: list[ResourceRef]) -> None:
-        self.type = type
-        self.resources = resources
-
-    def __eq__(self, other: object) -> bool:
-        return _equal(self, other, InsightScopeShape, self.__slots__)
-
-    __hash__ = None  # type: ignore[assignment]  # mutable, as the models
-
-    def __repr__(self) -> str:
-        return _repr(self, self.__slots__)
 
 
 def read_insight_scope(v: Any) -> InsightScope:
@@ -392,36 +282,6 @@ def read_insight_scope(v: Any) -> InsightScope:
             raise NotPlain
         f1_field = [read_resource_ref(item) for item in f1]
     return InsightScope(_SCOPETYPE[f0], f1_field)
-
-
-class InsightImpact(InsightImpactShape):
-    """InsightImpact read without pydantic (see the module docstring)."""
-
-    __slots__ = (
-        "level",
-        "type",
-        "summary",
-        "description",
-    )
-
-    level: ImpactLevel
-    type: ImpactType
-    summary: str
-    description: str
-
-    def __init__(self, level: ImpactLevel, type: ImpactType, summary: str, description: str) -> None:
-        self.level = level
-        self.type = type
-        self.summary = summary
-        self.description = description
-
-    def __eq__(self, other: object) -> bool:
-        return _equal(self, other, InsightImpactShape, self.__slots__)
-
-    __hash__ = None  # type: ignore[assignment]  # mutable, as the models
-
-    def __repr__(self) -> str:
-        return _repr(self, self.__slots__)
 
 
 def read_insight_impact(v: Any) -> InsightImpact:
@@ -442,30 +302,6 @@ def read_insight_impact(v: Any) -> InsightImpact:
     return InsightImpact(_IMPACTLEVEL[f0], _IMPACTTYPE[f1], f2, f3_field)
 
 
-class InsightRemediation(InsightRemediationShape):
-    """InsightRemediation read without pydantic (see the module docstring)."""
-
-    __slots__ = (
-        "reference",
-        "estimated_finish",
-    )
-
-    reference: str
-    estimated_finish: int | None
-
-    def __init__(self, reference: str, estimated_finish: int | None) -> None:
-        self.reference = reference
-        self.estimated_finish = estimated_finish
-
-    def __eq__(self, other: object) -> bool:
-        return _equal(self, other, InsightRemediationShape, self.__slots__)
-
-    __hash__ = None  # type: ignore[assignment]  # mutable, as the models
-
-    def __repr__(self) -> str:
-        return _repr(self, self.__slots__)
-
-
 def read_insight_remediation(v: Any) -> InsightRemediation:
     if type(v) is not dict or not _KEYS_INSIGHT_REMEDIATION.issuperset(v):
         raise NotPlain
@@ -484,58 +320,6 @@ def read_insight_remediation(v: Any) -> InsightRemediation:
             f1_value = parse_time(f1)
         f1_field = f1_value
     return InsightRemediation(f0, f1_field)
-
-
-class ClusterVersionStatusInsight(ClusterVersionInsightShape):
-    """ClusterVersionStatusInsight read without pydantic (see the module docstring)."""
-
-    __slots__ = (
-        "conditions",
-        "resource",
-        "assessment",
-        "versions",
-        "completion",
-        "started_at",
-        "completed_at",
-        "estimated_completed_at",
-    )
-
-    conditions: list[Condition]
-    resource: ResourceRef
-    assessment: ClusterVersionAssessment
-    versions: ControlPlaneUpdateVersions
-    completion: int
-    started_at: int
-    completed_at: int | None
-    estimated_completed_at: int | None
-
-    def __init__(
-        self,
-        conditions: list[Condition],
-        resource: ResourceRef,
-        assessment: ClusterVersionAssessment,
-        versions: ControlPlaneUpdateVersions,
-        completion: int,
-        started_at: int,
-        completed_at: int | None,
-        estimated_completed_at: int | None,
-    ) -> None:
-        self.conditions = conditions
-        self.resource = resource
-        self.assessment = assessment
-        self.versions = versions
-        self.completion = completion
-        self.started_at = started_at
-        self.completed_at = completed_at
-        self.estimated_completed_at = estimated_completed_at
-
-    def __eq__(self, other: object) -> bool:
-        return _equal(self, other, ClusterVersionInsightShape, self.__slots__)
-
-    __hash__ = None  # type: ignore[assignment]  # mutable, as the models
-
-    def __repr__(self) -> str:
-        return _repr(self, self.__slots__)
 
 
 def read_cluster_version_status_insight(v: Any) -> ClusterVersionStatusInsight:
@@ -591,33 +375,6 @@ def read_cluster_version_status_insight(v: Any) -> ClusterVersionStatusInsight:
     )
 
 
-class ClusterOperatorStatusInsight(ClusterOperatorInsightShape):
-    """ClusterOperatorStatusInsight read without pydantic (see the module docstring)."""
-
-    __slots__ = (
-        "conditions",
-        "name",
-        "resource",
-    )
-
-    conditions: list[Condition]
-    name: str
-    resource: ResourceRef
-
-    def __init__(self, conditions: list[Condition], name: str, resource: ResourceRef) -> None:
-        self.conditions = conditions
-        self.name = name
-        self.resource = resource
-
-    def __eq__(self, other: object) -> bool:
-        return _equal(self, other, ClusterOperatorInsightShape, self.__slots__)
-
-    __hash__ = None  # type: ignore[assignment]  # mutable, as the models
-
-    def __repr__(self) -> str:
-        return _repr(self, self.__slots__)
-
-
 def read_cluster_operator_status_insight(v: Any) -> ClusterOperatorStatusInsight:
     if type(v) is not dict or not _KEYS_CLUSTER_OPERATOR_STATUS_INSIGHT.issuperset(v):
         raise NotPlain
@@ -633,54 +390,6 @@ def read_cluster_operator_status_insight(v: Any) -> ClusterOperatorStatusInsight
         raise NotPlain
     f2 = v["resource"]
     return ClusterOperatorStatusInsight(f0_field, f1, read_resource_ref(f2))
-
-
-class MachineConfigPoolStatusInsight(PoolInsightShape):
-    """MachineConfigPoolStatusInsight read without pydantic (see the module docstring)."""
-
-    __slots__ = (
-        "conditions",
-        "name",
-        "resource",
-        "scope_type",
-        "assessment",
-        "completion",
-        "summaries",
-    )
-
-    conditions: list[Condition]
-    name: str
-    resource: ResourceRef
-    scope_type: ScopeType
-    assessment: PoolAssessment
-    completion: int
-    summaries: list[NodeSummary]
-
-    def __init__(
-        self,
-        conditions: list[Condition],
-        name: str,
-        resource: ResourceRef,
-        scope_type: ScopeType,
-        assessment: PoolAssessment,
-        completion: int,
-        summaries: list[NodeSummary],
-    ) -> None:
-        self.conditions = conditions
-        self.name = name
-        self.resource = resource
-        self.scope_type = scope_type
-        self.assessment = assessment
-        self.completion = completion
-        self.summaries = summaries
-
-    def __eq__(self, other: object) -> bool:
-        return _equal(self, other, PoolInsightShape, self.__slots__)
-
-    __hash__ = None  # type: ignore[assignment]  # mutable, as the models
-
-    def __repr__(self) -> str:
-        return _repr(self, self.__slots__)
 
 
 def read_machine_config_pool_status_insight(v: Any) -> MachineConfigPoolStatusInsight:
@@ -712,58 +421,6 @@ def read_machine_config_pool_status_insight(v: Any) -> MachineConfigPoolStatusIn
     return MachineConfigPoolStatusInsight(
         f0_field, f1, read_resource_ref(f2), _SCOPETYPE[f3], _POOLASSESSMENT[f4], f5, f6_field
     )
-
-
-class NodeStatusInsight(NodeInsightShape):
-    """NodeStatusInsight read without pydantic (see the module docstring)."""
-
-    __slots__ = (
-        "conditions",
-        "name",
-        "resource",
-        "pool_resource",
-        "scope_type",
-        "version",
-        "est_to_complete",
-        "message",
-    )
-
-    conditions: list[Condition]
-    name: str
-    resource: ResourceRef
-    pool_resource: ResourceRef
-    scope_type: ScopeType
-    version: str
-    est_to_complete: int | None
-    message: str
-
-    def __init__(
-        self,
-        conditions: list[Condition],
-        name: str,
-        resource: ResourceRef,
-        pool_resource: ResourceRef,
-        scope_type: ScopeType,
-        version: str,
-        est_to_complete: int | None,
-        message: str,
-    ) -> None:
-        self.conditions = conditions
-        self.name = name
-        self.resource = resource
-        self.pool_resource = pool_resource
-        self.scope_type = scope_type
-        self.version = version
-        self.est_to_complete = est_to_complete
-        self.message = message
-
-    def __eq__(self, other: object) -> bool:
-        return _equal(self, other, NodeInsightShape, self.__slots__)
-
-    __hash__ = None  # type: ignore[assignment]  # mutable, as the models
-
-    def __repr__(self) -> str:
-        return _repr(self, self.__slots__)
 
 
 def read_node_status_insight(v: Any) -> NodeStatusInsight:
@@ -812,46 +469,6 @@ def read_node_status_insight(v: Any) -> NodeStatusInsight:
     )
 
 
-class HealthInsight(HealthInsightShape):
-    """HealthInsight read without pydantic (see the module docstring)."""
-
-    __slots__ = (
-        "uid",
-        "started_at",
-        "scope",
-        "impact",
-        "remediation",
-    )
-
-    uid: str
-    started_at: int | None
-    scope: InsightScope
-    impact: InsightImpact
-    remediation: InsightRemediation
-
-    def __init__(
-        self,
-        uid: str,
-        started_at: int | None,
-        scope: InsightScope,
-        impact: InsightImpact,
-        remediation: InsightRemediation,
-    ) -> None:
-        self.uid = uid
-        self.started_at = started_at
-        self.scope = scope
-        self.impact = impact
-        self.remediation = remediation
-
-    def __eq__(self, other: object) -> bool:
-        return _equal(self, other, HealthInsightShape, self.__slots__)
-
-    __hash__ = None  # type: ignore[assignment]  # mutable, as the models
-
-    def __repr__(self) -> str:
-        return _repr(self, self.__slots__)
-
-
 def read_health_insight(v: Any) -> HealthInsight:
     if type(v) is not dict or not _KEYS_HEALTH_INSIGHT.issuperset(v):
         raise NotPlain
@@ -875,30 +492,6 @@ def read_health_insight(v: Any) -> HealthInsight:
     return HealthInsight(f0, f1_field, read_insight_scope(f2), read_insight_impact(f3), read_insight_remediation(f4))
 
 
-class ControllerIdentity(ControllerIdentityShape):
-    """ControllerIdentity read without pydantic (see the module docstring)."""
-
-    __slots__ = (
-        "identity",
-        "version",
-    )
-
-    identity: str
-    version: str
-
-    def __init__(self, identity: str, version: str) -> None:
-        self.identity = identity
-        self.version = version
-
-    def __eq__(self, other: object) -> bool:
-        return _equal(self, other, ControllerIdentityShape, self.__slots__)
-
-    __hash__ = None  # type: ignore[assignment]  # mutable, as the models
-
-    def __repr__(self) -> str:
-        return _repr(self, self.__slots__)
-
-
 def read_controller_identity(v: Any) -> ControllerIdentity:
     if type(v) is not dict or not _KEYS_CONTROLLER_IDENTITY.issuperset(v):
         raise NotPlain
@@ -917,33 +510,6 @@ def read_controller_identity(v: Any) -> ControllerIdentity:
             raise NotPlain
         f1_field = f1
     return ControllerIdentity(f0_field, f1_field)
-
-
-class Omitted(OmittedShape):
-    """Omitted read without pydantic (see the module docstring)."""
-
-    __slots__ = (
-        "count",
-        "kinds",
-        "keys",
-    )
-
-    count: int
-    kinds: dict[str, int]
-    keys: list[str]
-
-    def __init__(self, count: int, kinds: dict[str, int], keys: list[str]) -> None:
-        self.count = count
-        self.kinds = kinds
-        self.keys = keys
-
-    def __eq__(self, other: object) -> bool:
-        return _equal(self, other, OmittedShape, self.__slots__)
-
-    __hash__ = None  # type: ignore[assignment]  # mutable, as the models
-
-    def __repr__(self) -> str:
-        return _repr(self, self.__slots__)
 
 
 def read_omitted(v: Any) -> Omitted:
@@ -973,36 +539,6 @@ def read_omitted(v: Any) -> Omitted:
             raise NotPlain
         f2_field = list(f2)
     return Omitted(f0_field, f1_field, f2_field)
-
-
-class PublicationMetadata(PublicationMetadataShape):
-    """PublicationMetadata read without pydantic (see the module docstring)."""
-
-    __slots__ = (
-        "computed_at",
-        "controller",
-        "resync_period",
-        "omitted",
-    )
-
-    computed_at: int
-    controller: ControllerIdentity
-    resync_period: int
-    omitted: Omitted
-
-    def __init__(self, computed_at: int, controller: ControllerIdentity, resync_period: int, omitted: Omitted) -> None:
-        self.computed_at = computed_at
-        self.controller = controller
-        self.resync_period = resync_period
-        self.omitted = omitted
-
-    def __eq__(self, other: object) -> bool:
-        return _equal(self, other, PublicationMetadataShape, self.__slots__)
-
-    __hash__ = None  # type: ignore[assignment]  # mutable, as the models
-
-    def __repr__(self) -> str:
-        return _repr(self, self.__slots__)
 
 
 def read_publication_metadata(v: Any) -> PublicationMetadata:

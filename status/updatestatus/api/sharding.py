@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from status.updatestatus.api.keys import key_of, node_key
 from status.updatestatus.api.names import CONFIGMAP, NAMESPACE, SHARD_PREFIX, SHARDS_KEY
 from status.updatestatus.api.wire import DATA_LIMIT, PREFIX_NODE
-from status.updatestatus.insights.models import HealthInsight, Insight
+from status.updatestatus.insights.kinds import HealthInsightShape, InsightShape
 
 SHARD_BUDGET = 256 * 1024  # what a ConfigMap is filled to (see status.updatestatus.api.configmap)
 MAX_SHARDS = 32  # a power of two; the RBAC Role names exactly `shard_names_allowed()`
@@ -94,7 +94,7 @@ def layout_write_order(in_use: list[str], listed: list[str], stale: list[str]) -
     return [*kept, CONFIGMAP, *stale]  # fewer shards (or none): the kept and the main ConfigMap gain
 
 
-def node_of(insight: HealthInsight) -> str | None:
+def node_of(insight: HealthInsightShape) -> str | None:
     """The node a health insight is about when its scope is that one node, else None."""
     resources = insight.scope.resources
     if len(resources) == 1 and resources[0].resource == "nodes" and not resources[0].group:
@@ -102,11 +102,11 @@ def node_of(insight: HealthInsight) -> str | None:
     return None
 
 
-def node_health_keys(insights: Iterable[Insight]) -> dict[str, str]:
+def node_health_keys(insights: Iterable[InsightShape]) -> dict[str, str]:
     """Key of each node health insight → the key of its node's insight (what `plan` takes)."""
     out: dict[str, str] = {}
     for insight in insights:
-        if isinstance(insight, HealthInsight):
+        if isinstance(insight, HealthInsightShape):
             node = node_of(insight)
             if node is not None:
                 out[key_of(insight)] = node_key(node)

@@ -14,9 +14,9 @@ from typing import Any
 
 from cvo_py.runtime import gotext, safeload
 from status.updatestatus.insights import compute
-from status.updatestatus.insights.models import Insight
 from status.updatestatus.insights.nodes import RELEASE_IMAGE_VERSION
 from status.updatestatus.insights.objects import InputError
+from status.updatestatus.insights.plain import Insight
 
 JSON = dict[str, Any]
 

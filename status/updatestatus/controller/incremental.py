@@ -23,14 +23,14 @@ from status.updatestatus.api.keys import key_of, node_key
 from status.updatestatus.api.sharding import node_of
 from status.updatestatus.insights import compute
 from status.updatestatus.insights import nodes as nodes_mod
-from status.updatestatus.insights.kinds import InsightShape
-from status.updatestatus.insights.models import (
-    ClusterVersionStatusInsight,
-    HealthInsight,
-    Insight,
-    MachineConfigPoolStatusInsight,
+from status.updatestatus.insights.kinds import (
+    ClusterVersionInsightShape,
+    HealthInsightShape,
+    InsightShape,
+    PoolInsightShape,
 )
 from status.updatestatus.insights.objects import JSON
+from status.updatestatus.insights.plain import Insight
 
 
 @dataclass
@@ -105,7 +105,7 @@ class IncrementalInsights:
         node_health: dict[str, str] = {}
         previous = self._others
         self._others = {}
-        stamp: list[Insight] = [i for i in others if not isinstance(i, HealthInsight)]
+        stamp: list[Insight] = [i for i in others if not isinstance(i, HealthInsightShape)]
         before = [p for p in (self._previous(key_of(i), previous) for i in stamp) if p is not None]
         compute.stamp_transition_times(stamp, before, t)
         for insight in others:
@@ -116,7 +116,7 @@ class IncrementalInsights:
             value = cached[1] if cached is not None and cached[0] == insight else encode_value(insight)
             data[key] = value
             self._others[key] = (insight, value)
-            about = node_of(insight) if isinstance(insight, HealthInsight) else None
+            about = node_of(insight) if isinstance(insight, HealthInsightShape) else None
             if about is not None:
                 node_health[key] = node_key(about)
         counts = count_insights(others)
@@ -153,16 +153,16 @@ class IncrementalInsights:
         return _Node(node, assessment, insight, key, value, label)
 
 
-def count_insights(insights: Iterable[Insight]) -> dict[tuple[str, str], int]:
+def count_insights(insights: Iterable[InsightShape]) -> dict[tuple[str, str], int]:
     """(insight type, assessment) → count. Insights without an assessment are counted by their
     Updating reason (nodes, operators) or impact level (health)."""
     counts: dict[tuple[str, str], int] = {}
     for insight in insights:
         kind = type(insight).__name__.removesuffix("StatusInsight").removesuffix("Insight")
         assessment: object = None
-        if isinstance(insight, ClusterVersionStatusInsight | MachineConfigPoolStatusInsight):
+        if isinstance(insight, ClusterVersionInsightShape | PoolInsightShape):
             assessment = insight.assessment
-        elif isinstance(insight, HealthInsight):
+        elif isinstance(insight, HealthInsightShape):
             assessment = insight.impact.level
         else:
             assessment = next((c.reason for c in insight.conditions if c.type == "Updating"), None)

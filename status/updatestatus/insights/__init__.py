@@ -1,5 +1,7 @@
 """Status insights: what an update is doing, computed from cluster objects and an injected `now`.
 
-`status.updatestatus.insights.compute` holds the entry points, `status.updatestatus.insights.models` the types and
-`status.updatestatus.api.configmap` the ConfigMap wire format. Everything here is pure (no I/O).
+`status.updatestatus.insights.compute` holds the entry points, `status.updatestatus.insights.models` the types
+(pydantic models, the API's definition), `status.updatestatus.insights.plain` the plain classes generated from them
+(what the computation builds, without pydantic) and `status.updatestatus.api.configmap` the ConfigMap wire format.
+Everything here is pure (no I/O).
 """

@@ -9,8 +9,9 @@ from typing import Any
 from cvo_py.runtime import gotext
 from status.updatestatus.insights.controlplane import CONFIG_GROUP
 from status.updatestatus.insights.health import health, health_uid
-from status.updatestatus.insights.models import HealthInsight, ImpactLevel, ImpactType, ResourceRef, ScopeType
+from status.updatestatus.insights.kinds import ImpactLevel, ImpactType, ScopeType
 from status.updatestatus.insights.objects import InputError
+from status.updatestatus.insights.plain import HealthInsight, ResourceRef
 
 # alerts oc knows to affect updates, reported even when they started before the update
 ALLOWLISTED = frozenset({"PodDisruptionBudgetLimit", "PodDisruptionBudgetAtLimit"})
@@ -161,7 +162,7 @@ def _insights(alerts: list[Alert], update_started_at: int, note: str = "") -> li
             uid,
             active_at,
             ScopeType.CLUSTER,
-            [ResourceRef.of(CONFIG_GROUP, "alerts", name, labels.get("namespace", ""))],
+            [ResourceRef(CONFIG_GROUP, "alerts", name, labels.get("namespace", ""))],
             level,
             ImpactType.UNKNOWN,
             summary,

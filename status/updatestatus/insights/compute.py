@@ -34,16 +34,17 @@ from status.updatestatus.insights.kinds import (
     InsightShape,
     NodeInsightShape,
     PoolInsightShape,
+    ScopeType,
 )
-from status.updatestatus.insights.models import (
+from status.updatestatus.insights.objects import JSON, InputError, conditions_by_type, history, name_of
+from status.updatestatus.insights.plain import (
+    Condition,
     HealthInsight,
     Insight,
     MachineConfigPoolStatusInsight,
     NodeStatusInsight,
     ResourceRef,
-    ScopeType,
 )
-from status.updatestatus.insights.objects import JSON, InputError, conditions_by_type, history, name_of
 
 Now = datetime | int
 
@@ -237,7 +238,7 @@ class NodeAssessor:
         ]
         self.node_faults: list[HealthInsight] = []
         self._pool_refs = {
-            name: ResourceRef.of(nodes_mod.MCO_GROUP, "machineconfigpools", name) for name in self._pool_by_name
+            name: ResourceRef(nodes_mod.MCO_GROUP, "machineconfigpools", name) for name in self._pool_by_name
         }
         # pools by identity: an informer delivers a new object for every change
         self.inputs: tuple[object, ...] = (tuple(id(p) for p in pools), dict(versions), target, multi_arch)
@@ -311,10 +312,10 @@ def _identity(insight: InsightShape) -> tuple[str, str]:
 
 def stamp_transition_times(insights: list[Insight], previous: Iterable[InsightShape], now: int) -> None:
     """Give conditions without a source time (zero time) a real one: kept if unchanged, else now
-    (`previous`: models, or the plain insights a reader gives)."""
+    (`insights`: computed ones; `previous`: computed ones, or what a reader gives, models or plain)."""
     before: dict[tuple[str, str], InsightShape] = {_identity(i): i for i in previous}
     for insight in insights:
-        if isinstance(insight, HealthInsight):
+        if isinstance(insight, HealthInsightShape):
             continue  # no conditions
         old = before.get(_identity(insight))
         old_conditions: dict[str, ConditionShape] = {}
@@ -327,6 +328,6 @@ def stamp_transition_times(insights: list[Insight], previous: Iterable[InsightSh
                 same = prev is not None and prev.status == cond.status and prev.reason == cond.reason
                 keep = same and prev is not None and prev.last_transition_time != gotext.ZERO_TIME
                 when = prev.last_transition_time if keep and prev is not None else now
-                cond = cond.model_copy(update={"last_transition_time": when})
+                cond = Condition(cond.type, cond.status, cond.reason, cond.message, when)
             stamped.append(cond)
         insight.conditions = stamped  # a new list: conditions may be shared between insights

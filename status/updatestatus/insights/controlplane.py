@@ -23,24 +23,16 @@ from status.updatestatus.insights.estimate import operator_is_updated as operato
 from status.updatestatus.insights.estimate import time_remaining as time_remaining
 from status.updatestatus.insights.estimate import timewise_complete as timewise_complete
 from status.updatestatus.insights.health import health, health_uid
-from status.updatestatus.insights.models import (
+from status.updatestatus.insights.kinds import (
     ClusterOperatorHealthyReason,
-    ClusterOperatorStatusInsight,
     ClusterOperatorUpdatingReason,
     ClusterVersionAssessment,
-    ClusterVersionStatusInsight,
     ClusterVersionUpdatingReason,
-    Condition,
     ConditionStatus,
     ConditionType,
-    ControlPlaneUpdateVersions,
-    HealthInsight,
     ImpactLevel,
     ImpactType,
-    ResourceRef,
     ScopeType,
-    Version,
-    VersionMetadata,
     VersionMetadataKey,
 )
 from status.updatestatus.insights.objects import (
@@ -54,6 +46,16 @@ from status.updatestatus.insights.objects import (
     time_of,
 )
 from status.updatestatus.insights.objects import field as get
+from status.updatestatus.insights.plain import (
+    ClusterOperatorStatusInsight,
+    ClusterVersionStatusInsight,
+    Condition,
+    ControlPlaneUpdateVersions,
+    HealthInsight,
+    ResourceRef,
+    Version,
+    VersionMetadata,
+)
 
 CONFIG_GROUP = "config.openshift.io"
 NO_PREVIOUS = "<none>"
@@ -188,22 +190,20 @@ def control_plane_facts(cv: JSON, operators: list[JSON], mco_image: str) -> Cont
 
 def versions_from_history(hist: list[JSON]) -> ControlPlaneUpdateVersions:
     if not hist:
-        return ControlPlaneUpdateVersions.model_construct(
-            previous=Version.model_construct(version=UNKNOWN_VERSION, metadata=[]),
-            target=Version.model_construct(version=UNKNOWN_VERSION, metadata=[]),
+        return ControlPlaneUpdateVersions(
+            previous=Version(version=UNKNOWN_VERSION, metadata=[]),
+            target=Version(version=UNKNOWN_VERSION, metadata=[]),
         )
-    target = Version.model_construct(version=str(hist[0].get("version") or ""), metadata=[])
+    target = Version(version=str(hist[0].get("version") or ""), metadata=[])
     if len(hist) == 1:
-        previous = Version.model_construct(
-            version=NO_PREVIOUS, metadata=[VersionMetadata(key=VersionMetadataKey.INSTALLATION)]
-        )
+        previous = Version(version=NO_PREVIOUS, metadata=[VersionMetadata(key=VersionMetadataKey.INSTALLATION)])
     else:
-        previous = Version.model_construct(version=str(hist[1].get("version") or ""), metadata=[])
+        previous = Version(version=str(hist[1].get("version") or ""), metadata=[])
         if hist[1].get("state") == "Partial":
             previous.metadata.append(VersionMetadata(key=VersionMetadataKey.PARTIAL))
         if hist[0].get("version") == hist[1].get("version") and hist[0].get("image") != hist[1].get("image"):
             target.metadata.append(VersionMetadata(key=VersionMetadataKey.ARCHITECTURE, value=MULTI_ARCH))
-    return ControlPlaneUpdateVersions.model_construct(previous=previous, target=target)
+    return ControlPlaneUpdateVersions(previous=previous, target=target)
 
 
 def is_multi_arch_migration(hist: list[JSON]) -> bool:
@@ -218,7 +218,7 @@ def updating_condition(cv: JSON, hist: list[JSON], progressing: JSON | None) -> 
     """The `Updating` condition as upstream defines it (reasons and Unknown cases)."""
 
     def updating(status: ConditionStatus, reason: str, message: str, ltt: int) -> Condition:
-        return Condition.of(ConditionType.UPDATING, status, reason, message, ltt)
+        return Condition(ConditionType.UPDATING, status, reason, message, ltt)
 
     unknown, cannot = ConditionStatus.UNKNOWN, ClusterVersionUpdatingReason.CANNOT_DETERMINE
     if progressing is None:
@@ -254,7 +254,7 @@ def updating_condition(cv: JSON, hist: list[JSON], progressing: JSON | None) -> 
 
 def copy_condition(cond: JSON, obj: JSON) -> Condition:
     status = cond_str(cond, "status")
-    return Condition.of(
+    return Condition(
         cond_str(cond, "type"),
         ConditionStatus(status) if status in ("True", "False") else ConditionStatus.UNKNOWN,
         cond_str(cond, "reason"),
@@ -301,9 +301,9 @@ def clusterversion_insight(
         to_last = gotext.sub_times(last_progress, started) if progressed else 0
         total = expected_duration(baseline_duration(hist, cv), to_last, co_completion)
         estimated = started + round(total * SECOND)
-    insight = ClusterVersionStatusInsight.model_construct(
+    insight = ClusterVersionStatusInsight(
         conditions=conditions,
-        resource=ResourceRef.of(CONFIG_GROUP, "clusterversions", name),
+        resource=ResourceRef(CONFIG_GROUP, "clusterversions", name),
         assessment=ClusterVersionAssessment.COMPLETED if facts.completed else ClusterVersionAssessment.PROGRESSING,
         versions=versions_from_history(hist),
         completion=gotext.go_percent(co_completion * 100),
@@ -321,7 +321,7 @@ def clusteroperator_insight(co: JSON, state: OperatorState, target: str, now: in
     source_times = [cond_time(c, co) for c in (state.progressing, state.available, state.degraded) if c]
     fallback = max(source_times) if source_times else gotext.ZERO_TIME
     if state.updated:
-        updating = Condition.of(
+        updating = Condition(
             ConditionType.UPDATING,
             ConditionStatus.FALSE,
             ClusterOperatorUpdatingReason.UPDATED,
@@ -329,7 +329,7 @@ def clusteroperator_insight(co: JSON, state: OperatorState, target: str, now: in
             cond_time(progressing, co) if progressing else fallback,
         )
     elif state.updating:
-        updating = Condition.of(
+        updating = Condition(
             ConditionType.UPDATING,
             ConditionStatus.TRUE,
             ClusterOperatorUpdatingReason.PROGRESSING,
@@ -337,7 +337,7 @@ def clusteroperator_insight(co: JSON, state: OperatorState, target: str, now: in
             cond_time(progressing, co),
         )
     elif state.waiting:
-        updating = Condition.of(
+        updating = Condition(
             ConditionType.UPDATING,
             ConditionStatus.FALSE,
             ClusterOperatorUpdatingReason.PENDING,
@@ -345,7 +345,7 @@ def clusteroperator_insight(co: JSON, state: OperatorState, target: str, now: in
             cond_time(progressing, co),
         )
     else:
-        updating = Condition.of(
+        updating = Condition(
             ConditionType.UPDATING,
             ConditionStatus.UNKNOWN,
             ClusterOperatorUpdatingReason.CANNOT_DETERMINE,
@@ -353,7 +353,7 @@ def clusteroperator_insight(co: JSON, state: OperatorState, target: str, now: in
             fallback,
         )
     if state.available is None:
-        healthy = Condition.of(
+        healthy = Condition(
             ConditionType.HEALTHY,
             ConditionStatus.UNKNOWN,
             ClusterOperatorHealthyReason.CANNOT_DETERMINE,
@@ -362,7 +362,7 @@ def clusteroperator_insight(co: JSON, state: OperatorState, target: str, now: in
             fallback,
         )
     elif state.unavailable:
-        healthy = Condition.of(
+        healthy = Condition(
             ConditionType.HEALTHY,
             ConditionStatus.FALSE,
             ClusterOperatorHealthyReason.UNAVAILABLE,
@@ -370,7 +370,7 @@ def clusteroperator_insight(co: JSON, state: OperatorState, target: str, now: in
             cond_time(state.available, co),
         )
     elif state.degraded_only:
-        healthy = Condition.of(
+        healthy = Condition(
             ConditionType.HEALTHY,
             ConditionStatus.FALSE,
             ClusterOperatorHealthyReason.DEGRADED,
@@ -378,7 +378,7 @@ def clusteroperator_insight(co: JSON, state: OperatorState, target: str, now: in
             cond_time(state.degraded, co),
         )
     else:
-        healthy = Condition.of(
+        healthy = Condition(
             ConditionType.HEALTHY,
             ConditionStatus.TRUE,
             ClusterOperatorHealthyReason.AS_EXPECTED,
@@ -388,10 +388,10 @@ def clusteroperator_insight(co: JSON, state: OperatorState, target: str, now: in
     conditions = [updating, healthy]
     if progressing is not None:
         conditions.append(copy_condition(progressing, co))
-    return ClusterOperatorStatusInsight.model_construct(
+    return ClusterOperatorStatusInsight(
         conditions=conditions,
         name=state.name,
-        resource=ResourceRef.of(CONFIG_GROUP, "clusteroperators", state.name),
+        resource=ResourceRef(CONFIG_GROUP, "clusteroperators", state.name),
     )
 
 
@@ -400,7 +400,7 @@ def clusteroperator_insight(co: JSON, state: OperatorState, target: str, now: in
 
 def clusterversion_failing_insight(cv: JSON) -> HealthInsight | None:
     name = name_of(cv)
-    ref = [ResourceRef.of(CONFIG_GROUP, "clusterversions", name)]
+    ref = [ResourceRef(CONFIG_GROUP, "clusterversions", name)]
     failing = conditions_by_type(cv).get("Failing")
     if failing is None:
         return health(
@@ -441,7 +441,7 @@ _OPERATOR_HEALTH = (
 
 def clusteroperator_health(co: JSON, state: OperatorState, now: int) -> list[HealthInsight]:
     out: list[HealthInsight] = []
-    ref = [ResourceRef.of(CONFIG_GROUP, "clusteroperators", state.name)]
+    ref = [ResourceRef(CONFIG_GROUP, "clusteroperators", state.name)]
     for attr, bad, what, warning_after, error_after, runbook in _OPERATOR_HEALTH:
         cond: JSON | None = getattr(state, attr)
         if cond is None or cond_str(cond, "status") != bad:
@@ -479,7 +479,7 @@ def previous_incomplete_insight(cv: JSON, facts: ControlPlaneFacts) -> HealthIns
         health_uid("cv", name, "previous-incomplete"),
         time_of(hist[0].get("startedTime"), cv, "history[0].startedTime"),
         ScopeType.CONTROL_PLANE,
-        [ResourceRef.of(CONFIG_GROUP, "clusterversions", name)],
+        [ResourceRef(CONFIG_GROUP, "clusterversions", name)],
         ImpactLevel.WARNING,
         ImpactType.NONE,
         f"Previous update to {previous} never completed, last complete update was {last_complete}",

@@ -15,14 +15,9 @@ be told), no start time of its own (shown as starting when looked at), uid
 from __future__ import annotations
 
 from status.updatestatus.insights.health import health, health_uid
-from status.updatestatus.insights.models import (
-    HealthInsight,
-    ImpactLevel,
-    ImpactType,
-    ResourceRef,
-    ScopeType,
-)
+from status.updatestatus.insights.kinds import ImpactLevel, ImpactType, ScopeType
 from status.updatestatus.insights.objects import JSON, InputError
+from status.updatestatus.insights.plain import HealthInsight, ResourceRef
 
 # What assessing one malformed object can raise; anything else is a defect of ours and propagates.
 FAULTS: tuple[type[Exception], ...] = (InputError, ValueError, TypeError, KeyError, AttributeError, IndexError)
@@ -65,4 +60,4 @@ def unassessable(kind: str, ref: ResourceRef, scope: ScopeType, reason: str) -> 
 def unassessable_object(
     kind: str, group: str, resource: str, obj: JSON, exc: BaseException, scope: ScopeType
 ) -> HealthInsight:
-    return unassessable(kind, ResourceRef.of(group, resource, object_name(obj)), scope, reason_of(exc))
+    return unassessable(kind, ResourceRef(group, resource, object_name(obj)), scope, reason_of(exc))

@@ -6,16 +6,13 @@ import functools
 import hashlib
 import re
 
-from status.updatestatus.insights.models import (
+from status.updatestatus.insights.kinds import ImpactLevel, ImpactType, ScopeType
+from status.updatestatus.insights.plain import (
     HealthInsight,
-    ImpactLevel,
-    ImpactType,
     InsightImpact,
     InsightRemediation,
     InsightScope,
     ResourceRef,
-    ScopeType,
-    construct_fast,
 )
 
 _UID = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
@@ -61,16 +58,10 @@ def health(
     """
     if not summary or not description or not reference:
         return None
-    return construct_fast(
-        HealthInsight,
-        {
-            "uid": uid,
-            "started_at": started_at,
-            "scope": construct_fast(InsightScope, {"type": scope, "resources": resources}),
-            "impact": construct_fast(
-                InsightImpact,
-                {"level": level, "type": impact, "summary": summary, "description": description},
-            ),
-            "remediation": construct_fast(InsightRemediation, {"reference": reference, "estimated_finish": None}),
-        },
+    return HealthInsight(
+        uid=uid,
+        started_at=started_at,
+        scope=InsightScope(scope, resources),
+        impact=InsightImpact(level, impact, summary, description),
+        remediation=InsightRemediation(reference, None),
     )

@@ -2,9 +2,9 @@
 everything a reader of insights needs, without pydantic.
 
 `status.updatestatus.insights.models` defines the API (pydantic models; its docstring says what
-each type holds) and re-exports all of this. A client that only reads and prints insights
-(`upgrade-status` on a live cluster) imports this module and the plain classes generated from
-the models (`status.updatestatus.api.plain`), and so starts without loading pydantic.
+each type holds) and re-exports all of this. The computation and every `upgrade-status` (live,
+snapshot, dump) use this module and the plain classes generated from the models
+(`status.updatestatus.insights.plain`), and so run without loading pydantic.
 """
 
 from __future__ import annotations
@@ -93,6 +93,9 @@ class ImpactType(StrEnum):
     UPDATE_STALLED = "Update Stalled"
 
 
+NODE_MESSAGE_MAX = 100  # a node insight's message, in characters (longer ones end with "…")
+
+
 # --- condition types and reasons ---------------------------------------------------------------
 
 
@@ -162,9 +165,10 @@ class PoolUpdatingReason:
 # --- shapes ------------------------------------------------------------------------------------
 #
 # What each insight type holds and can tell, without pydantic. The pydantic models
-# (`status.updatestatus.insights.models`, the one definition of the API) and the plain classes read
-# from the ConfigMap API without pydantic (`status.updatestatus.api.plain`, generated from the
-# models) both derive from these, so the renderer takes either. The attributes are declared for
+# (`status.updatestatus.insights.models`, the one definition of the API) and the plain classes
+# generated from them (`status.updatestatus.insights.plain`: what the computation builds and the
+# ConfigMap API's plain readers give) both derive from these, so the renderer, the encoder and the
+# controller take either (test by shape, never by class). The attributes are declared for
 # the type checker only: each subclass defines them (a model as fields, a plain class in slots).
 
 

@@ -30,6 +30,11 @@ because the API server does not bound those fields in ClusterVersions, Nodes or 
 and oc prints them whole. Nothing is truncated on either side (so a client shows what oc shows);
 what bounds a value is the ConfigMap's size limit. Limits that computed values always meet
 (condition counts, uids, names of objects the API server bounds to 253) stay enforced.
+
+These models are the one definition of the API; `hack/gen_plain_insights.py` generates from them
+the plain classes (`status.updatestatus.insights.plain`) the computation builds and clients read
+without pydantic. The models validate whatever the plain readers do not take, and write the JSON
+(`to_api`; `status.updatestatus.api.encoding` gives them the plain insights it encodes).
 """
 
 from __future__ import annotations
@@ -43,6 +48,9 @@ from pydantic.alias_generators import to_camel
 
 from cvo_py.runtime import gotext
 from status.updatestatus.insights.kinds import (  # re-exported: the API's enums, types and reasons
+    NODE_MESSAGE_MAX as NODE_MESSAGE_MAX,
+)
+from status.updatestatus.insights.kinds import (
     ClusterOperatorHealthyReason as ClusterOperatorHealthyReason,
 )
 from status.updatestatus.insights.kinds import (
@@ -125,8 +133,9 @@ _set_slot = object.__setattr__  # a model's own __setattr__ validates; these are
 def construct_fast(cls: type[_M], values: dict[str, Any]) -> _M:
     """An unvalidated instance from computed values; `values` must hold every field.
 
-    What `model_construct` does without its per-field default handling: the node insight path
-    builds several models per node and must reach tens of thousands of nodes per second.
+    What `model_construct` does without its per-field default handling: the controller writes a
+    computed (plain) insight through its model (`status.updatestatus.api.encoding.as_model`), one
+    model per part, for every insight but nodes'.
     """
     # every field is set, so instances can share one set (pydantic only ever adds field names)
     fields_set = _FIELDS_SET.get(cls)
@@ -160,20 +169,6 @@ class Condition(ApiModel, ConditionShape):
     message: str = ""
     last_transition_time: Time
 
-    @classmethod
-    def of(cls, type_: str, status: ConditionStatus, reason: str, message: str, ltt: int) -> Condition:
-        """Unvalidated fast constructor for computed conditions."""
-        return construct_fast(
-            cls,
-            {
-                "type": type_,
-                "status": status,
-                "reason": reason,
-                "message": message,
-                "last_transition_time": ltt,
-            },
-        )
-
 
 class ResourceRef(ApiModel, ResourceRefShape):
     group: str = ""
@@ -190,10 +185,6 @@ class ResourceRef(ApiModel, ResourceRefShape):
             if not data.get("namespace"):
                 data.pop("namespace", None)
         return data
-
-    @classmethod
-    def of(cls, group: str, resource: str, name: str, namespace: str = "") -> ResourceRef:
-        return construct_fast(cls, {"group": group, "resource": resource, "name": name, "namespace": namespace})
 
 
 class VersionMetadata(ApiModel, VersionMetadataShape):
@@ -271,7 +262,7 @@ class NodeStatusInsight(ApiModel, NodeInsightShape):
     scope_type: ScopeType
     version: str = ""  # upstream: at most 64 characters; read in full (see the module docstring)
     est_to_complete: Duration | None = None
-    message: str = Field(default="", max_length=100)
+    message: str = Field(default="", max_length=NODE_MESSAGE_MAX)
 
     @model_serializer(mode="wrap")
     def _omit_empty(self, handler: Any) -> Any:
@@ -298,8 +289,6 @@ Insight = (
     | NodeStatusInsight
     | HealthInsight
 )
-
-NODE_MESSAGE_MAX = 100
 
 
 def build_schemas() -> None:

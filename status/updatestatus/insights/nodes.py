@@ -15,28 +15,29 @@ from typing import Any
 from cvo_py.runtime import gotext
 from cvo_py.runtime.gotext import MINUTE, go_quote
 from status.updatestatus.insights.health import health, health_uid
-from status.updatestatus.insights.models import (
+from status.updatestatus.insights.kinds import (
     NODE_MESSAGE_MAX,
-    Condition,
     ConditionStatus,
     ConditionType,
-    HealthInsight,
     ImpactLevel,
     ImpactType,
-    MachineConfigPoolStatusInsight,
     NodeAvailableReason,
     NodeDegradedReason,
-    NodeStatusInsight,
-    NodeSummary,
     NodeSummaryType,
     NodeUpdatingReason,
     PoolAssessment,
     PoolUpdatingReason,
-    ResourceRef,
     ScopeType,
-    construct_fast,
 )
 from status.updatestatus.insights.objects import JSON, InputError, describe, name_of, time_of
+from status.updatestatus.insights.plain import (
+    Condition,
+    HealthInsight,
+    MachineConfigPoolStatusInsight,
+    NodeStatusInsight,
+    NodeSummary,
+    ResourceRef,
+)
 from status.updatestatus.insights.selectors import Selector
 
 MCO_PREFIX = "machineconfiguration.openshift.io/"
@@ -399,11 +400,11 @@ _NOT_DEGRADED = (ConditionStatus.FALSE, NodeDegradedReason.AS_EXPECTED, "The nod
 # Conditions without a source time, one shared instance each (insights are values: never mutated,
 # `stamp_transition_times` replaces conditions instead).
 _UPDATING_UNTIMED = {
-    phase: Condition.of(ConditionType.UPDATING, *condition, gotext.ZERO_TIME)
+    phase: Condition(ConditionType.UPDATING, *condition, gotext.ZERO_TIME)
     for phase, condition in _UPDATING_BY_PHASE.items()
 }
-_DONE_NOT_UPDATED_UNTIMED = Condition.of(ConditionType.UPDATING, *_DONE_NOT_UPDATED, gotext.ZERO_TIME)
-_NOT_DEGRADED_UNTIMED = Condition.of(ConditionType.DEGRADED, *_NOT_DEGRADED, gotext.ZERO_TIME)
+_DONE_NOT_UPDATED_UNTIMED = Condition(ConditionType.UPDATING, *_DONE_NOT_UPDATED, gotext.ZERO_TIME)
+_NOT_DEGRADED_UNTIMED = Condition(ConditionType.DEGRADED, *_NOT_DEGRADED, gotext.ZERO_TIME)
 
 
 def node_insight(
@@ -417,14 +418,14 @@ def node_insight(
     done_not_updated = a.is_updating and a.phase == "Updated"
     if times:
         status, reason, message = _DONE_NOT_UPDATED if done_not_updated else _UPDATING_BY_PHASE[a.phase]
-        updating = Condition.of(
+        updating = Condition(
             ConditionType.UPDATING, status, reason, message, times.get(ConditionType.UPDATING, no_time)
         )
     else:
         updating = _DONE_NOT_UPDATED_UNTIMED if done_not_updated else _UPDATING_UNTIMED[a.phase]
     if a.is_unavailable:
         since = a.unavailability.since()
-        available = Condition.of(
+        available = Condition(
             ConditionType.AVAILABLE,
             ConditionStatus.FALSE,
             a.unavailability.tokens(),
@@ -432,7 +433,7 @@ def node_insight(
             since if since != no_time else times.get(ConditionType.AVAILABLE, no_time),
         )
     else:
-        available = Condition.of(
+        available = Condition(
             ConditionType.AVAILABLE,
             ConditionStatus.TRUE,
             NodeAvailableReason.AS_EXPECTED,
@@ -440,7 +441,7 @@ def node_insight(
             a.ready_ltt if a.ready_ltt is not None else times.get(ConditionType.AVAILABLE, no_time),
         )
     if a.is_degraded:
-        degraded = Condition.of(
+        degraded = Condition(
             ConditionType.DEGRADED,
             ConditionStatus.TRUE,
             a.mcd_state,
@@ -449,7 +450,7 @@ def node_insight(
         )
     elif times:
         since = times.get(ConditionType.DEGRADED, no_time)
-        degraded = Condition.of(ConditionType.DEGRADED, *_NOT_DEGRADED, since)
+        degraded = Condition(ConditionType.DEGRADED, *_NOT_DEGRADED, since)
     else:
         degraded = _NOT_DEGRADED_UNTIMED
     estimate = _ESTIMATE_BY_PHASE[a.phase]
@@ -458,18 +459,15 @@ def node_insight(
     text = node_message(a)
     if len(text) > NODE_MESSAGE_MAX:
         text = text[: NODE_MESSAGE_MAX - 1] + "…"
-    return construct_fast(
-        NodeStatusInsight,
-        {
-            "conditions": [updating, available, degraded],
-            "name": a.name,
-            "resource": ResourceRef.of("", "nodes", a.name),
-            "pool_resource": pool_ref or ResourceRef.of(MCO_GROUP, "machineconfigpools", a.pool),
-            "scope_type": ScopeType.CONTROL_PLANE if a.pool == MASTER else ScopeType.WORKER_POOL,
-            "version": a.version,
-            "est_to_complete": estimate,
-            "message": text,
-        },
+    return NodeStatusInsight(
+        conditions=[updating, available, degraded],
+        name=a.name,
+        resource=ResourceRef("", "nodes", a.name),
+        pool_resource=pool_ref or ResourceRef(MCO_GROUP, "machineconfigpools", a.pool),
+        scope_type=ScopeType.CONTROL_PLANE if a.pool == MASTER else ScopeType.WORKER_POOL,
+        version=a.version,
+        est_to_complete=estimate,
+        message=text,
     )
 
 
@@ -477,7 +475,7 @@ def node_health(a: NodeAssessment, now: int) -> list[HealthInsight]:
     if not a.is_unavailable and not a.is_degraded:
         return []  # the common case, kept cheap
     scope = ScopeType.CONTROL_PLANE if a.pool == MASTER else ScopeType.WORKER_POOL
-    ref = [ResourceRef.of("", "nodes", a.name)]
+    ref = [ResourceRef("", "nodes", a.name)]
     out = []
     if a.unavailability.seriously_unavailable(now) and not a.is_updating and a.is_unavailable:
         description = a.degraded_reason if a.is_degraded else a.unavailability.description_text()
@@ -580,7 +578,7 @@ def pool_insight(pool: JSON, c: PoolCounters) -> MachineConfigPoolStatusInsight:
             f"{c.outdated} of {c.total} nodes are outdated",
         )
     summaries = [
-        NodeSummary.model_construct(type=t, count=n)
+        NodeSummary(t, n)
         for t, n in (
             (NodeSummaryType.TOTAL, c.total),
             (NodeSummaryType.AVAILABLE, c.available),
@@ -591,10 +589,10 @@ def pool_insight(pool: JSON, c: PoolCounters) -> MachineConfigPoolStatusInsight:
             (NodeSummaryType.DEGRADED, c.degraded),
         )
     ]
-    return MachineConfigPoolStatusInsight.model_construct(
-        conditions=[Condition.of(ConditionType.UPDATING, updating[0], updating[1], updating[2], gotext.ZERO_TIME)],
+    return MachineConfigPoolStatusInsight(
+        conditions=[Condition(ConditionType.UPDATING, updating[0], updating[1], updating[2], gotext.ZERO_TIME)],
         name=name,
-        resource=ResourceRef.of(MCO_GROUP, "machineconfigpools", name),
+        resource=ResourceRef(MCO_GROUP, "machineconfigpools", name),
         scope_type=ScopeType.CONTROL_PLANE if name == MASTER else ScopeType.WORKER_POOL,
         assessment=assessment,
         completion=gotext.go_percent(c.updated / c.total * 100) if c.total else 100,
@@ -610,7 +608,7 @@ def paused_pool_health(pool: JSON, c: PoolCounters) -> HealthInsight | None:
         health_uid("mcp", name, "paused"),
         gotext.ZERO_TIME,
         ScopeType.WORKER_POOL,
-        [ResourceRef.of(MCO_GROUP, "machineconfigpools", name)],
+        [ResourceRef(MCO_GROUP, "machineconfigpools", name)],
         ImpactLevel.WARNING,
         ImpactType.UPDATE_STALLED,
         f"Outdated nodes in a paused pool '{name}' will not be updated",

@@ -29,6 +29,7 @@ from cvo_py.testing.synthetic import synthetic_cluster
 from status.updatestatus.api import configmap, encoding, wire
 from status.updatestatus.client import snapshot
 from status.updatestatus.insights import compute
+from status.updatestatus.insights.kinds import HealthInsightShape, NodeInsightShape
 from status.updatestatus.insights.models import (
     HealthInsight,
     ImpactLevel,
@@ -36,7 +37,6 @@ from status.updatestatus.insights.models import (
     InsightImpact,
     InsightRemediation,
     InsightScope,
-    NodeStatusInsight,
     ResourceRef,
     ScopeType,
 )
@@ -78,11 +78,11 @@ def test_long_names_get_short_unique_keys() -> None:
             ns(1),
             cv=clusterversion(),
         )
-        if isinstance(i, NodeStatusInsight)
+        if isinstance(i, NodeInsightShape)
     ]
     keys = [configmap.key_of(i) for i in insights]
     assert len(set(keys)) == 2 and all(len(k) <= 253 and KEY.match(k) for k in keys)
-    assert {i.name for i in configmap.decode(configmap.encode(insights)) if isinstance(i, NodeStatusInsight)} == {
+    assert {i.name for i in configmap.decode(configmap.encode(insights)) if isinstance(i, NodeInsightShape)} == {
         long_a,
         long_b,
     }
@@ -104,7 +104,7 @@ def test_values_use_the_api_json_names() -> None:
 def test_round_trip_keeps_every_field_including_nanoseconds() -> None:
     insights = sample()
     back = configmap.decode(configmap.encode(insights))
-    assert sorted(i.model_dump_json() for i in back) == sorted(i.model_dump_json() for i in insights)
+    assert sorted(i.model_dump_json() for i in back) == sorted(encoding.as_model(i).model_dump_json() for i in insights)
 
 
 def test_decode_ignores_keys_it_does_not_own() -> None:
@@ -142,7 +142,7 @@ def test_decode_order_is_canonical() -> None:
             "HealthInsight",
         ].index,
     )
-    health = [i for i in back if isinstance(i, HealthInsight)]
+    health = [i for i in back if isinstance(i, HealthInsightShape)]
     assert [h.scope.resources[0].resource for h in health] == ["nodes", "nodes", "clusteroperators"]
 
 
@@ -224,7 +224,7 @@ def test_5000_nodes_with_a_fifth_unhealthy_keep_the_main_configmap_under_budget(
     main = plan.configmaps[configmap.CONFIGMAP]
     assert plan.sizes[configmap.CONFIGMAP] == configmap.data_size(main) <= configmap.SHARD_BUDGET
     assert all(size <= configmap.SHARD_BUDGET for size in plan.sizes.values())
-    kept = {configmap.key_of(i) for i in insights if not isinstance(i, NodeStatusInsight)} - set(node_health)
+    kept = {configmap.key_of(i) for i in insights if not isinstance(i, NodeInsightShape)} - set(node_health)
     assert set(main) - {configmap.SHARDS_KEY} == kept  # the ClusterVersion, pools, other health
     assert configmap.shard_names(main) == [configmap.shard_name(i) for i in range(plan.shards)]
     for health, node_key in node_health.items():
@@ -240,7 +240,7 @@ def test_5000_nodes_with_a_fifth_unhealthy_keep_the_main_configmap_under_budget(
 def test_health_about_one_node_is_node_health_and_nothing_else_is() -> None:
     insights = sample()
     node_health = configmap.node_health_keys(insights)
-    health = {configmap.key_of(i): i for i in insights if isinstance(i, HealthInsight)}
+    health = {configmap.key_of(i): i for i in insights if isinstance(i, HealthInsightShape)}
     about_nodes = {k for k, h in health.items() if h.scope.resources[0].resource == "nodes"}
     assert set(node_health) == about_nodes and len(about_nodes) == 2
     assert sorted(node_health.values()) == ["usc-node-w1", "usc-node-w2"]
@@ -254,10 +254,10 @@ def test_health_about_one_node_is_node_health_and_nothing_else_is() -> None:
 @pytest.mark.parametrize(
     ("resources", "expected"),
     [
-        ([ResourceRef.of("", "nodes", "w1")], "w1"),
-        ([ResourceRef.of("", "nodes", "w1"), ResourceRef.of("", "nodes", "w2")], None),
-        ([ResourceRef.of("machineconfiguration.openshift.io", "machineconfigpools", "worker")], None),
-        ([ResourceRef.of("example.com", "nodes", "w1")], None),
+        ([ResourceRef(resource="nodes", name="w1")], "w1"),
+        ([ResourceRef(resource="nodes", name="w1"), ResourceRef(resource="nodes", name="w2")], None),
+        ([ResourceRef(group="machineconfiguration.openshift.io", resource="machineconfigpools", name="worker")], None),
+        ([ResourceRef(group="example.com", resource="nodes", name="w1")], None),
         ([], None),
     ],
 )
@@ -329,23 +329,23 @@ YAML_UNSAFE = re.compile("[\x7f-\x9f\u2028\u2029\ufeff\ufffe\uffff]")
 def test_values_are_the_generic_json_byte_for_byte() -> None:
     insights = many_insights()
     assert len({type(i) for i in insights}) == 5  # ClusterVersion, ClusterOperator, pool, node, health
-    nodes = [i for i in insights if isinstance(i, NodeStatusInsight)]
+    nodes = [i for i in insights if isinstance(i, NodeInsightShape)]
     phases = {i.conditions[0].reason for i in nodes}
     assert {"Updating", "Draining", "Rebooting", "Completed", "Pending"} <= phases, phases
     assert any(i.est_to_complete is None for i in nodes) and any(i.message for i in nodes)
     for insight in insights:
-        generic = json.dumps(insight.to_api(), ensure_ascii=False, separators=(",", ":"))
+        generic = json.dumps(encoding.to_api(insight), ensure_ascii=False, separators=(",", ":"))
         # but the characters YAML reads differently (NEL, LS, PS, C1 controls) as \uXXXX escapes
         generic = YAML_UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", generic)
         value = configmap.encode_value(insight)
         assert value == generic, configmap.key_of(insight)
-        assert yaml.safe_load(value) == json.loads(value) == insight.to_api(), configmap.key_of(insight)
+        assert yaml.safe_load(value) == json.loads(value) == encoding.to_api(insight), configmap.key_of(insight)
 
 
 def test_values_written_in_yaml_block_style_still_decode() -> None:
     # What earlier versions wrote for every insight but nodes' (and what a client may write).
-    for insight in [i for i in many_insights() if not isinstance(i, NodeStatusInsight)]:
-        value = yaml.safe_dump(insight.to_api(), default_flow_style=False, sort_keys=False, allow_unicode=True)
+    for insight in [i for i in many_insights() if not isinstance(i, NodeInsightShape)]:
+        value = yaml.safe_dump(encoding.to_api(insight), default_flow_style=False, sort_keys=False, allow_unicode=True)
         assert "\n" in value and not value.startswith("{")
         assert configmap.decode({configmap.key_of(insight): value}) == [insight], configmap.key_of(insight)
 

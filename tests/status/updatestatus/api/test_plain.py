@@ -15,8 +15,9 @@ from hypothesis import strategies as st
 
 from cvo_py.testing.insight_objects import ns, sample_insights
 from cvo_py.testing.synthetic import synthetic_cluster
-from status.updatestatus.api import configmap, metadata, plain, wire
-from status.updatestatus.insights import compute, kinds
+from status.updatestatus.api import configmap, metadata, wire
+from status.updatestatus.insights import compute, kinds, models
+from status.updatestatus.insights import plain as plain_insights
 
 REPO = Path(__file__).resolve().parents[4]
 
@@ -53,9 +54,9 @@ def test_what_the_controller_writes_is_read_plain_and_equals_the_models() -> Non
     insights, errors = wire.decode_readable(data)
     expected, expected_errors = models_read(data)
     assert errors == [] and expected_errors == []
-    assert all(type(i).__module__ != plain.__name__ for i in expected)
+    assert all(type(i).__module__ == models.__name__ for i in expected)
     assert insights == expected
-    assert all(type(i).__module__ == plain.__name__ for i in insights)
+    assert all(type(i).__module__ == plain_insights.__name__ for i in insights)
     assert all(isinstance(i, kinds.NodeInsightShape) for i in insights if type(i).__name__ == "NodeStatusInsight")
 
 

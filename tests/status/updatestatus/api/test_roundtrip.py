@@ -14,12 +14,14 @@ from status.updatestatus.api import configmap
 from status.updatestatus.client.render import render
 from status.updatestatus.controller.incremental import IncrementalInsights
 from status.updatestatus.insights import compute
-from status.updatestatus.insights.models import ClusterVersionStatusInsight, Insight
+from status.updatestatus.insights.kinds import ClusterVersionInsightShape
+from status.updatestatus.insights.models import Insight
+from status.updatestatus.insights.plain import Insight as PlainInsight
 
 LONG_VERSION = "4.16.0-0.nightly-multi-2024-05-01-123456-with-a-very-long-build-suffix-x"  # 72 characters
 
 
-def roundtrip(insights: list[Insight]) -> list[Insight]:
+def roundtrip(insights: list[PlainInsight]) -> list[Insight]:
     return configmap.decode(configmap.encode(insights))
 
 
@@ -42,7 +44,7 @@ def test_a_version_longer_than_64_characters_is_published_and_read_back() -> Non
         ns(5),
     )
     back = roundtrip(insights)
-    [cvi] = [i for i in back if isinstance(i, ClusterVersionStatusInsight)]
+    [cvi] = [i for i in back if isinstance(i, ClusterVersionInsightShape)]
     assert cvi.versions.target.version == LONG_VERSION
     assert LONG_VERSION in render(back, ns(5), "all")
 

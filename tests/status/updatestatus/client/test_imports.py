@@ -50,6 +50,7 @@ PROJECT_MODULES = sorted(
         "status.updatestatus.insights.estimate",
         "status.updatestatus.insights.kinds",
         "status.updatestatus.insights.objects",
+        "status.updatestatus.insights.plain",
         "status.updatestatus.api",
         "status.updatestatus.api.plain",
         "status.updatestatus.api.staleness",

@@ -121,7 +121,7 @@ def test_shared_examples_load() -> None:
 
 
 def test_snapshot_insights_age_nodes_at_the_wall_clock_unless_now_is_given(tmp_path: Path) -> None:
-    from status.updatestatus.insights.models import HealthInsight
+    from status.updatestatus.insights.kinds import HealthInsightShape
 
     ops = {"kind": "List", "items": [operator("a", ltt="2024-01-01T10:01:00Z")]}
     nodes = {
@@ -133,7 +133,7 @@ def test_snapshot_insights_age_nodes_at_the_wall_clock_unless_now_is_given(tmp_p
 
     def node_health(insights: list[object]) -> int:
         return sum(
-            isinstance(i, HealthInsight) and i.scope.resources[0].resource == "nodes" for i in insights
+            isinstance(i, HealthInsightShape) and i.scope.resources[0].resource == "nodes" for i in insights
         )
 
     fresh, at_now = snap.insights(wall_clock=mock_now)

@@ -29,7 +29,7 @@ from status.updatestatus.client import live as published
 from status.updatestatus.client import snapshot
 from status.updatestatus.client.render import render
 from status.updatestatus.insights import compute
-from status.updatestatus.insights.models import Insight
+from status.updatestatus.insights.plain import Insight
 
 EXAMPLES = Path(__file__).resolve().parents[4] / ".." / "shared" / "oc-examples"
 

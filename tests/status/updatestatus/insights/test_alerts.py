@@ -8,7 +8,7 @@ import pytest
 
 from cvo_py.testing.insight_objects import at, malformed_alerts, ns
 from status.updatestatus.insights import alerts
-from status.updatestatus.insights.models import ImpactLevel, ImpactType, ScopeType
+from status.updatestatus.insights.kinds import ImpactLevel, ImpactType, ScopeType
 
 STARTED = ns(0)
 

@@ -11,17 +11,18 @@ from cvo_py.runtime.gotext import HOUR, MINUTE, SECOND
 from cvo_py.testing.insight_objects import T0, T0_NS, at, clusterversion, entry, ns, operator
 from status.updatestatus.client import snapshot
 from status.updatestatus.insights import compute, controlplane
-from status.updatestatus.insights.models import (
-    ClusterOperatorStatusInsight,
+from status.updatestatus.insights.kinds import (
+    ClusterOperatorInsightShape,
     ClusterVersionAssessment,
-    ClusterVersionStatusInsight,
+    ClusterVersionInsightShape,
     ConditionStatus,
-    HealthInsight,
+    HealthInsightShape,
     ImpactLevel,
     ImpactType,
     VersionMetadataKey,
     find_condition,
 )
+from status.updatestatus.insights.plain import ClusterOperatorStatusInsight, ClusterVersionStatusInsight, HealthInsight
 
 EXAMPLES = Path(__file__).resolve().parents[4] / ".." / "shared" / "oc-examples"
 
@@ -79,7 +80,7 @@ def test_baseline_is_the_last_completed_update(history: list[dict[str, object]],
 def _cv_insight(cv: dict[str, object], operators: list[dict[str, object]], now: int) -> ClusterVersionStatusInsight:
     out = compute.controlplane_insights(cv, operators, now)
     first = out[0]
-    assert isinstance(first, ClusterVersionStatusInsight)
+    assert isinstance(first, ClusterVersionInsightShape)
     return first
 
 
@@ -90,7 +91,7 @@ def test_only_operators_with_release_annotations_count() -> None:
         operator("hidden", version="4.14.0", counted=False),
     ]
     insights = compute.controlplane_insights(clusterversion(), ops, ns(5))
-    names = [i.name for i in insights if isinstance(i, ClusterOperatorStatusInsight)]
+    names = [i.name for i in insights if isinstance(i, ClusterOperatorInsightShape)]
     assert names == ["a", "b"]
     assert _cv_insight(clusterversion(), ops, ns(5)).completion == 50
 
@@ -107,7 +108,7 @@ def test_only_operators_with_release_annotations_count() -> None:
 )
 def test_operator_updating_condition(kwargs: dict[str, object], status: ConditionStatus, reason: str) -> None:
     co = compute.controlplane_insights(clusterversion(), [operator("x", **kwargs)], ns(1))[1]  # type: ignore[arg-type]
-    assert isinstance(co, ClusterOperatorStatusInsight)
+    assert isinstance(co, ClusterOperatorInsightShape)
     updating = find_condition(co.conditions, "Updating")
     assert updating is not None and (updating.status, updating.reason) == (status, reason)
 
@@ -126,7 +127,7 @@ def test_operator_healthy_condition(available: str | None, degraded: str, status
     co = compute.controlplane_insights(
         clusterversion(), [operator("x", available=available, degraded=degraded)], ns(1)
     )[1]
-    assert isinstance(co, ClusterOperatorStatusInsight)
+    assert isinstance(co, ClusterOperatorInsightShape)
     healthy = find_condition(co.conditions, "Healthy")
     assert healthy is not None and (healthy.status, healthy.reason) == (status, reason)
 
@@ -237,7 +238,7 @@ def _operator_insights(
     cv: dict[str, object], ops: list[dict[str, object]], now: int
 ) -> list[ClusterOperatorStatusInsight]:
     out = compute.controlplane_insights(cv, ops, now)
-    return [i for i in out if isinstance(i, ClusterOperatorStatusInsight)]
+    return [i for i in out if isinstance(i, ClusterOperatorInsightShape)]
 
 
 def test_estimate_is_anchored_to_the_start_and_does_not_move_with_the_clock() -> None:
@@ -293,7 +294,7 @@ def test_stalled_update_is_assessed_degraded() -> None:
 
 
 def _health(cv: dict[str, object], ops: list[dict[str, object]], now: int) -> list[HealthInsight]:
-    return [i for i in compute.controlplane_insights(cv, ops, now) if isinstance(i, HealthInsight)]
+    return [i for i in compute.controlplane_insights(cv, ops, now) if isinstance(i, HealthInsightShape)]
 
 
 @pytest.mark.parametrize(
@@ -394,10 +395,10 @@ def test_shared_examples(
     now = snap.mock_now()
     insights = compute.controlplane_insights(snap.clusterversion, snap.operators, now)
     cv = insights[0]
-    assert isinstance(cv, ClusterVersionStatusInsight)
+    assert isinstance(cv, ClusterVersionInsightShape)
     assert (cv.assessment, cv.completion) == (assessment, completion)
     if est_minutes is not None:
-        operators = [i for i in insights if isinstance(i, ClusterOperatorStatusInsight)]
+        operators = [i for i in insights if isinstance(i, ClusterOperatorInsightShape)]
         remaining = controlplane.time_remaining(cv, operators, now)
         assert gotext.round_duration(remaining, MINUTE) == est_minutes * MINUTE
-    assert len([i for i in insights if isinstance(i, HealthInsight)]) == health
+    assert len([i for i in insights if isinstance(i, HealthInsightShape)]) == health

@@ -14,7 +14,8 @@ from cvo_py.testing.insight_objects import VERSIONS, clusterversion, node, ns, o
 from status.updatestatus.api import configmap
 from status.updatestatus.controller.incremental import IncrementalInsights
 from status.updatestatus.insights import compute
-from status.updatestatus.insights.models import HealthInsight, ImpactLevel, ImpactType, Insight
+from status.updatestatus.insights.kinds import HealthInsightShape, ImpactLevel, ImpactType
+from status.updatestatus.insights.plain import HealthInsight, Insight
 
 BAD_SELECTOR = {"matchExpressions": [{"key": "node-role.kubernetes.io/infra", "operator": "Near"}]}
 
@@ -26,11 +27,11 @@ def bad_pool() -> dict[str, Any]:
 
 
 def faults_in(insights: list[Insight]) -> list[HealthInsight]:
-    return [i for i in insights if isinstance(i, HealthInsight) and i.uid.startswith("unassessable-")]
+    return [i for i in insights if isinstance(i, HealthInsightShape) and i.uid.startswith("unassessable-")]
 
 
 def without_faults(insights: list[Insight]) -> list[Insight]:
-    return [i for i in insights if not (isinstance(i, HealthInsight) and i.uid.startswith("unassessable-"))]
+    return [i for i in insights if not (isinstance(i, HealthInsightShape) and i.uid.startswith("unassessable-"))]
 
 
 def compute_all(cv: Any, operators: Any, nodes: Any, pools: Any) -> list[Insight]:

@@ -10,18 +10,19 @@ import pytest
 from cvo_py.runtime.gotext import MINUTE
 from cvo_py.testing.insight_objects import MCO, VERSIONS, at, clusterversion, cond, node, ns, pool
 from status.updatestatus.insights import compute, nodes
-from status.updatestatus.insights.models import (
+from status.updatestatus.insights.kinds import (
     ConditionStatus,
-    HealthInsight,
+    HealthInsightShape,
     ImpactLevel,
     ImpactType,
-    MachineConfigPoolStatusInsight,
-    NodeStatusInsight,
+    NodeInsightShape,
     NodeSummaryType,
     PoolAssessment,
+    PoolInsightShape,
     ScopeType,
     find_condition,
 )
+from status.updatestatus.insights.plain import HealthInsight, MachineConfigPoolStatusInsight, NodeStatusInsight
 
 POOLS = [pool("master"), pool("worker")]
 
@@ -38,7 +39,7 @@ def run(
 
 
 def one(n: dict[str, Any], **kw: Any) -> NodeStatusInsight:
-    found = [i for i in run([n], **kw) if isinstance(i, NodeStatusInsight)]
+    found = [i for i in run([n], **kw) if isinstance(i, NodeInsightShape)]
     assert len(found) == 1
     return found[0]
 
@@ -71,7 +72,7 @@ def test_pool_matching_order(labels: dict[str, str], want: str | None) -> None:
 
 def test_nodes_outside_every_pool_are_ignored() -> None:
     out = run([node("lost", labels={"other": ""}), node("w1")])
-    assert [i.name for i in out if isinstance(i, NodeStatusInsight)] == ["w1"]
+    assert [i.name for i in out if isinstance(i, NodeInsightShape)] == ["w1"]
 
 
 # --- phase, estimate, message ------------------------------------------------------------------
@@ -262,7 +263,7 @@ def test_updating_unavailable_node_keeps_its_message_empty() -> None:
 def health_of(
     node_list: list[dict[str, Any]], now: int, pools: list[dict[str, Any]] | None = None
 ) -> list[HealthInsight]:
-    return [i for i in run(node_list, pools=pools, now=now) if isinstance(i, HealthInsight)]
+    return [i for i in run(node_list, pools=pools, now=now) if isinstance(i, HealthInsightShape)]
 
 
 @pytest.mark.parametrize(
@@ -315,7 +316,7 @@ def pool_of(
     node_list: list[dict[str, Any]], name: str = "worker", paused: bool = False
 ) -> MachineConfigPoolStatusInsight:
     pools = [pool("master"), pool("worker", paused=paused)]
-    found = [i for i in run(node_list, pools=pools) if isinstance(i, MachineConfigPoolStatusInsight) and i.name == name]
+    found = [i for i in run(node_list, pools=pools) if isinstance(i, PoolInsightShape) and i.name == name]
     return found[0]
 
 
@@ -393,7 +394,7 @@ def test_insight_order_is_pools_then_nodes_then_health_by_pool() -> None:
     out = run(node_list, now=ns(1))
     kinds = [type(i).__name__ for i in out]
     assert kinds == ["MachineConfigPoolStatusInsight"] * 2 + ["NodeStatusInsight"] * 2 + ["HealthInsight"] * 2
-    health = [i for i in out if isinstance(i, HealthInsight)]
+    health = [i for i in out if isinstance(i, HealthInsightShape)]
     assert [h.scope.resources[0].name for h in health] == ["m1", "w1"]  # master pool first (list order)
 
 
@@ -407,4 +408,4 @@ def test_node_unavailability_can_be_aged_at_another_clock() -> None:
     fresh = [node("worker-node-1", ready="False", ready_ltt=at(0))]
     assert health_of(fresh, ns(1)) == []
     aged = compute.node_insights(fresh, POOLS, VERSIONS, ns(1), cv=clusterversion(), node_clock=ns(60))
-    assert [type(i).__name__ for i in aged if isinstance(i, HealthInsight)] == ["HealthInsight"]
+    assert [type(i).__name__ for i in aged if isinstance(i, HealthInsightShape)] == ["HealthInsight"]
