@@ -1,5 +1,6 @@
-"""What `upgrade-status` imports on a live cluster, listed: the project's modules one by one, no
-third-party package but PyYAML (the kubeconfig), and not the logging package. A new import on
+"""What `upgrade-status` imports, listed: on a live cluster, and offline (a JSON snapshot, a
+must-gather archive, an Insights archive), the project's modules one by one, no third-party
+package but PyYAML (the kubeconfig, a YAML dump), and not the logging package. A new import on
 the client's path (pydantic, say, whose import alone took longer than everything else the
 command does) fails here until it is listed on purpose."""
 
@@ -18,9 +19,23 @@ from cvo_py import __version__
 from cvo_py.runtime import gotext
 from cvo_py.runtime.kube import CONFIGMAPS, LEASES, ApiError, KubeClient
 from cvo_py.testing import cluster as local
-from cvo_py.testing.insight_objects import ns, sample_insights
+from cvo_py.testing import dumps as conv
+from cvo_py.testing.insight_objects import (
+    T0_NS,
+    at,
+    clusterversion,
+    firing_alert,
+    machineconfigs,
+    node,
+    ns,
+    operator,
+    pool,
+    sample_insights,
+    write_snapshot,
+)
 from cvo_py.testing.synthetic import synthetic_cluster
 from status.updatestatus.api import configmap, metadata
+from status.updatestatus.client.snapshot import Snapshot
 from status.updatestatus.insights import compute
 
 # Every module of the project a live run imports.
@@ -72,12 +87,61 @@ PROJECT = ("cvo_py", "status", "payload", "updateservice")
 
 PROBE = """
 import atexit, runpy, sys
-listing, kubeconfig = sys.argv[1:]
+listing, *args = sys.argv[1:]
 started = set(sys.modules)  # the interpreter's own, and what site hooks load
 atexit.register(lambda: open(listing, "w").write("\\n".join(sorted(set(sys.modules) - started))))
-sys.argv = ["cluster-version-operator", "upgrade-status", "--kubeconfig", kubeconfig, "--details", "all"]
+sys.argv = ["cluster-version-operator", "upgrade-status", *args, "--details", "all"]
 runpy.run_module("cvo_py", run_name="__main__")
 """
+
+# What an offline run computes with besides the renderer: the pure insight functions, building the
+# plain classes (`status.updatestatus.insights.plain`), never the pydantic models.
+OFFLINE_MODULES = sorted(
+    [
+        "cvo_py",
+        "cvo_py.cli",
+        "cvo_py.cli.common",
+        "cvo_py.cli.main",
+        "cvo_py.cli.upgrade_status",
+        "cvo_py.runtime",
+        "cvo_py.runtime.docbounds",
+        "cvo_py.runtime.gcpause",
+        "cvo_py.runtime.gosort",
+        "cvo_py.runtime.gotext",
+        "cvo_py.runtime.safeload",
+        "status",
+        "status.updatestatus",
+        "status.updatestatus.api",
+        "status.updatestatus.api.names",
+        "status.updatestatus.client",
+        "status.updatestatus.client.details",
+        "status.updatestatus.client.render",
+        "status.updatestatus.client.render.tabwriter",
+        "status.updatestatus.client.render.text",
+        "status.updatestatus.client.render.warnings",
+        "status.updatestatus.client.snapshot",
+        "status.updatestatus.insights",
+        "status.updatestatus.insights.alerts",
+        "status.updatestatus.insights.compute",
+        "status.updatestatus.insights.controlplane",
+        "status.updatestatus.insights.estimate",
+        "status.updatestatus.insights.faults",
+        "status.updatestatus.insights.health",
+        "status.updatestatus.insights.kinds",
+        "status.updatestatus.insights.nodes",
+        "status.updatestatus.insights.objects",
+        "status.updatestatus.insights.plain",
+        "status.updatestatus.insights.selectors",
+    ]
+)
+DUMP_MODULES = ["status.updatestatus.client.dump", "status.updatestatus.client.dump.archives"]
+DUMP_MODULES += ["status.updatestatus.client.dump.layouts"]
+# (what is read, the project's modules beyond OFFLINE_MODULES, the third-party packages)
+OFFLINE_RUNS = {
+    "json-snapshot": ([], []),
+    "must-gather": ([*DUMP_MODULES, "cvo_py.runtime.safeyaml"], ["yaml"]),  # its files are YAML
+    "insights-archive": (DUMP_MODULES, []),  # JSON files
+}
 
 
 @pytest.fixture
@@ -108,7 +172,7 @@ def test_a_live_run_imports_only_the_listed_modules(
 ) -> None:
     listing = tmp_path / "modules"
     done = subprocess.run(
-        [sys.executable, "-c", PROBE, str(listing), cluster.kubeconfig],
+        [sys.executable, "-c", PROBE, str(listing), "--kubeconfig", cluster.kubeconfig],
         capture_output=True,
         text=True,
         check=False,
@@ -122,3 +186,80 @@ def test_a_live_run_imports_only_the_listed_modules(
     third_party = sorted({m.split(".")[0] for m in modules if not CYTHON.match(m)} - stdlib - set(PROJECT))
     assert third_party == THIRD_PARTY, third_party
     assert "logging" not in modules  # nothing it does logs: klog is set up only with -v or --watch
+
+
+def offline_cluster() -> Snapshot:
+    """Objects of every kind an offline run reads: pools, nodes (one degraded), operators (one
+    updating) and a firing alert."""
+    return Snapshot(
+        name="x",
+        clusterversion=clusterversion(),
+        operators=[operator("a"), operator("b", version="4.14.0", progressing="True")],
+        machineconfigs=machineconfigs(),
+        pools=[pool("master"), pool("worker")],
+        nodes=[
+            node("m1", role="master", current="rendered-master-new"),
+            node("w1", current="rendered-worker-old", desired="rendered-worker-new", state="Working"),
+            node("w2", state="Degraded", reason="failed to drain"),
+        ],
+        alerts={"status": "success", "data": {"alerts": [firing_alert("PodDisruptionBudgetLimit", at(10))]}},
+        mco_deployment=None,
+    )
+
+
+def offline_source(kind: str, snap: Snapshot, directory: Path) -> list[str]:
+    """`upgrade-status`'s arguments that read `snap` as `kind`."""
+    if kind == "json-snapshot":
+
+        def as_list(items: list[dict[str, object]]) -> dict[str, object]:
+            return {"apiVersion": "v1", "kind": "List", "items": items}
+
+        cv_path = write_snapshot(
+            directory,
+            "x",
+            True,
+            **{
+                "-cv.yaml": snap.clusterversion,
+                "-co.yaml": as_list(snap.operators),
+                "-mc.yaml": as_list(snap.machineconfigs),
+                "-mcp.yaml": as_list(snap.pools),
+                "-node.yaml": as_list(snap.nodes),
+                "-alerts.json": snap.alerts,
+            },
+        )
+        return ["--mock-clusterversion", str(cv_path)]
+    if kind == "must-gather":
+        files = conv.must_gather_files(snap, T0_NS)
+        archive = directory / "must-gather.tar.gz"
+        archive.write_bytes(conv.tar_bytes(files, prefix="must-gather.local.1/"))
+        return ["--from", str(archive)]
+    archive = directory / "insights.tar.gz"
+    archive.write_bytes(conv.tar_bytes(conv.insights_files(snap)))
+    return ["--from", str(archive)]
+
+
+@pytest.mark.parametrize("kind", sorted(OFFLINE_RUNS))
+def test_an_offline_run_imports_only_the_listed_modules_and_no_pydantic(kind: str, tmp_path: Path) -> None:
+    listing = tmp_path / "modules"
+    args = offline_source(kind, offline_cluster(), tmp_path)
+    done = subprocess.run(
+        [sys.executable, "-c", PROBE, str(listing), *args],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    # everything was computed and shown: the control plane, the degraded node, the alert (a
+    # must-gather holds no alerts)
+    for shown in ("= Control Plane =", "= Worker Upgrade =", "w2"):
+        assert shown in done.stdout, (shown, done.stdout)
+    assert ("PodDisruptionBudgetLimit" in done.stdout) is (kind != "must-gather"), done.stdout
+    modules = listing.read_text().split("\n")
+    assert not [m for m in modules if m.split(".")[0] in ("pydantic", "pydantic_core")]
+    extra_modules, third_party_packages = OFFLINE_RUNS[kind]
+    assert [m for m in modules if m.split(".")[0] in PROJECT] == sorted(OFFLINE_MODULES + extra_modules)
+    stdlib = set(sys.stdlib_module_names)
+    third_party = sorted({m.split(".")[0] for m in modules if not CYTHON.match(m)} - stdlib - set(PROJECT))
+    assert third_party == third_party_packages, third_party
+    assert "logging" not in modules
