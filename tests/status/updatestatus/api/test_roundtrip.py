@@ -1,5 +1,6 @@
 """One schema for writer and reader: whatever the controller's pure computation and encoding can
-publish from valid cluster objects, the client's decoder reads back, equal to what was computed."""
+publish from valid cluster objects, the client's decoder reads back, equal to what was computed;
+and the computation's plain objects hold, field by field, what the models read from their values."""
 
 from __future__ import annotations
 
@@ -7,13 +8,15 @@ from typing import Any
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from pydantic import BaseModel
 
 from cvo_py.runtime import gotext
-from cvo_py.testing.insight_objects import T0_NS, clusterversion, entry, node, ns, operator, pool
+from cvo_py.testing.insight_objects import T0_NS, clusterversion, entry, firing_alert, node, ns, operator, pool
 from status.updatestatus.api import configmap
 from status.updatestatus.client.render import render
 from status.updatestatus.controller.incremental import IncrementalInsights
 from status.updatestatus.insights import compute
+from status.updatestatus.insights import plain as plain_insights
 from status.updatestatus.insights.kinds import ClusterVersionInsightShape
 from status.updatestatus.insights.models import Insight
 from status.updatestatus.insights.plain import Insight as PlainInsight
@@ -159,3 +162,61 @@ def test_everything_the_controller_can_publish_is_read_back(
     data = IncrementalInsights().update(cv, ops, nodes, pools, versions, now)
     decoded = configmap.decode(data)  # raises on anything the reader refuses
     assert configmap.encode(decoded) == data  # and reads exactly what was written
+
+
+@st.composite
+def alerts(draw: st.DrawFn) -> dict[str, Any]:
+    """A Thanos alerts response: firing alerts oc reports (allowlisted or started during the update)."""
+    names = draw(st.lists(st.sampled_from(["PodDisruptionBudgetLimit", "KubeNodeNotReady", "Custom"]), max_size=3))
+    listed = [
+        firing_alert(
+            name,
+            at_minutes(draw(minutes)),
+            draw(st.sampled_from(["warning", "critical", "info"])),
+            summary=draw(short_text),
+            description=draw(text),
+            runbook_url=draw(st.sampled_from(["", "https://example.com/runbook"])),
+        )
+        for name in names
+    ]
+    return {"status": "success", "data": {"alerts": listed}}
+
+
+def assert_same_fields(plain: Any, model: Any, where: str) -> None:
+    """`plain` (what the computation built) holds what `model` (what the models read) holds, field
+    by field down to the leaves, each leaf of the same type (an enum member where the model has one)."""
+    if isinstance(model, BaseModel):
+        assert type(plain).__module__ == plain_insights.__name__, where
+        assert type(plain).__name__ == type(model).__name__, where
+        assert plain.__slots__ == tuple(type(model).model_fields), where
+        for name in plain.__slots__:
+            assert_same_fields(getattr(plain, name), getattr(model, name), f"{where}.{name}")
+    elif isinstance(model, list):
+        assert type(plain) is list and len(plain) == len(model), where
+        for index, (p, m) in enumerate(zip(plain, model, strict=True)):
+            assert_same_fields(p, m, f"{where}[{index}]")
+    else:
+        assert type(plain) is type(model) and plain == model, (where, plain, model)
+
+
+@settings(max_examples=100)
+@given(clusterversions(), operators(), machines(), alerts(), minutes, st.integers(0, 120))
+def test_the_plain_computation_holds_field_by_field_what_the_models_read_from_its_values(
+    cv: dict[str, Any], ops: list[dict[str, Any]], machine: Any, firing: dict[str, Any], now_minutes: int, later: int
+) -> None:
+    """The computation builds plain objects, no longer models: each one, encoded as the controller
+    publishes it and read back by the models alone (bounded loader, pydantic validation, every
+    constraint), gives a model equal to it in every field, also after transition times are
+    stamped from a previous computation."""
+    pools, nodes, versions = machine
+    first = compute.all_insights(cv, ops, nodes, pools, versions, ns(now_minutes), alerts=firing)
+    second = compute.all_insights(
+        cv, ops, nodes, pools, versions, ns(now_minutes + later), alerts=firing, previous=first
+    )
+    for insights in (first, second):
+        data = configmap.encode(insights)
+        read = {configmap.key_of(m): m for m in configmap.decode(data)}  # plain=False: the models alone
+        assert len(read) == len(insights) == len(data)
+        for insight in insights:
+            key = configmap.key_of(insight)
+            assert_same_fields(insight, read[key], key)
