@@ -126,8 +126,9 @@ class Informer:
         self.transform = transform
         self.stats = InformerStats()
         # Why the last list or watch failed, until one succeeds again ("" while all is well): what
-        # a reader that shows the data can say instead of logging it.
-        self.failing = ""
+        # a reader that shows the data can say instead of logging it (see `failing`).
+        self._failing = ""
+        self._failing_handlers: list[Callable[[str], None]] = []
         self._handlers: list[Handler] = []
         self._cache: dict[str, JSON] = {}
         self._lock = threading.RLock()
@@ -144,6 +145,24 @@ class Informer:
 
     def add_handler(self, handler: Handler) -> None:
         self._handlers.append(handler)
+
+    def add_failing_handler(self, handler: Callable[[str], None]) -> None:
+        """Call `handler(why)` on the informer's thread whenever `failing` changes: a list or watch
+        starts failing, fails otherwise, or works again (why = ""). No object event says so."""
+        self._failing_handlers.append(handler)
+
+    @property
+    def failing(self) -> str:
+        """Why the last list or watch failed, until one succeeds again ("" while all is well)."""
+        return self._failing
+
+    @failing.setter
+    def failing(self, why: str) -> None:
+        if why == self._failing:
+            return
+        self._failing = why
+        for handler in self._failing_handlers:
+            handler(why)
 
     def start(self) -> Informer:
         self._thread = threading.Thread(target=self._run, name=self.name, daemon=True)

@@ -85,9 +85,13 @@ class LocalCluster:
     def service_account_client(self, namespace: str, name: str) -> KubeClient:
         return self.client.with_token(self.service_account_token(namespace, name))
 
-    def write_kubeconfig(self, path: Path, token: str) -> str:
-        """A kubeconfig for the same server, authenticated with `token` (e.g. a ServiceAccount's)."""
+    def write_kubeconfig(self, path: Path, token: str, server: str | None = None) -> str:
+        """A kubeconfig for the same server (or `server`, e.g. a proxy in front of it: the same
+        certificate must be valid for it), authenticated with `token` (e.g. a ServiceAccount's)."""
         admin = yaml.safe_load(Path(self.kubeconfig).read_text())
+        if server is not None:
+            for entry in admin["clusters"]:
+                entry["cluster"]["server"] = server
         admin["users"] = [{"name": "user", "user": {"token": token}}]
         admin["contexts"] = [{"name": "local", "context": {"cluster": "local", "user": "user"}}]
         path.write_text(yaml.safe_dump(admin))

@@ -12,7 +12,6 @@ from typing import Any
 
 from cvo_py.runtime.kube import CLUSTERVERSIONS, PODS, ApiError, KubeClient, Resource
 from cvo_py.testing.manifests import ServiceAccountFiles
-from cvo_py.testing.tcpproxy import TCPProxy
 from payload.acceptance import ReleaseAcceptance
 from payload.classify import Limits
 from payload.podspec import POD_LABEL_SELECTOR, target_dir
@@ -135,26 +134,6 @@ class Retrieval:
 
 def version_pods(kube: KubeClient, namespace: str) -> list[dict[str, Any]]:
     return list(kube.list(PODS, namespace, label_selector=POD_LABEL_SELECTOR).get("items") or [])
-
-
-class PausableProxy(TCPProxy):
-    """A TCPProxy that can also refuse service for a while (accept, then close at once), so a
-    watch stays down while the test changes things behind its back."""
-
-    def __init__(self, target_host: str, target_port: int) -> None:
-        self.paused = threading.Event()
-        super().__init__(target_host, target_port)
-
-    def refusing(self) -> bool:
-        return self.paused.is_set()
-
-    def pause(self) -> int:
-        """Refuse new connections and cut the open ones; returns how many were cut."""
-        self.paused.set()
-        return self.cut()
-
-    def resume(self) -> None:
-        self.paused.clear()
 
 
 RUNNING_IMAGE = "quay.io/openshift-release-dev/ocp-release@sha256:" + "1" * 64

@@ -75,3 +75,23 @@ class TCPProxy:
             pass
         self.listener.close()
         self.cut()
+
+
+class PausableProxy(TCPProxy):
+    """A TCPProxy that can also refuse service for a while (accept, then close at once), so a
+    watch stays down while the test changes things behind its back."""
+
+    def __init__(self, target_host: str, target_port: int) -> None:
+        self.paused = threading.Event()
+        super().__init__(target_host, target_port)
+
+    def refusing(self) -> bool:
+        return self.paused.is_set()
+
+    def pause(self) -> int:
+        """Refuse new connections and cut the open ones; returns how many were cut."""
+        self.paused.set()
+        return self.cut()
+
+    def resume(self) -> None:
+        self.paused.clear()

@@ -22,13 +22,13 @@ from cvo_py.testing.cluster import LocalCluster
 from cvo_py.testing.kubelet import Kubelet, running, terminated, waiting
 from cvo_py.testing.payload import (
     IMAGE,
-    PausableProxy,
     Retrieval,
     ensure_priority_class,
     options,
     version_pods,
     write_payload,
 )
+from cvo_py.testing.tcpproxy import PausableProxy
 from cvo_py.testing.wait import wait_until
 from payload.acceptance import ReleaseAcceptance
 from payload.classify import Limits

@@ -208,6 +208,8 @@ class Sources:
         self.lease = Informer(client, LEASES, namespace=namespace, field_selector=f"metadata.name={LEASE}")
         for informer in (self.configmaps, self.lease):
             informer.add_handler(lambda _type, _obj, _old: self.changed.set())
+            # A watch that fails (or works again) changes what is shown, with no event of its own.
+            informer.add_failing_handler(lambda _why: self.changed.set())
 
     def start(self) -> None:
         self.configmaps.start()

@@ -13,7 +13,7 @@ import pytest
 from cvo_py.runtime.informer import ADDED, DELETED, MODIFIED, Backoff, Informer
 from cvo_py.runtime.kube import CLUSTEROPERATORS, CONFIGMAPS, PODTEMPLATES, ClientConfig, KubeClient
 from cvo_py.testing.cluster import LocalCluster
-from cvo_py.testing.tcpproxy import TCPProxy
+from cvo_py.testing.tcpproxy import PausableProxy, TCPProxy
 from cvo_py.testing.wait import wait_until
 
 
@@ -126,16 +126,21 @@ def test_410_gone_after_compaction_relists_and_misses_nothing(
         informer.stop()
 
 
+def client_via(proxy: TCPProxy, cluster: LocalCluster, kube: KubeClient) -> KubeClient:
+    """An admin client of the local API server that connects through `proxy`."""
+    return KubeClient(
+        ClientConfig(
+            host=f"https://127.0.0.1:{proxy.port}", ca_file=kube.config.ca_file, token=cluster.state["adminToken"]
+        )
+    )
+
+
 def test_killed_connection_reconnects_with_backoff_and_keeps_watching(
     cluster: LocalCluster, kube: KubeClient, namespace: str
 ) -> None:
     server = urlparse(kube.server)
     proxy = TCPProxy(server.hostname or "127.0.0.1", server.port or 443)
-    via_proxy = KubeClient(
-        ClientConfig(
-            host=f"https://127.0.0.1:{proxy.port}", ca_file=kube.config.ca_file, token=cluster.state["adminToken"]
-        )
-    )
+    via_proxy = client_via(proxy, cluster, kube)
     recorder = Recorder()
     informer = Informer(via_proxy, CONFIGMAPS, namespace=namespace)
     informer.add_handler(recorder)
@@ -152,6 +157,32 @@ def test_killed_connection_reconnects_with_backoff_and_keeps_watching(
         # Resumed from the remembered resourceVersion: no relist was needed.
         assert informer.stats.lists == 1
         assert informer.failing == ""  # watching again: nothing to say any more
+    finally:
+        informer.stop()
+        proxy.close()
+
+
+def test_failing_handlers_hear_when_a_watch_fails_and_when_it_works_again(
+    cluster: LocalCluster, kube: KubeClient, namespace: str
+) -> None:
+    server = urlparse(kube.server)
+    proxy = PausableProxy(server.hostname or "127.0.0.1", server.port or 443)
+    via_proxy = client_via(proxy, cluster, kube)
+    heard: list[str] = []
+    informer = Informer(via_proxy, CONFIGMAPS, namespace=namespace, backoff=Backoff(base=0.05, cap=0.2))
+    informer.add_failing_handler(heard.append)
+    informer.start()
+    try:
+        assert informer.wait_for_sync(10)
+        assert heard == []  # listed and watching: nothing to say
+        assert proxy.pause() >= 1  # the watch is cut and new connections are refused
+        wait_until(lambda: bool(heard) and heard[-1] != "", what="the failure heard")
+        assert informer.failing == heard[-1]
+        proxy.resume()
+        wait_until(lambda: heard[-1] == "", what="the recovery heard")
+        assert informer.failing == ""
+        # Each call is a change: the same reason is not heard twice in a row.
+        assert all(a != b for a, b in zip(heard, heard[1:], strict=False))
     finally:
         informer.stop()
         proxy.close()

@@ -5,12 +5,15 @@ after a node starts draining and after the controller is stopped, then Ctrl-C is
 from __future__ import annotations
 
 import shutil
+import signal
 import subprocess
 import sys
+import threading
 import uuid
 from collections.abc import Callable, Iterator
 from datetime import datetime
 from pathlib import Path
+from urllib.parse import urlparse
 
 import pytest
 
@@ -18,6 +21,7 @@ from cvo_py.runtime.kube import MACHINECONFIGPOOLS, MACHINECONFIGS, NODES, KubeC
 from cvo_py.testing import usc as h
 from cvo_py.testing.cluster import LocalCluster
 from cvo_py.testing.mco import MCO
+from cvo_py.testing.tcpproxy import PausableProxy
 from cvo_py.testing.wait import wait_until
 
 NEEDS_TMUX = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed: the test needs a terminal")
@@ -156,3 +160,63 @@ def test_a_reader_who_may_not_watch_is_told_in_one_line(
     )
     assert (done.returncode, done.stdout) == (1, "")
     assert "403" in done.stderr and done.stderr.count("\n") == 1, done.stderr
+
+
+def test_a_piped_watch_says_when_its_watch_fails_and_when_it_works_again(
+    cluster: LocalCluster, kube: KubeClient, update_without_nodes: datetime, tmp_path: Path
+) -> None:
+    """Nothing changes in the ConfigMaps while the API server is out of reach, so no object event
+    wakes the watch: the failure itself must, and so must the recovery (appended blocks on a pipe)."""
+    server = urlparse(kube.server)
+    proxy = PausableProxy(server.hostname or "127.0.0.1", server.port or 443)
+    kubeconfig = cluster.write_kubeconfig(
+        tmp_path / "proxied.kubeconfig", cluster.state["adminToken"], server=f"https://127.0.0.1:{proxy.port}"
+    )
+    watching = subprocess.Popen(
+        [sys.executable, "-m", "cvo_py", "upgrade-status", "--kubeconfig", kubeconfig, "--watch"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert watching.stdout is not None
+    lines: list[str] = []
+
+    def read() -> None:
+        for line in watching.stdout or ():
+            lines.append(line)
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    not_watched = f"watch: ConfigMaps in {h.NAMESPACE} not watched ("
+
+    def blocks() -> list[str]:
+        """The blocks appended so far (each starts with a `--- <time>: ...` line)."""
+        text = "".join(list(lines))
+        return text.split("\n--- ") if text.startswith("--- ") else []
+
+    try:
+        wait_until(lambda: len(blocks()) >= 1, timeout=60, what="the first block")
+        first = len(blocks())
+        assert not_watched not in blocks()[-1]
+        assert proxy.pause() >= 1  # the watches are cut; new connections are refused
+        wait_until(lambda: not_watched in blocks()[-1], timeout=60, what="a block saying the watch fails")
+        failed_at = len(blocks())
+        assert failed_at > first
+        proxy.resume()
+        wait_until(
+            lambda: len(blocks()) > failed_at and not_watched not in blocks()[-1],
+            timeout=60,
+            what="a block without the failure once the watch works again",
+        )
+    finally:
+        watching.send_signal(signal.SIGINT)
+        try:
+            code = watching.wait(timeout=30)
+        finally:
+            if watching.poll() is None:
+                watching.kill()
+                watching.wait(timeout=30)
+            reader.join(timeout=30)
+            proxy.close()
+    assert code == 130
+    assert "Traceback" not in (watching.stderr.read() if watching.stderr else "")
