@@ -3,6 +3,7 @@ and the ConfigMap API on the local API server, for scale tests and benchmarks.""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -62,7 +63,7 @@ def write_must_gather(snap: snapshot.Snapshot, path: Path, gathered_at: int) -> 
     return path
 
 
-def publish(kube: KubeClient, insights: list[InsightShape], computed_at: int) -> int:
+def publish(kube: KubeClient, insights: Sequence[InsightShape], computed_at: int) -> int:
     """Put these insights in the ConfigMap API as the controller lays them out (main ConfigMap and
     node shards, and the publication metadata saying they were computed at `computed_at`);
     returns the number of ConfigMaps."""
