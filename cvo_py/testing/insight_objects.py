@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 
 from cvo_py.runtime import gotext
+
+if TYPE_CHECKING:
+    from status.updatestatus.client.snapshot import Snapshot
 
 JSON = dict[str, Any]
 MCO = "machineconfiguration.openshift.io/"
@@ -246,6 +249,30 @@ def malformed_alerts(active_at: str) -> dict[str, Any]:
         "an alert that is a string": "alertname=Malformed",
         "an alert that is null": None,
     }
+
+
+def small_cluster(**override: Any) -> Snapshot:
+    """Objects of every kind an assessment reads, as a snapshot: two pools, a master, a worker
+    being updated and a degraded one, two operators (one updating); no alerts (`alerts=` gives some)."""
+    import dataclasses
+
+    from status.updatestatus.client.snapshot import Snapshot
+
+    snap = Snapshot(
+        name="x",
+        clusterversion=clusterversion(),
+        operators=[operator("a"), operator("b", version="4.14.0", progressing="True")],
+        machineconfigs=machineconfigs(),
+        pools=[pool("master"), pool("worker")],
+        nodes=[
+            node("m1", role="master", current="rendered-master-new"),
+            node("w1", current="rendered-worker-old", desired="rendered-worker-new", state="Working"),
+            node("w2", state="Degraded", reason="failed to drain"),
+        ],
+        alerts=None,
+        mco_deployment=None,
+    )
+    return dataclasses.replace(snap, **override)
 
 
 def sample_insights() -> list[Any]:

@@ -23,14 +23,10 @@ from cvo_py.testing import dumps as conv
 from cvo_py.testing.insight_objects import (
     T0_NS,
     at,
-    clusterversion,
     firing_alert,
-    machineconfigs,
-    node,
     ns,
-    operator,
-    pool,
     sample_insights,
+    small_cluster,
     write_snapshot,
 )
 from cvo_py.testing.synthetic import synthetic_cluster
@@ -189,21 +185,9 @@ def test_a_live_run_imports_only_the_listed_modules(
 
 
 def offline_cluster() -> Snapshot:
-    """Objects of every kind an offline run reads: pools, nodes (one degraded), operators (one
-    updating) and a firing alert."""
-    return Snapshot(
-        name="x",
-        clusterversion=clusterversion(),
-        operators=[operator("a"), operator("b", version="4.14.0", progressing="True")],
-        machineconfigs=machineconfigs(),
-        pools=[pool("master"), pool("worker")],
-        nodes=[
-            node("m1", role="master", current="rendered-master-new"),
-            node("w1", current="rendered-worker-old", desired="rendered-worker-new", state="Working"),
-            node("w2", state="Degraded", reason="failed to drain"),
-        ],
-        alerts={"status": "success", "data": {"alerts": [firing_alert("PodDisruptionBudgetLimit", at(10))]}},
-        mco_deployment=None,
+    """Objects of every kind an offline run reads, and a firing alert."""
+    return small_cluster(
+        alerts={"status": "success", "data": {"alerts": [firing_alert("PodDisruptionBudgetLimit", at(10))]}}
     )
 
 

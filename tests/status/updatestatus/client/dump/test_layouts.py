@@ -21,7 +21,7 @@ from cvo_py.testing.insight_objects import (
     machineconfigs,
     node,
     operator,
-    pool,
+    small_cluster,
 )
 from status.updatestatus.client.dump import layouts as dump
 from status.updatestatus.client.render import render
@@ -31,21 +31,7 @@ GATHERED = T0_NS + 30 * gotext.MINUTE
 
 
 def cluster(**override: Any) -> Snapshot:
-    snap = Snapshot(
-        name="x",
-        clusterversion=clusterversion(),
-        operators=[operator("a"), operator("b", version="4.14.0", progressing="True")],
-        machineconfigs=machineconfigs(),
-        pools=[pool("master"), pool("worker")],
-        nodes=[
-            node("m1", role="master", current="rendered-master-new"),
-            node("w1", current="rendered-worker-old", desired="rendered-worker-new", state="Working"),
-            node("w2", state="Degraded", reason="failed to drain"),
-        ],
-        alerts=None,
-        mco_deployment=None,
-    )
-    return dataclasses.replace(snap, **override)
+    return small_cluster(**override)
 
 
 def from_dump(capsys: pytest.CaptureFixture[str], path: Path, *extra: str) -> tuple[list[str], str]:
