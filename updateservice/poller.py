@@ -13,15 +13,17 @@ import platform
 import random
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from cvo_py.runtime import gotext
 from cvo_py.runtime.loop import SyncLoop
-from updateservice import bounds, recommend, retrieval, schedule
+from cvo_py.runtime.promapi import APIError
+from updateservice import bounds, clusterrisks, recommend, retrieval, schedule
 from updateservice.client import FetchError, Transport, TransportError
+from updateservice.clusterrisks import ClusterRisk
 from updateservice.graph import Deadline, GraphError, parse_graph, select_updates
 from updateservice.retrieval import Condition
 
@@ -104,6 +106,8 @@ class PollerOptions:
     update_service: str = ""
     # How long a PromQL rule's result is used before it is asked again (the CVO: an hour).
     risk_refresh: timedelta = recommend.REFRESH_AFTER
+    # With the gate, how often the firing alerts are read for in-cluster risks.
+    alerts_interval: timedelta = timedelta(seconds=30)
 
 
 class AvailableUpdatesPoller:
@@ -115,6 +119,7 @@ class AvailableUpdatesPoller:
         transport: Callable[[], Transport],
         query: Callable[[str], bool] | None,
         on_change: Callable[[], None],
+        alerts: Callable[[], Sequence[Any]] | None = None,
         options: PollerOptions | None = None,
         now: Callable[[], datetime] = lambda: datetime.now(UTC),
         rng: random.Random | None = None,
@@ -143,6 +148,14 @@ class AvailableUpdatesPoller:
         self._due = 0.0  # time.monotonic() of the next decision
         self._poked = False
         self._transport_retry = 0.0  # backoff while the proxy or CA configuration cannot be read
+        # In-cluster risks (the gate): firing alerts (read here; the last good answer is kept on a
+        # failure) and the Upgradeable risks (the status side sets them).
+        self._alerts = alerts
+        self._alerts_at: datetime | None = None
+        self._alerts_error = ""
+        self._alert_risks: tuple[ClusterRisk, ...] = ()
+        self._upgradeable_risks: tuple[ClusterRisk, ...] = ()
+        self._risks_changed = False
 
     # -- public ------------------------------------------------------------------------------------
 
@@ -155,6 +168,17 @@ class AvailableUpdatesPoller:
         self._poked = True
         self.loop.poke()
 
+    def set_upgradeable_risks(self, risks: Sequence[ClusterRisk]) -> None:
+        """The risks behind Upgradeable (merged into bump targets with the gate): a change
+        recomputes the updates."""
+        kept = tuple(self._checked(risks))
+        with self._lock:
+            if kept == self._upgradeable_risks:
+                return
+            self._upgradeable_risks = kept
+            self._risks_changed = True
+        self.poke()
+
     def start(self) -> AvailableUpdatesPoller:
         self.loop.start()
         return self
@@ -165,7 +189,7 @@ class AvailableUpdatesPoller:
     # -- the loop ----------------------------------------------------------------------------------
 
     def _sync(self) -> None:
-        if not self._poked and time.monotonic() < self._due:
+        if not self._poked and time.monotonic() < self._due and not self._alerts_due(self._now()):
             return
         self._poked = False
         self._due = time.monotonic() + self.tick()
@@ -176,6 +200,7 @@ class AvailableUpdatesPoller:
         if cv is None:
             return self.interval.total_seconds()
         now = self._now()
+        self._refresh_alerts(now)
         inputs = _Inputs.of(cv, self.options.arch, self.options.update_service)
         if self._last_inputs is not None and self._last_inputs.version != inputs.version:
             self._last = None  # a new running version: its graph neighbourhood is a new question
@@ -197,7 +222,11 @@ class AvailableUpdatesPoller:
 
     def _needs_evaluation(self, inputs: _Inputs) -> bool:
         state = self.state()
-        if state is None or not state.conditional:
+        if state is None:
+            return False
+        if self._risks_changed:
+            return True
+        if not state.conditional:
             return False
         if self._last_inputs is not None and self._last_inputs.accepted != inputs.accepted:
             return True
@@ -260,13 +289,58 @@ class AvailableUpdatesPoller:
         self._publish(cv, inputs, now, UpdatesState(inputs.upstream, inputs.channel, condition, current=current,
                                                     sync_or_config_change=sync_time))
 
+    # -- in-cluster risks (the ClusterUpdateAcceptRisks gate) ---------------------------------------
+
+    def _alerts_due(self, now: datetime) -> bool:
+        if not self.options.accept_risks or self._alerts is None:
+            return False
+        return self._alerts_at is None or now - self._alerts_at >= self.options.alerts_interval
+
+    def _refresh_alerts(self, now: datetime) -> None:
+        """Reads the firing alerts when due; on a failure the last good answer stays (logged once
+        per distinct error)."""
+        if not self._alerts_due(now) or self._alerts is None:
+            return
+        self._alerts_at = now
+        try:
+            alerts = self._alerts()
+        except APIError as exc:
+            if str(exc) != self._alerts_error:
+                log.warning("Cannot read the firing alerts for in-cluster update risks (keeping the last "
+                            "answer): %s", exc)
+                self._alerts_error = str(exc)
+            return
+        self._alerts_error = ""
+        found = tuple(self._checked(clusterrisks.alert_risks(alerts)))
+        with self._lock:
+            if found != self._alert_risks:
+                self._alert_risks = found
+                self._risks_changed = True
+
+    @staticmethod
+    def _checked(risks: Sequence[ClusterRisk]) -> list[ClusterRisk]:
+        kept, errors = clusterrisks.checked(risks)
+        for error in errors:
+            log.error("%s", error)
+        return kept
+
     def _evaluate(self, cv: Mapping[str, Any], inputs: _Inputs, now: datetime) -> None:
         state = self.state()
         if state is not None:
             self._publish(cv, inputs, now, state)
 
     def _publish(self, cv: Mapping[str, Any], inputs: _Inputs, now: datetime, base: UpdatesState) -> None:
+        available: Sequence[JSON]
+        conditional: Sequence[JSON]
         available, conditional = self._graph_updates
+        gated = self.options.accept_risks
+        with self._lock:
+            every_target, bump_targets = self._alert_risks, self._upgradeable_risks
+            self._risks_changed = False
+        in_cluster = {r.name: r for r in (*bump_targets, *every_target)} if gated else {}
+        if in_cluster:
+            available, conditional = clusterrisks.merged(available, conditional, current=inputs.version,
+                                                         every_target=every_target, bump_targets=bump_targets)
         previous_state = self.state()
         previous = list(previous_state.conditional or ()) if previous_state is not None else []
         if previous_state is None:
@@ -276,9 +350,11 @@ class AvailableUpdatesPoller:
                 risk.get("matchingRules") or (), lambda rule: self._cache.evaluate(rule, self._now())
             )
             for name, risk in recommend.distinct_risks(conditional).items()
+            if name not in in_cluster
         }
-        accepted = inputs.accepted if self.options.accept_risks else frozenset()
-        gated = self.options.accept_risks
+        outcomes.update({name: recommend.RiskOutcome(True, reason=r.reason, detail=r.detail, since=r.since)
+                         for name, r in in_cluster.items()})
+        accepted = inputs.accepted if gated else frozenset()
         out_available, out_conditional = recommend.with_recommendations(
             available, conditional, outcomes, accepted=accepted, previous=previous, now=now, gated=gated)
         out_available, out_conditional, omitted = bounds.fit(out_available, out_conditional, self._omitted)

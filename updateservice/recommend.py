@@ -46,6 +46,11 @@ class RiskOutcome:
 
     applies: bool | None
     error: str = ""
+    # When it applies for a reason of its own (an in-cluster risk, e.g. a firing alert): the
+    # `Applies` reason and message, and since when, if known.
+    reason: str = ""
+    detail: str = ""
+    since: datetime | None = None
 
 
 def merge_reason(current: str, new: str) -> str:
@@ -118,10 +123,11 @@ def applies(risk: Mapping[str, Any], outcome: RiskOutcome, previous: Mapping[str
     if outcome.applies is None:
         status, reason, message = "Unknown", EVALUATION_FAILED, _not_evaluated(name, risk, outcome)
     elif outcome.applies:
-        status, reason, message = "True", "Match", f"The risk {name} applies to this cluster."
+        status, reason = "True", outcome.reason or "Match"
+        message = outcome.detail or f"The risk {name} applies to this cluster."
     else:
         status, reason, message = "False", "NotMatch", f"The risk {name} does not apply to this cluster."
-    since = gotext.metav1_time(now)
+    since = gotext.metav1_time(outcome.since if outcome.applies and outcome.since is not None else now)
     if previous and previous.get("status") == status and previous.get("lastTransitionTime"):
         since = str(previous["lastTransitionTime"])
     return {"type": APPLIES, "status": status, "reason": reason,

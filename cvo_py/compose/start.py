@@ -67,6 +67,7 @@ def build(options: Options) -> Parts:
     from status.clusterversion.validation import ACCEPT_RISKS_GATE
     from updateservice.client import fetch_graph
     from updateservice.cluster import cluster_transport
+    from updateservice.clusterrisks import ClusterRisk
     from updateservice.metrics import UpdatesCollector
     from updateservice.poller import AvailableUpdatesPoller, PollerOptions, updates_status
     from updateservice.prometheus import promql_query, service_connect_host, service_of
@@ -125,6 +126,11 @@ def build(options: Options) -> Parts:
         ),
         retriever_factory=make_retriever,
         available_updates=lambda spec: updates_status(poller.state(), spec),
+        # With the gate, the risks behind Upgradeable are merged into the updates to a higher minor or major.
+        upgradeable_risks=(
+            (lambda found: poller.set_upgradeable_risks([ClusterRisk(r.name, r.message, r.url) for r in found]))
+            if accept_risks else None
+        ),
     )
     user_agent = f"ClusterVersionOperator/{version}"
     # Available updates on a thread of their own: a slow or stalled update service never holds up
@@ -137,6 +143,8 @@ def build(options: Options) -> Parts:
         transport=lambda: cluster_transport(client),
         query=promql_query(promql) if promql is not None else None,
         on_change=operator.loop.poke,
+        # With the gate, firing alerts are in-cluster risks of every update (through the same client).
+        alerts=promql.alerts if promql is not None and accept_risks else None,
         options=PollerOptions(
             user_agent=user_agent,
             update_service=options.update_service,

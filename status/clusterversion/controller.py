@@ -175,10 +175,14 @@ class StatusOperator:
         now: Callable[[], datetime] = lambda: datetime.now(UTC),
         new_cluster_id: Callable[[], str] = lambda: str(uuid.uuid4()),
         available_updates: Callable[[Mapping[str, Any]], Mapping[str, Any] | None] | None = None,
+        upgradeable_risks: Callable[[Sequence[upgradeable.Risk]], None] | None = None,
     ) -> None:
         self.client = client
         # spec → what the available-updates poller found for its upstream and channel (or None).
         self.available_updates = available_updates
+        # Told the risks behind Upgradeable after each status write (the ClusterUpdateAcceptRisks
+        # gate merges them into the available updates).
+        self.upgradeable_risks = upgradeable_risks
         self.options = options
         self.now = now
         self.new_cluster_id = new_cluster_id
@@ -355,6 +359,8 @@ class StatusOperator:
             raise  # SyncLoop retries with backoff
         self._last_rejection = ""
         self._last_stored = written
+        if self.upgradeable_risks is not None:
+            self.upgradeable_risks(desired.upgradeable_risks(written, operators, inputs))
         self._retry_refused(written)
         self._note_omitted(written)
         self.synced.set()

@@ -308,6 +308,16 @@ def upgradeable_sources(
     )
 
 
+def upgradeable_risks(
+    cv: Mapping[str, Any], cluster_operators: Sequence[Mapping[str, Any]], inputs: StatusInputs
+) -> list[upgradeable.Risk]:
+    """The risks behind the Upgradeable condition of `cv` as written (its Progressing says
+    whether it is updating)."""
+    moving = find_condition((cv.get("status") or {}).get("conditions") or [], PROGRESSING) or {}
+    sources = upgradeable_sources(cv, cluster_operators, inputs, updating=moving.get("status") == "True")
+    return upgradeable.risks(sources)[0]
+
+
 def precondition_view(
     cv: Mapping[str, Any], cluster_operators: Sequence[Mapping[str, Any]], inputs: StatusInputs
 ) -> JSON:

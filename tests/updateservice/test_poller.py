@@ -12,8 +12,10 @@ from typing import Any
 
 import pytest
 
+from cvo_py.runtime.promapi import APIError
 from cvo_py.testing.update_service import UpdateService, always_risk, graph, image_of, promql_risk
 from updateservice.client import Transport, TransportError, fetch_graph
+from updateservice.clusterrisks import ClusterRisk
 from updateservice.poller import AvailableUpdatesPoller, PollerOptions, updates_status
 from updateservice.recommend import EvaluationError
 
@@ -312,3 +314,100 @@ def test_an_unreadable_proxy_or_ca_configuration_is_retried_and_not_reported(ser
     broken = False
     poller.tick()
     assert fields(poller, cv)["condition"]["status"] == "True"
+
+
+# -- in-cluster risks (the ClusterUpdateAcceptRisks gate) ------------------------------------------------
+
+FIRING = {"labels": {"alertname": "EtcdDown", "severity": "critical"}, "state": "firing",
+          "annotations": {"summary": "etcd is down", "description": "d", "runbook_url": "https://r.example/etcd"},
+          "activeAt": "2026-11-23T11:00:00Z"}
+PENDING = {**FIRING, "labels": {"alertname": "EtcdSlow", "severity": "critical"}, "state": "pending"}
+
+
+class Alerts:
+    """What GET /api/v1/alerts answers, or the APIError it raises."""
+
+    def __init__(self, *alerts: dict[str, Any]) -> None:
+        self.answer: list[dict[str, Any]] | APIError = list(alerts)
+        self.calls = 0
+
+    def __call__(self) -> list[dict[str, Any]]:
+        self.calls += 1
+        if isinstance(self.answer, APIError):
+            raise self.answer
+        return self.answer
+
+
+def gated_poller(cv: dict[str, Any], clock: Clock, alerts: Alerts, gate: bool) -> AvailableUpdatesPoller:
+    return AvailableUpdatesPoller(
+        lambda: cv,
+        fetch=lambda url, transport, total: fetch_graph(url, user_agent="test", transport=transport,
+                                                        total_timeout=total),
+        transport=lambda: Transport(), query=None, on_change=lambda: None, alerts=alerts,
+        options=PollerOptions(arch="amd64", accept_risks=gate, alerts_interval=timedelta(seconds=30)), now=clock,
+    )
+
+
+def test_gate_off_in_cluster_risks_change_nothing(service: UpdateService) -> None:
+    cv = cluster_version(service.url)
+    plain = make_poller(cv, Clock())
+    plain.tick()
+    alerts = Alerts(FIRING)
+    poller = gated_poller(cv, Clock(), alerts, gate=False)
+    poller.set_upgradeable_risks([ClusterRisk("ClusterVersionOverrides", "m", "https://u")])
+    poller.tick()
+    assert fields(poller, cv) == fields(plain, cv)
+    assert alerts.calls == 0  # not even read
+    assert fields(poller, cv)["conditionalUpdateRisks"] is None
+
+
+def test_gate_on_a_firing_alert_guards_every_update_and_the_last_good_answer_is_kept(service: UpdateService) -> None:
+    cv = cluster_version(service.url)
+    clock = Clock()
+    alerts = Alerts(FIRING, PENDING)
+    poller = gated_poller(cv, clock, alerts, gate=True)
+    poller.tick()
+    out = fields(poller, cv)
+    assert out["availableUpdates"] is None
+    assert [(u["release"]["version"], u["riskNames"]) for u in out["conditionalUpdates"]] == [
+        ("4.16.9", ["DriverX", "EtcdDown"]), ("4.16.8", ["EtcdDown"]), ("4.16.5", ["EtcdDown"])]
+    assert [r["name"] for r in out["conditionalUpdateRisks"]] == ["DriverX", "EtcdDown"]  # the pending one is not
+    etcd = out["conditionalUpdateRisks"][1]
+    assert (etcd["message"], etcd["url"], etcd["conditions"][0]["reason"]) == (
+        "etcd is down.", "https://r.example/etcd", "Alert:firing")
+    assert etcd["conditions"][0]["lastTransitionTime"] == "2026-11-23T11:00:00Z"
+
+    alerts.answer = APIError("https://thanos/api/v1/alerts: connection refused")
+    clock.now += timedelta(minutes=1)
+    poller.tick()
+    assert alerts.calls == 2 and fields(poller, cv)["conditionalUpdates"] == out["conditionalUpdates"]
+
+    alerts.answer = []  # resolved: a new answer recomputes the updates before the next fetch is due
+    clock.now += timedelta(seconds=30)
+    poller.tick()
+    out = fields(poller, cv)
+    assert [r["version"] for r in out["availableUpdates"]] == ["4.16.8", "4.16.5"]
+    assert [u["release"]["version"] for u in out["conditionalUpdates"]] == ["4.16.9"]
+
+
+def test_gate_on_upgradeable_risks_guard_bump_targets_only() -> None:
+    doc = graph(["4.16.3", "4.16.5", "4.17.1"], edges=[("4.16.3", "4.16.5"), ("4.16.3", "4.17.1")])
+    with UpdateService(channels={"stable-4.16": doc}) as svc:
+        cv = cluster_version(svc.url)
+        cv["spec"]["desiredUpdate"] = {"acceptRisks": [{"name": "ClusterVersionOverrides"}]}
+        poller = gated_poller(cv, Clock(), Alerts(), gate=True)
+        poller.tick()
+        assert [r["version"] for r in fields(poller, cv)["availableUpdates"]] == ["4.17.1", "4.16.5"]
+        poller.set_upgradeable_risks([ClusterRisk("ClusterVersionOverrides", "Overrides.", "https://u"),
+                                      ClusterRisk("lower-case", "dropped", "https://u")])
+        poller.tick()
+        out = fields(poller, cv)
+        (update,) = out["conditionalUpdates"]
+        assert (update["release"]["version"], update["riskNames"]) == ("4.17.1", ["ClusterVersionOverrides"])
+        assert update["conditions"][0]["reason"] == "AllExposedRisksAccepted"  # accepted
+        assert [r["version"] for r in out["availableUpdates"]] == ["4.17.1", "4.16.5"]
+        cv["spec"]["desiredUpdate"] = None
+        poller.tick()
+        recommended = fields(poller, cv)["conditionalUpdates"][0]["conditions"][0]
+        assert (recommended["status"], recommended["reason"], recommended["message"]) == (
+            "False", "ClusterVersionOverrides", "Overrides. https://u")
