@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 from cvo_py.runtime.kube import CLUSTERVERSIONS, KubeClient
 from cvo_py.runtime.promapi import PrometheusAPI
@@ -19,6 +20,7 @@ from cvo_py.testing.adm_upgrade import adm_upgrade
 from cvo_py.testing.cluster import LocalCluster, free_port
 from cvo_py.testing.clusterversion import IMG_4141, condition, create_cv, enable_feature_gates, put_co, status_414
 from cvo_py.testing.payload import StartProcess, ensure_priority_class
+from cvo_py.testing.prometheus import FAST as FAST_PROMETHEUS
 from cvo_py.testing.prometheus import LocalPrometheus
 from cvo_py.testing.update_service import UpdateService, always_risk, graph, image_of, promql_risk
 from cvo_py.testing.wait import wait_until
@@ -235,3 +237,85 @@ def test_accepted_risks_with_the_gate_on(
     cv = cluster_version(kube)
     assert "4.14.7" not in versions(cv, "availableUpdates")
     assert [r["name"] for r in cv["status"]["conditionalUpdateRisks"]] == ["DriverX"]
+
+
+ALERT_SUMMARY = "The test etcd member is down"
+ALERT_RUNBOOK = "https://runbooks.example.com/TestEtcdDown.md"
+
+
+def firing_alert_prometheus(prometheus: Callable[..., LocalPrometheus], tmp_path: Path) -> LocalPrometheus:
+    """A local Prometheus with a critical alert firing (and one that stays pending), once it fires."""
+    rules = [
+        {"alert": "TestEtcdDown", "expr": "vector(1)", "labels": {"severity": "critical"},
+         "annotations": {"summary": ALERT_SUMMARY, "description": "etcd is down.", "runbook_url": ALERT_RUNBOOK}},
+        {"alert": "TestStillPending", "expr": "vector(1)", "for": "1h", "labels": {"severity": "critical"}},
+    ]
+    path = tmp_path / "alerts.yaml"
+    path.write_text(yaml.safe_dump({"groups": [{"name": "test-alerts", "interval": "1s", "rules": rules}]}))
+    prom = prometheus(**FAST_PROMETHEUS, extra_rule_files=[str(path)])
+    wait_until(lambda: prom.firing("TestEtcdDown"), timeout=60, what="the critical alert firing")
+    return prom
+
+
+def test_a_firing_critical_alert_guards_every_update_with_the_gate_on(
+    cluster: LocalCluster, kube: KubeClient, start: Any, service: UpdateService, featuregate_api: None,
+    prometheus: Callable[..., LocalPrometheus], tmp_path: Path,
+) -> None:
+    """With ClusterUpdateAcceptRisks, `start` reads the firing alerts from Prometheus: a critical one
+    makes every update conditional with that risk (Applies=True, Alert:firing), listed in
+    conditionalUpdateRisks and cluster_version_risk_conditions; a pending one is not a risk;
+    accepting the alert's risk recommends the updates again."""
+    prom = firing_alert_prometheus(prometheus, tmp_path)
+    cluster.install_clusterversion_crd("current")
+    enable_feature_gates(kube, "4.14.1", "ClusterUpdateAcceptRisks")
+    create_cv(kube, {"clusterID": str(uuid.uuid4()), "channel": "stable-4.14", "upstream": service.url},
+              status_414())
+    running = start(IMG_4141, "4.14.1", "--update-service=", f"--promql-url={prom.url}")
+
+    def guarded() -> list[str]:
+        return [u["release"]["version"] for u in cluster_version(kube)["status"].get("conditionalUpdates") or []
+                if "TestEtcdDown" in (u.get("riskNames") or [])]
+
+    wait_until(lambda: guarded() == ["4.14.7", "4.14.5", "4.14.2"], what="every update guarded by the alert")
+    cv = cluster_version(kube)
+    assert not cv["status"].get("availableUpdates")
+    by_version = {u["release"]["version"]: u for u in cv["status"]["conditionalUpdates"]}
+    assert by_version["4.14.7"]["riskNames"] == ["DriverX", "TestEtcdDown"]
+    plain = by_version["4.14.5"]
+    assert plain["riskNames"] == ["TestEtcdDown"]
+    recommended = plain["conditions"][0]
+    assert (recommended["status"], recommended["reason"], recommended["message"]) == (
+        "False", "TestEtcdDown", f"{ALERT_SUMMARY}. {ALERT_RUNBOOK}")
+    (applies,) = plain["risks"][0]["conditions"]
+    assert (applies["status"], applies["reason"]) == ("True", "Alert:firing")
+    assert applies["message"] == (
+        "critical alert TestEtcdDown firing, suggesting significant cluster issues worth investigating. "
+        f"{ALERT_SUMMARY} The alert description is: etcd is down. {ALERT_RUNBOOK}")
+    assert [r["name"] for r in cv["status"]["conditionalUpdateRisks"]] == ["DriverX", "TestEtcdDown"]
+    metric = 'cluster_version_risk_conditions{condition="Applies",reason="Alert:firing",risk="TestEtcdDown"}'
+    wait_until(lambda: running.metrics().get(metric) == 1, what="the alert risk's metric")
+
+    cv["spec"]["desiredUpdate"] = {"acceptRisks": [{"name": "TestEtcdDown"}]}
+    kube.replace(CLUSTERVERSIONS, cv)
+    wait_until(lambda: versions(cluster_version(kube), "availableUpdates") == ["4.14.5", "4.14.2"],
+               what="the updates recommended once the alert's risk is accepted")
+    by_version = {u["release"]["version"]: u for u in cluster_version(kube)["status"]["conditionalUpdates"]}
+    assert by_version["4.14.5"]["conditions"][0]["reason"] == "AllExposedRisksAccepted"
+    assert by_version["4.14.7"]["conditions"][0]["status"] == "False"  # DriverX is not accepted
+
+
+def test_a_firing_alert_changes_nothing_with_the_gate_off(
+    cluster: LocalCluster, kube: KubeClient, start: Any, service: UpdateService,
+    prometheus: Callable[..., LocalPrometheus], tmp_path: Path,
+) -> None:
+    prom = firing_alert_prometheus(prometheus, tmp_path)
+    create_cv(kube, {"clusterID": str(uuid.uuid4()), "channel": "stable-4.14", "upstream": service.url},
+              status_414())
+    start(IMG_4141, "4.14.1", "--update-service=", f"--promql-url={prom.url}")
+    wait_until(lambda: retrieved(cluster_version(kube)).get("status") == "True", what="the updates retrieved")
+    cv = cluster_version(kube)
+    assert versions(cv, "availableUpdates") == ["4.14.5", "4.14.2"]
+    (conditional,) = cv["status"]["conditionalUpdates"]
+    assert conditional["release"]["version"] == "4.14.7" and "riskNames" not in conditional
+    assert [r["name"] for r in conditional["risks"]] == ["DriverX"]
+    assert "conditionalUpdateRisks" not in cv["status"]
