@@ -319,3 +319,40 @@ def test_a_firing_alert_changes_nothing_with_the_gate_off(
     assert conditional["release"]["version"] == "4.14.7" and "riskNames" not in conditional
     assert [r["name"] for r in conditional["risks"]] == ["DriverX"]
     assert "conditionalUpdateRisks" not in cv["status"]
+
+
+def test_the_upgradeable_risks_guard_minor_updates_with_the_gate_on(
+    cluster: LocalCluster, kube: KubeClient, start: Any, featuregate_api: None
+) -> None:
+    """With ClusterUpdateAcceptRisks, what blocks Upgradeable (here an unmanaged override) also
+    guards the update to the next minor, not the patch update; accepting it recommends the minor
+    update while Upgradeable stays False."""
+    doc = graph(["4.14.1", "4.14.5", "4.15.2"], edges=[("4.14.1", "4.14.5"), ("4.14.1", "4.15.2")])
+    override = {"kind": "Deployment", "group": "apps", "name": "x", "namespace": "y", "unmanaged": True}
+    with UpdateService(channels={"stable-4.14": doc}) as svc:
+        cluster.install_clusterversion_crd("current")
+        enable_feature_gates(kube, "4.14.1", "ClusterUpdateAcceptRisks")
+        create_cv(kube, {"clusterID": str(uuid.uuid4()), "channel": "stable-4.14", "upstream": svc.url,
+                         "overrides": [override]}, status_414())
+        start(IMG_4141, "4.14.1", "--update-service=")
+        wait_until(lambda: versions(cluster_version(kube), "conditionalUpdates") == ["4.15.2"],
+                   what="the minor update guarded by the Upgradeable risk")
+        cv = cluster_version(kube)
+        assert versions(cv, "availableUpdates") == ["4.14.5"]
+        (update,) = cv["status"]["conditionalUpdates"]
+        assert update["riskNames"] == ["ClusterVersionOverrides"]
+        assert (update["conditions"][0]["status"], update["conditions"][0]["reason"]) == (
+            "False", "ClusterVersionOverrides")
+        assert (condition(cv, "Upgradeable") or {}).get("reason") == "ClusterVersionOverrides"
+
+        cv["spec"]["desiredUpdate"] = {"acceptRisks": [{"name": "ClusterVersionOverrides"}]}
+        kube.replace(CLUSTERVERSIONS, cv)
+        wait_until(lambda: versions(cluster_version(kube), "availableUpdates") == ["4.15.2", "4.14.5"],
+                   what="the minor update recommended once the risk is accepted")
+        assert (condition(cluster_version(kube), "Upgradeable") or {}).get("status") == "False"
+
+        cv = cluster_version(kube)
+        cv["spec"]["overrides"] = None
+        kube.replace(CLUSTERVERSIONS, cv)
+        wait_until(lambda: not cluster_version(kube)["status"].get("conditionalUpdates"),
+                   what="no conditional update once nothing blocks Upgradeable")
