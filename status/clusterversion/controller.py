@@ -36,7 +36,6 @@ from cvo_py.runtime.kube import (
     CLUSTERVERSIONS,
     CONFIGMAPS,
     CRDS,
-    FEATUREGATES,
     JSON,
     ApiError,
     KubeClient,
@@ -48,7 +47,7 @@ from payload.acceptance import PreconditionOutcome, ReleaseAcceptance
 from payload.coordinator import RetrievalCoordinator, RetrieverFactory
 from payload.release import Release
 from payload.verify.config import CONFIG_ANNOTATION, SIGNATURES_LABEL
-from status.clusterversion import capabilities, crdpolicy, desired, events, featuregates, preconditions, upgradeable
+from status.clusterversion import capabilities, crdpolicy, desired, events, preconditions, upgradeable
 from status.clusterversion.crdpolicy import CrdRevision, crd_changed, crd_revision
 from status.clusterversion.desired import StatusInputs
 from status.clusterversion.metrics import WriteCounts
@@ -69,28 +68,6 @@ def release_from_metadata(image: str, metadata: Mapping[str, Any]) -> Release:
     channels = sorted({c.strip() for c in str(extra.get(METADATA_CHANNELS) or "").split(",") if c.strip()})
     version = str(metadata.get("version") or "")
     return Release(version, image, str(extra.get(METADATA_URL) or ""), tuple(channels))
-
-
-def read_feature_gates(client: KubeClient, version: str) -> frozenset[str]:
-    """The feature gates enabled for `version` on this cluster, read once at start as upstream reads
-    them (upstream restarts itself when they change; cvo-py applies a change at its next start).
-    No FeatureGate, or no such API: none. Another error is logged and counts as none."""
-    try:
-        featuregate = client.get(FEATUREGATES, featuregates.FEATUREGATE_NAME)
-    except ApiError as exc:
-        if not exc.is_not_found():
-            log.warning(
-                "Cannot read FeatureGate %s (%s): every feature gate counts as off", featuregates.FEATUREGATE_NAME, exc
-            )
-        return frozenset()
-    except ServerUnreachable as exc:
-        log.warning(
-            "Cannot read FeatureGate %s (%s): every feature gate counts as off", featuregates.FEATUREGATE_NAME, exc
-        )
-        return frozenset()
-    gates = featuregates.enabled(featuregate, version)
-    klog.v(2).info("Feature gates enabled for %s: %s", version or "this release", ", ".join(sorted(gates)) or "none")
-    return gates
 
 
 def default_channel(channels: Sequence[str]) -> str:
