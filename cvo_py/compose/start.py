@@ -59,6 +59,7 @@ def build(options: Options) -> Parts:
     from payload.retrieval import PayloadRetriever, PruneError, RetrieverOptions, prune_version_pods
     from payload.verify.verifier import cluster_verifier
     from status.clusterversion.controller import StatusOperator, StatusOptions
+    from status.clusterversion.featuregates import RELEASE_ARCHITECTURE_GATE
     from status.clusterversion.features import FeatureGateWatch, read_features
     from status.clusterversion.metrics import (
         ConditionTransitions,
@@ -89,6 +90,7 @@ def build(options: Options) -> Parts:
 
     features = read_features(client, options.release.version)
     accept_risks = ACCEPT_RISKS_GATE in features.features.gates
+    release_architecture = RELEASE_ARCHITECTURE_GATE in features.features.gates
     restart = threading.Event()
 
     def features_changed(how: str) -> None:
@@ -137,6 +139,7 @@ def build(options: Options) -> Parts:
             namespace=options.namespace,
             verification_namespace=retriever_options.verification_namespace,
             accept_risks=accept_risks,
+            release_architecture=release_architecture,
         ),
         retriever_factory=make_retriever,
         available_updates=lambda spec: updates_status(poller.state(), spec),

@@ -45,7 +45,7 @@ from cvo_py.runtime.loop import SyncLoop, Timers
 from payload import acceptance as acc
 from payload.acceptance import PreconditionOutcome, ReleaseAcceptance
 from payload.coordinator import RetrievalCoordinator, RetrieverFactory
-from payload.release import Release
+from payload.release import MULTI, Release, is_multi_arch
 from payload.verify.config import CONFIG_ANNOTATION, SIGNATURES_LABEL
 from status.clusterversion import capabilities, crdpolicy, desired, events, preconditions, upgradeable
 from status.clusterversion.crdpolicy import CrdRevision, crd_changed, crd_revision
@@ -67,7 +67,8 @@ def release_from_metadata(image: str, metadata: Mapping[str, Any]) -> Release:
     extra = extra if isinstance(extra, Mapping) else {}
     channels = sorted({c.strip() for c in str(extra.get(METADATA_CHANNELS) or "").split(",") if c.strip()})
     version = str(metadata.get("version") or "")
-    return Release(version, image, str(extra.get(METADATA_URL) or ""), tuple(channels))
+    architecture = MULTI if is_multi_arch(metadata) else ""
+    return Release(version, image, str(extra.get(METADATA_URL) or ""), tuple(channels), architecture)
 
 
 def default_channel(channels: Sequence[str]) -> str:
@@ -139,6 +140,8 @@ class StatusOptions:
     admin_acks: bool = True
     # The ClusterUpdateAcceptRisks feature gate (spec.desiredUpdate.acceptRisks allowed).
     accept_risks: bool = False
+    # The ImageStreamImportMode feature gate: status.desired.architecture is written.
+    release_architecture: bool = False
 
 
 class StatusOperator:
@@ -384,6 +387,7 @@ class StatusOperator:
             always_enabled=self.options.always_enabled,
             prior_enabled=tuple(sorted(self._carried_enabled)),
             accept_risks=self.options.accept_risks,
+            release_architecture=self.options.release_architecture,
             updates=self.available_updates(cv.get("spec") or {}) if self.available_updates is not None else None,
             admin_gates=self._admin_configmap(upgradeable.ADMIN_GATES),
             admin_acks=self._admin_configmap(upgradeable.ADMIN_ACKS),

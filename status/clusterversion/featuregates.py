@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from typing import Any
 
 FEATUREGATE_NAME = "cluster"
+# Writes status.desired.architecture (upstream's StatusReleaseArchitecture follows this gate).
+RELEASE_ARCHITECTURE_GATE = "ImageStreamImportMode"
 
 
 def enabled(featuregate: Mapping[str, Any] | None, version: str) -> frozenset[str]:
