@@ -24,7 +24,7 @@ from typing import Protocol
 
 from payload import acceptance as acc
 from payload.acceptance import PreconditionOutcome, ReleaseAcceptance
-from payload.release import Acceptance, Release
+from payload.release import MULTI, Acceptance, Release
 from payload.retrieval import RetrievalResult
 
 log = logging.getLogger(__name__)
@@ -323,7 +323,8 @@ class RetrievalCoordinator:
         loaded_version = result.version if result is not None else ""
         verified = result.verified if result is not None else False
         local = local or (result is not None and result.local)
-        filled = Release(target.version or loaded_version, target.image, target.url, target.channels)
+        architecture = MULTI if result is not None and result.multi_arch else ""
+        filled = Release(target.version or loaded_version, target.image, target.url, target.channels, architecture)
         if final.status == "True" and checked is None and self._preconditions is not None and not local:
             after = self._check(filled, force)  # an image-only request: its version is known now
             if isinstance(after, ReleaseAcceptance):

@@ -58,6 +58,8 @@ class Release:
     image: str = ""
     url: str = ""
     channels: tuple[str, ...] = ()
+    # MULTI when the payload is multi-architecture (its release-metadata says so), else "".
+    architecture: str = ""
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any] | None) -> Release:
@@ -68,6 +70,7 @@ class Release:
             image=str(data.get("image") or ""),
             url=str(data.get("url") or ""),
             channels=tuple(str(c) for c in channels) if isinstance(channels, list | tuple) else (),
+            architecture=MULTI if data.get("architecture") == MULTI else "",
         )
 
     def to_status(self) -> JSON:
@@ -76,6 +79,8 @@ class Release:
             out["url"] = self.url
         if self.channels:
             out["channels"] = list(self.channels)
+        if self.architecture:
+            out["architecture"] = self.architecture
         return out
 
     def same_as(self, other: Release) -> bool:
@@ -90,6 +95,7 @@ class Release:
 
 
 ARCHITECTURE_METADATA = "release.openshift.io/architecture"
+MULTI = "Multi"  # a Release's architecture when its payload is multi-architecture
 
 
 def is_multi_arch(release_metadata: Mapping[str, Any]) -> bool:

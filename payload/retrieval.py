@@ -44,7 +44,7 @@ from payload.podspec import (
     random_suffix,
     target_dir,
 )
-from payload.release import IMAGE_REFERENCES, RELEASE_METADATA, is_multi_arch, read_release_metadata
+from payload.release import IMAGE_REFERENCES, MULTI, RELEASE_METADATA, is_multi_arch, read_release_metadata
 from payload.verify.errors import VerificationError, Verifier
 
 log = logging.getLogger(__name__)
@@ -124,6 +124,7 @@ class RetrievalResult:
     verification_error: str = ""
     version: str = ""  # from the payload's release-metadata once loaded
     pod_name: str = ""
+    multi_arch: bool = False  # the loaded payload's release-metadata says multi-architecture
 
 
 class _Failed(Exception):
@@ -146,7 +147,7 @@ def validate_directory(directory: str) -> str | None:
 
 def _architecture(metadata: JSON) -> str:
     if is_multi_arch(metadata):
-        return "Multi"
+        return MULTI
     machine = platform.machine().lower()
     return _GO_ARCH.get(machine, machine)
 
@@ -320,7 +321,9 @@ class PayloadRetriever:
             self.metrics.retrieval_failures.labels("VerifyPayloadVersion").inc()
             return _replace(result, acc.version_mismatch(version, image, payload_version))
         loaded = acc.payload_loaded(version or payload_version, image, _architecture(metadata))
-        return dataclasses.replace(result, acceptance=loaded, version=payload_version)
+        return dataclasses.replace(
+            result, acceptance=loaded, version=payload_version, multi_arch=is_multi_arch(metadata)
+        )
 
     # -- pruning ---------------------------------------------------------------------------------
 

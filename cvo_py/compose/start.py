@@ -7,6 +7,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 import sys
+import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -57,7 +58,9 @@ def build(options: Options) -> Parts:
     from payload.metrics import PayloadMetrics
     from payload.retrieval import PayloadRetriever, PruneError, RetrieverOptions, prune_version_pods
     from payload.verify.verifier import cluster_verifier
-    from status.clusterversion.controller import StatusOperator, StatusOptions, read_feature_gates
+    from status.clusterversion.controller import StatusOperator, StatusOptions
+    from status.clusterversion.featuregates import RELEASE_ARCHITECTURE_GATE
+    from status.clusterversion.features import FeatureGateWatch, read_features
     from status.clusterversion.metrics import (
         ConditionTransitions,
         InstallerWatch,
@@ -86,7 +89,21 @@ def build(options: Options) -> Parts:
     client = connect(options.kubeconfig, user_agent="cvo-py/start")
     client.server_version()  # fail fast, with one clear line, when the server is unreachable
 
-    accept_risks = ACCEPT_RISKS_GATE in read_feature_gates(client, options.release.version)
+    features = read_features(client, options.release.version)
+    accept_risks = ACCEPT_RISKS_GATE in features.features.gates
+    release_architecture = RELEASE_ARCHITECTURE_GATE in features.features.gates
+    restart = threading.Event()
+
+    def features_changed(how: str) -> None:
+        log.info("The cluster's features changed (%s): exiting, to be started again with them", how)
+        restart.set()
+
+    # As upstream: the gates are read once; a change ends the process, which its Deployment restarts.
+    watches = (
+        (FeatureGateWatch(client, options.release.version, features.features, features_changed),)
+        if features.served
+        else ()
+    )
     promql = options.promql
     service = service_of(promql.url) if promql is not None and not options.use_dns_for_services else None
     if promql is not None and service is not None:
@@ -123,6 +140,7 @@ def build(options: Options) -> Parts:
             namespace=options.namespace,
             verification_namespace=retriever_options.verification_namespace,
             accept_risks=accept_risks,
+            release_architecture=release_architecture,
         ),
         retriever_factory=make_retriever,
         available_updates=lambda spec: updates_status(poller.state(), spec),
@@ -197,5 +215,7 @@ def build(options: Options) -> Parts:
         elector=LeaderElector(client, options.namespace, options.name),
         before_leading=prune_earlier_pods,
         farewell=f"Graceful shutdown complete for {version}.",
+        watches=watches,
+        restart=restart,
         freeze_startup=True,  # a kubelet write must reach ReleaseAccepted within tens of ms
     )

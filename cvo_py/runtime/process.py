@@ -54,6 +54,12 @@ class Parts:
     # long as the process) out of the collector's reach, so a full collection scans only what
     # came later and stays short on a latency-bound path (`start`: 15-25 ms pauses before).
     freeze_startup: bool = False
+    # Run for the whole process, leader or standby, started before the Lease is sought (e.g. the
+    # watch that sets `restart`).
+    watches: Sequence[Controller] = ()
+    # Set to end the process so that it is started again (e.g. the feature gates changed): it shuts
+    # down in order, as on a signal, and exits 0.
+    restart: threading.Event | None = None
 
 
 def stop_on_signals() -> threading.Event:
@@ -90,11 +96,15 @@ def run(parts: Parts) -> int:
 
     servers = parts.serve(ready)
     stop = stop_on_signals()
+    restart = parts.restart or threading.Event()
     code = 0
+    for watch in parts.watches:
+        watch.start()
     try:
         if elector is None:
             start_controllers()
-            stop.wait()
+            while not stop.wait(LEASE_CHECK_INTERVAL) and not restart.is_set():
+                pass
         else:
 
             def on_started_leading() -> None:
@@ -104,7 +114,7 @@ def run(parts: Parts) -> int:
                     start_controllers()
 
             elector.start(on_started_leading)
-            while not stop.wait(LEASE_CHECK_INTERVAL):
+            while not stop.wait(LEASE_CHECK_INTERVAL) and not restart.is_set():
                 if elector.lost.is_set():
                     code = 1  # as upstream: a leader that lost its Lease exits and is restarted
                     break
@@ -117,6 +127,8 @@ def run(parts: Parts) -> int:
             elector.release()
         for server in servers:
             server.stop()
+        for watch in reversed(parts.watches):
+            watch.stop()
         if frozen:  # a standby that never led froze nothing
             gc.unfreeze()
     if parts.farewell:

@@ -36,7 +36,6 @@ from cvo_py.runtime.kube import (
     CLUSTERVERSIONS,
     CONFIGMAPS,
     CRDS,
-    FEATUREGATES,
     JSON,
     ApiError,
     KubeClient,
@@ -46,9 +45,9 @@ from cvo_py.runtime.loop import SyncLoop, Timers
 from payload import acceptance as acc
 from payload.acceptance import PreconditionOutcome, ReleaseAcceptance
 from payload.coordinator import RetrievalCoordinator, RetrieverFactory
-from payload.release import Release
+from payload.release import MULTI, Release, is_multi_arch
 from payload.verify.config import CONFIG_ANNOTATION, SIGNATURES_LABEL
-from status.clusterversion import capabilities, crdpolicy, desired, events, featuregates, preconditions, upgradeable
+from status.clusterversion import capabilities, crdpolicy, desired, events, preconditions, upgradeable
 from status.clusterversion.crdpolicy import CrdRevision, crd_changed, crd_revision
 from status.clusterversion.desired import StatusInputs
 from status.clusterversion.metrics import WriteCounts
@@ -68,29 +67,8 @@ def release_from_metadata(image: str, metadata: Mapping[str, Any]) -> Release:
     extra = extra if isinstance(extra, Mapping) else {}
     channels = sorted({c.strip() for c in str(extra.get(METADATA_CHANNELS) or "").split(",") if c.strip()})
     version = str(metadata.get("version") or "")
-    return Release(version, image, str(extra.get(METADATA_URL) or ""), tuple(channels))
-
-
-def read_feature_gates(client: KubeClient, version: str) -> frozenset[str]:
-    """The feature gates enabled for `version` on this cluster, read once at start as upstream reads
-    them (upstream restarts itself when they change; cvo-py applies a change at its next start).
-    No FeatureGate, or no such API: none. Another error is logged and counts as none."""
-    try:
-        featuregate = client.get(FEATUREGATES, featuregates.FEATUREGATE_NAME)
-    except ApiError as exc:
-        if not exc.is_not_found():
-            log.warning(
-                "Cannot read FeatureGate %s (%s): every feature gate counts as off", featuregates.FEATUREGATE_NAME, exc
-            )
-        return frozenset()
-    except ServerUnreachable as exc:
-        log.warning(
-            "Cannot read FeatureGate %s (%s): every feature gate counts as off", featuregates.FEATUREGATE_NAME, exc
-        )
-        return frozenset()
-    gates = featuregates.enabled(featuregate, version)
-    klog.v(2).info("Feature gates enabled for %s: %s", version or "this release", ", ".join(sorted(gates)) or "none")
-    return gates
+    architecture = MULTI if is_multi_arch(metadata) else ""
+    return Release(version, image, str(extra.get(METADATA_URL) or ""), tuple(channels), architecture)
 
 
 def default_channel(channels: Sequence[str]) -> str:
@@ -162,6 +140,8 @@ class StatusOptions:
     admin_acks: bool = True
     # The ClusterUpdateAcceptRisks feature gate (spec.desiredUpdate.acceptRisks allowed).
     accept_risks: bool = False
+    # The ImageStreamImportMode feature gate: status.desired.architecture is written.
+    release_architecture: bool = False
 
 
 class StatusOperator:
@@ -413,6 +393,7 @@ class StatusOperator:
             always_enabled=self.options.always_enabled,
             prior_enabled=tuple(sorted(self._carried_enabled)),
             accept_risks=self.options.accept_risks,
+            release_architecture=self.options.release_architecture,
             updates=self.available_updates(cv.get("spec") or {}) if self.available_updates is not None else None,
             admin_gates=self._admin_configmap(upgradeable.ADMIN_GATES),
             admin_acks=self._admin_configmap(upgradeable.ADMIN_ACKS),

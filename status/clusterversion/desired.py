@@ -15,6 +15,7 @@ from `status.clusterversion.validation`.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -59,6 +60,9 @@ class StatusInputs:
     updates: Mapping[str, Any] | None = None
     # The ClusterUpdateAcceptRisks feature gate: spec.desiredUpdate.acceptRisks is allowed.
     accept_risks: bool = False
+    # The ImageStreamImportMode feature gate: status.desired.architecture says Multi for a
+    # multi-architecture payload (blank without the gate, as upstream).
+    release_architecture: bool = False
     # The admin-ack ConfigMaps as read (None: the admin-ack source of Upgradeable is not consulted).
     admin_gates: upgradeable.ConfigMapRead | None = None
     admin_acks: upgradeable.ConfigMapRead | None = None
@@ -172,7 +176,8 @@ def desired_status(
     )
     status["history"] = history
     if aim.desired.image:
-        status["desired"] = aim.desired.to_status()
+        shown = aim.desired if inputs.release_architecture else dataclasses.replace(aim.desired, architecture="")
+        status["desired"] = shown.to_status()
     status["observedGeneration"] = int((cv.get("metadata") or {}).get("generation") or 0)
     status.setdefault("versionHash", "")
     status.setdefault("availableUpdates", None)

@@ -86,6 +86,7 @@ def test_start_as_its_service_account_with_only_its_rbac(
     verification: ClusterVerification,
     prometheus: Callable[..., LocalPrometheus],
     tmp_path: Path,
+    featuregate_api: None,  # served, as in every OpenShift cluster: `start` reads and watches the FeatureGate
 ) -> None:
     docs = manifests.render(manifests.load(manifests.CVO_FILES), manifests.CVO_NAMESPACE, namespace)
     # What every OpenShift cluster has: these namespaces and the monitoring operator's reader role.

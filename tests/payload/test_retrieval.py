@@ -313,6 +313,7 @@ def test_success_loads_the_payload_and_deletes_the_pod(
     assert run.retriever.last_result is not None
     assert run.retriever.last_result.directory == target_dir(IMAGE, str(payload_dir))
     assert run.retriever.last_result.pod_name == pod
+    assert run.retriever.last_result.multi_arch  # the target is desired as Multi (with the gate)
     assert all(r.reason in ("RetrievePayload", "PayloadLoaded") and r.status != "False" for r in run.reports)
     wait_until(lambda: not version_pods(kube, namespace), what="version pod deleted")
 

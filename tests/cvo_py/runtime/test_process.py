@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 import gc
 import signal
+import threading
 from collections.abc import Callable, Iterator, Sequence
 
 import pytest
@@ -71,6 +72,22 @@ def test_a_signal_stops_controllers_in_reverse_then_servers_and_exits_0(
     assert readiness == [False]  # without election the process is ready only once synced
     messages = [r.getMessage() for r in caplog.records]
     assert messages == [f"Received {signum.name}: shutting down", "Graceful shutdown complete for 4.14.1."]
+
+
+def test_a_restart_asked_by_a_watch_shuts_down_in_order_and_exits_0() -> None:
+    """A watch runs before and after the controllers; when it asks for a restart, everything stops
+    as on a signal (the watch last) and the process exits 0, for its Deployment to start it again."""
+    events: list[str] = []
+    restart = threading.Event()
+    parts = process.Parts(
+        controllers=(Recorder("operator", events, on_start=restart.set),),
+        synced=lambda: True,
+        serve=lambda ready: (Recorder("server", events),),
+        watches=(Recorder("features", events),),
+        restart=restart,
+    )
+    assert process.run(parts) == 0
+    assert events == ["start features", "start operator", "stop operator", "stop server", "stop features"]
 
 
 def test_a_failing_start_still_stops_everything_and_says_no_farewell(caplog: pytest.LogCaptureFixture) -> None:

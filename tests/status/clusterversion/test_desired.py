@@ -456,6 +456,40 @@ def test_update_flow_retrieving_failed_then_accepted_then_completed() -> None:
     assert cond(finished, "Progressing")["message"] == "Cluster version is 4.14.2"
 
 
+@pytest.mark.parametrize("gate", [True, False])
+def test_a_multi_architecture_target_is_desired_as_multi_only_with_the_gate(gate: bool) -> None:
+    """status.desired.architecture: Multi for a multi-architecture payload with ImageStreamImportMode
+    on; blank without the gate, and for a single-architecture payload (as upstream)."""
+    spec = {"clusterID": CLUSTER_ID, "desiredUpdate": {"version": "4.14.2", "image": IMG_B, "architecture": "Multi"}}
+    multi = Release("4.14.2", IMG_B, architecture="Multi")
+    loaded = Acceptance(multi, payload_loaded("4.14.2", IMG_B, "Multi"), verified=True)
+    inputs = cs.StatusInputs(RUNNING, loaded, release_architecture=gate)
+    moving = cs.desired_status(cv(completed_status(), spec, 2), [co("etcd", "4.14.1")], inputs, T2)
+    want = {"version": "4.14.2", "image": IMG_B, **({"architecture": "Multi"} if gate else {})}
+    assert moving["desired"] == want
+    # read back as it was written: the next computation is the same
+    again = cs.desired_status(cv(moving, spec, 2), [co("etcd", "4.14.1")], inputs, T2)
+    assert again["desired"] == want
+    single = Acceptance(Release("4.14.2", IMG_B), payload_loaded("4.14.2", IMG_B, "amd64"), verified=True)
+    plain = cs.desired_status(
+        cv(completed_status(), {"desiredUpdate": {"version": "4.14.2", "image": IMG_B}}, 2),
+        [co("etcd", "4.14.1")],
+        cs.StatusInputs(RUNNING, single, release_architecture=gate),
+        T2,
+    )
+    assert plain["desired"] == {"version": "4.14.2", "image": IMG_B}
+
+
+def test_the_running_release_is_multi_when_its_metadata_says_so() -> None:
+    from status.clusterversion.controller import release_from_metadata
+
+    multi = {"version": "4.14.1", "metadata": {"release.openshift.io/architecture": "multi"}}
+    assert release_from_metadata(IMG_A, multi).architecture == "Multi"
+    assert release_from_metadata(IMG_A, {"version": "4.14.1"}).architecture == ""
+    assert Release.from_dict({"version": "4.14.1", "image": IMG_A, "architecture": "Multi"}).architecture == "Multi"
+    assert Release.from_dict({"version": "4.14.1", "image": IMG_A, "architecture": "arm64"}).architecture == ""
+
+
 def test_acceptance_for_a_target_no_longer_asked_for_is_ignored() -> None:
     done = completed_status()
     spec = {"desiredUpdate": {"version": "4.14.3", "image": "other"}}

@@ -32,6 +32,7 @@ class FakeResult:
     verified: bool
     local: bool = False
     verification_error: str = ""
+    multi_arch: bool = False
 
 
 @dataclass
@@ -43,6 +44,7 @@ class FakeRetriever:
     gates: dict[str, threading.Event]
     calls: list[tuple[str, str, bool]]
     started: threading.Semaphore
+    multi: set[str]
     last_result: FakeResult | None = None
 
     def retrieve(self, image: str, version: str, force: bool) -> ReleaseAcceptance:
@@ -52,7 +54,9 @@ class FakeRetriever:
         self.started.release()
         self.gates[image].wait(WAIT)
         final = self.outcomes[image]
-        self.last_result = FakeResult(version="4.14.9" if not version else version, verified=True)
+        self.last_result = FakeResult(
+            version="4.14.9" if not version else version, verified=True, multi_arch=image in self.multi
+        )
         self.report(final)
         return final
 
@@ -68,9 +72,10 @@ class Harness:
     started: threading.Semaphore = field(default_factory=lambda: threading.Semaphore(0))
     changes: threading.Semaphore = field(default_factory=lambda: threading.Semaphore(0))
     clock: list[float] = field(default_factory=lambda: [0.0])
+    multi: set[str] = field(default_factory=set)  # images whose payload is multi-architecture
 
     def make(self, report: object) -> FakeRetriever:
-        return FakeRetriever(report, self.outcomes, self.gates, self.calls, self.started)
+        return FakeRetriever(report, self.outcomes, self.gates, self.calls, self.started, self.multi)
 
     def gate(self, image: str, outcome: ReleaseAcceptance) -> threading.Event:
         self.outcomes[image] = outcome
@@ -113,6 +118,16 @@ def test_success_is_reported_and_not_repeated(harness: tuple[Harness, RetrievalC
     coordinator.request(A, False)
     wait_idle(coordinator)
     assert h.calls == [("img-a", "4.14.2", False)]
+
+
+def test_a_multi_architecture_payload_makes_a_multi_target(harness: tuple[Harness, RetrievalCoordinator]) -> None:
+    h, coordinator = harness
+    h.multi.add("img-a")
+    h.gate("img-a", payload_loaded("4.14.2", "img-a", "Multi")).set()
+    coordinator.request(A, False)
+    wait_idle(coordinator)
+    final = coordinator.acceptance()
+    assert final is not None and final.target == dataclasses.replace(A, architecture="Multi")
 
 
 def test_newer_target_supersedes_and_old_reports_are_dropped(
