@@ -15,7 +15,6 @@ eats all memory on the second, which is why every test of them runs the reader i
 from __future__ import annotations
 
 import os
-import resource
 import subprocess
 import sys
 import tempfile
@@ -165,6 +164,19 @@ class Limited:
         return self.returncode is None
 
 
+# Runs argv under RLIMIT_AS and writes "<exit code> <ru_maxrss KiB>" to a file descriptor. The
+# measured process is forked from this small interpreter, not from the caller: Linux carries a
+# forked child's pre-exec peak (the parent's resident pages) into its ru_maxrss, so a child of a
+# large test process would report that process's size, not its own.
+_LAUNCHER = """
+import os, resource, subprocess, sys
+limit, fd = int(sys.argv[1]), int(sys.argv[2])
+proc = subprocess.Popen(sys.argv[3:], preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_AS, (limit, limit)))
+_, status, usage = os.wait4(proc.pid, 0)
+os.write(fd, f"{os.waitstatus_to_exitcode(status)} {usage.ru_maxrss}".encode())
+"""
+
+
 def run_limited(
     argv: Sequence[str],
     *,
@@ -174,37 +186,40 @@ def run_limited(
     cwd: str | Path | None = None,
 ) -> Limited:
     """Run `argv` with its address space capped at `memory_bytes` (RLIMIT_AS) and kill it after
-    `timeout` seconds; the peak RSS is the child's own (wait4)."""
-
-    def limit() -> None:
-        resource.setrlimit(resource.RLIMIT_AS, (memory_bytes, memory_bytes))
-
+    `timeout` seconds; the peak RSS is the child's own (wait4 in a small launcher, `_LAUNCHER`)."""
     start = time.monotonic()
-    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
-        proc = subprocess.Popen(
-            list(argv), stdin=subprocess.DEVNULL, stdout=out, stderr=err, preexec_fn=limit,
-            env=dict(env) if env is not None else None, cwd=cwd,
-        )
-        killed = False
-        while True:
-            pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
-            if pid:
-                break
-            if not killed and time.monotonic() > start + timeout:
-                proc.kill()
-                killed = True
-            time.sleep(0.02)
-        proc.returncode = os.waitstatus_to_exitcode(status)
-        seconds = time.monotonic() - start
-        out.seek(0)
-        err.seek(0)
-        return Limited(
-            None if killed else proc.returncode,
-            out.read().decode(errors="replace"),
-            err.read().decode(errors="replace"),
-            seconds,
-            usage.ru_maxrss * 1024,
-        )
+    read_end, write_end = os.pipe()
+    launcher = [sys.executable, "-I", "-S", "-c", _LAUNCHER, str(memory_bytes), str(write_end), *argv]
+    try:
+        with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+            proc = subprocess.Popen(
+                launcher, stdin=subprocess.DEVNULL, stdout=out, stderr=err, pass_fds=(write_end,),
+                env=dict(env) if env is not None else None, cwd=cwd, start_new_session=True,
+            )
+            os.close(write_end)
+            write_end = -1
+            killed = False
+            while proc.poll() is None:
+                if not killed and time.monotonic() > start + timeout:
+                    os.killpg(proc.pid, 9)  # the launcher and what it runs
+                    killed = True
+                time.sleep(0.02)
+            seconds = time.monotonic() - start
+            with os.fdopen(read_end, "rb") as result:
+                read_end = -1
+                answer = result.read().decode().split()
+            out.seek(0)
+            err.seek(0)
+            stdout, stderr = out.read().decode(errors="replace"), err.read().decode(errors="replace")
+    finally:
+        for fd in (read_end, write_end):
+            if fd >= 0:
+                os.close(fd)
+    if killed:
+        return Limited(None, stdout, stderr, seconds, int(answer[1]) * 1024 if len(answer) == 2 else 0)
+    if len(answer) != 2:
+        raise RuntimeError(f"could not run {list(argv)}: {stderr.strip()[-2000:]}")
+    return Limited(int(answer[0]), stdout, stderr, seconds, int(answer[1]) * 1024)
 
 
 def peak_rss(pid: int) -> int:
