@@ -27,7 +27,7 @@ ones may still fit. What was left out is counted in `Omitted`, which `RetrievedU
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -133,10 +133,29 @@ def bound(updates: Updates) -> tuple[Updates, Omitted]:
 
     current = release_of(updates.current)
     available = _fits([release_of(r) for r in updates.available], LIST_BUDGET)
+    usable, too_many, cut = _within_risk_limits(updates.conditional, release_of)
+    conditional = _fits(usable, LIST_BUDGET)[:MAX_CONDITIONAL_UPDATES]
+    omitted = Omitted(
+        available=len(updates.available) - len(available),
+        available_offered=len(updates.available),
+        conditional=len(updates.conditional) - len(conditional),
+        conditional_offered=len(updates.conditional),
+        too_many_risks=tuple(too_many),
+        messages_cut=cut,
+        releases_cut=releases_cut,
+    )
+    return Updates(current, tuple(available), tuple(conditional)), omitted
+
+
+def _within_risk_limits(
+    conditional: Sequence[JSON], release_of: Callable[[JSON], JSON]
+) -> tuple[list[JSON], list[str], int]:
+    """The conditional updates with at most MAX_RISKS risks (messages cut to MAX_RISK_MESSAGE),
+    the versions of those left out, and how many messages were cut."""
     usable: list[JSON] = []
     too_many: list[str] = []
     cut = 0
-    for update in updates.conditional:
+    for update in conditional:
         risks = update.get("risks") or []
         if len(risks) > MAX_RISKS:
             too_many.append(str(update["release"].get("version", "")))
@@ -149,17 +168,22 @@ def bound(updates: Updates) -> tuple[Updates, Omitted]:
                 cut += 1
             shortened.append(risk)
         usable.append({**update, "release": release_of(update["release"]), "risks": shortened})
-    conditional = _fits(usable, LIST_BUDGET)[:MAX_CONDITIONAL_UPDATES]
-    omitted = Omitted(
-        available=len(updates.available) - len(available),
-        available_offered=len(updates.available),
-        conditional=len(updates.conditional) - len(conditional),
-        conditional_offered=len(updates.conditional),
-        too_many_risks=tuple(too_many),
-        messages_cut=cut,
-        releases_cut=releases_cut,
+    return usable, too_many, cut
+
+
+def with_risk_limits(conditional: Sequence[JSON], omitted: Omitted) -> tuple[list[JSON], Omitted]:
+    """`conditional` after risks were added to it (the in-cluster risks): again at most MAX_RISKS
+    risks per update and MAX_RISK_MESSAGE characters per message, what this left out added to `omitted`."""
+    usable, too_many, cut = _within_risk_limits(conditional, lambda release: release)
+    if not too_many and not cut:
+        return usable, omitted
+    return usable, replace(
+        omitted,
+        conditional=omitted.conditional + len(too_many),
+        conditional_offered=max(omitted.conditional_offered, len(conditional)),
+        too_many_risks=omitted.too_many_risks + tuple(too_many),
+        messages_cut=omitted.messages_cut + cut,
     )
-    return Updates(current, tuple(available), tuple(conditional)), omitted
 
 
 def fit(

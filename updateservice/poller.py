@@ -338,9 +338,11 @@ class AvailableUpdatesPoller:
             every_target, bump_targets = self._alert_risks, self._upgradeable_risks
             self._risks_changed = False
         in_cluster = {r.name: r for r in (*bump_targets, *every_target)} if gated else {}
+        omitted = self._omitted
         if in_cluster:
             available, conditional = clusterrisks.merged(available, conditional, current=inputs.version,
                                                          every_target=every_target, bump_targets=bump_targets)
+            conditional, omitted = bounds.with_risk_limits(conditional, omitted)
         previous_state = self.state()
         previous = list(previous_state.conditional or ()) if previous_state is not None else []
         if previous_state is None:
@@ -357,7 +359,7 @@ class AvailableUpdatesPoller:
         accepted = inputs.accepted if gated else frozenset()
         out_available, out_conditional = recommend.with_recommendations(
             available, conditional, outcomes, accepted=accepted, previous=previous, now=now, gated=gated)
-        out_available, out_conditional, omitted = bounds.fit(out_available, out_conditional, self._omitted)
+        out_available, out_conditional, omitted = bounds.fit(out_available, out_conditional, omitted)
         risks = recommend.conditional_update_risks(out_conditional) if gated else None
         if omitted and base.condition.status == "True":
             base = replace(base, condition=retrieval.omitted(omitted.message()))

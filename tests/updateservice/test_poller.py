@@ -411,3 +411,21 @@ def test_gate_on_upgradeable_risks_guard_bump_targets_only() -> None:
         recommended = fields(poller, cv)["conditionalUpdates"][0]["conditions"][0]
         assert (recommended["status"], recommended["reason"], recommended["message"]) == (
             "False", "ClusterVersionOverrides", "Overrides. https://u")
+
+
+def test_gate_on_an_update_with_more_risks_than_status_holds_is_left_out_and_said(service: UpdateService) -> None:
+    cv = cluster_version(service.url)
+    storm = [{**FIRING, "labels": {"alertname": f"Alert{i:03d}", "severity": "critical"},
+              "annotations": {"summary": "s"}} for i in range(199)]
+    storm.append({**FIRING, "labels": {"alertname": "Long", "severity": "critical"},
+                  "annotations": {"summary": "x" * 5000}})
+    poller = gated_poller(cv, Clock(), Alerts(*storm), gate=True)
+    poller.tick()
+    out = fields(poller, cv)
+    # 4.16.9 has DriverX besides the 200 alerts: left out whole; the others keep all 200, a long message cut.
+    assert [u["release"]["version"] for u in out["conditionalUpdates"]] == ["4.16.8", "4.16.5"]
+    assert all(len(u["riskNames"]) == 200 for u in out["conditionalUpdates"])
+    assert all(len(r["message"]) <= 4096 for r in out["conditionalUpdateRisks"])
+    assert out["condition"]["reason"] == "UpdatesOmitted"
+    assert "(1 with more than 200 risks: 4.16.9)" in out["condition"]["message"]
+    assert "the middle of 2 risk messages over 4096 characters" in out["condition"]["message"]
