@@ -80,7 +80,7 @@ class Omitted:
                 f"URLs over {MAX_URL} characters)"
             )
         return (
-            f"The update service offered more than status holds (at most {LIST_BUDGET // 1024} KiB of each list, "
+            f"The updates found hold more than status does (at most {LIST_BUDGET // 1024} KiB of each list, "
             f"{MAX_CONDITIONAL_UPDATES} conditional updates of at most {MAX_RISKS} risks), so status leaves out "
             + "; ".join(parts)
             + "."

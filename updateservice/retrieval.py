@@ -40,7 +40,7 @@ def succeeded() -> Condition:
     return Condition("True")
 
 
-# Retrieval succeeded, and status shows less than the update service offered (updateservice.bounds).
+# Retrieval succeeded, and status shows less than the updates found (updateservice.bounds).
 UPDATES_OMITTED = "UpdatesOmitted"
 
 

@@ -94,7 +94,7 @@ def test_the_message_counts_and_names() -> None:
     shown = len(bounded.available)
     assert 0 < shown < 19_999
     assert omitted.message() == (
-        "The update service offered more than status holds (at most 256 KiB of each list, 500 conditional updates "
+        "The updates found hold more than status does (at most 256 KiB of each list, 500 conditional updates "
         f"of at most 200 risks), so status leaves out {19_999 - shown} of 19999 available updates; 1 of 2 "
         "conditional updates (1 with more than 200 risks: 4.15.30001); the middle of 1 risk messages over 4096 "
         "characters; channels or URLs of 1 releases (over 8 KiB of channels, URLs over 2048 characters)."

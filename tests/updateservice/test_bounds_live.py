@@ -78,7 +78,7 @@ def test_status_stays_writable_whatever_the_graph(kube: KubeClient, start: Any, 
             assert "Invalid character(s) found in prerelease" in found["message"]
         else:
             assert found["status"] == "True"  # retrieval worked; status shows what it can
-            assert found["message"].startswith("The update service offered more than status holds")
+            assert found["message"].startswith("The updates found hold more than status does")
             events = wait_until(
                 lambda: kube.list(EVENTS, namespace, field_selector="reason=UpdatesOmitted")["items"],
                 what="an UpdatesOmitted Event",
