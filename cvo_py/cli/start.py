@@ -86,7 +86,7 @@ def validate(args: argparse.Namespace) -> Options:
         comma_separated,
         serving_options,
     )
-    from payload.release import is_multi_arch, read_release_metadata
+    from payload.release import read_release_metadata
     from status.clusterversion import capabilities
     from status.clusterversion.controller import release_from_metadata
 
@@ -139,7 +139,6 @@ def validate(args: argparse.Namespace) -> Options:
         kubeconfig=args.kubeconfig,
         listen=args.listen,
         release=release_from_metadata(args.release_image, metadata),
-        release_multi=is_multi_arch(metadata),
         node_name=args.node_name,
         serving_cert_file=serving.cert_file,
         serving_key_file=serving.key_file,

@@ -30,7 +30,6 @@ class Options:
     kubeconfig: str | None
     listen: str
     release: Release  # the running release, as --release-image and the payload's metadata say
-    release_multi: bool  # the running payload is multi-architecture
     node_name: str
     serving_cert_file: str
     serving_key_file: str
@@ -56,6 +55,7 @@ def build(options: Options) -> Parts:
     from payload.acceptance import ReleaseAcceptance
     from payload.coordinator import Retriever
     from payload.metrics import PayloadMetrics
+    from payload.release import MULTI
     from payload.retrieval import PayloadRetriever, PruneError, RetrieverOptions, prune_version_pods
     from payload.verify.verifier import cluster_verifier
     from status.clusterversion.controller import StatusOperator, StatusOptions
@@ -167,7 +167,7 @@ def build(options: Options) -> Parts:
             user_agent=user_agent,
             update_service=options.update_service,
             accept_risks=accept_risks,
-            running_multi=options.release_multi,
+            running_multi=options.release.architecture == MULTI,
         ),
     )
     operator.cv_informer.add_handler(lambda _type, _obj, _old: poller.poke())
