@@ -11,18 +11,17 @@ from __future__ import annotations
 
 import argparse
 import sys
-from dataclasses import dataclass
-from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from status.updatestatus.api.names import NAMESPACE
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from status.updatestatus.client.live import PublishedReads
 
 
-@dataclass(frozen=True)
-class Options:
+class Options(NamedTuple):
     kubeconfig: str | None
     mock_clusterversion: Path | None
     dump: Path | None  # --from
@@ -105,6 +104,8 @@ def validate(args: argparse.Namespace) -> Options:
             now = gotext.parse_time(args.now)
         except gotext.TimeFormatError as exc:
             raise UsageError(f"--now: {exc}") from None
+    if args.mock_clusterversion is not None or args.from_path:
+        from pathlib import Path  # files are read: a live run does without pathlib
     mock = None
     if args.mock_clusterversion is not None:
         mock = Path(args.mock_clusterversion)

@@ -6,7 +6,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from cvo_py.runtime.gotext import escape
 
@@ -22,8 +22,7 @@ class DocumentError(ValueError):
         super().__init__(f"{escape(source)}: {self.problem}")
 
 
-@dataclass(frozen=True)
-class Limits:
+class Limits(NamedTuple):
     max_bytes: int = 64 * 1024 * 1024
     max_depth: int = 128
     max_aliases: int = 64

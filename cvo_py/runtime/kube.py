@@ -16,8 +16,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Generator, Mapping
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 from urllib.parse import quote, urlencode, urlsplit
 
 from cvo_py.runtime.connections import ConnectionPool, Stream, go_cause
@@ -33,8 +32,7 @@ TOO_MANY_REQUESTS_RETRIES = 5
 LARGE_RESPONSE = 1 << 16  # bytes of a response body worth pydantic-core's JSON parser
 
 
-@dataclass(frozen=True)
-class Resource:
+class Resource(NamedTuple):
     """Where a kind lives in the REST API."""
 
     api_version: str  # "v1" or "group/version"
@@ -145,8 +143,7 @@ class ConfigError(Exception):
     """No usable client configuration."""
 
 
-@dataclass
-class ClientConfig:
+class ClientConfig(NamedTuple):
     host: str
     ca_file: str | None = None
     cert_file: str | None = None
@@ -293,8 +290,7 @@ _FILE_KEYS = {
 }
 
 
-@dataclass(frozen=True)
-class _Entries:
+class _Entries(NamedTuple):
     """The selected context and its cluster and user entries (each None when not one mapping)."""
 
     context: dict[str, Any] | None

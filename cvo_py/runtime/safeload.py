@@ -84,9 +84,13 @@ def load_document(
         doc = _json(text, source, limits)
         if doc is not _NOT_JSON:
             return _fix_surrogates(doc, text)
-    from cvo_py.runtime import safeyaml  # imported when first needed: JSON readers (the live client) skip it
+    from cvo_py.runtime import plainyaml
 
-    doc = safeyaml.Builder(source, limits, yaml_floats).build(text)
+    doc = plainyaml.read(text, limits)  # a kubeconfig, without loading PyYAML
+    if doc is plainyaml.NOT_PLAIN:
+        from cvo_py.runtime import safeyaml  # imported when first needed: JSON readers skip it
+
+        doc = safeyaml.Builder(source, limits, yaml_floats).build(text)
     return _fix_surrogates(doc, text)
 
 

@@ -10,8 +10,7 @@ are these.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from cvo_py.runtime import gotext
 from status.updatestatus.api.names import LEASE
@@ -46,8 +45,7 @@ class PublicationMetadataShape:
 # --- what a reader warns about -----------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class LeaseState:
+class LeaseState(NamedTuple):
     """What a reader learnt of the controller's leader-election Lease."""
 
     holder: str = ""

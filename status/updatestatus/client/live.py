@@ -28,8 +28,7 @@ import functools
 import signal
 import threading
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from cvo_py.runtime.kube import CONFIGMAPS, LEASES, ApiError, KubeClient
 from status.updatestatus.api.names import CONFIGMAP, LEASE
@@ -135,8 +134,7 @@ class PublishedReads:
             raise
 
 
-@dataclass
-class MainLayout:
+class MainLayout(NamedTuple):
     """What the main ConfigMap says: its data, the publication metadata (or why it cannot be read),
     and the shards to read with it (or why they are not known)."""
 

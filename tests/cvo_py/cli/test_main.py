@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import argparse
+import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+
+from cvo_py.cli import main
 
 REPO = Path(__file__).resolve().parents[3]
 
@@ -32,6 +37,59 @@ def test_every_subcommand_has_help_with_common_flags(sub: str) -> None:
         assert flag in result.stdout
     # Only the subcommands that serve endpoints take --listen.
     assert ("--listen" in result.stdout) == (sub in ("start", "update-status-controller"))
+
+
+@pytest.mark.parametrize("columns", [None, "100", "33", "0", "-5", "wide", ""])
+def test_help_is_as_wide_as_argparse_would_make_it(columns: str | None, monkeypatch: pytest.MonkeyPatch) -> None:
+    if columns is None:
+        monkeypatch.delenv("COLUMNS", raising=False)
+    else:
+        monkeypatch.setenv("COLUMNS", columns)
+    monkeypatch.delenv("LINES", raising=False)
+    assert main.terminal_columns() == shutil.get_terminal_size().columns
+
+    def usage(formatter: type[argparse.HelpFormatter]) -> str:
+        parser = argparse.ArgumentParser(prog="cluster-version-operator upgrade-status", formatter_class=formatter)
+        parser.add_argument("--mock-clusterversion", metavar="PATH/NAME-cv.yaml", help="a snapshot " * 20)
+        return parser.format_help()
+
+    assert usage(main._HelpFormatter) == usage(argparse.HelpFormatter)
+
+
+def test_help_on_a_terminal_is_as_wide_as_the_terminal() -> None:
+    """On a pseudo-terminal 50 columns wide, without $COLUMNS: no line of help is wider."""
+    import fcntl
+    import pty
+    import struct
+    import termios
+
+    leader, follower = pty.openpty()
+    fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 50, 0, 0))
+    env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES")}
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "cvo_py", "upgrade-status", "--help"],
+            cwd=REPO, stdout=follower, stderr=subprocess.PIPE, env=env, timeout=60, check=False,
+        )
+        os.close(follower)
+        follower = -1
+        out = b""
+        while True:
+            try:
+                chunk = os.read(leader, 65536)
+            except OSError:  # EIO: the terminal's other end is closed and drained
+                break
+            if not chunk:
+                break
+            out += chunk
+    finally:
+        if follower >= 0:
+            os.close(follower)
+        os.close(leader)
+    assert done.returncode == 0, done.stderr
+    lines = out.decode().splitlines()
+    assert len(lines) > 10 and "--mock-clusterversion" in out.decode()
+    assert max(len(line) for line in lines) <= 50
 
 
 def test_unknown_flag_exits_2_with_one_line() -> None:

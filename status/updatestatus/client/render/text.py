@@ -10,7 +10,7 @@ loading pydantic). Insights are taken in the order given (oc's collection order;
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from cvo_py.runtime import gosort, gotext
 from cvo_py.runtime.gotext import MINUTE, SECOND, escape
@@ -77,8 +77,7 @@ def detail_flags(details: str) -> tuple[bool, bool, bool]:
 # --- nodes -------------------------------------------------------------------------------------
 
 
-@dataclass(slots=True)
-class NodeRow:
+class NodeRow(NamedTuple):
     name: str
     assessment: str
     phase: str
