@@ -146,6 +146,7 @@ class ConfigError(Exception):
 class ClientConfig(NamedTuple):
     host: str
     ca_file: str | None = None
+    ca_data: bytes | None = None  # the PEM of a kubeconfig's certificate-authority-data (kept, not written to a file)
     cert_file: str | None = None
     key_file: str | None = None
     verify: bool = True
@@ -352,49 +353,30 @@ def _static_config(entries: _Entries, path: str) -> ClientConfig | None:
     if not isinstance(insecure, bool):
         return None
     ca_file: str | None = None
+    ca_data: bytes | None = None
     if "certificate-authority-data" in cluster:
-        ca_file = _ca_data_file(cluster["certificate-authority-data"])
-        if ca_file is None:
+        ca_data = _ca_data(cluster["certificate-authority-data"])
+        if ca_data is None:
             return None
     elif "certificate-authority" in cluster:
         ca = cluster["certificate-authority"]
         if not isinstance(ca, str) or not ca:
             return None
         ca_file = os.path.join(os.path.dirname(os.path.abspath(path)), ca)  # relative to the file
-    return ClientConfig(host=server.rstrip("/"), ca_file=ca_file, verify=not insecure, token=token)
+    return ClientConfig(host=server.rstrip("/"), ca_file=ca_file, ca_data=ca_data, verify=not insecure, token=token)
 
 
-_CA_FILES: dict[str, str] = {}
-
-
-def _ca_data_file(data: object) -> str | None:
-    """A file holding the PEM of a kubeconfig's `certificate-authority-data` (removed at exit, as
-    the official loader does with the files it writes), or None when the data is not base64."""
-    import atexit
+def _ca_data(data: object) -> bytes | None:
+    """The PEM a kubeconfig's `certificate-authority-data` holds, or None when it is not base64."""
     import base64
     import binascii
-    import tempfile
 
     if not isinstance(data, str):
         return None
-    if data not in _CA_FILES:
-        try:
-            pem = base64.b64decode(data, validate=True)
-        except (binascii.Error, ValueError):
-            return None
-        fd, name = tempfile.mkstemp(prefix="cvo-py-ca-", suffix=".crt")
-        with os.fdopen(fd, "wb") as f:
-            f.write(pem)
-        atexit.register(_remove_quietly, name)
-        _CA_FILES[data] = name
-    return _CA_FILES[data]
-
-
-def _remove_quietly(path: str) -> None:
     try:
-        os.unlink(path)
-    except OSError:
-        pass
+        return base64.b64decode(data, validate=True)
+    except (binascii.Error, ValueError):
+        return None
 
 
 class KubeClient:
@@ -421,7 +403,13 @@ class KubeClient:
 
     def with_token(self, token: str) -> KubeClient:
         """The same server and TLS trust, authenticated as someone else (e.g. a ServiceAccount)."""
-        cfg = ClientConfig(host=self.config.host, ca_file=self.config.ca_file, verify=self.config.verify, token=token)
+        cfg = ClientConfig(
+            host=self.config.host,
+            ca_file=self.config.ca_file,
+            ca_data=self.config.ca_data,
+            verify=self.config.verify,
+            token=token,
+        )
         return KubeClient(cfg, user_agent=self._user_agent, timeout=self.timeout)
 
     # -- raw requests -----------------------------------------------------------------------------
@@ -630,7 +618,7 @@ def _ssl_context(config: ClientConfig) -> ssl.SSLContext:
         from cvo_py.runtime import tlstrust
 
         try:
-            context = tlstrust.client_context(config.ca_file)
+            context = tlstrust.client_context(config.ca_file, data=config.ca_data)
         except tlstrust.TrustError as exc:
             raise OSError(f"cannot load the {exc}") from None
         context.hostname_checks_common_name = False

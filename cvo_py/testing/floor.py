@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -27,12 +28,15 @@ class FloorProcess:
     def __init__(
         self, binary: Path, config: ClientConfig, namespace: str, name: str = "version", *, timeout: float = 60.0
     ) -> None:
-        if not config.ca_file or not config.token:
-            raise ValueError("the floor program needs a kubeconfig with a CA file and a bearer token")
+        if not (config.ca_file or config.ca_data) or not config.token:
+            raise ValueError("the floor program needs a kubeconfig with a CA and a bearer token")
+        self._ca = tempfile.NamedTemporaryFile(prefix="floor-ca-", suffix=".crt")  # noqa: SIM115 (closed in stop)
+        self._ca.write(config.ca_data if config.ca_data is not None else Path(str(config.ca_file)).read_bytes())
+        self._ca.flush()
         argv = [
             str(binary),
             f"-server={config.host}",
-            f"-ca-file={config.ca_file}",
+            f"-ca-file={self._ca.name}",
             f"-namespace={namespace}",
             f"-name={name}",
         ]
@@ -61,6 +65,7 @@ class FloorProcess:
         for stream in (self.proc.stdout, self.proc.stderr):
             if stream is not None:
                 stream.close()
+        self._ca.close()
 
 
 def _readline(stream: Any, timeout: float) -> str:

@@ -16,7 +16,7 @@ from urllib.parse import urlparse
 import pytest
 
 from cvo_py.runtime.informer import Informer
-from cvo_py.runtime.kube import JSON, PODS, ClientConfig, KubeClient, Resource, ServerUnreachable
+from cvo_py.runtime.kube import JSON, PODS, KubeClient, Resource, ServerUnreachable
 from cvo_py.testing import versionpod
 from cvo_py.testing.cluster import LocalCluster
 from cvo_py.testing.kubelet import Kubelet, running, terminated, waiting
@@ -414,9 +414,7 @@ def proxied(cluster: LocalCluster, kube: KubeClient) -> Iterator[tuple[PausableP
     server = urlparse(kube.server)
     proxy = PausableProxy(server.hostname or "127.0.0.1", server.port or 443)
     client = KubeClient(
-        ClientConfig(
-            host=f"https://127.0.0.1:{proxy.port}", ca_file=kube.config.ca_file, token=cluster.state["adminToken"]
-        )
+        kube.config._replace(host=f"https://127.0.0.1:{proxy.port}", token=cluster.state["adminToken"])
     )
     yield proxy, client
     proxy.close()
@@ -536,7 +534,7 @@ def test_prune_failures_name_each_error_once(kube: KubeClient, namespace: str, p
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    client = KubeClient(ClientConfig(host=f"https://127.0.0.1:{port}", ca_file=kube.config.ca_file, token="x"))
+    client = KubeClient(kube.config._replace(host=f"https://127.0.0.1:{port}", token="x"))
     result = Retrieval(client, options(namespace, payload_dir)).start().finish(timeout=30)
     # Said once, as an aggregated error does, not as a list of two identical messages.
     assert result.message == (

@@ -11,7 +11,7 @@ from urllib.parse import urlparse
 import pytest
 
 from cvo_py.runtime.informer import ADDED, DELETED, MODIFIED, Backoff, Informer
-from cvo_py.runtime.kube import CLUSTEROPERATORS, CONFIGMAPS, PODTEMPLATES, ClientConfig, KubeClient
+from cvo_py.runtime.kube import CLUSTEROPERATORS, CONFIGMAPS, PODTEMPLATES, KubeClient
 from cvo_py.testing.cluster import LocalCluster
 from cvo_py.testing.tcpproxy import PausableProxy, TCPProxy
 from cvo_py.testing.wait import wait_until
@@ -129,9 +129,7 @@ def test_410_gone_after_compaction_relists_and_misses_nothing(
 def client_via(proxy: TCPProxy, cluster: LocalCluster, kube: KubeClient) -> KubeClient:
     """An admin client of the local API server that connects through `proxy`."""
     return KubeClient(
-        ClientConfig(
-            host=f"https://127.0.0.1:{proxy.port}", ca_file=kube.config.ca_file, token=cluster.state["adminToken"]
-        )
+        kube.config._replace(host=f"https://127.0.0.1:{proxy.port}", token=cluster.state["adminToken"])
     )
 
 
@@ -196,7 +194,7 @@ def test_unreachable_server_is_retried_until_it_answers(
     port = probe.getsockname()[1]
     probe.close()  # nothing listens on `port` now
     client = KubeClient(
-        ClientConfig(host=f"https://127.0.0.1:{port}", ca_file=kube.config.ca_file, token=cluster.state["adminToken"])
+        kube.config._replace(host=f"https://127.0.0.1:{port}", token=cluster.state["adminToken"])
     )
     informer = Informer(client, CONFIGMAPS, namespace=namespace)
     informer.start()

@@ -49,7 +49,7 @@ def official(path: str) -> tuple[str, str | None, bool, str | None]:
 def read(path: str) -> tuple[str, str | None, bool, str | None]:
     cfg = load_config(path)
     assert cfg.official is None  # read directly
-    ca = Path(cfg.ca_file).read_text() if cfg.ca_file else None
+    ca = cfg.ca_data.decode() if cfg.ca_data else Path(cfg.ca_file).read_text() if cfg.ca_file else None
     return cfg.host, ca, cfg.verify, cfg.authorization()
 
 
@@ -88,3 +88,23 @@ def test_anything_else_goes_through_the_official_loader(tmp_path: Path, user: di
         assert "cannot load Kubernetes configuration from" in str(exc)
         return
     assert cfg.official is not None
+
+
+def test_certificate_authority_data_is_kept_in_memory_and_checked(
+    tmp_path: Path, pem: bytes, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No file is written for the CA data (none is left behind by a killed process), and data that
+    is base64 but no certificate is one line naming it."""
+    monkeypatch.setenv("TMPDIR", str(tmp_path / "tmp"))
+    (tmp_path / "tmp").mkdir()
+    cluster = {"server": "https://127.0.0.1:6443", "certificate-authority-data": base64.b64encode(pem).decode()}
+    cfg = load_config(kubeconfig(tmp_path, cluster, {"token": "sekret"}))
+    assert (cfg.ca_file, cfg.ca_data) == (None, pem)
+    assert list((tmp_path / "tmp").iterdir()) == []
+    cluster["certificate-authority-data"] = base64.b64encode(b"junk").decode()
+    with pytest.raises(ConfigError) as raised:
+        load_config(kubeconfig(tmp_path, cluster, {"token": "sekret"}))
+    assert str(raised.value) == (
+        f"cannot load Kubernetes configuration from {tmp_path / 'kubeconfig'}: cannot load the CA data "
+        "(certificate-authority-data): no PEM certificate in it"
+    )

@@ -79,9 +79,10 @@ PROJECT_MODULES = sorted(
 # written as kubectl and oc write them without PyYAML).
 THIRD_PARTY: list[str] = []
 # Standard modules a live run does without, each a few ms of every start-up: dataclasses (with
-# inspect, ast, dis), pathlib, the IDNA codec (an ASCII host name is given as bytes), and logging
-# (klog is set up only with -v or --watch).
-NOT_LOADED = ["dataclasses", "encodings.idna", "inspect", "logging", "pathlib"]
+# inspect, ast, dis), pathlib, shutil, tempfile (the kubeconfig's CA data is kept in memory), the
+# IDNA codec (an ASCII host name is given as bytes), and logging (klog is set up only with -v or
+# --watch).
+NOT_LOADED = ["dataclasses", "encodings.idna", "inspect", "logging", "pathlib", "shutil", "tempfile"]
 CYTHON = re.compile(r"^(_cython_[0-9_]+|cython_runtime)$")
 PROJECT = ("cvo_py", "status", "payload", "updateservice")
 
