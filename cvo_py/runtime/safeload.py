@@ -163,8 +163,10 @@ _NOT_JSON = object()
 
 
 @functools.lru_cache(maxsize=8)
-def _json_decoder(limits: Limits) -> json.JSONDecoder:
-    """One decoder per bounds (building one per document costs more than decoding a small value)."""
+def json_decoder(limits: Limits) -> json.JSONDecoder:
+    """The JSON decoder of the loader within `limits`: a number of more characters than
+    `limits.max_number_chars`, NaN and Infinity raise a ValueError. One per bounds (building one
+    per document costs more than decoding a small value); it does not bound nesting."""
 
     def number(kind: type[int] | type[float]) -> Any:
         def parse(s: str) -> int | float:
@@ -190,7 +192,7 @@ def _json(text: str, source: str, limits: Limits) -> Any:
     Python's JSON scanner recurses, but through the interpreter's recursion guard: a document
     nested past it is a RecursionError, not a crash. What it returns is measured without recursion."""
     try:
-        doc = _json_decoder(limits).decode(text)
+        doc = json_decoder(limits).decode(text)
     except json.JSONDecodeError:
         return _NOT_JSON
     except _NumberError as exc:

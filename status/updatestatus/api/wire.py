@@ -13,7 +13,6 @@ two on random and mutated values).
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -61,13 +60,14 @@ _PLAIN_READERS: dict[str, Callable[[Any], InsightShape]] = {
     PREFIX_HEALTH: plain.read_health_insight,
 }
 
-# What the plain path leaves to the models, found in the text: a number of more characters than
-# the loader takes (101 number or whitespace characters after a colon are where one could be; what
-# only looks like one costs the slower path), escapes of UTF-16 surrogates (the loader makes a lone
-# one U+FFFD) and surrogates themselves (not UTF-8: the loader refuses them).
-_READ_ALONE = re.compile(
-    f":[-+.eE0-9 \t\r\n]{{{VALUE_LIMITS.max_number_chars + 1}}}|\\\\u[dD][89a-fA-F]|[\ud800-\udfff]"
-)
+# What the plain path leaves to the models: a number of more characters than the loader takes, NaN
+# and Infinity (the loader's decoder refuses them here too), escapes of UTF-16 surrogates (the loader
+# makes a lone one U+FFFD) and surrogates themselves (not UTF-8: the loader refuses them). The text
+# is searched only where it can hold them (surrogates in non-ASCII text, their escapes after `\u`):
+# a regular expression over every value cost a third of reading them.
+_PLAIN_JSON = safeload.json_decoder(VALUE_LIMITS)
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+_SURROGATE = re.compile("[\ud800-\udfff]")
 _PLAIN_MAX_CHARS = VALUE_LIMITS.max_bytes // 4  # UTF-8 needs at most 4 bytes a character
 
 
@@ -145,10 +145,14 @@ def _read(key: str, value: object, prefix: str, plain: bool) -> InsightShape | D
 
 def read_plain(value: object, reader: Callable[[Any], Any]) -> Any:
     """`reader`'s object for a value exactly as the controller writes it, else None."""
-    if type(value) is not str or len(value) > _PLAIN_MAX_CHARS or _READ_ALONE.search(value):
+    if type(value) is not str or len(value) > _PLAIN_MAX_CHARS:
+        return None
+    if not value.isascii() and _SURROGATE.search(value) is not None:
+        return None
+    if "\\u" in value and _SURROGATE_ESCAPE.search(value) is not None:
         return None
     try:
-        return reader(json.loads(value))
+        return reader(_PLAIN_JSON.decode(value))
     except Exception:  # anything at all: the models judge it
         return None
 
