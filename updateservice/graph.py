@@ -30,6 +30,7 @@ MAX_NODES = 50_000
 MAX_EDGES = 500_000
 
 ARCH_METADATA = "release.openshift.io/architecture"
+MULTI = "Multi"  # a Release's architecture when its node is multi-architecture
 CHANNELS_METADATA = "io.openshift.upgrades.graph.release.channels"
 
 
@@ -250,6 +251,8 @@ def release_of(node: Node) -> JSON:
     channels = node.metadata.get(CHANNELS_METADATA)
     if channels:
         release["channels"] = sorted(set(channels.split(",")))  # a set in the API: a repeat is rejected
+    if ARCH_METADATA in node.metadata:
+        release["architecture"] = MULTI  # in status only with the ImageStreamImportMode gate
     return release
 
 

@@ -206,7 +206,7 @@ def desired_status(
         _put(conditions, upgradeable.UPGRADEABLE, Verdict(blocked.status, blocked.reason, blocked.message), now)
     for legacy in upgradeable.LEGACY_CONDITIONS:
         remove_condition(conditions, legacy)
-    status = with_available_updates(status, inputs.updates)
+    status = with_available_updates(status, inputs.updates, release_architecture=inputs.release_architecture)
     existing = find_condition(conditions, RETRIEVED_UPDATES)
     _put(conditions, RETRIEVED_UPDATES, retrieved_updates(inputs.updates, existing), now)
 
@@ -462,19 +462,30 @@ def implicitly_enabled(caps: capabilities.CapabilityStatus) -> Verdict:
     return Verdict("False", "AsExpected", "Capabilities match configured spec")
 
 
-def with_available_updates(status: Mapping[str, Any], updates: Mapping[str, Any] | None) -> JSON:
+def with_available_updates(
+    status: Mapping[str, Any], updates: Mapping[str, Any] | None, *, release_architecture: bool = False
+) -> JSON:
     """`status` with availableUpdates, conditionalUpdates (and conditionalUpdateRisks) from the
-    poller's findings, and the
-    desired release's url and channels filled from the graph's current node; unchanged before any."""
+    poller's findings, and the desired release's url and channels filled from the graph's current
+    node; unchanged before any. The releases' architecture (`Multi` for a multi-architecture node)
+    is kept only with the ImageStreamImportMode gate (`release_architecture`), as upstream."""
     out = dict(status)
     if updates is None:
         return out
-    out["availableUpdates"] = updates.get("availableUpdates")
+    available = updates.get("availableUpdates")
+    out["availableUpdates"] = available if release_architecture or not available else [
+        _without_architecture(r) for r in available
+    ]
     for key in ("conditionalUpdates", "conditionalUpdateRisks"):  # the risks only with their gate
         if updates.get(key):
             out[key] = updates[key]
         else:
             out.pop(key, None)
+    if not release_architecture and out.get("conditionalUpdates"):
+        out["conditionalUpdates"] = [
+            {**u, "release": _without_architecture(u["release"])} if isinstance(u.get("release"), dict) else u
+            for u in out["conditionalUpdates"]
+        ]
     current = updates.get("current") or {}
     desired = out.get("desired")
     if isinstance(desired, dict) and current and desired.get("version") == current.get("version"):
@@ -484,6 +495,12 @@ def with_available_updates(status: Mapping[str, Any], updates: Mapping[str, Any]
                 filled[key] = current[key]
         out["desired"] = filled
     return out
+
+
+def _without_architecture(release: Any) -> Any:
+    if isinstance(release, dict) and "architecture" in release:
+        return {k: v for k, v in release.items() if k != "architecture"}
+    return release
 
 
 def retrieved_updates(updates: Mapping[str, Any] | None, existing: Mapping[str, Any] | None) -> Verdict | None:

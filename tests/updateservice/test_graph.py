@@ -186,3 +186,18 @@ def test_huge_bodies_are_refused_before_parsing() -> None:
 def test_cycles_and_duplicate_versions_do_not_loop_or_duplicate() -> None:
     doc = {"nodes": [node("4.16.3"), node("4.16.5"), node("4.16.5")], "edges": [[0, 1], [1, 0], [0, 1], [0, 2]]}
     assert [r["version"] for r in select(doc).available] == ["4.16.5"]
+
+
+def test_a_multi_architecture_node_is_a_release_whose_architecture_is_multi() -> None:
+    multi = {g.ARCH_METADATA: "multi"}
+    doc = {
+        "nodes": [node("4.16.3", "multi-3", **multi), node("4.16.5", "multi-5", **multi), node("4.16.6", "single-6"),
+                  node("4.16.7", "multi-7", **multi)],
+        "edges": [[0, 1], [0, 2]],
+        "conditionalEdges": [{"edges": [{"from": "4.16.3", "to": "4.16.7"}], "risks": [always("DriverX")]}],
+    }
+    updates = g.select_updates(g.parse_graph(json.dumps(doc).encode()), "4.16.3", want_multi=True,
+                               current_is_multi=True)
+    assert updates.current["architecture"] == "Multi"
+    assert [(r["version"], r.get("architecture")) for r in updates.available] == [("4.16.6", None), ("4.16.5", "Multi")]
+    assert [u["release"].get("architecture") for u in updates.conditional] == ["Multi"]

@@ -480,6 +480,28 @@ def test_a_multi_architecture_target_is_desired_as_multi_only_with_the_gate(gate
     assert plain["desired"] == {"version": "4.14.2", "image": IMG_B}
 
 
+@pytest.mark.parametrize("gate", [False, True])
+def test_available_and_conditional_releases_carry_their_architecture_only_with_the_gate(gate: bool) -> None:
+    """A multi-architecture node's release says `architecture: Multi` in availableUpdates and
+    conditionalUpdates with ImageStreamImportMode on; without the gate the field is left out, as
+    upstream blanks it."""
+    multi = {"version": "4.14.2", "image": IMG_B, "architecture": "Multi"}
+    updates = {
+        "availableUpdates": [multi, {"version": "4.14.3", "image": IMG_C}],
+        "conditionalUpdates": [{"release": {**multi, "version": "4.14.4"}, "risks": [], "conditions": []}],
+        "condition": {"type": "RetrievedUpdates", "status": "True"},
+        "current": {"version": "4.14.1", "image": IMG_A},
+    }
+    done = cs.with_available_updates(completed_status(), updates, release_architecture=gate)
+    arch = {"architecture": "Multi"} if gate else {}
+    assert done["availableUpdates"] == [
+        {"version": "4.14.2", "image": IMG_B, **arch},
+        {"version": "4.14.3", "image": IMG_C},
+    ]
+    assert done["conditionalUpdates"][0]["release"] == {"version": "4.14.4", "image": IMG_B, **arch}
+    assert updates["availableUpdates"][0] == multi  # the poller's findings are not changed
+
+
 def test_the_running_release_is_multi_when_its_metadata_says_so() -> None:
     from status.clusterversion.controller import release_from_metadata
 
