@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
 import zipfile
@@ -70,8 +71,20 @@ def test_entrypoint_labels_and_port() -> None:
 
 
 def test_build_stage_wheel_contains_the_packages_and_console_script(tmp_path: Path) -> None:
+    """Built as the build stage builds it: from what its COPY lines copy, in a directory of its own
+    (a build in the worktree would leave `build/` and `*.egg-info` there)."""
+    source = tmp_path / "src"
+    source.mkdir()
+    for line in stages()[0]:
+        if line.startswith("COPY "):
+            *names, _ = line.split()[1:]
+            for name in names:
+                if (REPO / name).is_dir():
+                    shutil.copytree(REPO / name, source / name, ignore=shutil.ignore_patterns("__pycache__"))
+                else:
+                    shutil.copy(REPO / name, source / name)
     subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--wheel-dir", str(tmp_path), str(REPO)],
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--wheel-dir", str(tmp_path), str(source)],
         check=True,
         capture_output=True,
         timeout=300,
