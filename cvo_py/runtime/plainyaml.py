@@ -33,6 +33,7 @@ NOT_PLAIN: Any = object()
 # Larger documents (snapshots, dumps) go to libyaml: this reader pays only for a small file.
 MAX_BYTES = 256 << 10
 _DECIMAL_DIGITS = 18  # an int64 has 19: any 18-digit decimal is one
+_MAX_KEY = 1000  # libyaml refuses a key of more than 1,024 characters
 
 # What no accepted line holds: a byte that is not printable ASCII (tabs, CRs, non-ASCII), a comment
 # after content.
@@ -97,7 +98,7 @@ class _Reader:
             key, rest = self.key(content)
             i += 1
             if rest:
-                out[key] = self.scalar(rest)
+                out[key] = self.scalar(rest, depth + 1)
             elif i < n and lines[i][0] > indent:
                 out[key], i = self.block(i, depth + 1)
             elif i < n and lines[i][0] == indent and _is_item(lines[i][1]):
@@ -131,7 +132,7 @@ class _Reader:
                 lines[i] = (col + len(content) - len(rest), rest)
                 item, i = self.mapping(i, lines[i][0], depth + 1)
             else:
-                item = self.scalar(rest)
+                item = self.scalar(rest, depth + 1)
                 i += 1
             out.append(item)
         return out, i
@@ -145,12 +146,12 @@ class _Reader:
             key, rest = content[:-1], ""
         else:
             raise _NotPlain
-        if not key or key[-1] in " :" or not _is_word(key) or key in _WORDS:
+        if not key or len(key) > _MAX_KEY or key[-1] in " :" or not _is_word(key) or key in _WORDS:
             raise _NotPlain  # a key read as anything but a string is not read here
         return key, rest
 
-    def scalar(self, text: str) -> Any:
-        """A value written on one line after `key: ` or `- `."""
+    def scalar(self, text: str, depth: int) -> Any:
+        """A value written on one line after `key: ` or `- ` (`depth`: its level, were it a collection)."""
         first = text[0]
         if first == "'":
             inner = text[1:-1]
@@ -162,10 +163,10 @@ class _Reader:
             if len(text) < 2 or text[-1] != '"' or '"' in inner or "\\" in inner:
                 raise _NotPlain
             return inner
-        if text == "{}":
-            return {}
-        if text == "[]":
-            return []
+        if text in ("{}", "[]"):
+            if depth > self.max_depth:
+                raise _NotPlain  # an empty collection is a level too
+            return {} if text == "{}" else []
         if first.isdigit():
             if text.isdigit():
                 if (first != "0" or text == "0") and len(text) <= min(_DECIMAL_DIGITS, self.max_number_chars):

@@ -41,18 +41,20 @@ class FloorProcess:
             f"-name={name}",
         ]
         env = {**os.environ, "FLOOR_TOKEN": config.token}
+        self._errors: str | None = None
         self.proc = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         assert self.proc.stdout is not None
         # "ready" once both watches listed; EOF when it died (its stderr says why).
         line = _readline(self.proc.stdout, timeout)
         if line.strip() != "ready":
             self.stop()
-            raise RuntimeError(f"the floor program did not start: {self.errors() or line!r}")
+            raise RuntimeError(f"the floor program did not start: {self.errors() or repr(line)}")
 
     def errors(self) -> str:
-        if self.proc.poll() is None or self.proc.stderr is None:
-            return ""
-        return self.proc.stderr.read().strip()
+        """What the program wrote on stderr, once it has ended ("" while it runs)."""
+        if self._errors is None and self.proc.poll() is not None and self.proc.stderr is not None:
+            self._errors = self.proc.stderr.read().strip()
+        return self._errors or ""
 
     def stop(self) -> None:
         if self.proc.poll() is None:
@@ -62,6 +64,7 @@ class FloorProcess:
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait(5)
+        self.errors()  # kept for the caller: the stream is closed below
         for stream in (self.proc.stdout, self.proc.stderr):
             if stream is not None:
                 stream.close()

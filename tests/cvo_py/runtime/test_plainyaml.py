@@ -147,6 +147,15 @@ def test_a_document_nested_past_the_bound_is_left_to_the_builder_which_refuses_i
     with pytest.raises(DocumentError, match="nested more than 128 levels deep"):
         load_document(deep, source="deep")
     assert plainyaml.read("a:\n  b:\n    c: d\n", Limits(max_depth=2)) is plainyaml.NOT_PLAIN
+    for text, depth in (("a: {}\n", 1), ("a:\n- []\n", 2), ("- {}\n", 1)):  # an empty collection is a level
+        assert check(text, Limits(max_depth=depth)) is plainyaml.NOT_PLAIN
+        assert check(text, Limits(max_depth=depth + 1)) is not plainyaml.NOT_PLAIN
+
+
+@pytest.mark.parametrize("text", ["{key}: v\n", "- {key}: v\n", "a:\n  {key}: v\n"])
+def test_a_key_libyaml_finds_too_long_is_left_to_it(text: str) -> None:
+    assert check(text.format(key="k" * 1000)) is not plainyaml.NOT_PLAIN
+    assert check(text.format(key="k" * 1025)) is plainyaml.NOT_PLAIN
 
 
 def test_a_large_document_is_left_to_libyaml() -> None:
@@ -209,9 +218,14 @@ def test_any_mix_of_lines_reads_as_the_builder_reads_it(lines: list[tuple[int, s
 
 
 @settings(max_examples=1500)
-@given(st.lists(st.tuples(INDENTS, st.sampled_from(PLAIN_FRAGMENTS)), min_size=1, max_size=12))
-def test_any_nesting_of_plain_lines_reads_as_the_builder_reads_it(lines: list[tuple[int, str]]) -> None:
-    check("".join(" " * indent + fragment + "\n" for indent, fragment in lines))
+@given(
+    st.lists(st.tuples(INDENTS, st.sampled_from([*PLAIN_FRAGMENTS, "k: {}", "- []"])), min_size=1, max_size=12),
+    st.integers(1, 6),
+)
+def test_any_nesting_of_plain_lines_reads_as_the_builder_reads_it(lines: list[tuple[int, str]], depth: int) -> None:
+    text = "".join(" " * indent + fragment + "\n" for indent, fragment in lines)
+    check(text)
+    check(text, Limits(max_depth=depth))
 
 
 KUBE_VALUES = st.one_of(

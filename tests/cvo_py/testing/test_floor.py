@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from cvo_py.runtime.kube import CLUSTERVERSIONS, PODS, KubeClient
+from cvo_py.runtime.kube import CLUSTERVERSIONS, PODS, ClientConfig, KubeClient
 from cvo_py.testing import goprogram
 from cvo_py.testing.cluster import LocalCluster
 from cvo_py.testing.clusterversion import condition, create_cv, status_414
@@ -87,3 +87,12 @@ def test_the_floor_does_not_report_what_it_found_when_it_started(
         )
     finally:
         process.stop()
+
+
+def test_a_floor_program_that_dies_at_start_is_said_with_what_it_wrote(tmp_path: Path) -> None:
+    dies = tmp_path / "floor"
+    dies.write_text("#!/bin/sh\necho 'cannot watch pods: forbidden' >&2\nexit 1\n")
+    dies.chmod(0o755)
+    config = ClientConfig(host="https://127.0.0.1:1", ca_data=b"-----BEGIN CERTIFICATE-----", token="t")
+    with pytest.raises(RuntimeError, match="did not start: cannot watch pods: forbidden$"):
+        FloorProcess(dies, config, "ns", timeout=30)
