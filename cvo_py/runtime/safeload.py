@@ -16,6 +16,9 @@ Bounds (`Limits`, the defaults in `DEFAULT_LIMITS`):
   recurse: YAML is built from the event stream of libyaml's parser (which keeps its own heap
   stack); Python's JSON scanner does recurse, but under the interpreter's recursion guard (a
   deeper document is an error, not a crash), and what it returns is measured level by level.
+  A small document of plain block YAML (a kubeconfig) is read first by `cvo_py.runtime.plainyaml`,
+  without PyYAML, to the same result; it recurses at most 64 levels and leaves anything else,
+  deeper documents included, to libyaml.
 - aliases: at most 64 alias references (`max_aliases`), which together may stand for at most
   10,000 nodes (`max_alias_nodes`, counted as if every alias were expanded). Aliases are shared,
   not copied, so a "billion laughs" document is refused after a few events and never grows.
