@@ -34,9 +34,10 @@ NOT_PLAIN: Any = object()
 MAX_BYTES = 256 << 10
 _DECIMAL_DIGITS = 18  # an int64 has 19: any 18-digit decimal is one
 _MAX_KEY = 1000  # libyaml refuses a key of more than 1,024 characters
+_MAX_DEPTH = 64  # levels read here (the reader recurses); a deeper document goes to libyaml
 
-# What no accepted line holds: a byte that is not printable ASCII (tabs, CRs, non-ASCII), a comment
-# after content.
+# What no accepted document holds: a byte that is not printable ASCII (tabs, CRs, non-ASCII), a
+# comment after content (or an indented one).
 _UNREADABLE = re.compile("[^\n\x20-\x7e]| #")
 # YAML 1.1's typed words (PyYAML's resolver) among plain scalars that start with a letter.
 _WORDS: dict[str, Any] = {
@@ -63,7 +64,7 @@ def read(text: str, limits: Limits) -> Any:
     if not lines:
         return NOT_PLAIN
     try:
-        doc, end = _Reader(lines, min(limits.max_depth, 64), limits.max_number_chars).block(0, 1)
+        doc, end = _Reader(lines, min(limits.max_depth, _MAX_DEPTH), limits.max_number_chars).block(0, 1)
     except _NotPlain:
         return NOT_PLAIN
     return doc if end == len(lines) else NOT_PLAIN
