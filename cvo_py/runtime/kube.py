@@ -32,6 +32,8 @@ TOO_MANY_REQUESTS_RETRIES = 5
 LARGE_RESPONSE = 1 << 16  # bytes of a response body worth pydantic-core's JSON parser
 
 
+# The records here are NamedTuples, not dataclasses: `upgrade-status` would load dataclasses (with
+# inspect, ast and dis: about 7 ms of its start-up) for them alone (tests/.../client/test_imports.py).
 class Resource(NamedTuple):
     """Where a kind lives in the REST API."""
 
