@@ -78,7 +78,7 @@ test: check-shared venv build-apiserver build-prometheus lint check-rules
 	$(PY) -m pytest
 
 check-shared:
-	@$(PYTHON) -m cvo_py.testing.shared
+	@$(PYTHON) -m testkit.checkout
 
 demo: venv build-apiserver build-prometheus
 	$(PY) hack/demo.py $(DEMO_ARGS)

@@ -21,14 +21,9 @@ from pathlib import Path
 import yaml
 
 from cvo_py.runtime import httpget
-from cvo_py.testing import (
-    localcluster,
-    localprometheus,
-)
 from status.updatestatus.controller.alerts import AlertsPoller
 from status.updatestatus.insights.alerts import live_alert_insights
-
-REPO = Path(__file__).resolve().parents[1]
+from testkit.harness import localcluster, localprometheus
 
 
 def rss_mb() -> float:

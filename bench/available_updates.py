@@ -19,12 +19,12 @@ from pathlib import Path
 
 from cvo_py.runtime.kube import CLUSTERVERSIONS, MERGE_PATCH
 from cvo_py.runtime.promapi import PrometheusAPI
-from cvo_py.testing import cluster as local
-from cvo_py.testing import localprometheus
-from cvo_py.testing.clusterversion import create_cv, status_414
-from cvo_py.testing.payload import StartProcess, ensure_priority_class
-from cvo_py.testing.update_service import UpdateService, graph
-from cvo_py.testing.wait import wait_until
+from testkit.fakes.update_service import UpdateService, graph
+from testkit.harness import cluster as local
+from testkit.harness import localprometheus
+from testkit.harness.clusterversion import create_cv, status_414
+from testkit.harness.payload import StartProcess, ensure_priority_class
+from testkit.harness.wait import wait_until
 from updateservice.prometheus import promql_query
 
 

@@ -4,19 +4,19 @@ Every case runs in its own child process; the peak RSS is that child's own (wait
 time wall time. Sections (`--sections`, default all):
 
 - snapshots: `upgrade-status --mock-clusterversion …` on each entry of the hostile snapshot corpus
-  (cvo_py/testing/hostile/corpus.py, the one the tests use) and on large generated snapshots whose
+  (testkit/corpus/corpus.py, the one the tests use) and on large generated snapshots whose
   -node.yaml holds N nodes padded to the size asked for, as JSON (API server output) or YAML;
 - files: a FIFO, /dev/zero and a symlink to either, everywhere a command reads a named file
-  (cvo_py/testing/hostile/files.py: the kubeconfig and the files it names, serving certificates,
+  (testkit/corpus/files.py: the kubeconfig and the files it names, serving certificates,
   CA and token files, snapshot files), each refused in one line;
-- flags: every malformed value of every kind of flag (cvo_py/testing/hostile/flags.py), each tried
+- flags: every malformed value of every kind of flag (testkit/corpus/flags.py), each tried
   on one flag of its kind; the slowest and largest child per kind;
 - endpoints: the metrics server (the one `start` and `update-status-controller` serve, default
   bounds) in a child, over HTTP and HTTPS, while idle connections, slow-loris drips and
   header stuffing (99 headers of 65 KB) hold 120 connections each: /healthz latency on a new
   connection every quarter second (p50, p99, max) and the server's peak RSS;
 - answers: the update service's and the alerts API's clients against servers that answer badly
-  (cvo_py/testing/hostile/servers.py: a 12 MB error, 100,000-deep JSON, a 5,000-digit number,
+  (testkit/corpus/servers.py: a 12 MB error, 100,000-deep JSON, a 5,000-digit number,
   escape sequences in the status line, redirect loops, resets), each in a child.
 
     .venv/bin/python bench/hostile_inputs.py [--sections snapshots,files,flags,endpoints,answers]
@@ -40,15 +40,15 @@ from typing import Any
 
 from cvo_py.runtime.safeload import DEFAULT_LIMITS
 from cvo_py.runtime.serving.server import DEFAULT_LIMITS as SERVING_LIMITS
-from cvo_py.testing.certs import self_signed
-from cvo_py.testing.hostile import flags as hostile_flags
-from cvo_py.testing.hostile.clients import attacking, metrics_server_child, probe_for
-from cvo_py.testing.hostile.corpus import CORPUS
-from cvo_py.testing.hostile.files import SPECIAL_FILE_FLAGS, SPECIAL_KINDS, cli, peak_rss, run_limited, special_file
-from cvo_py.testing.hostile.servers import BEHAVIOURS, HostileServer
-from cvo_py.testing.insight_objects import node, write_snapshot
+from testkit.checkout import REPO
+from testkit.corpus import flags as hostile_flags
+from testkit.corpus.clients import attacking, metrics_server_child, probe_for
+from testkit.corpus.corpus import CORPUS
+from testkit.corpus.files import SPECIAL_FILE_FLAGS, SPECIAL_KINDS, cli, peak_rss, run_limited, special_file
+from testkit.corpus.servers import BEHAVIOURS, HostileServer
+from testkit.harness.certs import self_signed
+from testkit.objects.insight_objects import node, write_snapshot
 
-REPO = Path(__file__).resolve().parents[1]
 SECTIONS = ("snapshots", "files", "flags", "endpoints", "answers")
 MEMORY_LIMIT = 1 << 30  # every child's address space (RLIMIT_AS): a case that would take more fails, not the machine
 

@@ -18,11 +18,11 @@ import json
 import statistics
 import time
 
-from cvo_py.testing.synthetic import synthetic_cluster
 from status.updatestatus.api import configmap
 from status.updatestatus.api.encoding import to_api
 from status.updatestatus.insights import compute
 from status.updatestatus.insights.kinds import NodeInsightShape
+from testkit.objects.synthetic import synthetic_cluster
 
 
 def main() -> int:

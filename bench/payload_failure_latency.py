@@ -5,7 +5,7 @@ For each failure mode: time from the kubelet's status write on the version Pod t
 ClusterVersion's ReleaseAccepted condition carries that mode's reason, measured on the real local
 API server for two implementations, each a separate process:
 
-* the floor: `cvo_py/testing/gofloor`, a Go program that only watches the version Pods and, on a
+* the floor: `testkit/oracles/gofloor`, a Go program that only watches the version Pods and, on a
   change of status, PUTs one ClusterVersion condition with the Pod's reasons (the bench creates
   its Pods); its time is the least any CVO can take on this machine;
 * `cluster-version-operator start` as its Deployment runs it (the bench asks for each target in
@@ -56,16 +56,14 @@ from typing import Any
 
 from cvo_py.runtime.informer import Informer
 from cvo_py.runtime.kube import CLUSTERVERSIONS, MERGE_PATCH, PODS, ApiError, KubeClient
-from cvo_py.testing import cluster as local
-from cvo_py.testing import goprogram
-from cvo_py.testing.clusterversion import create_cv, status_414
-from cvo_py.testing.floor import FloorProcess, version_pod
-from cvo_py.testing.kubelet import Kubelet, running, terminated, waiting
-from cvo_py.testing.payload import NODE, ClusterVerification, StartProcess, ensure_priority_class
-from cvo_py.testing.update_service import UpdateService
 from payload.podspec import POD_LABEL_SELECTOR
-
-REPO = Path(__file__).resolve().parents[1]
+from testkit.fakes.kubelet import Kubelet, running, terminated, waiting
+from testkit.fakes.update_service import UpdateService
+from testkit.harness import cluster as local
+from testkit.harness.clusterversion import create_cv, status_414
+from testkit.harness.payload import NODE, ClusterVerification, StartProcess, ensure_priority_class
+from testkit.oracles import goprogram
+from testkit.oracles.floor import FloorProcess, version_pod
 
 DEADLINE_MSG = "Pod was active on the node longer than the specified deadline"
 
@@ -390,7 +388,7 @@ class Start(Implementation):
 
 
 class Floor(Implementation):
-    """The floor program (cvo_py/testing/gofloor): the bench creates each version Pod itself."""
+    """The floor program (testkit/oracles/gofloor): the bench creates each version Pod itself."""
 
     name = "floor"
 

@@ -19,14 +19,12 @@ import uuid
 from pathlib import Path
 
 from cvo_py.runtime.kube import CLUSTEROPERATORS, CLUSTERVERSIONS, ApiError
-from cvo_py.testing import cluster as local
-from cvo_py.testing import localprometheus
-from cvo_py.testing import usc as h
-from cvo_py.testing.cluster import free_port
-from cvo_py.testing.clusterversion import create_cv, put_co, status_414
-from cvo_py.testing.payload import StartProcess
-
-REPO = Path(__file__).resolve().parents[1]
+from testkit.harness import cluster as local
+from testkit.harness import localprometheus
+from testkit.harness import usc as h
+from testkit.harness.cluster import free_port
+from testkit.harness.clusterversion import create_cv, put_co, status_414
+from testkit.harness.payload import StartProcess
 
 OPERATOR = "bench-degraded"
 

@@ -16,7 +16,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from cvo_py.testing.update_service import all_reachable, many_channels, many_conditional_edges, many_risks
+from testkit.fakes.update_service import all_reachable, many_channels, many_conditional_edges, many_risks
 from updateservice import bounds
 from updateservice import graph as g
 

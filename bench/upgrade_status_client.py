@@ -3,7 +3,7 @@
 a must-gather .tar.gz.
 
 The cluster is an oc example with its nodes copied (every seventh degraded, see
-cvo_py/testing/scale.py). Each figure is one `cluster-version-operator upgrade-status --details=all`
+testkit/objects/scale.py). Each figure is one `cluster-version-operator upgrade-status --details=all`
 process (the installed console script, as a user runs it; `python -m cvo_py` where there is none),
 started fresh; wall is the median of --repeat runs, RSS the largest.
 The project's modules are byte-compiled first, as in an installed package or the image: a
@@ -40,10 +40,10 @@ from datetime import datetime
 from pathlib import Path
 
 from cvo_py.runtime import gotext
-from cvo_py.testing import cluster as local
-from cvo_py.testing import scale
+from testkit.checkout import REPO
+from testkit.harness import cluster as local
+from testkit.objects import scale
 
-REPO = Path(__file__).resolve().parents[1]
 _SCRIPT = Path(sys.executable).parent / "cluster-version-operator"
 COMMAND = [str(_SCRIPT)] if _SCRIPT.is_file() else [sys.executable, "-m", "cvo_py"]
 

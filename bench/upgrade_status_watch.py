@@ -40,12 +40,12 @@ from pathlib import Path
 from cvo_py import __version__
 from cvo_py.runtime import gotext
 from cvo_py.runtime.kube import CONFIGMAPS, KubeClient
-from cvo_py.testing import cluster as local
-from cvo_py.testing import scale
 from status.updatestatus.api import configmap, metadata
 from status.updatestatus.client.render import render
+from testkit.checkout import REPO
+from testkit.harness import cluster as local
+from testkit.objects import scale
 
-REPO = Path(__file__).resolve().parents[1]
 _SCRIPT = Path(sys.executable).parent / "cluster-version-operator"
 COMMAND = [str(_SCRIPT)] if _SCRIPT.is_file() else [sys.executable, "-m", "cvo_py"]
 COLUMNS, ROWS = 200, 60

@@ -24,10 +24,9 @@ import yaml
 
 from cvo_py.runtime.informer import Informer
 from cvo_py.runtime.kube import CLUSTEROPERATORS, CLUSTERVERSIONS, CONFIGMAPS, JSON, ApiError
-from cvo_py.testing import cluster as local
-from cvo_py.testing import usc as h
-
-REPO = Path(__file__).resolve().parents[1]
+from testkit.checkout import REPO
+from testkit.harness import cluster as local
+from testkit.harness import usc as h
 
 
 def percentile(values: list[float], pct: float) -> float:

@@ -43,12 +43,11 @@ from cvo_py.runtime.kube import (
     ApiError,
     KubeClient,
 )
-from cvo_py.testing import cluster as local
-from cvo_py.testing import usc as h
 from status.updatestatus.api.configmap import data_size
 from status.updatestatus.controller.pacing import WritePacer
-
-REPO = Path(__file__).resolve().parents[1]
+from testkit.checkout import REPO
+from testkit.harness import cluster as local
+from testkit.harness import usc as h
 
 LABEL = "bench.cvo-py/usc-scale"
 MCO = "machineconfiguration.openshift.io/"

@@ -61,7 +61,7 @@ def is_pattern(word: str) -> bool:
 def paths_named(text: str, tops: frozenset[str]) -> Iterator[tuple[int, str, str]]:
     """(line, path, how) for each repository path the text names: `how` is "root" (from the
     checkout's root), "file" (a link, from the Markdown file's folder) or "suffix" (a module or
-    folder named within its package, such as `testing/versionpod.py` or `insights/`; a longer
+    folder named within its package, such as `fakes/versionpod.py` or `insights/`; a longer
     folder path that does not start at the root is some other tree's, such as an archive's)."""
     fenced = False
     for number, line in enumerate(text.splitlines(), 1):

@@ -41,8 +41,8 @@ from pydantic.fields import FieldInfo
 
 from status.updatestatus.api import metadata, staleness
 from status.updatestatus.insights import kinds, models
+from testkit.checkout import REPO
 
-REPO = Path(__file__).resolve().parents[1]
 INSIGHTS_TARGET = REPO / "status" / "updatestatus" / "insights" / "plain.py"
 API_TARGET = REPO / "status" / "updatestatus" / "api" / "plain.py"
 INSIGHTS_MODULE = "status.updatestatus.insights.plain"

@@ -23,19 +23,19 @@ import pytest
 from hypothesis import HealthCheck, settings
 
 from cvo_py.runtime.kube import CRDS, NAMESPACES, ApiError, KubeClient
-from cvo_py.testing import cluster as local
-from cvo_py.testing import leaks, localcluster, shared
-from cvo_py.testing.certs import self_signed
-from cvo_py.testing.cluster import LocalCluster, free_port
-from cvo_py.testing.clusterversion import featuregate_api_exists
-from cvo_py.testing.kubelet import Kubelet
-from cvo_py.testing.manifests import start_argv, start_env
-from cvo_py.testing.payload import ClusterVerification
-from cvo_py.testing.wait import wait_until
+from testkit import checkout
+from testkit.checkout import REPO
+from testkit.fakes.kubelet import Kubelet
+from testkit.harness import cluster as local
+from testkit.harness import leaks, localcluster
+from testkit.harness.certs import self_signed
+from testkit.harness.cluster import LocalCluster, free_port
+from testkit.harness.clusterversion import featuregate_api_exists
+from testkit.harness.manifests import start_argv, start_env
+from testkit.harness.payload import ClusterVerification
+from testkit.harness.wait import wait_until
 
-REPO = Path(__file__).resolve().parents[1]
-
-pytest_plugins = ["cvo_py.testing.httpserve", "cvo_py.testing.prometheus"]  # http_server, prometheus
+pytest_plugins = ["testkit.fakes.httpserve", "testkit.harness.prometheus"]  # http_server, prometheus
 
 # One Hypothesis profile for every property test, made for a loaded 2-core machine (a CI runner, or
 # this one beside other work): no per-example deadline (an example took 516 ms on a loaded 2-core
@@ -73,7 +73,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    problem = shared.missing()  # without ../shared the comparisons with oc would be skipped silently
+    problem = checkout.missing()  # without ../shared the comparisons with oc would be skipped silently
     if problem:
         raise pytest.UsageError(problem)
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from cvo_py.testing.certs import self_signed
+from testkit.harness.certs import self_signed
 
 
 @pytest.fixture(scope="module")

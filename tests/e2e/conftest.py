@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 
 from cvo_py.runtime.kube import KubeClient, connect
-from cvo_py.testing import leaks, localcluster, localnode
-from cvo_py.testing.localnode import NodeInfo
-from cvo_py.testing.nodeconfig import NodePaths
+from testkit.harness import leaks, localcluster, localnode
+from testkit.harness.localnode import NodeInfo
+from testkit.harness.nodeconfig import NodePaths
 
 FIGURES: list[dict[str, Any]] = []
 

@@ -8,10 +8,10 @@ import time
 from typing import Any
 
 from cvo_py.runtime.kube import CLUSTERVERSIONS, PODS, KubeClient
-from cvo_py.testing import localcluster, localprometheus, usc
-from cvo_py.testing.localnode import NodeInfo
-from cvo_py.testing.nodeconfig import NodePaths
-from cvo_py.testing.wait import wait_until
+from testkit.harness import localcluster, localprometheus, usc
+from testkit.harness.localnode import NodeInfo
+from testkit.harness.nodeconfig import NodePaths
+from testkit.harness.wait import wait_until
 
 CVO_NAMESPACE = "openshift-cluster-version"
 

@@ -19,12 +19,13 @@ from typing import Any
 import pytest
 
 from cvo_py.runtime.kube import CLUSTERVERSIONS, PODS, KubeClient
-from cvo_py.testing import localcluster, localnode, nodecluster, usc, versionpod
-from cvo_py.testing.arrivals import Arrival, Arrivals
-from cvo_py.testing.localnode import NodeInfo
-from cvo_py.testing.nodeconfig import NodePaths
-from cvo_py.testing.wait import wait_until
 from payload.podspec import POD_LABEL_SELECTOR, target_dir
+from testkit.fakes import versionpod
+from testkit.harness import localcluster, localnode, nodecluster, usc
+from testkit.harness.arrivals import Arrival, Arrivals
+from testkit.harness.localnode import NodeInfo
+from testkit.harness.nodeconfig import NodePaths
+from testkit.harness.wait import wait_until
 
 NAMESPACE = "openshift-cluster-version"
 ABSENT_DIGEST = "sha256:" + "e" * 64
@@ -118,7 +119,7 @@ MODES = {
 
 
 def simulated(mode: str, image: str, real: str) -> str:
-    """What the toolkit's simulated kubelet writes for `mode` (cvo_py/testing/versionpod.py)."""
+    """What the toolkit's simulated kubelet writes for `mode` (testkit/fakes/versionpod.py)."""
     if mode == "absent-digest":
         return versionpod.manifest_unknown(image)
     if mode == "invalid-name":

@@ -17,11 +17,11 @@ import pytest
 
 from cvo_py.cli import main as cli
 from cvo_py.runtime import gotext
-from cvo_py.testing import dumps as conv
 from status.updatestatus.client import snapshot
 from status.updatestatus.client.render import NOT_UPDATING, render
+from testkit.checkout import EXAMPLES
+from testkit.objects import dumps as conv
 
-EXAMPLES = Path(__file__).resolve().parents[2] / ".." / "shared" / "oc-examples"
 CASES = (
     sorted(p.name.removesuffix("-cv.yaml") for p in EXAMPLES.glob("*-cv.yaml")) if EXAMPLES.is_dir() else []
 )

@@ -10,10 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from cvo_py.testing.hostile.corpus import CORPUS, Case, environment
-from cvo_py.testing.hostile.values import RAW_CONTROL
-
-REPO = Path(__file__).resolve().parents[2]
+from testkit.checkout import REPO
+from testkit.corpus.corpus import CORPUS, Case, environment
+from testkit.corpus.values import RAW_CONTROL
 
 
 @pytest.mark.parametrize("case", CORPUS, ids=[c.name for c in CORPUS])

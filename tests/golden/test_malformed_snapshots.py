@@ -13,8 +13,8 @@ import pytest
 import yaml
 
 from cvo_py.cli import main as cli
+from testkit.checkout import EXAMPLES
 
-EXAMPLES = Path(__file__).resolve().parents[2] / ".." / "shared" / "oc-examples"
 EXAMPLE = "4.14.1-workers-started-updating-multiple-pools"
 FILES = ("-cv.yaml", "-co.yaml", "-mc.yaml", "-mcp.yaml", "-node.yaml")
 

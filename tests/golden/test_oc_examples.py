@@ -8,7 +8,6 @@ where the snapshot lists objects by name, as a live cluster does.
 from __future__ import annotations
 
 import time
-from pathlib import Path
 
 import pytest
 
@@ -16,8 +15,8 @@ from status.updatestatus.api import configmap
 from status.updatestatus.client import snapshot
 from status.updatestatus.client.render import render
 from status.updatestatus.insights.plain import Insight
+from testkit.checkout import EXAMPLES
 
-EXAMPLES = Path(__file__).resolve().parents[2] / ".." / "shared" / "oc-examples"
 CASES = (
     sorted(p.name.removesuffix("-cv.yaml") for p in EXAMPLES.glob("*-cv.yaml")) if EXAMPLES.is_dir() else []
 )

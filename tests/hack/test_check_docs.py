@@ -7,7 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[2]
+from testkit.checkout import REPO
+
 CHECK = [sys.executable, str(REPO / "hack" / "check_docs.py")]
 
 

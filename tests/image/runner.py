@@ -16,9 +16,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from cvo_py.testing import image as build
-
-REPO = Path(__file__).resolve().parents[2]
+from testkit.harness import image as build
 
 __all__ = ["ARBITRARY_USER", "ImageContainer", "build"]
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from cvo_py.testing import manifests
+from testkit.harness import manifests
 
 RUNBOOKS = "https://github.com/openshift/runbooks/blob/master/alerts/"
 # alert: (PrometheusRule, group, for, severity, runbook file or None)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from cvo_py.testing import manifests
+from testkit.harness import manifests
 
 FILES = "0000_*_cluster-version-operator_*.yaml"
 

@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 
 from cvo_py.runtime.kube import ApiError, KubeClient
-from cvo_py.testing import cluster as local
-from cvo_py.testing import manifests
+from testkit.harness import cluster as local
+from testkit.harness import manifests
 
 MONITORING_KINDS = {"Service", "ServiceMonitor", "PrometheusRule", "Role", "RoleBinding", "ClusterRoleBinding"}
 

@@ -14,11 +14,11 @@ from typing import Any
 import pytest
 
 from cvo_py.runtime.kube import KubeClient
-from cvo_py.testing import dashboard
-from cvo_py.testing.cluster import LocalCluster, free_port
-from cvo_py.testing.clusterversion import create_cv, put_co, status_414
-from cvo_py.testing.kubelet import Kubelet, waiting
-from cvo_py.testing.payload import (
+from testkit.demo import dashboard
+from testkit.fakes.kubelet import Kubelet, waiting
+from testkit.harness.cluster import LocalCluster, free_port
+from testkit.harness.clusterversion import create_cv, put_co, status_414
+from testkit.harness.payload import (
     ClusterVerification,
     StartProcess,
     ensure_priority_class,
@@ -27,9 +27,9 @@ from cvo_py.testing.payload import (
     signature_rejected,
     version_pods,
 )
-from cvo_py.testing.prometheus import LocalPrometheus, localprometheus
-from cvo_py.testing.usc import ControllerProcess, create_configmap
-from cvo_py.testing.wait import wait_until
+from testkit.harness.prometheus import LocalPrometheus, localprometheus
+from testkit.harness.usc import ControllerProcess, create_configmap
+from testkit.harness.wait import wait_until
 
 pytestmark = pytest.mark.usefixtures("clusterversion_cleanup")
 

@@ -1,4 +1,4 @@
-"""Which install/ manifests the CVO selects, by its annotation rules (cvo_py/testing/include.py),
+"""Which install/ manifests the CVO selects, by its annotation rules (testkit/oracles/include.py),
 for every cluster profile, feature set and the one feature gate install/ names: a file's name
 selects nothing, its documents' annotations do."""
 
@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from cvo_py.testing import manifests
-from cvo_py.testing.include import FEATURE_SETS, PROFILES, Cluster, why_excluded
+from testkit.harness import manifests
+from testkit.oracles.include import FEATURE_SETS, PROFILES, Cluster, why_excluded
 
 ACCEPT_RISKS_GATE = "ClusterUpdateAcceptRisks"
 SUFFIX = re.compile(r"-(" + "|".join(FEATURE_SETS) + r")\.yaml$")

@@ -15,12 +15,16 @@ from typing import Any
 import pytest
 
 from cvo_py.runtime.kube import CLUSTERVERSIONS, CONFIGMAPS, NAMESPACES, PODS, ApiError, KubeClient
-from cvo_py.testing import manifests
-from cvo_py.testing.certs import https_get
-from cvo_py.testing.cluster import LocalCluster, ensure_namespace, unique_name
-from cvo_py.testing.clusterversion import put_co
-from cvo_py.testing.kubelet import Kubelet
-from cvo_py.testing.payload import (
+from payload.podspec import PodSpecOptions, build_version_pod
+from payload.retrieval import JOBS
+from testkit.fakes.kubelet import Kubelet
+from testkit.fakes.thanos import ThanosQuerier, ensure_cluster_monitoring_view, service_address
+from testkit.fakes.update_service import UpdateService, graph, promql_risk
+from testkit.harness import manifests
+from testkit.harness.certs import https_get
+from testkit.harness.cluster import LocalCluster, ensure_namespace, unique_name
+from testkit.harness.clusterversion import put_co
+from testkit.harness.payload import (
     ClusterVerification,
     StartProcess,
     ensure_priority_class,
@@ -29,13 +33,9 @@ from cvo_py.testing.payload import (
     version_pods,
     write_payload,
 )
-from cvo_py.testing.prometheus import LocalPrometheus
-from cvo_py.testing.thanos import ThanosQuerier, ensure_cluster_monitoring_view, service_address
-from cvo_py.testing.update_service import UpdateService, graph, promql_risk
-from cvo_py.testing.usc import iter_audit
-from cvo_py.testing.wait import wait_until
-from payload.podspec import PodSpecOptions, build_version_pod
-from payload.retrieval import JOBS
+from testkit.harness.prometheus import LocalPrometheus
+from testkit.harness.usc import iter_audit
+from testkit.harness.wait import wait_until
 
 pytestmark = pytest.mark.usefixtures("clusterversion_cleanup")
 

@@ -6,7 +6,6 @@ from typing import Any
 
 import pytest
 
-from cvo_py.testing import versionpod
 from payload.classify import (
     PROGRESSING,
     SUCCEEDED,
@@ -17,6 +16,7 @@ from payload.classify import (
     describe,
     pull_errors,
 )
+from testkit.fakes import versionpod
 
 IMG = "quay.io/openshift-release-dev/ocp-release@sha256:5d"
 POD = "version-4.19.1-bcd45"

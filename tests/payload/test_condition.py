@@ -11,10 +11,10 @@ import pytest
 
 from cvo_py.runtime.informer import DELETED, Informer
 from cvo_py.runtime.kube import CLUSTERVERSIONS, PODS, KubeClient
-from cvo_py.testing.cluster import LocalCluster
-from cvo_py.testing.clusterversion import create_cv, status_414
-from cvo_py.testing.kubelet import Kubelet, waiting
-from cvo_py.testing.payload import (
+from testkit.fakes.kubelet import Kubelet, waiting
+from testkit.harness.cluster import LocalCluster
+from testkit.harness.clusterversion import create_cv, status_414
+from testkit.harness.payload import (
     ClusterVerification,
     StartProcess,
     ensure_priority_class,
@@ -24,7 +24,7 @@ from cvo_py.testing.payload import (
     status_operator,
     version_pods,
 )
-from cvo_py.testing.wait import wait_until
+from testkit.harness.wait import wait_until
 
 pytestmark = pytest.mark.usefixtures("clusterversion_cleanup")
 

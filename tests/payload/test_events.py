@@ -10,10 +10,11 @@ from typing import Any
 import pytest
 
 from cvo_py.runtime.kube import EVENTS, KubeClient
-from cvo_py.testing.cluster import LocalCluster
-from cvo_py.testing.clusterversion import create_cv, status_414
-from cvo_py.testing.kubelet import Kubelet, waiting
-from cvo_py.testing.payload import (
+from status.clusterversion.controller import StatusOperator
+from testkit.fakes.kubelet import Kubelet, waiting
+from testkit.harness.cluster import LocalCluster
+from testkit.harness.clusterversion import create_cv, status_414
+from testkit.harness.payload import (
     ClusterVerification,
     StartProcess,
     ensure_priority_class,
@@ -23,8 +24,7 @@ from cvo_py.testing.payload import (
     status_operator,
     version_pods,
 )
-from cvo_py.testing.wait import wait_until
-from status.clusterversion.controller import StatusOperator
+from testkit.harness.wait import wait_until
 
 pytestmark = pytest.mark.usefixtures("clusterversion_cleanup")
 

@@ -11,9 +11,10 @@ from typing import Any
 import pytest
 
 from cvo_py.runtime.kube import KubeClient
-from cvo_py.testing.cluster import LocalCluster
-from cvo_py.testing.clusterversion import create_cv, status_414
-from cvo_py.testing.payload import (
+from testkit.fakes.versionpod import VersionPodKubelet, registry_unavailable
+from testkit.harness.cluster import LocalCluster
+from testkit.harness.clusterversion import create_cv, status_414
+from testkit.harness.payload import (
     NODE,
     ClusterVerification,
     StartProcess,
@@ -21,8 +22,7 @@ from cvo_py.testing.payload import (
     release_accepted,
     request_update,
 )
-from cvo_py.testing.versionpod import VersionPodKubelet, registry_unavailable
-from cvo_py.testing.wait import wait_until
+from testkit.harness.wait import wait_until
 
 pytestmark = pytest.mark.usefixtures("clusterversion_cleanup")
 

@@ -17,10 +17,13 @@ import pytest
 
 from cvo_py.runtime.informer import Informer
 from cvo_py.runtime.kube import JSON, PODS, KubeClient, Resource, ServerUnreachable
-from cvo_py.testing import versionpod
-from cvo_py.testing.cluster import LocalCluster
-from cvo_py.testing.kubelet import Kubelet, running, terminated, waiting
-from cvo_py.testing.payload import (
+from payload.acceptance import ReleaseAcceptance
+from payload.classify import Limits
+from payload.podspec import POD_LABEL_KEY, POD_LABEL_VALUE, target_dir
+from testkit.fakes import versionpod
+from testkit.fakes.kubelet import Kubelet, running, terminated, waiting
+from testkit.harness.cluster import LocalCluster
+from testkit.harness.payload import (
     IMAGE,
     Retrieval,
     ensure_priority_class,
@@ -28,11 +31,8 @@ from cvo_py.testing.payload import (
     version_pods,
     write_payload,
 )
-from cvo_py.testing.tcpproxy import PausableProxy
-from cvo_py.testing.wait import wait_until
-from payload.acceptance import ReleaseAcceptance
-from payload.classify import Limits
-from payload.podspec import POD_LABEL_KEY, POD_LABEL_VALUE, target_dir
+from testkit.harness.tcpproxy import PausableProxy
+from testkit.harness.wait import wait_until
 
 FAILED = (
     f'Retrieving payload failed version="4.19.1" image="{IMAGE}" '

@@ -12,7 +12,6 @@ import copy
 import os
 import tomllib
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -24,14 +23,17 @@ from importlinter.contracts.independence import IndependenceContract
 from importlinter.contracts.layers import LayersContract
 from importlinter.domain.contract import registry
 
-REPO = Path(__file__).resolve().parents[2]
+from testkit.checkout import REPO
+
 PYPROJECT = REPO / "pyproject.toml"
 US = "status.updatestatus"
 
 # (a word of the contract's name, importer, imported): one import that contract forbids.
 PLANTS = [
-    ("Layers: the testing toolkit", "cvo_py.runtime.kube", "cvo_py.cli.main"),
-    ("Layers: the testing toolkit", "payload.classify", f"{US}.insights.models"),
+    ("Layers: the development toolkit", "cvo_py.runtime.kube", "cvo_py.cli.main"),
+    ("Layers: the development toolkit", "payload.classify", f"{US}.insights.models"),
+    ("What ships imports nothing of the development toolkit", "updateservice.graph", "testkit.checkout"),
+    ("What ships imports nothing of the development toolkit", f"{US}.client.live", "testkit.harness.wait"),
     ("imports neither payload nor the ClusterVersion", f"{US}.controller.sync", "payload.classify"),
     ("The two status subsystems are independent", "status.clusterversion.desired", f"{US}.api.names"),
     ("Pure decision modules", f"{US}.insights.nodes", "kubernetes"),

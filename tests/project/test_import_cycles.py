@@ -7,7 +7,8 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[2]
+from testkit.checkout import REPO
+
 PACKAGES = ("cvo_py", "payload", "status", "updateservice")
 
 

@@ -16,14 +16,14 @@ import yaml
 
 from cvo_py.runtime.kube import CLUSTERVERSIONS, KubeClient
 from cvo_py.runtime.promapi import PrometheusAPI
-from cvo_py.testing.adm_upgrade import adm_upgrade
-from cvo_py.testing.cluster import LocalCluster, free_port
-from cvo_py.testing.clusterversion import IMG_4141, condition, create_cv, enable_feature_gates, put_co, status_414
-from cvo_py.testing.payload import StartProcess, ensure_priority_class
-from cvo_py.testing.prometheus import FAST as FAST_PROMETHEUS
-from cvo_py.testing.prometheus import LocalPrometheus
-from cvo_py.testing.update_service import UpdateService, always_risk, graph, image_of, promql_risk
-from cvo_py.testing.wait import wait_until
+from testkit.fakes.update_service import UpdateService, always_risk, graph, image_of, promql_risk
+from testkit.harness.cluster import LocalCluster, free_port
+from testkit.harness.clusterversion import IMG_4141, condition, create_cv, enable_feature_gates, put_co, status_414
+from testkit.harness.payload import StartProcess, ensure_priority_class
+from testkit.harness.prometheus import FAST as FAST_PROMETHEUS
+from testkit.harness.prometheus import LocalPrometheus
+from testkit.harness.wait import wait_until
+from testkit.oracles.adm_upgrade import adm_upgrade
 from updateservice.client import Transport, fetch_graph
 from updateservice.poller import AvailableUpdatesPoller, PollerOptions, updates_status
 from updateservice.prometheus import promql_query  # the adapter `start` uses

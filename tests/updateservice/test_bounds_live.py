@@ -13,8 +13,7 @@ from typing import Any
 import pytest
 
 from cvo_py.runtime.kube import CLUSTERVERSIONS, EVENTS, MERGE_PATCH, KubeClient
-from cvo_py.testing.clusterversion import condition, create_cv
-from cvo_py.testing.update_service import (
+from testkit.fakes.update_service import (
     UpdateService,
     all_reachable,
     graph,
@@ -23,7 +22,8 @@ from cvo_py.testing.update_service import (
     many_risks,
     release_digest,
 )
-from cvo_py.testing.wait import wait_until
+from testkit.harness.clusterversion import condition, create_cv
+from testkit.harness.wait import wait_until
 from updateservice import bounds, retrieval
 
 pytestmark = pytest.mark.usefixtures("clusterversion_cleanup")

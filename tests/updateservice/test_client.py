@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import pytest
 
-from cvo_py.testing.cluster import free_port
-from cvo_py.testing.hostile.servers import HostileServer
-from cvo_py.testing.hostile.values import PYTHON_WORDING, RAW_CONTROL
+from testkit.corpus.servers import HostileServer
+from testkit.corpus.values import PYTHON_WORDING, RAW_CONTROL
+from testkit.harness.cluster import free_port
 from updateservice.client import FetchError, fetch_graph
 
 

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from cvo_py.testing.hostile.values import PYTHON_WORDING
+from testkit.corpus.values import PYTHON_WORDING
 from updateservice import graph as g
 
 

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from cvo_py.testing.update_service import always_risk, graph, image_of
+from testkit.fakes.update_service import always_risk, graph, image_of
 from updateservice import graph as g
 from updateservice import semver
 from updateservice.client import Transport

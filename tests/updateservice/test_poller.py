@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from cvo_py.runtime.promapi import APIError
-from cvo_py.testing.update_service import UpdateService, always_risk, graph, image_of, promql_risk
+from testkit.fakes.update_service import UpdateService, always_risk, graph, image_of, promql_risk
 from updateservice.client import Transport, TransportError, fetch_graph
 from updateservice.clusterrisks import ClusterRisk
 from updateservice.poller import AvailableUpdatesPoller, PollerOptions, updates_status

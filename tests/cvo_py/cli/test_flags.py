@@ -14,8 +14,8 @@ import pytest
 
 from cvo_py.cli import main as cli
 from cvo_py.runtime import gotext
-from cvo_py.testing.hostile import flags as hostile_flags
-from cvo_py.testing.hostile.values import RAW_CONTROL
+from testkit.corpus import flags as hostile_flags
+from testkit.corpus.values import RAW_CONTROL
 
 BASE = hostile_flags.BASE
 SUBCOMMANDS = hostile_flags.SUBCOMMANDS

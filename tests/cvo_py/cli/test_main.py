@@ -12,8 +12,7 @@ from pathlib import Path
 import pytest
 
 from cvo_py.cli import main
-
-REPO = Path(__file__).resolve().parents[3]
+from testkit.checkout import REPO
 
 
 def cvo(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from cvo_py.testing.hostile.files import SPECIAL_FILE_FLAGS, SPECIAL_KINDS, cli, run_limited, special_file
+from testkit.corpus.files import SPECIAL_FILE_FLAGS, SPECIAL_KINDS, cli, run_limited, special_file
 
 TIMEOUT = 60.0  # a child that reads nothing it should not finishes in about a second
 PEAK_RSS_BOUND = 200 << 20  # an interpreter's start-up and the command's imports: about 40-60 MB

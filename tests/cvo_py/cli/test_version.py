@@ -5,7 +5,7 @@ from __future__ import annotations
 import subprocess
 import sys
 
-from cvo_py.testing.cluster import REPO, LocalCluster
+from testkit.harness.cluster import REPO, LocalCluster
 
 
 def test_version_prints_client_and_server(cluster: LocalCluster) -> None:

@@ -9,13 +9,13 @@ import subprocess
 import sys
 import uuid
 from datetime import datetime
-from pathlib import Path
 from typing import Any
 
 import pytest
 
 from cvo_py.runtime.kube import CLUSTERVERSIONS, KubeClient
-from cvo_py.testing.clusterversion import (
+from testkit.checkout import REPO
+from testkit.harness.clusterversion import (
     IMG_4141,
     IMG_41310,
     condition,
@@ -24,9 +24,7 @@ from cvo_py.testing.clusterversion import (
     put_co,
     status_414,
 )
-from cvo_py.testing.wait import wait_until
-
-REPO = Path(__file__).resolve().parents[3]
+from testkit.harness.wait import wait_until
 
 
 def run_cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:

@@ -21,15 +21,15 @@ from typing import Any
 import pytest
 
 from cvo_py.runtime.kube import CLUSTERVERSIONS, PODS, ApiError, KubeClient
-from cvo_py.testing.certs import pinned_client_context
-from cvo_py.testing.cluster import LocalCluster, free_port
-from cvo_py.testing.clusterversion import IMG_4141
-from cvo_py.testing.kubelet import Kubelet, running
-from cvo_py.testing.manifests import LOCAL_ENDPOINTS
-from cvo_py.testing.wait import wait_until
 from payload.podspec import POD_LABEL_KEY, POD_LABEL_SELECTOR, POD_LABEL_VALUE
+from testkit.checkout import REPO
+from testkit.fakes.kubelet import Kubelet, running
+from testkit.harness.certs import pinned_client_context
+from testkit.harness.cluster import LocalCluster, free_port
+from testkit.harness.clusterversion import IMG_4141
+from testkit.harness.manifests import LOCAL_ENDPOINTS
+from testkit.harness.wait import wait_until
 
-REPO = Path(__file__).resolve().parents[3]
 ERRATA = "https://access.redhat.com/errata/RHSA-2024:0001"
 CHANNELS_KEY = "io.openshift.upgrades.graph.release.channels"
 

@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 
 from cvo_py.runtime.kube import FEATUREGATES, KubeClient
-from cvo_py.testing.cluster import LocalCluster
-from cvo_py.testing.clusterversion import create_cv, enable_feature_gates, status_414
-from cvo_py.testing.payload import StartProcess, ensure_priority_class
-from cvo_py.testing.wait import wait_until
+from testkit.harness.cluster import LocalCluster
+from testkit.harness.clusterversion import create_cv, enable_feature_gates, status_414
+from testkit.harness.payload import StartProcess, ensure_priority_class
+from testkit.harness.wait import wait_until
 
 pytestmark = pytest.mark.usefixtures("clusterversion_cleanup")
 

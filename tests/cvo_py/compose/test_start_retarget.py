@@ -16,9 +16,9 @@ from typing import Any
 import pytest
 
 from cvo_py.runtime.kube import CLUSTERVERSIONS, KubeClient
-from cvo_py.testing.cluster import LocalCluster
-from cvo_py.testing.clusterversion import condition, create_cv, status_414
-from cvo_py.testing.payload import (
+from testkit.harness.cluster import LocalCluster
+from testkit.harness.clusterversion import condition, create_cv, status_414
+from testkit.harness.payload import (
     RUNNING_IMAGE,
     ClusterVerification,
     StartProcess,
@@ -26,7 +26,7 @@ from cvo_py.testing.payload import (
     request_update,
     version_pods,
 )
-from cvo_py.testing.wait import wait_until
+from testkit.harness.wait import wait_until
 
 pytestmark = pytest.mark.usefixtures("clusterversion_cleanup")
 

@@ -21,7 +21,7 @@ import pytest
 
 from cvo_py.runtime.connections import ConnectionPool, Stream
 from cvo_py.runtime.kube import LARGE_RESPONSE, ClientConfig, KubeClient, ServerUnreachable
-from cvo_py.testing.certs import self_signed
+from testkit.harness.certs import self_signed
 
 
 class _Handler(http.server.BaseHTTPRequestHandler):
@@ -316,8 +316,8 @@ def test_a_stream_that_ends_its_connection_is_still_ended_from_another_thread() 
     ],
 )
 def test_an_api_server_that_answers_badly_is_named_in_go_shaped_words(behaviour: str, reason: str) -> None:
-    from cvo_py.testing.hostile.servers import HostileServer
-    from cvo_py.testing.hostile.values import PYTHON_WORDING, RAW_CONTROL
+    from testkit.corpus.servers import HostileServer
+    from testkit.corpus.values import PYTHON_WORDING, RAW_CONTROL
 
     with HostileServer(behaviour) as server:
         host = server.url.removesuffix("/path")

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from cvo_py.runtime import gosort
-from cvo_py.testing import goprogram
+from testkit.oracles import goprogram
 
 GO_PROGRAM = Path(__file__).parent / "gosort" / "main.go"
 

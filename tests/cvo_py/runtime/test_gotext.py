@@ -12,7 +12,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from cvo_py.runtime.gotext import decode_json, escape, go_quote, json_syntax_problem, quote_char
-from cvo_py.testing import goprogram
+from testkit.oracles import goprogram
 
 GO_PROGRAM = Path(__file__).parent / "goquote" / "main.go"
 

@@ -13,7 +13,7 @@ import pytest
 
 from cvo_py.runtime import gotext
 from cvo_py.runtime.gotext import HOUR, MICROSECOND, MILLISECOND, MINUTE, SECOND
-from cvo_py.testing import goprogram
+from testkit.oracles import goprogram
 
 
 @pytest.mark.parametrize(

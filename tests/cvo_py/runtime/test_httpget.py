@@ -10,10 +10,10 @@ import time
 import pytest
 
 from cvo_py.runtime import httpget
-from cvo_py.testing.cluster import free_port
-from cvo_py.testing.hostile.servers import HostileServer
-from cvo_py.testing.hostile.values import PYTHON_WORDING, RAW_CONTROL
-from cvo_py.testing.update_service import UpdateService, graph
+from testkit.corpus.servers import HostileServer
+from testkit.corpus.values import PYTHON_WORDING, RAW_CONTROL
+from testkit.fakes.update_service import UpdateService, graph
+from testkit.harness.cluster import free_port
 
 
 def test_an_answer_within_the_bounds() -> None:

@@ -12,9 +12,9 @@ import pytest
 
 from cvo_py.runtime.informer import ADDED, DELETED, MODIFIED, Backoff, Informer
 from cvo_py.runtime.kube import CLUSTEROPERATORS, CONFIGMAPS, PODTEMPLATES, KubeClient
-from cvo_py.testing.cluster import LocalCluster
-from cvo_py.testing.tcpproxy import PausableProxy, TCPProxy
-from cvo_py.testing.wait import wait_until
+from testkit.harness.cluster import LocalCluster
+from testkit.harness.tcpproxy import PausableProxy, TCPProxy
+from testkit.harness.wait import wait_until
 
 
 class Recorder:

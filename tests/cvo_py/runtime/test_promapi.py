@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 
 from cvo_py.runtime.promapi import APIError, ConfigError, PrometheusAPI
-from cvo_py.testing.certs import certificate_authority, server_certificate
-from cvo_py.testing.httpserve import Handler
+from testkit.fakes.httpserve import Handler
+from testkit.harness.certs import certificate_authority, server_certificate
 
 
 def ok(data: Any) -> bytes:
@@ -98,7 +98,7 @@ def test_a_12mb_error_text_becomes_a_bounded_line() -> None:
     """What the API says is cut to MAX_ERROR_CHARS (head and tail): a 12 MB error is not a 12 MB log
     line, nor a 100 KB insight."""
     from cvo_py.runtime.promapi import MAX_ERROR_CHARS
-    from cvo_py.testing.hostile.servers import HostileServer
+    from testkit.corpus.servers import HostileServer
 
     with HostileServer("huge-error") as server, pytest.raises(APIError) as caught:
         PrometheusAPI(server.url.removesuffix("/path")).alerts()
@@ -109,8 +109,8 @@ def test_a_12mb_error_text_becomes_a_bounded_line() -> None:
 
 @pytest.mark.parametrize("behaviour", ["close", "reset", "garbage", "deep-json", "huge-number", "redirect-loop"])
 def test_bad_answers_are_go_shaped(behaviour: str) -> None:
-    from cvo_py.testing.hostile.servers import HostileServer
-    from cvo_py.testing.hostile.values import PYTHON_WORDING
+    from testkit.corpus.servers import HostileServer
+    from testkit.corpus.values import PYTHON_WORDING
 
     with HostileServer(behaviour) as server, pytest.raises(APIError) as caught:
         PrometheusAPI(server.url.removesuffix("/path")).alerts()
@@ -124,7 +124,7 @@ def test_token_and_ca_files_swapped_for_special_files_fail_the_request_not_the_p
     eat memory there, not here."""
     import sys
 
-    from cvo_py.testing.hostile.files import run_limited, special_file
+    from testkit.corpus.files import run_limited, special_file
 
     fifo = special_file(tmp_path, "fifo", "token")
     code = (

@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from cvo_py.runtime.safeload import DEFAULT_LIMITS, DocumentError, Limits, load_document
-from cvo_py.testing.hostile import values
+from testkit.corpus import values
 
 
 @pytest.mark.parametrize(

@@ -11,8 +11,10 @@ from urllib.parse import urlsplit
 import pytest
 
 from cvo_py.runtime.kube import CONFIGMAPS, KubeClient
-from cvo_py.testing.kubelet import Kubelet, waiting
-from cvo_py.testing.payload import (
+from payload.acceptance import ReleaseAcceptance
+from payload.verify.config import CONFIG_ANNOTATION, SIGNATURES_LABEL
+from testkit.fakes.kubelet import Kubelet, waiting
+from testkit.harness.payload import (
     IMAGE,
     Retrieval,
     SignatureStore,
@@ -22,8 +24,6 @@ from cvo_py.testing.payload import (
     version_pods,
     write_payload,
 )
-from payload.acceptance import ReleaseAcceptance
-from payload.verify.config import CONFIG_ANNOTATION, SIGNATURES_LABEL
 
 HEX = IMAGE.rsplit(":", 1)[1]
 

@@ -11,9 +11,11 @@ from collections.abc import Iterator
 import pytest
 
 from cvo_py.runtime.kube import CLUSTERVERSIONS, KubeClient
-from cvo_py.testing.cluster import LocalCluster
-from cvo_py.testing.clusterversion import create_cv, status_414
-from cvo_py.testing.payload import (
+from payload.verify.verifier import persist_signature
+from status.clusterversion.controller import StatusOperator
+from testkit.harness.cluster import LocalCluster
+from testkit.harness.clusterversion import create_cv, status_414
+from testkit.harness.payload import (
     ClusterVerification,
     ensure_priority_class,
     release_accepted,
@@ -22,9 +24,7 @@ from cvo_py.testing.payload import (
     status_operator,
     version_pods,
 )
-from cvo_py.testing.wait import wait_until
-from payload.verify.verifier import persist_signature
-from status.clusterversion.controller import StatusOperator
+from testkit.harness.wait import wait_until
 
 pytestmark = pytest.mark.usefixtures("clusterversion_cleanup")
 

@@ -20,12 +20,12 @@ import pysequoia
 import pytest
 from pysequoia.packet import PacketPile, Tag
 
-from cvo_py.testing.cluster import free_port
-from cvo_py.testing.payload import SignatureStore
 from payload.verify.config import Store, VerifierConfig
 from payload.verify.errors import VerificationError
 from payload.verify.signature import MAX_FAILURE
 from payload.verify.verifier import MAX_SIGNATURE_BYTES, UNTRUSTED, ReleaseVerifier
+from testkit.harness.cluster import free_port
+from testkit.harness.payload import SignatureStore
 
 HEX = "5d" * 32
 DIGEST = f"sha256:{HEX}"
@@ -384,8 +384,8 @@ def test_altered_gpg_signature_by_a_trusted_key_keeps_the_generic_reason(gpg: Gp
 def test_a_store_that_answers_badly_is_one_escaped_go_shaped_line(key: Any, behaviour: str, said: str) -> None:
     """A real server (not a mock): what the store says reaches ReleaseAccepted escaped, and its
     transport failures in Go's words, never Python's."""
-    from cvo_py.testing.hostile.servers import HostileServer
-    from cvo_py.testing.hostile.values import PYTHON_WORDING, RAW_CONTROL
+    from testkit.corpus.servers import HostileServer
+    from testkit.corpus.values import PYTHON_WORDING, RAW_CONTROL
 
     with HostileServer(behaviour) as server, pytest.raises(VerificationError) as err:
         verifier(key, stores=(server.url,)).verify(IMAGE, 10)

@@ -13,13 +13,13 @@ from typing import Any
 import pytest
 
 from cvo_py.runtime.gotext import metav1_time
-from cvo_py.testing.adm_upgrade import adm_upgrade, write_snapshot
-from cvo_py.testing.clusterversion import release_co
 from payload.acceptance import payload_loaded, precondition_blocked
 from payload.release import Acceptance, Release
 from status.clusterversion import desired as cs
 from status.clusterversion import preconditions
 from status.clusterversion.upgradeable import ConfigMapRead
+from testkit.harness.clusterversion import release_co
+from testkit.oracles.adm_upgrade import adm_upgrade, write_snapshot
 from updateservice.poller import UpdatesState, updates_status
 from updateservice.retrieval import succeeded
 

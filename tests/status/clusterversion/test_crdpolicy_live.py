@@ -12,18 +12,18 @@ import pytest
 
 from cvo_py.runtime import klog
 from cvo_py.runtime.kube import CLUSTERVERSIONS, CRDS, JSON_PATCH, KubeClient, connect
-from cvo_py.testing.cluster import LocalCluster
-from cvo_py.testing.clusterversion import (
+from payload.release import Release
+from status.clusterversion.controller import CLUSTERVERSION_CRD, StatusOperator, StatusOptions
+from status.clusterversion.crdpolicy import CRD_SETTLE_RETRIES
+from testkit.harness.cluster import LocalCluster
+from testkit.harness.clusterversion import (
     IMG_41310,
     AuditLog,
     condition,
     put_co,
     roll_back_to_413,
 )
-from cvo_py.testing.wait import wait_until
-from payload.release import Release
-from status.clusterversion.controller import CLUSTERVERSION_CRD, StatusOperator, StatusOptions
-from status.clusterversion.crdpolicy import CRD_SETTLE_RETRIES
+from testkit.harness.wait import wait_until
 
 pytestmark = pytest.mark.usefixtures("clusterversion_cleanup")
 

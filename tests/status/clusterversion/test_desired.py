@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import copy
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -15,6 +14,7 @@ from payload.acceptance import payload_loaded, retrieval_failed, retrieving
 from payload.release import Acceptance, Release
 from status.clusterversion import desired as cs
 from status.clusterversion import rejections
+from testkit.checkout import EXAMPLES
 
 T0 = datetime(2024, 5, 1, 12, 0, 0, tzinfo=UTC)
 T1 = T0 + timedelta(minutes=5)
@@ -23,7 +23,6 @@ IMG_A = "quay.io/openshift-release-dev/ocp-release@sha256:" + "a" * 64
 IMG_B = "quay.io/openshift-release-dev/ocp-release@sha256:" + "b" * 64
 RUNNING = Release("4.14.1", IMG_A)
 
-EXAMPLES = Path(__file__).resolve().parents[3] / ".." / "shared" / "oc-examples"
 
 
 def cond(status: dict[str, Any], type_: str) -> dict[str, Any]:

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -17,6 +16,7 @@ import yaml
 from payload.acceptance import payload_loaded, retrieval_failed, retrieving
 from payload.release import Acceptance, Release
 from status.clusterversion import desired as cs
+from testkit.checkout import EXAMPLES
 from updateservice.poller import UpdatesState, updates_status
 from updateservice.retrieval import failure, succeeded
 
@@ -26,7 +26,6 @@ IMG_A = "quay.io/openshift-release-dev/ocp-release@sha256:" + "a" * 64
 IMG_B = "quay.io/openshift-release-dev/ocp-release@sha256:" + "b" * 64
 RUNNING = Release("4.14.1", IMG_A)
 TARGET = Release("4.14.2", IMG_B)
-EXAMPLES = Path(__file__).resolve().parents[3] / ".." / "shared" / "oc-examples"
 SPEC = {"clusterID": "5a0c8f4e-2f3b-4c7d-9e61-0d4f2b7c9a13", "channel": "stable-4.14", "upstream": "http://u/graph"}
 
 

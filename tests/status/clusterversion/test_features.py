@@ -5,10 +5,10 @@ watched), and the watch that tells once when the feature set or those gates chan
 from __future__ import annotations
 
 from cvo_py.runtime.kube import FEATUREGATES, KubeClient
-from cvo_py.testing.clusterversion import enable_feature_gates, featuregate_api_exists
-from cvo_py.testing.wait import wait_until
 from status.clusterversion.featuregates import Features
 from status.clusterversion.features import FeatureGateWatch, read_features
+from testkit.harness.clusterversion import enable_feature_gates, featuregate_api_exists
+from testkit.harness.wait import wait_until
 
 
 def test_the_gates_of_the_running_version(kube: KubeClient, featuregate_api: None) -> None:

@@ -7,13 +7,13 @@ from typing import Any
 
 import pytest
 
-from cvo_py.testing.clusterversion import release_co
 from payload.acceptance import PreconditionOutcome, precondition_blocked
 from payload.release import Acceptance, Release
 from status.clusterversion import desired as cs
 from status.clusterversion import preconditions as pc
 from status.clusterversion.preconditions import PreconditionError
 from status.clusterversion.upgradeable import ConfigMapRead
+from testkit.harness.clusterversion import release_co
 
 IMG = "quay.io/openshift-release-dev/ocp-release@sha256:"
 

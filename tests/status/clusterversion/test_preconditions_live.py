@@ -12,9 +12,11 @@ from typing import Any
 import pytest
 
 from cvo_py.runtime.kube import CLUSTEROPERATORS, CLUSTERVERSIONS, EVENTS, ApiError, KubeClient, connect
-from cvo_py.testing.adm_upgrade import adm_upgrade
-from cvo_py.testing.cluster import LocalCluster
-from cvo_py.testing.clusterversion import (
+from payload.release import Release
+from payload.retrieval import PayloadRetriever
+from status.clusterversion.controller import StatusOperator, StatusOptions
+from testkit.harness.cluster import LocalCluster
+from testkit.harness.clusterversion import (
     IMG_4141,
     condition,
     create_cv,
@@ -23,11 +25,9 @@ from cvo_py.testing.clusterversion import (
     release_co,
     status_414,
 )
-from cvo_py.testing.payload import options, release_accepted, write_payload
-from cvo_py.testing.wait import wait_until
-from payload.release import Release
-from payload.retrieval import PayloadRetriever
-from status.clusterversion.controller import StatusOperator, StatusOptions
+from testkit.harness.payload import options, release_accepted, write_payload
+from testkit.harness.wait import wait_until
+from testkit.oracles.adm_upgrade import adm_upgrade
 
 pytestmark = pytest.mark.usefixtures("clusterversion_cleanup")
 

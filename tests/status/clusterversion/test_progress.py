@@ -10,11 +10,11 @@ from typing import Any
 import pytest
 
 from cvo_py.runtime.gotext import metav1_time
-from cvo_py.testing.clusterversion import release_co
 from payload.acceptance import payload_loaded
 from payload.release import Acceptance, Release
 from status.clusterversion import desired as cs
 from status.clusterversion import progress
+from testkit.harness.clusterversion import release_co
 
 T0 = datetime(2024, 5, 1, 12, 0, 0, tzinfo=UTC)  # the update to 4.14.2 is accepted
 IMG_A = "quay.io/openshift-release-dev/ocp-release@sha256:" + "a" * 64

@@ -14,13 +14,13 @@ import pytest
 import yaml
 
 from cvo_py.runtime.kube import CLUSTERVERSIONS, KubeClient, connect
-from cvo_py.testing import localcluster
-from cvo_py.testing.cluster import CLUSTERVERSION_CRDS, LocalCluster
-from cvo_py.testing.clusterversion import AuditLog, condition, create_cv, status_414, upstream_update_schema
-from cvo_py.testing.update_service import release_digest
-from cvo_py.testing.wait import wait_until
 from status.clusterversion import writer as status_writer
 from status.clusterversion.writer import ClusterVersionStatusWriter, StatusRejected
+from testkit.fakes.update_service import release_digest
+from testkit.harness import localcluster
+from testkit.harness.cluster import CLUSTERVERSION_CRDS, LocalCluster
+from testkit.harness.clusterversion import AuditLog, condition, create_cv, status_414, upstream_update_schema
+from testkit.harness.wait import wait_until
 
 pytestmark = pytest.mark.usefixtures("clusterversion_cleanup")
 

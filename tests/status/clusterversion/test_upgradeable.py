@@ -8,11 +8,11 @@ from typing import Any
 
 import pytest
 
-from cvo_py.testing.clusterversion import release_co
 from payload.release import Release
 from status.clusterversion import desired as cs
 from status.clusterversion import upgradeable
 from status.clusterversion.upgradeable import ConfigMapRead, Risk, Sources
+from testkit.harness.clusterversion import release_co
 
 T0 = datetime(2024, 5, 1, 12, 0, 0, tzinfo=UTC)
 IMG = "quay.io/openshift-release-dev/ocp-release@sha256:" + "a" * 64

@@ -152,7 +152,7 @@ def test_an_invalid_spec_asks_for_no_release() -> None:
 
 def test_progressing_while_invalid() -> None:
     """Stopped at the current release after completion; "Reconciling" while an update runs."""
-    from cvo_py.testing.clusterversion import release_co
+    from testkit.harness.clusterversion import release_co
 
     done = cs.desired_status(cv(), [release_co("etcd", "4.14.1")], cs.StatusInputs(RUNNING), T0)
     assert done["history"][0]["state"] == "Completed"

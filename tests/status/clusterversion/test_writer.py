@@ -14,8 +14,13 @@ from typing import Any
 import pytest
 
 from cvo_py.runtime.kube import CLUSTERVERSIONS, MERGE_PATCH, ApiError, KubeClient, connect
-from cvo_py.testing.cluster import LocalCluster
-from cvo_py.testing.clusterversion import (
+from payload.release import Release
+from payload.retrieval import PayloadRetriever, RetrieverOptions
+from status.clusterversion import desired
+from status.clusterversion.controller import StatusOperator, StatusOptions
+from status.clusterversion.writer import ClusterVersionStatusWriter, StatusRejected
+from testkit.harness.cluster import LocalCluster
+from testkit.harness.clusterversion import (
     IMG_4141,
     IMG_4142,
     IMG_41310,
@@ -26,12 +31,7 @@ from cvo_py.testing.clusterversion import (
     roll_back_to_413,
     status_414,
 )
-from cvo_py.testing.wait import wait_until
-from payload.release import Release
-from payload.retrieval import PayloadRetriever, RetrieverOptions
-from status.clusterversion import desired
-from status.clusterversion.controller import StatusOperator, StatusOptions
-from status.clusterversion.writer import ClusterVersionStatusWriter, StatusRejected
+from testkit.harness.wait import wait_until
 
 pytestmark = pytest.mark.usefixtures("clusterversion_cleanup")
 

@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from cvo_py.runtime.kube import CLUSTEROPERATORS, KubeClient
-from cvo_py.testing import usc as h
-from cvo_py.testing.cluster import LocalCluster
-from cvo_py.testing.mco import MCO
+from testkit.fakes.mco import MCO
+from testkit.harness import usc as h
+from testkit.harness.cluster import LocalCluster
 
 
 @pytest.fixture

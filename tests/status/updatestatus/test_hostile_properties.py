@@ -12,12 +12,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from cvo_py.runtime import gotext
-from cvo_py.testing.insight_objects import VERSIONS, clusterversion, node, operator, pool
 from status.updatestatus.api import configmap
 from status.updatestatus.client import snapshot
 from status.updatestatus.client.render import RenderError, render, warning_text
 from status.updatestatus.insights import compute
 from status.updatestatus.insights.objects import InputError
+from testkit.objects.insight_objects import VERSIONS, clusterversion, node, operator, pool
 
 RAW = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\u2028\u2029]")
 NOW = gotext.parse_time("2024-01-01T11:00:00Z")

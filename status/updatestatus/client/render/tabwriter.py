@@ -8,7 +8,7 @@ and also ends every block. Widths count code points, as Go counts runes.
 
 `cell` is what a renderer writes into a cell: escaped for the terminal, except for the characters
 the writer itself consumes (tab, vertical tab, newline, form feed), which oc passes to Go's writer
-as they are. `cvo_py.testing.gotabwriter` is the plain port of Go's writer this one is compared with.
+as they are. `testkit.oracles.gotabwriter` is the plain port of Go's writer this one is compared with.
 """
 
 from __future__ import annotations

@@ -19,7 +19,7 @@ from prometheus_client import CollectorRegistry, Gauge
 
 from cvo_py.runtime.serving.certificates import SCRAPER_COMMON_NAME, ServingContext, authorize_scraper, common_name
 from cvo_py.runtime.serving.server import MetricsServer
-from cvo_py.testing.certs import certificate_authority, client_certificate, https_get, self_signed
+from testkit.harness.certs import certificate_authority, client_certificate, https_get, self_signed
 
 NO_CA = (
     "client certificate not trusted: no client CA loaded yet from ConfigMap "

@@ -14,10 +14,10 @@ from typing import Any
 
 import pytest
 
-from cvo_py.testing import usc as h
-from cvo_py.testing.cluster import LocalCluster
-from cvo_py.testing.hostile.clients import Probe, attacking, probe_for
-from cvo_py.testing.hostile.files import peak_rss
+from testkit.corpus.clients import Probe, attacking, probe_for
+from testkit.corpus.files import peak_rss
+from testkit.harness import usc as h
+from testkit.harness.cluster import LocalCluster
 
 PROBE_BOUND = 5.0  # seconds; the target is 1 s (see the bench)
 PEAK_RSS_BOUND = 400 << 20  # the process's own peak, attack included

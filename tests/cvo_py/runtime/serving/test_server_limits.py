@@ -9,18 +9,16 @@ import socket
 import ssl
 import time
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 from prometheus_client import CollectorRegistry
 
 from cvo_py.runtime.serving.certificates import ServingContext
 from cvo_py.runtime.serving.server import MetricsServer, ServingLimits
-from cvo_py.testing.hostile.clients import Attack, metrics_server_child, probe, stuffed_headers
-from cvo_py.testing.hostile.files import peak_rss
-from cvo_py.testing.wait import wait_until
+from testkit.corpus.clients import Attack, metrics_server_child, probe, stuffed_headers
+from testkit.corpus.files import peak_rss
+from testkit.harness.wait import wait_until
 
-REPO = Path(__file__).resolve().parents[4]
 PROBE_BOUND = 5.0  # seconds: generous for a loaded 2-core machine; bench/hostile_inputs.py prints the figures
 FAST = ServingLimits(header_timeout=1.0, idle_timeout=1.5, write_timeout=2.0, max_connections=24, reserve=4)
 

@@ -10,7 +10,6 @@ import subprocess
 import sys
 import urllib.request
 from collections.abc import Callable, Iterator
-from pathlib import Path
 
 import pytest
 from prometheus_client import CollectorRegistry
@@ -26,9 +25,8 @@ from cvo_py.runtime.serving.tls import (
     TLSOptions,
     parse_tls_options,
 )
-from cvo_py.testing.certs import pinned_client_context
-
-REPO = Path(__file__).resolve().parents[4]
+from testkit.checkout import REPO
+from testkit.harness.certs import pinned_client_context
 
 # -- flags → options (pure) -------------------------------------------------------------------------
 

@@ -7,7 +7,6 @@ import re
 import types
 import typing
 from enum import StrEnum
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -16,16 +15,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import BaseModel
 
-from cvo_py.testing.insight_objects import (
-    VERSIONS,
-    at,
-    clusterversion,
-    node,
-    ns,
-    pool,
-    sample_insights,
-)
-from cvo_py.testing.synthetic import synthetic_cluster
 from status.updatestatus.api import configmap, encoding, wire
 from status.updatestatus.client import snapshot
 from status.updatestatus.insights import compute
@@ -40,10 +29,19 @@ from status.updatestatus.insights.models import (
     ResourceRef,
     ScopeType,
 )
+from testkit.checkout import EXAMPLES
+from testkit.objects.insight_objects import (
+    VERSIONS,
+    at,
+    clusterversion,
+    node,
+    ns,
+    pool,
+    sample_insights,
+)
+from testkit.objects.synthetic import synthetic_cluster
 
 KEY = re.compile(r"^[-._a-zA-Z0-9]+$")
-REPO = Path(__file__).resolve().parents[4]
-EXAMPLES = REPO / ".." / "shared" / "oc-examples"
 
 
 def sample() -> list[Any]:

@@ -7,10 +7,10 @@ import pytest
 import yaml
 
 from cvo_py.runtime.gotext import SECOND
-from cvo_py.testing.insight_objects import ns
 from status.updatestatus.api import metadata
 from status.updatestatus.api.metadata import LeaseState
 from status.updatestatus.client.render.warnings import emit, warning_text
+from testkit.objects.insight_objects import ns
 
 RESYNC = 30 * SECOND
 

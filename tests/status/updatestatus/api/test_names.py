@@ -3,13 +3,11 @@ the controller, `upgrade-status`, the command lines, the toolkit, the demo and t
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from status.updatestatus.api import names
+from testkit.checkout import REPO
 
-REPO = Path(__file__).resolve().parents[4]
 HOME = REPO / "status/updatestatus/api/names.py"
 CODE = ("cvo_py", "payload", "status", "updateservice", "hack", "bench")
 

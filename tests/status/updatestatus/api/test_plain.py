@@ -8,19 +8,17 @@ import json
 import re
 import subprocess
 import sys
-from pathlib import Path
 from typing import Any
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cvo_py.testing.insight_objects import ns, sample_insights
-from cvo_py.testing.synthetic import synthetic_cluster
 from status.updatestatus.api import configmap, metadata, wire
 from status.updatestatus.insights import compute, kinds, models
 from status.updatestatus.insights import plain as plain_insights
-
-REPO = Path(__file__).resolve().parents[4]
+from testkit.checkout import REPO
+from testkit.objects.insight_objects import ns, sample_insights
+from testkit.objects.synthetic import synthetic_cluster
 
 
 def sample_data() -> dict[str, str]:

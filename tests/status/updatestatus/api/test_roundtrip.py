@@ -11,7 +11,6 @@ from hypothesis import strategies as st
 from pydantic import BaseModel
 
 from cvo_py.runtime import gotext
-from cvo_py.testing.insight_objects import T0_NS, clusterversion, entry, firing_alert, node, ns, operator, pool
 from status.updatestatus.api import configmap
 from status.updatestatus.client.render import render
 from status.updatestatus.controller.incremental import IncrementalInsights
@@ -20,6 +19,7 @@ from status.updatestatus.insights import plain as plain_insights
 from status.updatestatus.insights.kinds import ClusterVersionInsightShape
 from status.updatestatus.insights.models import Insight
 from status.updatestatus.insights.plain import Insight as PlainInsight
+from testkit.objects.insight_objects import T0_NS, clusterversion, entry, firing_alert, node, ns, operator, pool
 
 LONG_VERSION = "4.16.0-0.nightly-multi-2024-05-01-123456-with-a-very-long-build-suffix-x"  # 72 characters
 

@@ -18,9 +18,12 @@ import pytest
 from cvo_py import __version__
 from cvo_py.runtime import gotext
 from cvo_py.runtime.kube import CONFIGMAPS, LEASES, ApiError, KubeClient
-from cvo_py.testing import cluster as local
-from cvo_py.testing import dumps as conv
-from cvo_py.testing.insight_objects import (
+from status.updatestatus.api import configmap, metadata
+from status.updatestatus.client.snapshot import Snapshot
+from status.updatestatus.insights import compute
+from testkit.harness import cluster as local
+from testkit.objects import dumps as conv
+from testkit.objects.insight_objects import (
     T0_NS,
     at,
     firing_alert,
@@ -29,10 +32,7 @@ from cvo_py.testing.insight_objects import (
     small_cluster,
     write_snapshot,
 )
-from cvo_py.testing.synthetic import synthetic_cluster
-from status.updatestatus.api import configmap, metadata
-from status.updatestatus.client.snapshot import Snapshot
-from status.updatestatus.insights import compute
+from testkit.objects.synthetic import synthetic_cluster
 
 # Every module of the project a live run imports.
 PROJECT_MODULES = sorted(

@@ -17,13 +17,13 @@ import pytest
 from cvo_py.runtime import gotext
 from cvo_py.runtime.gotext import SECOND
 from cvo_py.runtime.kube import CONFIGMAPS, LEASES, ApiError, KubeClient, Resource
-from cvo_py.testing import manifests
-from cvo_py.testing import usc as h
-from cvo_py.testing.cluster import LocalCluster
-from cvo_py.testing.wait import wait_until
 from status.updatestatus.api import metadata
 from status.updatestatus.api.metadata import META_KEY
 from status.updatestatus.api.names import CONFIGMAP, LEASE, SHARD_PREFIX, SHARDS_KEY
+from testkit.harness import manifests
+from testkit.harness import usc as h
+from testkit.harness.cluster import LocalCluster
+from testkit.harness.wait import wait_until
 
 
 def published(kube: KubeClient, namespace: str) -> dict[str, str] | None:

@@ -11,8 +11,8 @@ import pytest
 
 from cvo_py.cli import main as cli
 from cvo_py.runtime import gotext
-from cvo_py.testing import cluster as local
-from cvo_py.testing import scale
+from testkit.harness import cluster as local
+from testkit.objects import scale
 
 
 def run(capsys: pytest.CaptureFixture[str], *args: str) -> str:

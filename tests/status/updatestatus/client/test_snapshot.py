@@ -9,10 +9,9 @@ import pytest
 import yaml
 
 from cvo_py.runtime import gotext
-from cvo_py.testing.insight_objects import clusterversion, node, operator, write_snapshot
 from status.updatestatus.client import snapshot
-
-EXAMPLES = Path(__file__).resolve().parents[4] / ".." / "shared" / "oc-examples"
+from testkit.checkout import EXAMPLES
+from testkit.objects.insight_objects import clusterversion, node, operator, write_snapshot
 
 
 def test_loads_a_snapshot_in_yaml_and_in_json(tmp_path: Path) -> None:

@@ -18,10 +18,6 @@ from cvo_py.cli import main as cli
 from cvo_py.runtime import gotext
 from cvo_py.runtime.gotext import MINUTE, SECOND
 from cvo_py.runtime.kube import CONFIGMAPS, LEASES, ApiError, KubeClient
-from cvo_py.testing import cluster as local
-from cvo_py.testing import manifests
-from cvo_py.testing.insight_objects import at, clusterversion, node, operator, pool, write_snapshot
-from cvo_py.testing.wait import wait_until
 from status.updatestatus.api import configmap, metadata
 from status.updatestatus.api.metadata import META_KEY
 from status.updatestatus.api.names import NAMESPACE
@@ -30,8 +26,11 @@ from status.updatestatus.client import snapshot
 from status.updatestatus.client.render import render
 from status.updatestatus.insights import compute
 from status.updatestatus.insights.plain import Insight
-
-EXAMPLES = Path(__file__).resolve().parents[4] / ".." / "shared" / "oc-examples"
+from testkit.checkout import EXAMPLES
+from testkit.harness import cluster as local
+from testkit.harness import manifests
+from testkit.harness.wait import wait_until
+from testkit.objects.insight_objects import at, clusterversion, node, operator, pool, write_snapshot
 
 
 def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
@@ -375,7 +374,7 @@ def test_live_mode_renders_readable_keys_and_warns_about_unreadable_ones(
     kube: KubeClient,
     status_configmaps: list[str],
 ) -> None:
-    from cvo_py.testing.hostile import values
+    from testkit.corpus import values
 
     _, insights, now = updating_insights(tmp_path)
     data = configmap.encode(insights)

@@ -8,11 +8,11 @@ import io
 from cvo_py import __version__
 from cvo_py.runtime import gotext
 from cvo_py.runtime.gotext import SECOND
-from cvo_py.testing.insight_objects import ns, sample_insights
 from status.updatestatus.api import configmap, metadata, staleness, wire
 from status.updatestatus.api.names import CONFIGMAP, NAMESPACE
 from status.updatestatus.client.render import render
 from status.updatestatus.client.watch import Screen, age_line, compose, fit
+from testkit.objects.insight_objects import ns, sample_insights
 
 NOW = ns(0)
 RESYNC = 30 * SECOND

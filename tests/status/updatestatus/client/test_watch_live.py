@@ -18,11 +18,11 @@ from urllib.parse import urlparse
 import pytest
 
 from cvo_py.runtime.kube import MACHINECONFIGPOOLS, MACHINECONFIGS, NODES, KubeClient
-from cvo_py.testing import usc as h
-from cvo_py.testing.cluster import LocalCluster
-from cvo_py.testing.mco import MCO
-from cvo_py.testing.tcpproxy import PausableProxy
-from cvo_py.testing.wait import wait_until
+from testkit.fakes.mco import MCO
+from testkit.harness import usc as h
+from testkit.harness.cluster import LocalCluster
+from testkit.harness.tcpproxy import PausableProxy
+from testkit.harness.wait import wait_until
 
 NEEDS_TMUX = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed: the test needs a terminal")
 

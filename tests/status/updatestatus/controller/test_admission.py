@@ -13,8 +13,8 @@ from collections.abc import Callable, Iterator
 import pytest
 
 from cvo_py.runtime.kube import CONFIGMAPS, JSON, ApiError, KubeClient, Resource
-from cvo_py.testing import usc as h
-from cvo_py.testing.cluster import LocalCluster
+from testkit.harness import usc as h
+from testkit.harness.cluster import LocalCluster
 
 SHARD = f"{h.CONFIGMAP}-nodes-0"
 APPLY_PATCH = "application/apply-patch+yaml"

@@ -13,10 +13,10 @@ import pytest
 
 from cvo_py.runtime import gotext
 from cvo_py.runtime.promapi import PrometheusAPI
-from cvo_py.testing.httpserve import Handler
-from cvo_py.testing.insight_objects import firing_alert, malformed_alerts
 from status.updatestatus.controller.alerts import AlertsPoller
 from status.updatestatus.insights.alerts import live_alert_insights
+from testkit.fakes.httpserve import Handler
+from testkit.objects.insight_objects import firing_alert, malformed_alerts
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 

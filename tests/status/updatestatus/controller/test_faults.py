@@ -22,11 +22,11 @@ import pytest
 from cvo_py.cli import main as cli
 from cvo_py.runtime import gotext
 from cvo_py.runtime.kube import CLUSTEROPERATORS, MACHINECONFIGPOOLS, MACHINECONFIGS, NODES, KubeClient
-from cvo_py.testing import usc as h
-from cvo_py.testing.cluster import LocalCluster
-from cvo_py.testing.mco import MCO
 from status.updatestatus.api import metadata
 from status.updatestatus.api.metadata import META_KEY
+from testkit.fakes.mco import MCO
+from testkit.harness import usc as h
+from testkit.harness.cluster import LocalCluster
 
 OLD, NEW = "4.15.8", "4.16.0"
 MCO_PREFIX = "machineconfiguration.openshift.io/"

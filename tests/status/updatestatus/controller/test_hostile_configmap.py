@@ -6,11 +6,11 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from cvo_py.runtime.kube import KubeClient
-from cvo_py.testing import usc as h
-from cvo_py.testing.cluster import LocalCluster
-from cvo_py.testing.hostile import values
 from status.updatestatus.api import configmap as wire
 from status.updatestatus.api.metadata import META_KEY
+from testkit.corpus import values
+from testkit.harness import usc as h
+from testkit.harness.cluster import LocalCluster
 
 HOSTILE = {
     "usc-co-dns": "a: " + values.deep_flow(40_000),  # 80 KB nested 40,000 deep, in a key it owns

@@ -22,8 +22,9 @@ from status.updatestatus.controller.incremental import IncrementalInsights, coun
 from status.updatestatus.controller.transforms import node_transform
 from status.updatestatus.insights import compute
 from status.updatestatus.insights.objects import JSON
+from testkit.checkout import EXAMPLES
 
-SHARED = Path(__file__).resolve().parents[4] / ".." / "shared" / "oc-examples"
+SHARED = EXAMPLES
 MCO = "machineconfiguration.openshift.io/"
 
 State = dict[str, object]

@@ -6,8 +6,8 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from cvo_py.runtime.kube import LEASES, KubeClient
-from cvo_py.testing import usc as h
-from cvo_py.testing.cluster import LocalCluster
+from testkit.harness import usc as h
+from testkit.harness.cluster import LocalCluster
 
 # Short timings so a takeover happens within seconds (the defaults are library-go's 137/107/26 s),
 # long enough that a replica stalled for 10 s (a loaded machine) keeps its Lease and its standby

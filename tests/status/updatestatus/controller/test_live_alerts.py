@@ -12,11 +12,11 @@ from pathlib import Path
 import yaml
 
 from cvo_py.runtime.kube import CLUSTEROPERATORS, ApiError, KubeClient
-from cvo_py.testing import usc as h
-from cvo_py.testing.cluster import LocalCluster, free_port
-from cvo_py.testing.prometheus import LocalPrometheus
+from testkit.checkout import REPO
+from testkit.harness import usc as h
+from testkit.harness.cluster import LocalCluster, free_port
+from testkit.harness.prometheus import LocalPrometheus
 
-REPO = Path(__file__).resolve().parents[4]
 USC = "update-status-controller"
 PDB_SUMMARY = "The pod disruption budget is preventing further disruption to pods."
 PDB_DESCRIPTION = "The pod disruption budget is at the minimum disruptions allowed level."

@@ -11,10 +11,10 @@ from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 
 from cvo_py.runtime.kube import KubeClient
-from cvo_py.testing import usc as h
-from cvo_py.testing.cluster import LocalCluster
-from cvo_py.testing.httpserve import Handler
-from cvo_py.testing.insight_objects import firing_alert, malformed_alerts
+from testkit.fakes.httpserve import Handler
+from testkit.harness import usc as h
+from testkit.harness.cluster import LocalCluster
+from testkit.objects.insight_objects import firing_alert, malformed_alerts
 
 
 def operator_updating(kube: KubeClient) -> bool:

@@ -14,12 +14,12 @@ from typing import Any
 import pytest
 
 from cvo_py.runtime.kube import CONFIGMAPS, ApiError, KubeClient
-from cvo_py.testing import usc as h
-from cvo_py.testing.cluster import LocalCluster
-from cvo_py.testing.httpserve import Handler
-from cvo_py.testing.insight_objects import firing_alert
 from status.updatestatus.api import configmap, metadata
 from status.updatestatus.api.metadata import META_KEY
+from testkit.fakes.httpserve import Handler
+from testkit.harness import usc as h
+from testkit.harness.cluster import LocalCluster
+from testkit.objects.insight_objects import firing_alert
 
 
 def many_alerts(during: str) -> list[dict[str, Any]]:

@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cvo_py.testing import usc as h
 from status.updatestatus.controller.pacing import WritePacer, current_as_of
+from testkit.harness import usc as h
 
 SHARDS = [f"cm-{i:02d}" for i in range(17)]
 CONFIGMAPS = ["main", *SHARDS]  # the main ConfigMap and 17 shards, as at 5,000 nodes

@@ -14,11 +14,11 @@ from pathlib import Path
 import pytest
 
 from cvo_py.runtime.kube import CONFIGMAPS, MACHINECONFIGPOOLS, MACHINECONFIGS, NODES, ApiError, KubeClient
-from cvo_py.testing import usc as h
-from cvo_py.testing.cluster import LocalCluster
-from cvo_py.testing.mco import DESIRED_CONFIG, MCO, STATE
 from status.updatestatus.api import wire
 from status.updatestatus.controller.pacing import WritePacer
+from testkit.fakes.mco import DESIRED_CONFIG, MCO, STATE
+from testkit.harness import usc as h
+from testkit.harness.cluster import LocalCluster
 
 OLD, NEW = "4.15.8", "4.16.0"
 POOL = "worker"

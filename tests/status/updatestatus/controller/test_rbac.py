@@ -14,10 +14,10 @@ from pathlib import Path
 import pytest
 
 from cvo_py.runtime.kube import JSON, KubeClient
-from cvo_py.testing import usc as h
-from cvo_py.testing.certs import self_signed
-from cvo_py.testing.cluster import LocalCluster
-from cvo_py.testing.mco import MCO
+from testkit.fakes.mco import MCO
+from testkit.harness import usc as h
+from testkit.harness.certs import self_signed
+from testkit.harness.cluster import LocalCluster
 
 TEST_LABEL = "test.cvo-py/usc-rbac"
 # ~650 bytes per node insight: 600 of them exceed the 256 KiB the controller fills a ConfigMap to.

@@ -6,8 +6,8 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from cvo_py.runtime.kube import CLUSTEROPERATORS, KubeClient
-from cvo_py.testing import usc as h
-from cvo_py.testing.cluster import LocalCluster
+from testkit.harness import usc as h
+from testkit.harness.cluster import LocalCluster
 
 
 def test_converges_after_an_api_server_restart(

@@ -26,9 +26,9 @@ from cvo_py.runtime.kube import (
     ApiError,
     KubeClient,
 )
-from cvo_py.testing import usc as h
-from cvo_py.testing.cluster import LocalCluster
-from cvo_py.testing.mco import MCO
+from testkit.fakes.mco import MCO
+from testkit.harness import usc as h
+from testkit.harness.cluster import LocalCluster
 
 OLD, NEW = "4.15.8", "4.16.0"
 MCO_PREFIX = "machineconfiguration.openshift.io/"

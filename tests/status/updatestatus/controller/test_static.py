@@ -16,11 +16,11 @@ from pathlib import Path
 import pytest
 
 from cvo_py.runtime.kube import CLUSTERVERSIONS, CONFIGMAPS, MACHINECONFIGPOOLS, MACHINECONFIGS, NODES, KubeClient
-from cvo_py.testing import usc as h
-from cvo_py.testing.cluster import LocalCluster
-from cvo_py.testing.mco import MCO
 from status.updatestatus.api import metadata
 from status.updatestatus.api.metadata import META_KEY
+from testkit.fakes.mco import MCO
+from testkit.harness import usc as h
+from testkit.harness.cluster import LocalCluster
 
 OLD, NEW = "4.15.8", "4.16.0"
 MCO_PREFIX = "machineconfiguration.openshift.io/"

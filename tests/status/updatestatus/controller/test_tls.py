@@ -7,7 +7,6 @@ from __future__ import annotations
 import ssl
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
@@ -15,9 +14,8 @@ from cvo_py.cli import update_status_controller as usc
 from cvo_py.cli.main import build_parser, main
 from cvo_py.runtime.serving.options import ServingOptions
 from cvo_py.runtime.serving.tls import DEFAULT_CIPHER_SUITES
-from cvo_py.testing.certs import self_signed
-
-REPO = Path(__file__).resolve().parents[4]
+from testkit.checkout import REPO
+from testkit.harness.certs import self_signed
 
 
 @pytest.fixture(scope="module")

@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from cvo_py.testing import usc as h
-from cvo_py.testing.certs import self_signed
-from cvo_py.testing.cluster import LocalCluster
+from testkit.harness import usc as h
+from testkit.harness.certs import self_signed
+from testkit.harness.cluster import LocalCluster
 
 PLAIN_HTTP_WARNING = "over plain HTTP"
 

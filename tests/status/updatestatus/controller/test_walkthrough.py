@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import Any
 
 from cvo_py.runtime.kube import LEASES, ApiError, KubeClient
-from cvo_py.testing import usc as h
-from cvo_py.testing.cluster import LocalCluster
+from testkit.harness import usc as h
+from testkit.harness.cluster import LocalCluster
 
 OPERATORS = ("authentication", "dns", "etcd", "kube-apiserver", "machine-config", "network")
 

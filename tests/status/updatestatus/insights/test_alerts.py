@@ -6,9 +6,9 @@ from typing import Any
 
 import pytest
 
-from cvo_py.testing.insight_objects import at, malformed_alerts, ns
 from status.updatestatus.insights import alerts
 from status.updatestatus.insights.kinds import ImpactLevel, ImpactType, ScopeType
+from testkit.objects.insight_objects import at, malformed_alerts, ns
 
 STARTED = ns(0)
 

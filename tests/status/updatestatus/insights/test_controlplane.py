@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from cvo_py.runtime import gotext
 from cvo_py.runtime.gotext import HOUR, MINUTE, SECOND
-from cvo_py.testing.insight_objects import T0, T0_NS, at, clusterversion, entry, ns, operator
 from status.updatestatus.client import snapshot
 from status.updatestatus.insights import compute, controlplane
 from status.updatestatus.insights.kinds import (
@@ -23,8 +20,8 @@ from status.updatestatus.insights.kinds import (
     find_condition,
 )
 from status.updatestatus.insights.plain import ClusterOperatorStatusInsight, ClusterVersionStatusInsight, HealthInsight
-
-EXAMPLES = Path(__file__).resolve().parents[4] / ".." / "shared" / "oc-examples"
+from testkit.checkout import EXAMPLES
+from testkit.objects.insight_objects import T0, T0_NS, at, clusterversion, entry, ns, operator
 
 
 @pytest.mark.parametrize(

@@ -10,12 +10,12 @@ from typing import Any
 import pytest
 
 from cvo_py.cli import main as cli
-from cvo_py.testing.insight_objects import VERSIONS, clusterversion, node, ns, operator, pool, write_snapshot
 from status.updatestatus.api import configmap
 from status.updatestatus.controller.incremental import IncrementalInsights
 from status.updatestatus.insights import compute
 from status.updatestatus.insights.kinds import HealthInsightShape, ImpactLevel, ImpactType
 from status.updatestatus.insights.plain import HealthInsight, Insight
+from testkit.objects.insight_objects import VERSIONS, clusterversion, node, ns, operator, pool, write_snapshot
 
 BAD_SELECTOR = {"matchExpressions": [{"key": "node-role.kubernetes.io/infra", "operator": "Near"}]}
 

@@ -8,7 +8,6 @@ from typing import Any
 import pytest
 
 from cvo_py.runtime.gotext import MINUTE
-from cvo_py.testing.insight_objects import MCO, VERSIONS, at, clusterversion, cond, node, ns, pool
 from status.updatestatus.insights import compute, nodes
 from status.updatestatus.insights.kinds import (
     ConditionStatus,
@@ -23,6 +22,7 @@ from status.updatestatus.insights.kinds import (
     find_condition,
 )
 from status.updatestatus.insights.plain import HealthInsight, MachineConfigPoolStatusInsight, NodeStatusInsight
+from testkit.objects.insight_objects import MCO, VERSIONS, at, clusterversion, cond, node, ns, pool
 
 POOLS = [pool("master"), pool("worker")]
 

@@ -13,10 +13,10 @@ from pathlib import Path
 import pytest
 
 from cvo_py.cli import main as cli
-from cvo_py.testing import dumps as conv
-from cvo_py.testing.insight_objects import clusterversion, node, operator, pool
 from status.updatestatus.client.dump import archives
 from status.updatestatus.client.snapshot import Snapshot
+from testkit.objects import dumps as conv
+from testkit.objects.insight_objects import clusterversion, node, operator, pool
 
 CV_PATH = "cluster-scoped-resources/config.openshift.io/clusterversions/version.yaml"
 

@@ -12,8 +12,11 @@ import pytest
 
 from cvo_py.cli import main as cli
 from cvo_py.runtime import gotext
-from cvo_py.testing import dumps as conv
-from cvo_py.testing.insight_objects import (
+from status.updatestatus.client.dump import layouts as dump
+from status.updatestatus.client.render import render
+from status.updatestatus.client.snapshot import Snapshot
+from testkit.objects import dumps as conv
+from testkit.objects.insight_objects import (
     MCO,
     T0_NS,
     at,
@@ -23,9 +26,6 @@ from cvo_py.testing.insight_objects import (
     operator,
     small_cluster,
 )
-from status.updatestatus.client.dump import layouts as dump
-from status.updatestatus.client.render import render
-from status.updatestatus.client.snapshot import Snapshot
 
 GATHERED = T0_NS + 30 * gotext.MINUTE
 

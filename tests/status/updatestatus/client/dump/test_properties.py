@@ -13,10 +13,10 @@ from hypothesis import strategies as st
 
 from cvo_py.cli import main as cli
 from cvo_py.runtime import gotext
-from cvo_py.testing import dumps as conv
-from cvo_py.testing.insight_objects import at, clusterversion, machineconfigs, node, operator, pool
 from status.updatestatus.client.render import render
 from status.updatestatus.client.snapshot import Snapshot
+from testkit.objects import dumps as conv
+from testkit.objects.insight_objects import at, clusterversion, machineconfigs, node, operator, pool
 
 GATHERED = gotext.parse_time("2024-01-01T11:00:00Z")
 

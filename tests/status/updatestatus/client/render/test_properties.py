@@ -1,5 +1,5 @@
 """The renderer with the fast tab writer prints exactly what it prints with the plain port of Go's
-writer (`cvo_py.testing.gotabwriter`), on random insights whose node, operator and health
+writer (`testkit.oracles.gotabwriter`), on random insights whose node, operator and health
 messages span several lines and hold tabs, carriage returns, wide and combining characters."""
 
 from __future__ import annotations
@@ -11,11 +11,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from cvo_py.runtime import gotext
-from cvo_py.testing.gotabwriter import ReferenceTabWriter
-from cvo_py.testing.insight_objects import VERSIONS, at, clusterversion, node, operator, pool
 from status.updatestatus.client.render import render
 from status.updatestatus.client.render import text as render_text
 from status.updatestatus.insights import compute
+from testkit.objects.insight_objects import VERSIONS, at, clusterversion, node, operator, pool
+from testkit.oracles.gotabwriter import ReferenceTabWriter
 
 NOW = gotext.parse_time(at(45))
 PIECES = ["", "a", "node", "failed to drain", "日本語", "e\u0301", "👍🏽", "\x1b[31m", "\u202e", "x" * 25]

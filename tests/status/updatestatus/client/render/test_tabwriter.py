@@ -1,5 +1,5 @@
 """Go text/tabwriter as oc configures it (padding 3, spaces, trailing cells never padded), compared
-with Go's own writer and with the plain port of it (`cvo_py.testing.gotabwriter`)."""
+with Go's own writer and with the plain port of it (`testkit.oracles.gotabwriter`)."""
 
 from __future__ import annotations
 
@@ -11,9 +11,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from cvo_py.runtime import gotext
-from cvo_py.testing import goprogram
-from cvo_py.testing.gotabwriter import ReferenceTabWriter
 from status.updatestatus.client.render.tabwriter import TabWriter, cell
+from testkit.oracles import goprogram
+from testkit.oracles.gotabwriter import ReferenceTabWriter
 
 
 @pytest.mark.parametrize(

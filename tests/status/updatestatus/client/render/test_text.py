@@ -7,7 +7,11 @@ from typing import Any
 import pytest
 
 from cvo_py.runtime.gotext import MINUTE
-from cvo_py.testing.insight_objects import (
+from status.updatestatus.api import configmap
+from status.updatestatus.client.render import RenderError, render
+from status.updatestatus.client.render.text import node_row
+from status.updatestatus.insights import compute
+from testkit.objects.insight_objects import (
     T0,
     VERSIONS,
     at,
@@ -19,10 +23,6 @@ from cvo_py.testing.insight_objects import (
     operator,
     pool,
 )
-from status.updatestatus.api import configmap
-from status.updatestatus.client.render import RenderError, render
-from status.updatestatus.client.render.text import node_row
-from status.updatestatus.insights import compute
 
 POOLS = [pool("master"), pool("worker")]
 MASTERS = [node(f"m{i}", role="master", current="rendered-master-new") for i in range(3)]
@@ -387,9 +387,9 @@ def test_rendering_again_with_a_memo_of_rows_gives_what_rendering_afresh_gives()
     insight being a new object: the rows it remembers are those of the very objects it is given."""
     import json
 
-    from cvo_py.testing.synthetic import synthetic_cluster
     from status.updatestatus.api import wire
     from status.updatestatus.client.render import RowMemo
+    from testkit.objects.synthetic import synthetic_cluster
 
     cv, nodes, pools, versions = synthetic_cluster(60, 3)
     ops = [operator("etcd", degraded="True"), operator("dns", version="4.14.0", progressing="True")]
