@@ -16,13 +16,12 @@ import pytest
 import yaml
 
 from cvo_py.runtime.kube import KubeClient
-from cvo_py.testing import usc as h
-from cvo_py.testing.cluster import LocalCluster, free_port
+from testkit.checkout import EXAMPLES, REPO
+from testkit.harness import usc as h
+from testkit.harness.cluster import LocalCluster, free_port
 from tests.image import runner
 from tests.image.runner import ImageContainer
 
-REPO = Path(__file__).resolve().parents[2]
-EXAMPLES = REPO.parent / "shared" / "oc-examples"
 size_bytes = runner.build.size_bytes
 COMPILERS = ("gcc", "g++", "cc", "c++", "clang", "clang++", "tcc", "cpp", "ld", "as", "make", "go", "rustc")
 
@@ -51,13 +50,39 @@ def test_every_module_imports(image: ImageContainer) -> None:
         "import importlib, pkgutil; "
         "mods = [i.name for top in ('cvo_py', 'payload', 'status', 'updateservice') "
         "for i in pkgutil.walk_packages(importlib.import_module(top).__path__, top + '.') "
-        "if not i.name.startswith('cvo_py.testing') and not i.name.endswith('__main__')]; "
+        "if not i.name.endswith('__main__')]; "
         "[importlib.import_module(m) for m in mods]; print('ok', len(mods))"
     )
     # Through sh (as the other commands here): the script is sh's $0, so no quoting is involved.
     result = image.run(["sh", "-c", '/opt/cvo-py/bin/python -c "$0"', script])
     assert result.returncode == 0 and result.stdout.startswith("ok "), result.stdout[-500:] + result.stderr[-2000:]
     assert int(result.stdout.split()[1]) > 50, result.stdout  # every package walked, not an empty list
+
+
+SHIPPED = ("cvo_py", "payload", "status", "updateservice")
+
+
+def shipped_names() -> set[str]:
+    """The file names of the product's own modules (a toolkit module may share one, e.g. `kubelet.py`)."""
+    return {p.name for top in SHIPPED for p in (REPO / top).rglob("*.py")}
+
+
+def test_the_image_holds_nothing_of_the_development_toolkit(image: ImageContainer) -> None:
+    """The toolkit (testkit/) and the tests stay in the checkout: no file of theirs in the image,
+    and no module of theirs importable there."""
+    toolkit = {p.name for p in (REPO / "testkit").rglob("*.py")} - {"__init__.py"}
+    assert {"checkout.py", "localcluster.py", "kubelet.py"} <= toolkit
+    find = "find / -xdev -type f \\( -name '*.py' -o -name '*.pyc' -o -name '*.go' \\) 2>/dev/null"
+    listing = image.run(["sh", "-c", find])
+    files = listing.stdout.split()
+    assert len(files) > 500, listing.stdout[-500:] + listing.stderr[-500:]  # the listing did list the venv
+    ours = [f for f in files if "/site-packages/" in f and f.split("/site-packages/")[1].split("/")[0] in SHIPPED]
+    assert ours, files[:20]
+    found = [f for f in files if "testkit" in f or "/tests/e2e/" in f]
+    found += [f for f in ours if f.rsplit("/", 1)[1].split(".")[0] + ".py" in toolkit - shipped_names()]
+    assert found == [], found
+    probe = image.run(["/opt/cvo-py/bin/python", "-c", "import testkit"])
+    assert probe.returncode != 0 and "No module named 'testkit'" in probe.stderr, probe.stdout + probe.stderr
 
 
 def test_upgrade_status_from_a_snapshot_prints_what_the_host_prints(image: ImageContainer) -> None:

@@ -9,7 +9,7 @@ import sys
 import zipfile
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[2]
+from testkit.checkout import REPO
 
 
 def instructions() -> list[list[str]]:
@@ -96,6 +96,28 @@ def test_build_stage_wheel_contains_the_packages_and_console_script(tmp_path: Pa
     assert not any(name.startswith("tests/") for name in names)
     entry_points = next(name for name in names if name.endswith("entry_points.txt"))
     assert "cluster-version-operator = cvo_py.cli.main:entry" in zipfile.ZipFile(wheel).read(entry_points).decode()
+
+
+def test_a_wheel_of_the_whole_checkout_ships_the_product_and_nothing_of_the_toolkit(tmp_path: Path) -> None:
+    """`pip wheel .` on every tracked file (not only what the Dockerfile copies): the package list
+    in pyproject.toml, not the build context, keeps the development toolkit and the tests out."""
+    source = tmp_path / "src"
+    tracked = subprocess.run(["git", "ls-files", "-z"], cwd=REPO, capture_output=True, check=True).stdout
+    for name in filter(None, tracked.decode().split("\0")):
+        if (REPO / name).is_file():
+            (source / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy(REPO / name, source / name)
+    assert (source / "testkit" / "checkout.py").is_file()  # the toolkit was there to be left out
+    subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--wheel-dir", str(tmp_path), str(source)],
+        check=True,
+        capture_output=True,
+        timeout=300,
+    )
+    names = zipfile.ZipFile(next(tmp_path.glob("cvo_py-*.whl"))).namelist()
+    tops = sorted({name.split("/")[0] for name in names if not name.split("/")[0].endswith(".dist-info")})
+    assert tops == ["cvo_py", "payload", "status", "updateservice"], tops
+    assert not [name for name in names if "testkit" in name or "/testing/" in name], names
 
 
 def test_the_build_stage_copies_every_package_the_project_ships() -> None:
