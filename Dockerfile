@@ -16,6 +16,7 @@ COPY pyproject.toml README.md ./
 COPY cvo_py ./cvo_py
 COPY payload ./payload
 COPY status ./status
+COPY syncworker ./syncworker
 COPY updateservice ./updateservice
 # Some dependencies ship their test suites or test helpers (kubernetes/test, kubernetes/e2e_test,
 # kubernetes/dynamic/test_*.py, aiohttp/test_utils.py, annotated_types/test_cases.py); nothing

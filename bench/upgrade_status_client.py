@@ -40,7 +40,7 @@ from datetime import datetime
 from pathlib import Path
 
 from cvo_py.runtime import gotext
-from testkit.checkout import REPO
+from testkit.checkout import PRODUCT, REPO
 from testkit.harness import cluster as local
 from testkit.objects import scale
 
@@ -110,7 +110,7 @@ def interpreter() -> str:
 def byte_compile() -> None:
     """Compile the project's modules into their `__pycache__` directories (ignored by git), which
     the measured processes then read even where PYTHONDONTWRITEBYTECODE is set."""
-    packages = [str(REPO / name) for name in ("cvo_py", "status", "payload", "updateservice")]
+    packages = [str(REPO / name) for name in PRODUCT]
     subprocess.run([sys.executable, "-m", "compileall", "-q", *packages], check=True, stdout=subprocess.DEVNULL)
 
 

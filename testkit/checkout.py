@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import sys
+import tomllib
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -16,6 +17,15 @@ INSTALL = REPO / "install"
 SHARED = Path(os.environ.get("CVO_PY_SHARED") or REPO.parent / "shared").resolve()
 EXAMPLES = SHARED / "oc-examples"
 WITHOUT_SHARED = "CVO_PY_WITHOUT_SHARED"
+
+
+def _product_packages() -> tuple[str, ...]:
+    """The top-level packages the wheel and the image ship, as pyproject.toml names them."""
+    find = tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"]["find"]
+    return tuple(sorted(pattern.rstrip("*").rstrip(".") for pattern in find["include"]))
+
+
+PRODUCT = _product_packages()
 
 
 def missing() -> str | None:

@@ -16,7 +16,7 @@ import pytest
 import yaml
 
 from cvo_py.runtime.kube import KubeClient
-from testkit.checkout import EXAMPLES, REPO
+from testkit.checkout import EXAMPLES, PRODUCT, REPO
 from testkit.harness import usc as h
 from testkit.harness.cluster import LocalCluster, free_port
 from tests.image import runner
@@ -48,7 +48,7 @@ def test_every_module_imports(image: ImageContainer) -> None:
     left out would crash a subcommand there and nowhere else)."""
     script = (
         "import importlib, pkgutil; "
-        "mods = [i.name for top in ('cvo_py', 'payload', 'status', 'updateservice') "
+        "mods = [i.name for top in " + repr(PRODUCT) + " "
         "for i in pkgutil.walk_packages(importlib.import_module(top).__path__, top + '.') "
         "if not i.name.endswith('__main__')]; "
         "[importlib.import_module(m) for m in mods]; print('ok', len(mods))"
@@ -59,7 +59,7 @@ def test_every_module_imports(image: ImageContainer) -> None:
     assert int(result.stdout.split()[1]) > 50, result.stdout  # every package walked, not an empty list
 
 
-SHIPPED = ("cvo_py", "payload", "status", "updateservice")
+SHIPPED = PRODUCT
 
 
 def shipped_names() -> set[str]:

@@ -7,9 +7,9 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-from testkit.checkout import REPO
+from testkit.checkout import PRODUCT, REPO
 
-PACKAGES = ("cvo_py", "payload", "status", "updateservice")
+PACKAGES = PRODUCT
 
 
 def module_name(path: Path) -> str:

@@ -22,6 +22,7 @@ def _clone(tmp_path: Path, with_shared: bool) -> Path:
     clone = tmp_path / "clone"
     for package in ("cvo_py", "testkit"):
         shutil.copytree(REPO / package, clone / package, ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy(REPO / "pyproject.toml", clone / "pyproject.toml")
     (clone / "tests").mkdir()
     shutil.copy(REPO / "tests" / "conftest.py", clone / "tests" / "conftest.py")
     (clone / "tests" / "test_one.py").write_text("def test_one() -> None:\n    assert 1 + 1 == 2\n")

@@ -13,6 +13,7 @@ import pytest
 
 from cvo_py.runtime import gotext
 from cvo_py.runtime.gotext import HOUR, MICROSECOND, MILLISECOND, MINUTE, SECOND
+from testkit.checkout import PRODUCT, REPO
 from testkit.oracles import goprogram
 
 
@@ -232,13 +233,12 @@ def test_duration_arithmetic_at_the_int64_bounds_is_gos(tmp_path: Path) -> None:
 def test_api_timestamps_are_formatted_only_in_gotext() -> None:
     """metav1.Time and MicroTime are written by gotext alone (one copy elsewhere once skipped the UTC
     conversion): no other module of the product formats a timestamp with strftime."""
-    repo = Path(__file__).resolve().parents[3]
-    home = repo / "cvo_py/runtime/gotext.py"
+    home = REPO / "cvo_py/runtime/gotext.py"
     found = [
-        f"{path.relative_to(repo)}:{n}"
-        for top in ("cvo_py", "payload", "status", "updateservice")
-        for path in sorted((repo / top).rglob("*.py"))
-        if path != home and "testing" not in path.parts
+        f"{path.relative_to(REPO)}:{n}"
+        for top in PRODUCT
+        for path in sorted((REPO / top).rglob("*.py"))
+        if path != home
         for n, line in enumerate(path.read_text().splitlines(), 1)
         if re.search(r"strftime\(\s*[\"']%Y", line)
     ]

@@ -6,10 +6,10 @@ from __future__ import annotations
 import pytest
 
 from status.updatestatus.api import names
-from testkit.checkout import REPO
+from testkit.checkout import PRODUCT, REPO
 
 HOME = REPO / "status/updatestatus/api/names.py"
-CODE = ("cvo_py", "payload", "status", "updateservice", "hack", "bench")
+CODE = (*PRODUCT, "hack", "bench")
 
 
 @pytest.mark.parametrize("name", [names.NAMESPACE, names.CONFIGMAP, names.LEASE])

@@ -21,6 +21,7 @@ from cvo_py.runtime.kube import CONFIGMAPS, LEASES, ApiError, KubeClient
 from status.updatestatus.api import configmap, metadata
 from status.updatestatus.client.snapshot import Snapshot
 from status.updatestatus.insights import compute
+from testkit.checkout import PRODUCT
 from testkit.harness import cluster as local
 from testkit.objects import dumps as conv
 from testkit.objects.insight_objects import (
@@ -84,7 +85,7 @@ THIRD_PARTY: list[str] = []
 # --watch).
 NOT_LOADED = ["dataclasses", "encodings.idna", "inspect", "logging", "pathlib", "shutil", "tempfile"]
 CYTHON = re.compile(r"^(_cython_[0-9_]+|cython_runtime)$")
-PROJECT = ("cvo_py", "status", "payload", "updateservice")
+PROJECT = PRODUCT
 
 PROBE = """
 import atexit, runpy, sys
