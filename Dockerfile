@@ -1,5 +1,5 @@
 # cvo-py image: cluster-version-operator (start, update-status-controller, upgrade-status, version).
-# Build:  make image      (buildah, no daemon; tags localhost/cvo-py:dev; see README "Container image")
+# Build:  make image      (buildah, no daemon; tags localhost/cvo-py:dev; see docs/deploying.md "Container image")
 #    or:  docker build -t registry.example.com/openshift/cvo-py:dev .
 # Run:    docker run --rm registry.example.com/openshift/cvo-py:dev version --client
 #

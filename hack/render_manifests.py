@@ -5,8 +5,8 @@ hack/render_manifests.py --release-image IMAGE --output-dir DIR [--cluster-profi
 
 Each file is executed as a Go template with `.ReleaseImage` (IMAGE: the image `start` runs) and
 `.ClusterProfile` (default self-managed-high-availability); the escaped Prometheus templates of
-the alerting rules become Prometheus templates. Then `oc apply -f DIR` (read "Deploying" in the
-README first: `start` does not replace a real CVO).
+the alerting rules become Prometheus templates. Then `oc apply -f DIR` (read docs/deploying.md
+"The operator side and install/" first: `start` does not replace a real CVO).
 """
 
 from __future__ import annotations

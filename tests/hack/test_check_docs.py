@@ -48,3 +48,26 @@ def test_a_stale_path_a_broken_link_and_an_unknown_flag_each_fail(tmp_path: Path
         "docs/page.md:3: names gone.md, which does not exist",
     ]
     assert "3 stale reference(s)" in result.stderr
+
+
+def test_a_section_that_is_gone_fails_wherever_it_is_named(tmp_path: Path) -> None:
+    """Anchors, quoted headings, numbered sections and "the README's ... section", named from a
+    page or from any other tracked text file (a Makefile, a Dockerfile, a comment)."""
+    root = git_tree(tmp_path, {
+        "README.md": "# x\n\n## Quick start\n\nSee [flow](docs/design.md#3-data-flow) and [gone](#the-commands).\n",
+        "docs/design.md": (
+            "# design\n\n## 3. Data flow\n\n## Quick start\n\n## Quick start\n\nLinks: [twice](#quick-start-1).\n"
+        ),
+        "Makefile": '# see README "Quick start" and README "A real node"\n',
+        "Dockerfile": '# docs/design.md §3 holds; docs/design.md §9 does not; `docs/gone.md#x`\n',
+        "hack/tool.py": '"""Read the README\'s Quick start section, and the README\'s ConfigMap API section."""\n',
+    })
+    result = run(root)
+    assert result.returncode == 1
+    assert result.stdout.splitlines() == [
+        "Dockerfile:1: names docs/gone.md, which does not exist",
+        "Dockerfile:1: names §9 in docs/design.md, which has no such section",
+        'Makefile:1: names "A real node" in README.md, which has no such section',
+        "README.md:5: names #the-commands in README.md, which has no such section",
+        'hack/tool.py:1: names "ConfigMap API" in README.md, which has no such section',
+    ]

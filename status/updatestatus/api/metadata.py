@@ -1,7 +1,7 @@
 """Publication metadata: when the insights were computed, by whom, and what was left out.
 
 The controller writes it into the main ConfigMap under its own key, `usc-meta` (see
-`status.updatestatus.api.configmap` and the README's ConfigMap API section), as one line of JSON
+`status.updatestatus.api.configmap` and `docs/configmap-api.md`), as one line of JSON
 (readers take YAML too), shown here as YAML:
 
     computedAt: "2026-11-23T17:50:04.123456789Z"   # when the insights were last known current
