@@ -23,7 +23,11 @@ from testkit.harness.cluster import LocalCluster
 from testkit.objects.manifests import custom_resource, secret, typed_manifests
 
 JSON = dict[str, Any]
-CRDS = ("imagestream.yaml", "operatorgroup.yaml", "securitycontextconstraints.yaml")
+CRDS = {  # name: file under tests/crds
+    "imagestreams.image.openshift.io": "imagestream.yaml",
+    "operatorgroups.operators.coreos.com": "operatorgroup.yaml",
+    "securitycontextconstraints.security.openshift.io": "securitycontextconstraints.yaml",
+}
 
 
 def _res(api_version: str, kind: str, plural: str, namespaced: bool = True) -> Resource:
@@ -110,18 +114,12 @@ EDITS: dict[str, tuple[Edit, Edit]] = {
 @pytest.fixture(scope="module")
 def openshift_apis(cluster: LocalCluster) -> Iterator[None]:
     """The ImageStream, OperatorGroup and SCC APIs, as CRDs (removed afterwards)."""
-    for name in CRDS:
-        localcluster.apply_crd(cluster.handle, REPO / "tests" / "crds" / name)
+    for file in CRDS.values():
+        localcluster.apply_crd(cluster.handle, REPO / "tests" / "crds" / file)
     yield
     for name in CRDS:
-        crd = localcluster.admin_client(cluster.handle)
-        plural_group = {
-            "imagestream.yaml": "imagestreams.image.openshift.io",
-            "operatorgroup.yaml": "operatorgroups.operators.coreos.com",
-            "securitycontextconstraints.yaml": "securitycontextconstraints.security.openshift.io",
-        }[name]
         try:
-            crd.delete(RESOURCES["CustomResourceDefinition"], plural_group)
+            cluster.client.delete(RESOURCES["CustomResourceDefinition"], name)
         except ApiError:
             pass
 
