@@ -472,7 +472,28 @@ def rfc3339_seconds(seconds: int) -> str:
     return metav1_time(datetime.fromtimestamp(seconds, UTC))
 
 
+def time_string(ns: int) -> str:
+    """Go's time.Time.String() of an instant in UTC (a process whose local zone is UTC, as in the
+    CVO's image), as `%v` prints a metav1.Time: "2006-01-02 15:04:05.999999999 +0000 UTC"."""
+    text = format_time(ns).removesuffix("Z").replace("T", " ", 1)
+    return text + " +0000 UTC"
+
+
 # -- JSON decoding errors ------------------------------------------------------------------------------
+
+
+def json_kind(value: object) -> str:
+    """The JSON kind of a decoded value as Go's encoding/json names it in an UnmarshalTypeError
+    ("bool", "number", "string", "array", "object")."""
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, int | float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list):
+        return "array"
+    return "object"
 
 
 def json_limit_problem(exc: BaseException) -> str:
