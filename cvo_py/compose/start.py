@@ -141,6 +141,7 @@ def build(options: Options) -> Parts:
             verification_namespace=retriever_options.verification_namespace,
             accept_risks=accept_risks,
             release_architecture=release_architecture,
+            feature_gates=features.features.gates,
         ),
         retriever_factory=make_retriever,
         available_updates=lambda spec: updates_status(poller.state(), spec),

@@ -63,6 +63,8 @@ class StatusInputs:
     # The ImageStreamImportMode feature gate: status.desired.architecture says Multi for a
     # multi-architecture payload (blank without the gate, as upstream).
     release_architecture: bool = False
+    # Every feature gate enabled for the running version (some make capabilities known).
+    enabled_gates: frozenset[str] = frozenset()
     # The admin-ack ConfigMaps as read (None: the admin-ack source of Upgradeable is not consulted).
     admin_gates: upgradeable.ConfigMapRead | None = None
     admin_acks: upgradeable.ConfigMapRead | None = None
@@ -199,7 +201,7 @@ def desired_status(
     _put(conditions, IMPLICITLY_ENABLED, implicitly_enabled(caps), now)
     remove_condition(conditions, "ImplicitlyEnabled")  # stale type from OCPBUGS-56114
     sources = upgradeable_sources(cv, cluster_operators, inputs, updating=moving.status == "True")
-    blocked = upgradeable.condition(*upgradeable.risks(sources))
+    blocked = upgradeable.condition(upgradeable.risks(sources))
     if blocked is None:
         remove_condition(conditions, upgradeable.UPGRADEABLE)
     else:
@@ -320,7 +322,7 @@ def upgradeable_risks(
     whether it is updating)."""
     moving = find_condition((cv.get("status") or {}).get("conditions") or [], PROGRESSING) or {}
     sources = upgradeable_sources(cv, cluster_operators, inputs, updating=moving.get("status") == "True")
-    return upgradeable.risks(sources)[0]
+    return upgradeable.risks(sources)
 
 
 def precondition_view(
@@ -336,7 +338,7 @@ def precondition_view(
     moving = find_condition(conditions, PROGRESSING)
     sources = upgradeable_sources(cv, cluster_operators, inputs, updating=(moving or {}).get("status") == "True")
     remove_condition(conditions, upgradeable.UPGRADEABLE)
-    blocked = upgradeable.condition(*upgradeable.risks(sources))
+    blocked = upgradeable.condition(upgradeable.risks(sources))
     if blocked is not None:
         found = {"type": upgradeable.UPGRADEABLE, "status": blocked.status}
         conditions.append({**found, "reason": blocked.reason, "message": blocked.message})
@@ -355,6 +357,7 @@ def capabilities_status(cv: Mapping[str, Any], inputs: StatusInputs, desired: Re
             *inputs.prior_enabled,
         ],
         always_enabled=inputs.always_enabled,
+        enabled_gates=inputs.enabled_gates,
     )
 
 

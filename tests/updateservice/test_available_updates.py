@@ -14,11 +14,19 @@ from typing import Any
 import pytest
 import yaml
 
-from cvo_py.runtime.kube import CLUSTERVERSIONS, KubeClient
+from cvo_py.runtime.kube import CLUSTERVERSIONS, CONFIGMAPS, KubeClient
 from cvo_py.runtime.promapi import PrometheusAPI
 from testkit.fakes.update_service import UpdateService, always_risk, graph, image_of, promql_risk
 from testkit.harness.cluster import LocalCluster, free_port
-from testkit.harness.clusterversion import IMG_4141, condition, create_cv, enable_feature_gates, put_co, status_414
+from testkit.harness.clusterversion import (
+    IMG_4141,
+    condition,
+    create_cv,
+    enable_feature_gates,
+    put_admin_acks,
+    put_co,
+    status_414,
+)
 from testkit.harness.payload import StartProcess, ensure_priority_class
 from testkit.harness.prometheus import FAST as FAST_PROMETHEUS
 from testkit.harness.prometheus import LocalPrometheus
@@ -358,3 +366,37 @@ def test_the_upgradeable_risks_guard_minor_updates_with_the_gate_on(
         kube.replace(CLUSTERVERSIONS, cv)
         wait_until(lambda: not cluster_version(kube)["status"].get("conditionalUpdates"),
                    what="no conditional update once nothing blocks Upgradeable")
+
+
+def test_an_admin_ack_configmap_that_cannot_be_read_guards_minor_updates_with_the_gate_on(
+    cluster: LocalCluster, kube: KubeClient, start: Any, featuregate_api: None
+) -> None:
+    """With ClusterUpdateAcceptRisks, a missing admin-acks ConfigMap is the risk AdminAckUnknown, as
+    upstream's: it guards the minor update (not the patch update), is listed in
+    conditionalUpdateRisks and applies; recreating the ConfigMap lifts it."""
+    doc = graph(["4.14.1", "4.14.5", "4.15.2"], edges=[("4.14.1", "4.14.5"), ("4.14.1", "4.15.2")])
+    with UpdateService(channels={"stable-4.14": doc}) as svc:
+        cluster.install_clusterversion_crd("current")
+        enable_feature_gates(kube, "4.14.1", "ClusterUpdateAcceptRisks")
+        kube.delete(CONFIGMAPS, "admin-acks", "openshift-config")
+        create_cv(kube, {"clusterID": str(uuid.uuid4()), "channel": "stable-4.14", "upstream": svc.url},
+                  status_414())
+        start(IMG_4141, "4.14.1", "--update-service=")
+        wait_until(lambda: versions(cluster_version(kube), "conditionalUpdates") == ["4.15.2"],
+                   what="the minor update guarded by AdminAckUnknown")
+        cv = cluster_version(kube)
+        assert versions(cv, "availableUpdates") == ["4.14.5"]
+        (update,) = cv["status"]["conditionalUpdates"]
+        assert update["riskNames"] == ["AdminAckUnknown"]
+        message = ('Failed to retrieve ConfigMap admin-acks from namespace openshift-config: configmap "admin-acks" '
+                   "not found")
+        (risk,) = cv["status"]["conditionalUpdateRisks"]
+        assert (risk["name"], risk["message"], risk["conditions"][0]["status"]) == ("AdminAckUnknown", message, "True")
+        assert (update["conditions"][0]["status"], update["conditions"][0]["reason"]) == ("False", "AdminAckUnknown")
+        assert condition(cv, "Upgradeable") == {**(condition(cv, "Upgradeable") or {}), "status": "False",
+                                                "reason": "AdminAckUnknown", "message": message}
+
+        put_admin_acks(kube, {}, {})
+        wait_until(lambda: versions(cluster_version(kube), "availableUpdates") == ["4.15.2", "4.14.5"],
+                   what="the minor update recommended once admin-acks is back")
+        assert condition(cluster_version(kube), "Upgradeable") is None
