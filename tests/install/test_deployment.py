@@ -114,3 +114,20 @@ def test_the_admin_ack_configmaps_are_upstreams() -> None:
     assert "release.openshift.io/create-only" not in maps[("openshift-config-managed", "admin-gates")]["metadata"][
         "annotations"
     ]
+    for configmap in maps.values():  # the admin acks in the hosted cluster too, as upstream
+        annotations = configmap["metadata"]["annotations"]
+        assert annotations["include.release.openshift.io/hypershift"] == "true"
+        assert annotations["include.release.openshift.io/ibm-cloud-managed"] == "true"
+
+
+def test_the_objects_upstream_describes_say_what_they_are_for() -> None:
+    """As upstream's: a kubernetes.io/description on the Prometheus Role and RoleBinding, the
+    ServiceMonitor and the admin-ack ConfigMaps (and on what had one before)."""
+    described = {(d["kind"], d["metadata"]["name"]) for d in manifests.load(FILES)
+                 if (d["metadata"].get("annotations") or {}).get("kubernetes.io/description")}
+    assert {
+        ("Role", "prometheus-k8s"), ("RoleBinding", "prometheus-k8s"), ("ServiceMonitor", "cluster-version-operator"),
+        ("ConfigMap", "admin-acks"), ("ConfigMap", "admin-gates"), ("PrometheusRule", "cluster-version-operator"),
+        ("Service", "cluster-version-operator"), ("Deployment", "cluster-version-operator"),
+        ("NetworkPolicy", "default-deny"), ("Namespace", "openshift-cluster-version"),
+    } <= described
