@@ -41,6 +41,8 @@ class Options:
     update_service: str = ""
     promql: PrometheusAPI | None = None
     use_dns_for_services: bool = False
+    # $CLUSTER_PROFILE, as upstream: which of the release's manifests apply to this cluster.
+    cluster_profile: str = "self-managed-high-availability"
 
 
 def build(options: Options) -> Parts:

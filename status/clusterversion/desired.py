@@ -469,9 +469,10 @@ def with_available_updates(
     status: Mapping[str, Any], updates: Mapping[str, Any] | None, *, release_architecture: bool = False
 ) -> JSON:
     """`status` with availableUpdates, conditionalUpdates (and conditionalUpdateRisks) from the
-    poller's findings, and the desired release's url and channels filled from the graph's current
-    node; unchanged before any. The releases' architecture (`Multi` for a multi-architecture node)
-    is kept only with the ImageStreamImportMode gate (`release_architecture`), as upstream."""
+    poller's findings, and what the desired release lacks of version, url and channels filled from
+    the graph (`described_by`); unchanged before any. The releases' architecture (`Multi` for a
+    multi-architecture node) is kept only with the ImageStreamImportMode gate
+    (`release_architecture`), as upstream."""
     out = dict(status)
     if updates is None:
         return out
@@ -489,15 +490,32 @@ def with_available_updates(
             {**u, "release": _without_architecture(u["release"])} if isinstance(u.get("release"), dict) else u
             for u in out["conditionalUpdates"]
         ]
-    current = updates.get("current") or {}
     desired = out.get("desired")
-    if isinstance(desired, dict) and current and desired.get("version") == current.get("version"):
+    found = described_by(desired, updates) if isinstance(desired, dict) else None
+    if isinstance(desired, dict) and found is not None:
         filled = dict(desired)
-        for key in ("url", "channels"):
-            if current.get(key) and not filled.get(key):
-                filled[key] = current[key]
+        for key in ("version", "url", "channels"):
+            if found.get(key) and not filled.get(key):
+                filled[key] = found[key]
         out["desired"] = filled
     return out
+
+
+def described_by(desired: Mapping[str, Any], updates: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    """The release of the update service's answer that describes `desired`, as upstream finds it:
+    by digest first (the graph's current node, then the available, then the conditional updates),
+    else by version. A version can name several payloads (one per architecture), a digest only one."""
+    conditional = updates.get("conditionalUpdates") or ()
+    releases = [updates.get("current"), *(updates.get("availableUpdates") or ()),
+                *((u.get("release") if isinstance(u, Mapping) else None) for u in conditional)]
+    candidates = [r for r in releases if isinstance(r, Mapping)]
+    for key in ("image", "version"):
+        wanted = desired.get(key)
+        if wanted:
+            for release in candidates:
+                if release.get(key) == wanted:
+                    return release
+    return None
 
 
 def _without_architecture(release: Any) -> Any:
