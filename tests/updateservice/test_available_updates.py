@@ -331,25 +331,36 @@ def test_a_firing_alert_changes_nothing_with_the_gate_off(
     assert "conditionalUpdateRisks" not in cv["status"]
 
 
+PATCH_AND_MINOR = graph(["4.14.1", "4.14.5", "4.15.2"], edges=[("4.14.1", "4.14.5"), ("4.14.1", "4.15.2")])
+
+
+def minor_update_guarded(
+    cluster: LocalCluster, kube: KubeClient, start: Any, upstream: str, **spec: Any
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """`start` at 4.14.1 with ClusterUpdateAcceptRisks, offered a patch and a minor update, once an
+    Upgradeable risk guards the minor one (not the patch one): the ClusterVersion and that update."""
+    cluster.install_clusterversion_crd("current")
+    enable_feature_gates(kube, "4.14.1", "ClusterUpdateAcceptRisks")
+    create_cv(kube, {"clusterID": str(uuid.uuid4()), "channel": "stable-4.14", "upstream": upstream, **spec},
+              status_414())
+    start(IMG_4141, "4.14.1", "--update-service=")
+    wait_until(lambda: versions(cluster_version(kube), "conditionalUpdates") == ["4.15.2"],
+               what="the minor update guarded by an Upgradeable risk")
+    cv = cluster_version(kube)
+    assert versions(cv, "availableUpdates") == ["4.14.5"]
+    (update,) = cv["status"]["conditionalUpdates"]
+    return cv, update
+
+
 def test_the_upgradeable_risks_guard_minor_updates_with_the_gate_on(
     cluster: LocalCluster, kube: KubeClient, start: Any, featuregate_api: None
 ) -> None:
     """With ClusterUpdateAcceptRisks, what blocks Upgradeable (here an unmanaged override) also
     guards the update to the next minor, not the patch update; accepting it recommends the minor
     update while Upgradeable stays False."""
-    doc = graph(["4.14.1", "4.14.5", "4.15.2"], edges=[("4.14.1", "4.14.5"), ("4.14.1", "4.15.2")])
     override = {"kind": "Deployment", "group": "apps", "name": "x", "namespace": "y", "unmanaged": True}
-    with UpdateService(channels={"stable-4.14": doc}) as svc:
-        cluster.install_clusterversion_crd("current")
-        enable_feature_gates(kube, "4.14.1", "ClusterUpdateAcceptRisks")
-        create_cv(kube, {"clusterID": str(uuid.uuid4()), "channel": "stable-4.14", "upstream": svc.url,
-                         "overrides": [override]}, status_414())
-        start(IMG_4141, "4.14.1", "--update-service=")
-        wait_until(lambda: versions(cluster_version(kube), "conditionalUpdates") == ["4.15.2"],
-                   what="the minor update guarded by the Upgradeable risk")
-        cv = cluster_version(kube)
-        assert versions(cv, "availableUpdates") == ["4.14.5"]
-        (update,) = cv["status"]["conditionalUpdates"]
+    with UpdateService(channels={"stable-4.14": PATCH_AND_MINOR}) as svc:
+        cv, update = minor_update_guarded(cluster, kube, start, svc.url, overrides=[override])
         assert update["riskNames"] == ["ClusterVersionOverrides"]
         assert (update["conditions"][0]["status"], update["conditions"][0]["reason"]) == (
             "False", "ClusterVersionOverrides")
@@ -374,19 +385,9 @@ def test_an_admin_ack_configmap_that_cannot_be_read_guards_minor_updates_with_th
     """With ClusterUpdateAcceptRisks, a missing admin-acks ConfigMap is the risk AdminAckUnknown, as
     upstream's: it guards the minor update (not the patch update), is listed in
     conditionalUpdateRisks and applies; recreating the ConfigMap lifts it."""
-    doc = graph(["4.14.1", "4.14.5", "4.15.2"], edges=[("4.14.1", "4.14.5"), ("4.14.1", "4.15.2")])
-    with UpdateService(channels={"stable-4.14": doc}) as svc:
-        cluster.install_clusterversion_crd("current")
-        enable_feature_gates(kube, "4.14.1", "ClusterUpdateAcceptRisks")
+    with UpdateService(channels={"stable-4.14": PATCH_AND_MINOR}) as svc:
         kube.delete(CONFIGMAPS, "admin-acks", "openshift-config")
-        create_cv(kube, {"clusterID": str(uuid.uuid4()), "channel": "stable-4.14", "upstream": svc.url},
-                  status_414())
-        start(IMG_4141, "4.14.1", "--update-service=")
-        wait_until(lambda: versions(cluster_version(kube), "conditionalUpdates") == ["4.15.2"],
-                   what="the minor update guarded by AdminAckUnknown")
-        cv = cluster_version(kube)
-        assert versions(cv, "availableUpdates") == ["4.14.5"]
-        (update,) = cv["status"]["conditionalUpdates"]
+        cv, update = minor_update_guarded(cluster, kube, start, svc.url)
         assert update["riskNames"] == ["AdminAckUnknown"]
         message = ('Failed to retrieve ConfigMap admin-acks from namespace openshift-config: configmap "admin-acks" '
                    "not found")
