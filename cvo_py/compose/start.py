@@ -13,6 +13,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from cvo_py.runtime.env import DEFAULT_CLUSTER_PROFILE
+
 if TYPE_CHECKING:
     from cvo_py.runtime.process import Parts, Stoppable
     from cvo_py.runtime.promapi import PrometheusAPI
@@ -41,8 +43,9 @@ class Options:
     update_service: str = ""
     promql: PrometheusAPI | None = None
     use_dns_for_services: bool = False
-    # $CLUSTER_PROFILE, as upstream: which of the release's manifests apply to this cluster.
-    cluster_profile: str = "self-managed-high-availability"
+    # $CLUSTER_PROFILE, as upstream: which of the release's manifests apply to this cluster (for
+    # the sync worker, which selects them).
+    cluster_profile: str = DEFAULT_CLUSTER_PROFILE
 
 
 def build(options: Options) -> Parts:

@@ -125,8 +125,8 @@ def _first_url(text: str) -> str:
     return DOCS_ROOT
 
 
-def _unknown(source: str, message: str, url: str = DOCS_ROOT) -> Risk:
-    return Risk(source + UNKNOWN_SUFFIX, message, url)
+def _unknown(source: str, message: str) -> Risk:
+    return Risk(source + UNKNOWN_SUFFIX, message, DOCS_ROOT)
 
 
 def _gate_name_error(key: str) -> str:

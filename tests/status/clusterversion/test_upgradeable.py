@@ -7,6 +7,8 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from payload.release import Release
 from status.clusterversion import desired as cs
@@ -287,3 +289,29 @@ def test_the_metric_the_clusternotupgradeable_alert_reads() -> None:
     blocked = series([done, blocked_co("storage", "CSI migration pending")])
     assert blocked[("Upgradeable", "RiskNameNotCompatibleWithReasonProperty")] == 0.0
     assert not [k for k in series([done]) if k[0] == "Upgradeable"]
+
+
+@given(
+    st.dictionaries(st.sampled_from(["ack-4.20-a", "ack-4.20-b", "ack-4.21-c", "ack-4.20", "bad", "ack-5.20-d"]),
+                    st.sampled_from(["", "Read https://x.example/a first.", "text"])),
+    st.dictionaries(st.sampled_from(["ack-4.20-a", "ack-4.20-b", "bad"]), st.sampled_from(["true", "True", ""])),
+    st.sampled_from(["4.20.3", "4.20", ""]),
+    st.booleans(),
+)
+def test_every_gate_blocks_until_acked_and_nothing_passes_unseen(
+    gates: dict[str, str], acks: dict[str, str], version: str, acks_readable: bool
+) -> None:
+    """Whatever the ConfigMaps hold: no risk means nothing blocks, and every risk blocks; an
+    unreadable source or version is one AdminAckUnknown, never a silent pass."""
+    found = upgradeable.admin_ack_risks(sources(
+        version=version, admin_gates=ConfigMapRead(gates),
+        admin_acks=ConfigMapRead(acks) if acks_readable else ConfigMapRead(error="boom")))
+    if version != "4.20.3" or not acks_readable:
+        assert [r.name for r in found] == ["AdminAckUnknown"]
+    else:
+        badly_named = {k for k in gates if k in ("ack-4.20", "bad")}
+        this_minor = {k for k in gates if k.startswith("ack-4.20-") and (not gates[k] or acks.get(k) != "true")}
+        wanted = badly_named | this_minor  # gates of other versions never block
+        assert {r.name for r in found} == {f"AdminAck-{k}" for k in wanted}
+    assert (upgradeable.condition(found) is None) == (not found)
+    assert all(r.url.startswith("https://") for r in found)
