@@ -10,6 +10,10 @@ So, newest first:
 * at most `MAX_CONDITIONAL_UPDATES` conditional updates, each with at most `MAX_RISKS` risks (the
   CRD's limits). An update with more risks is left out whole: without some of its risks it would
   look safer than it is;
+* with the ClusterUpdateAcceptRisks gate, at most `MAX_RISK_NAMES` distinct risk names over all
+  conditional updates (`status.conditionalUpdateRisks` lists each once, and the CRD takes at most
+  500): the risks of the newest targets first, an update that would bring more left out whole
+  (`within_risk_names`; upstream has no such bound, and then every status write is refused);
 * a risk's message is cut to `MAX_RISK_MESSAGE` characters, its head and tail kept (its name, URL
   and rules are never cut: that would change what they mean);
 * a release (available, conditional, or the current one, whose URL and channels fill
@@ -27,7 +31,7 @@ ones may still fit. What was left out is counted in `Omitted`, which `RetrievedU
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -39,6 +43,7 @@ JSON = dict[str, Any]
 LIST_BUDGET = 256 * 1024
 MAX_CONDITIONAL_UPDATES = 500
 MAX_RISKS = 200
+MAX_RISK_NAMES = 500
 MAX_RISK_MESSAGE = 4096
 MAX_CHANNELS_BYTES = 8 * 1024
 MAX_URL = 2048
@@ -53,6 +58,8 @@ class Omitted:
     conditional: int = 0  # conditional updates left out, for any reason
     conditional_offered: int = 0
     too_many_risks: tuple[str, ...] = ()  # versions of conditional updates with more than MAX_RISKS risks
+    # Versions of conditional updates whose risks would take the distinct names past MAX_RISK_NAMES.
+    too_many_names: tuple[str, ...] = ()
     messages_cut: int = 0  # risk messages cut to MAX_RISK_MESSAGE
     releases_cut: int = 0  # releases whose channels or URL were cut
 
@@ -69,8 +76,10 @@ class Omitted:
         if self.conditional:
             part = f"{self.conditional} of {self.conditional_offered} conditional updates"
             if self.too_many_risks:
-                shown = ", ".join(self.too_many_risks[:5]) + (", …" if len(self.too_many_risks) > 5 else "")
-                part += f" ({len(self.too_many_risks)} with more than {MAX_RISKS} risks: {shown})"
+                part += f" ({len(self.too_many_risks)} with more than {MAX_RISKS} risks: {_some(self.too_many_risks)})"
+            if self.too_many_names:
+                part += (f" ({len(self.too_many_names)} whose risks would take conditionalUpdateRisks past "
+                         f"{MAX_RISK_NAMES} names: {_some(self.too_many_names)})")
             parts.append(part)
         if self.messages_cut:
             parts.append(f"the middle of {self.messages_cut} risk messages over {MAX_RISK_MESSAGE} characters")
@@ -85,6 +94,10 @@ class Omitted:
             + "; ".join(parts)
             + "."
         )
+
+
+def _some(versions: Sequence[str]) -> str:
+    return ", ".join(versions[:5]) + (", …" if len(versions) > 5 else "")
 
 
 def size(value: Any) -> int:
@@ -183,6 +196,43 @@ def with_risk_limits(conditional: Sequence[JSON], omitted: Omitted) -> tuple[lis
         conditional_offered=max(omitted.conditional_offered, len(conditional)),
         too_many_risks=omitted.too_many_risks + tuple(too_many),
         messages_cut=omitted.messages_cut + cut,
+    )
+
+
+def risk_names(update: Mapping[str, Any]) -> set[str]:
+    """The names of a conditional update's risks."""
+    return {str(risk.get("name", "")) for risk in update.get("risks") or () if isinstance(risk, Mapping)}
+
+
+def within_risk_names(conditional: Sequence[JSON], limit: int = MAX_RISK_NAMES) -> tuple[list[JSON], list[JSON]]:
+    """(kept, left out): the conditional updates, newest first, whose risks name at most `limit`
+    distinct risks together; an update that would name more is left out whole (older ones whose
+    risks are already named may still be kept)."""
+    names: set[str] = set()
+    kept: list[JSON] = []
+    left_out: list[JSON] = []
+    for update in conditional:
+        more = risk_names(update) - names
+        if len(names) + len(more) > limit:
+            left_out.append(update)
+            continue
+        names |= more
+        kept.append(update)
+    return kept, left_out
+
+
+def with_risk_name_limit(conditional: Sequence[JSON], omitted: Omitted) -> tuple[list[JSON], Omitted]:
+    """`conditional` with at most MAX_RISK_NAMES distinct risk names (the ClusterUpdateAcceptRisks
+    gate), what this left out added to `omitted`."""
+    kept, left_out = within_risk_names(conditional)
+    if not left_out:
+        return kept, omitted
+    versions = tuple(str((u.get("release") or {}).get("version", "")) for u in left_out)
+    return kept, replace(
+        omitted,
+        conditional=omitted.conditional + len(left_out),
+        conditional_offered=max(omitted.conditional_offered, len(conditional)),
+        too_many_names=omitted.too_many_names + versions,
     )
 
 

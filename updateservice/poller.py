@@ -343,6 +343,8 @@ class AvailableUpdatesPoller:
             available, conditional = clusterrisks.merged(available, conditional, current=inputs.version,
                                                          every_target=every_target, bump_targets=bump_targets)
             conditional, omitted = bounds.with_risk_limits(conditional, omitted)
+        if gated:  # status.conditionalUpdateRisks lists each name once, at most 500
+            conditional, omitted = bounds.with_risk_name_limit(conditional, omitted)
         previous_state = self.state()
         previous = list(previous_state.conditional or ()) if previous_state is not None else []
         if previous_state is None:

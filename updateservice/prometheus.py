@@ -1,5 +1,8 @@
 """PromQL risk rules evaluated through the platform's Prometheus/Thanos API (I/O): the one client
 `cvo_py.runtime.promapi.PrometheusAPI`, shared with the update status controller's alerts reader.
+As upstream's, a query may take up to `QUERY_TIMEOUT` (5 minutes), and its failures read as
+upstream's (`executing PromQL query: …`, `failure determine thanos IP: …`, `invalid PromQL result
+…`), inside the `Recommended` condition's `Could not evaluate exposure to update risk …`.
 
 `start` runs on the host network with the node's resolver, which cannot resolve Service names
 (`thanos-querier.openshift-monitoring.svc.cluster.local`). As upstream's CVO, it asks the API for
@@ -15,11 +18,18 @@ from urllib.parse import urlsplit
 
 from cvo_py.runtime.kube import SERVICES, ApiError, KubeClient, ServerUnreachable
 from cvo_py.runtime.promapi import APIError, PrometheusAPI
-from updateservice.recommend import EvaluationError, sample_verdict
+from updateservice.recommend import EvaluationError, vector_verdict
+
+# Upstream's PromQL QueryTimeout.
+QUERY_TIMEOUT = 300.0
 
 # <service>.<namespace>.svc, optionally followed by the cluster domain (DNS-1123 labels).
 _LABEL = r"[a-z0-9](?:[-a-z0-9]*[a-z0-9])?"
 _SERVICE_HOST = re.compile(rf"({_LABEL})\.({_LABEL})\.svc(?:\.cluster\.local)?\.?")
+
+
+class ServiceAddressError(APIError):
+    """The cluster IP of the Service a URL names could not be read."""
 
 
 def promql_query(api: PrometheusAPI) -> Callable[[str], bool]:
@@ -28,9 +38,12 @@ def promql_query(api: PrometheusAPI) -> Callable[[str], bool]:
 
     def query(expr: str) -> bool:
         try:
-            return sample_verdict(api.query(expr))
+            data = api.get("/api/v1/query", {"query": expr}, timeout=QUERY_TIMEOUT)
+        except ServiceAddressError as exc:
+            raise EvaluationError(f"failure determine thanos IP: {exc}") from None
         except APIError as exc:
-            raise EvaluationError(str(exc)) from None
+            raise EvaluationError(f"executing PromQL query: {exc}") from None
+        return vector_verdict(data)
 
     return query
 
@@ -48,10 +61,10 @@ def service_connect_host(client: KubeClient, namespace: str, name: str) -> Calla
         try:
             service = client.get(SERVICES, name, namespace)
         except (ApiError, ServerUnreachable) as exc:
-            raise APIError(f"cannot get the cluster IP of Service {namespace}/{name}: {exc}") from None
+            raise ServiceAddressError(f"cannot get the cluster IP of Service {namespace}/{name}: {exc}") from None
         address = str((service.get("spec") or {}).get("clusterIP") or "")
         if not address or address == "None":
-            raise APIError(f"Service {namespace}/{name} has no cluster IP")
+            raise ServiceAddressError(f"Service {namespace}/{name} has no cluster IP")
         return address
 
     return cluster_ip

@@ -10,6 +10,7 @@ day), with `now` injected so it is deterministic under test.
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -242,25 +243,30 @@ def _zone(at: datetime) -> str:
 
 
 def sample_verdict(samples: Sequence[Mapping[str, Any]]) -> bool:
-    """An instant query's vector as a match: exactly one sample, 1 (match) or 0 (no match)."""
+    """An instant query's vector as a match: exactly one sample, 1 (match) or 0 (no match), with
+    upstream's error texts."""
     if len(samples) != 1:
         raise EvaluationError(f"invalid PromQL result length must be one, but is {len(samples)}")
-    value = (samples[0].get("value") or [None, None])[1]
-    if value == "1":
+    raw = (samples[0].get("value") or [None, None])[1]
+    try:
+        value = float(raw) if isinstance(raw, str) else math.nan
+    except ValueError:
+        value = math.nan
+    if value == 1:
         return True
-    if value == "0":
+    if value == 0:
         return False
-    raise EvaluationError(f"invalid PromQL result: {value!s}; should be 0 or 1")
+    shown = gotext.format_float(value) if isinstance(raw, str) and not math.isnan(value) else str(raw)
+    raise EvaluationError(f"invalid PromQL result (must be 0 or 1): {shown}")
 
 
-def promql_verdict(response: Mapping[str, Any]) -> bool:
-    """An instant query's answer as a match: it must be a vector of exactly one sample, 1 or 0."""
-    if response.get("status") != "success":
-        raise EvaluationError(f"query failed: {response.get('errorType', '')}: {response.get('error', '')}".strip())
-    data = response.get("data") or {}
-    if data.get("resultType") != "vector":
-        raise EvaluationError(f"invalid PromQL result type is {data.get('resultType')}, not vector")
-    return sample_verdict(data.get("result") or [])
+def vector_verdict(data: Any) -> bool:
+    """The `data` of an instant query's answer as a match: a vector of exactly one sample, 1 or 0."""
+    kind = data.get("resultType") if isinstance(data, Mapping) else None
+    if kind != "vector":
+        raise EvaluationError(f"invalid PromQL result type is {kind}, not vector")
+    result = data.get("result")
+    return sample_verdict([s for s in result if isinstance(s, Mapping)] if isinstance(result, list) else [])
 
 
 def with_recommendations(

@@ -26,6 +26,9 @@ GO_BOOLS = {
 }
 # A node's name is a DNS subdomain (RFC 1123): the version Pod's spec.nodeName must be one.
 _DNS_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
+# A cluster profile names the annotation include.release.openshift.io/<profile>: the name part of a
+# qualified name.
+_PROFILE = re.compile(r"[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -123,6 +126,12 @@ def validate(args: argparse.Namespace) -> Options:
         serving = serving_options(args, cert_required=True)
     except (ListenAddressError, ServingConfigError) as exc:
         raise UsageError(str(exc)) from None
+    profile = env.cluster_profile()
+    if not _PROFILE.fullmatch(profile):
+        raise UsageError(
+            f"invalid CLUSTER_PROFILE {go_quote(profile)}: want a cluster profile name (letters, digits, '-', '_' "
+            "and '.', at most 63, as in include.release.openshift.io/<profile>)"
+        )
     if args.update_service:
         from cvo_py.runtime.urls import http_url_problem
 
@@ -150,6 +159,7 @@ def validate(args: argparse.Namespace) -> Options:
         update_service=args.update_service,
         promql=promql,
         use_dns_for_services=args.use_dns_for_services,
+        cluster_profile=profile,
     )
 
 

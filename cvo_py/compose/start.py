@@ -13,6 +13,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from cvo_py.runtime.env import DEFAULT_CLUSTER_PROFILE
+
 if TYPE_CHECKING:
     from cvo_py.runtime.process import Parts, Stoppable
     from cvo_py.runtime.promapi import PrometheusAPI
@@ -41,6 +43,9 @@ class Options:
     update_service: str = ""
     promql: PrometheusAPI | None = None
     use_dns_for_services: bool = False
+    # $CLUSTER_PROFILE, as upstream: which of the release's manifests apply to this cluster (for
+    # the sync worker, which selects them).
+    cluster_profile: str = DEFAULT_CLUSTER_PROFILE
 
 
 def build(options: Options) -> Parts:
@@ -141,6 +146,7 @@ def build(options: Options) -> Parts:
             verification_namespace=retriever_options.verification_namespace,
             accept_risks=accept_risks,
             release_architecture=release_architecture,
+            feature_gates=features.features.gates,
         ),
         retriever_factory=make_retriever,
         available_updates=lambda spec: updates_status(poller.state(), spec),

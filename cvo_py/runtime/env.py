@@ -9,6 +9,7 @@ import os
 
 DEFAULT_NAMESPACE = "openshift-cluster-version"
 DEFAULT_NAME = "version"
+DEFAULT_CLUSTER_PROFILE = "self-managed-high-availability"
 
 
 def _env(name: str, default: str) -> str:
@@ -38,3 +39,8 @@ def payload_override() -> str:
 def update_payloads_dir(default: str) -> str:
     """$UPDATE_PAYLOADS_DIR: where version Pods leave payloads (moved for testing without a node)."""
     return _env("UPDATE_PAYLOADS_DIR", default)
+
+
+def cluster_profile() -> str:
+    """$CLUSTER_PROFILE: which release manifests the cluster takes (`include.release.openshift.io/<profile>`)."""
+    return _env("CLUSTER_PROFILE", DEFAULT_CLUSTER_PROFILE)

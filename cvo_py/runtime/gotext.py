@@ -30,8 +30,10 @@ from __future__ import annotations
 
 import functools
 import json
+import math
 import re
 from datetime import UTC, datetime, timedelta
+from decimal import Decimal
 from typing import Any
 
 _NAMED = {"\a": "\\a", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t", "\v": "\\v"}
@@ -417,6 +419,18 @@ def _keep_ends(flat: str, limit: int) -> str:
     keep = max(limit - len(_ELISION), 2)
     head = keep * 2 // 3
     return flat[:head] + _ELISION + flat[len(flat) - (keep - head) :]
+
+
+def format_float(value: float) -> str:
+    """Go's strconv.FormatFloat(value, 'f', -1, 64) (also Prometheus's sample value as `%v`
+    prints it): the shortest decimal that reads back as `value`, never in exponent form; NaN,
+    +Inf, -Inf."""
+    if math.isnan(value):
+        return "NaN"
+    if math.isinf(value):
+        return "+Inf" if value > 0 else "-Inf"
+    text = format(Decimal(repr(value)), "f")
+    return text.rstrip("0").rstrip(".") if "." in text else text
 
 
 def shortened(text: str, limit: int) -> str:

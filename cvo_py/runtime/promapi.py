@@ -83,8 +83,10 @@ class PrometheusAPI:
         result: list[dict[str, Any]] = data["result"]
         return result
 
-    def get(self, path: str, params: dict[str, str] | None = None) -> Any:
-        """`data` of a successful API response to `GET path` (the whole request bounded by `timeout`)."""
+    def get(self, path: str, params: dict[str, str] | None = None, timeout: float | None = None) -> Any:
+        """`data` of a successful API response to `GET path` (the whole request bounded by
+        `timeout`, the client's own by default)."""
+        timeout = self.timeout if timeout is None else timeout
         endpoint = self._endpoint(path)
         url = endpoint + ("?" + urlencode(params) if params else "")
         headers = {"Accept": "application/json"}
@@ -97,13 +99,13 @@ class PrometheusAPI:
             headers["Authorization"] = f"Bearer {token}"
         connect_host = self.connect_host() if self.connect_host is not None else ""
         try:
-            answer = httpget.get(url, headers=headers, context=context, total_timeout=self.timeout,
+            answer = httpget.get(url, headers=headers, context=context, total_timeout=timeout,
                                  max_bytes=self.max_bytes, connect_host=connect_host)
         except httpget.BodyTooLarge:
             raise APIError(f"{endpoint}: response larger than {self.max_bytes} bytes") from None
         except httpget.GetError as exc:
             if "deadline exceeded" in str(exc):
-                raise APIError(f"{endpoint}: no response within {self.timeout:g}s") from None
+                raise APIError(f"{endpoint}: no response within {timeout:g}s") from None
             raise APIError(f"{endpoint}: {exc}") from None
         body, status = answer.body, answer.status
         try:

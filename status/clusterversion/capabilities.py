@@ -48,18 +48,38 @@ def release_key(version: str) -> tuple[int, int]:
     return minor
 
 
-def known_capabilities(version: str) -> tuple[str, ...]:
-    """The release's capability enum, in CRD order."""
+# Capabilities that releases from GATED_SINCE on know only while one of their feature gates is
+# enabled (upstream's featureGatedCapabilities): known, and part of `vCurrent`, only then. The CRD's
+# enum lists them behind the same gates. Their gates are on in TechPreviewNoUpgrade and
+# DevPreviewNoUpgrade on releases whose FeatureGate lists them.
+GATED: dict[str, frozenset[str]] = {
+    "CompatibilityRequirements": frozenset({"CRDCompatibilityRequirementOperator", "ClusterAPIMachineManagement"}),
+    "ClusterAPI": frozenset({"ClusterAPIMachineManagement"}),
+}
+GATED_SINCE = (4, 23)
+
+
+def gated_capabilities(version: str, enabled_gates: Iterable[str]) -> tuple[str, ...]:
+    """The feature-gated capabilities release `version` knows with these gates enabled, in CRD order."""
+    if release_key(version) < GATED_SINCE:
+        return ()
+    on = frozenset(enabled_gates)
+    return tuple(name for name, gates in GATED.items() if gates & on)
+
+
+def known_capabilities(version: str, enabled_gates: Iterable[str] = ()) -> tuple[str, ...]:
+    """The release's capability enum, in CRD order, with the feature-gated names whose gates are on."""
     key = release_key(version)
     names: list[str] = []
     for release, added in sorted(_NEW_IN.items()):
         if release <= key:
             names.extend(added)
-    return tuple(names)
+    return (*names, *gated_capabilities(version, enabled_gates))
 
 
-def capability_sets(version: str) -> dict[str, frozenset[str]]:
-    """`baselineCapabilitySet` name → capabilities, as the given release expands them."""
+def capability_sets(version: str, enabled_gates: Iterable[str] = ()) -> dict[str, frozenset[str]]:
+    """`baselineCapabilitySet` name → capabilities, as the given release expands them (`vCurrent`
+    with the feature-gated names whose gates are on)."""
     key = release_key(version)
     sets: dict[str, frozenset[str]] = {"None": frozenset()}
     accumulated: set[str] = set()
@@ -75,7 +95,7 @@ def capability_sets(version: str) -> dict[str, frozenset[str]]:
     # v4.17 equals v4.16 (it added nothing); 4.19+ define no further sets.
     if key >= (4, 17):
         sets["v4.17"] = sets["v4.16"]
-    sets["vCurrent"] = frozenset(known_capabilities(version))
+    sets["vCurrent"] = frozenset(known_capabilities(version, enabled_gates))
     return sets
 
 
@@ -91,15 +111,19 @@ def compute(
     version: str,
     prior_enabled: Iterable[str] = (),
     always_enabled: Iterable[str] = (),
+    enabled_gates: Iterable[str] = (),
 ) -> CapabilityStatus:
-    """Enabled and known capabilities for `spec.capabilities` under release `version`.
+    """Enabled and known capabilities for `spec.capabilities` under release `version`, with the
+    cluster's feature gates `enabled_gates` (those of the running version).
 
-    Prior names are kept even when this release does not know them: the cluster's CRD, not this
-    table, decides what status may carry, and a rejection is handled by pruning (see below).
+    Prior names are kept even when this release does not know them (a feature-gated name whose
+    gate is off included): the cluster's CRD, not this table, decides what status may carry, and a
+    rejection is handled by pruning, said in `CapabilitiesPruned` (upstream drops such names
+    without a word).
     """
     spec = spec_capabilities or {}
     set_name = spec.get("baselineCapabilitySet") or "vCurrent"
-    sets = capability_sets(version)
+    sets = capability_sets(version, enabled_gates)
     additional = spec.get("additionalEnabledCapabilities") or []
     if not isinstance(additional, list):
         raise ValueError("spec.capabilities.additionalEnabledCapabilities must be a list")
@@ -108,21 +132,14 @@ def compute(
     enabled = requested | set(prior_enabled) | set(always_enabled)
     return CapabilityStatus(
         enabled=tuple(sorted(enabled)),
-        known=tuple(sorted(known_capabilities(version))),
+        known=tuple(sorted(known_capabilities(version, enabled_gates))),
         implicitly_enabled=tuple(sorted(enabled - requested)),
     )
 
 
-# Known to 4.23+ operators (KnownClusterVersionCapabilities) but in the CRD enum only behind
-# feature gates: accepted as names, and pruned from status by a CRD that rejects them.
-GATED_IN: dict[tuple[int, int], tuple[str, ...]] = {(4, 23): ("CompatibilityRequirements", "ClusterAPI")}
-
-
 def unknown_names(names: Iterable[str], version: str = "") -> list[str]:
     """Names the release's operator does not know (its enum plus its feature-gated names)."""
-    key = release_key(version)
-    known = set(known_capabilities(version))
-    known.update(n for release, gated in GATED_IN.items() if release <= key for n in gated)
+    known = set(known_capabilities(version, frozenset().union(*GATED.values())))
     return sorted({n for n in names if n not in known})
 
 

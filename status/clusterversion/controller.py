@@ -142,6 +142,8 @@ class StatusOptions:
     accept_risks: bool = False
     # The ImageStreamImportMode feature gate: status.desired.architecture is written.
     release_architecture: bool = False
+    # Every feature gate enabled for the running version (e.g. those that make capabilities known).
+    feature_gates: frozenset[str] = frozenset()
 
 
 class StatusOperator:
@@ -394,6 +396,7 @@ class StatusOperator:
             prior_enabled=tuple(sorted(self._carried_enabled)),
             accept_risks=self.options.accept_risks,
             release_architecture=self.options.release_architecture,
+            enabled_gates=self.options.feature_gates,
             updates=self.available_updates(cv.get("spec") or {}) if self.available_updates is not None else None,
             admin_gates=self._admin_configmap(upgradeable.ADMIN_GATES),
             admin_acks=self._admin_configmap(upgradeable.ADMIN_ACKS),
@@ -409,7 +412,8 @@ class StatusOperator:
             return upgradeable.ConfigMapRead(error=informer.stats.last_error or "not read yet")
         found = informer.get(name, namespace)
         if found is None:
-            return upgradeable.ConfigMapRead(error=f'{CONFIGMAPS.plural} "{name}" not found')
+            # Worded as upstream's cache (lister) words it: the resource in the singular.
+            return upgradeable.ConfigMapRead(error=f'configmap "{name}" not found')
         data = found.get("data") or {}
         return upgradeable.ConfigMapRead({str(k): str(v) for k, v in data.items()} if isinstance(data, dict) else {})
 

@@ -63,6 +63,8 @@ class StatusInputs:
     # The ImageStreamImportMode feature gate: status.desired.architecture says Multi for a
     # multi-architecture payload (blank without the gate, as upstream).
     release_architecture: bool = False
+    # Every feature gate enabled for the running version (some make capabilities known).
+    enabled_gates: frozenset[str] = frozenset()
     # The admin-ack ConfigMaps as read (None: the admin-ack source of Upgradeable is not consulted).
     admin_gates: upgradeable.ConfigMapRead | None = None
     admin_acks: upgradeable.ConfigMapRead | None = None
@@ -199,7 +201,7 @@ def desired_status(
     _put(conditions, IMPLICITLY_ENABLED, implicitly_enabled(caps), now)
     remove_condition(conditions, "ImplicitlyEnabled")  # stale type from OCPBUGS-56114
     sources = upgradeable_sources(cv, cluster_operators, inputs, updating=moving.status == "True")
-    blocked = upgradeable.condition(*upgradeable.risks(sources))
+    blocked = upgradeable.condition(upgradeable.risks(sources))
     if blocked is None:
         remove_condition(conditions, upgradeable.UPGRADEABLE)
     else:
@@ -320,7 +322,7 @@ def upgradeable_risks(
     whether it is updating)."""
     moving = find_condition((cv.get("status") or {}).get("conditions") or [], PROGRESSING) or {}
     sources = upgradeable_sources(cv, cluster_operators, inputs, updating=moving.get("status") == "True")
-    return upgradeable.risks(sources)[0]
+    return upgradeable.risks(sources)
 
 
 def precondition_view(
@@ -336,7 +338,7 @@ def precondition_view(
     moving = find_condition(conditions, PROGRESSING)
     sources = upgradeable_sources(cv, cluster_operators, inputs, updating=(moving or {}).get("status") == "True")
     remove_condition(conditions, upgradeable.UPGRADEABLE)
-    blocked = upgradeable.condition(*upgradeable.risks(sources))
+    blocked = upgradeable.condition(upgradeable.risks(sources))
     if blocked is not None:
         found = {"type": upgradeable.UPGRADEABLE, "status": blocked.status}
         conditions.append({**found, "reason": blocked.reason, "message": blocked.message})
@@ -355,6 +357,7 @@ def capabilities_status(cv: Mapping[str, Any], inputs: StatusInputs, desired: Re
             *inputs.prior_enabled,
         ],
         always_enabled=inputs.always_enabled,
+        enabled_gates=inputs.enabled_gates,
     )
 
 
@@ -466,9 +469,10 @@ def with_available_updates(
     status: Mapping[str, Any], updates: Mapping[str, Any] | None, *, release_architecture: bool = False
 ) -> JSON:
     """`status` with availableUpdates, conditionalUpdates (and conditionalUpdateRisks) from the
-    poller's findings, and the desired release's url and channels filled from the graph's current
-    node; unchanged before any. The releases' architecture (`Multi` for a multi-architecture node)
-    is kept only with the ImageStreamImportMode gate (`release_architecture`), as upstream."""
+    poller's findings, and what the desired release lacks of version, url and channels filled from
+    the graph (`described_by`); unchanged before any. The releases' architecture (`Multi` for a
+    multi-architecture node) is kept only with the ImageStreamImportMode gate
+    (`release_architecture`), as upstream."""
     out = dict(status)
     if updates is None:
         return out
@@ -486,15 +490,32 @@ def with_available_updates(
             {**u, "release": _without_architecture(u["release"])} if isinstance(u.get("release"), dict) else u
             for u in out["conditionalUpdates"]
         ]
-    current = updates.get("current") or {}
     desired = out.get("desired")
-    if isinstance(desired, dict) and current and desired.get("version") == current.get("version"):
+    found = described_by(desired, updates) if isinstance(desired, dict) else None
+    if isinstance(desired, dict) and found is not None:
         filled = dict(desired)
-        for key in ("url", "channels"):
-            if current.get(key) and not filled.get(key):
-                filled[key] = current[key]
+        for key in ("version", "url", "channels"):
+            if found.get(key) and not filled.get(key):
+                filled[key] = found[key]
         out["desired"] = filled
     return out
+
+
+def described_by(desired: Mapping[str, Any], updates: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    """The release of the update service's answer that describes `desired`, as upstream finds it:
+    by digest first (the graph's current node, then the available, then the conditional updates),
+    else by version. A version can name several payloads (one per architecture), a digest only one."""
+    conditional = updates.get("conditionalUpdates") or ()
+    releases = [updates.get("current"), *(updates.get("availableUpdates") or ()),
+                *((u.get("release") if isinstance(u, Mapping) else None) for u in conditional)]
+    candidates = [r for r in releases if isinstance(r, Mapping)]
+    for key in ("image", "version"):
+        wanted = desired.get(key)
+        if wanted:
+            for release in candidates:
+                if release.get(key) == wanted:
+                    return release
+    return None
 
 
 def _without_architecture(release: Any) -> Any:

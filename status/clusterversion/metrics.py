@@ -304,7 +304,10 @@ def _cv_families(
         labels=["name"],
     )
     enabled = set(caps.enabled)
-    for name in sorted(enabled | set(caps.known)):
+    # Known as status says (the feature-gated names the status loop knew with the cluster's gates).
+    written = (status.get("capabilities") or {}).get("knownCapabilities") or []
+    known = set(caps.known) | {n for n in written if isinstance(n, str)}
+    for name in sorted(enabled | known):
         capability.add_metric([name], 1.0 if name in enabled else 0.0)
     out.append(capability)
 

@@ -14,8 +14,11 @@ the rest:
   `availableUpdates` or `conditionalUpdates` the path points into (half an update, e.g. without
   one of its risks, would look safer than it is), an item of `desired.channels`, or
   `desired.url`; a list with too many items (`FieldValueTooMany`, "must have at most N items")
-  keeps its first N (lists are newest first). Any other cause (a field cvo-py computes) makes
-  the rejection unprunable: it is an error to report, not to hide;
+  keeps its first N (lists are newest first). A risk of `conditionalUpdateRisks` (the
+  ClusterUpdateAcceptRisks gate) goes with the conditional updates that name it, so no update is
+  shown without one of its risks; too many of them keeps the risks of the newest updates, at most
+  N names (`updateservice.bounds.within_risk_names`). Any other cause (a field cvo-py computes)
+  makes the rejection unprunable: it is an error to report, not to hide;
 * a request too large (413, or the storage's own limit): every item of the two update lists.
 
 Left-out values are remembered so later writes leave them out at once: capability names until the
@@ -43,16 +46,18 @@ from status.clusterversion.desired import (
     remove_condition,
     set_condition,
 )
+from updateservice.bounds import risk_names, within_risk_names
 from updateservice.retrieval import UPDATES_OMITTED
 
 JSON = dict[str, Any]
 
 AVAILABLE = "availableUpdates"
 CONDITIONAL = "conditionalUpdates"
+RISKS = "conditionalUpdateRisks"
 DESIRED_CHANNELS = "desired.channels"
 DESIRED_URL = "desired.url"
 CAPABILITY_LISTS = (ENABLED, KNOWN)  # under status.capabilities
-OUTSIDE_LISTS = (AVAILABLE, CONDITIONAL, DESIRED_CHANNELS)
+OUTSIDE_LISTS = (AVAILABLE, CONDITIONAL, RISKS, DESIRED_CHANNELS)
 OUTSIDE_FIELDS = (DESIRED_URL,)
 OUTSIDE = (*OUTSIDE_LISTS, *OUTSIDE_FIELDS)
 # How many left-out values a message names (the rest are counted), and how long a name may be.
@@ -65,6 +70,7 @@ _CEL_SKIPPED = "some validation rules were not checked because the object was in
 _CAPABILITY_ITEM = re.compile(r"^capabilities\.(enabledCapabilities|knownCapabilities)\[(\d+)\]$")
 _OUTSIDE_ITEM = re.compile(r"^(availableUpdates|conditionalUpdates|desired\.channels)\[(\d+)\]([.\[].*)?$")
 _OUTSIDE_LIST = re.compile(r"^(availableUpdates|conditionalUpdates|desired\.channels)$")
+_RISK_ITEM = re.compile(r"^conditionalUpdateRisks\[(\d+)\]([.\[].*)?$")
 _AT_MOST = re.compile(r"must have at most (\d+) items")
 _VALUE = re.compile(r'Unsupported value: ("(?:[^"\\]|\\.)*")')
 
@@ -84,7 +90,8 @@ class RejectedValue:
         if isinstance(value, dict):
             inner = value.get("release")
             release: Mapping[str, Any] = inner if isinstance(inner, dict) else value
-            return gotext.bounded(str(release.get("version") or release.get("image") or "?"), LABEL_TEXT)
+            label = release.get("version") or release.get("image") or value.get("name") or "?"
+            return gotext.bounded(str(label), LABEL_TEXT)
         return gotext.bounded(json.dumps(value) if isinstance(value, str) else str(value), LABEL_TEXT)
 
 
@@ -188,9 +195,52 @@ def _rejected_values(cause: Mapping[str, Any], sent: Mapping[str, Any]) -> list[
             return None
         keep = int(at_most.group(1))
         return [RejectedValue(match.group(1), item, i, text) for i, item in enumerate(items) if i >= keep] or None
+    match = _RISK_ITEM.match(path)
+    if match:
+        items = _at(sent, RISKS)
+        index = int(match.group(1))
+        if not isinstance(items, list) or index >= len(items) or not isinstance(items[index], Mapping):
+            return None
+        return _risks_with_their_updates(sent, [index], text)
+    if path == RISKS and cause.get("reason") == "FieldValueTooMany":
+        at_most = _AT_MOST.search(str(cause.get("message") or ""))
+        return _over_risk_names(sent, int(at_most.group(1)), text) if at_most else None
     if path == DESIRED_URL and _at(sent, DESIRED_URL) is not None:
         return [RejectedValue(DESIRED_URL, _at(sent, DESIRED_URL), None, text)]
     return None
+
+
+def _updates(sent: Mapping[str, Any]) -> list[Any]:
+    updates = sent.get(CONDITIONAL)
+    return updates if isinstance(updates, list) else []
+
+
+def _risks_with_their_updates(sent: Mapping[str, Any], indexes: Sequence[int], text: str) -> list[RejectedValue]:
+    """The risks of `conditionalUpdateRisks` at `indexes`, and every conditional update naming one
+    (shown without it, an update would look safer than it is)."""
+    risks: list[Any] = sent[RISKS]
+    names = {str(risks[i].get("name", "")) for i in indexes}
+    out = [RejectedValue(RISKS, risks[i], i, text) for i in indexes]
+    out += [RejectedValue(CONDITIONAL, update, i, text) for i, update in enumerate(_updates(sent))
+            if isinstance(update, Mapping) and risk_names(update) & names]
+    return out
+
+
+def _over_risk_names(sent: Mapping[str, Any], limit: int, text: str) -> list[RejectedValue] | None:
+    """Too many risks in `conditionalUpdateRisks`: the conditional updates past `limit` distinct
+    names (the newest kept first), and the risks no kept update names."""
+    risks = sent.get(RISKS)
+    if not isinstance(risks, list) or not all(isinstance(r, Mapping) for r in risks):
+        return None
+    updates = [u for u in _updates(sent) if isinstance(u, dict)]
+    kept, _left_out = within_risk_names(updates, limit)
+    kept_ids = {id(update) for update in kept}
+    named = set().union(*(risk_names(update) for update in kept))
+    out = [RejectedValue(CONDITIONAL, update, i, text) for i, update in enumerate(_updates(sent))
+           if isinstance(update, dict) and id(update) not in kept_ids]
+    out += [RejectedValue(RISKS, risk, i, text) for i, risk in enumerate(risks)
+            if str(risk.get("name", "")) not in named]
+    return out or None
 
 
 def _capability_cause(

@@ -9,13 +9,20 @@ within a source:
 3. resource deletions in progress: cvo-py applies no manifests, so it never deletes one and this
    source never gives a risk;
 4. admin-ack gates of the running version (`openshift-config-managed/admin-gates`) not acked in
-   `openshift-config/admin-acks`: `AdminAck-<gate>`;
-5. ClusterOperators with `Upgradeable=False`: `ClusterOperatorUpgradeable-<name>`.
+   `openshift-config/admin-acks`: `AdminAck-<gate>`; a gate named wrongly or without text is a
+   risk of that name too, and a ConfigMap that cannot be read (missing included) or a running
+   version that is not semver is `AdminAckUnknown`;
+5. ClusterOperators with `Upgradeable=False`: `ClusterOperatorUpgradeable-<name>`; a running
+   version that is not semver is `ClusterOperatorUpgradeableUnknown`.
 
-No risk: no condition (upstream never writes `Upgradeable=True`), or `Unknown`/`EvaluationFailed`
-when a source could not be read. One risk: its name as the reason (when it can be one), its message.
-Several: `MultipleReasons` and a bulleted list. Releases up to 4.22 named the reasons differently and
-added `Upgradeable<Check>` sub-conditions; 4.23+ removes those, and so does cvo-py.
+A source that cannot be evaluated blocks, as upstream's does: not knowing whether an update is safe
+is a risk. No risk: no condition (upstream never writes `Upgradeable=True`). One risk: its name as
+the reason (when it can be one), its message. Several: `MultipleReasons` and a bulleted list.
+Upstream writes `Unknown`/`EvaluationFailed` only for a source error that gave no risk; every error
+of the sources cvo-py runs gives one. Releases up to 4.22 also wrote `Upgradeable=False` for these
+errors, with reasons of their own (`UnableToAccessAdminGatesConfigMap`,
+`AdminAckConfigMapGateNameError`, ...), and added `Upgradeable<Check>` sub-conditions; 4.23+
+removes those, and so does cvo-py.
 """
 
 from __future__ import annotations
@@ -25,6 +32,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from cvo_py.runtime.urls import url_problem
 from updateservice import semver
 
 UPGRADEABLE = "Upgradeable"
@@ -42,9 +50,13 @@ ADMIN_ACKS = ("openshift-config", "admin-acks")
 GATE_KEY = re.compile(r"^ack-([4-5][.][0-9]{1,})-[^-]")
 
 MULTIPLE_REASONS = "MultipleReasons"
-EVALUATION_FAILED = "EvaluationFailed"
 INCOMPATIBLE_NAME = "RiskNameNotCompatibleWithReasonProperty"
 _REASON = re.compile(r"^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$")
+
+ADMIN_ACK = "AdminAck"
+CLUSTER_OPERATOR_UPGRADEABLE = "ClusterOperatorUpgradeable"
+# A source that could not be evaluated: `<source>Unknown`.
+UNKNOWN_SUFFIX = "Unknown"
 
 UPDATING_MESSAGE = "An update is already in progress and the details are in the Progressing condition."
 OVERRIDES_MESSAGE = (
@@ -53,7 +65,9 @@ OVERRIDES_MESSAGE = (
 )
 MULTIPLE_MESSAGE = "Cluster should not be upgraded between minor or major versions for multiple reasons:"
 
-DOCS = "https://docs.redhat.com/en/documentation/openshift_container_platform/{}/html/"
+# The product documentation: a gate's URL when its text names none, and the root of the pages below.
+DOCS_ROOT = "https://docs.redhat.com/en/documentation/openshift_container_platform/"
+DOCS = DOCS_ROOT + "{}/html/"
 CONDITION_TYPES_DOC = (
     "updating_clusters/understanding-openshift-updates-1"
     "#understanding_clusteroperator_conditiontypes_understanding-openshift-updates"
@@ -103,48 +117,61 @@ def _major_minor(version: str) -> tuple[str, str]:
     return f"{parsed.major}.{parsed.minor}", ""
 
 
-def _first_url(text: str, fallback: str) -> str:
+def _first_url(text: str) -> str:
+    """The first `https://` token of a gate's text that parses as a URL, else the docs root."""
     for token in text.split():
-        if token.startswith("https://") and len(token) > len("https://"):
+        if token.startswith("https://") and len(token) > len("https://") and not url_problem(token):
             return token
-    return fallback
+    return DOCS_ROOT
 
 
-def admin_ack_risks(sources: Sources) -> tuple[list[Risk], list[str]]:
-    """Gates of the running major.minor that are not acked with exactly "true"."""
+def _unknown(source: str, message: str) -> Risk:
+    return Risk(source + UNKNOWN_SUFFIX, message, DOCS_ROOT)
+
+
+def _gate_name_error(key: str) -> str:
+    return (f'admin-gates configmap gate "{key}" is invalid: admin-gates configmap gate name {key} has invalid '
+            f'format; must comply with "{GATE_KEY.pattern}"')
+
+
+def admin_ack_risks(sources: Sources) -> list[Risk]:
+    """Gates of the running major.minor that are not acked with exactly "true"; a gate named
+    wrongly or without text; `AdminAckUnknown` when the version or a ConfigMap cannot be read
+    (the first such problem, in upstream's order: version, gates, acks)."""
     gates, acks = sources.admin_gates, sources.admin_acks
     if gates is None or acks is None:
-        return [], []
-    errors: list[str] = []
-    if gates.data is None:
-        errors.append(f"Failed to retrieve ConfigMap {ADMIN_GATES[1]} from namespace {ADMIN_GATES[0]}: {gates.error}")
-    if acks.data is None:
-        errors.append(f"Failed to retrieve ConfigMap {ADMIN_ACKS[1]} from namespace {ADMIN_ACKS[0]}: {acks.error}")
+        return []
     major_minor, problem = _major_minor(sources.version)
     if problem:
-        errors.append(f"Failed to parse cluster version to check admin-acks: {problem}")
-    if errors or gates.data is None or acks.data is None:
-        return [], errors
+        return [_unknown(ADMIN_ACK, f"Failed to parse cluster version to check admin-acks: {problem}")]
+    for read, (namespace, name) in ((gates, ADMIN_GATES), (acks, ADMIN_ACKS)):
+        if read.data is None:
+            failed = f"Failed to retrieve ConfigMap {name} from namespace {namespace}: {read.error}"
+            return [_unknown(ADMIN_ACK, failed)]
+    assert gates.data is not None and acks.data is not None
     risks: list[Risk] = []
     for key in sorted(gates.data):
         value = str(gates.data[key] or "")
         match = GATE_KEY.match(key)
         if match is None:
-            errors.append(f'admin-gates configmap gate "{key}" is invalid: the name must match {GATE_KEY.pattern}')
+            risks.append(Risk(f"{ADMIN_ACK}-{key}", _gate_name_error(key), DOCS_ROOT))
             continue
         if match.group(1) != major_minor:
             continue  # a gate for another version
         if not value:
-            errors.append(f'admin-gates configmap gate "{key}" is invalid: it must contain a non-empty value')
+            risks.append(Risk(f"{ADMIN_ACK}-{key}", f"admin-gates configmap gate {key} must contain a non-empty value.",
+                              DOCS_ROOT))
             continue
         if acks.data.get(key) == "true":
             continue
-        risks.append(Risk(f"AdminAck-{key}", value, _first_url(value, DOCS.format(major_minor))))
-    return risks, errors
+        risks.append(Risk(f"{ADMIN_ACK}-{key}", value, _first_url(value)))
+    return risks
 
 
-def operator_risks(sources: Sources) -> tuple[list[Risk], list[str]]:
-    """ClusterOperators reporting Upgradeable=False, by name, with their message verbatim."""
+def operator_risks(sources: Sources) -> list[Risk]:
+    """ClusterOperators reporting Upgradeable=False, by name, with their message verbatim;
+    `ClusterOperatorUpgradeableUnknown` when the running version, which names their documentation,
+    is not semver."""
     blocking = []
     for co in sources.cluster_operators:
         for condition in (co.get("status") or {}).get("conditions") or []:
@@ -153,31 +180,27 @@ def operator_risks(sources: Sources) -> tuple[list[Risk], list[str]]:
                     blocking.append((str((co.get("metadata") or {}).get("name") or ""), condition))
                 break
     if not blocking:
-        return [], []
+        return []
     major_minor, problem = _major_minor(sources.version)
     if problem:
-        return [], [f"Failed to parse cluster version to check Upgradeable conditions: {problem}"]
+        return [_unknown(CLUSTER_OPERATOR_UPGRADEABLE,
+                         f"Failed to parse cluster version to check Upgradeable conditions: {problem}")]
     url = _docs(major_minor, CONDITION_TYPES_DOC)
     return [
-        Risk(f"ClusterOperatorUpgradeable-{name}", str(condition.get("message") or ""), url)
+        Risk(f"{CLUSTER_OPERATOR_UPGRADEABLE}-{name}", str(condition.get("message") or ""), url)
         for name, condition in sorted(blocking, key=lambda pair: pair[0])
-    ], []
+    ]
 
 
-def risks(sources: Sources) -> tuple[list[Risk], list[str]]:
-    """Every risk, in upstream's source order, and the errors of sources that could not be read."""
+def risks(sources: Sources) -> list[Risk]:
+    """Every risk, in upstream's source order."""
     found: list[Risk] = []
-    errors: list[str] = []
     major_minor, _problem = _major_minor(sources.version)
     if sources.updating:
         found.append(Risk("ClusterVersionUpdating", UPDATING_MESSAGE, _docs(major_minor, CONDITION_TYPES_DOC)))
     if any(isinstance(o, Mapping) and o.get("unmanaged") is True for o in sources.overrides):
         found.append(Risk("ClusterVersionOverrides", OVERRIDES_MESSAGE, _docs(major_minor, OVERRIDES_DOC)))
-    for source in (admin_ack_risks, operator_risks):
-        more, failed = source(sources)
-        found += more
-        errors += failed
-    return found, errors
+    return found + admin_ack_risks(sources) + operator_risks(sources)
 
 
 @dataclass(frozen=True)
@@ -187,7 +210,7 @@ class UpgradeableState:
     message: str
 
 
-def condition(found: Sequence[Risk], errors: Sequence[str]) -> UpgradeableState | None:
+def condition(found: Sequence[Risk]) -> UpgradeableState | None:
     """The Upgradeable condition for these risks; None: no condition."""
     if len(found) == 1:
         risk = found[0]
@@ -196,6 +219,4 @@ def condition(found: Sequence[Risk], errors: Sequence[str]) -> UpgradeableState 
         return UpgradeableState(
             "False", MULTIPLE_REASONS, MULTIPLE_MESSAGE + "".join(f"\n* {r.message}" for r in found)
         )
-    if errors:
-        return UpgradeableState("Unknown", EVALUATION_FAILED, "\n".join(errors))
     return None

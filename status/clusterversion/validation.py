@@ -1,17 +1,19 @@
 """Upstream's validation of a ClusterVersion's spec, and the release `spec.desiredUpdate` asks for (pure).
 
 Errors read as Kubernetes field errors (`spec.desiredUpdate.version: Invalid value: "4.99.0": ...`),
-in upstream's order. While any is found, the ClusterVersion is `Invalid` and its desired update is
-ignored.
+in upstream's order: the cluster ID, the desired update, the upstream. While any is found, the
+ClusterVersion is `Invalid` and its desired update is ignored.
 
-- `spec.clusterID` must be a version-4, RFC 4122 UUID.
-- `spec.desiredUpdate.acceptRisks` is allowed only with the `ClusterUpdateAcceptRisks` feature gate;
-  with it, a desired update may carry nothing else.
-- A desired update names an architecture, a version or an image.
-- A version without an image must be a semantic version and must be one of `availableUpdates`.
-  Upstream's validation also accepts a version found in `status.history`, but then resolves
-  versions in `availableUpdates` only, so such a request stays put without a word: cvo-py does the
-  same. Releases before 4.23 said "must be a previous version or an available update".
+- `spec.clusterID`, when set, must be a version-4, RFC 4122 UUID.
+- `spec.desiredUpdate` gives at most one error, the first of, in upstream's order:
+  `acceptRisks` without the `ClusterUpdateAcceptRisks` feature gate; nothing named (an
+  architecture, a version, an image or, with the gate, accepted risks alone); a version that is not
+  semantic (with or without an image); a version without an image that is not one of
+  `availableUpdates`, or is several of them. Upstream's validation also accepts a version found in
+  `status.history`, but then resolves versions in `availableUpdates` only, so such a request stays
+  put without a word: cvo-py does the same. Releases before 4.23 said "must be a previous version
+  or an available update".
+- `spec.upstream`, when set, must parse as a URL (Go's `url.Parse`).
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from cvo_py.runtime.gotext import go_quote
+from cvo_py.runtime.urls import url_problem
 from payload.release import Release
 from updateservice import semver
 from updateservice.retrieval import uuid_problem
@@ -55,38 +58,49 @@ def validate(cv: Mapping[str, Any], accept_risks: bool = False) -> list[str]:
     spec = cv.get("spec") or {}
     errors: list[str] = []
     cluster_id = str(spec.get("clusterID") or "")
-    problem = cluster_id_problem(cluster_id)
+    problem = cluster_id_problem(cluster_id) if cluster_id else ""
     if problem:
         errors.append(f"spec.clusterID: Invalid value: {go_quote(cluster_id)}: {problem}")
     update = spec.get("desiredUpdate")
-    if update is None:
-        return errors
-    if not isinstance(update, Mapping):
-        return [*errors, "spec.desiredUpdate: Invalid value: must be an object"]
-    risks = update.get("acceptRisks") or []
-    if risks and not accept_risks:
-        errors.append("spec.desiredUpdate.acceptRisks: Forbidden: acceptRisks must not be specified")
-    version, image = str(update.get("version") or ""), str(update.get("image") or "")
-    if not (version or image or update.get("architecture") or (accept_risks and risks)):
-        named = "architecture, version, image, or acceptRisks" if accept_risks else "architecture, version, or image"
-        errors.append(f"spec.desiredUpdate: Required value: must specify {named}")
-    elif version and not image:
-        where = f"spec.desiredUpdate.version: Invalid value: {go_quote(version)}"
-        matches = _available(cv, version)
-        if not semver.valid(version):
-            errors.append(f"{where}: must be a semantic version (1.2.3[-...])")
-        elif len({str(m.get("image")) for m in matches}) > 1:
-            errors.append(f"{where}: there are multiple possible payloads for this version, specify the exact image")
-        elif not matches and not _in_history(cv, version):
-            errors.append(f"{where}: when image is empty the update must be an available update")
+    if update is not None:
+        problem = desired_update_problem(cv, update, accept_risks)
+        if problem:
+            errors.append(problem)
+    upstream = str(spec.get("upstream") or "")
+    if upstream and url_problem(upstream):
+        errors.append(f"spec.upstream: Invalid value: {go_quote(upstream)}: must be a valid URL or empty")
     return errors
 
 
+def desired_update_problem(cv: Mapping[str, Any], update: Any, accept_risks: bool) -> str:
+    """The one error of `spec.desiredUpdate`, the first in upstream's order ("" when it is valid)."""
+    if not isinstance(update, Mapping):
+        return "spec.desiredUpdate: Invalid value: must be an object"
+    risks = update.get("acceptRisks") or []
+    version, image = str(update.get("version") or ""), str(update.get("image") or "")
+    if risks and not accept_risks:
+        return "spec.desiredUpdate.acceptRisks: Forbidden: acceptRisks must not be specified"
+    if not (version or image or update.get("architecture") or risks):
+        named = "architecture, version, image, or acceptRisks" if accept_risks else "architecture, version, or image"
+        return f"spec.desiredUpdate: Required value: must specify {named}"
+    where = f"spec.desiredUpdate.version: Invalid value: {go_quote(version)}"
+    if version and not semver.valid(version):
+        return f"{where}: must be a semantic version (1.2.3[-...])"
+    if version and not image:
+        matches = _available(cv, version)
+        if len({str(m.get("image")) for m in matches}) > 1:
+            return f"{where}: there are multiple possible payloads for this version, specify the exact image"
+        if not matches and not _in_history(cv, version):
+            return f"{where}: when image is empty the update must be an available update"
+    return ""
+
+
 def invalid_message(errors: Sequence[str]) -> str:
-    """The Invalid condition's message for these errors (one inline, several as a list)."""
+    """The Invalid condition's message for these errors: one inline, several as a list, each line
+    ended (as upstream writes it)."""
     if len(errors) == 1:
         return f"The cluster version is invalid: {errors[0]}"
-    return "The cluster version is invalid:" + "".join(f"\n* {e}" for e in errors)
+    return "The cluster version is invalid:\n" + "".join(f"* {e}\n" for e in errors)
 
 
 def requested(cv: Mapping[str, Any]) -> Release | None:

@@ -13,12 +13,14 @@ import yaml
 from cvo_py.runtime.kube import (
     CLUSTEROPERATORS,
     CLUSTERVERSIONS,
+    CONFIGMAPS,
     NAMESPACES,
     SERVICEACCOUNTS,
     ApiError,
     KubeClient,
     connect,
 )
+from status.clusterversion import upgradeable
 from testkit.checkout import REPO
 from testkit.harness import localcluster
 from testkit.harness.localcluster import free_port as free_port  # re-exported: the tests' import
@@ -113,8 +115,26 @@ def unique_name(prefix: str) -> str:
     return f"{prefix}-{uuid.uuid4().hex[:8]}"
 
 
+def put_configmap(client: KubeClient, namespace: str, name: str, data: dict[str, str]) -> None:
+    """ConfigMap `namespace/name` holding exactly `data`, created (with its namespace) or replaced."""
+    ensure_namespace(client, namespace)
+    body = {"metadata": {"name": name, "namespace": namespace}, "data": dict(data)}
+    try:
+        client.create(CONFIGMAPS, body, namespace)
+    except ApiError as exc:
+        if not exc.is_already_exists():
+            raise
+        current = client.get(CONFIGMAPS, name, namespace)
+        current["data"] = dict(data)
+        client.replace(CONFIGMAPS, current)
+
+
 def delete_all_cluster_scoped_update_objects(client: KubeClient) -> None:
-    """ClusterVersion and ClusterOperators are cluster singletons: tests start from none."""
+    """ClusterVersion and ClusterOperators are cluster singletons: tests start from none. The
+    admin-ack ConfigMaps are left as install/ creates them on every cluster (no gates, no acks):
+    without them Upgradeable is False (AdminAckUnknown), as upstream's."""
+    for namespace, name in (upgradeable.ADMIN_GATES, upgradeable.ADMIN_ACKS):
+        put_configmap(client, namespace, name, {})
     for res in (CLUSTERVERSIONS, CLUSTEROPERATORS):
         try:
             items = client.list(res).get("items", [])

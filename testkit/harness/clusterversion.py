@@ -8,9 +8,9 @@ import re
 from pathlib import Path
 from typing import Any
 
-from cvo_py.runtime.kube import CLUSTEROPERATORS, CLUSTERVERSIONS, CONFIGMAPS, CRDS, FEATUREGATES, ApiError, KubeClient
+from cvo_py.runtime.kube import CLUSTEROPERATORS, CLUSTERVERSIONS, CRDS, FEATUREGATES, ApiError, KubeClient
 from status.clusterversion import capabilities, upgradeable
-from testkit.harness.cluster import ensure_namespace
+from testkit.harness.cluster import put_configmap
 from testkit.harness.wait import wait_until
 
 IMG_4141 = "quay.io/openshift-release-dev/ocp-release@sha256:" + "1" * 64
@@ -135,16 +135,7 @@ def put_admin_acks(kube: KubeClient, gates: dict[str, str], acks: dict[str, str]
     (`openshift-config/admin-acks`) as given, created or replaced (as the CVO's manifests and the
     admin leave them on a real cluster)."""
     for (namespace, name), data in ((upgradeable.ADMIN_GATES, gates), (upgradeable.ADMIN_ACKS, acks)):
-        ensure_namespace(kube, namespace)
-        body = {"metadata": {"name": name, "namespace": namespace}, "data": dict(data)}
-        try:
-            kube.create(CONFIGMAPS, body, namespace)
-        except ApiError as exc:
-            if not exc.is_already_exists():
-                raise
-            current = kube.get(CONFIGMAPS, name, namespace)
-            current["data"] = dict(data)
-            kube.replace(CONFIGMAPS, current)
+        put_configmap(kube, namespace, name, data)
 
 
 class AuditLog:

@@ -345,10 +345,14 @@ class ClusterVerification:
         self.store.signatures[self.store.path(hexpart, 1)] = sign_release(self.key, image)
 
     def remove_configmaps(self) -> None:
+        """Every ConfigMap of the namespace but the release's admin gates, which every cluster has
+        (without them Upgradeable is False)."""
         from cvo_py.runtime.kube import CONFIGMAPS
+        from status.clusterversion.upgradeable import ADMIN_GATES
 
         for cm in self.kube.list(CONFIGMAPS, self.NAMESPACE).get("items") or []:
-            self.kube.delete(CONFIGMAPS, cm["metadata"]["name"], self.NAMESPACE)
+            if (self.NAMESPACE, cm["metadata"]["name"]) != ADMIN_GATES:
+                self.kube.delete(CONFIGMAPS, cm["metadata"]["name"], self.NAMESPACE)
 
     def remove(self) -> None:
         self.remove_configmaps()

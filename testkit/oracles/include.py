@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 FEATURE_SETS = ("Default", "TechPreviewNoUpgrade", "DevPreviewNoUpgrade", "CustomNoUpgrade", "OKD")
-PROFILES = ("self-managed-high-availability", "single-node-developer", "ibm-cloud-managed")
+PROFILES = ("self-managed-high-availability", "single-node-developer", "ibm-cloud-managed", "hypershift")
 FEATURE_SET = "release.openshift.io/feature-set"
 FEATURE_GATE = "release.openshift.io/feature-gate"
 MAJOR_VERSION = "release.openshift.io/major-version"

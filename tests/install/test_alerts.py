@@ -41,6 +41,17 @@ DESCRIPTION_STARTS = {
 }
 
 
+# Whole descriptions, as upstream has them since 2023 (the rendered text, before Prometheus fills it).
+DESCRIPTIONS = {
+    "CannotEvaluateConditionalUpdates": "Failure to evaluate conditional update matches means that Cluster Version "
+    "Operator cannot decide whether an update path is recommended or not.",
+}
+RETRIEVED_UPDATES_POINTER = (
+    "For more information refer to "
+    """`oc get clusterversion/version -o=jsonpath="{.status.conditions[?(.type=='RetrievedUpdates')]}{'\\n'}"`"""
+)
+
+
 def cvo_alerts() -> dict[str, tuple[str, str, dict[str, Any]]]:
     out = {}
     for doc in manifests.load("0000_90_cluster-version-operator_*"):
@@ -70,6 +81,20 @@ def test_the_annotations_the_references_quote() -> None:
         assert alerts[name][2]["annotations"]["summary"] == summary
     for name, start in DESCRIPTION_STARTS.items():
         assert alerts[name][2]["annotations"]["description"].startswith(start)
+
+
+def test_the_descriptions_upstream_changed_read_as_upstreams_now() -> None:
+    """CannotRetrieveUpdates points at the RetrievedUpdates condition (which says why), and
+    CannotEvaluateConditionalUpdates ends after what it means; the rule object calls for attention."""
+    alerts = cvo_alerts()
+    for name, description in DESCRIPTIONS.items():
+        assert alerts[name][2]["annotations"]["description"] == description
+    retrieve = alerts["CannotRetrieveUpdates"][2]["annotations"]["description"]
+    assert RETRIEVED_UPDATES_POINTER + "{{ with $console_url" in retrieve
+    assert "'oc adm upgrade'" not in retrieve
+    [rules] = [d for d in manifests.load("0000_90_cluster-version-operator_03_prometheusrule.yaml")]
+    assert rules["metadata"]["annotations"]["kubernetes.io/description"] == (
+        "Alerting rules for when cluster-version operator metrics call for administrator attention.")
 
 
 def test_the_accept_risks_rule_is_behind_its_feature_gate() -> None:

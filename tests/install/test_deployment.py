@@ -114,3 +114,35 @@ def test_the_admin_ack_configmaps_are_upstreams() -> None:
     assert "release.openshift.io/create-only" not in maps[("openshift-config-managed", "admin-gates")]["metadata"][
         "annotations"
     ]
+    for configmap in maps.values():  # the admin acks in the hosted cluster too, as upstream
+        annotations = configmap["metadata"]["annotations"]
+        assert annotations["include.release.openshift.io/hypershift"] == "true"
+        assert annotations["include.release.openshift.io/ibm-cloud-managed"] == "true"
+
+
+def test_the_objects_upstream_describes_say_what_they_are_for() -> None:
+    """As upstream's: a kubernetes.io/description on the Prometheus Role and RoleBinding, the
+    ServiceMonitor and the admin-ack ConfigMaps (and on what had one before)."""
+    described = {(d["kind"], d["metadata"]["name"]) for d in manifests.load(FILES)
+                 if (d["metadata"].get("annotations") or {}).get("kubernetes.io/description")}
+    assert {
+        ("Role", "prometheus-k8s"), ("RoleBinding", "prometheus-k8s"), ("ServiceMonitor", "cluster-version-operator"),
+        ("ConfigMap", "admin-acks"), ("ConfigMap", "admin-gates"), ("PrometheusRule", "cluster-version-operator"),
+        ("Service", "cluster-version-operator"), ("Deployment", "cluster-version-operator"),
+        ("NetworkPolicy", "default-deny"), ("Namespace", "openshift-cluster-version"),
+    } <= described
+
+
+def test_the_deployment_has_no_liveness_probe_and_passes_the_cluster_profile_as_upstream() -> None:
+    """No liveness probe: on a starved control-plane node, three slow answers would restart
+    `start` in the middle of a retrieval (upstream has none). CLUSTER_PROFILE is the profile the
+    CVO renders with, as upstream's Deployment sets it; OPERATOR_IMAGE_VERSION, which upstream sets
+    but never fills in, is not: `start` does not read it."""
+    [deployment] = by_kind("Deployment")
+    [container] = deployment["spec"]["template"]["spec"]["containers"]
+    assert "livenessProbe" not in container and container["readinessProbe"]["httpGet"]["path"] == "/readyz"
+    env = {var["name"]: var for var in container["env"]}
+    assert env["CLUSTER_PROFILE"] == {"name": "CLUSTER_PROFILE", "value": "self-managed-high-availability"}
+    assert "OPERATOR_IMAGE_VERSION" not in env
+    raw = manifests.files("0000_00_cluster-version-operator_30_deployment.yaml")[0].read_text()
+    assert "value: '{{ .ClusterProfile }}'" in raw

@@ -53,8 +53,11 @@ def test_what_each_cluster_selects(profile: str, feature_set: str, gate: bool) -
     cvo = {n for n in names if "_cluster-version-operator_" in n}
     usc = {n for n in names if "_update-status-controller_" in n}
     accept_risks = {n for n in cvo if "accept-risks" in n}
-    assert accept_risks and usc and cvo - accept_risks
+    admin_acks = {n for n in cvo if "_01_admin" in n}
+    assert accept_risks and usc and cvo - accept_risks and len(admin_acks) == 2
     want: set[str] = set()
+    if profile in HOSTED_PROFILES:
+        want |= admin_acks  # the admin acks in the hosted cluster, as upstream
     if profile == "self-managed-high-availability":
         want |= cvo - accept_risks
         if gate:
@@ -64,14 +67,19 @@ def test_what_each_cluster_selects(profile: str, feature_set: str, gate: bool) -
     assert selected(cluster) == want
 
 
-def test_hosted_control_planes_exclude_every_document() -> None:
-    """A hosted control plane applies none of install/, as upstream's manifests say: neither the CVO's
-    documents nor the update-status controller's, whatever the feature set and gates."""
-    for feature_set in FEATURE_SETS:
-        cluster = Cluster(
-            exclude="internal-openshift-hosted", feature_set=feature_set, enabled_gates=frozenset({ACCEPT_RISKS_GATE})
-        )
-        assert selected(cluster) == set(), feature_set
+HOSTED_PROFILES = ("hypershift", "ibm-cloud-managed")
+ADMIN_ACK_FILES = {"0000_00_cluster-version-operator_01_adminack_configmap.yaml",
+                   "0000_00_cluster-version-operator_01_admingate_configmap.yaml"}
+
+
+def test_hosted_control_planes_apply_only_the_admin_ack_configmaps() -> None:
+    """A hosted control plane (excluding internal-openshift-hosted) applies none of the operators'
+    documents, as upstream's manifests say: only admin-acks and admin-gates, which its profiles
+    include, whatever the feature set and gates."""
+    for profile, feature_set in itertools.product((*HOSTED_PROFILES, "self-managed-high-availability"), FEATURE_SETS):
+        cluster = Cluster(profile=profile, exclude="internal-openshift-hosted", feature_set=feature_set,
+                          enabled_gates=frozenset({ACCEPT_RISKS_GATE}))
+        assert selected(cluster) == ADMIN_ACK_FILES, (profile, feature_set)
 
 
 def test_every_document_names_its_profile() -> None:

@@ -14,11 +14,19 @@ from typing import Any
 import pytest
 import yaml
 
-from cvo_py.runtime.kube import CLUSTERVERSIONS, KubeClient
+from cvo_py.runtime.kube import CLUSTERVERSIONS, CONFIGMAPS, KubeClient
 from cvo_py.runtime.promapi import PrometheusAPI
 from testkit.fakes.update_service import UpdateService, always_risk, graph, image_of, promql_risk
 from testkit.harness.cluster import LocalCluster, free_port
-from testkit.harness.clusterversion import IMG_4141, condition, create_cv, enable_feature_gates, put_co, status_414
+from testkit.harness.clusterversion import (
+    IMG_4141,
+    condition,
+    create_cv,
+    enable_feature_gates,
+    put_admin_acks,
+    put_co,
+    status_414,
+)
 from testkit.harness.payload import StartProcess, ensure_priority_class
 from testkit.harness.prometheus import FAST as FAST_PROMETHEUS
 from testkit.harness.prometheus import LocalPrometheus
@@ -323,25 +331,36 @@ def test_a_firing_alert_changes_nothing_with_the_gate_off(
     assert "conditionalUpdateRisks" not in cv["status"]
 
 
+PATCH_AND_MINOR = graph(["4.14.1", "4.14.5", "4.15.2"], edges=[("4.14.1", "4.14.5"), ("4.14.1", "4.15.2")])
+
+
+def minor_update_guarded(
+    cluster: LocalCluster, kube: KubeClient, start: Any, upstream: str, **spec: Any
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """`start` at 4.14.1 with ClusterUpdateAcceptRisks, offered a patch and a minor update, once an
+    Upgradeable risk guards the minor one (not the patch one): the ClusterVersion and that update."""
+    cluster.install_clusterversion_crd("current")
+    enable_feature_gates(kube, "4.14.1", "ClusterUpdateAcceptRisks")
+    create_cv(kube, {"clusterID": str(uuid.uuid4()), "channel": "stable-4.14", "upstream": upstream, **spec},
+              status_414())
+    start(IMG_4141, "4.14.1", "--update-service=")
+    wait_until(lambda: versions(cluster_version(kube), "conditionalUpdates") == ["4.15.2"],
+               what="the minor update guarded by an Upgradeable risk")
+    cv = cluster_version(kube)
+    assert versions(cv, "availableUpdates") == ["4.14.5"]
+    (update,) = cv["status"]["conditionalUpdates"]
+    return cv, update
+
+
 def test_the_upgradeable_risks_guard_minor_updates_with_the_gate_on(
     cluster: LocalCluster, kube: KubeClient, start: Any, featuregate_api: None
 ) -> None:
     """With ClusterUpdateAcceptRisks, what blocks Upgradeable (here an unmanaged override) also
     guards the update to the next minor, not the patch update; accepting it recommends the minor
     update while Upgradeable stays False."""
-    doc = graph(["4.14.1", "4.14.5", "4.15.2"], edges=[("4.14.1", "4.14.5"), ("4.14.1", "4.15.2")])
     override = {"kind": "Deployment", "group": "apps", "name": "x", "namespace": "y", "unmanaged": True}
-    with UpdateService(channels={"stable-4.14": doc}) as svc:
-        cluster.install_clusterversion_crd("current")
-        enable_feature_gates(kube, "4.14.1", "ClusterUpdateAcceptRisks")
-        create_cv(kube, {"clusterID": str(uuid.uuid4()), "channel": "stable-4.14", "upstream": svc.url,
-                         "overrides": [override]}, status_414())
-        start(IMG_4141, "4.14.1", "--update-service=")
-        wait_until(lambda: versions(cluster_version(kube), "conditionalUpdates") == ["4.15.2"],
-                   what="the minor update guarded by the Upgradeable risk")
-        cv = cluster_version(kube)
-        assert versions(cv, "availableUpdates") == ["4.14.5"]
-        (update,) = cv["status"]["conditionalUpdates"]
+    with UpdateService(channels={"stable-4.14": PATCH_AND_MINOR}) as svc:
+        cv, update = minor_update_guarded(cluster, kube, start, svc.url, overrides=[override])
         assert update["riskNames"] == ["ClusterVersionOverrides"]
         assert (update["conditions"][0]["status"], update["conditions"][0]["reason"]) == (
             "False", "ClusterVersionOverrides")
@@ -358,3 +377,27 @@ def test_the_upgradeable_risks_guard_minor_updates_with_the_gate_on(
         kube.replace(CLUSTERVERSIONS, cv)
         wait_until(lambda: not cluster_version(kube)["status"].get("conditionalUpdates"),
                    what="no conditional update once nothing blocks Upgradeable")
+
+
+def test_an_admin_ack_configmap_that_cannot_be_read_guards_minor_updates_with_the_gate_on(
+    cluster: LocalCluster, kube: KubeClient, start: Any, featuregate_api: None
+) -> None:
+    """With ClusterUpdateAcceptRisks, a missing admin-acks ConfigMap is the risk AdminAckUnknown, as
+    upstream's: it guards the minor update (not the patch update), is listed in
+    conditionalUpdateRisks and applies; recreating the ConfigMap lifts it."""
+    with UpdateService(channels={"stable-4.14": PATCH_AND_MINOR}) as svc:
+        kube.delete(CONFIGMAPS, "admin-acks", "openshift-config")
+        cv, update = minor_update_guarded(cluster, kube, start, svc.url)
+        assert update["riskNames"] == ["AdminAckUnknown"]
+        message = ('Failed to retrieve ConfigMap admin-acks from namespace openshift-config: configmap "admin-acks" '
+                   "not found")
+        (risk,) = cv["status"]["conditionalUpdateRisks"]
+        assert (risk["name"], risk["message"], risk["conditions"][0]["status"]) == ("AdminAckUnknown", message, "True")
+        assert (update["conditions"][0]["status"], update["conditions"][0]["reason"]) == ("False", "AdminAckUnknown")
+        assert condition(cv, "Upgradeable") == {**(condition(cv, "Upgradeable") or {}), "status": "False",
+                                                "reason": "AdminAckUnknown", "message": message}
+
+        put_admin_acks(kube, {}, {})
+        wait_until(lambda: versions(cluster_version(kube), "availableUpdates") == ["4.15.2", "4.14.5"],
+                   what="the minor update recommended once admin-acks is back")
+        assert condition(cluster_version(kube), "Upgradeable") is None

@@ -104,6 +104,38 @@ def test_the_message_counts_and_names() -> None:
     assert len(cut) == bounds.MAX_RISK_MESSAGE and cut.startswith("mmm") and cut.endswith("mmm") and "[…]" in cut
 
 
+def names_update(version: int, *names: str) -> dict[str, Any]:
+    return {"release": release(version), "risks": [risk(0, name=n) for n in names]}
+
+
+@given(st.lists(st.lists(st.sampled_from([f"R{i}" for i in range(12)]), max_size=6), max_size=12),
+       st.integers(min_value=0, max_value=12))
+def test_within_risk_names_keeps_the_newest_updates_and_at_most_the_limit(
+    names: list[list[str]], limit: int
+) -> None:
+    conditional = [names_update(100 - i, *listed) for i, listed in enumerate(names)]
+    kept, left_out = bounds.within_risk_names(conditional, limit)
+    assert len(set().union(*(bounds.risk_names(u) for u in kept))) <= limit
+    assert sorted(map(id, kept + left_out)) == sorted(map(id, conditional))  # nothing lost, nothing twice
+    assert [u for u in conditional if any(u is k for k in kept)] == kept  # newest first, as given
+    for update in left_out:  # each left out because, at its turn, it would have passed the limit
+        before = [u for u in kept if conditional.index(u) < conditional.index(update)]
+        assert len(set().union(bounds.risk_names(update), *(bounds.risk_names(u) for u in before))) > limit
+
+
+def test_risk_names_past_500_leave_out_the_oldest_updates_and_say_so() -> None:
+    conditional = [names_update(30 - i, *(f"U{i}R{j}" for j in range(200))) for i in range(3)]
+    conditional.append(names_update(10, "U0R0", "U1R5"))  # names already counted: kept
+    kept, omitted = bounds.with_risk_name_limit(conditional, bounds.Omitted())
+    assert [u["release"]["version"] for u in kept] == ["4.15.30", "4.15.29", "4.15.10"]
+    assert omitted.message() == (
+        "The updates found hold more than status does (at most 256 KiB of each list, 500 conditional updates "
+        "of at most 200 risks), so status leaves out 1 of 4 conditional updates (1 whose risks would take "
+        "conditionalUpdateRisks past 500 names: 4.15.28)."
+    )
+    assert bounds.with_risk_name_limit(kept, bounds.Omitted()) == (kept, bounds.Omitted())
+
+
 def test_a_long_url_goes_and_channels_are_cut_to_what_fits() -> None:
     long = release(1, channels=5_000, url=5_000)
     cut = bounds.bounded_release(long)

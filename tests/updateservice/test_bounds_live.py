@@ -16,13 +16,15 @@ from cvo_py.runtime.kube import CLUSTERVERSIONS, EVENTS, MERGE_PATCH, KubeClient
 from testkit.fakes.update_service import (
     UpdateService,
     all_reachable,
+    always_risk,
     graph,
     image_of,
     many_channels,
     many_risks,
     release_digest,
 )
-from testkit.harness.clusterversion import condition, create_cv
+from testkit.harness.cluster import LocalCluster
+from testkit.harness.clusterversion import AuditLog, condition, create_cv, enable_feature_gates
 from testkit.harness.wait import wait_until
 from updateservice import bounds, retrieval
 
@@ -121,3 +123,26 @@ def test_a_channel_repeated_in_node_metadata_lands_once(kube: KubeClient, start:
     assert cv["status"]["availableUpdates"][0]["channels"] == ["stable-4.15"]
     found = condition(cv, "RetrievedUpdates") or {}
     assert (found.get("status"), found.get("reason")) == ("True", None)
+
+
+def test_with_the_gate_more_than_500_risk_names_never_freeze_status(
+    cluster: LocalCluster, kube: KubeClient, start: Any, featuregate_api: None
+) -> None:
+    """With ClusterUpdateAcceptRisks, status.conditionalUpdateRisks lists each risk name once and the
+    CRD takes at most 500: a graph whose updates name 600 risks has the oldest update left out
+    before status is written (no 422), and RetrievedUpdates says so."""
+    groups = [([("4.15.0", f"4.15.{1 + i}")], [always_risk(f"U{i}R{j}") for j in range(200)]) for i in range(3)]
+    doc = graph(["4.15.0", "4.15.1", "4.15.2", "4.15.3"], conditional=groups)
+    with UpdateService(channels={CHANNELS[0]: doc}) as service:
+        cluster.install_clusterversion_crd("current")
+        enable_feature_gates(kube, "4.15.0", "ClusterUpdateAcceptRisks")
+        create_cv(kube, {"clusterID": str(uuid.uuid4()), "channel": CHANNELS[0], "upstream": service.url}, None)
+        audit = AuditLog(cluster.state["auditLog"])
+        start(image_of("4.15.0"), "4.15.0", "--update-service=")
+        found = wait_until(lambda: retrieved(kube).get("reason") == retrieval.UPDATES_OMITTED and retrieved(kube),
+                           timeout=90, what="RetrievedUpdates UpdatesOmitted")
+    status = cluster_version(kube)["status"]
+    assert [u["release"]["version"] for u in status["conditionalUpdates"]] == ["4.15.3", "4.15.2"]
+    assert len(status["conditionalUpdateRisks"]) == 400
+    assert "(1 whose risks would take conditionalUpdateRisks past 500 names: 4.15.1)" in found["message"]
+    assert 422 not in [code for _, code in audit.status_writes("cvo-py/start")]

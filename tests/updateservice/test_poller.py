@@ -429,3 +429,20 @@ def test_gate_on_an_update_with_more_risks_than_status_holds_is_left_out_and_sai
     assert out["condition"]["reason"] == "UpdatesOmitted"
     assert "(1 with more than 200 risks: 4.16.9)" in out["condition"]["message"]
     assert "the middle of 2 risk messages over 4096 characters" in out["condition"]["message"]
+
+
+def test_gate_on_risks_past_500_names_leave_out_the_oldest_updates_and_say_so() -> None:
+    """status.conditionalUpdateRisks holds at most 500 names (the CRD's limit, which upstream does
+    not keep, so its every status write is then refused): the risks of the newest targets first."""
+    groups = [([("4.16.3", f"4.16.{5 + i}")], [always_risk(f"U{i}R{j}") for j in range(200)]) for i in range(3)]
+    doc = graph(["4.16.3", "4.16.5", "4.16.6", "4.16.7"], conditional=groups)
+    with UpdateService(channels={"stable-4.16": doc}) as svc:
+        cv = cluster_version(svc.url)
+        poller = gated_poller(cv, Clock(), Alerts(), gate=True)
+        poller.tick()
+        out = fields(poller, cv)
+    assert [u["release"]["version"] for u in out["conditionalUpdates"]] == ["4.16.7", "4.16.6"]
+    assert len(out["conditionalUpdateRisks"]) == 400
+    assert out["condition"]["reason"] == "UpdatesOmitted"
+    assert "1 of 3 conditional updates (1 whose risks would take conditionalUpdateRisks past 500 names: 4.16.5)" in (
+        out["condition"]["message"])

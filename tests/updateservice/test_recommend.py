@@ -127,17 +127,35 @@ def test_promql_cache_throttles_refreshes_and_expires() -> None:
     assert calls[-1] == "other"
 
 
-def test_promql_verdicts() -> None:
-    def vector(*values: str) -> dict[str, Any]:
-        return {"status": "success", "data": {"resultType": "vector",
-                                              "result": [{"metric": {}, "value": [0, v]} for v in values]}}
+def vector(*values: Any) -> dict[str, Any]:
+    return {"resultType": "vector", "result": [{"metric": {}, "value": [0, v]} for v in values]}
 
-    assert rc.promql_verdict(vector("1")) is True
-    assert rc.promql_verdict(vector("0")) is False
-    for bad in (vector(), vector("1", "0"), vector("2"), {"status": "error", "errorType": "bad_data", "error": "x"},
-                {"status": "success", "data": {"resultType": "scalar", "result": [0, "1"]}}):
-        with pytest.raises(rc.EvaluationError):
-            rc.promql_verdict(bad)
+
+@pytest.mark.parametrize(("data", "match"), [(vector("1"), True), (vector("0"), False), (vector("1.0"), True),
+                                              (vector("0e3"), False)])
+def test_a_query_matches_with_one_sample_of_1_and_not_with_0(data: dict[str, Any], match: bool) -> None:
+    assert rc.vector_verdict(data) is match
+
+
+@pytest.mark.parametrize(
+    ("data", "error"),
+    [
+        (vector(), "invalid PromQL result length must be one, but is 0"),
+        (vector("1", "0"), "invalid PromQL result length must be one, but is 2"),
+        (vector("2"), "invalid PromQL result (must be 0 or 1): 2"),
+        (vector("0.5"), "invalid PromQL result (must be 0 or 1): 0.5"),
+        (vector("1e21"), "invalid PromQL result (must be 0 or 1): 1000000000000000000000"),
+        (vector("NaN"), "invalid PromQL result (must be 0 or 1): NaN"),
+        (vector("+Inf"), "invalid PromQL result (must be 0 or 1): +Inf"),
+        (vector("x"), "invalid PromQL result (must be 0 or 1): x"),
+        ({"resultType": "scalar", "result": [0, "1"]}, "invalid PromQL result type is scalar, not vector"),
+        ({"resultType": "matrix", "result": []}, "invalid PromQL result type is matrix, not vector"),
+    ],
+)
+def test_a_query_answer_that_is_not_a_match_says_why_in_upstreams_words(data: dict[str, Any], error: str) -> None:
+    with pytest.raises(rc.EvaluationError) as raised:
+        rc.vector_verdict(data)
+    assert str(raised.value) == error
 
 
 # -- With the ClusterUpdateAcceptRisks gate: riskNames, each risk's Applies, conditionalUpdateRisks ----

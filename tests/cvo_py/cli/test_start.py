@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from cvo_py.cli.common import UsageError
 from cvo_py.cli.main import build_parser
 from cvo_py.cli.start import validate
 from payload.release import Release
@@ -27,3 +29,32 @@ def test_the_release_is_read_once_and_carried_whole(tmp_path: Path, monkeypatch:
     options = validate(args)
     want = Release("4.14.1", "quay.io/x@sha256:1", "https://example.com/4.14.1", ("fast-4.14", "stable-4.14"))
     assert options.release == want
+
+
+def start_options(monkeypatch: pytest.MonkeyPatch, profile: str | None) -> Any:
+    if profile is None:
+        monkeypatch.delenv("CLUSTER_PROFILE", raising=False)
+    else:
+        monkeypatch.setenv("CLUSTER_PROFILE", profile)
+    return validate(build_parser().parse_args(["start", "--node-name", "n", "--release-image", "x", "--listen", ""]))
+
+
+@pytest.mark.parametrize(
+    ("profile", "read"),
+    [(None, "self-managed-high-availability"), ("", "self-managed-high-availability"),
+     ("single-node-developer", "single-node-developer"), ("hypershift", "hypershift")],
+)
+def test_the_cluster_profile_is_read_from_the_environment_as_upstream(
+    monkeypatch: pytest.MonkeyPatch, profile: str | None, read: str
+) -> None:
+    assert start_options(monkeypatch, profile).cluster_profile == read
+
+
+@pytest.mark.parametrize("profile", ["a/b", "with space", "-x", "x" * 64, "\x1b]0;owned"])
+def test_a_cluster_profile_no_annotation_can_name_is_refused_in_one_line(
+    monkeypatch: pytest.MonkeyPatch, profile: str
+) -> None:
+    with pytest.raises(UsageError) as raised:
+        start_options(monkeypatch, profile)
+    message = str(raised.value)
+    assert message.startswith("invalid CLUSTER_PROFILE ") and "\n" not in message and "\x1b" not in message

@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import json
 import random
+import struct
 from pathlib import Path
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from cvo_py.runtime import gotext
 from cvo_py.runtime.gotext import decode_json, escape, go_quote, json_syntax_problem, quote_char
 from testkit.oracles import goprogram
 
@@ -141,3 +143,31 @@ def test_decode_json_refuses_what_go_refuses_where_go_does(tmp_path: Path) -> No
 )
 def test_quote_char_is_gos(ch: str, quoted: str) -> None:
     assert quote_char(ch) == quoted
+
+
+@pytest.mark.parametrize(
+    ("value", "text"),
+    [(2.0, "2"), (0.5, "0.5"), (-0.0, "-0"), (1e21, "1000000000000000000000"), (1e-7, "0.0000001"),
+     (0.1 + 0.2, "0.30000000000000004"), (float("nan"), "NaN"), (float("inf"), "+Inf"), (float("-inf"), "-Inf")],
+)
+def test_format_float_is_gos_shortest_decimal_without_exponent(value: float, text: str) -> None:
+    assert gotext.format_float(value) == text
+
+
+@given(st.floats(allow_nan=False, allow_infinity=False))
+def test_format_float_reads_back_as_the_same_value(value: float) -> None:
+    text = gotext.format_float(value)
+    assert "e" not in text and float(text) == value
+
+
+def test_format_float_matches_go_on_fixed_and_random_values(tmp_path: Path) -> None:
+    binary = goprogram.build(Path(__file__).parent / "goformatfloat" / "main.go", tmp_path)
+    rng = random.Random(7)
+    values = [2.0, 0.5, -0.0, 0.0, 1e21, 1e-7, 5e-324, 1.7976931348623157e308, float("nan"), float("inf"),
+              float("-inf")]
+    values += [struct.unpack("<d", struct.pack("<Q", rng.getrandbits(64)))[0] for _ in range(2000)]
+    values += [rng.uniform(-1e6, 1e6) for _ in range(500)] + [float(rng.randint(-10**6, 10**6)) for _ in range(500)]
+    want = goprogram.run_lines(binary, [struct.pack(">d", v).hex() for v in values])
+    mismatches = [(v, gotext.format_float(v), w) for v, w in zip(values, want, strict=True)
+                  if gotext.format_float(v) != w]
+    assert not mismatches, mismatches[:10]

@@ -126,6 +126,44 @@ def test_compute(
     assert list(result.known) == sorted(caps.known_capabilities(version))
 
 
+CLUSTER_API_GATE = "ClusterAPIMachineManagement"
+COMPATIBILITY_GATE = "CRDCompatibilityRequirementOperator"
+
+
+@pytest.mark.parametrize(
+    ("version", "gates", "gated"),
+    [
+        ("4.23.0", set(), []),
+        ("4.23.0", {"SomethingElse"}, []),
+        ("4.23.0", {COMPATIBILITY_GATE}, ["CompatibilityRequirements"]),
+        ("4.23.0", {CLUSTER_API_GATE}, ["CompatibilityRequirements", "ClusterAPI"]),  # the enum's order
+        ("5.1.0", {CLUSTER_API_GATE, COMPATIBILITY_GATE}, ["CompatibilityRequirements", "ClusterAPI"]),
+        ("4.22.3", {CLUSTER_API_GATE, COMPATIBILITY_GATE}, []),  # the release does not know them
+    ],
+)
+def test_gated_capabilities_are_known_and_in_vcurrent_when_their_gates_are_on(
+    version: str, gates: set[str], gated: list[str]
+) -> None:
+    """As upstream's featureGatedCapabilities: on TechPreview and DevPreview (whose FeatureGate
+    enables ClusterAPIMachineManagement and CRDCompatibilityRequirementOperator), a 4.23+ cluster
+    knows and enables ClusterAPI and CompatibilityRequirements by default (vCurrent)."""
+    assert caps.known_capabilities(version, gates)[len(caps.known_capabilities(version)):] == tuple(gated)
+    assert caps.capability_sets(version, gates)["vCurrent"] - caps.capability_sets(version)["vCurrent"] == set(gated)
+    result = caps.compute(None, version, enabled_gates=gates)
+    assert set(gated) <= set(result.known) and set(gated) <= set(result.enabled)
+    assert not result.implicitly_enabled
+    # An older baseline set does not include them, but they are known.
+    older = caps.compute({"baselineCapabilitySet": "v4.18"}, version, enabled_gates=gates)
+    assert set(gated) <= set(older.known) and not set(gated) & set(older.enabled)
+
+
+def test_a_gated_capability_enabled_before_stays_enabled_when_its_gate_is_off() -> None:
+    """Never silently disabled: the CRD decides whether status can carry it (pruning says so)."""
+    result = caps.compute(None, "4.23.0", prior_enabled=["ClusterAPI"])
+    assert "ClusterAPI" in result.enabled and "ClusterAPI" not in result.known
+    assert result.implicitly_enabled == ("ClusterAPI",)
+
+
 def test_compute_rejects_a_non_list_additional() -> None:
     with pytest.raises(ValueError, match="additionalEnabledCapabilities must be a list"):
         caps.compute({"additionalEnabledCapabilities": "Console"}, "4.14.0")

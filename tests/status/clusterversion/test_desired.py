@@ -687,3 +687,30 @@ def test_only_release_accepted_names_a_target_before_its_payload_is_accepted() -
                 "True",
                 payload_loaded("4.14.1", IMG_A).message,
             )
+
+
+def test_desired_url_and_channels_come_from_the_release_with_its_digest_first_then_its_version() -> None:
+    """As upstream: the release of the same digest describes status.desired (the graph's current
+    node, an available or a conditional update), else one of the same version; only what desired
+    lacks is filled."""
+    current = {"version": "4.14.1", "image": IMG_A, "url": "https://e/4.14.1", "channels": ["stable-4.14"]}
+    other_payload = {"version": "4.14.1", "image": IMG_C, "url": "https://e/multi", "channels": ["multi-4.14"]}
+    status = {**completed_status(), "desired": {"version": "4.14.1", "image": IMG_A}}
+
+    def desired(updates: dict[str, Any], of: dict[str, Any] = status) -> dict[str, Any]:
+        full = {"condition": {"type": "RetrievedUpdates", "status": "True"}, **updates}
+        return dict(cs.with_available_updates(of, full)["desired"])
+
+    # A version can name another payload (e.g. the other architecture's): the digest wins.
+    assert desired({"current": other_payload, "availableUpdates": [current]}) == {**current}
+    assert desired({"current": other_payload, "conditionalUpdates": [{"release": current, "risks": []}]}) == current
+    # No release of that digest: the one of that version.
+    assert desired({"current": other_payload}) == {"version": "4.14.1", "image": IMG_A, "url": "https://e/multi",
+                                                   "channels": ["multi-4.14"]}
+    # What desired has is kept; nothing describes it: unchanged.
+    own = {**status, "desired": {"version": "4.14.1", "image": IMG_A, "url": "https://own"}}
+    assert desired({"current": current}, own) == {**current, "url": "https://own"}
+    assert desired({"current": {"version": "4.14.9", "image": IMG_B, "url": "https://x"}}) == status["desired"]
+    # A desired release known by its digest only gets its version too.
+    by_image = {**status, "desired": {"image": IMG_A}}
+    assert desired({"current": current}, by_image) == current

@@ -334,3 +334,18 @@ def test_payload_creation_time(tmp_path: Path) -> None:
     assert sm.payload_creation_time(str(tmp_path)) == ts("2024-05-01T10:00:00Z")
     refs.write_text("not json")
     assert sm.payload_creation_time(str(tmp_path)) == 0.0
+
+
+def test_capabilities_known_only_with_their_feature_gates_are_counted_as_status_says() -> None:
+    """`cluster_version_capability` 0 for a feature-gated capability the status loop knew with the
+    cluster's gates (TechPreview, DevPreview), 1 once enabled; without them it is not known."""
+    running = Release("4.23.0", RUNNING.image)
+    status = {**CV["status"], "capabilities": {"enabledCapabilities": ["Console"],
+                                               "knownCapabilities": ["ClusterAPI", "Console"]}}
+    cv = {**CV, "spec": {**CV["spec"], "capabilities": {"baselineCapabilitySet": "None",
+                                                        "additionalEnabledCapabilities": ["Console"]}},
+          "status": status}
+    got = samples(sm.families(cv, [], running, sm.WriteCounts()))
+    assert got[key("cluster_version_capability", name="ClusterAPI")] == 0.0
+    assert got[key("cluster_version_capability", name="Console")] == 1.0
+    assert key("cluster_version_capability", name="CompatibilityRequirements") not in got

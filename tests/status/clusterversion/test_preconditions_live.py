@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from cvo_py.runtime.kube import CLUSTEROPERATORS, CLUSTERVERSIONS, EVENTS, ApiError, KubeClient, connect
+from cvo_py.runtime.kube import CLUSTEROPERATORS, CLUSTERVERSIONS, CONFIGMAPS, EVENTS, ApiError, KubeClient, connect
 from payload.release import Release
 from payload.retrieval import PayloadRetriever
 from status.clusterversion.controller import StatusOperator, StatusOptions
@@ -190,3 +190,35 @@ def test_a_forced_giant_hop_is_accepted_and_its_risks_recorded(
         f"{GATE_TEXT}\n"
     )
     assert release_accepted(kube)["reason"] == "PayloadLoaded"
+
+
+def test_a_missing_admin_acks_configmap_blocks_minor_updates_until_it_is_back(
+    cluster: LocalCluster, kube: KubeClient, namespace: str, tmp_path: Path, operators: list[StatusOperator]
+) -> None:
+    """As upstream (4.23+): an admin-ack ConfigMap that cannot be read is the risk AdminAckUnknown,
+    so Upgradeable=False and a minor update is refused; recreating it lets the update go ahead."""
+    kube.delete(CONFIGMAPS, "admin-acks", "openshift-config")
+    create_cv(kube, {"clusterID": str(uuid.uuid4()), "channel": "stable-4.15"}, status_414())
+    put_co(kube, "etcd", "4.14.1")
+    write_payload(tmp_path, IMG_4150, "4.15.0")
+    operators.append(start_operator(cluster, namespace, tmp_path, "cvo-py/preconditions-unread"))
+
+    blocked = wait_until(
+        lambda: (c := condition(kube.get(CLUSTERVERSIONS, "version"), "Upgradeable")) and c["status"] == "False" and c,
+        what="Upgradeable=False")
+    message = ('Failed to retrieve ConfigMap admin-acks from namespace openshift-config: configmap "admin-acks" '
+               "not found")
+    assert (blocked["status"], blocked["reason"], blocked["message"]) == ("False", "AdminAckUnknown", message)
+    out, _err = adm_upgrade(kube.get(CLUSTERVERSIONS, "version"))
+    assert f"Upgradeable=False\n\n  Reason: AdminAckUnknown\n  Message: {message}\n" in out
+
+    kube.patch(CLUSTERVERSIONS, "version", {"spec": {"desiredUpdate": {"version": "4.15.0", "image": IMG_4150}}})
+    refused = wait_until(
+        lambda: (c := release_accepted(kube)).get("reason") == "PreconditionChecks" and c, what="the update refused"
+    )
+    assert f'* Precondition "ClusterVersionUpgradeable" failed because of "AdminAckUnknown": {message}\n' in (
+        refused["message"] + "\n")
+
+    put_admin_acks(kube, {}, {})  # as install/ creates it
+    wait_until(lambda: kube.get(CLUSTERVERSIONS, "version")["status"]["history"][0]["version"] == "4.15.0",
+               timeout=30, what="4.15.0 accepted once admin-acks is back")

@@ -67,6 +67,45 @@ def test_too_many_items_keeps_the_first_that_are_allowed() -> None:
     assert [(v.value, v.index) for v in rejection.values] == [(B, 1)]
 
 
+def gated(names_per_update: list[list[str]]) -> JSON:
+    """A gated status: conditional updates (newest first) with these risk names, and
+    conditionalUpdateRisks listing each name once, sorted."""
+    updates = [{"release": {"version": f"4.16.{9 - i}", "image": f"img-{9 - i}"},
+                "riskNames": sorted(names), "risks": [{"name": n} for n in names]}
+               for i, names in enumerate(names_per_update)]
+    names = sorted({n for listed in names_per_update for n in listed})
+    return {**SENT, "conditionalUpdates": updates, "conditionalUpdateRisks": [{"name": n} for n in names]}
+
+
+def test_too_many_risk_names_keeps_the_risks_of_the_newest_updates() -> None:
+    """A 422 `status.conditionalUpdateRisks: Too many` (the CRD takes 500) can be left out: the
+    updates past the limit go whole, with the risks no kept update names; status lands."""
+    sent = gated([["A", "B"], ["C", "D"], ["A"], ["E"]])
+    rejection = rej.parse_rejection(
+        invalid(cause("status.conditionalUpdateRisks", "FieldValueTooMany", "Too many: 5: must have at most 3 items")),
+        sent,
+    )
+    assert rejection.prunable
+    out = rej.prune(sent, {}, rejection.values)
+    # C and D would make 4 names: that update goes; older ones still fit.
+    assert [u["release"]["version"] for u in out["conditionalUpdates"]] == ["4.16.9", "4.16.7", "4.16.6"]
+    assert [r["name"] for r in out["conditionalUpdateRisks"]] == ["A", "B", "E"]
+    message = rej.outside_message(rejection.values)
+    assert "conditionalUpdates 4.16.8 (status.conditionalUpdateRisks: Too many: 5: must have at most 3 items)" in (
+        message)
+    assert "conditionalUpdateRisks C (status.conditionalUpdateRisks: Too many" in message
+
+
+def test_a_rejected_risk_takes_the_updates_that_name_it() -> None:
+    sent = gated([["A", "B"], ["C"], ["B"]])
+    rejection = rej.parse_rejection(invalid(cause("status.conditionalUpdateRisks[1].url")), sent)
+    assert rejection.prunable
+    out = rej.prune(sent, {}, rejection.values)
+    assert [u["release"]["version"] for u in out["conditionalUpdates"]] == ["4.16.8"]
+    assert [r["name"] for r in out["conditionalUpdateRisks"]] == ["A", "C"]
+    assert not rej.parse_rejection(invalid(cause("status.conditionalUpdateRisks[9].url")), sent).prunable
+
+
 @pytest.mark.parametrize(
     "bad",
     [

@@ -185,3 +185,42 @@ def _rejects(kube: KubeClient, conditional: list[JSON]) -> bool:
     except ApiError as exc:
         return exc.status == 422
     return False
+
+
+def test_more_than_500_risk_names_are_left_out_with_their_updates_and_the_rest_lands(
+    cluster: LocalCluster, kube: KubeClient
+) -> None:
+    """The CRD takes at most 500 items in status.conditionalUpdateRisks (the ClusterUpdateAcceptRisks
+    gate): a status with 501 is refused with `Too many: 501: must have at most 500 items`, which
+    upstream cannot get past. cvo-py leaves out the updates past 500 names, oldest first, with the
+    risks only they name, says so, and the write lands in two tries."""
+    create_cv(kube, {"clusterID": str(uuid.uuid4())}, status_414())
+    writer, audit, agent = writer_as(cluster, "risk-names")
+    # Three updates, newest first: 200 risks each, the oldest adding 101 names of its own.
+    updates = [conditional_update(f"4.15.{9 - i}", *(risk(f"U{i}R{j}") for j in range(200))) for i in range(2)]
+    updates.append(conditional_update("4.15.5", risk("U0R0"), *(risk(f"U2R{j}") for j in range(101))))
+    names = sorted({r["name"] for u in updates for r in u["risks"]})
+    assert len(names) == 501
+
+    def compute(obj: JSON) -> JSON:
+        status = with_updates(releases(1), updates)(obj)
+        for update in status["conditionalUpdates"]:
+            update["riskNames"] = sorted(r["name"] for r in update["risks"])
+        status["conditionalUpdateRisks"] = [risk(n) for n in names]
+        return status
+
+    written = writer.write(None, compute)
+    assert audit.status_writes(agent, at_least=2) == [("update", 422), ("update", 200)]
+    status = written["status"]
+    assert [u["release"]["version"] for u in status["conditionalUpdates"]] == ["4.15.9", "4.15.8"]
+    assert len(status["conditionalUpdateRisks"]) == 400
+    kept_names = {r["name"] for u in updates[:2] for r in u["risks"]}
+    assert {r["name"] for r in status["conditionalUpdateRisks"]} == kept_names
+    retrieved = condition(written, "RetrievedUpdates")
+    assert retrieved is not None and (retrieved["status"], retrieved["reason"]) == ("True", "UpdatesOmitted")
+    assert ("conditionalUpdates 4.15.5 (status.conditionalUpdateRisks: Too many: 501: must have at most 500 items)"
+            in retrieved["message"])
+    # Counted per value left out: the update and the 101 risks only it names.
+    assert writer.stats.rejections == {"status.conditionalUpdates": 1, "status.conditionalUpdateRisks": 101}
+    writer.write(written, compute)  # remembered: left out at once
+    assert [code for _, code in audit.status_writes(agent)].count(422) == 1

@@ -7,6 +7,8 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from payload.release import Release
 from status.clusterversion import desired as cs
@@ -41,14 +43,14 @@ def sources(**overrides: Any) -> Sources:
 
 
 def state(**overrides: Any) -> upgradeable.UpgradeableState | None:
-    return upgradeable.condition(*upgradeable.risks(sources(**overrides)))
+    return upgradeable.condition(upgradeable.risks(sources(**overrides)))
 
 
 # -- each source -------------------------------------------------------------------------------------
 
 
 def test_nothing_blocks_means_no_condition() -> None:
-    assert upgradeable.risks(sources()) == ([], [])
+    assert upgradeable.risks(sources()) == []
     assert state() is None
     # Not consulted at all (no ConfigMaps read): no error either.
     assert state(admin_gates=None, admin_acks=None) is None
@@ -95,56 +97,95 @@ def test_overrides_that_are_managed_do_not_block() -> None:
     [({}, True), ({SIGSTORE: "True"}, True), ({SIGSTORE: "yes"}, True), ({SIGSTORE: "true"}, False)],
 )
 def test_a_gate_is_acked_only_by_exactly_true(acks: dict[str, str], blocked: bool) -> None:
-    found, errors = upgradeable.admin_ack_risks(sources(admin_gates=ConfigMapRead({SIGSTORE: SIGSTORE_TEXT}),
-                                                        admin_acks=ConfigMapRead(acks)))  # fmt: skip
-    assert errors == []
+    found = upgradeable.admin_ack_risks(sources(admin_gates=ConfigMapRead({SIGSTORE: SIGSTORE_TEXT}),
+                                                admin_acks=ConfigMapRead(acks)))  # fmt: skip
     expected = [Risk(f"AdminAck-{SIGSTORE}", SIGSTORE_TEXT, "https://access.redhat.com/articles/7010000")]
     assert found == (expected if blocked else [])
 
 
 def test_gates_of_other_versions_are_ignored_and_the_major_counts() -> None:
     gates = {"ack-4.19-old": "old news", "ack-5.20-next-major": "not for 4.20", "ack-4.20-now": "read this"}
-    found, errors = upgradeable.admin_ack_risks(sources(admin_gates=ConfigMapRead(gates)))
-    assert [r.name for r in found] == ["AdminAck-ack-4.20-now"] and errors == []
-    # Without an https:// token the URL is the documentation of the running minor.
-    assert found[0].url == "https://docs.redhat.com/en/documentation/openshift_container_platform/4.20/html/"
+    found = upgradeable.admin_ack_risks(sources(admin_gates=ConfigMapRead(gates)))
+    assert [r.name for r in found] == ["AdminAck-ack-4.20-now"]
+    # Without an https:// token that parses, the URL is the product documentation's root.
+    assert found[0].url == "https://docs.redhat.com/en/documentation/openshift_container_platform/"
+    bad_url = upgradeable.admin_ack_risks(sources(admin_gates=ConfigMapRead({"ack-4.20-x": "See https://a%zz."})))
+    assert bad_url[0].url == "https://docs.redhat.com/en/documentation/openshift_container_platform/"
+
+
+DOCS_ROOT = "https://docs.redhat.com/en/documentation/openshift_container_platform/"
+CO_DOCS = ("https://docs.redhat.com/en/documentation/openshift_container_platform/4.20/html/updating_clusters/"
+           "understanding-openshift-updates-1#understanding_clusteroperator_conditiontypes_understanding-openshift-"
+           "updates")
 
 
 @pytest.mark.parametrize(
-    ("given", "message"),
+    ("given", "risk"),
     [
         (
-            {"admin_gates": ConfigMapRead(error='configmaps "admin-gates" not found')},
-            "Failed to retrieve ConfigMap admin-gates from namespace openshift-config-managed: "
-            'configmaps "admin-gates" not found',
+            {"admin_gates": ConfigMapRead(error='configmap "admin-gates" not found')},
+            Risk("AdminAckUnknown", "Failed to retrieve ConfigMap admin-gates from namespace openshift-config-managed: "
+                 'configmap "admin-gates" not found', DOCS_ROOT),
         ),
         (
-            {"admin_acks": ConfigMapRead(error='configmaps "admin-acks" not found')},
-            "Failed to retrieve ConfigMap admin-acks from namespace openshift-config: "
-            'configmaps "admin-acks" not found',
+            {"admin_acks": ConfigMapRead(error='configmap "admin-acks" not found')},
+            Risk("AdminAckUnknown", "Failed to retrieve ConfigMap admin-acks from namespace openshift-config: "
+                 'configmap "admin-acks" not found', DOCS_ROOT),
         ),
         (
-            {"admin_gates": ConfigMapRead({"ack-4.20": "x"})},
-            'admin-gates configmap gate "ack-4.20" is invalid: the name must match ^ack-([4-5][.][0-9]{1,})-[^-]',
+            # Both missing: the gates are read first, and one risk says so.
+            {"admin_gates": ConfigMapRead(error="boom"), "admin_acks": ConfigMapRead(error="bang")},
+            Risk("AdminAckUnknown", "Failed to retrieve ConfigMap admin-gates from namespace openshift-config-managed: "
+                 "boom", DOCS_ROOT),
         ),
         (
-            {"admin_gates": ConfigMapRead({"ack-4.20-empty": ""})},
-            'admin-gates configmap gate "ack-4.20-empty" is invalid: it must contain a non-empty value',
+            {"admin_gates": ConfigMapRead({"ack-4.21": "x"})},
+            Risk("AdminAck-ack-4.21", 'admin-gates configmap gate "ack-4.21" is invalid: admin-gates configmap gate '
+                 'name ack-4.21 has invalid format; must comply with "^ack-([4-5][.][0-9]{1,})-[^-]"', DOCS_ROOT),
+        ),
+        (
+            {"admin_gates": ConfigMapRead({"ack-4.20-b": ""})},
+            Risk("AdminAck-ack-4.20-b", "admin-gates configmap gate ack-4.20-b must contain a non-empty value.",
+                 DOCS_ROOT),
         ),
         (
             {"version": "4.20", "admin_gates": ConfigMapRead({SIGSTORE: "x"})},
-            "Failed to parse cluster version to check admin-acks: No Major.Minor.Patch elements found",
+            Risk("AdminAckUnknown", "Failed to parse cluster version to check admin-acks: No Major.Minor.Patch "
+                 "elements found", DOCS_ROOT),
+        ),
+        (
+            {"version": "4.20", "admin_gates": None, "cluster_operators": [blocked_co("etcd", "Backup missing")]},
+            Risk("ClusterOperatorUpgradeableUnknown", "Failed to parse cluster version to check Upgradeable "
+                 "conditions: No Major.Minor.Patch elements found", DOCS_ROOT),
         ),
     ],
-    ids=["gates missing", "acks missing", "bad gate name", "empty gate", "running version not semver"],
+    ids=["gates missing", "acks missing", "both missing", "bad gate name", "empty gate", "running version not semver",
+         "operators with a running version not semver"],
 )
-def test_a_source_that_cannot_be_read_makes_it_unknown(given: dict[str, Any], message: str) -> None:
-    assert state(**given) == upgradeable.UpgradeableState("Unknown", "EvaluationFailed", message)
+def test_a_source_that_cannot_be_read_blocks_with_a_risk(given: dict[str, Any], risk: Risk) -> None:
+    """As upstream (4.23+): an unreadable source is a risk, so Upgradeable is False, minor and major
+    updates are blocked and, with the gate, guarded; never Unknown."""
+    assert upgradeable.risks(sources(**given)) == [risk]
+    reason = risk.name if "-" not in risk.name else "RiskNameNotCompatibleWithReasonProperty"
+    assert state(**given) == upgradeable.UpgradeableState("False", reason, risk.message)
 
 
-def test_a_risk_wins_over_a_source_that_failed() -> None:
+def test_a_failed_source_joins_the_other_risks() -> None:
     found = state(updating=True, admin_gates=ConfigMapRead(error="boom"))
-    assert found is not None and (found.status, found.reason) == ("False", "ClusterVersionUpdating")
+    assert found is not None and (found.status, found.reason) == ("False", "MultipleReasons")
+    assert found.message.endswith(
+        "\n* Failed to retrieve ConfigMap admin-gates from namespace openshift-config-managed: boom")
+
+
+def test_a_bad_gate_does_not_hide_the_gates_that_need_an_ack() -> None:
+    found = upgradeable.risks(sources(admin_gates=ConfigMapRead({"ack-4.20": "x", SIGSTORE: SIGSTORE_TEXT})))
+    assert [r.name for r in found] == ["AdminAck-ack-4.20", f"AdminAck-{SIGSTORE}"]
+    assert found[1].url == "https://access.redhat.com/articles/7010000"
+
+
+def test_operators_document_their_risk_under_the_running_minor() -> None:
+    (risk,) = upgradeable.risks(sources(cluster_operators=[blocked_co("etcd", "Backup missing")]))
+    assert risk == Risk("ClusterOperatorUpgradeable-etcd", "Backup missing", CO_DOCS)
 
 
 def test_several_risks_in_source_order_operators_by_name() -> None:
@@ -248,3 +289,29 @@ def test_the_metric_the_clusternotupgradeable_alert_reads() -> None:
     blocked = series([done, blocked_co("storage", "CSI migration pending")])
     assert blocked[("Upgradeable", "RiskNameNotCompatibleWithReasonProperty")] == 0.0
     assert not [k for k in series([done]) if k[0] == "Upgradeable"]
+
+
+@given(
+    st.dictionaries(st.sampled_from(["ack-4.20-a", "ack-4.20-b", "ack-4.21-c", "ack-4.20", "bad", "ack-5.20-d"]),
+                    st.sampled_from(["", "Read https://x.example/a first.", "text"])),
+    st.dictionaries(st.sampled_from(["ack-4.20-a", "ack-4.20-b", "bad"]), st.sampled_from(["true", "True", ""])),
+    st.sampled_from(["4.20.3", "4.20", ""]),
+    st.booleans(),
+)
+def test_every_gate_blocks_until_acked_and_nothing_passes_unseen(
+    gates: dict[str, str], acks: dict[str, str], version: str, acks_readable: bool
+) -> None:
+    """Whatever the ConfigMaps hold: no risk means nothing blocks, and every risk blocks; an
+    unreadable source or version is one AdminAckUnknown, never a silent pass."""
+    found = upgradeable.admin_ack_risks(sources(
+        version=version, admin_gates=ConfigMapRead(gates),
+        admin_acks=ConfigMapRead(acks) if acks_readable else ConfigMapRead(error="boom")))
+    if version != "4.20.3" or not acks_readable:
+        assert [r.name for r in found] == ["AdminAckUnknown"]
+    else:
+        badly_named = {k for k in gates if k in ("ack-4.20", "bad")}
+        this_minor = {k for k in gates if k.startswith("ack-4.20-") and (not gates[k] or acks.get(k) != "true")}
+        wanted = badly_named | this_minor  # gates of other versions never block
+        assert {r.name for r in found} == {f"AdminAck-{k}" for k in wanted}
+    assert (upgradeable.condition(found) is None) == (not found)
+    assert all(r.url.startswith("https://") for r in found)

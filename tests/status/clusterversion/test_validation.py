@@ -86,13 +86,24 @@ AVAILABLE = [{"version": "4.14.2", "image": IMG + "2" * 64}]
         ),
         ({"acceptRisks": [{"name": "DriverX"}]}, True, {}, []),
         (
+            # At most one error about the desired update: the first in upstream's order.
             {"acceptRisks": [{"name": "DriverX"}]},
             False,
             {},
-            [
-                "spec.desiredUpdate.acceptRisks: Forbidden: acceptRisks must not be specified",
-                "spec.desiredUpdate: Required value: must specify architecture, version, or image",
-            ],
+            ["spec.desiredUpdate.acceptRisks: Forbidden: acceptRisks must not be specified"],
+        ),
+        (
+            {"version": "4.99", "acceptRisks": [{"name": "DriverX"}]},
+            False,
+            {},
+            ["spec.desiredUpdate.acceptRisks: Forbidden: acceptRisks must not be specified"],
+        ),
+        (
+            # Not semver is invalid even with an image.
+            {"version": "4.14", "image": IMG + "2" * 64},
+            False,
+            {},
+            ['spec.desiredUpdate.version: Invalid value: "4.14": must be a semantic version (1.2.3[-...])'],
         ),
         (
             {"image": IMG + "2" * 64, "acceptRisks": [{"name": "DriverX"}]},
@@ -106,6 +117,35 @@ def test_desired_update_validation(
     update: dict[str, Any], gate: bool, status: dict[str, Any], errors: list[str]
 ) -> None:
     assert validation.validate(cv(update, **status), accept_risks=gate) == errors
+
+
+@pytest.mark.parametrize(
+    ("spec", "errors"),
+    [
+        ({"clusterID": ""}, []),  # checked only when set
+        ({"clusterID": CLUSTER_ID, "upstream": "https://updates.example.com/graph?x=1"}, []),
+        ({"clusterID": CLUSTER_ID, "upstream": "updates.example.com"}, []),  # Go's url.Parse takes it
+        (
+            {"clusterID": CLUSTER_ID, "upstream": "https://updates.example.com/%zz"},
+            ['spec.upstream: Invalid value: "https://updates.example.com/%zz": must be a valid URL or empty'],
+        ),
+        (
+            {"clusterID": CLUSTER_ID, "upstream": ":no-scheme"},
+            ['spec.upstream: Invalid value: ":no-scheme": must be a valid URL or empty'],
+        ),
+        (
+            {"clusterID": "c0ffee", "upstream": "http://a b", "desiredUpdate": {"version": "4.14"}},
+            [
+                'spec.clusterID: Invalid value: "c0ffee": must be an RFC4122-variant UUID',
+                'spec.desiredUpdate.version: Invalid value: "4.14": must be a semantic version (1.2.3[-...])',
+                'spec.upstream: Invalid value: "http://a b": must be a valid URL or empty',
+            ],
+        ),
+    ],
+)
+def test_the_cluster_id_and_the_upstream_are_checked_when_set(spec: dict[str, Any], errors: list[str]) -> None:
+    obj = {"metadata": {"name": "version"}, "spec": spec}
+    assert validation.validate(obj) == errors
 
 
 def test_only_available_updates_resolve_a_version() -> None:
@@ -130,12 +170,17 @@ def test_invalid_reads_one_error_inline_and_several_as_a_list() -> None:
         'The cluster version is invalid: spec.desiredUpdate.version: Invalid value: "4.14": must be a semantic version '
         "(1.2.3[-...])",
     )
+    # The common case: accepted risks alone, on a cluster without the gate: one line, as upstream.
+    assert invalid_of(cv({"acceptRisks": [{"name": "DriverX"}]})) == (
+        "InvalidClusterVersion",
+        "The cluster version is invalid: spec.desiredUpdate.acceptRisks: Forbidden: acceptRisks must not be specified",
+    )
+    # Several: a list, each line ended, the last too.
     assert invalid_of(cv({"acceptRisks": [{"name": "DriverX"}]}, cluster_id="c0ffee")) == (
         "InvalidClusterVersion",
         "The cluster version is invalid:\n"
         '* spec.clusterID: Invalid value: "c0ffee": must be an RFC4122-variant UUID\n'
-        "* spec.desiredUpdate.acceptRisks: Forbidden: acceptRisks must not be specified\n"
-        "* spec.desiredUpdate: Required value: must specify architecture, version, or image",
+        "* spec.desiredUpdate.acceptRisks: Forbidden: acceptRisks must not be specified\n",
     )
     # With the gate, accepted risks alone are a valid desired update that asks for no release.
     assert invalid_of(cv({"acceptRisks": [{"name": "DriverX"}]}), gate=True) is None
