@@ -27,6 +27,7 @@ from syncworker.load import (
     version_hash,
 )
 from syncworker.select import Selection
+from testkit.checkout import INSTALL
 from testkit.objects.payloads import (
     CVO_IMAGE_TAG,
     RELEASE_IMAGE,
@@ -190,6 +191,22 @@ def test_the_render_warning_is_logged(section8_dir: Path, caplog: pytest.LogCapt
     assert any(
         "Skipping manifest 0000_00_cluster-version-operator_02_bad.yaml" in r.getMessage() for r in caplog.records
     )
+
+
+def test_install_is_what_the_cvo_loads_from_its_image(tmp_path: Path) -> None:
+    """install/ is the image's /manifests: every file renders, and the loader keeps what the
+    cluster's feature set and gates select, the Deployment running the loaded release image."""
+    install = {p.name: p.read_bytes() for p in INSTALL.glob("*.yaml")}
+    root = write_payload(tmp_path / "p", SECTION8_VERSION, install, {})
+    default = load(root)
+    assert default.skipped == () and default.manifests
+    files = {m.file for m in default.manifests}
+    assert all("_cluster-version-operator_" in f and "accept-risks" not in f for f in files)
+    [deployment] = [m for m in default.manifests if m.kind == "Deployment"]
+    assert deployment.obj["spec"]["template"]["spec"]["containers"][0]["image"] == RELEASE_IMAGE
+    gates = frozenset({"ClusterUpdateAcceptRisks"})
+    preview = load(root, Selection(feature_set="DevPreviewNoUpgrade", enabled_gates=gates))
+    assert {m.file for m in preview.manifests} == set(install)
 
 
 # -- what the facts refuse -----------------------------------------------------------------------------
