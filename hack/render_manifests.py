@@ -15,8 +15,8 @@ import argparse
 import sys
 from pathlib import Path
 
+from syncworker.render import RenderData, TemplateError
 from testkit.harness import manifests
-from testkit.oracles.gotemplate import RenderData, TemplateError
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -105,6 +105,22 @@ def is_multi_arch(release_metadata: Mapping[str, Any]) -> bool:
     return isinstance(extra, Mapping) and str(extra.get(ARCHITECTURE_METADATA) or "").lower() == "multi"
 
 
+# release-metadata `metadata` keys upstream reads into a release.
+METADATA_URL = "url"
+METADATA_CHANNELS = "io.openshift.upgrades.graph.release.channels"
+
+
+def release_from_metadata(image: str, metadata: Mapping[str, Any]) -> Release:
+    """The release of a payload as upstream loads it: version, plus url and the sorted channel list
+    from the metadata's `metadata` map (channels are one comma-separated value)."""
+    extra = metadata.get("metadata")
+    extra = extra if isinstance(extra, Mapping) else {}
+    channels = sorted({c.strip() for c in str(extra.get(METADATA_CHANNELS) or "").split(",") if c.strip()})
+    version = str(metadata.get("version") or "")
+    architecture = MULTI if is_multi_arch(metadata) else ""
+    return Release(version, image, str(extra.get(METADATA_URL) or ""), tuple(channels), architecture)
+
+
 @dataclass(frozen=True)
 class Acceptance:
     """The latest payload-retrieval state for `target` (a spec.desiredUpdate)."""

@@ -6,11 +6,12 @@
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from collections.abc import Iterator
+from typing import Any, NamedTuple
 
 from cvo_py.runtime.gotext import escape
 
-__all__ = ["CREDENTIAL_MAX_BYTES", "DEFAULT_LIMITS", "DocumentError", "Limits"]
+__all__ = ["CREDENTIAL_MAX_BYTES", "DEFAULT_LIMITS", "DocumentError", "Limits", "containers"]
 
 
 class DocumentError(ValueError):
@@ -35,3 +36,17 @@ DEFAULT_LIMITS = Limits()
 # A CA bundle, client certificate, key or bearer token file: far above real ones (the system's CA
 # bundle is a few hundred KB), far below what hurts.
 CREDENTIAL_MAX_BYTES = 4 << 20
+
+
+def containers(doc: Any) -> Iterator[dict[Any, Any] | list[Any]]:
+    """Every mapping and sequence of a read document once (aliases are shared), without recursion.
+    A container's children are taken after the caller has seen it: it may replace its scalars."""
+    pending: list[Any] = [doc]
+    seen: set[int] = set()
+    while pending:
+        cur = pending.pop()
+        if not isinstance(cur, dict | list) or id(cur) in seen:
+            continue
+        seen.add(id(cur))
+        yield cur
+        pending.extend(cur.values() if isinstance(cur, dict) else cur)

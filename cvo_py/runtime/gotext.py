@@ -32,6 +32,7 @@ import functools
 import json
 import math
 import re
+import struct
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from typing import Any
@@ -577,6 +578,194 @@ def json_syntax_problem(err: json.JSONDecodeError) -> str:
     if pos >= len(text.rstrip()):
         return "unexpected end of JSON input"
     return f"invalid character {quote_char(text[pos])} at offset {pos + 1}: {err.msg.lower()}"
+
+
+# -- JSON encoding and number syntax -------------------------------------------------------------------
+
+_HTML_ESCAPES = (("<", "\\u003c"), (">", "\\u003e"), ("&", "\\u0026"), ("\u2028", "\\u2028"), ("\u2029", "\\u2029"))
+# A float's token in compact JSON written by Python (it always holds "." or an exponent), after the
+# character that can precede a value; strings are matched whole so that text inside them is kept.
+_FLOAT_HINT = re.compile(r"[:,\[]-?[0-9]+[.eE]")
+_STRING_OR_NUMBER = re.compile(r'"(?:[^"\\]|\\.)*"|(?<=[:,\[])-?[0-9]+(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?')
+
+
+class UnsupportedValue(ValueError):
+    """What Go's json.Marshal refuses: NaN and the infinities (`json: unsupported value: NaN`)."""
+
+
+def marshal_json(value: Any) -> bytes:
+    """`value` (dicts with str keys, lists, str, int, float, bool, None) as Go's json.Marshal writes
+    it: compact, keys sorted, `<` `>` `&` U+2028 U+2029 escaped as `\\u003c`…, floats in Go's form
+    (`1` for 1.0, `100000000000000000000` for 1e20, `1e-7`), NaN and infinities refused
+    (UnsupportedValue). A lone surrogate becomes `\\ufffd`, as Go writes invalid UTF-8."""
+    if type(value) is float:
+        return json_float(value).encode()
+    try:
+        text = json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(",", ":"), allow_nan=False)
+    except ValueError as exc:  # only NaN and the infinities: every other input is JSON data
+        raise UnsupportedValue(f"json: unsupported value: {_unsupported(value)}") from exc
+    for raw, escaped in _HTML_ESCAPES:
+        if raw in text:
+            text = text.replace(raw, escaped)
+    if _FLOAT_HINT.search(text):  # a float, or text in a string that looks like one: reformat floats
+        text = _STRING_OR_NUMBER.sub(_go_number, text)
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError:
+        return re.sub("[\ud800-\udfff]", "\\\\ufffd", text).encode("utf-8")
+
+
+def _go_number(match: re.Match[str]) -> str:
+    token = match.group(0)
+    if token[0] == '"' or not any(c in token for c in ".eE"):
+        return token
+    return json_float(float(token))
+
+
+def _unsupported(value: Any) -> str:
+    """The first NaN or infinity in `value`, as Go's %v prints it (`NaN`, `+Inf`, `-Inf`)."""
+    pending = [value]
+    while pending:
+        cur = pending.pop()
+        if isinstance(cur, dict):
+            pending.extend(reversed(list(cur.values())))
+        elif isinstance(cur, list):
+            pending.extend(reversed(cur))
+        elif isinstance(cur, float) and not math.isfinite(cur):
+            return "NaN" if cur != cur else ("+Inf" if cur > 0 else "-Inf")
+    return "NaN"
+
+
+def json_float(x: float) -> str:
+    """A float64 as Go's encoding/json writes it: the shortest digits that read back as `x`, in
+    plain notation from 1e-6 to below 1e21, else as `1e+21` / `1e-7`."""
+    if not math.isfinite(x):
+        raise UnsupportedValue(f"json: unsupported value: {_unsupported(x)}")
+    shortest = repr(x)  # Python's repr holds the same shortest digits as Go's strconv
+    magnitude = abs(x)
+    if magnitude != 0 and (magnitude < 1e-6 or magnitude >= 1e21):
+        mantissa, _, exponent = shortest.partition("e")  # repr is in exponent form in these ranges
+        if exponent.startswith("-0"):
+            exponent = "-" + exponent[2:]
+        return f"{mantissa}e{exponent}"
+    if "e" in shortest:
+        from decimal import Decimal  # rare (from 1e16): not loaded by every reader of this module
+
+        return format(Decimal(shortest), "f")
+    return shortest[:-2] if shortest.endswith(".0") else shortest
+
+
+def format_float32_g(x: float) -> str:
+    """strconv.FormatFloat(x, 'g', -1, 32): `x` rounded to float32, in its shortest digits, in
+    exponent form below 1e-4 and from 1e+06 (`+Inf`, `-Inf`, `NaN` as Go writes them)."""
+    if x != x:
+        return "NaN"
+    single = _float32(x)
+    if math.isinf(single):
+        return "+Inf" if single > 0 else "-Inf"
+    digits, point = "0", 1
+    for precision in range(9):  # a float32 needs at most 9 significant digits
+        text = f"{single:.{precision}e}"
+        if _float32(float(text)) == single:
+            mantissa, _, exponent = text.partition("e")
+            digits = mantissa.lstrip("-").replace(".", "").rstrip("0") or "0"
+            point = int(exponent) + 1
+            break
+    sign = "-" if math.copysign(1.0, single) < 0 else ""
+    exp = point - 1
+    if single == 0:
+        return sign + "0"
+    if exp < -4 or exp >= 6:  # Go's shortest %g switches to exponent form at precision 6
+        mantissa = digits[0] + ("." + digits[1:] if len(digits) > 1 else "")
+        return f"{sign}{mantissa}e{'-' if exp < 0 else '+'}{abs(exp):02d}"
+    if point <= 0:
+        return f"{sign}0.{'0' * -point}{digits}"
+    if point >= len(digits):
+        return sign + digits + "0" * (point - len(digits))
+    return f"{sign}{digits[:point]}.{digits[point:]}"
+
+
+def _float32(x: float) -> float:
+    """`x` rounded to float32 (Go's float32(x)): ±Inf past its range."""
+    try:
+        value: float = struct.unpack("<f", struct.pack("<f", x))[0]
+    except OverflowError:
+        return math.copysign(math.inf, x)
+    return value
+
+
+_INT_DIGITS = {2: re.compile("[01]+"), 8: re.compile("[0-7]+"), 10: re.compile("[0-9]+"),
+               16: re.compile("[0-9a-fA-F]+")}  # fmt: skip
+_FLOAT_SYNTAX = re.compile(r"[-+]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][-+]?[0-9]+)?")
+INT64_MIN, INT64_MAX, UINT64_MAX = -(2**63), 2**63 - 1, 2**64 - 1
+
+
+def parse_int_base0(text: str, *, signed: bool = True) -> int | None:
+    """strconv.ParseInt(text, 0, 64) (`signed`) or ParseUint(text, 0, 64): an optional sign (signed
+    only), then `0x`/`0o`/`0b` or a leading `0` for octal, else decimal, underscores only between
+    digits; None when Go refuses it (bad syntax or out of the 64-bit range)."""
+    body = text
+    negative = False
+    if signed and body[:1] in ("+", "-"):
+        negative = body[0] == "-"
+        body = body[1:]
+    if not body:
+        return None
+    if "_" in body:
+        if not _underscores_ok(body):
+            return None
+        body = body.replace("_", "")
+    base = 10
+    if body[0] == "0":
+        prefix = body[1:2].lower()
+        if len(body) >= 3 and prefix in ("b", "o", "x"):
+            base, body = {"b": 2, "o": 8, "x": 16}[prefix], body[2:]
+        else:
+            base, body = 8, body[1:]
+            if not body:
+                return 0
+    if not _INT_DIGITS[base].fullmatch(body):
+        return None
+    if len(body.lstrip("0")) > 64:  # past 64 bits in any base: refused without converting it
+        return None
+    value = -int(body, base) if negative else int(body, base)
+    low, high = (INT64_MIN, INT64_MAX) if signed else (0, UINT64_MAX)
+    return value if low <= value <= high else None
+
+
+def _underscores_ok(digits: str) -> bool:
+    """Go's underscoreOK (after the sign): each `_` between two digits, or after a base prefix."""
+    saw = "^"  # ^ start, 0 a digit or base prefix, _ an underscore, ! anything else
+    i = 0
+    hexadecimal = False
+    if len(digits) >= 2 and digits[0] == "0" and digits[1].lower() in "box":
+        i, saw, hexadecimal = 2, "0", digits[1].lower() == "x"
+    for ch in digits[i:]:
+        if "0" <= ch <= "9" or (hexadecimal and "a" <= ch.lower() <= "f"):
+            saw = "0"
+        elif ch == "_":
+            if saw != "0":
+                return False
+            saw = "_"
+        elif saw == "_":
+            return False
+        else:
+            saw = "!"
+    return saw != "_"
+
+
+def parse_float(text: str) -> float | None:
+    """strconv.ParseFloat(text, 64) for decimal text (`1.5`, `.5`, `1e3`, `-2.`, `1_000.5`): None
+    when Go refuses it, out of range (±Inf) included. Hexadecimal floats, `inf` and `nan` are not
+    read."""
+    if "_" in text:
+        if not _underscores_ok(text[1:] if text[:1] in ("+", "-") else text):
+            return None
+        text = text.replace("_", "")
+    if not _FLOAT_SYNTAX.fullmatch(text):
+        return None
+    value = float(text)
+    return value if math.isfinite(value) else None
 
 
 # -- network errors ------------------------------------------------------------------------------------

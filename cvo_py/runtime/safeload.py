@@ -51,10 +51,11 @@ import re
 import stat
 from typing import Any
 
-from cvo_py.runtime.docbounds import CREDENTIAL_MAX_BYTES, DEFAULT_LIMITS, DocumentError, Limits
+from cvo_py.runtime.docbounds import CREDENTIAL_MAX_BYTES, DEFAULT_LIMITS, DocumentError, Limits, containers
+from cvo_py.runtime.gotext import json_syntax_problem
 
 __all__ = ["CREDENTIAL_MAX_BYTES", "DEFAULT_LIMITS", "DocumentError", "FileMissing", "Limits", "load_document",
-           "read_file"]
+           "load_go_yaml", "read_file", "read_json_value"]
 
 
 def load_document(
@@ -95,6 +96,16 @@ def load_document(
 
         doc = safeyaml.Builder(source, limits, yaml_floats).build(text)
     return _fix_surrogates(doc, text)
+
+
+def load_go_yaml(text: str, *, source: str, limits: Limits = DEFAULT_LIMITS) -> Any:
+    """The first YAML document of `text` as Kubernetes reads a manifest (go-yaml v2's types, its
+    merge keys, keys as JSON strings; see `cvo_py.runtime.safeyaml`), within `limits` (its size
+    is the caller's to bound); `DocumentError` otherwise. JSON text is read as YAML, as Kubernetes
+    reads it once it has taken the stream for YAML."""
+    from cvo_py.runtime import safeyaml
+
+    return _fix_surrogates(safeyaml.Builder(source, limits, True, go=True).build(text), text)
 
 
 # --- files ---------------------------------------------------------------------------------------
@@ -207,6 +218,23 @@ def _json(text: str, source: str, limits: Limits) -> Any:
     return doc
 
 
+def read_json_value(text: str, start: int, *, source: str, limits: Limits = DEFAULT_LIMITS) -> tuple[Any, int]:
+    """The JSON value beginning at `text[start]` (no whitespace before it) and the offset just
+    after it, as Go's json.Decoder reads one value of a stream: within `limits`' numbers and
+    nesting, NaN and Infinity refused. `DocumentError` with Go's wording of a syntax error."""
+    try:
+        doc, end = json_decoder(limits).raw_decode(text, start)
+    except json.JSONDecodeError as exc:
+        raise DocumentError(source, json_syntax_problem(exc)) from None
+    except _NumberError as exc:
+        raise DocumentError(source, str(exc)) from None
+    except RecursionError:
+        raise DocumentError(source, f"nested more than {limits.max_depth} levels deep") from None
+    if _may_nest_deeper(text[start:end], limits.max_depth) and _deeper_than(doc, limits.max_depth):
+        raise DocumentError(source, f"nested more than {limits.max_depth} levels deep")
+    return _fix_surrogates(doc, text[start:end]), end
+
+
 def _may_nest_deeper(text: str, limit: int) -> bool:
     """Whether `text` has room for more than `limit` levels: each takes an opening bracket, and
     counting those (in C) costs less than walking a small document (a ConfigMap value)."""
@@ -249,13 +277,7 @@ def _fix_surrogates(doc: Any, text: str) -> Any:
     def fix(v: Any) -> Any:
         return _SURROGATE.sub("\ufffd", v) if isinstance(v, str) else v
 
-    pending: list[Any] = [doc]
-    seen: set[int] = set()
-    while pending:
-        cur = pending.pop()
-        if id(cur) in seen:
-            continue
-        seen.add(id(cur))
+    for cur in containers(doc):
         if isinstance(cur, dict):
             for k in list(cur):
                 v = cur[k]
@@ -263,11 +285,7 @@ def _fix_surrogates(doc: Any, text: str) -> Any:
                 if nk != k:
                     del cur[k]
                 cur[nk] = fix(v)
-                if isinstance(v, dict | list):
-                    pending.append(v)
-        elif isinstance(cur, list):
+        else:
             for i, v in enumerate(cur):
                 cur[i] = fix(v)
-                if isinstance(v, dict | list):
-                    pending.append(v)
     return fix(doc)

@@ -3,23 +3,32 @@
 An explicit stack instead of recursion (no depth can crash it), aliases shared rather than copied
 and counted as if expanded, YAML 1.1 implicit types without timestamps. Use it through
 `cvo_py.runtime.safeload.load_document`, which imports this module only for a document that is not JSON.
+
+`go=True` reads a document as Kubernetes reads a manifest (`sigs.k8s.io/yaml` over go-yaml v2, through
+`safeload.load_go_yaml`): go-yaml's own implicit types (`y`, `n`, `on`, `off` are booleans; `0o17`,
+`017`, `0x1F`, `1_000` integers; `1e3` a float; integers past int64 up to uint64), its merge keys (a
+merged value overrides the keys before it), only the first document, and mapping keys turned into
+the strings `sigs.k8s.io/yaml` writes for JSON (`true`, `1`, a float as float32 `%g`).
 """
 
 from __future__ import annotations
 
 import functools
+import math
+import re
 from typing import Any
 
 import yaml
 from yaml.nodes import ScalarNode
 
-from cvo_py.runtime.docbounds import DocumentError, Limits
+from cvo_py.runtime import gotext
+from cvo_py.runtime.docbounds import DocumentError, Limits, containers
 
 __all__ = ["Builder"]
 
 _TAG = "tag:yaml.org,2002:"
 _STR, _NULL, _BOOL, _INT, _FLOAT = (_TAG + t for t in ("str", "null", "bool", "int", "float"))
-_MERGE, _TIMESTAMP, _VALUE = _TAG + "merge", _TAG + "timestamp", _TAG + "value"
+_MERGE, _TIMESTAMP, _VALUE, _BINARY = _TAG + "merge", _TAG + "timestamp", _TAG + "value", _TAG + "binary"
 _MAP_TAGS = {None, "!", _TAG + "map"}
 _SEQ_TAGS = {None, "!", _TAG + "seq"}
 
@@ -35,6 +44,7 @@ _Resolver.yaml_implicit_resolvers = {
 _RESOLVER = _Resolver()
 _SCALAR_EVENT = yaml.ScalarEvent
 _STREAM_END_EVENT = yaml.StreamEndEvent
+_DOCUMENT_END_EVENT = yaml.DocumentEndEvent
 _CACHED_SCALAR = 64  # plain scalars up to this length have their resolved tag cached
 
 
@@ -66,13 +76,80 @@ class _Frame:
         self.size = 1
 
 
+# go-yaml v2's resolution of plain scalars (its resolve.go): the words it looks up, the characters
+# that make a scalar worth looking at, and the float syntax it accepts once integers failed.
+_GO_WORDS: dict[str, tuple[str, Any]] = {
+    **{w: (_BOOL, True) for w in "y Y yes Yes YES true True TRUE on On ON".split()},
+    **{w: (_BOOL, False) for w in "n N no No NO false False FALSE off Off OFF".split()},
+    **{w: (_NULL, None) for w in ("", "~", "null", "Null", "NULL")},
+    **{w: (_FLOAT, math.nan) for w in (".nan", ".NaN", ".NAN")},
+    **{w: (_FLOAT, math.inf) for w in (".inf", ".Inf", ".INF", "+.inf", "+.Inf", "+.INF")},
+    **{w: (_FLOAT, -math.inf) for w in ("-.inf", "-.Inf", "-.INF")},
+}
+_GO_HINTS = frozenset("+-0123456789yYnNtTfFoO~.")
+_GO_YAML_FLOAT = re.compile(r"[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?")
+
+
+def _go_resolve(value: str) -> tuple[str, Any]:
+    """The tag and value go-yaml v2 gives a plain scalar decoded into interface{} (a timestamp stays
+    its text, as go-yaml keeps it for interface{})."""
+    if value == "<<":
+        return _MERGE, _MERGE_KEY
+    if value and value[0] not in _GO_HINTS:
+        return _STR, value
+    word = _GO_WORDS.get(value)
+    if word is not None:
+        return word
+    if value[0] == ".":
+        number = gotext.parse_float(value)
+        return (_FLOAT, number) if number is not None else (_STR, value)
+    if value[0] in "+-0123456789":
+        plain = value.replace("_", "")
+        integer = gotext.parse_int_base0(plain)
+        if integer is None:
+            integer = gotext.parse_int_base0(plain, signed=False)
+        if integer is not None:
+            return _INT, integer
+        if _GO_YAML_FLOAT.fullmatch(plain):
+            number = gotext.parse_float(plain)
+            if number is not None:
+                return _FLOAT, number
+    return _STR, value
+
+
+_go_resolve_cached = functools.lru_cache(maxsize=16384)(_go_resolve)
+
+
+def _go_plain_tag(value: str) -> str:
+    return (_go_resolve_cached(value) if len(value) <= _CACHED_SCALAR else _go_resolve(value))[0]
+
+
+# The hot path's: short plain scalars, their tags cached (the values are, by _go_resolve_cached).
+_go_plain_tag_cached = functools.lru_cache(maxsize=16384)(_go_plain_tag)
+
+
+def _short_tag(tag: str) -> str:
+    return "!!" + tag[len(_TAG) :] if tag.startswith(_TAG) else tag
+
+
+class _UnsupportedKey:
+    """A mapping key go mode cannot turn into a JSON key, with the error it is if it stays."""
+
+    __slots__ = ("error",)
+
+    def __init__(self, error: DocumentError) -> None:
+        self.error = error
+
+
 class Builder:
     """Builds the document from parser events with an explicit stack (no recursion)."""
 
-    def __init__(self, source: str, limits: Limits, floats: bool) -> None:
+    def __init__(self, source: str, limits: Limits, floats: bool, go: bool = False) -> None:
         self.source = source
         self.limits = limits
         self.floats = floats
+        self.go = go
+        self.unsupported_keys = 0
         self.anchors: dict[str, tuple[Any, int]] = {}
         self.aliases = 0
         self.alias_nodes = 0
@@ -89,6 +166,9 @@ class Builder:
         """The document. Scalars in a collection, nearly every event, are handled inline; every
         other event (and a scalar with an anchor, a tag or a merge key) goes through `event()`."""
         stack = self.stack
+        go = self.go
+        plain_tag = _plain_tag if not go else _go_plain_tag_cached
+        resolve_long = _resolve_plain if not go else _go_plain_tag
         loader = None
         try:
             loader = _PARSER(text)
@@ -99,7 +179,7 @@ class Builder:
                 if kind is _SCALAR_EVENT and event.anchor is None and event.tag is None and stack:
                     value = event.value
                     if event.implicit[0]:  # plain: its type follows from its text
-                        tag = _plain_tag(value) if len(value) <= _CACHED_SCALAR else _resolve_plain(value)
+                        tag = plain_tag(value) if len(value) <= _CACHED_SCALAR else resolve_long(value)
                         if tag != _STR:
                             value = self.scalar(event, tag)
                             if value is _MERGE_KEY:
@@ -111,15 +191,15 @@ class Builder:
                     if type(obj) is list:
                         obj.append(value)
                     elif frame.key is _NO_KEY:
-                        frame.key = value
+                        frame.key = value if not go or type(value) is str else self.go_key(value, event)
                     elif frame.key is _MERGE_KEY:
                         frame.size -= 1
                         self.add(value, 1, event)
                     else:
                         obj[frame.key] = value
                         frame.key = _NO_KEY
-                elif kind is _STREAM_END_EVENT or event is None:
-                    break
+                elif kind is _STREAM_END_EVENT or event is None or (go and kind is _DOCUMENT_END_EVENT):
+                    break  # go-yaml reads the first document and ignores what follows
                 else:
                     self.event(event)
         except yaml.MarkedYAMLError as exc:
@@ -137,6 +217,8 @@ class Builder:
         finally:
             if loader is not None:
                 loader.dispose()
+        if self.unsupported_keys:
+            self.check_keys()
         return self.root
 
     def event(self, event: Any) -> None:
@@ -147,7 +229,7 @@ class Builder:
             self.add(value, 1, event)
         elif isinstance(event, yaml.MappingStartEvent | yaml.SequenceStartEvent):
             is_map = isinstance(event, yaml.MappingStartEvent)
-            if event.tag not in (_MAP_TAGS if is_map else _SEQ_TAGS):
+            if event.tag not in (_MAP_TAGS if is_map else _SEQ_TAGS) and not self.go:  # go-yaml ignores them
                 raise self.fail(f"unsupported tag {event.tag!r}", event)
             if len(self.stack) >= self.limits.max_depth:
                 raise self.fail(f"nested more than {self.limits.max_depth} levels deep", event)
@@ -178,6 +260,8 @@ class Builder:
     def scalar(self, event: Any, tag: str | None = None) -> Any:
         """The value of a scalar event (`tag`: its resolved tag when the caller knows it)."""
         value: str = event.value
+        if self.go:
+            return self.go_scalar(event, tag)
         if tag is None:
             tag = event.tag
             if tag is None or tag == "!":
@@ -205,6 +289,52 @@ class Builder:
             return _MERGE_KEY
         raise self.fail(f"unsupported tag {tag!r}", event)
 
+    def go_scalar(self, event: Any, tag: str | None) -> Any:
+        """A scalar's value as go-yaml v2 decodes it into interface{}."""
+        value: str = event.value
+        if tag is None:
+            explicit = event.tag
+            if explicit is None:
+                tag = _go_plain_tag(value) if event.implicit[0] else _STR
+            elif explicit in (_INT, _FLOAT, _BOOL):
+                tag = _go_plain_tag(value)
+                if tag != explicit and not (explicit == _FLOAT and tag == _INT):
+                    wanted = _short_tag(explicit)
+                    raise self.fail(f"cannot decode {_short_tag(tag)} `{value[:40]}` as a {wanted}", event)
+                if tag == _INT and explicit == _FLOAT:
+                    return float(_go_resolve(value)[1])
+            elif explicit == _BINARY:
+                raise self.fail(f"unsupported tag {explicit!r}", event)
+            else:  # !!str, and every tag go-yaml does not resolve (local ones, !!null…): the text
+                tag = _STR
+        if tag == _STR:
+            return value
+        # No bound on a number's length: go-yaml's integers stop at 64 bits, and longer text is a
+        # float or a string, each read in time proportional to its length.
+        return (_go_resolve_cached(value) if len(value) <= _CACHED_SCALAR else _go_resolve(value))[1]
+
+    def go_key(self, key: Any, event: Any) -> Any:
+        """A mapping key as `sigs.k8s.io/yaml` turns it into a JSON object's key."""
+        if key is True or key is False:
+            return "true" if key else "false"
+        if type(key) is int and gotext.INT64_MIN <= key <= gotext.INT64_MAX:
+            return str(key)
+        if type(key) is float:
+            text = gotext.format_float32_g(key)
+            return {"+Inf": ".inf", "-Inf": "-.inf", "NaN": ".nan"}.get(text, text)
+        # A key JSON cannot have (null, past int64) fails only if it is still there at the end, as
+        # Kubernetes converts the decoded document: a later duplicate key may replace its mapping.
+        kind = "<nil>" if key is None else "uint64" if type(key) is int else type(key).__name__
+        self.unsupported_keys += 1
+        return _UnsupportedKey(self.fail(f"unsupported map key of type: {kind}", event))
+
+    def check_keys(self) -> None:
+        """Fail on the first unsupported key left in the document (see `go_key`)."""
+        for cur in containers(self.root):
+            for key in cur if isinstance(cur, dict) else ():
+                if type(key) is _UnsupportedKey:
+                    raise key.error
+
     def add(self, value: Any, size: int, event: Any) -> None:
         if not self.stack:
             if value is _MERGE_KEY:
@@ -220,13 +350,17 @@ class Builder:
         if frame.key is _NO_KEY:
             if isinstance(value, dict | list):
                 raise self.fail("a mapping key that is not a scalar", event)
-            frame.key = value
+            frame.key = value if not self.go or type(value) is str or value is _MERGE_KEY else self.go_key(value, event)
             return
         key, frame.key = frame.key, _NO_KEY
         if key is _MERGE_KEY:
             sources = value if isinstance(value, list) else [value]
             if not all(isinstance(s, dict) for s in sources):
                 raise self.fail("a merge key (<<) whose value is not a mapping or a list of mappings", event)
+            if self.go:  # in place, overriding the keys before it; of several, the first wins
+                for merged in reversed(sources):
+                    obj.update(merged)
+                return
             for merged in sources:
                 for k, v in merged.items():
                     obj.setdefault(k, v)

@@ -1,7 +1,7 @@
 """The install/ manifests as the CVO would apply them: render, load, create-or-replace, delete.
 
 Every file is rendered first, as the CVO renders its image's /manifests (a Go template; see
-`testkit.oracles.gotemplate`), with `RENDER_DATA`: what tests apply is what the CVO would apply.
+`syncworker.render`), with `RENDER_DATA`: what tests apply is what the CVO would apply.
 """
 
 from __future__ import annotations
@@ -15,9 +15,9 @@ from pathlib import Path
 import yaml
 
 from cvo_py.runtime.kube import CONFIGMAPS, JSON, NAMESPACES, SERVICEACCOUNTS, SERVICES, ApiError, KubeClient, Resource
+from syncworker.render import RenderData
+from syncworker.render import render as render_template
 from testkit.checkout import INSTALL
-from testkit.oracles.gotemplate import RenderData
-from testkit.oracles.gotemplate import render as render_template
 
 # The operator side (`start`), as upstream ships the CVO.
 CVO_FILES = "0000_00_cluster-version-operator_*.yaml"

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from cvo_py.runtime.kube import JSON, ApiError, KubeClient, Resource
+from syncworker.render import RenderData
 from testkit.checkout import REPO
 from testkit.harness import image, localcluster, localnode, localprometheus, usc
 from testkit.harness import manifests as install
@@ -29,7 +30,6 @@ from testkit.harness.cluster import ensure_namespace
 from testkit.harness.localcluster import ClusterError
 from testkit.harness.localnode import NodeInfo
 from testkit.harness.nodeconfig import NodePaths
-from testkit.oracles.gotemplate import RenderData
 
 BUSYBOX = "/bin/busybox"  # Debian's busybox-static
 SECRETS = Resource("v1", "Secret", "secrets", True)

@@ -4,6 +4,7 @@ decode_json refuses what encoding/json refuses, where it does."""
 from __future__ import annotations
 
 import json
+import math
 import random
 import struct
 from pathlib import Path
@@ -13,7 +14,19 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from cvo_py.runtime import gotext
-from cvo_py.runtime.gotext import decode_json, escape, go_quote, json_syntax_problem, quote_char
+from cvo_py.runtime.gotext import (
+    UnsupportedValue,
+    decode_json,
+    escape,
+    format_float32_g,
+    go_quote,
+    json_float,
+    json_syntax_problem,
+    marshal_json,
+    parse_float,
+    parse_int_base0,
+    quote_char,
+)
 from testkit.oracles import goprogram
 
 GO_PROGRAM = Path(__file__).parent / "goquote" / "main.go"
@@ -121,7 +134,7 @@ def test_decode_json_refuses_what_go_refuses_where_go_does(tmp_path: Path) -> No
     rng = random.Random(7)
     docs = ['{"a": NaN}', "[1, -Infinity]", "Infinity", ' {"NaN": "Infinity", "v": [NaN]}', '{"ok": 1}']
     docs += [_random_json(rng) for _ in range(3000)]
-    want = goprogram.run_lines(binary, [d.encode().hex() for d in docs])
+    want = goprogram.run_lines(binary, ["decode " + d.encode().hex() for d in docs])
     refused = 0
     for doc, go in zip(docs, want, strict=True):
         try:
@@ -171,3 +184,94 @@ def test_format_float_matches_go_on_fixed_and_random_values(tmp_path: Path) -> N
     mismatches = [(v, gotext.format_float(v), w) for v, w in zip(values, want, strict=True)
                   if gotext.format_float(v) != w]
     assert not mismatches, mismatches[:10]
+
+
+# -- Go's JSON encoding and number syntax (marshal_json, json_float, format_float32_g, parse_*) ----------
+
+@pytest.fixture(scope="module")
+def go_json(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return goprogram.build(GO_JSON_PROGRAM, tmp_path_factory.mktemp("gojson"))
+
+
+def _bits(x: float) -> str:
+    return struct.pack(">d", x).hex()
+
+
+def _random_floats(rng: random.Random, n: int) -> list[float]:
+    """Floats Go writes differently from Python: whole numbers, both exponent thresholds, tiny and
+    huge ones, subnormals, negative zero, and random bit patterns."""
+    fixed = [0.0, -0.0, 1.0, -1.0, 0.1, 1e-6, 9.99e-7, 1e-7, 1e20, 1e21, 9.99e20, 1e16, 1.5e16, 123456789.0,
+             2.5e-320, 5e-324, 1.7976931348623157e308, 3.4028234663852886e38, 3.4028235677973366e38, 1e39,
+             0.0001, 0.00001, 1e6, 999999.0, 1234567.0, 1.8446744073709552e19, 33.3]  # fmt: skip
+    out = list(fixed)
+    while len(out) < n:
+        roll = rng.random()
+        if roll < 0.4:
+            x = struct.unpack(">d", rng.getrandbits(64).to_bytes(8, "big"))[0]
+        elif roll < 0.7:
+            x = rng.uniform(-1, 1) * 10 ** rng.randint(-30, 30)
+        else:
+            x = float(rng.randint(-(10**18), 10**18)) / rng.choice([1, 10, 1000, 3])
+        if math.isfinite(x):
+            out.append(x)
+    return out
+
+
+def test_json_float_and_format_float32_g_are_gos(go_json: Path) -> None:
+    floats = _random_floats(random.Random(11), 3000)
+    lines = [f"json {_bits(x)}" for x in floats] + [f"g32 {_bits(x)}" for x in floats]
+    by_go = goprogram.run_lines(go_json, lines)
+    assert [json_float(x) for x in floats] == by_go[: len(floats)]
+    assert [format_float32_g(x) for x in floats] == by_go[len(floats) :]
+
+
+def test_nan_and_infinities_are_refused_as_go_refuses_them(go_json: Path) -> None:
+    specials = [math.nan, math.inf, -math.inf]
+    by_go = goprogram.run_lines(go_json, [f"json {_bits(x)}" for x in specials])
+    for x, go in zip(specials, by_go, strict=True):
+        with pytest.raises(UnsupportedValue) as caught:
+            json_float(x)
+        assert go == f"error {caught.value}"
+        with pytest.raises(UnsupportedValue, match="^json: unsupported value: "):
+            marshal_json({"a": [1, {"b": x}]})
+
+
+STRING_PIECES = ["a", "<", ">", "&", "\u2028", "\u2029", '"', "\\", "\n", "\t", "\x00", "\x1f", "\x7f", "\b",
+                 "\f", "é", "中", "\U0001f600", "\u202e", "\ufffd", "1.5", ":", ",", "[", "e", "0"]  # fmt: skip
+
+
+def test_marshal_json_writes_strings_and_documents_as_go(go_json: Path) -> None:
+    rng = random.Random(12)
+    texts = ["".join(rng.choice(STRING_PIECES) for _ in range(rng.randint(0, 12))) for _ in range(2000)]
+    by_go = goprogram.run_lines(go_json, [f"str {t.encode().hex()}" for t in texts])
+    assert [marshal_json(t).hex() for t in texts] == by_go
+    # Keys sorted, compact; floats that look like text inside strings are left alone.
+    doc = {"b": [1, 2.0, 1e21, "k:1.5,[2e3"], "a": {"z": None, "y": True, "x": -0.0, "w": 1.5e-7}, "<": "&"}
+    assert marshal_json(doc) == (
+        b'{"\\u003c":"\\u0026","a":{"w":1.5e-7,"x":-0,"y":true,"z":null},"b":[1,2,1e+21,"k:1.5,[2e3"]}'
+    )
+    assert marshal_json(2.0) == b"2" and marshal_json("\ud800") == b'"\\ufffd"'
+
+
+NUMBER_TEXTS = ["0", "-0", "+0", "017", "08", "0x1F", "0X1f", "0o17", "0O17", "0b101", "0B11", "0x", "0b", "0o",
+                "+5", "-5", "9223372036854775807", "9223372036854775808", "-9223372036854775808",
+                "-9223372036854775809", "18446744073709551615", "18446744073709551616", "+18446744073709551615",
+                "1e3", "1.5", ".5", "5.", "-.5", "1e400", "1e-400", "-1e400", "1.5e-7", "e3", ".", "-", "", "1_0",
+                "0x1p3", "inf", "NaN", " 1", "1 ", "٣", "00", "0777", "0x-5", "1e+3", "1E-3", ".5_0", "._5", "1__0",
+                "_1", "1_", "0x_1f", "0_17", "-1_000.5_5", "1_e3", "1e_3", "0" * 100 + "17", "1" * 100,
+                "0x" + "f" * 17, "0x" + "0" * 80 + "f" * 16]  # fmt: skip
+
+
+def test_parse_int_base0_and_parse_float_read_what_go_reads(go_json: Path) -> None:
+    texts = [t for t in NUMBER_TEXTS if t.strip() == t and t]
+    ints = goprogram.run_lines(go_json, [f"int {t}" for t in texts])
+    floats = goprogram.run_lines(go_json, [f"float {t}" for t in texts])
+    for text, go_int, go_float in zip(texts, ints, floats, strict=True):
+        value = parse_int_base0(text)
+        if value is None:
+            value = parse_int_base0(text, signed=False)
+        assert (str(value) if value is not None else "none") == go_int, text
+        number = parse_float(text)
+        if text.lower() in ("inf", "nan") or text.startswith("0x"):
+            continue  # Go reads these; no manifest scalar reaches parse_float with them
+        assert (_bits(number) if number is not None else "none") == go_float, text

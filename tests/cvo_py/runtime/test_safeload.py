@@ -11,7 +11,7 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cvo_py.runtime.safeload import DEFAULT_LIMITS, DocumentError, Limits, load_document
+from cvo_py.runtime.safeload import DEFAULT_LIMITS, DocumentError, Limits, load_document, load_go_yaml
 from testkit.corpus import values
 
 
@@ -76,6 +76,35 @@ def test_reads_what_kubernetes_yaml_means() -> None:
     }
     assert load_document("a: 4.5", source="f") == {"a": 4.5}
     assert load_document("", source="f") is None
+
+
+def test_go_yaml_reads_what_a_manifest_means_to_kubernetes() -> None:
+    """The reading Kubernetes gives a manifest (go-yaml v2, then JSON keys), beside the default
+    (tests/syncworker/test_manifest.py compares it with Go itself)."""
+    text = "a: y\nb: 017\nc: 1e3\nd: 0o17\ne: 1_000\non: off\n1.5: x\nbase: &b {x: 1, z: 2}\nm:\n  z: 3\n  <<: *b\n"
+    assert load_go_yaml(text, source="f") == {
+        "a": True, "b": 15, "c": 1000.0, "d": 15, "e": 1000, "true": False, "1.5": "x",
+        "base": {"x": 1, "z": 2}, "m": {"x": 1, "z": 2},  # a merge overrides the keys before it
+    }  # fmt: skip
+    assert load_go_yaml("a: " + values.huge_integer(), source="f") == {"a": values.huge_integer()}  # as Go: text
+    assert load_document(text, source="f")["a"] == "y"  # the default reading is PyYAML's YAML 1.1
+    assert load_go_yaml("a: 1\n...\n--- [\n", source="f") == {"a": 1}  # the first document only
+    assert load_go_yaml("a: !local text\nb: !!str 5\n", source="f") == {"a": "text", "b": "5"}
+
+
+@pytest.mark.parametrize(
+    ("text", "problem"),
+    [
+        ("a: " + values.deep_flow(30_000), "nested more than 128 levels deep at line 1"),
+        (values.alias_bomb(), "aliases expand to more than 10000 nodes at line 1"),
+        ("~: 1\n", "unsupported map key of type: <nil> at line 1"),
+        ("a: !!int x\n", "cannot decode !!str `x` as a !!int at line 1"),
+    ],
+)
+def test_go_yaml_keeps_the_bounds(text: str, problem: str) -> None:
+    with pytest.raises(DocumentError) as caught:
+        load_go_yaml(text, source="f")
+    assert str(caught.value) == f"f: {problem}"
 
 
 def test_lone_surrogates_become_replacement_characters_as_in_go() -> None:

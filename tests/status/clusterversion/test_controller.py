@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from payload.release import Release
-from status.clusterversion.controller import default_channel, new_cluster_version, release_from_metadata
+from payload.release import Release, release_from_metadata
+from status.clusterversion.controller import default_channel, new_cluster_version
 
 IMAGE = "quay.io/openshift-release-dev/ocp-release@sha256:" + "a" * 64
 CHANNELS_KEY = "io.openshift.upgrades.graph.release.channels"

@@ -14,12 +14,12 @@ from pathlib import Path
 import pytest
 import yaml
 
+from syncworker.render import RenderData
 from testkit.harness import image, localnode, nodecluster
 from testkit.harness import manifests as install
 from testkit.harness import nodeconfig as cfg
 from testkit.harness.nodeconfig import NodePaths
 from testkit.harness.wait import wait_until
-from testkit.oracles.gotemplate import RenderData
 
 ROOT = Path("/data/cluster/node")
 PATHS = NodePaths(ROOT)

@@ -1,6 +1,6 @@
 """install/ renders as the CVO renders its image's /manifests (Go text/template), and what the
 tests apply is that rendering: Go itself (testkit/oracles/gorender) against the toolkit's renderer
-(testkit/oracles/gotemplate.py), on every install/ file and on random templates."""
+(syncworker/render.py), on every install/ file and on random templates."""
 
 from __future__ import annotations
 
@@ -14,10 +14,10 @@ from pathlib import Path
 import pytest
 
 from cvo_py.runtime.gotext import go_quote
+from syncworker.render import RenderData, TemplateError, render
 from testkit.checkout import REPO
 from testkit.harness import manifests
 from testkit.oracles import goprogram
-from testkit.oracles.gotemplate import RenderData, TemplateError, render
 
 GO_PROGRAM = Path(goprogram.__file__).parent / "gorender" / "main.go"
 DATA = manifests.RENDER_DATA
@@ -136,7 +136,7 @@ def random_templates(n: int, seed: int) -> list[tuple[RenderData, str]]:
     out = []
     for _ in range(n):
         data = RenderData(
-            release_image=rng.choice(["", "registry.local/release@sha256:" + "a" * 64, "x y \"q\""]),
+            release_image=rng.choice(["", "registry.local/release@sha256:" + "a" * 64, 'x y "q"']),
             cluster_profile=rng.choice(["self-managed-high-availability", "single-node-developer"]),
             images=rng.choice([{}, IMAGES]),
         )

@@ -1,5 +1,5 @@
-"""The part of Go's text/template that the CVO's manifests use, so tests apply install/ as the
-CVO renders it without a Go toolchain at hand.
+"""The part of Go's text/template that the CVO's own manifests use, rendered as the CVO renders
+the `manifests/` directory of a release image before reading it.
 
     render(text, RenderData(release_image="…"))   # the rendered text, or TemplateError
 
@@ -14,9 +14,10 @@ without the `{{- ` / ` -}}` trim markers and as `{{/* comments */}}`:
 A string literal is how a manifest writes text that must reach the cluster with its braces, such
 as a Prometheus template: `{{ "{{ $labels.name }}" }}` renders as `{{ $labels.name }}`. Anything
 else is a TemplateError: what Go refuses (undefined variables and functions, unknown fields,
-unterminated actions and strings) and what Go would accept but no manifest needs. The test
-`tests/testkit/oracles/test_gotemplate.py` renders every install/ file with Go itself and compares, and
-compares the two on random templates.
+unterminated actions and strings) and what Go would accept but no manifest needs; the loader skips
+such a file with a warning, as upstream does since 4.22. `tests/syncworker/test_render.py` renders
+every install/ file with Go itself (`testkit/oracles/gorender`) and compares, and compares the two
+on random templates.
 """
 
 from __future__ import annotations
@@ -121,7 +122,7 @@ def _lex_action(text: str, i: int) -> tuple[list[tuple[str, str]] | None, int, b
             i = j + 1
         else:
             j = i
-            while j < n and text[j] not in _SPACE and text[j] not in "\"`" and not text.startswith("}}", j):
+            while j < n and text[j] not in _SPACE and text[j] not in '"`' and not text.startswith("}}", j):
                 j += 1
             word = text[i:j]
             kind = "field" if word.startswith(".") else "variable" if word.startswith("$") else "word"
@@ -170,6 +171,6 @@ def _field(chain: str, data: RenderData, line: int) -> str:
         return data.images.get(names[1], "<no value>")
     if names[0] not in ("ReleaseImage", "ClusterProfile", "Images"):
         raise TemplateError(
-            f"template: manifest:{line}: executing \"manifest\" at <.{names[0]}>: can't evaluate field {names[0]}"
+            f'template: manifest:{line}: executing "manifest" at <.{names[0]}>: can\'t evaluate field {names[0]}'
         )
     raise TemplateError(f"template: manifest:{line}: not supported by this renderer: {chain}")
