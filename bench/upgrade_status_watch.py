@@ -1,5 +1,5 @@
 """`upgrade-status --watch` at scale: how soon a published node change is on the screen, what one
-redraw costs, and whether memory stays flat.
+redraw costs, whether memory stays flat, and how many frames a burst of changes gives.
 
 The ConfigMap API of a large cluster (an oc example with its nodes copied, as
 bench/upgrade_status_client.py builds it; 5,000 nodes by default, node insights in shards) is
@@ -13,7 +13,15 @@ version, each time to a new text), and the bench waits until the text is on the 
 - CPU per redraw: the watch process's user + system time across one change (read from /proc);
 - RSS: the watch process's resident memory after its first frame and after every change.
 
-Targets at 5,000 nodes: on screen within 100 ms, a redraw under 50 ms of CPU, RSS flat over 1,000 changes.
+Each change comes `REDRAW_GAP` after the previous one was shown (as the controller publishes: at
+most 4 writes a second once its burst is spent), so each is a single change, shown at once; the
+watch holds back only changes that come closer together. Then a burst: 200 renewals of the
+controller's Lease (expired, each naming another holder, so each changes what is shown), from 4
+writers at once: the full frames drawn and the bytes written until the last one is on screen.
+
+Targets at 5,000 nodes: on screen within 100 ms, a redraw under 50 ms of CPU, RSS flat over 1,000
+changes; a burst drawn in at most one frame per `REDRAW_GAP` while it lasts and one after (and
+the one a second an expired Lease's warning gets as its age moves on).
 
     CVO_PY_CLUSTER_DIR=.local-cluster-bench .venv/bin/python bench/upgrade_status_watch.py \\
         [--nodes 5000] [--changes 1000]
@@ -34,22 +42,28 @@ import sys
 import termios
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
 from pathlib import Path
 
 from cvo_py import __version__
 from cvo_py.runtime import gotext
-from cvo_py.runtime.kube import CONFIGMAPS, KubeClient
+from cvo_py.runtime.kube import CONFIGMAPS, LEASES, ApiError, KubeClient
 from status.updatestatus.api import configmap, metadata
+from status.updatestatus.api.names import LEASE
 from status.updatestatus.client.render import render
+from status.updatestatus.client.watch import REDRAW_GAP, TICK
 from testkit.checkout import REPO
 from testkit.harness import cluster as local
+from testkit.harness.terminal import as_typed
 from testkit.objects import scale
 
 _SCRIPT = Path(sys.executable).parent / "cluster-version-operator"
 COMMAND = [str(_SCRIPT)] if _SCRIPT.is_file() else [sys.executable, "-m", "cvo_py"]
 COLUMNS, ROWS = 200, 60
 TICKS_PER_SECOND = os.sysconf("SC_CLK_TCK")
+BURST = 200  # Lease renewals
+FRAME_END = b"\x1b[J"  # what ends a full frame (an update of the age line alone does not)
 
 
 class Terminal:
@@ -58,7 +72,10 @@ class Terminal:
     def __init__(self, argv: list[str]) -> None:
         self.master, slave = pty.openpty()
         fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", ROWS, COLUMNS, 0, 0))
-        self.proc = subprocess.Popen(argv, stdin=slave, stdout=slave, stderr=slave, cwd=REPO, start_new_session=True)
+        # started as a shell starts it, so that Ctrl-C ends it also when the bench runs in the background
+        self.proc = subprocess.Popen(
+            as_typed(argv), stdin=slave, stdout=slave, stderr=slave, cwd=REPO, start_new_session=True
+        )
         os.close(slave)
         self.output = bytearray()
         self.read = threading.Condition()
@@ -180,6 +197,8 @@ def main() -> int:
             rss.append(rss_mb(pid))
             if (i + 1) % 100 == 0:
                 print(f"  {i + 1} changes: p50 {statistics.median(latencies):.0f} ms, RSS {rss[-1]:.1f} MB", flush=True)
+            time.sleep(REDRAW_GAP)  # the next one is a single change too
+        frames, written, burst_seconds = burst(kube, terminal)
         code = terminal.stop()
     finally:
         if terminal.proc.poll() is None:
@@ -207,10 +226,44 @@ def main() -> int:
         f"{len(latencies)} changes (peak {max(rss):.1f} MB; {growth:+.1f} MB) — flat: "
         f"{'yes' if abs(growth) < 5 else 'NO'}"
     )
+    # composed at least REDRAW_GAP apart from the first renewal until the last is shown, and the
+    # one a second that the warning's "expired ... ago" gets as it moves on
+    bound = int(1 + burst_seconds / REDRAW_GAP + 1 + burst_seconds / TICK)
+    print(
+        f"  a burst of {BURST} Lease renewals, the last on the terminal {burst_seconds:.2f} s after the first was "
+        f"sent: {frames} full frames, {written / 1024:.0f} KiB written — target <= {bound} frames: "
+        f"{'met' if frames <= bound else 'NOT met'}"
+    )
     clean = "yes" if ending else "NO"
     print(f"  Ctrl-C: exit {code}; the cursor left below the last frame, attributes reset: {clean}")
     print(f"  load average at the end: {os.getloadavg()[0]:.1f}")
     return 0
+
+
+def burst(kube: KubeClient, terminal: Terminal) -> tuple[int, int, float]:
+    """BURST renewals of an expired Lease, each naming another holder, from 4 writers at once: the
+    full frames drawn and the bytes written until the last holder is on the terminal, and how long
+    after the first renewal was sent that was."""
+    ns = configmap.NAMESPACE
+    spec = {"holderIdentity": "usc-0", "leaseDurationSeconds": 15, "renewTime": "2024-01-01T10:00:00.000000Z"}
+    try:
+        kube.delete(LEASES, LEASE, ns)  # one an earlier run left on a reused cluster
+    except ApiError as exc:
+        if not exc.is_not_found():
+            raise
+    kube.create(LEASES, {"metadata": {"name": LEASE, "namespace": ns}, "spec": spec}, ns)
+    terminal.wait_for(b"holder usc-0,", 0)
+    time.sleep(1.0)  # settled: nothing of the Lease's arrival is counted
+    after = terminal.offset()
+    started = time.monotonic()
+    with ThreadPoolExecutor(4) as writers:
+        renewals = [{"spec": {"holderIdentity": f"usc-{i}"}} for i in range(1, BURST + 1)]
+        list(writers.map(lambda renewal: kube.patch(LEASES, LEASE, renewal, ns), renewals))
+    holder = kube.get(LEASES, LEASE, ns)["spec"]["holderIdentity"]
+    seconds = terminal.wait_for(f"holder {holder},".encode(), after) - started
+    with terminal.read:
+        output = bytes(terminal.output[after:])
+    return output.count(FRAME_END), len(output), seconds
 
 
 if __name__ == "__main__":

@@ -214,7 +214,10 @@ def _fail(warnings: list[str], message: str, code: int) -> int:
 def _print(warnings: list[str], text: str) -> int:
     from status.updatestatus.client.render.warnings import emit
 
-    emit(warnings, text, sys.stdout, sys.stderr)
+    try:
+        emit(warnings, text, sys.stdout, sys.stderr)
+    except BrokenPipeError:  # the reader has what it wanted (`| head -1`) and left: nothing more to say
+        pass
     return 0
 
 

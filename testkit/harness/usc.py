@@ -291,6 +291,38 @@ def create_configmap(kube: KubeClient, namespace: str, data: dict[str, str] | No
     return kube.create(CONFIGMAPS, body)
 
 
+def publish_insights(kube: KubeClient, namespace: str, nodes: int = 0, omitted: Iterable[str] = ()) -> None:
+    """Insights published in `namespace` as the controller publishes them, fresh for an hour (the
+    resync period: no staleness warning comes meanwhile), with `nodes` more node insights and the
+    keys `omitted` said left out, and the controller's Lease held for an hour. Published again,
+    only the ConfigMap changes."""
+    from cvo_py import __version__
+    from cvo_py.runtime.gotext import SECOND
+    from status.updatestatus.api import configmap, metadata
+    from status.updatestatus.insights import compute
+    from testkit.objects.insight_objects import ns, sample_insights
+    from testkit.objects.synthetic import synthetic_cluster
+
+    data = configmap.encode(sample_insights())
+    if nodes:
+        cv, node_objects, pools, versions = synthetic_cluster(nodes, 4)
+        data.update(configmap.encode(compute.all_insights(cv, [], node_objects, pools, versions, ns(1))))
+        data.update(configmap.encode(sample_insights()))  # their ClusterVersion and operators
+    stamp = datetime.now(UTC)
+    meta = metadata.build(int(stamp.timestamp()) * SECOND, "usc-0", __version__, 3600 * SECOND, list(omitted))
+    data[metadata.META_KEY] = metadata.encode(meta)
+    try:
+        kube.patch(CONFIGMAPS, CONFIGMAP, {"data": data}, namespace=namespace)
+        return
+    except ApiError as exc:
+        if not exc.is_not_found():
+            raise
+    create_configmap(kube, namespace, data)
+    renewed = stamp.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    spec = {"holderIdentity": "usc-0", "leaseDurationSeconds": 3600, "renewTime": renewed}
+    kube.create(LEASES, {"metadata": {"name": LEASE, "namespace": namespace}, "spec": spec}, namespace)
+
+
 def delete_configmap(kube: KubeClient, namespace: str) -> None:
     try:
         kube.delete(CONFIGMAPS, CONFIGMAP, namespace)
@@ -353,10 +385,15 @@ def condition(insight_value: Any, type_: str) -> JSON:
     raise KeyError(f"no {type_} condition in {insight_value}")
 
 
+def upgrade_status_command(kubeconfig: str, *args: str) -> list[str]:
+    """The command line of `cluster-version-operator upgrade-status` with these flags."""
+    return [sys.executable, "-m", "cvo_py", "upgrade-status", "--kubeconfig", kubeconfig, *args]
+
+
 def upgrade_status(kubeconfig: str, *args: str) -> str:
     """What `cluster-version-operator upgrade-status` prints (its exit code and stderr appended
     when it fails)."""
-    proc = subprocess.run([sys.executable, "-m", "cvo_py", "upgrade-status", "--kubeconfig", kubeconfig, *args],
+    proc = subprocess.run(upgrade_status_command(kubeconfig, *args),
                           cwd=REPO, capture_output=True, text=True, timeout=60)  # fmt: skip
     return proc.stdout + (f"\n(exit {proc.returncode}) {proc.stderr.strip()}" if proc.returncode else "")
 

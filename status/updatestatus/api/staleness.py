@@ -89,10 +89,9 @@ def warnings(
     else:
         age = now - meta.computed_at
         if age > 2 * meta.resync_period:
-            ago = gotext.short_duration(gotext.truncate_duration(age, gotext.SECOND))
             out.append(
-                f"the insights are stale: computed {ago}"
-                f" ago at {gotext.format_time(meta.computed_at)}, more than twice the controller's resync period "
+                f"the insights are stale: computed {ago(age)}"
+                f" at {gotext.format_time(meta.computed_at)}, more than twice the controller's resync period "
                 f"({gotext.duration_string(meta.resync_period)}); the update status controller may not be running"
             )
         if meta.omitted.count:
@@ -106,6 +105,14 @@ def warnings(
     return out
 
 
+def ago(age: int) -> str:
+    """How long ago something happened, `age` ns before now, worded as oc words a moment in its
+    SINCE column (`shortDuration` of the age in whole seconds): `5s ago`, `1m15s ago`, and `now`
+    under a second (never `now ago`)."""
+    since = gotext.short_duration(gotext.truncate_duration(age, gotext.SECOND))
+    return since if since == "now" else f"{since} ago"
+
+
 def lease_warnings(lease: LeaseState, now: int) -> list[str]:
     if lease.problem:
         return [lease.problem]
@@ -116,8 +123,7 @@ def lease_warnings(lease: LeaseState, now: int) -> list[str]:
     expired = now - (lease.renewed_at + lease.duration)
     if expired > 0:
         return [
-            f"the update status controller's Lease expired "
-            f"{gotext.short_duration(gotext.truncate_duration(expired, gotext.SECOND))} ago (holder "
+            f"the update status controller's Lease expired {ago(expired)} (holder "
             f"{lease.holder}, "
             f"last renewed {gotext.format_time(lease.renewed_at)}): the insights may be stale"
         ]

@@ -24,10 +24,11 @@ readers and the renderer. Those read the values as the controller writes them wi
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import signal
 import threading
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from cvo_py.runtime.kube import CONFIGMAPS, LEASES, ApiError, KubeClient
@@ -229,10 +230,10 @@ class Read:
         self._done = threading.Event()
         self._value: Any = None
         self._error: BaseException | None = None
-        threading.Thread(target=self._run, name="upgrade-status-read", daemon=True).start()
+        with signals_left_to_main():
+            threading.Thread(target=self._run, name="upgrade-status-read", daemon=True).start()
 
     def _run(self) -> None:
-        _leave_signals_to_main()
         try:
             if self._gate is not None:
                 self._gate.acquire()
@@ -259,11 +260,22 @@ class ReadCancelled(Exception):
     """A read that `PublishedReads.close()` cancelled before it started."""
 
 
-def _leave_signals_to_main() -> None:
-    """Block Ctrl-C and SIGTERM in a reader thread. The kernel gives a process's signal to any
-    thread that does not block it; taken by a reader, it would not wake the main thread waiting
-    for that reader, and Ctrl-C would wait for the read to time out."""
-    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
+# The signals the commands act on; Python runs their handlers on the main thread only.
+MAIN_THREAD_SIGNALS = {signal.SIGINT, signal.SIGTERM, signal.SIGWINCH}
+
+
+@contextlib.contextmanager
+def signals_left_to_main() -> Iterator[None]:
+    """Threads started inside (a reader's, an informer's) block Ctrl-C, SIGTERM and SIGWINCH: a
+    new thread inherits the mask of the thread that starts it, so no signal reaches one before
+    it is blocked. The kernel gives a process's signal to any thread that does not block it;
+    taken by another thread, it would not wake the main thread where it waits, and Ctrl-C would
+    wait for that wait to end. A signal that comes meanwhile is held for the main thread."""
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, MAIN_THREAD_SIGNALS)
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
 
 
 def _name(obj: Any) -> str:

@@ -15,12 +15,24 @@ On a terminal each frame is drawn in place (from the top, every line cleared, th
 screen cleared), cut to the window, and its first line says how old the insights are, updated
 every second without drawing the rest; Ctrl-C leaves the cursor below the last frame. Otherwise
 (a pipe, a file) each new frame is appended as a block that starts with a line saying when it
-was shown and how old the insights were.
+was shown and how old the insights were; once nobody reads the pipe (`| head -3` has its lines)
+the watch ends quietly (exit 0), within a second.
+
+A change that comes within `REDRAW_GAP` of the previous one is shown with whatever else comes
+meanwhile: a burst (200 Lease renewals in 0.4 s) is a few frames, not one per change, while a
+change after a quiet spell is shown at once.
+
+Ctrl-C ends the watch whatever it is doing: the main thread only ever waits interruptibly (an
+Event, a sleep, a socket or terminal write), and the informers' threads leave the signals to it
+(`published.signals_left_to_main`), so the kernel never hands Ctrl-C to a thread that cannot act
+on it. A watch started with Ctrl-C ignored (`&` in a script: shells start background commands so)
+keeps ignoring it, as every command does.
 """
 
 from __future__ import annotations
 
 import logging
+import select
 import signal
 import sys
 import threading
@@ -39,7 +51,9 @@ from status.updatestatus.client import live as published
 from status.updatestatus.client.render import RenderError, RowMemo, render, warning_text
 
 INTERRUPTED = 130
-TICK = 1.0  # seconds between updates of a terminal frame's age line
+TICK = 1.0  # seconds between updates of a terminal frame's age line, and between looks at a pipe's reader
+REDRAW_GAP = 0.2  # seconds: changes closer than this to the previous frame wait for it, and are shown together
+FALLBACK_SIZE = (80, 24)  # what a terminal that reports no size is taken to be, as `shutil.get_terminal_size`
 
 
 @dataclass
@@ -137,11 +151,17 @@ def age_line(computed_at: int | None, now: int, tty: bool) -> str:
     elif computed_at > now:
         age = f"computed at {gotext.format_time(computed_at, nanos=False)}, after this machine's clock"
     else:
-        ago = gotext.short_duration(gotext.truncate_duration(now - computed_at, SECOND))
-        age = f"computed {ago} ago at {gotext.format_time(computed_at, nanos=False)}"
+        age = f"computed {staleness.ago(now - computed_at)} at {gotext.format_time(computed_at, nanos=False)}"
     if tty:
         return f"Update status insights, as published: {age}. Ctrl-C to stop."
     return f"--- {gotext.format_time(now, nanos=False)}: update status insights {age} ---"
+
+
+def hold(last_composed: float | None, now: float) -> float:
+    """How long a change seen at `now` waits before it is shown (monotonic seconds): not at all
+    after a quiet spell, else until `REDRAW_GAP` has passed since the last frame was composed at
+    `last_composed`, so that a burst of changes is shown as a few frames."""
+    return 0.0 if last_composed is None else max(0.0, last_composed + REDRAW_GAP - now)
 
 
 def fit(lines: list[str], rows: int, columns: int) -> list[str]:
@@ -178,24 +198,55 @@ class Screen:
             self.drawn += 1
             return True
         lines = self._fit([age_line(computed_at, now, True), "", *body.rstrip("\n").split("\n")])
+        # Counted before the write: a frame cut short by Ctrl-C still has the cursor put below it.
+        self.drawn = max(self.drawn, len(lines))
         self._write("\x1b[H" + "\n".join(f"{line}\x1b[K" for line in lines) + "\x1b[J")
         self.drawn = len(lines)
         return True
 
     def close(self) -> None:
-        """Leave the terminal as it was: the cursor on a fresh line below the frame, attributes reset."""
+        """Leave the terminal as it was: the cursor on a fresh line below the frame, attributes
+        reset. (The sequence starts with ESC, which also ends one that Ctrl-C cut short.)"""
         if self.tty and self.drawn:
             self._write(f"\x1b[{self.drawn + 1};1H\x1b[0m\x1b[J")
         elif self.tty:
             self._write("\x1b[0m")
+
+    def reader_gone(self) -> bool:
+        """Whether nobody reads the output any more: a pipe whose reader has exited (`| head -3`).
+        Seen before anything is written, so the watch need not wait for a change to find out."""
+        if self.tty:
+            return False  # a terminal that hangs up sends SIGHUP
+        try:
+            poller = select.poll()
+            poller.register(self.out.fileno(), 0)  # no event asked for: an error or hang-up is always reported
+        except (AttributeError, ValueError, OSError):  # not a file (a test's StringIO), or closed
+            return False
+        return bool(poller.poll(0))
 
     def _fit(self, lines: list[str]) -> list[str]:
         columns, rows = self.size()
         return fit(lines, rows, columns)
 
     def _write(self, text: str) -> None:
-        self.out.write(text)
+        """Write all of `text`, now. A write that a signal interrupts (a resize, on the main thread)
+        or a closing reader cuts short has written part of it: a buffered stream writes the rest,
+        the text layer of an unbuffered one (PYTHONUNBUFFERED, `python -u`) drops it, so the
+        bytes go to its binary layer until all are written (or BrokenPipeError)."""
+        binary = getattr(self.out, "buffer", None)
+        if binary is None:  # a text stream only (a test's StringIO)
+            self.out.write(text)
+            self.out.flush()
+            return
         self.out.flush()
+        data = memoryview(text.encode(self.out.encoding or "utf-8", self.out.errors or "strict"))
+        while data:
+            written = binary.write(data)
+            if written is None:  # a non-blocking descriptor that is full: wait until it takes more
+                select.select([], [binary], [])
+                continue
+            data = data[written:]
+        binary.flush()
 
 
 class Sources:
@@ -249,9 +300,10 @@ def watch(
     size: Callable[[], tuple[int, int]],
     clock: Callable[[], int] = time.time_ns,
 ) -> int:
-    """Show the insights published in `namespace` until Ctrl-C: exit 130. A reader who may not
-    list ConfigMaps in the namespace, or cannot reach the API server, is told so in one line by the caller (the client's
-    errors, raised before anything is shown)."""
+    """Show the insights published in `namespace` until Ctrl-C (exit 130) or until nobody reads
+    them (a pipe's reader gone: exit 0). A reader who may not list ConfigMaps in the namespace,
+    or cannot reach the API server, is told so in one line by the caller (the client's errors,
+    raised before anything is shown)."""
     client.list(CONFIGMAPS, namespace=namespace, limit=1)  # can we watch at all? (403: one line, exit 1)
     # Problems of the watches are shown in the frame, where they are current, not logged over it.
     logging.getLogger("cvo_py.runtime.informer").setLevel(logging.ERROR)
@@ -263,35 +315,51 @@ def watch(
         resized.set()
         sources.changed.set()
 
-    previous_winch = _on_resize(redraw) if tty else None
-    if tty:
-        out.write("\x1b[H\x1b[2J")
+    previous_winch = None
     cache: wire.Reads = {}
     memo = RowMemo()
-    sources.start()
     try:
+        if tty:
+            previous_winch = _on_resize(redraw)
+            out.write("\x1b[H\x1b[2J")
+        with published.signals_left_to_main():
+            sources.start()
         while not sources.configmaps.wait_for_sync(0.1) and not sources.configmaps.failing:
             pass  # listed, or what keeps it from listing is shown
         view: View | None = None
+        composed_at: float | None = None  # monotonic
+        due_at: int | None = None  # when time alone next changes the warnings
         while True:
-            now = clock()
-            if view is None or sources.changed.is_set():
+            changed = view is None or sources.changed.is_set()
+            if changed:
+                time.sleep(hold(composed_at, time.monotonic()))  # what comes meanwhile is shown with it
                 sources.changed.clear()
+                composed_at = time.monotonic()
                 configmaps, lease, problems = sources.snapshot()
                 view = compose(namespace, configmaps, lease, details, cache, problems, memo)
-            screen.show(view.body(now), view.computed_at, now, again=resized.is_set())
-            resized.clear()
-            due_at = view.due(now)
-            wait = TICK if tty else None
+            assert view is not None  # composed on the first turn
+            if screen.reader_gone():
+                return 0
+            now = clock()
+            # A terminal's age line moves on every tick; a pipe gets a block only for a change or a due moment.
+            if changed or tty or (due_at is not None and now >= due_at):
+                screen.show(view.body(now), view.computed_at, now, again=resized.is_set())
+                resized.clear()
+                due_at = view.due(now)
+            wait = TICK
             if due_at is not None:
-                until_due = max(0.0, (due_at - clock()) / SECOND)
-                wait = until_due if wait is None else min(wait, until_due)
+                wait = min(wait, max(0.0, (due_at - clock()) / SECOND))
             sources.changed.wait(wait)
     except KeyboardInterrupt:
         return INTERRUPTED
+    except BrokenPipeError:  # the reader left while a frame was written
+        return 0
     finally:
         sources.stop()
-        screen.close()
+        try:
+            screen.close()
+        except OSError:  # nowhere left to write to
+            pass
         if previous_winch is not None:
             signal.signal(signal.SIGWINCH, previous_winch)
 
@@ -304,10 +372,14 @@ def _on_resize(redraw: Callable[[], None]) -> Any:
 
 
 def terminal_size(out: TextIO = sys.stdout) -> tuple[int, int]:
+    """(columns, rows) of the terminal on `out`; a dimension it reports as 0 (a console or a
+    container whose size was never set) is taken from 80 × 24, as `shutil.get_terminal_size`
+    takes it. $COLUMNS and $LINES are not read: a frame drawn in place must fit the window as it
+    is now, which they do not follow when it is resized."""
     import os
 
     try:
         size = os.get_terminal_size(out.fileno())
-        return size.columns, size.lines
     except (OSError, ValueError):
-        return 80, 24
+        return FALLBACK_SIZE
+    return size.columns or FALLBACK_SIZE[0], size.lines or FALLBACK_SIZE[1]

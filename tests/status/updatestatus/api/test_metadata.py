@@ -9,6 +9,7 @@ import yaml
 from cvo_py.runtime.gotext import SECOND
 from status.updatestatus.api import metadata
 from status.updatestatus.api.metadata import LeaseState
+from status.updatestatus.api.staleness import ago
 from status.updatestatus.client.render.warnings import emit, warning_text
 from testkit.objects.insight_objects import ns
 
@@ -75,6 +76,14 @@ def test_expired_lease_and_unreadable_lease() -> None:
     assert "Lease expired 7m43s ago (holder usc-0" in w
     forbidden = LeaseState(problem="cannot read the update status controller's Lease x/y (403 Forbidden): ...")
     assert metadata.warnings(meta(ns(10)), ns(10), forbidden) == [forbidden.problem]
+
+
+def test_a_lease_that_expired_under_a_second_ago_expired_now_as_oc_words_it() -> None:
+    """A watch wakes the moment the Lease expires: it says `now` there, never `now ago`."""
+    lease = LeaseState(holder="usc-0", renewed_at=ns(0), duration=137 * SECOND)
+    [w] = metadata.lease_warnings(lease, ns(0) + 137 * SECOND + 1)
+    assert w.startswith("the update status controller's Lease expired now (holder usc-0, last renewed ")
+    assert [ago(0), ago(SECOND - 1), ago(SECOND), ago(75 * SECOND + 999)] == ["now", "now", "1s ago", "1m15s ago"]
 
 
 def test_lease_state_from_the_object() -> None:

@@ -23,6 +23,7 @@ from status.updatestatus.api.names import CONFIGMAP, LEASE, SHARD_PREFIX, SHARDS
 from testkit.harness import manifests
 from testkit.harness import usc as h
 from testkit.harness.cluster import LocalCluster
+from testkit.harness.terminal import as_typed
 from testkit.harness.wait import wait_until
 
 
@@ -143,8 +144,10 @@ def test_watch_follows_a_moved_controller_and_its_lease(
     """`--watch --namespace X` (a pipe: a block per change) shows what the controller publishes in X,
     and flags it gone when its Lease in X is released."""
     watch = subprocess.Popen(
-        [sys.executable, "-m", "cvo_py", "upgrade-status", "--kubeconfig", cluster.kubeconfig, "--watch"]
-        + ["--namespace", namespace],
+        as_typed(
+            [sys.executable, "-m", "cvo_py", "upgrade-status", "--kubeconfig", cluster.kubeconfig, "--watch"]
+            + ["--namespace", namespace]
+        ),
         cwd=h.REPO,
         stdout=subprocess.PIPE,
         stderr=open(tmp_path / "watch.err", "wb"),  # noqa: SIM115 - the child holds it; closed with the test

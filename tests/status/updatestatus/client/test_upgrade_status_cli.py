@@ -29,6 +29,7 @@ from status.updatestatus.insights.plain import Insight
 from testkit.checkout import EXAMPLES
 from testkit.harness import cluster as local
 from testkit.harness import manifests
+from testkit.harness.terminal import as_typed
 from testkit.harness.wait import wait_until
 from testkit.objects.insight_objects import at, clusterversion, node, operator, pool, write_snapshot
 
@@ -502,14 +503,7 @@ def test_ctrl_c_while_the_server_does_not_answer_ends_at_once(tmp_path: Path) ->
             }
         )
     )
-    # Ctrl-C's default meaning restored first: a test run started in the background inherits SIGINT
-    # ignored, which Python then keeps ignoring, as it should
-    command = [
-        sys.executable,
-        "-c",
-        "import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); os.execv(sys.executable, sys.argv[1:])",
-        *(sys.executable, "-m", "cvo_py", "upgrade-status", "--kubeconfig", str(kubeconfig)),
-    ]
+    command = as_typed([sys.executable, "-m", "cvo_py", "upgrade-status", "--kubeconfig", str(kubeconfig)])
     process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         wait_until(silent.connections, what="the command's reads to reach the server")

@@ -1,9 +1,20 @@
 """`upgrade-status --watch`'s decisions (pure): what a frame shows, when time alone changes it,
-how it fits a window, and what a terminal and a pipe receive."""
+how it fits a window (one that reports no size included), how a burst of changes is paced, and
+what a terminal and a pipe receive."""
 
 from __future__ import annotations
 
+import fcntl
 import io
+import os
+import pty
+import struct
+import termios
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from cvo_py import __version__
 from cvo_py.runtime import gotext
@@ -11,7 +22,7 @@ from cvo_py.runtime.gotext import SECOND
 from status.updatestatus.api import configmap, metadata, staleness, wire
 from status.updatestatus.api.names import CONFIGMAP, NAMESPACE
 from status.updatestatus.client.render import render
-from status.updatestatus.client.watch import Screen, age_line, compose, fit
+from status.updatestatus.client.watch import REDRAW_GAP, Screen, age_line, compose, fit, hold, terminal_size
 from testkit.objects.insight_objects import ns, sample_insights
 
 NOW = ns(0)
@@ -145,3 +156,118 @@ def test_a_pipe_gets_a_block_per_change() -> None:
     assert first == age_line(NOW, NOW + SECOND, False) + "\na"
     assert second == age_line(NOW, NOW + 3 * SECOND, False) + "\nb\n"
     assert "\x1b" not in out.getvalue()
+
+
+def test_insights_computed_under_a_second_ago_were_computed_now_as_oc_says() -> None:
+    """oc's SINCE column says `now` for an age under a second: never `now ago`."""
+    stamp = gotext.format_time(NOW, nanos=False)
+    assert age_line(NOW, NOW + SECOND - 1, True) == (
+        f"Update status insights, as published: computed now at {stamp}. Ctrl-C to stop."
+    )
+    assert age_line(NOW, NOW, False).endswith(f": update status insights computed now at {stamp} ---")
+    assert "computed 1s ago at" in age_line(NOW, NOW + SECOND, True)
+
+
+def test_a_change_after_a_quiet_spell_is_shown_at_once_and_one_in_a_burst_waits_for_the_gap() -> None:
+    assert hold(None, 100.0) == 0.0  # the first
+    assert hold(100.0, 100.0 + REDRAW_GAP) == pytest.approx(0.0, abs=1e-9)  # after a quiet spell
+    assert hold(100.0, 100.0 + REDRAW_GAP + 5) == 0.0
+    assert hold(100.0, 100.05) == pytest.approx(REDRAW_GAP - 0.05)  # in a burst: until the gap has passed
+    assert hold(100.0, 100.0) == pytest.approx(REDRAW_GAP)
+
+
+@given(st.lists(st.floats(min_value=0, max_value=10, allow_nan=False), min_size=1, max_size=300))
+def test_a_burst_of_changes_is_composed_at_most_once_per_gap_and_the_last_is_shown(offsets: list[float]) -> None:
+    """The watch's loop on changes that come at any moments: the first is composed at once, none
+    within the gap of the one before, and none is left unshown (each is composed at or after it came)."""
+    changes = sorted(offsets)
+    composed: list[float] = []
+    pending = 0
+    clock = changes[0]
+    while pending < len(changes):
+        clock = max(clock, changes[pending])  # woken by the next change
+        clock += hold(composed[-1] if composed else None, clock)
+        composed.append(clock)
+        while pending < len(changes) and changes[pending] <= clock:  # all that came meanwhile
+            pending += 1
+    assert composed[0] == changes[0]
+    assert all(later - earlier >= REDRAW_GAP - 1e-9 for earlier, later in zip(composed, composed[1:], strict=False))
+    assert composed[-1] >= changes[-1]
+    assert len(composed) <= 1 + (changes[-1] - changes[0]) / REDRAW_GAP + 1
+
+
+@pytest.mark.parametrize(
+    ("rows", "columns", "expected"),
+    [(0, 0, (80, 24)), (40, 0, (80, 40)), (0, 132, (132, 24)), (50, 132, (132, 50))],
+)
+def test_a_terminal_that_reports_no_size_is_taken_as_80_by_24(
+    rows: int, columns: int, expected: tuple[int, int]
+) -> None:
+    master, slave = pty.openpty()
+    try:
+        fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", rows, columns, 0, 0))
+        with open(slave, "w", closefd=False) as terminal:
+            assert terminal_size(terminal) == expected
+            out = io.StringIO()
+            Screen(out, True, lambda: terminal_size(terminal)).show("= Control Plane =\n", NOW, NOW)
+            assert "= Control Plane =\x1b[K" in out.getvalue()  # not a blank frame
+    finally:
+        os.close(master)
+        os.close(slave)
+    assert terminal_size(io.StringIO()) == (80, 24)  # no terminal at all
+
+
+def test_a_pipe_whose_reader_has_gone_is_seen_before_anything_more_is_written() -> None:
+    read_end, write_end = os.pipe()
+    with open(write_end, "w") as out:
+        screen = Screen(out, False, lambda: (80, 24))
+        assert not screen.reader_gone()
+        os.close(read_end)
+        assert screen.reader_gone()
+    assert not Screen(io.StringIO(), False, lambda: (80, 24)).reader_gone()
+
+
+class ShortWrites(io.RawIOBase):
+    """A descriptor that takes at most 1,000 bytes a write, as one does when a signal interrupts it."""
+
+    def __init__(self) -> None:
+        self.taken = bytearray()
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, data: Any) -> int:
+        piece = bytes(data[:1000])
+        self.taken += piece
+        return len(piece)
+
+
+def test_a_frame_reaches_an_unbuffered_output_whole_when_each_write_takes_only_part_of_it() -> None:
+    """PYTHONUNBUFFERED: the text layer writes straight to the descriptor and drops what a short write left."""
+    raw = ShortWrites()
+    out = io.TextIOWrapper(raw, encoding="utf-8", write_through=True)  # type: ignore[type-var]
+    body = "".join(f"node-{i} Updating ✓\n" for i in range(500))
+    Screen(out, False, lambda: (80, 24)).show(body, NOW, NOW)
+    assert raw.taken.decode() == age_line(NOW, NOW, False) + "\n" + body
+
+
+def test_a_frame_cut_short_by_ctrl_c_still_has_the_cursor_put_below_it() -> None:
+    class Interrupted(io.StringIO):
+        cut = False
+
+        def write(self, text: str) -> int:
+            if self.cut:
+                self.cut = False
+                raise KeyboardInterrupt
+            return super().write(text)
+
+    out = Interrupted()
+    screen = Screen(out, True, lambda: (80, 24))
+    screen.show("a\n", NOW, NOW)  # 3 lines: the age line, a blank one, a
+    out.cut = True
+    with pytest.raises(KeyboardInterrupt):
+        screen.show("a\nb\nc\nd\n", NOW, NOW)  # 6 lines, cut short
+    out.truncate(0)
+    out.seek(0)
+    screen.close()
+    assert out.getvalue() == "\x1b[7;1H\x1b[0m\x1b[J"

@@ -4,68 +4,32 @@ after a node starts draining and after the controller is stopped, then Ctrl-C is
 
 from __future__ import annotations
 
-import shutil
-import signal
 import subprocess
 import sys
-import threading
-import uuid
-from collections.abc import Callable, Iterator
+import time
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
 from pathlib import Path
 from urllib.parse import urlparse
 
 import pytest
 
-from cvo_py.runtime.kube import MACHINECONFIGPOOLS, MACHINECONFIGS, NODES, KubeClient
+from cvo_py.runtime.kube import LEASES, MACHINECONFIGPOOLS, MACHINECONFIGS, NODES, KubeClient
+from status.updatestatus.api.names import LEASE
+from status.updatestatus.client.watch import REDRAW_GAP
 from testkit.fakes.mco import MCO
 from testkit.harness import usc as h
 from testkit.harness.cluster import LocalCluster
 from testkit.harness.tcpproxy import PausableProxy
-from testkit.harness.wait import wait_until
+from testkit.harness.terminal import HAS_TMUX, Piped, Terminal
 
-NEEDS_TMUX = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed: the test needs a terminal")
+NEEDS_TMUX = pytest.mark.skipif(not HAS_TMUX, reason="tmux is not installed: the test needs a terminal")
 
 OLD, NEW = "4.15.8", "4.16.0"
 POOL = "watching"
 NODES_IN_POOL = ("watching-node-0", "watching-node-1")
 CONFIGS = {OLD: f"rendered-{POOL}-{OLD}", NEW: f"rendered-{POOL}-{NEW}"}
-
-
-class Terminal:
-    """A tmux session running a shell, on a socket of its own, 160 columns by 60 rows."""
-
-    def __init__(self) -> None:
-        self.socket = f"cvo-py-watch-{uuid.uuid4().hex[:8]}"
-        self._tmux("new-session", "-d", "-s", "watch", "-x", "160", "-y", "60", "bash --norc --noprofile")
-
-    def _tmux(self, *args: str) -> str:
-        tmux = ["tmux", "-L", self.socket, *args]
-        return subprocess.run(tmux, capture_output=True, text=True, check=True, timeout=30).stdout
-
-    def type(self, text: str) -> None:
-        self._tmux("send-keys", "-t", "watch", "-l", text)
-        self._tmux("send-keys", "-t", "watch", "Enter")
-
-    def press(self, key: str) -> None:
-        self._tmux("send-keys", "-t", "watch", key)
-
-    def screen(self) -> list[str]:
-        return self._tmux("capture-pane", "-p", "-t", "watch").split("\n")
-
-    def wait_for(self, what: str, check: Callable[[list[str]], object]) -> list[str]:
-        """The screen once `check` holds for it (a bounded wait)."""
-        seen: list[list[str]] = []
-
-        def shown() -> bool:
-            seen.append(self.screen())
-            return bool(check(seen[-1]))
-
-        wait_until(shown, timeout=60, what=what)
-        return seen[-1]
-
-    def close(self) -> None:
-        subprocess.run(["tmux", "-L", self.socket, "kill-server"], capture_output=True, check=False, timeout=30)
 
 
 @pytest.fixture
@@ -131,9 +95,7 @@ def test_a_watching_terminal_shows_a_node_change_and_the_controller_stopping(
         assert stopped[0].startswith("Update status insights, as published: ")
         assert "Update health is not known" in "\n".join(stopped)  # never "proceeding well" with a warning
 
-        terminal.press("C-c")
-        terminal.type("echo EXIT=$?")
-        ended = terminal.wait_for("the shell back", lambda lines: any(line.startswith("EXIT=") for line in lines))
+        ended = terminal.ctrl_c()
         exit_line = next(i for i, line in enumerate(ended) if line.startswith("EXIT="))
         assert ended[exit_line] == "EXIT=130"
         # the shell's prompt and output come below the last frame, on a clean screen
@@ -162,61 +124,93 @@ def test_a_reader_who_may_not_watch_is_told_in_one_line(
     assert "403" in done.stderr and done.stderr.count("\n") == 1, done.stderr
 
 
-def test_a_piped_watch_says_when_its_watch_fails_and_when_it_works_again(
-    cluster: LocalCluster, kube: KubeClient, update_without_nodes: datetime, tmp_path: Path
+def blocks(text: str) -> list[str]:
+    """The blocks a piped watch has appended so far (each starts with a `--- <time>: ...` line)."""
+    return text.split("\n--- ") if text.startswith("--- ") else []
+
+
+def test_a_piped_watch_says_when_its_watch_fails_after_the_last_change_and_when_it_works_again(
+    cluster: LocalCluster, kube: KubeClient, namespace: str, tmp_path: Path
 ) -> None:
-    """Nothing changes in the ConfigMaps while the API server is out of reach, so no object event
-    wakes the watch: the failure itself must, and so must the recovery (appended blocks on a pipe)."""
+    """Nothing changes in the ConfigMaps after the last change while the API server is out of
+    reach, so no object event wakes the watch: the failure itself must, and so must the recovery
+    (appended blocks on a pipe, which, unlike a terminal's frame, is not redrawn every second)."""
+    h.publish_insights(kube, namespace)
     server = urlparse(kube.server)
     proxy = PausableProxy(server.hostname or "127.0.0.1", server.port or 443)
     kubeconfig = cluster.write_kubeconfig(
         tmp_path / "proxied.kubeconfig", cluster.state["adminToken"], server=f"https://127.0.0.1:{proxy.port}"
     )
-    watching = subprocess.Popen(
-        [sys.executable, "-m", "cvo_py", "upgrade-status", "--kubeconfig", kubeconfig, "--watch"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    assert watching.stdout is not None
-    lines: list[str] = []
-
-    def read() -> None:
-        for line in watching.stdout or ():
-            lines.append(line)
-
-    reader = threading.Thread(target=read, daemon=True)
-    reader.start()
-    not_watched = f"watch: ConfigMaps in {h.NAMESPACE} not watched ("
-
-    def blocks() -> list[str]:
-        """The blocks appended so far (each starts with a `--- <time>: ...` line)."""
-        text = "".join(list(lines))
-        return text.split("\n--- ") if text.startswith("--- ") else []
-
+    watching = Piped(h.upgrade_status_command(kubeconfig, "--watch", "--namespace", namespace))
+    not_watched = f"watch: ConfigMaps in {namespace} not watched ("
     try:
-        wait_until(lambda: len(blocks()) >= 1, timeout=60, what="the first block")
-        first = len(blocks())
-        assert not_watched not in blocks()[-1]
+        watching.wait_for("the first block", lambda text: len(blocks(text)) >= 1)
+        h.publish_insights(kube, namespace, omitted=["usc-node-gone"])  # the last change
+        changed = watching.wait_for("the last change", lambda text: "insights were omitted" in blocks(text)[-1])
+        assert not_watched not in changed
         assert proxy.pause() >= 1  # the watches are cut; new connections are refused
-        wait_until(lambda: not_watched in blocks()[-1], timeout=60, what="a block saying the watch fails")
-        failed_at = len(blocks())
-        assert failed_at > first
+        failed = watching.wait_for("a block saying the watch fails", lambda text: not_watched in blocks(text)[-1])
+        assert len(blocks(failed)) > len(blocks(changed))
         proxy.resume()
-        wait_until(
-            lambda: len(blocks()) > failed_at and not_watched not in blocks()[-1],
-            timeout=60,
-            what="a block without the failure once the watch works again",
+        watching.wait_for(
+            "a block without the failure once the watch works again",
+            lambda text: len(blocks(text)) > len(blocks(failed)) and not_watched not in blocks(text)[-1],
         )
+        assert watching.interrupt() == 130
     finally:
-        watching.send_signal(signal.SIGINT)
-        try:
-            code = watching.wait(timeout=30)
-        finally:
-            if watching.poll() is None:
-                watching.kill()
-                watching.wait(timeout=30)
-            reader.join(timeout=30)
-            proxy.close()
-    assert code == 130
-    assert "Traceback" not in (watching.stderr.read() if watching.stderr else "")
+        watching.close()
+        proxy.close()
+    assert b"Traceback" not in watching.err
+
+
+@pytest.mark.parametrize(
+    ("args", "nodes"),
+    [(["--watch"], 0), (["--watch"], 800), ([], 800)],
+    ids=["watch, between frames", "watch, in the middle of a frame", "one-shot, in the middle of its output"],
+)
+def test_a_reader_that_leaves_early_ends_the_command_quietly(
+    cluster: LocalCluster, kube: KubeClient, namespace: str, args: list[str], nodes: int
+) -> None:
+    """`| head -3`: head exits with its lines, after the first frame (found before anything more is
+    written: nothing may change for hours) or while a frame larger than the pipe is written."""
+    h.publish_insights(kube, namespace, nodes=nodes)
+    command = " ".join(
+        h.upgrade_status_command(cluster.kubeconfig, *args, "--namespace", namespace, "--details", "all")
+    )
+    done = subprocess.run(
+        ["bash", "-c", f'{command} | head -3; echo "exit ${{PIPESTATUS[0]}}"'],
+        cwd=h.REPO,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    lines = done.stdout.split("\n")
+    assert len(lines) == 5 and lines[3:] == ["exit 0", ""], done.stdout
+    assert done.stderr == ""
+
+
+def test_a_burst_of_lease_renewals_is_shown_as_a_few_blocks_ending_with_the_last(
+    cluster: LocalCluster, kube: KubeClient, namespace: str
+) -> None:
+    """200 renewals of an expired Lease, each naming another holder (so each changes what is shown),
+    as fast as four writers go: a few blocks, composed at least `REDRAW_GAP` apart from the first
+    renewal until the last is shown, and the last block shows the Lease as the last renewal left it."""
+    h.publish_insights(kube, namespace)
+    long_ago = "2024-01-01T10:00:00.000000Z"
+    kube.patch(LEASES, LEASE, {"spec": {"renewTime": long_ago, "leaseDurationSeconds": 15}}, namespace)
+    watching = Piped(h.upgrade_status_command(cluster.kubeconfig, "--watch", "--namespace", namespace))
+    try:
+        before = blocks(watching.wait_for("the first block", lambda text: "holder usc-0," in text))
+        started = time.monotonic()
+        with ThreadPoolExecutor(4) as writers:
+            patches = [{"spec": {"holderIdentity": f"usc-{i}"}} for i in range(1, 201)]
+            list(writers.map(lambda patch: kube.patch(LEASES, LEASE, patch, namespace), patches))
+        holder = kube.get(LEASES, LEASE, namespace)["spec"]["holderIdentity"]
+        after = blocks(watching.wait_for("the last renewal", lambda text: f"holder {holder}," in blocks(text)[-1]))
+        elapsed = time.monotonic() - started
+        shown = len(after) - len(before)
+        assert 1 <= shown <= 1 + elapsed / REDRAW_GAP, f"{shown} blocks for 200 renewals shown in {elapsed:.2f}s"
+        assert watching.interrupt() == 130
+    finally:
+        watching.close()
