@@ -401,6 +401,42 @@ def test_live_mode_renders_readable_keys_and_warns_about_unreadable_ones(
     assert body.split("= Update Health =")[0] in out
 
 
+def test_live_mode_says_in_one_line_each_which_tagged_keys_it_cannot_read(
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    cluster: local.LocalCluster,
+    kube: KubeClient,
+    status_configmaps: list[str],
+) -> None:
+    """A standard tag on text it cannot hold, under each kind of key (it once raised KeyError or
+    IndexError out of the loader: a traceback and exit 1)."""
+    _, insights, now = updating_insights(tmp_path)
+    data = configmap.encode(insights)
+    node_key = next(k for k in data if k.startswith("usc-node-"))
+    data.update({
+        node_key: "!!float ''",
+        "usc-co-forged": "!!bool maybe",
+        META_KEY: "!!int '-'",
+        configmap.SHARDS_KEY: "!<tag:yaml.org,2002:int> ''",
+    })
+    status_configmaps.append(configmap.CONFIGMAP)
+    _put(kube, configmap.CONFIGMAP, data)
+
+    code, out, err = run(capsys, "--kubeconfig", cluster.kubeconfig, "--now=" + gotext.format_time(now))
+    assert code == 0, err
+    assert "Traceback" not in err and "Error" not in err, err
+    assert _warnings(out) == _warnings(err)
+    warnings = "\n".join(_warnings(err))
+    for line in (
+        f'ConfigMap key {META_KEY}: !!int cannot hold "-" at line 1',
+        f'ConfigMap key {configmap.SHARDS_KEY}: !!int cannot hold "" at line 1',
+        'unreadable, not shown: ConfigMap key usc-co-forged: !!bool cannot hold "maybe" at line 1',
+        f'unreadable, not shown: ConfigMap key {node_key}: !!float cannot hold "" at line 1',
+    ):
+        assert line in warnings, warnings
+    assert "Update health is not known" in out
+
+
 def _publish(kube: KubeClient, status_configmaps: list[str], data: dict[str, str]) -> None:
     status_configmaps.append(configmap.CONFIGMAP)
     _put(kube, configmap.CONFIGMAP, data)
