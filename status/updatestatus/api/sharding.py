@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 from status.updatestatus.api.keys import key_of, node_key
 from status.updatestatus.api.names import CONFIGMAP, NAMESPACE, SHARD_PREFIX, SHARDS_KEY
-from status.updatestatus.api.wire import DATA_LIMIT, PREFIX_NODE
+from status.updatestatus.api.wire import DATA_LIMIT, PREFIX_CO, PREFIX_CV, PREFIX_HEALTH, PREFIX_MCP, PREFIX_NODE
 from status.updatestatus.insights.kinds import HealthInsightShape, InsightShape
 
 SHARD_BUDGET = 256 * 1024  # what a ConfigMap is filled to (see status.updatestatus.api.configmap)
@@ -33,6 +33,40 @@ class ShardPlan:
     @property
     def ok(self) -> bool:
         return not self.problems
+
+
+# What a ConfigMap that cannot hold every insight keeps longest (rank 0) and leaves out first (the
+# highest rank): the shard list, the control plane, pools and nodes come before any health
+# insight; among health insights, those about the control plane and pools (and the objects that
+# cannot be assessed) before those about one node, and the alerts' last: a noisy Prometheus can
+# only crowd out other alerts. The kind of a health insight is the first word of its uid.
+_OMISSION_RANKS = (
+    (SHARDS_KEY, 0),
+    (PREFIX_CV, 1),
+    (PREFIX_CO, 2),
+    (PREFIX_MCP, 3),
+    (PREFIX_NODE, 4),
+    (PREFIX_HEALTH + "alert-", 7),
+    (PREFIX_HEALTH + "node-", 6),
+    (PREFIX_HEALTH, 5),
+)
+_OTHER_RANK = 8  # a key of ours of no kind known here
+
+
+def omission_rank(key: str) -> int:
+    """How late `key` is left out when its ConfigMap cannot hold everything (see above)."""
+    for prefix, rank in _OMISSION_RANKS:
+        if key.startswith(prefix):
+            return rank
+    return _OTHER_RANK
+
+
+def by_importance(data: Mapping[str, str]) -> dict[str, str]:
+    """`data` with the keys kept longest first (`omission_rank`), in their order within a rank."""
+    buckets: list[list[str]] = [[] for _ in range(_OTHER_RANK + 1)]
+    for key in data:
+        buckets[omission_rank(key)].append(key)
+    return {key: data[key] for bucket in buckets for key in bucket}
 
 
 def key_hash(key: str) -> int:
@@ -148,7 +182,7 @@ class ShardPlanner:
             self._hashes = {k: h for k, h in self._hashes.items() if k in data}
         total = sum(sizes.values())
         if total <= self.budget:
-            return ShardPlan({CONFIGMAP: dict(data)}, 0, {CONFIGMAP: total})
+            return ShardPlan({CONFIGMAP: by_importance(data)}, 0, {CONFIGMAP: total})
         # a node's insight and its health insights are placed by the node's key: one shard per node
         homes = {k: k if k.startswith(PREFIX_NODE) else node_health.get(k) for k in data}
         main = {k: v for k, v in data.items() if homes[k] is None}
@@ -172,7 +206,11 @@ class ShardPlanner:
         used = [name for name in names if configmaps[name]]
         if used:
             main[SHARDS_KEY] = json.dumps(used, separators=(",", ":"))  # JSON like every value written
-        result = ShardPlan({CONFIGMAP: main, **{name: configmaps[name] for name in used}}, shards if used else 0)
+        # each in the order a ConfigMap that cannot hold it all keeps its keys (`fit_patch`)
+        result = ShardPlan(
+            {CONFIGMAP: by_importance(main), **{name: by_importance(configmaps[name]) for name in used}},
+            shards if used else 0,
+        )
         result.sizes = {CONFIGMAP: data_size(main), **{n: t for n, t in zip(names, totals, strict=True) if n in used}}
         for name, size in result.sizes.items():
             if size > self.budget:
