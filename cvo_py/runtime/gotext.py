@@ -592,6 +592,20 @@ def json_limit_problem(exc: BaseException) -> str:
     return "invalid JSON"
 
 
+def json_value_kind(value: object) -> str:
+    """How Go's encoding/json names a JSON value it cannot store in a field (`json: cannot
+    unmarshal <kind> into Go struct field ...`): bool, number, string, array or object."""
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, int | float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list):
+        return "array"
+    return "object"
+
+
 class NumberRangeError(ValueError):
     """A JSON number past float64 (`1e400`), which Go's encoding/json refuses to decode into an
     interface{} (Python's decoder reads it as infinity); str() is Go's error."""

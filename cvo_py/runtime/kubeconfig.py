@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
-from cvo_py.runtime.gotext import Base64Error, go_base64_decode, go_quote
+from cvo_py.runtime.gotext import Base64Error, go_base64_decode, go_quote, json_value_kind
 
 __all__ = ["PEM_BEGIN", "pem_missing", "type_problem", "usable_problem"]
 
@@ -111,19 +111,6 @@ def _go_type(kind: Any) -> str:
     return str(kind)
 
 
-def _json_kind(value: Any) -> str:
-    """How Go's decoder names a JSON value it cannot store."""
-    if isinstance(value, bool):
-        return "bool"
-    if isinstance(value, int | float):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list):
-        return "array"
-    return "object"
-
-
 class _Mismatch(Exception):
     """The first field Go's decoder refuses; the argument is Go's message."""
 
@@ -150,27 +137,27 @@ def _check(value: Any, kind: Any, struct: str, path: str) -> None:
 
     if isinstance(kind, _Struct):
         if not isinstance(value, dict):
-            raise refuse(_json_kind(value), _go_type(kind))
+            raise refuse(json_value_kind(value), _go_type(kind))
         for key, item in value.items():
             field = kind.fields.get(key) if isinstance(key, str) else None
             if field is not None:
                 _check(item, field, kind.name, f"{path}.{key}" if path else key)
     elif isinstance(kind, _Slice):
         if not isinstance(value, list):
-            raise refuse(_json_kind(value), _go_type(kind))
+            raise refuse(json_value_kind(value), _go_type(kind))
         for item in value:
             _check(item, kind.elem, struct, path)
     elif isinstance(kind, _Map):
         if not isinstance(value, dict):
-            raise refuse(_json_kind(value), _go_type(kind))
+            raise refuse(json_value_kind(value), _go_type(kind))
         for item in value.values():
             _check(item, kind.elem, struct, path)
     elif kind == _STRING:
         if not isinstance(value, str):
-            raise refuse(_json_kind(value), _STRING)
+            raise refuse(json_value_kind(value), _STRING)
     elif kind == _BOOL:
         if not isinstance(value, bool):
-            raise refuse(_json_kind(value), _BOOL)
+            raise refuse(json_value_kind(value), _BOOL)
     elif kind == _BYTES:
         if isinstance(value, str):
             try:
@@ -181,10 +168,10 @@ def _check(value: Any, kind: Any, struct: str, path: str) -> None:
             for item in value:
                 if item is not None and not (type(item) is int and 0 <= item <= 255):
                     number = isinstance(item, int | float) and not isinstance(item, bool)
-                    what = f"number {item!r}" if number else _json_kind(item)
+                    what = f"number {item!r}" if number else json_value_kind(item)
                     raise refuse(what, "uint8")
         else:
-            raise refuse(_json_kind(value), _BYTES)
+            raise refuse(json_value_kind(value), _BYTES)
 
 
 # --- the selected context, as client-go confirms it is usable -------------------------------------
