@@ -10,12 +10,11 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from status.updatestatus.api.keys import key_of, node_key
-from status.updatestatus.api.names import CONFIGMAP, NAMESPACE, SHARD_PREFIX, SHARDS_KEY
+from status.updatestatus.api.names import CONFIGMAP, MAX_SHARDS, NAMESPACE, SHARD_PREFIX, SHARDS_KEY
 from status.updatestatus.api.wire import DATA_LIMIT, PREFIX_CO, PREFIX_CV, PREFIX_HEALTH, PREFIX_MCP, PREFIX_NODE
 from status.updatestatus.insights.kinds import HealthInsightShape, InsightShape
 
 SHARD_BUDGET = 256 * 1024  # what a ConfigMap is filled to (see status.updatestatus.api.configmap)
-MAX_SHARDS = 32  # a power of two; the RBAC Role names exactly `shard_names_allowed()`
 
 
 def data_size(data: Mapping[str, str]) -> int:

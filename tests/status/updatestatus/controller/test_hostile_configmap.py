@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -93,5 +94,30 @@ def test_controller_overwrites_tagged_values_it_cannot_read_and_says_so(
             assert problem in log, log[-3000:]
         assert "Traceback" not in log and "KeyError" not in log and "IndexError" not in log, log[-3000:]
         assert usc.proc.poll() is None, "the controller is still running"
+    finally:
+        assert usc.stop() == 0, usc.log()[-3000:]
+
+
+def test_controller_rewrites_a_shard_list_naming_configmaps_it_may_not_touch(
+    cluster: LocalCluster, kube: KubeClient, namespace: str, clusterversion_cleanup: None, tmp_path: Path,
+    controller_kubeconfig: str,
+) -> None:
+    """`usc-shards` is readable but names ConfigMaps outside the API's 33 (which the controller's
+    RBAC does not grant, and which it would start to watch): it is rewritten, not followed."""
+    now = datetime.now(UTC).replace(microsecond=0)
+    h.create_clusterversion(kube, "4.15.8", now - timedelta(days=1))
+    h.create_operator(kube, "dns", "4.15.8", now)
+    forged = [f"status-api-cm-prototype-nodes-{i}" for i in ("x", "99", "-1", "0" * 40, "1")]
+    h.create_configmap(kube, namespace, {"usc-shards": json.dumps(forged)})
+    usc = h.ControllerProcess(controller_kubeconfig, namespace, tmp_path / "usc.log")
+    try:
+        h.wait_for(
+            "the shard list removed and the insights published",
+            lambda: (d := h.configmap_data(kube, namespace) or {}) and "usc-shards" not in d and "usc-co-dns" in d,
+            timeout=60,
+        )
+        log = usc.log()
+        assert "Overwriting ConfigMap" in log and "key usc-shards" in log, log[-3000:]
+        assert "Traceback" not in log, log[-3000:]
     finally:
         assert usc.stop() == 0, usc.log()[-3000:]
