@@ -220,6 +220,26 @@ def test_a_broken_object_names_its_member(tmp_path: Path, capsys: pytest.Capture
     one_line_error(code, err, "core/nodes/n1.yaml", "cannot parse")
 
 
+@pytest.mark.parametrize(
+    ("member", "problem"),
+    [
+        (b"kind: Node\nmetadata: {name: n1}\nx: !!bool maybe\n", '!!bool cannot hold "maybe" at line 3'),
+        (b"kind: Node\nmetadata: {name: !!int ''}\n", '!!int cannot hold "" at line 2'),
+        (b'{"kind": "Node", "metadata": {"name": "n1"}, "x": 1e400}', "cannot unmarshal number 1e400"),
+    ],
+)
+def test_a_member_holding_what_no_type_can_hold_names_it_in_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], member: bytes, problem: str
+) -> None:
+    files = _valid_must_gather()
+    files[f"{conv.IMAGE_DIR}/cluster-scoped-resources/core/nodes/n1.yaml"] = member
+    path = tmp_path / "mg.tar.gz"
+    path.write_bytes(conv.tar_bytes(files, prefix="mg/"))
+    code, out, err = run(capsys, path)
+    one_line_error(code, err, "core/nodes/n1.yaml", problem)
+    assert out == ""
+
+
 def _small_snapshot() -> Snapshot:
     return Snapshot(name="x", clusterversion=clusterversion(), operators=[operator("a")], machineconfigs=[],
                     pools=[], nodes=[], alerts=None, mco_deployment=None)
