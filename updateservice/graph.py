@@ -69,20 +69,9 @@ class Graph:
 # -- decoding, with the decoder's error texts ------------------------------------------------------
 
 
-def _kind(value: Any) -> str:
-    if isinstance(value, bool):
-        return "bool"
-    if isinstance(value, int | float):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list):
-        return "array"
-    return "object"
-
-
 def _type_error(value: Any, struct: str, path: str, go_type: str) -> GraphError:
-    return _invalid(f"json: cannot unmarshal {_kind(value)} into Go struct field {struct}.{path} of type {go_type}")
+    kind = gotext.json_value_kind(value)
+    return _invalid(f"json: cannot unmarshal {kind} into Go struct field {struct}.{path} of type {go_type}")
 
 
 def _fields(obj: Mapping[str, Any], names: Sequence[str]) -> dict[str, Any]:
@@ -128,7 +117,7 @@ def _node(raw: Any) -> Node:
     f = _fields(obj, ("version", "payload", "metadata"))
     version = f.get("version")
     if not isinstance(version, str):
-        raise _invalid(f"json: cannot unmarshal {_kind(version)} into Go value of type string")
+        raise _invalid(f"json: cannot unmarshal {gotext.json_value_kind(version)} into Go value of type string")
     try:
         parsed = semver.parse(version)
     except semver.SemverError as err:
@@ -139,10 +128,10 @@ def _node(raw: Any) -> Node:
 
 def _edge(raw: Any) -> tuple[int, int]:
     if not isinstance(raw, list):
-        raise _invalid(f"json: cannot unmarshal {_kind(raw)} into Go value of type []int")
+        raise _invalid(f"json: cannot unmarshal {gotext.json_value_kind(raw)} into Go value of type []int")
     for value in raw:
         if isinstance(value, bool) or not isinstance(value, int):
-            shown = json.dumps(value) if isinstance(value, float) else _kind(value)
+            shown = json.dumps(value) if isinstance(value, float) else gotext.json_value_kind(value)
             prefix = "number " if isinstance(value, float) else ""
             raise _invalid(f"json: cannot unmarshal {prefix}{shown} into Go value of type int")
     if len(raw) != 2:
@@ -206,7 +195,7 @@ def parse_graph(body: bytes, deadline: Deadline | None = None) -> Graph:
         # Nesting past the recursion limit, or integers too long for Python to convert.
         raise _invalid(gotext.json_limit_problem(err)) from None
     if not isinstance(doc, dict):
-        raise _invalid(f"json: cannot unmarshal {_kind(doc)} into Go value of type cincinnati.graph")
+        raise _invalid(f"json: cannot unmarshal {gotext.json_value_kind(doc)} into Go value of type cincinnati.graph")
     f = _fields(doc, ("nodes", "edges", "conditionalEdges"))
     raw_nodes = _list(f.get("nodes"), "graph", "nodes", "[]cincinnati.node")
     raw_edges = _list(f.get("edges"), "graph", "edges", "[]cincinnati.edge")
@@ -239,7 +228,8 @@ def release_of(node: Node) -> JSON:
     release: JSON = {"version": version, "image": node.image}
     for key in ("url", ARCH_METADATA, CHANNELS_METADATA):
         if key in node.metadata and not isinstance(node.metadata[key], str):
-            raise ValueError(f"{key} metadata of {version} is a {_kind(node.metadata[key])}, not a string")
+            kind = gotext.json_value_kind(node.metadata[key])
+            raise ValueError(f"{key} metadata of {version} is a {kind}, not a string")
     if "url" in node.metadata:
         url = node.metadata["url"]
         problem = url_problem(url)

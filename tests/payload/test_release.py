@@ -104,7 +104,8 @@ def test_start_refuses_unreadable_release_metadata_in_one_line(
     )
 
 
-GO_RELEASE = Path(__file__).parent / "gorelease" / "main.go"
+# with "release": into the fields of release-metadata the CVO reads
+GO_JSON = Path(__file__).parents[1] / "cvo_py" / "runtime" / "gojson" / "main.go"
 
 
 @pytest.mark.parametrize(
@@ -154,12 +155,12 @@ def test_release_metadata_upstream_refuses_is_refused_in_its_words(
 def test_release_metadata_fields_are_refused_where_go_refuses_them(tmp_path: Path) -> None:
     """Random release-metadata documents decoded by Go's encoding/json into the fields the CVO
     reads: the same verdict on every field's type, in the same words."""
-    binary = goprogram.build(GO_RELEASE, tmp_path)
+    binary = goprogram.build(GO_JSON, tmp_path)
     rng = random.Random(4)
     values: list[object] = [None, True, 1, 1.5, "", "4.14.1", "x", [], ["4.14.0"], [1], [None, "a"], {}, {"url": 1}]
     fields = ["kind", "version", "previous", "next", "metadata", "other"]
     docs = [{f: rng.choice(values) for f in rng.sample(fields, rng.randint(0, 5))} for _ in range(3000)]
-    want = goprogram.run_lines(binary, [json.dumps(doc).encode().hex() for doc in docs])
+    want = goprogram.run_lines(binary, [json.dumps(doc).encode().hex() for doc in docs], "release")
     refused = 0
     for doc, go in zip(docs, want, strict=True):
         problem = release_metadata_problem(doc)

@@ -16,7 +16,7 @@ from cvo_py.runtime import kubeconfig as schema
 from cvo_py.runtime.kube import ConfigError, load_config
 from testkit.oracles import goprogram
 
-GO_KUBECONFIG = Path(__file__).parent / "gokubeconfig" / "main.go"
+GO_JSON = Path(__file__).parent / "gojson" / "main.go"  # with "kubeconfig": into client-go's kubeconfig types
 
 
 @pytest.fixture(scope="module")
@@ -237,10 +237,10 @@ def test_field_types_and_base64_are_refused_where_and_as_go_refuses_them(tmp_pat
     """Random kubeconfigs decoded by Go's encoding/json into client-go's kubeconfig types: the same
     verdict and the same words for each (client-go matches field names case-sensitively, so only
     exact names are generated)."""
-    binary = goprogram.build(GO_KUBECONFIG, tmp_path)
+    binary = goprogram.build(GO_JSON, tmp_path)
     rng = random.Random(5)
     docs = [_random_field(rng, schema.CONFIG, 0) for _ in range(4000)]
-    want = goprogram.run_lines(binary, [json.dumps(doc).encode().hex() for doc in docs])
+    want = goprogram.run_lines(binary, [json.dumps(doc).encode().hex() for doc in docs], "kubeconfig")
     refused = 0
     for doc, go in zip(docs, want, strict=True):
         problem = schema.type_problem(doc)
@@ -254,13 +254,13 @@ def test_certificate_data_is_base64_exactly_as_go_reads_it(tmp_path: Path) -> No
     anywhere, trailing garbage, the offsets of errors (UTF-8 bytes), the decoded bytes."""
     from cvo_py.runtime.gotext import Base64Error, go_base64_decode
 
-    binary = goprogram.build(GO_KUBECONFIG, tmp_path)
+    binary = goprogram.build(GO_JSON, tmp_path)
     rng = random.Random(3)
     pieces = ["QUJD", "QQ", "QUI", "=", "==", "\n", "\r", "\r\n", " ", "é", "-", "_", "A", "/+", "x"]
     texts = ["", "YWJjZA==", "YWJj\nZA==", "YWJjZA", "abcdefghi", "====", "YQ==\n\n", "YR=="]
     texts += ["".join(rng.choice(pieces) for _ in range(rng.randint(0, 8))) for _ in range(3000)]
     docs = [{"clusters": [{"cluster": {"certificate-authority-data": text}}]} for text in texts]
-    want = goprogram.run_lines(binary, [json.dumps(doc).encode().hex() for doc in docs])
+    want = goprogram.run_lines(binary, [json.dumps(doc).encode().hex() for doc in docs], "kubeconfig")
     decoded = 0
     for text, go in zip(texts, want, strict=True):
         try:
