@@ -39,21 +39,19 @@ class ShardPlan:
 # insight; among health insights, those about the control plane and pools (and the objects that
 # cannot be assessed) before those about one node, and the alerts' last: a noisy Prometheus can
 # only crowd out other alerts. The kind of a health insight is the first word of its uid.
-_OMISSION_RANKS = (
-    (SHARDS_KEY, 0),
-    (PREFIX_CV, 1),
-    (PREFIX_CO, 2),
-    (PREFIX_MCP, 3),
-    (PREFIX_NODE, 4),
-    (PREFIX_HEALTH + "alert-", 7),
-    (PREFIX_HEALTH + "node-", 6),
-    (PREFIX_HEALTH, 5),
-)
-_OTHER_RANK = 8  # a key of ours of no kind known here
+_NODE_RANK, _HEALTH_RANK, _NODE_HEALTH_RANK, _ALERT_RANK, _OTHER_RANK = 4, 5, 6, 7, 8
+_OMISSION_RANKS = ((SHARDS_KEY, 0), (PREFIX_CV, 1), (PREFIX_CO, 2), (PREFIX_MCP, 3))
+_HEALTH_KINDS = len(PREFIX_HEALTH)
 
 
 def omission_rank(key: str) -> int:
     """How late `key` is left out when its ConfigMap cannot hold everything (see above)."""
+    if key.startswith(PREFIX_NODE):  # first: most keys are nodes'
+        return _NODE_RANK
+    if key.startswith(PREFIX_HEALTH):
+        if key.startswith("alert-", _HEALTH_KINDS):
+            return _ALERT_RANK
+        return _NODE_HEALTH_RANK if key.startswith("node-", _HEALTH_KINDS) else _HEALTH_RANK
     for prefix, rank in _OMISSION_RANKS:
         if key.startswith(prefix):
             return rank
@@ -157,6 +155,7 @@ class ShardPlanner:
         self.max_shards = max_shards
         self._sizes: dict[str, tuple[str, int]] = {}  # key → (value, bytes of key + value)
         self._hashes: dict[str, int] = {}  # key → crc32 (its shard is hash mod S)
+        self._ranks: dict[str, int] = {}  # key → omission_rank
 
     def _size(self, key: str, value: str) -> int:
         cached = self._sizes.get(key)
@@ -172,6 +171,12 @@ class ShardPlanner:
             h = self._hashes[key] = key_hash(key)
         return h
 
+    def _rank(self, key: str) -> int:
+        rank = self._ranks.get(key)
+        if rank is None:
+            rank = self._ranks[key] = omission_rank(key)
+        return rank
+
     def plan(self, data: Mapping[str, str], node_health: Mapping[str, str] | None = None) -> ShardPlan:
         """See `plan()`."""
         node_health = node_health or {}
@@ -179,25 +184,27 @@ class ShardPlanner:
         if len(self._sizes) > 2 * len(data) + 64:  # forget keys that are gone
             self._sizes = {k: self._sizes[k] for k in data}
             self._hashes = {k: h for k, h in self._hashes.items() if k in data}
+            self._ranks = {k: r for k, r in self._ranks.items() if k in data}
         total = sum(sizes.values())
         if total <= self.budget:
             return ShardPlan({CONFIGMAP: by_importance(data)}, 0, {CONFIGMAP: total})
         # a node's insight and its health insights are placed by the node's key: one shard per node
         homes = {k: k if k.startswith(PREFIX_NODE) else node_health.get(k) for k in data}
         main = {k: v for k, v in data.items() if homes[k] is None}
-        sharded = sorted((k, home) for k, home in homes.items() if home is not None)
-        hashes = [self._hash(home) for _, home in sharded]
+        # by importance, then by key: each shard gets its keys in the order `fit_patch` keeps them
+        sharded = sorted((self._rank(k), k, home) for k, home in homes.items() if home is not None)
+        hashes = [self._hash(home) for _, _, home in sharded]
         shards = 1
         while True:
             totals = [0] * shards
-            for (k, _), h in zip(sharded, hashes, strict=True):
+            for (_, k, _), h in zip(sharded, hashes, strict=True):
                 totals[shard_index(h, shards)] += sizes[k]
             if max(totals) <= self.budget or shards >= self.max_shards:
                 break
             shards *= 2
         names = [shard_name(i) for i in range(shards)]
         configmaps: dict[str, dict[str, str]] = {name: {} for name in names}
-        for (k, _), h in zip(sharded, hashes, strict=True):
+        for (_, k, _), h in zip(sharded, hashes, strict=True):
             configmaps[names[shard_index(h, shards)]][k] = data[k]
         # Only a shard that holds insights is created, so only such shards are listed: a reader
         # never finds a listed shard missing. With none (what overflows is not about nodes), the
@@ -207,7 +214,7 @@ class ShardPlanner:
             main[SHARDS_KEY] = json.dumps(used, separators=(",", ":"))  # JSON like every value written
         # each in the order a ConfigMap that cannot hold it all keeps its keys (`fit_patch`)
         result = ShardPlan(
-            {CONFIGMAP: by_importance(main), **{name: by_importance(configmaps[name]) for name in used}},
+            {CONFIGMAP: by_importance(main), **{name: configmaps[name] for name in used}},
             shards if used else 0,
         )
         result.sizes = {CONFIGMAP: data_size(main), **{n: t for n, t in zip(names, totals, strict=True) if n in used}}
