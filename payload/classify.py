@@ -119,9 +119,15 @@ def pull_errors(pod: JSON) -> dict[str, str]:
     return found
 
 
+def _quoted(text: str) -> str:
+    """What the kubelet or the container wrote, as a problem quotes it: one line, bounded, and
+    escaped (a problem reaches conditions, Events and logs; a termination message is the image's)."""
+    return escape(bounded(text, MAX_DETAIL))
+
+
 def _detail(reason: str, message: str) -> str:
-    message = bounded(message, MAX_DETAIL) if message else ""
-    return f"{reason}: {message}" if message else reason
+    reason = escape(reason)
+    return f"{reason}: {_quoted(message)}" if message else reason
 
 
 def _pull_verdict(pod_name: str, c: _Container, reason: str, message: str, remembered: str) -> Verdict:
@@ -131,7 +137,7 @@ def _pull_verdict(pod_name: str, c: _Container, reason: str, message: str, remem
     text = _detail(reason, message)
     # A back-off without the original error (older kubelets): quote the error seen before it.
     if reason == "ImagePullBackOff" and remembered and remembered.split(": ", 1)[-1] not in message:
-        text += f" (last pull error: {bounded(remembered, MAX_DETAIL)})"
+        text += f" (last pull error: {_quoted(remembered)})"
     if reason == "SignatureValidationFailed" or _SIGNATURE.search(evidence):
         return Verdict(TERMINAL, reason, f"the release image signature was rejected {where}: {text}", key)
     if _NOT_FOUND.search(evidence):
@@ -148,12 +154,12 @@ def _pull_verdict(pod_name: str, c: _Container, reason: str, message: str, remem
 
 
 def _terminated_text(term: JSON) -> str:
-    parts = [f"exit code {term.get('exitCode')}"]
+    parts = [f"exit code {escape(str(term.get('exitCode')))}"]
     if term.get("reason"):
-        parts.append(f"reason {term['reason']}")
+        parts.append(f"reason {escape(str(term['reason']))}")
     text = ", ".join(parts)
     if term.get("message"):
-        text += f": {bounded(str(term['message']), MAX_DETAIL)}"
+        text += f": {_quoted(str(term['message']))}"
     return text
 
 

@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from cvo_py.runtime import gotext, safeload
+from cvo_py.runtime import gotext, safeload, semver
 from payload.acceptance import ReleaseAcceptance
 
 JSON = dict[str, Any]
@@ -42,14 +42,59 @@ def read_payload_json(payload_dir: str | os.PathLike[str], name: str, max_bytes:
 
 def read_release_metadata(payload_dir: str | os.PathLike[str]) -> JSON | None:
     """The payload's `release-manifests/release-metadata` object; None when there is no such file.
-    `safeload.DocumentError` (one line) when it cannot be read or is not a JSON object."""
+    `safeload.DocumentError` (one line) when it cannot be read, is not a JSON object, or is not
+    what upstream takes (`release_metadata_problem`)."""
     try:
         metadata = read_payload_json(payload_dir, RELEASE_METADATA, RELEASE_METADATA_MAX_BYTES)
     except safeload.FileMissing:
         return None
+    path = os.path.join(os.fspath(payload_dir), RELEASE_METADATA)
     if not isinstance(metadata, dict):
-        raise safeload.DocumentError(os.path.join(os.fspath(payload_dir), RELEASE_METADATA), "not a JSON object")
+        raise safeload.DocumentError(path, "not a JSON object")
+    problem = release_metadata_problem(metadata)
+    if problem:
+        raise safeload.DocumentError(path, problem)
     return metadata
+
+
+# The fields of release-metadata upstream decodes, with their Go types (others are ignored).
+_METADATA_FIELDS = {
+    "kind": "string",
+    "version": "string",
+    "previous": "[]string",
+    "next": "[]string",
+    "metadata": "map[string]interface {}",
+}
+
+
+def release_metadata_problem(metadata: JSON) -> str:
+    """Why upstream would refuse this release-metadata, in its words, or "": a field of another
+    type than its Go field (the first, as Go's decoder reports it; null stands for absent), no
+    version, or a version that is not semantic (`4.14.1\x1b]0;x\a` would otherwise reach logs,
+    ClusterVersion status and conditions). Its kind is not checked: payloads written for tests
+    carry none."""
+    for field, value in metadata.items():
+        go_type = _METADATA_FIELDS.get(field)
+        if go_type is None or value is None:
+            continue
+        if go_type == "[]string" and isinstance(value, list):
+            wrong = next((item for item in value if item is not None and not isinstance(item, str)), None)
+            go_type = "string"  # Go names the element's type
+        elif go_type == "map[string]interface {}":
+            wrong = None if isinstance(value, dict) else value
+        else:
+            wrong = None if go_type == "string" and isinstance(value, str) else value
+        if wrong is not None:
+            kind = gotext.json_kind(wrong)
+            return f"json: cannot unmarshal {kind} into Go struct field metadata.{field} of type {go_type}"
+    version = metadata.get("version") or ""
+    if not version:
+        return "missing required Cincinnati metadata version"
+    try:
+        semver.parse(version)
+    except semver.SemverError as exc:
+        return f"invalid Cincinnati metadata version {gotext.go_quote(version)}: {exc}"
+    return ""
 
 
 @dataclass(frozen=True)

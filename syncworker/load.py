@@ -41,14 +41,16 @@ from typing import Any
 
 from cvo_py.runtime import klog, safeload
 from cvo_py.runtime.docbounds import DocumentError, Limits
-from cvo_py.runtime.gotext import escape, go_quote
+from cvo_py.runtime.gotext import escape, go_quote, json_kind
 from payload.release import (
     IMAGE_REFERENCES,
     IMAGE_REFERENCES_MAX_BYTES,
+    RELEASE_METADATA,
+    RELEASE_METADATA_MAX_BYTES,
     Release,
     read_payload_json,
-    read_release_metadata,
     release_from_metadata,
+    release_metadata_problem,
 )
 from payload.retrieval import validate_directory
 from syncworker.manifest import (
@@ -152,7 +154,7 @@ def load_payload(directory: str, *, release_image: str, selection: Selection) ->
     if problem is not None:
         raise LoadError(problem)
     try:
-        metadata = read_release_metadata(directory)
+        metadata = read_payload_json(directory, RELEASE_METADATA, RELEASE_METADATA_MAX_BYTES)
         image_references = read_payload_json(directory, IMAGE_REFERENCES, IMAGE_REFERENCES_MAX_BYTES)
     except DocumentError as exc:
         raise LoadError(str(exc)) from None
@@ -319,18 +321,14 @@ def _integrity(where: str, problems: list[str]) -> str:
 
 def _release(metadata: Mapping[str, Any], image: str) -> Release:
     """The release named by release-metadata, checked as upstream checks it."""
+    if not isinstance(metadata, Mapping):
+        raise LoadError(f"json: cannot unmarshal {json_kind(metadata)} into Go value of type cincinnati.metadata")
     kind = metadata.get("kind")
-    if kind != METADATA_KIND:
-        raise LoadError(f"unrecognized Cincinnati metadata kind {go_quote(str(kind or ''))}")
-    version = metadata.get("version")
-    if not version:
-        raise LoadError("missing required Cincinnati metadata version")
-    if not isinstance(version, str):
-        raise LoadError(f"invalid Cincinnati metadata version {go_quote(str(version))}: not a string")
-    try:
-        semver.parse(version)
-    except semver.SemverError as exc:
-        raise LoadError(f"invalid Cincinnati metadata version {go_quote(version)}: {exc}") from None
+    if kind is None or isinstance(kind, str) and kind != METADATA_KIND:  # after decoding, before the version
+        raise LoadError(f"unrecognized Cincinnati metadata kind {go_quote(kind or '')}")
+    problem = release_metadata_problem(dict(metadata))  # field types, version, semver: the one home
+    if problem:
+        raise LoadError(problem)
     return release_from_metadata(image, metadata)
 
 

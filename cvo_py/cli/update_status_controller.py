@@ -9,6 +9,7 @@ from collections.abc import Callable
 
 from cvo_py.cli import prometheus_flags
 from cvo_py.compose.update_status_controller import Options
+from cvo_py.runtime.gotext import go_quote
 from cvo_py.runtime.leader import LeaseTimings
 from status.updatestatus.api.names import LEASE
 from status.updatestatus.api.names import NAMESPACE as DEFAULT_NAMESPACE
@@ -93,7 +94,7 @@ def _seconds_from(minimum: float) -> Callable[[str], float]:
         value = _seconds(text)
         if not minimum <= value <= MAX_SECONDS:
             raise argparse.ArgumentTypeError(
-                f"invalid duration {text!r}: want at least {minimum:g}s and at most {MAX_SECONDS:g}s"
+                f"invalid duration {go_quote(text)}: want at least {minimum:g}s and at most {MAX_SECONDS:g}s"
             )
         return value
 
@@ -113,7 +114,7 @@ def _seconds(text: str) -> float:
         return gotext.parse_duration(text) / gotext.SECOND
     except (ValueError, OverflowError):  # TimeFormatError is a ValueError
         raise argparse.ArgumentTypeError(
-            f"invalid duration {text!r}: want seconds (15 or 15s) or a Go duration (2m17s)"
+            f"invalid duration {go_quote(text)}: want seconds (15 or 15s) or a Go duration (2m17s)"
         ) from None
 
 

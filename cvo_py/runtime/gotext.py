@@ -9,6 +9,7 @@ its errors worded as Go's, and short network-error phrases.
                             text is unchanged (byte-identical to what oc prints for it).
 
     decode_json(text)       JSON as Go's encoding/json decodes it: NaN and Infinity are syntax errors.
+    go_base64_decode(text)  Go's base64.StdEncoding.DecodeString, with its error offsets.
     json_syntax_problem(e)  a decoding error as one line, naming the character as Go's `quoteChar`.
 
 The quoting functions take `str` or `bytes`. Bytes that are not UTF-8 (and, in a `str`, the surrogates that stand
@@ -33,7 +34,7 @@ import json
 import math
 import re
 import struct
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from decimal import Decimal
 from typing import Any
 
@@ -151,17 +152,47 @@ ZERO_TIME = -62_135_596_800 * SECOND
 # The last instant RFC 3339 can write (9999-12-31T23:59:59.999999999Z).
 MAX_TIME = 253_402_300_800 * SECOND - 1
 
-# time.Parse(time.RFC3339, …): ASCII digits only, upper-case T and Z, "." or "," before any number of
-# fraction digits (truncated to nanoseconds), offsets up to ±24:60 (Go's own bounds), nothing around it.
+# time.Parse(time.RFC3339, …) as Go reads it (its strict RFC 3339 reader, then its general layout
+# reader for what that one refuses): ASCII digits only, an hour of one or two digits, upper-case T
+# and Z, "." or "," before any number of fraction digits (truncated to nanoseconds), offsets up to
+# ±24:60, years 0000 to 9999, nothing around it.
 _RFC3339 = re.compile(
-    r"([0-9]{4})-([0-9]{2})-([0-9]{2})T([0-9]{2}):([0-9]{2}):([0-9]{2})(?:[.,]([0-9]+))?(?:(Z)|([+-])([0-9]{2}):([0-9]{2}))",
+    r"([0-9]{4})-([0-9]{2})-([0-9]{2})T([0-9]{1,2}):([0-9]{2}):([0-9]{2})(?:[.,]([0-9]+))?(?:(Z)|([+-])([0-9]{2}):([0-9]{2}))",
     re.ASCII,
 )
 MAX_TIME_TEXT = 64  # longer text is refused before it is matched (Go's longest useful form is 35 bytes)
+_DAYS_IN_MONTH = (31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)
 
 
 class TimeFormatError(ValueError):
     """A timestamp or duration string that Go would not parse."""
+
+
+def _leap(year: int) -> bool:
+    return year % 4 == 0 and (year % 100 != 0 or year % 400 == 0)
+
+
+def _days_from_civil(year: int, month: int, day: int) -> int:
+    """Days from 1970-01-01 to the proleptic Gregorian date (any year, year 0 included, as Go counts)."""
+    y = year - (month <= 2)
+    era = y // 400
+    year_of_era = y - era * 400
+    day_of_year = (153 * (month + (-3 if month > 2 else 9)) + 2) // 5 + day - 1
+    day_of_era = year_of_era * 365 + year_of_era // 4 - year_of_era // 100 + day_of_year
+    return era * 146097 + day_of_era - 719468
+
+
+def _civil_from_days(days: int) -> tuple[int, int, int]:
+    """The proleptic Gregorian (year, month, day) `days` after 1970-01-01 (the inverse of the above)."""
+    days += 719468
+    era = days // 146097
+    day_of_era = days - era * 146097
+    year_of_era = (day_of_era - day_of_era // 1460 + day_of_era // 36524 - day_of_era // 146096) // 365
+    day_of_year = day_of_era - (365 * year_of_era + year_of_era // 4 - year_of_era // 100)
+    shifted_month = (5 * day_of_year + 2) // 153
+    day = day_of_year - (153 * shifted_month + 2) // 5 + 1
+    month = shifted_month + (3 if shifted_month < 10 else -9)
+    return year_of_era + era * 400 + (month <= 2), month, day
 
 
 @functools.lru_cache(maxsize=8192)
@@ -174,10 +205,19 @@ def parse_time(text: str) -> int:
     if m is None:
         raise TimeFormatError(f"invalid RFC 3339 timestamp {go_quote(text[:MAX_TIME_TEXT])}")
     year, month, day, hour, minute, sec = (int(m.group(i)) for i in range(1, 7))
-    try:
-        base = datetime(year, month, day, hour, minute, sec, tzinfo=UTC)
-    except ValueError as exc:
-        raise TimeFormatError(f"invalid RFC 3339 timestamp {go_quote(text)}: {exc}") from None
+    problem = ""
+    if not 1 <= month <= 12:
+        problem = "month out of range"
+    elif not 1 <= day <= _DAYS_IN_MONTH[month - 1] + (month == 2 and _leap(year)):
+        problem = "day out of range"
+    elif hour > 23:
+        problem = "hour out of range"
+    elif minute > 59:
+        problem = "minute out of range"
+    elif sec > 59:
+        problem = "second out of range"
+    if problem:
+        raise TimeFormatError(f"invalid RFC 3339 timestamp {go_quote(text)}: {problem}")
     frac = (m.group(7) or "")[:9]
     ns = int(frac.ljust(9, "0")) if frac else 0
     offset = 0
@@ -188,7 +228,8 @@ def parse_time(text: str) -> int:
         offset = (hours * 60 + minutes) * 60
         if m.group(9) == "-":
             offset = -offset
-    return (_epoch_seconds(base) - offset) * SECOND + ns
+    seconds = _days_from_civil(year, month, day) * 86400 + hour * 3600 + minute * 60 + sec
+    return (seconds - offset) * SECOND + ns
 
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
@@ -218,11 +259,15 @@ def to_now(value: datetime | int) -> int:
 
 
 def format_time(ns: int, nanos: bool = True) -> str:
-    """ns since the epoch → RFC 3339 in UTC; with `nanos`, Go's RFC3339Nano (trimmed fraction)."""
+    """ns since the epoch → RFC 3339 in UTC, as Go's Format(time.RFC3339) writes it (any year:
+    year 0 as 0000, a negative one with its sign); with `nanos`, RFC3339Nano (trimmed fraction)."""
     sec, frac = divmod(ns, SECOND)
-    text = (_EPOCH + timedelta(seconds=sec)).strftime("%Y-%m-%dT%H:%M:%S")
-    if len(text) < 19:  # strftime drops leading zeros of years below 1000 on some platforms
-        text = text.zfill(19)
+    days, clock = divmod(sec, 86400)
+    year, month, day = _civil_from_days(days)
+    sign = "-" if year < 0 else ""
+    text = (
+        f"{sign}{abs(year):04d}-{month:02d}-{day:02d}T{clock // 3600:02d}:{clock // 60 % 60:02d}:{clock % 60:02d}"
+    )
     if nanos and frac:
         text += "." + f"{frac:09d}".rstrip("0")
     return text + "Z"
@@ -270,18 +315,22 @@ def _frac(v: int, prec: int) -> str:
 _UNITS = {
     "ns": NANOSECOND,
     "us": MICROSECOND,
-    "µs": MICROSECOND,
-    "μs": MICROSECOND,
+    "µs": MICROSECOND,  # U+00B5
+    "μs": MICROSECOND,  # U+03BC
     "ms": MILLISECOND,
     "s": SECOND,
     "m": MINUTE,
     "h": HOUR,
 }
-_DURATION_PART = re.compile(r"(\d*)(?:\.(\d*))?(ns|us|µs|μs|ms|s|m|h)", re.ASCII)  # Go reads ASCII digits only
+_DURATION_NUMBER = re.compile(r"([0-9]*)(?:\.([0-9]*))?", re.ASCII)  # Go reads ASCII digits only
+_DURATION_UNIT = re.compile(r"[^.0-9]*")
+_UINT63 = 1 << 63  # the largest magnitude a Duration's text may reach (-2^63 is a Duration)
 
 
 def parse_duration(text: str) -> int:
-    """Go's `time.ParseDuration` (sign, then one or more <number><unit> parts).
+    """Go's `time.ParseDuration`: a sign, then one or more <number><unit> parts, within int64
+    (`3000000h` is an error, as in Go), fractions computed in float64 as Go does; errors in Go's
+    words (`time: invalid duration "…"`).
 
     Cached for short texts: a cluster's node insights share few distinct estimates, and this runs
     per node (a long text, which only hostile input holds, is parsed each time, never kept)."""
@@ -293,29 +342,83 @@ def _parse_duration_cached(text: str) -> int:
     return _parse_duration(text)
 
 
+def _time_quote(text: str) -> str:
+    """How Go's time package quotes text in its errors: `"` and `\\` escaped, every byte of a
+    character outside ASCII and of every control character but DEL as `\\xNN`."""
+    out = ['"']
+    for ch in text:
+        if " " <= ch < "\x80":
+            out.append("\\" + ch if ch in '"\\' else ch)
+        else:
+            out.extend(f"\\x{b:02x}" for b in ch.encode("utf-8", "surrogatepass"))
+    return "".join(out) + '"'
+
+
 def _parse_duration(text: str) -> int:
+    invalid = TimeFormatError(f"time: invalid duration {_time_quote(text)}")
     s = text
     neg = False
-    if s[:1] in "+-" and s:
+    if s[:1] in ("-", "+") and s:
         neg = s[0] == "-"
         s = s[1:]
     if s == "0":
         return 0
     if not s:
-        raise TimeFormatError(f"invalid duration {text!r}")
+        raise invalid
     total = 0
     pos = 0
     while pos < len(s):
-        m = _DURATION_PART.match(s, pos)
-        if m is None or (not m.group(1) and not m.group(2)):
-            raise TimeFormatError(f"invalid duration {text!r}")
-        unit = _UNITS[m.group(3)]
-        total += int(m.group(1) or "0") * unit
-        if m.group(2):
-            digits = m.group(2)
-            total += int(digits) * unit // 10 ** len(digits)
-        pos = m.end()
-    return -total if neg else total
+        number = _DURATION_NUMBER.match(s, pos)
+        assert number is not None  # it matches the empty string
+        whole, fraction = number.group(1), number.group(2)
+        if not whole and not fraction:  # no digits before the unit (".s", "-.s", "s")
+            raise invalid
+        significant = whole.lstrip("0")
+        if len(significant) > 19 or int(significant or "0") > _UINT63:
+            raise invalid
+        value = int(significant or "0")
+        unit_match = _DURATION_UNIT.match(s, number.end())
+        assert unit_match is not None
+        unit_text = unit_match.group()
+        if not unit_text:
+            raise TimeFormatError(f"time: missing unit in duration {_time_quote(text)}")
+        unit = _UNITS.get(unit_text)
+        if unit is None:
+            raise TimeFormatError(f"time: unknown unit {_time_quote(unit_text)} in duration {_time_quote(text)}")
+        if value > _UINT63 // unit:
+            raise invalid
+        value *= unit
+        if fraction:
+            digits, scale = _leading_fraction(fraction)
+            if digits:
+                value += int(float(digits) * (float(unit) / scale))  # float64, as Go computes it
+                if value > _UINT63:
+                    raise invalid
+        total += value
+        if total > _UINT63:
+            raise invalid
+        pos = unit_match.end()
+    if neg:
+        return -total
+    if total > _UINT63 - 1:
+        raise invalid
+    return total
+
+
+def _leading_fraction(digits: str) -> tuple[int, float]:
+    """The fraction's digits as Go keeps them (those that fit in an int64; the rest are ignored) and
+    its scale (10 per digit kept, multiplied in float64)."""
+    value = 0
+    scale = 1.0
+    for ch in digits:
+        if value > (_UINT63 - 1) // 10:
+            break
+        following = value * 10 + ord(ch) - 48
+        if following > _UINT63:
+            break
+        value = following
+        scale *= 10
+    return value, scale
 
 
 # time.Duration is an int64 of nanoseconds: about ±292 years (±2562047h47m16.854775807s).
@@ -513,14 +616,46 @@ def json_kind(value: object) -> str:
 
 def json_limit_problem(exc: BaseException) -> str:
     """What Go's encoding/json says where Python's JSON decoder stops for its own limits: nesting
-    past the interpreter's recursion limit (a RecursionError) and integers of more digits than
-    Python converts (a ValueError); never Python's wording ("maximum recursion depth exceeded",
-    "Exceeds the limit (4300 digits)")."""
+    past the interpreter's recursion limit (a RecursionError), a number past float64 (a
+    `NumberRangeError`) and integers of more digits than Python converts (a ValueError); never
+    Python's wording ("maximum recursion depth exceeded", "Exceeds the limit (4300 digits)")."""
     if isinstance(exc, RecursionError):
         return "exceeded max depth"
+    if isinstance(exc, NumberRangeError):
+        return str(exc)
     if isinstance(exc, ValueError) and "digits" in str(exc):
         return "json: cannot unmarshal number into Go value of type float64"
     return "invalid JSON"
+
+
+class NumberRangeError(ValueError):
+    """A JSON number past float64 (`1e400`), which Go's encoding/json refuses to decode into an
+    interface{} (Python's decoder reads it as infinity); str() is Go's error."""
+
+    def __init__(self, text: str) -> None:
+        super().__init__(f"json: cannot unmarshal number {text} into Go value of type float64")
+
+
+_MAX_FLOAT_DIGITS = 309  # float64's largest value has 309 integer digits: a shorter integer always fits
+
+
+def decode_json_float(text: str) -> float:
+    """A JSON number with a fraction or exponent, as Go decodes it: past float64 is
+    `NumberRangeError` (an underflow is 0, as in Go)."""
+    value = float(text)
+    if value in (_INFINITY, -_INFINITY):
+        raise NumberRangeError(text)
+    return value
+
+
+def decode_json_int(text: str) -> int:
+    """A JSON integer, kept exact (Go decodes it as a float64): past float64 is `NumberRangeError`."""
+    if len(text) > _MAX_FLOAT_DIGITS and float(text) in (_INFINITY, -_INFINITY):
+        raise NumberRangeError(text)
+    return int(text)
+
+
+_INFINITY = float("inf")
 
 
 def quote_char(ch: str) -> str:
@@ -542,7 +677,7 @@ def _refuse_constant(_name: str) -> Any:
     raise _JSONConstant()
 
 
-_GO_JSON = json.JSONDecoder(parse_constant=_refuse_constant)
+_GO_JSON = json.JSONDecoder(parse_constant=_refuse_constant, parse_float=decode_json_float, parse_int=decode_json_int)
 # A JSON string (skipped) or one of the literals Python's decoder accepts and Go's refuses.
 _STRING_OR_CONSTANT = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|(-?Infinity|NaN)', re.DOTALL)
 
@@ -550,9 +685,10 @@ _STRING_OR_CONSTANT = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|(-?Infinity|NaN)', r
 def decode_json(text: str) -> Any:
     """`text` decoded as Go's encoding/json decodes it, where Python's decoder is laxer: `NaN`,
     `Infinity` and `-Infinity` are syntax errors, raised as `json.JSONDecodeError` at the character
-    Go stops at with Go's words (`looking for beginning of value`, `in numeric literal`). Every other
-    failure is the decoder's own `json.JSONDecodeError`, `RecursionError` or `ValueError`
-    (`json_limit_problem` words the last two)."""
+    Go stops at with Go's words (`looking for beginning of value`, `in numeric literal`), and a
+    number past float64 (`1e400`) is a `NumberRangeError`. Every other failure is the decoder's own
+    `json.JSONDecodeError`, `RecursionError` or `ValueError` (`json_limit_problem` words the last
+    three)."""
     try:
         return _GO_JSON.decode(text)
     except _JSONConstant:
@@ -766,6 +902,66 @@ def parse_float(text: str) -> float | None:
         return None
     value = float(text)
     return value if math.isfinite(value) else None
+
+# -- base64 -------------------------------------------------------------------------------------------
+
+_BASE64_ALPHABET = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
+_BASE64_VALUE = {c: i for i, c in enumerate(_BASE64_ALPHABET)}
+_NEWLINES = (0x0A, 0x0D)
+
+
+class Base64Error(ValueError):
+    """Text Go's base64.StdEncoding refuses; str() is Go's `illegal base64 data at input byte N`."""
+
+    def __init__(self, offset: int) -> None:
+        self.offset = offset
+        super().__init__(f"illegal base64 data at input byte {offset}")
+
+
+def go_base64_decode(text: str | bytes) -> bytes:
+    """Go's base64.StdEncoding.DecodeString (what encoding/json does with a string for a []byte
+    field, such as a kubeconfig's certificate-authority-data): padding required, CR and LF skipped
+    anywhere, the bits after the last byte not checked; the offset of an error counts UTF-8 bytes."""
+    src = text.encode("utf-8", "surrogatepass") if isinstance(text, str) else text
+    out = bytearray()
+    pos = 0
+    end = len(src)
+    while pos < end:
+        quantum: list[int] = []
+        while len(quantum) < 4:
+            if pos == end:
+                if not quantum:
+                    return bytes(out)
+                raise Base64Error(pos - len(quantum))  # a quantum cut short, without padding
+            byte = src[pos]
+            pos += 1
+            value = _BASE64_VALUE.get(byte)
+            if value is not None:
+                quantum.append(value)
+                continue
+            if byte in _NEWLINES:
+                continue
+            if byte != 0x3D or len(quantum) < 2:  # not "=", or "=" too early in the quantum
+                raise Base64Error(pos - 1)
+            if len(quantum) == 2:  # "==" expected: the second "=" after any line breaks
+                while pos < end and src[pos] in _NEWLINES:
+                    pos += 1
+                if pos == end:
+                    raise Base64Error(end)
+                if src[pos] != 0x3D:
+                    raise Base64Error(pos - 1)
+                pos += 1
+            while pos < end and src[pos] in _NEWLINES:
+                pos += 1
+            if pos < end:
+                raise Base64Error(pos)  # anything after the padding
+            break
+        bits = 0
+        for value in quantum:
+            bits = bits << 6 | value
+        bits <<= 6 * (4 - len(quantum))
+        out += bits.to_bytes(3, "big")[: len(quantum) - 1]
+    return bytes(out)
 
 
 # -- network errors ------------------------------------------------------------------------------------

@@ -1,4 +1,5 @@
-"""klog-format logging: `Lmmdd hh:mm:ss.uuuuuu threadid file:line] msg`, with `-v N` verbosity.
+"""klog-format logging: `Lmmdd hh:mm:ss.uuuuuu threadid file:line] msg`, with `-v N` verbosity;
+every message is one escaped line (a traceback follows it, line by line, escaped too).
 
 Upstream's verbosity names: Normal=2, Debug=4, Trace=6, TraceAll=8. `klog.v(4).info(...)` logs
 only when the process runs with `-v 4` or higher, like `klog.V(4).Infof`.
@@ -13,6 +14,8 @@ import threading
 from datetime import datetime
 from typing import Any, TextIO
 
+from cvo_py.runtime.gotext import escape
+
 NORMAL, DEBUG, TRACE, TRACE_ALL = 2, 4, 6, 8
 
 _verbosity = 0
@@ -26,9 +29,12 @@ class KlogFormatter(logging.Formatter):
         when = datetime.fromtimestamp(record.created)
         letter = _LEVEL_LETTER.get(record.levelno, "I")
         tid = getattr(record, "thread_native_id", None) or record.thread or 0
-        message = record.getMessage()
+        # One line per record, whatever the values in it held: a control character is shown as Go's
+        # %q shows it (a newline as \n), so no value can forge a record or act on a terminal.
+        message = escape(record.getMessage())
         if record.exc_info:
-            message += "\n" + self.formatException(record.exc_info)
+            trace = self.formatException(record.exc_info)
+            message += "".join("\n" + escape(line) for line in trace.splitlines())
         return (
             f"{letter}{when:%m%d %H:%M:%S}.{when.microsecond:06d} {tid:>7} "
             f"{os.path.basename(record.pathname)}:{record.lineno}] {message}"

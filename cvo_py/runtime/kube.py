@@ -20,8 +20,9 @@ from typing import Any, NamedTuple
 from urllib.parse import quote, urlencode, urlsplit
 
 from cvo_py.runtime.connections import ConnectionPool, Stream, go_cause
-from cvo_py.runtime.gotext import network_phrase
+from cvo_py.runtime.gotext import Base64Error, go_base64_decode, network_phrase
 from cvo_py.runtime.jsondata import encode_json
+from cvo_py.runtime.kubeconfig import PEM_BEGIN, pem_missing, type_problem, usable_problem
 
 JSON = dict[str, Any]
 
@@ -199,6 +200,10 @@ def load_config(kubeconfig: str | None = None, context: str | None = None) -> Cl
                     )
             source = path
             doc = _read_kubeconfig(path)
+            # what client-go refuses, in its words, before the official loader
+            problem = type_problem(doc) or usable_problem(doc, context)
+            if problem:
+                raise ConfigError(f"cannot load Kubernetes configuration from {path}: {problem}")
             entries = _context_entries(doc, context)
             _check_named_files(entries, path)
             config = _static_config(entries, path)
@@ -371,14 +376,11 @@ def _static_config(entries: _Entries, path: str) -> ClientConfig | None:
 
 def _ca_data(data: object) -> bytes | None:
     """The PEM a kubeconfig's `certificate-authority-data` holds, or None when it is not base64."""
-    import base64
-    import binascii
-
     if not isinstance(data, str):
         return None
     try:
-        return base64.b64decode(data, validate=True)
-    except (binascii.Error, ValueError):
+        return go_base64_decode(data)  # as client-go decodes it (line breaks skipped)
+    except Base64Error:
         return None
 
 
@@ -631,13 +633,21 @@ def _ssl_context(config: ClientConfig) -> ssl.SSLContext:
         context.verify_mode = ssl.CERT_NONE
     if config.cert_file:
         what = f"the client certificate {config.cert_file} (key {config.key_file})"
+        for path, kind in ((config.cert_file, "certificate"), (config.key_file, "key")):
+            if not path:
+                continue
+            try:  # regular and bounded before OpenSSL opens it
+                data = read_credential(path, "file")
+            except ConfigError as exc:
+                raise OSError(f"cannot load {what}: {exc}") from None
+            if PEM_BEGIN not in data:  # said in Go's words, not OpenSSL's ("PEM lib")
+                raise OSError(f"cannot load {what}: {pem_missing(kind)}")
         try:
-            for path in (config.cert_file, config.key_file):
-                if path:  # regular and bounded before OpenSSL opens it
-                    read_credential(path, "file")
             context.load_cert_chain(config.cert_file, config.key_file)
-        except ConfigError as exc:
-            raise OSError(f"cannot load {what}: {exc}") from None
+        except ssl.SSLError as exc:
+            if "KEY_VALUES_MISMATCH" in str(exc):
+                raise OSError(f"cannot load {what}: tls: private key does not match public key") from None
+            raise OSError(f"cannot load {what}: {_load_problem(exc)}") from exc
         except (OSError, ValueError) as exc:
             raise OSError(f"cannot load {what}: {_load_problem(exc)}") from exc
     return context

@@ -23,8 +23,11 @@ Bounds (`Limits`, the defaults in `DEFAULT_LIMITS`):
   10,000 nodes (`max_alias_nodes`, counted as if every alias were expanded). Aliases are shared,
   not copied, so a "billion laughs" document is refused after a few events and never grows.
 - numbers: an integer or float written with more than 100 characters (`max_number_chars`) is
-  refused (Go's int64 needs 19); JSON's NaN and Infinity are refused.
-- types: only the standard tags (null, bool, int, float, str, map, seq, merge); timestamps stay
+  refused (Go's int64 needs 19); JSON's NaN and Infinity are refused, and so is a JSON number past
+  float64 (`1e400`), as Go's decoder refuses it. A plain YAML float past float64 (`1.0e+400`) stays
+  text, as in Go's YAML decoder.
+- types: only the standard tags (null, bool, int, float, str, map, seq, merge, timestamp, value),
+  each on text it can hold (`!!bool maybe` and `!!int ''` are errors, as in Go); timestamps stay
   strings (the readers parse them with nanoseconds); any other tag, a non-scalar mapping key,
   several documents in one input, or bytes that are not UTF-8 are errors. Lone UTF-16 surrogates
   written as escapes become U+FFFD, as Go's decoders do.
@@ -49,10 +52,11 @@ import json
 import os
 import re
 import stat
+from collections.abc import Callable
 from typing import Any
 
 from cvo_py.runtime.docbounds import CREDENTIAL_MAX_BYTES, DEFAULT_LIMITS, DocumentError, Limits, containers
-from cvo_py.runtime.gotext import json_syntax_problem
+from cvo_py.runtime.gotext import NumberRangeError, decode_json_float, decode_json_int, json_syntax_problem
 
 __all__ = ["CREDENTIAL_MAX_BYTES", "DEFAULT_LIMITS", "DocumentError", "FileMissing", "Limits", "load_document",
            "load_go_yaml", "read_file", "read_json_value"]
@@ -179,21 +183,27 @@ _NOT_JSON = object()
 @functools.lru_cache(maxsize=8)
 def json_decoder(limits: Limits) -> json.JSONDecoder:
     """The JSON decoder of the loader within `limits`: a number of more characters than
-    `limits.max_number_chars`, NaN and Infinity raise a ValueError. One per bounds (building one
+    `limits.max_number_chars`, one past float64 (Go's rule: `gotext.decode_json_float`), NaN and Infinity
+    raise a ValueError. One per bounds (building one
     per document costs more than decoding a small value); it does not bound nesting."""
 
-    def number(kind: type[int] | type[float]) -> Any:
+    def number(kind: Callable[[str], int | float]) -> Any:
         def parse(s: str) -> int | float:
             if len(s) > limits.max_number_chars:
                 raise _NumberError(f"a number of {len(s)} characters (the limit is {limits.max_number_chars})")
-            return kind(s)
+            try:
+                return kind(s)
+            except NumberRangeError as exc:  # past float64 (1e400): Go refuses it, Python reads infinity
+                raise _NumberError(str(exc)) from None
 
         return parse
 
     def constant(s: str) -> Any:
         raise _NumberError(f"{s} is not a JSON number")
 
-    return json.JSONDecoder(parse_int=number(int), parse_float=number(float), parse_constant=constant)
+    return json.JSONDecoder(
+        parse_int=number(decode_json_int), parse_float=number(decode_json_float), parse_constant=constant
+    )
 
 
 class _NumberError(ValueError):

@@ -23,6 +23,7 @@ from yaml.nodes import ScalarNode
 
 from cvo_py.runtime import gotext
 from cvo_py.runtime.docbounds import DocumentError, Limits, containers
+from cvo_py.runtime.gotext import go_quote
 
 __all__ = ["Builder"]
 
@@ -42,10 +43,24 @@ _Resolver.yaml_implicit_resolvers = {
     for ch, resolvers in yaml.resolver.Resolver.yaml_implicit_resolvers.items()
 }
 _RESOLVER = _Resolver()
+# The text each standard scalar tag can hold: what would resolve to it untagged (YAML 1.1). An
+# explicit tag on any other text (`!!bool maybe`, `!!int ''`) is an error, as in Go's YAML decoder.
+_TAG_TEXT = {
+    tag: rx
+    for resolvers in yaml.resolver.Resolver.yaml_implicit_resolvers.values()
+    for tag, rx in resolvers
+    if tag != _TAG + "yaml"
+}
+_INFINITY = float("inf")
 _SCALAR_EVENT = yaml.ScalarEvent
 _STREAM_END_EVENT = yaml.StreamEndEvent
 _DOCUMENT_END_EVENT = yaml.DocumentEndEvent
 _CACHED_SCALAR = 64  # plain scalars up to this length have their resolved tag cached
+
+
+def _short(tag: str) -> str:
+    """A standard tag as YAML writes it (`!!int`)."""
+    return "!!" + tag.removeprefix(_TAG) if tag.startswith(_TAG) else tag
 
 
 def _resolve_plain(value: str) -> str:
@@ -262,10 +277,18 @@ class Builder:
         value: str = event.value
         if self.go:
             return self.go_scalar(event, tag)
+        explicit = False
         if tag is None:
             tag = event.tag
             if tag is None or tag == "!":
                 tag = _RESOLVER.resolve(ScalarNode, value, event.implicit)  # type: ignore[no-untyped-call]
+            elif tag != _STR:
+                explicit = True
+                pattern = _TAG_TEXT.get(tag)
+                if pattern is None:
+                    raise self.fail(f"unsupported tag {tag!r}", event)
+                if pattern.match(value) is None:
+                    raise self.fail(f"{_short(tag)} cannot hold {go_quote(value[:40])}", event)
         if tag in (_STR, _TIMESTAMP, _VALUE):
             return value
         if tag == _NULL:
@@ -282,9 +305,17 @@ class Builder:
             try:
                 if tag == _INT:
                     return _CONSTRUCTOR.construct_yaml_int(ScalarNode(tag, value))
-                return _CONSTRUCTOR.construct_yaml_float(ScalarNode(tag, value))
+                number = _CONSTRUCTOR.construct_yaml_float(ScalarNode(tag, value))
             except ValueError:
-                raise self.fail(f"invalid number {value[:40]!r}", event) from None
+                if not explicit:
+                    return value  # text that only looks like a number (`0x_`): Go's decoder keeps it as text
+                raise self.fail(f"invalid number {go_quote(value[:40])}", event) from None
+            if number in (_INFINITY, -_INFINITY) and "inf" not in value.lower():
+                # Past float64 (`1.0e+400`): Go's decoder keeps such plain text as text, and refuses it tagged.
+                if not explicit:
+                    return value
+                raise self.fail(f"{_short(tag)} out of range: {go_quote(value[:40])}", event)
+            return number
         if tag == _MERGE:
             return _MERGE_KEY
         raise self.fail(f"unsupported tag {tag!r}", event)

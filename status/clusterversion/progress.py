@@ -140,10 +140,11 @@ def working_since(co: Mapping[str, Any], update_start: datetime | None, now: dat
 
 
 def parse_time_or_none(value: Any) -> datetime | None:
-    """A metav1.Time, or None when absent or unreadable."""
+    """A metav1.Time, or None when absent or unreadable (or, like year 0, which Go and the API
+    server take, before the first year a datetime holds)."""
     try:
         return datetime.fromtimestamp(parse_time(str(value)) / 1e9, UTC) if value else None
-    except TimeFormatError:
+    except (TimeFormatError, ValueError, OverflowError):
         return None
 
 

@@ -88,6 +88,18 @@ def _huge_int(tmp: Path) -> Path:
     return write_snapshot(tmp, **_files({"-mcp.yaml": pools}))
 
 
+def _tagged_pool_file(tmp: Path) -> Path:
+    return write_snapshot(tmp, **_files({"-mcp.yaml": "kind: List\nitems: []\nx: !!bool maybe\n"}))
+
+
+def _tagged_generation(tmp: Path) -> Path:
+    return _cv_text(tmp, "kind: ClusterVersion\nstatus: {observedGeneration: !!int ''}\n")
+
+
+def _number_past_float64(tmp: Path) -> Path:
+    return write_snapshot(tmp, **_files({"-alerts.json": '{"data": {"alerts": [1e400]}}'}))
+
+
 def _huge_int_json(tmp: Path) -> Path:
     return write_snapshot(tmp, **_files({"-alerts.json": '{"data": {"alerts": [' + values.huge_integer() + "]}}"}))
 
@@ -174,6 +186,14 @@ CORPUS: list[Case] = [
     ),
     Case("4,301-digit integer (YAML)", _huge_int, 2, FILE.format("mcp.yaml") + "a number of 4301 characters"),
     Case("4,301-digit integer (JSON)", _huge_int_json, 2, FILE.format("alerts.json") + "a number of 4301 characters"),
+    Case("!!bool maybe", _tagged_pool_file, 2, FILE.format("mcp.yaml") + '!!bool cannot hold "maybe"'),
+    Case("!!int ''", _tagged_generation, 2, FILE.format("cv.yaml") + '!!int cannot hold ""'),
+    Case(
+        "a JSON number past float64",
+        _number_past_float64,
+        2,
+        FILE.format("alerts.json") + "json: cannot unmarshal number 1e400 into Go value of type float64",
+    ),
     Case("a 65 MiB file", _oversized, 2, FILE.format("node.yaml") + "68157440 bytes, more than the limit of 67108864"),
     Case("full-width digits in a time", _full_width, 2, FILE.format("cv.yaml") + "invalid RFC 3339 timestamp"),
     Case("+25:00 offset", _offset, 2, FILE.format("cv.yaml") + ".*time zone offset out of range"),

@@ -261,6 +261,17 @@ def test_long_kubelet_messages_are_bounded() -> None:
     assert verdict.problem.endswith("the actual error at the end")
 
 
+def test_what_the_image_and_the_kubelet_wrote_is_escaped_in_the_problem() -> None:
+    """A termination message is the release image's own text, and reaches ReleaseAccepted, an
+    Event and the log: no control or bidi character passes."""
+    hostile = "cp: \x1b]0;owned\x07 failed\u202e"
+    verdict = classify(pod(init=[terminated(1, "Err\x1bor", hostile)]))
+    assert "exit code 1, reason Err\\x1bor: cp: \\x1b]0;owned\\a failed\\u202e" in verdict.problem
+    waited = classify(pod(init=[waiting("ErrImagePull", "manifest unknown \x1b[2J")]))
+    assert waited.problem.endswith("ErrImagePull: manifest unknown \\x1b[2J")
+    assert all(text.isprintable() for text in (verdict.problem, waited.problem))
+
+
 @pytest.mark.parametrize(
     ("obj", "error"),
     [

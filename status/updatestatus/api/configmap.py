@@ -56,10 +56,10 @@ from status.updatestatus.api.encoding import node_value as node_value
 from status.updatestatus.api.keys import key_of as key_of
 from status.updatestatus.api.keys import node_key as node_key
 from status.updatestatus.api.names import CONFIGMAP as CONFIGMAP
+from status.updatestatus.api.names import MAX_SHARDS as MAX_SHARDS
 from status.updatestatus.api.names import NAMESPACE as NAMESPACE
 from status.updatestatus.api.names import SHARD_PREFIX as SHARD_PREFIX
 from status.updatestatus.api.names import SHARDS_KEY as SHARDS_KEY
-from status.updatestatus.api.sharding import MAX_SHARDS as MAX_SHARDS
 from status.updatestatus.api.sharding import SHARD_BUDGET as SHARD_BUDGET
 from status.updatestatus.api.sharding import ShardPlan as ShardPlan
 from status.updatestatus.api.sharding import ShardPlanner as ShardPlanner

@@ -12,7 +12,7 @@ The controller writes it into the main ConfigMap under its own key, `usc-meta` (
     omitted:
       count: 12                                         # insights not published (size limit)
       kinds: {ClusterOperator: 2, Node: 10}             # by kind
-      keys: [usc-co-a, ...]                             # their keys, at most OMITTED_KEYS_LISTED
+      keys: [usc-co-a, ...]                             # their keys, most important first, at most OMITTED_KEYS_LISTED
 
 `computedAt` is refreshed whenever an insight key changes and at least once per resync period
 when nothing changes (`refresh`), so a reader can tell live data from data nobody maintains any
@@ -29,6 +29,7 @@ from pydantic import Field, ValidationError
 
 from cvo_py.runtime import safeload
 from status.updatestatus.api.names import LEASE as LEASE  # re-exported
+from status.updatestatus.api.sharding import omission_rank
 from status.updatestatus.api.staleness import (  # re-exported: what a reader warns about
     META_KEY as META_KEY,
 )
@@ -81,8 +82,10 @@ def kind_of_key(key: str) -> str:
 
 
 def omitted_of(keys: Iterable[str]) -> Omitted:
-    """What the metadata says about the keys left out (sorted, counted by kind, listed up to a bound)."""
-    ordered = sorted(set(keys))
+    """What the metadata says about the keys left out: counted by kind, and listed up to a bound
+    the most important first (`sharding.omission_rank`, then by name), so the list names the pool
+    or node that is missing before the thousands of alerts left out with it."""
+    ordered = sorted(set(keys), key=lambda key: (omission_rank(key), key))
     kinds: dict[str, int] = {}
     for key in ordered:
         kind = kind_of_key(key)

@@ -10,12 +10,11 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from status.updatestatus.api.keys import key_of, node_key
-from status.updatestatus.api.names import CONFIGMAP, NAMESPACE, SHARD_PREFIX, SHARDS_KEY
-from status.updatestatus.api.wire import DATA_LIMIT, PREFIX_NODE
+from status.updatestatus.api.names import CONFIGMAP, MAX_SHARDS, NAMESPACE, SHARD_PREFIX, SHARDS_KEY
+from status.updatestatus.api.wire import DATA_LIMIT, PREFIX_CO, PREFIX_CV, PREFIX_HEALTH, PREFIX_MCP, PREFIX_NODE
 from status.updatestatus.insights.kinds import HealthInsightShape, InsightShape
 
 SHARD_BUDGET = 256 * 1024  # what a ConfigMap is filled to (see status.updatestatus.api.configmap)
-MAX_SHARDS = 32  # a power of two; the RBAC Role names exactly `shard_names_allowed()`
 
 
 def data_size(data: Mapping[str, str]) -> int:
@@ -33,6 +32,38 @@ class ShardPlan:
     @property
     def ok(self) -> bool:
         return not self.problems
+
+
+# What a ConfigMap that cannot hold every insight keeps longest (rank 0) and leaves out first (the
+# highest rank): the shard list, the control plane, pools and nodes come before any health
+# insight; among health insights, those about the control plane and pools (and the objects that
+# cannot be assessed) before those about one node, and the alerts' last: a noisy Prometheus can
+# only crowd out other alerts. The kind of a health insight is the first word of its uid.
+_NODE_RANK, _HEALTH_RANK, _NODE_HEALTH_RANK, _ALERT_RANK, _OTHER_RANK = 4, 5, 6, 7, 8
+_OMISSION_RANKS = ((SHARDS_KEY, 0), (PREFIX_CV, 1), (PREFIX_CO, 2), (PREFIX_MCP, 3))
+_HEALTH_KINDS = len(PREFIX_HEALTH)
+
+
+def omission_rank(key: str) -> int:
+    """How late `key` is left out when its ConfigMap cannot hold everything (see above)."""
+    if key.startswith(PREFIX_NODE):  # first: most keys are nodes'
+        return _NODE_RANK
+    if key.startswith(PREFIX_HEALTH):
+        if key.startswith("alert-", _HEALTH_KINDS):
+            return _ALERT_RANK
+        return _NODE_HEALTH_RANK if key.startswith("node-", _HEALTH_KINDS) else _HEALTH_RANK
+    for prefix, rank in _OMISSION_RANKS:
+        if key.startswith(prefix):
+            return rank
+    return _OTHER_RANK
+
+
+def by_importance(data: Mapping[str, str]) -> dict[str, str]:
+    """`data` with the keys kept longest first (`omission_rank`), in their order within a rank."""
+    buckets: list[list[str]] = [[] for _ in range(_OTHER_RANK + 1)]
+    for key in data:
+        buckets[omission_rank(key)].append(key)
+    return {key: data[key] for bucket in buckets for key in bucket}
 
 
 def key_hash(key: str) -> int:
@@ -124,6 +155,7 @@ class ShardPlanner:
         self.max_shards = max_shards
         self._sizes: dict[str, tuple[str, int]] = {}  # key → (value, bytes of key + value)
         self._hashes: dict[str, int] = {}  # key → crc32 (its shard is hash mod S)
+        self._ranks: dict[str, int] = {}  # key → omission_rank
 
     def _size(self, key: str, value: str) -> int:
         cached = self._sizes.get(key)
@@ -139,6 +171,12 @@ class ShardPlanner:
             h = self._hashes[key] = key_hash(key)
         return h
 
+    def _rank(self, key: str) -> int:
+        rank = self._ranks.get(key)
+        if rank is None:
+            rank = self._ranks[key] = omission_rank(key)
+        return rank
+
     def plan(self, data: Mapping[str, str], node_health: Mapping[str, str] | None = None) -> ShardPlan:
         """See `plan()`."""
         node_health = node_health or {}
@@ -146,25 +184,27 @@ class ShardPlanner:
         if len(self._sizes) > 2 * len(data) + 64:  # forget keys that are gone
             self._sizes = {k: self._sizes[k] for k in data}
             self._hashes = {k: h for k, h in self._hashes.items() if k in data}
+            self._ranks = {k: r for k, r in self._ranks.items() if k in data}
         total = sum(sizes.values())
         if total <= self.budget:
-            return ShardPlan({CONFIGMAP: dict(data)}, 0, {CONFIGMAP: total})
+            return ShardPlan({CONFIGMAP: by_importance(data)}, 0, {CONFIGMAP: total})
         # a node's insight and its health insights are placed by the node's key: one shard per node
         homes = {k: k if k.startswith(PREFIX_NODE) else node_health.get(k) for k in data}
         main = {k: v for k, v in data.items() if homes[k] is None}
-        sharded = sorted((k, home) for k, home in homes.items() if home is not None)
-        hashes = [self._hash(home) for _, home in sharded]
+        # by importance, then by key: each shard gets its keys in the order `fit_patch` keeps them
+        sharded = sorted((self._rank(k), k, home) for k, home in homes.items() if home is not None)
+        hashes = [self._hash(home) for _, _, home in sharded]
         shards = 1
         while True:
             totals = [0] * shards
-            for (k, _), h in zip(sharded, hashes, strict=True):
+            for (_, k, _), h in zip(sharded, hashes, strict=True):
                 totals[shard_index(h, shards)] += sizes[k]
             if max(totals) <= self.budget or shards >= self.max_shards:
                 break
             shards *= 2
         names = [shard_name(i) for i in range(shards)]
         configmaps: dict[str, dict[str, str]] = {name: {} for name in names}
-        for (k, _), h in zip(sharded, hashes, strict=True):
+        for (_, k, _), h in zip(sharded, hashes, strict=True):
             configmaps[names[shard_index(h, shards)]][k] = data[k]
         # Only a shard that holds insights is created, so only such shards are listed: a reader
         # never finds a listed shard missing. With none (what overflows is not about nodes), the
@@ -172,7 +212,11 @@ class ShardPlanner:
         used = [name for name in names if configmaps[name]]
         if used:
             main[SHARDS_KEY] = json.dumps(used, separators=(",", ":"))  # JSON like every value written
-        result = ShardPlan({CONFIGMAP: main, **{name: configmaps[name] for name in used}}, shards if used else 0)
+        # each in the order a ConfigMap that cannot hold it all keeps its keys (`fit_patch`)
+        result = ShardPlan(
+            {CONFIGMAP: by_importance(main), **{name: configmaps[name] for name in used}},
+            shards if used else 0,
+        )
         result.sizes = {CONFIGMAP: data_size(main), **{n: t for n, t in zip(names, totals, strict=True) if n in used}}
         for name, size in result.sizes.items():
             if size > self.budget:

@@ -97,8 +97,8 @@ def warnings(
         if meta.omitted.count:
             kinds = ", ".join(f"{n} {kind}" for kind, n in meta.omitted.kinds.items())
             out.append(
-                f"{meta.omitted.count} insights were omitted by the controller (ConfigMap size limit): {kinds}; "
-                "completion, node and health counts below are partial"
+                f"{meta.omitted.count} insights were omitted by the controller (ConfigMap size limit): {kinds}"
+                f"{_not_shown(meta.omitted)}; completion, node and health counts below are partial"
             )
     if lease is not None:
         out.extend(lease_warnings(lease, now))
@@ -111,6 +111,17 @@ def ago(age: int) -> str:
     under a second (never `now ago`)."""
     since = gotext.short_duration(gotext.truncate_duration(age, gotext.SECOND))
     return since if since == "now" else f"{since} ago"
+
+OMITTED_NAMED = 5  # omitted keys a warning names (the controller lists the most important first)
+
+
+def _not_shown(omitted: OmittedShape) -> str:
+    """The keys a warning names of those left out: the most important, as the controller lists them."""
+    named = [str(key) for key in omitted.keys[:OMITTED_NAMED]]
+    if not named:
+        return ""
+    more = omitted.count - len(named)
+    return f" (not shown: {', '.join(named)}" + (f" and {more} more)" if more > 0 else ")")
 
 
 def lease_warnings(lease: LeaseState, now: int) -> list[str]:

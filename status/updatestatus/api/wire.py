@@ -19,7 +19,7 @@ from typing import Any
 
 from cvo_py.runtime import gotext, safeload
 from status.updatestatus.api import plain
-from status.updatestatus.api.names import SHARD_PREFIX, SHARDS_KEY
+from status.updatestatus.api.names import MAX_SHARDS, SHARD_PREFIX, SHARDS_KEY, is_shard_name
 from status.updatestatus.api.staleness import PublicationMetadataShape
 from status.updatestatus.insights.kinds import (
     ClusterOperatorInsightShape,
@@ -206,9 +206,13 @@ def shard_names(main_data: Mapping[str, str]) -> list[str]:
         names = safeload.load_document(raw, source=f"ConfigMap key {SHARDS_KEY}", limits=VALUE_LIMITS)
     except safeload.DocumentError as exc:
         raise DecodeError(str(exc)) from None
-    if not isinstance(names, list) or not all(isinstance(n, str) and n.startswith(SHARD_PREFIX) for n in names):
-        raise DecodeError(f"ConfigMap key {SHARDS_KEY}: expected a list of {SHARD_PREFIX}<i> names")
-    return names
+    # Only the API's own shards: a reader would otherwise read, and the controller watch, whatever
+    # ConfigMaps a forged list names, as many as it names.
+    if not isinstance(names, list) or not all(isinstance(n, str) and is_shard_name(n) for n in names):
+        raise DecodeError(
+            f"ConfigMap key {SHARDS_KEY}: expected a list of {SHARD_PREFIX}<i> names, i from 0 to {MAX_SHARDS - 1}"
+        )
+    return list(dict.fromkeys(names))  # each once
 
 
 _ORDER = (

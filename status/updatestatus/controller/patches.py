@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from status.updatestatus.api.sharding import data_size
+from status.updatestatus.api.sharding import data_size, omission_rank
 from status.updatestatus.api.wire import DATA_LIMIT, OWNED_PREFIX
 
 __all__ = [
@@ -67,9 +67,11 @@ def fit_patch(
 ) -> SizedPlan:
     """`plan_patch`, but never producing a ConfigMap over `limit` bytes.
 
-    When everything does not fit, keys are kept in `desired`'s order (the caller orders them by
-    importance) until the budget is spent; the rest are omitted and reported, not written. Keys
-    the controller does not own count against the budget first: they are someone else's.
+    When everything does not fit, keys are kept in `desired`'s order (the planner orders them by
+    importance, `sharding.by_importance`) while they fit; the rest are omitted and reported, not
+    written. Once a key is left out, no less important key (`sharding.omission_rank`) is kept,
+    though equally important smaller ones may be: what is left out is always the least important.
+    Keys the controller does not own count against the budget first: they are someone else's.
     """
     full = plan_patch(current, desired, prefix)
     merged = apply_patch(current, full)
@@ -79,13 +81,16 @@ def fit_patch(
     budget = limit - data_size({k: v for k, v in (current or {}).items() if not k.startswith(prefix)})
     kept: dict[str, str] = {}
     omitted: list[str] = []
+    cutoff: int | None = None  # the most important rank left out so far
     for key, value in desired.items():
         cost = len(key.encode()) + len(value.encode())
-        if cost <= budget:
+        rank = omission_rank(key)
+        if cost <= budget and (cutoff is None or rank <= cutoff):
             kept[key] = value
             budget -= cost
         else:
             omitted.append(key)
+            cutoff = rank if cutoff is None else min(cutoff, rank)
     patch = plan_patch(current, kept, prefix)
     return SizedPlan(patch, data_size(apply_patch(current, patch)), tuple(omitted))
 

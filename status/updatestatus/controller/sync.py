@@ -46,7 +46,7 @@ from cvo_py.runtime.loop import SyncLoop
 from cvo_py.runtime.promapi import PrometheusAPI
 from status.updatestatus.api import metadata, wire
 from status.updatestatus.api.encoding import decode_readable
-from status.updatestatus.api.names import CONFIGMAP, NAMESPACE
+from status.updatestatus.api.names import CONFIGMAP, NAMESPACE, SHARDS_KEY
 from status.updatestatus.api.sharding import ShardPlanner, data_size, layout_write_order
 from status.updatestatus.api.wire import DATA_LIMIT
 from status.updatestatus.controller.alerts import AlertsPoller
@@ -139,6 +139,7 @@ class UpdateStatusController:
         self.last_publish: float | None = None  # wall-clock seconds of the last complete publish
         self.problems: tuple[str, ...] = ()
         self._faults: set[str] = set()
+        self._unreadable: dict[str, str] = {}  # key of ours → the value last reported unreadable
         self.counts: Mapping[tuple[str, str], int] = {}
         self.synced = threading.Event()
         self._stopped = threading.Event()
@@ -245,8 +246,9 @@ class UpdateStatusController:
         in_use = [n for n in plan.configmaps if n != self.configmap]
         try:
             listed = wire.shard_names(main.get("data") or {})
-        except wire.DecodeError:
+        except wire.DecodeError as exc:
             listed = []  # someone else's value under our key: rewritten below
+            self._report_unreadable(SHARDS_KEY, (main.get("data") or {}).get(SHARDS_KEY), exc)
         stale = sorted({*self.publisher.shards, *listed} - set(in_use) - {self.configmap})
         omitted: list[str] = []
         wrote = 0
@@ -336,8 +338,9 @@ class UpdateStatusController:
         if published is not None:
             try:
                 previous = metadata.decode(published)
-            except metadata.MetadataError:
+            except metadata.MetadataError as exc:
                 previous = None  # someone else's value under our key: rewritten
+                self._report_unreadable(metadata.META_KEY, published, exc)
         desired = metadata.build(
             gotext.to_now(self._now()) - round(behind * gotext.SECOND),
             self.identity,
@@ -347,6 +350,14 @@ class UpdateStatusController:
         )
         chosen = metadata.refresh(previous, desired, insights_changed)
         return published if chosen is previous and published is not None else metadata.encode(chosen)
+
+    def _report_unreadable(self, key: str, value: object, exc: Exception) -> None:
+        """Log, once per value, that a key of ours holds what cannot be read (it is overwritten)."""
+        if self._unreadable.get(key) != str(value):
+            self._unreadable[key] = str(value)
+            log.warning(
+                "Overwriting ConfigMap %s/%s key %s, which cannot be read: %s", self.namespace, self.configmap, key, exc
+            )
 
     def _count_write(self) -> None:
         if self.metrics:

@@ -74,6 +74,27 @@ def test_klog_line_format_and_verbosity() -> None:
     assert re.match(pattern + "shown at -v 2$", lines[1]) and "test_foundation.py" in lines[1]
 
 
+def test_klog_lines_escape_what_the_values_in_them_hold() -> None:
+    """A version from a release's metadata, a kubelet message, a key anyone may write: whatever a
+    logged value holds, the record is one line and no control character reaches the terminal."""
+    stream = io.StringIO()
+    klog.setup(2, stream)
+    try:
+        forged = "4.14.1\x1b]0;x\x07\nI0101 00:00:00.000000 1 forged.go:1] x"
+        logging.getLogger("cvo_py.test").info("version %s", forged)
+        try:
+            raise ValueError("bad\x1b[2J value")
+        except ValueError:
+            logging.getLogger("cvo_py.test").exception("failed on %s", "\u202ename")
+    finally:
+        klog.setup(0)
+    lines = stream.getvalue().splitlines()
+    assert lines[0].endswith("] version 4.14.1\\x1b]0;x\\a\\nI0101 00:00:00.000000 1 forged.go:1] x"), lines[0]
+    assert lines[1].endswith("] failed on \\u202ename")
+    assert lines[2] == "Traceback (most recent call last):" and lines[-1] == "ValueError: bad\\x1b[2J value"
+    assert not any(ch in stream.getvalue() for ch in "\x1b\x07\u202e")
+
+
 @pytest.mark.parametrize(
     "text, expected",
     [("0.0.0.0:9099", ("0.0.0.0", 9099)), (":8443", ("0.0.0.0", 8443)), ("[::1]:9099", ("::1", 9099))],

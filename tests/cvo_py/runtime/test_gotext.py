@@ -15,18 +15,23 @@ from hypothesis import strategies as st
 
 from cvo_py.runtime import gotext
 from cvo_py.runtime.gotext import (
+    NumberRangeError,
+    UnquoteError,
     UnsupportedValue,
     decode_json,
     escape,
     format_float32_g,
     go_quote,
+    go_unquote,
     json_float,
+    json_limit_problem,
     json_syntax_problem,
     marshal_json,
     parse_float,
     parse_int_base0,
     quote_char,
 )
+from cvo_py.runtime.safeload import DocumentError, load_document
 from testkit.oracles import goprogram
 
 GO_PROGRAM = Path(__file__).parent / "goquote" / "main.go"
@@ -275,3 +280,50 @@ def test_parse_int_base0_and_parse_float_read_what_go_reads(go_json: Path) -> No
         if text.lower() in ("inf", "nan") or text.startswith("0x"):
             continue  # Go reads these; no manifest scalar reaches parse_float with them
         assert (_bits(number) if number is not None else "none") == go_float, text
+
+def test_numbers_past_float64_are_refused_as_go_refuses_them(tmp_path: Path) -> None:
+    """`1e400` is infinity to Python's decoder and an error to Go's: decode_json and load_document
+    refuse it in Go's words; what Go reads (an underflow to 0, 1e308, a long integer) they read."""
+    binary = goprogram.build(GO_JSON_PROGRAM, tmp_path)
+    numbers = ["1e400", "-1e400", "1e308", "1.8e308", "1.7976931348623157e308", "1e-400", "-0.0", "4.14", "1E+309"]
+    numbers += ["1" + "0" * 308, "1" + "0" * 309, "-" + "9" * 400, "12345678901234567890123"]
+    docs = [f'{{"a": [{n}]}}' for n in numbers]
+    want = goprogram.run_lines(binary, [d.encode().hex() for d in docs])
+    for doc, number, go in zip(docs, numbers, want, strict=True):
+        try:
+            value = decode_json(doc)
+        except NumberRangeError as exc:
+            assert go == f"error {exc}" == f"error {json_limit_problem(exc)}", number
+            with pytest.raises(DocumentError, match="cannot unmarshal number|a number of"):
+                load_document(doc, source="f")
+        else:
+            assert go == "ok", number
+            assert value == json.loads(doc)
+            if len(number) <= 100:
+                assert load_document(doc, source="f") == value
+    assert str(pytest.raises(DocumentError, load_document, "[1e400]", source="f").value) == (
+        "f: json: cannot unmarshal number 1e400 into Go value of type float64"
+    )
+
+
+def test_go_unquote_is_strconv_unquote_for_double_quoted_and_raw_literals(tmp_path: Path) -> None:
+    binary = goprogram.build(GO_PROGRAM, tmp_path)
+    rng = random.Random(13)
+    pieces = ["a", "é", "\\", "\\\\", '\\"', "\\'", "\\n", "\\a", "\\x4", "\\x41", "\\xff", "\\u00e9",
+              "\\ud800", "\\U0010ffff", "\\U00110000", "\\377", "\\400", "\\12", "\\0", "\n", "\r", "\t", '"',
+              "`", "\x00", "\\u12", "\\e"]
+    literals = []
+    for _ in range(4000):
+        quote = rng.choice(['"', "`"])
+        body = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 5)))
+        literals.append(quote + body + rng.choice([quote, quote, "", '"']))
+    want = goprogram.run_lines(binary, [lit.encode().hex() for lit in literals], "unquote")
+    refused = 0
+    for literal, go in zip(literals, want, strict=True):
+        try:
+            got = "ok " + go_unquote(literal).encode("utf-8", "surrogateescape").hex()
+        except UnquoteError:
+            got = "error"
+            refused += 1
+        assert got == go, repr(literal)
+    assert 200 < refused < len(literals) - 200

@@ -261,3 +261,96 @@ def test_epoch_seconds_reads_api_timestamps_as_go_would_and_nothing_else() -> No
     # clock would otherwise have read): no time.
     for value in (None, "", 17, "2024-01-01", "2024-01-01T01:00:00", "yesterday"):
         assert gotext.epoch_seconds(value) is None, value
+
+
+_DURATION_NUMBERS = [
+    "", "0", "1", "00", "9223372036854775807", "9223372036854775808", "2562047", "2562048", "3000000",
+    "99999999999999999999", "000000000000000000000001", "153722867", "1.5", ".5", "5.", ".",
+    "1.999999999999999999999999", "0.3333333333333", "12.345678901234567890123", "9223372036854.775807",
+    "2562047.788015215",
+]
+_DURATION_UNITS = ["ns", "us", "µs", "μs", "ms", "s", "m", "h", "", "x", "mss", "µ", "H"]
+_TIMESTAMPS = [
+    "2023-11-01T00:00:00Z", "0000-01-01T00:00:00Z", "9999-12-31T23:59:59.999999999Z", "2024-02-29T12:30:45.5+05:30",
+    "2023-11-01T1:02:03Z", "0000-02-29T00:00:00Z", "0001-01-01T00:00:00-24:60", "2100-02-29T00:00:00Z",
+    "2000-02-29T00:00:00,123Z",
+]
+
+
+def _random_duration(rng: random.Random) -> str:
+    if rng.random() < 0.4:
+        alphabet = [*"0123456789.-+ nsumh", "µ", "μ", "é", "\x7f", "\x01", '"', "\\"]
+        return "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 12)))
+    parts = [rng.choice(_DURATION_NUMBERS) + rng.choice(_DURATION_UNITS) for _ in range(rng.randint(1, 3))]
+    return rng.choice(["", "-", "+", "--", "+-"]) + "".join(parts)
+
+
+def _mutated_timestamp(rng: random.Random) -> str:
+    chars = list(rng.choice(_TIMESTAMPS))
+    for _ in range(rng.randint(0, 2)):
+        i = rng.randrange(len(chars) + 1)
+        roll = rng.random()
+        ch = rng.choice([*"0123456789:-+TZtz.,5 9", "٣"])
+        if roll < 0.4 and i < len(chars):
+            chars[i] = ch
+        elif roll < 0.7:
+            chars.insert(i, ch)
+        elif i < len(chars):
+            del chars[i]
+    return "".join(chars)
+
+
+def test_parse_duration_reads_and_refuses_what_go_does_in_gos_words(tmp_path: Path) -> None:
+    """time.ParseDuration on edge and random texts: the int64 bound (`3000000h`,
+    `9223372036854775808ns`), fractions computed in float64, units, signs, the error texts."""
+    binary = goprogram.build(GO_DURATIONS, tmp_path)
+    rng = random.Random(21)
+    texts = ["3000000h", "9223372036854775808ns", "-9223372036854775808ns", "99999999999999999999h", "2562048h"]
+    texts += [_random_duration(rng) for _ in range(6000)]
+    want = goprogram.run_lines(binary, [f"parseduration {t.encode().hex()}" for t in texts])
+    refused = 0
+    for text, go in zip(texts, want, strict=True):
+        try:
+            got = f"ok {gotext.parse_duration(text)}"
+        except gotext.TimeFormatError as exc:
+            got = f"error {exc}"
+            refused += 1
+        assert got == go, repr(text)
+    assert 500 < refused < len(texts) - 500
+    assert str(pytest.raises(gotext.TimeFormatError, gotext.parse_duration, "3000000h").value) == (
+        'time: invalid duration "3000000h"'
+    )
+
+
+def test_parse_time_reads_and_refuses_what_go_does(tmp_path: Path) -> None:
+    """time.Parse(time.RFC3339) on edge and mutated timestamps: year 0 (Go takes it), one-digit
+    hours, commas, offsets up to 24:60, day ranges and leap years."""
+    binary = goprogram.build(GO_DURATIONS, tmp_path)
+    rng = random.Random(22)
+    texts = [*_TIMESTAMPS, *(_mutated_timestamp(rng) for _ in range(6000))]
+    want = goprogram.run_lines(binary, [f"parsetime {t.encode().hex()}" for t in texts])
+    refused = 0
+    for text, go in zip(texts, want, strict=True):
+        try:
+            ns = gotext.parse_time(text)
+        except gotext.TimeFormatError:
+            got = "error"
+            refused += 1
+        else:
+            got = f"ok {ns // SECOND} {ns % SECOND}"
+        assert got == go, repr(text)
+    assert 500 < refused < len(texts) - 500
+
+
+def test_format_time_writes_any_year_as_go_does(tmp_path: Path) -> None:
+    """Year 0 (which parse_time takes), the Unix epoch, leap days, year 9999, and instants before
+    year 0 and after 9999, as Go's RFC3339Nano formats them."""
+    binary = goprogram.build(GO_DURATIONS, tmp_path)
+    rng = random.Random(23)
+    instants = [0, gotext.ZERO_TIME, gotext.MAX_TIME, gotext.parse_time("0000-01-01T00:00:00Z"), -1, 1]
+    instants += [
+        rng.randint(-70_000_000_000, 260_000_000_000) * SECOND + rng.choice([0, 1, 5 * 10**8]) for _ in range(3000)
+    ]
+    want = goprogram.run_lines(binary, [f"format {t // SECOND} {t % SECOND}" for t in instants])
+    assert [gotext.format_time(t) for t in instants] == want
+    assert gotext.format_time(gotext.parse_time("0000-01-01T00:00:00Z")) == "0000-01-01T00:00:00Z"

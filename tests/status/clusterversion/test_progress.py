@@ -290,3 +290,10 @@ def test_the_decision_depends_only_on_its_inputs() -> None:
     first = at(minutes(40), operators)
     assert at(minutes(40), operators) == first
     assert cs.desired_status(cv(first), operators, ACCEPTED, minutes(40)) == first
+
+
+@pytest.mark.parametrize("value", ["0000-01-01T00:00:00Z", "0000-12-31T23:59:59Z", "not a time", "", None])
+def test_a_condition_time_before_year_1_or_unreadable_is_no_time(value: object) -> None:
+    """Year 0 is RFC 3339 that Go (and so the API server) takes, and before what a datetime holds."""
+    assert progress.parse_time_or_none(value) is None
+    assert progress.parse_time_or_none("0001-01-01T00:00:00Z") == datetime(1, 1, 1, tzinfo=UTC)

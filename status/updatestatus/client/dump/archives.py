@@ -157,7 +157,8 @@ def read_archive(path: Path, shown: str, wanted: Wanted) -> Iterator[Found]:
 
                 raw: Any = gzip.GzipFile(fileobj=f, mode="rb")
             elif head == b"\xfd7zXZ\x00":
-                raw = lzma.LZMAFile(f, mode="rb")
+                # .xz only: zeros after a stream are padding (as xz reads them), not an LZMA stream cut short
+                raw = lzma.LZMAFile(f, mode="rb", format=lzma.FORMAT_XZ)
             else:
                 raw = f
             stream = io.BufferedReader(_CountingReader(raw, shown), buffer_size=_CHUNK)
@@ -224,6 +225,7 @@ def _read_tar(stream: Any, shown: str, wanted: Wanted) -> Iterator[Found]:
         while True:
             member = tar.next()
             if member is None:
+                _check_tar_end(tar)
                 break
             tar.members = []  # type: ignore[attr-defined]  # streaming: keep no list of every entry
             budget.count()
@@ -238,6 +240,24 @@ def _read_tar(stream: Any, shown: str, wanted: Wanted) -> Iterator[Found]:
                 continue
             data = _read_bounded(f, member.size, member.name, budget)
             yield parts, what, data, _tar_mtime(member)
+
+
+def _check_tar_end(tar: tarfile.TarFile) -> None:
+    """What follows the zero block tarfile took for the archive's end. GNU tar ends an archive at
+    two zero blocks; at one followed by anything but a zero block it warns ("A lone zero block")
+    and stops: the members after it, which neither reads, would be missing from a view that looked
+    whole, so such an archive is refused. One zero block and then nothing ends the archive (GNU tar
+    warns, but nothing is left unread). Then the rest of the stream is read to its end, where a
+    compressed archive's checksum (gzip's CRC, xz's check) is verified."""
+    zero_block = tar.offset
+    following = tar.fileobj.read(tarfile.BLOCKSIZE)
+    if following.strip(b"\0"):
+        raise _CorruptTar(
+            f"a lone zero block at block {zero_block // tarfile.BLOCKSIZE}, followed by more: what follows it "
+            "would not be read"
+        )
+    while tar.fileobj.read(_CHUNK):
+        pass
 
 
 def _tar_mtime(member: tarfile.TarInfo) -> int | None:

@@ -305,9 +305,12 @@ def parse_go_time(text: str | bytes) -> int | None:
             continue
         frac = m.group(3) or ""
         try:
-            return gotext.parse_time(f"{m.group(1)}T{m.group(2)}{frac}{m.group(4)}{m.group(5)}:{m.group(6)}")
+            ns = gotext.parse_time(f"{m.group(1)}T{m.group(2)}{frac}{m.group(4)}{m.group(5)}:{m.group(6)}")
         except gotext.TimeFormatError:
             return None
+        # Year 0 parses (as in Go), but no gather ran then: as for an archive's own time stamps,
+        # only years 1 to 9999 are a gather time.
+        return ns if gotext.ZERO_TIME <= ns else None
     return None
 
 

@@ -6,10 +6,14 @@
 //	string D                time.Duration(D).String()
 //	seconds F               time.Duration(F) * time.Second, F a float64 (converted toward zero)
 //	add D E                 time.Duration(D) + time.Duration(E)
+//	parseduration HEX       time.ParseDuration of the hex-encoded text: "ok D" or "error MESSAGE"
+//	parsetime HEX           time.Parse(time.RFC3339, …) of the hex-encoded text: "ok SEC NSEC" or "error"
+//	format SEC NSEC         time.Unix(SEC, NSEC).UTC().Format(time.RFC3339Nano)
 package main
 
 import (
 	"bufio"
+	"encoding/hex"
 	"fmt"
 	"os"
 	"strconv"
@@ -24,6 +28,15 @@ func i64(s string) int64 {
 		os.Exit(1)
 	}
 	return v
+}
+
+func unhex(s string) string {
+	b, err := hex.DecodeString(s)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	return string(b)
 }
 
 func main() {
@@ -50,6 +63,28 @@ func main() {
 				os.Exit(1)
 			}
 			fmt.Fprintln(out, int64(time.Duration(x)*time.Second))
+		case "parseduration":
+			text := ""
+			if len(f) > 1 {
+				text = unhex(f[1])
+			}
+			if d, err := time.ParseDuration(text); err != nil {
+				fmt.Fprintln(out, "error", err)
+			} else {
+				fmt.Fprintln(out, "ok", int64(d))
+			}
+		case "parsetime":
+			text := ""
+			if len(f) > 1 {
+				text = unhex(f[1])
+			}
+			if t, err := time.Parse(time.RFC3339, text); err != nil {
+				fmt.Fprintln(out, "error")
+			} else {
+				fmt.Fprintln(out, "ok", t.Unix(), t.Nanosecond())
+			}
+		case "format":
+			fmt.Fprintln(out, time.Unix(i64(f[1]), i64(f[2])).UTC().Format(time.RFC3339Nano))
 		case "add":
 			fmt.Fprintln(out, int64(time.Duration(i64(f[1]))+time.Duration(i64(f[2]))))
 		default:

@@ -1,4 +1,5 @@
 // Reads hex-encoded byte strings, one per line, and prints strconv.Quote of each, one per line.
+// With the argument "unquote", prints strconv.Unquote of each instead: "ok HEX" or "error".
 package main
 
 import (
@@ -19,6 +20,14 @@ func main() {
 		if err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(1)
+		}
+		if len(os.Args) > 1 && os.Args[1] == "unquote" {
+			if s, err := strconv.Unquote(string(b)); err != nil {
+				fmt.Fprintln(out, "error")
+			} else {
+				fmt.Fprintln(out, "ok", hex.EncodeToString([]byte(s)))
+			}
+			continue
 		}
 		fmt.Fprintln(out, strconv.Quote(string(b)))
 	}

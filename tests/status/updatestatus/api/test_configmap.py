@@ -295,9 +295,27 @@ def test_a_client_reading_the_main_configmap_and_its_shards_gets_every_insight()
     assert configmap.node_health_keys(cases[0][1])
 
 
-def test_shard_names_rejects_foreign_names() -> None:
-    with pytest.raises(configmap.DecodeError, match="usc-shards"):
-        configmap.shard_names({configmap.SHARDS_KEY: "[kube-root-ca.crt]"})
+@pytest.mark.parametrize(
+    "names",
+    [
+        ["kube-root-ca.crt"],
+        [configmap.SHARD_PREFIX + "x"],
+        [configmap.SHARD_PREFIX + "32"],  # past the 32 shards the controller may write
+        [configmap.SHARD_PREFIX + "01"],
+        [configmap.SHARD_PREFIX + "-1"],
+        [configmap.SHARD_PREFIX + "\u0661"],  # a digit, but not an ASCII one
+        [configmap.SHARD_PREFIX + str(i) for i in range(10_000)],
+    ],
+)
+def test_shard_names_rejects_names_that_are_not_the_apis_shards(names: list[str]) -> None:
+    """A forged list would have a reader read, and the controller watch, whatever it names."""
+    with pytest.raises(configmap.DecodeError, match="usc-shards: expected a list of .* i from 0 to 31"):
+        configmap.shard_names({configmap.SHARDS_KEY: json.dumps(names)})
+
+
+def test_shard_names_reads_each_listed_shard_once() -> None:
+    listed = [configmap.shard_name(1), configmap.shard_name(0), configmap.shard_name(1)]
+    assert configmap.shard_names({configmap.SHARDS_KEY: json.dumps(listed)}) == listed[:2]
 
 
 # --- the fast encoders give the generic ones' bytes ---------------------------------------------

@@ -100,10 +100,26 @@ def test_lease_state_from_the_object() -> None:
 def test_omitted_insights_say_the_output_is_partial() -> None:
     ws = metadata.warnings(meta(ns(0), ["usc-co-a", "usc-node-b"]), ns(0))
     assert ws == [
-        "2 insights were omitted by the controller (ConfigMap size limit): 1 ClusterOperator, 1 Node; "
-        "completion, node and health counts below are partial",
+        "2 insights were omitted by the controller (ConfigMap size limit): 1 ClusterOperator, 1 Node "
+        "(not shown: usc-co-a, usc-node-b); completion, node and health counts below are partial",
     ]
     assert metadata.health_caveat(ws) is not None and metadata.health_caveat([]) is None
+
+
+def test_omitted_keys_name_the_missing_pools_before_thousands_of_alerts() -> None:
+    """The listed keys (and the warning) say what is missing: pools and nodes first, then health
+    about them, alerts last, whatever their names' order."""
+    alerts = [f"usc-health-alert-a{i:05d}" for i in range(17_977)]
+    omitted = [*alerts, "usc-mcp-worker", "usc-health-node-w1-degraded", "usc-node-w1", "usc-mcp-master"]
+    m = meta(ns(0), omitted)
+    assert m.omitted.count == 17_981
+    assert m.omitted.kinds == {"Health": 17_978, "MachineConfigPool": 2, "Node": 1}
+    assert m.omitted.keys[:5] == [
+        "usc-mcp-master", "usc-mcp-worker", "usc-node-w1", "usc-health-node-w1-degraded", "usc-health-alert-a00000"
+    ]
+    [warning] = metadata.warnings(m, ns(0))
+    assert "(not shown: usc-mcp-master, usc-mcp-worker, usc-node-w1, usc-health-node-w1-degraded, " in warning
+    assert "usc-health-alert-a00000 and 17976 more)" in warning
 
 
 def test_warning_lines_go_first_on_stdout_and_once_on_stderr() -> None:

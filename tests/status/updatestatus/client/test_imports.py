@@ -51,6 +51,7 @@ PROJECT_MODULES = sorted(
         "cvo_py.runtime.gotext",
         "cvo_py.runtime.jsondata",
         "cvo_py.runtime.kube",
+        "cvo_py.runtime.kubeconfig",
         "cvo_py.runtime.plainyaml",
         "cvo_py.runtime.safeload",
         "cvo_py.runtime.tlstrust",

@@ -8,7 +8,7 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -368,6 +368,21 @@ def test_pools_listed_by_name_match_the_live_order() -> None:
     ]
 
 
+def _published_with_hostile_values(
+    kube: KubeClient, status_configmaps: list[str], tmp_path: Path, hostile: Callable[[str], dict[str, str]]
+) -> tuple[str, int, dict[str, str]]:
+    """The updating example's insights published with `hostile(a node's key)` over them: that key,
+    the example's now, and the data without the node's key (what stays readable)."""
+    _, insights, now = updating_insights(tmp_path)
+    data = configmap.encode(insights)
+    node_key = next(k for k in data if k.startswith("usc-node-"))
+    readable = {k: v for k, v in data.items() if k != node_key}
+    data.update(hostile(node_key))
+    status_configmaps.append(configmap.CONFIGMAP)
+    _put(kube, configmap.CONFIGMAP, data)
+    return node_key, now, readable
+
+
 def test_live_mode_renders_readable_keys_and_warns_about_unreadable_ones(
     capsys: pytest.CaptureFixture[str],
     tmp_path: Path,
@@ -377,14 +392,11 @@ def test_live_mode_renders_readable_keys_and_warns_about_unreadable_ones(
 ) -> None:
     from testkit.corpus import values
 
-    _, insights, now = updating_insights(tmp_path)
-    data = configmap.encode(insights)
-    node_key = next(k for k in data if k.startswith("usc-node-"))
-    readable = {k: v for k, v in data.items() if k != node_key}
-    data[node_key] = "a: " + values.deep_flow(40_000)  # would crash a recursive loader
-    data["usc-co-forged"] = values.alias_bomb()
-    status_configmaps.append(configmap.CONFIGMAP)
-    _put(kube, configmap.CONFIGMAP, data)
+    def hostile(node_key: str) -> dict[str, str]:
+        # the first would crash a recursive loader
+        return {node_key: "a: " + values.deep_flow(40_000), "usc-co-forged": values.alias_bomb()}
+
+    node_key, now, readable = _published_with_hostile_values(kube, status_configmaps, tmp_path, hostile)
 
     code, out, err = run(capsys, "--kubeconfig", cluster.kubeconfig, "--now=" + gotext.format_time(now))
     assert code == 0, err
@@ -400,6 +412,41 @@ def test_live_mode_renders_readable_keys_and_warns_about_unreadable_ones(
     assert "Update health is not known" in out
     body = render(configmap.decode(readable), now, "none")
     assert body.split("= Update Health =")[0] in out
+
+
+def test_live_mode_says_in_one_line_each_which_tagged_keys_it_cannot_read(
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    cluster: local.LocalCluster,
+    kube: KubeClient,
+    status_configmaps: list[str],
+) -> None:
+    """A standard tag on text it cannot hold, under each kind of key (it once raised KeyError or
+    IndexError out of the loader: a traceback and exit 1)."""
+
+    def hostile(node_key: str) -> dict[str, str]:
+        return {
+            node_key: "!!float ''",
+            "usc-co-forged": "!!bool maybe",
+            META_KEY: "!!int '-'",
+            configmap.SHARDS_KEY: "!<tag:yaml.org,2002:int> ''",
+        }
+
+    node_key, now, _ = _published_with_hostile_values(kube, status_configmaps, tmp_path, hostile)
+
+    code, out, err = run(capsys, "--kubeconfig", cluster.kubeconfig, "--now=" + gotext.format_time(now))
+    assert code == 0, err
+    assert "Traceback" not in err and "Error" not in err, err
+    assert _warnings(out) == _warnings(err)
+    warnings = "\n".join(_warnings(err))
+    for line in (
+        f'ConfigMap key {META_KEY}: !!int cannot hold "-" at line 1',
+        f'ConfigMap key {configmap.SHARDS_KEY}: !!int cannot hold "" at line 1',
+        'unreadable, not shown: ConfigMap key usc-co-forged: !!bool cannot hold "maybe" at line 1',
+        f'unreadable, not shown: ConfigMap key {node_key}: !!float cannot hold "" at line 1',
+    ):
+        assert line in warnings, warnings
+    assert "Update health is not known" in out
 
 
 def _publish(kube: KubeClient, status_configmaps: list[str], data: dict[str, str]) -> None:

@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from status.updatestatus.api import configmap, metadata
+from status.updatestatus.api.sharding import by_importance, omission_rank
 from status.updatestatus.controller.patches import apply_patch, data_size, fit_patch, plan_patch, resource_version_newer
 from status.updatestatus.controller.transforms import (
     RELEASE_VERSION_ANNOTATION,
@@ -203,3 +207,72 @@ def test_node_transform_drops_bulk_and_heartbeats() -> None:
     assert a["spec"] == {"unschedulable": True}
     # A heartbeat-only update is no change at all for the controller.
     assert without_resource_version(a) == without_resource_version(b)
+
+
+def test_fit_patch_leaves_out_the_least_important_first() -> None:
+    """A pool that does not fit is not traded for a smaller alert: once a key is left out, nothing
+    less important is kept (equally important smaller ones still are)."""
+    desired = {
+        "usc-shards": "[]",
+        "usc-cv-version": "c" * 10,
+        "usc-mcp-worker": "p" * 40,
+        "usc-mcp-master": "p" * 5,
+        "usc-health-alert-a": "a",
+        "usc-health-alert-b": "a",
+    }
+    plan = fit_patch({}, desired, data_size({k: desired[k] for k in ("usc-shards", "usc-cv-version")}) + 30)
+    assert plan.omitted == ("usc-mcp-worker", "usc-health-alert-a", "usc-health-alert-b")
+    assert set(plan.patch) == {"usc-shards", "usc-cv-version", "usc-mcp-master"}
+
+
+@settings(max_examples=300)
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from(["usc-cv-", "usc-co-", "usc-mcp-", "usc-node-", "usc-health-node-", "usc-health-alert-",
+                             "usc-health-co-", "usc-x-"]),
+            st.integers(0, 40),
+        ),
+        max_size=30,
+    ),
+    st.integers(0, 600),
+)
+def test_fit_patch_never_keeps_a_key_less_important_than_one_it_leaves_out(
+    keys: list[tuple[str, int]], limit: int
+) -> None:
+    desired = {f"{prefix}{i}": "v" * size for i, (prefix, size) in enumerate(keys)}
+    plan = fit_patch({}, by_importance(desired), limit)
+    kept = [key for key in plan.patch if plan.patch[key] is not None]
+    assert plan.size <= limit and set(kept) | set(plan.omitted) == set(desired)
+    if plan.omitted:
+        assert max((omission_rank(k) for k in kept), default=0) <= min(omission_rank(k) for k in plan.omitted)
+
+
+def test_twenty_thousand_alerts_leave_out_only_alerts_never_pools_or_nodes() -> None:
+    """A noisy Prometheus: the main ConfigMap keeps the control plane, the pools and the shard list
+    and leaves out alerts only; the nodes and their health stay in their shards; what the metadata
+    lists of what is missing names alerts, because nothing else is."""
+    data = {f"usc-health-alert-a{i:05d}": "h" * 300 for i in range(20_000)}  # 20,000 alerts' insights
+    data.update({"usc-cv-version": "c" * 2_000, "usc-co-dns": "o" * 500, "usc-health-cv-version-failing": "f" * 500})
+    data.update({f"usc-mcp-{name}": "p" * 700 for name in ("infra", "master", "worker")})
+    nodes = {f"usc-node-n{i}": "n" * 900 for i in range(300)}
+    node_health = {f"usc-health-node-n{i}-degraded": f"usc-node-n{i}" for i in range(0, 300, 7)}
+    data.update(nodes)
+    data.update({key: "d" * 400 for key in node_health})
+    plan = configmap.plan(data, node_health=node_health)
+    assert plan.shards >= 1
+    main = plan.configmaps[configmap.CONFIGMAP]
+    assert list(main)[:6] == [
+        configmap.SHARDS_KEY, "usc-cv-version", "usc-co-dns", "usc-mcp-infra", "usc-mcp-master", "usc-mcp-worker"
+    ]
+    fit = fit_patch({}, main, configmap.DATA_LIMIT - metadata.RESERVED)
+    assert fit.omitted and all(key.startswith("usc-health-alert-") for key in fit.omitted)
+    kept = set(fit.patch)
+    assert {configmap.SHARDS_KEY, "usc-cv-version", "usc-co-dns", "usc-health-cv-version-failing"} <= kept
+    assert {"usc-mcp-infra", "usc-mcp-master", "usc-mcp-worker"} <= kept
+    shards = [plan.configmaps[name] for name in configmap.shard_names(main)]
+    assert set(nodes) | set(node_health) == {key for shard in shards for key in shard}
+    for shard in shards:  # nodes first: an overflowing shard leaves out node health first
+        ranks = [omission_rank(key) for key in shard]
+        assert ranks == sorted(ranks)
+    assert set(metadata.omitted_of(fit.omitted).kinds) == {"Health"}

@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import io
 import os
+import random
 import stat
 import tarfile
 import zipfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -218,6 +220,26 @@ def test_a_broken_object_names_its_member(tmp_path: Path, capsys: pytest.Capture
     one_line_error(code, err, "core/nodes/n1.yaml", "cannot parse")
 
 
+@pytest.mark.parametrize(
+    ("member", "problem"),
+    [
+        (b"kind: Node\nmetadata: {name: n1}\nx: !!bool maybe\n", '!!bool cannot hold "maybe" at line 3'),
+        (b"kind: Node\nmetadata: {name: !!int ''}\n", '!!int cannot hold "" at line 2'),
+        (b'{"kind": "Node", "metadata": {"name": "n1"}, "x": 1e400}', "cannot unmarshal number 1e400"),
+    ],
+)
+def test_a_member_holding_what_no_type_can_hold_names_it_in_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], member: bytes, problem: str
+) -> None:
+    files = _valid_must_gather()
+    files[f"{conv.IMAGE_DIR}/cluster-scoped-resources/core/nodes/n1.yaml"] = member
+    path = tmp_path / "mg.tar.gz"
+    path.write_bytes(conv.tar_bytes(files, prefix="mg/"))
+    code, out, err = run(capsys, path)
+    one_line_error(code, err, "core/nodes/n1.yaml", problem)
+    assert out == ""
+
+
 def _small_snapshot() -> Snapshot:
     return Snapshot(name="x", clusterversion=clusterversion(), operators=[operator("a")], machineconfigs=[],
                     pools=[], nodes=[], alerts=None, mco_deployment=None)
@@ -412,3 +434,132 @@ def test_a_path_given_twice_is_read_once_the_later_wins(tmp_path: Path, capsys: 
     code, out, err = run(capsys, path)
     assert code == 0, err
     assert "4.99.0" in out and "4.14.1" not in out.split("= Worker")[0], out
+
+
+# -- what GNU tar warns about or refuses, the reader refuses; what it reads whole, the reader reads -----
+
+
+def _gnu_tar() -> str:
+    import shutil
+    import subprocess
+
+    tar = shutil.which("tar")
+    version = subprocess.run([tar, "--version"], capture_output=True, text=True).stdout if tar else ""
+    if tar is None or "GNU tar" not in version:
+        pytest.skip("GNU tar is not installed: the archives cannot be compared with what it reads")
+    return tar
+
+
+def _gnu_listing(tar: str, path: Path) -> tuple[bool, int, list[str]]:
+    """(GNU tar read `path` without a warning or an error, the entries it listed, the regular
+    files among them)."""
+    import subprocess
+
+    done = subprocess.run([tar, "-tvf", str(path)], capture_output=True, text=True, timeout=60)
+    lines = done.stdout.splitlines()
+    regular = [line.split(maxsplit=5)[-1] for line in lines if line.startswith("-")]
+    return done.returncode == 0 and not done.stderr, len(lines), regular
+
+
+def _ours(path: Path) -> list[str] | None:
+    """The members the reader reads from `path` (every regular one), or None when it refuses it."""
+    from status.updatestatus.client.snapshot import SnapshotError
+
+    try:
+        return ["/".join(parts) for parts, _, _, _ in archives.read_archive(path, "dump", lambda parts: "member")]
+    except SnapshotError:
+        return None
+
+
+def _mutations(rng: random.Random, data: bytes, blocks: bool) -> Iterator[tuple[str, bytes]]:
+    """`data` cut, with bytes flipped, with garbage after it and (for a tar) a zero block inserted
+    at a header, each at random places."""
+    for _ in range(40):
+        at = rng.randrange(len(data))
+        yield f"cut at {at}", data[:at]
+        yield f"byte {at} flipped", data[:at] + bytes([data[at] ^ (1 << rng.randrange(8))]) + data[at + 1 :]
+    yield "garbage after it", data + b"garbage" * 100
+    yield "zeros after it", data + b"\0" * 4096
+    if blocks:
+        for at in range(0, len(data), 512):
+            if data[at : at + 512].strip(b"\0"):  # a block that is not zero: insert a zero block before it
+                yield f"a zero block before block {at // 512}", data[:at] + b"\0" * 512 + data[at:]
+
+
+@pytest.mark.parametrize("compression", ["tar", "gzip", "xz"])
+def test_a_tar_reads_whole_exactly_when_gnu_tar_reads_it_whole(tmp_path: Path, compression: str) -> None:
+    """Cuts, flipped bits, garbage and lone zero blocks, in the tar or in its compressed stream:
+    when GNU tar lists fewer members (with a warning, an error, or silently, as for a tar cut inside
+    a header), the reader refuses the archive: a view without those members would look whole. When
+    GNU tar reads every member without a word, the reader reads them all. When it warns yet lists
+    every member, the reader may read them or refuse."""
+    import gzip
+    import lzma
+
+    gnu = _gnu_tar()
+    whole, members = _must_gather_tar()
+    all_files = [m.name for m in members if m.isreg()]
+    compress = {"tar": bytes, "gzip": gzip.compress, "xz": lzma.compress}[compression]
+    rng = random.Random({"tar": 1, "gzip": 2, "xz": 3}[compression])
+    path = tmp_path / "mg.archive"
+    checked = refused = 0
+    for what, data in _mutations(rng, compress(whole), blocks=compression == "tar"):
+        path.write_bytes(data)
+        clean, entries, listed = _gnu_listing(gnu, path)
+        ours = _ours(path)
+        checked += 1
+        refused += ours is None
+        if entries < len(members):  # some members lost, whether GNU tar said so or not
+            assert ours is None, f"{what}: GNU tar read only {entries} of {len(members)} members"
+        elif clean:
+            assert ours == listed == all_files, f"{what}: GNU tar read it whole"
+        # else: GNU tar warned yet read every entry (a lone zero block at the very end, an unknown
+        # pax keyword whose member keeps its ustar name): reading it or refusing it are both right.
+    assert checked > 80 and 0 < refused < checked
+
+
+def test_a_lone_zero_block_before_the_nodes_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """GNU tar stops at it with "A lone zero block"; read as the end, the dump would be said to have
+    no Nodes."""
+    whole, members = _must_gather_tar()
+    first_node = next(m for m in members if "/core/nodes/" in m.name)
+    path = tmp_path / "mg.tar"
+    path.write_bytes(whole[: first_node.offset] + b"\0" * 512 + whole[first_node.offset :])
+    code, out, err = run(capsys, path)
+    one_line_error(code, err, "not a readable archive", f"a lone zero block at block {first_node.offset // 512}")
+    assert out == "" and "no Nodes" not in err
+
+
+@pytest.mark.parametrize("damage", ["crc", "trailer cut"])
+def test_a_gzip_whose_checksum_fails_after_the_tar_end_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], damage: str
+) -> None:
+    """The tar's end-of-archive blocks come before gzip's CRC and length: the stream is read to its
+    end, where gzip (and GNU tar through it) checks them."""
+    import gzip
+
+    whole, _ = _must_gather_tar()
+    data = bytearray(gzip.compress(whole))
+    if damage == "crc":
+        data[-8] ^= 0xFF
+    else:
+        del data[-4:]
+    path = tmp_path / "mg.tar.gz"
+    path.write_bytes(bytes(data))
+    code, out, err = run(capsys, path)
+    one_line_error(code, err, "not a readable archive")
+    assert out == ""
+
+
+def test_a_zip_member_with_a_bad_crc_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    buf = io.BytesIO()
+    cv = b"kind: ClusterVersion\nmetadata: {name: version}\n"
+    with zipfile.ZipFile(buf, "w", compression=zipfile.ZIP_STORED) as z:
+        z.writestr(CV_PATH, cv)
+    raw = bytearray(buf.getvalue())
+    at = raw.find(cv)
+    raw[at + len(cv) - 2] ^= 0x01  # the data, not the CRC the headers record for it
+    path = tmp_path / "dump.zip"
+    path.write_bytes(bytes(raw))
+    code, out, err = run(capsys, path)
+    one_line_error(code, err, "not a readable archive", "Bad CRC-32")

@@ -292,7 +292,7 @@ def test_a_47_era_anonymized_archive_gives_the_best_answer_and_says_what_is_miss
     [
         b"\xff\xfe2024-01-01 10:30:00 +0000 UTC\n",  # not UTF-8
         "2024-01-01 10:30:00 +0000 UTC\n".encode("utf-16"),
-        b"0000-01-01 00:00:00 +0000 UTC\n",  # year 0: Go cannot write it
+        b"0000-01-01 00:00:00 +0000 UTC\n",  # year 0: Go reads it, but no gather ran then
         b"2024-13-01 10:30:00 +0000 UTC\n",
         b"yesterday\n",
         b"\0" * 100_000,
