@@ -259,7 +259,10 @@ def test_an_unknown_feature_set_value_silently_excludes(tmp_path: Path) -> None:
         ({"kind": "other", "version": "4.99.0"}, 'unrecognized Cincinnati metadata kind "other"'),
         ({"kind": "cincinnati-metadata-v0"}, "missing required Cincinnati metadata version"),
         ({"kind": "cincinnati-metadata-v0", "version": "4.99"}, 'invalid Cincinnati metadata version "4.99": '),
-        ({"kind": "cincinnati-metadata-v0", "version": 4}, "json: cannot unmarshal number into Go struct field metadata.version of type string"),
+        (
+            {"kind": "cincinnati-metadata-v0", "version": 4},
+            "json: cannot unmarshal number into Go struct field metadata.version of type string",
+        ),
     ],
 )
 def test_bad_release_metadata_is_refused_with_upstreams_text(
