@@ -157,6 +157,10 @@ class Writer:
             out.append(f"{indent}if {' or '.join(tests)}:")
             out.append(f"{indent}    raise NotPlain")
             return var
+        if annotation is bool:
+            out.append(f"{indent}if type({var}) is not bool:")
+            out.append(f"{indent}    raise NotPlain")
+            return var
         if annotation is int:
             tests = [f"type({var}) is not int"]
             if "ge" in meta:

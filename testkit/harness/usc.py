@@ -12,7 +12,7 @@ import ssl
 import subprocess
 import sys
 import urllib.request
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, TypeVar
@@ -25,13 +25,22 @@ from cvo_py.runtime.kube import (
     CONFIGMAPS,
     JSON,
     LEASES,
+    MACHINECONFIGPOOLS,
+    MACHINECONFIGS,
+    NODES,
     ApiError,
     KubeClient,
     Resource,
 )
+from status.updatestatus.api import encoding, metadata, wire
+from status.updatestatus.api.metadata import PublicationMetadata
 from status.updatestatus.api.names import CONFIGMAP as CONFIGMAP  # re-exported for the tests
 from status.updatestatus.api.names import LEASE as LEASE
 from status.updatestatus.api.names import NAMESPACE as NAMESPACE
+from status.updatestatus.api.names import SHARDS_KEY
+from status.updatestatus.controller.transforms import machineconfig_versions
+from status.updatestatus.insights import compute
+from status.updatestatus.insights.plain import Insight
 from testkit.checkout import REPO
 from testkit.fakes.statuswrite import write_status
 from testkit.harness.cluster import free_port
@@ -273,6 +282,45 @@ def set_operator(
 def update_status(kube: KubeClient, res: Resource, name: str, mutate: Callable[[JSON], None]) -> JSON:
     """Let `mutate` edit the object's status in place and write it (retrying conflicts)."""
     return write_status(kube, res, name, lambda obj: mutate(obj.setdefault("status", {})))
+
+
+def published_view(configmaps: Mapping[str, Mapping[str, str]]) -> tuple[dict[str, str], PublicationMetadata | None]:
+    """What a reader gets from the API's ConfigMaps (name → data): the insight keys of the main
+    ConfigMap and of the shards it lists, and the publication metadata (None: none yet)."""
+    main = configmaps.get(CONFIGMAP) or {}
+    data = {k: v for k, v in main.items() if k not in (metadata.META_KEY, SHARDS_KEY)}
+    for name in wire.shard_names(main):
+        data.update(configmaps.get(name) or {})
+    return data, metadata.decode(main[metadata.META_KEY]) if metadata.META_KEY in main else None
+
+
+def published_at_once(
+    kube: KubeClient, namespace: str = NAMESPACE
+) -> tuple[dict[str, str], PublicationMetadata | None]:
+    """`published_view` of the ConfigMaps one LIST returns: every one as it was at one resourceVersion."""
+    found = {cm["metadata"]["name"]: cm.get("data") or {} for cm in kube.list(CONFIGMAPS, namespace)["items"]}
+    return published_view(found)
+
+
+def insights_of_a_fresh_list(kube: KubeClient, now: int, published: Mapping[str, str]) -> dict[str, str]:
+    """The ConfigMap data the insights give for the cluster as a LIST shows it now, at the instant
+    `now`, carrying the transition times of the insights `published`: what the controller should
+    have published at `now`, whatever it received or missed."""
+    readable, errors = wire.decode_readable(published)
+    carried = [i for i in readable if isinstance(i, Insight)]  # what the controller writes reads plain
+    assert errors == [] and len(carried) == len(readable), errors[:3]
+    cv = kube.get(CLUSTERVERSIONS, "version")
+    items = {res: kube.list(res)["items"] for res in (CLUSTEROPERATORS, NODES, MACHINECONFIGPOOLS, MACHINECONFIGS)}
+    insights = compute.all_insights(
+        cv,
+        items[CLUSTEROPERATORS],
+        items[NODES],
+        items[MACHINECONFIGPOOLS],
+        machineconfig_versions(items[MACHINECONFIGS]),
+        now,
+        previous=carried,
+    )
+    return encoding.encode(insights)
 
 
 def configmap_data(kube: KubeClient, namespace: str, name: str = CONFIGMAP) -> dict[str, str] | None:

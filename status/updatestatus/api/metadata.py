@@ -9,6 +9,7 @@ The controller writes it into the main ConfigMap under its own key, `usc-meta` (
       identity: update-status-controller-5d9f_1a2b3c4d  # the Lease holder identity it runs as
       version: 0.1.0                                    # cvo-py's version
     resyncPeriod: 30s                                   # Go duration
+    paced: true                                         # only while writes are held back (below)
     omitted:
       count: 12                                         # insights not published (size limit)
       kinds: {ClusterOperator: 2, Node: 10}             # by kind
@@ -17,15 +18,20 @@ The controller writes it into the main ConfigMap under its own key, `usc-meta` (
 `computedAt` is refreshed whenever an insight key changes and at least once per resync period
 when nothing changes (`refresh`), so a reader can tell live data from data nobody maintains any
 more: `warnings` (pure) says when the data is older than twice the resync period, when the
-controller's Lease has expired, or when insights were omitted (the reader reports unreadable keys one by one).
+controller's Lease has expired, when insights were omitted (the reader reports unreadable keys one
+by one), or when `paced` says that the controller holds writes back (many changes at once, see
+`status.updatestatus.controller.pacing`): what is published is current as of `computedAt` and
+changes after it may not be published yet. `paced` is written only while true, so a reader that
+predates it reads every other value.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Iterable
+from typing import Any
 
-from pydantic import Field, ValidationError
+from pydantic import Field, ValidationError, model_serializer
 
 from cvo_py.runtime import safeload
 from status.updatestatus.api.names import LEASE as LEASE  # re-exported
@@ -71,6 +77,14 @@ class PublicationMetadata(ApiModel, PublicationMetadataShape):
     controller: ControllerIdentity = Field(default_factory=ControllerIdentity)
     resync_period: Duration
     omitted: Omitted = Field(default_factory=Omitted)
+    paced: bool = False
+
+    @model_serializer(mode="wrap")
+    def _omit_unpaced(self, handler: Any) -> Any:
+        data = handler(self)
+        if isinstance(data, dict) and not data.get("paced"):
+            data.pop("paced", None)  # written only while true: readers that predate it read the rest
+        return data
 
 
 class MetadataError(ValueError):
@@ -93,12 +107,15 @@ def omitted_of(keys: Iterable[str]) -> Omitted:
     return Omitted(count=len(ordered), kinds=dict(sorted(kinds.items())), keys=ordered[:OMITTED_KEYS_LISTED])
 
 
-def build(now: int, identity: str, version: str, resync: int, omitted: Iterable[str]) -> PublicationMetadata:
+def build(
+    now: int, identity: str, version: str, resync: int, omitted: Iterable[str], paced: bool = False
+) -> PublicationMetadata:
     return PublicationMetadata(
         computed_at=now,
         controller=ControllerIdentity(identity=identity[:253], version=version[:64]),
         resync_period=resync,
         omitted=omitted_of(omitted),
+        paced=paced,
     )
 
 

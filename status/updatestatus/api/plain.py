@@ -89,7 +89,7 @@ _KEYS_NODE_STATUS_INSIGHT = frozenset(
 _KEYS_HEALTH_INSIGHT = frozenset({"impact", "remediation", "scope", "startedAt", "uid"})
 _KEYS_CONTROLLER_IDENTITY = frozenset({"identity", "version"})
 _KEYS_OMITTED = frozenset({"count", "keys", "kinds"})
-_KEYS_PUBLICATION_METADATA = frozenset({"computedAt", "controller", "omitted", "resyncPeriod"})
+_KEYS_PUBLICATION_METADATA = frozenset({"computedAt", "controller", "omitted", "paced", "resyncPeriod"})
 
 
 class ControllerIdentity(ControllerIdentityShape):
@@ -151,18 +151,28 @@ class PublicationMetadata(PublicationMetadataShape):
         "controller",
         "resync_period",
         "omitted",
+        "paced",
     )
 
     computed_at: int
     controller: ControllerIdentity
     resync_period: int
     omitted: Omitted
+    paced: bool
 
-    def __init__(self, computed_at: int, controller: ControllerIdentity, resync_period: int, omitted: Omitted) -> None:
+    def __init__(
+        self,
+        computed_at: int,
+        controller: ControllerIdentity,
+        resync_period: int,
+        omitted: Omitted,
+        paced: bool = False,
+    ) -> None:
         self.computed_at = computed_at
         self.controller = controller
         self.resync_period = resync_period
         self.omitted = omitted
+        self.paced = paced
 
     def __eq__(self, other: object) -> bool:
         return equal_by_shape(self, other, PublicationMetadataShape, self.__slots__)
@@ -560,4 +570,11 @@ def read_publication_metadata(v: Any) -> PublicationMetadata:
         f3_field = read_omitted({})
     else:
         f3_field = read_omitted(f3)
-    return PublicationMetadata(parse_time(f0), f1_field, parse_duration(f2), f3_field)
+    f4 = v["paced"] if "paced" in v else _DEFAULT
+    if f4 is _DEFAULT:
+        f4_field = False
+    else:
+        if type(f4) is not bool:
+            raise NotPlain
+        f4_field = f4
+    return PublicationMetadata(parse_time(f0), f1_field, parse_duration(f2), f3_field, f4_field)

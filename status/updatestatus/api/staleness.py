@@ -40,6 +40,7 @@ class PublicationMetadataShape:
         controller: ControllerIdentityShape
         resync_period: int
         omitted: OmittedShape
+        paced: bool
 
 
 # --- what a reader warns about -----------------------------------------------------------------
@@ -93,6 +94,12 @@ def warnings(
                 f"the insights are stale: computed {ago(age)}"
                 f" at {gotext.format_time(meta.computed_at)}, more than twice the controller's resync period "
                 f"({gotext.duration_string(meta.resync_period)}); the update status controller may not be running"
+            )
+        if meta.paced:
+            out.append(
+                "the update status controller is holding writes back after many changes at once: the insights "
+                f"are current as of {gotext.format_time(meta.computed_at)} and may miss later changes; "
+                "node and pool counts below may be partial"
             )
         if meta.omitted.count:
             kinds = ", ".join(f"{n} {kind}" for kind, n in meta.omitted.kinds.items())

@@ -14,9 +14,11 @@ A change of the layout (shards added or dropped) is written in one go, in the or
 it readable; it waits until the bucket holds as many tokens as it writes (a full bucket at most)
 and leaves a debt for the rest, which the writes after it wait out.
 
-    write, retry_in = pacer.choose(now, waiting)  # waiting: ConfigMap → when its change was first seen
+    write, retry_in = pacer.choose(now, waiting)  # waiting: ConfigMap → since when it is not current
+    write, retry_in = pacer.choose_and_tell(now, waiting, main, told, since)  # the main one says so
     pacer.wrote(now, writes)                      # once they are written
     retry_in = pacer.wait_for(now, writes)        # before a layout change: 0.0 when it may go
+    writes = pacer.room(now)                      # how many may be written at once now
     stamp = current_as_of(now, waiting, write)    # the main ConfigMap's stamp when it is written
 """
 
@@ -43,19 +45,38 @@ class WritePacer:
             raise ValueError("the write rate must be positive and the burst at least 1")
         self._tokens = float(self.burst)
 
-    def choose(self, now: float, waiting: Mapping[str, float], last: str = "") -> tuple[list[str], float | None]:
-        """Which of the ConfigMaps with changes to write now (`waiting`: name → when its oldest
-        unwritten change was first seen): as many as there are tokens, oldest first, `last` (the
-        main ConfigMap) after those that waited as long (shards first, as a layout change writes
-        them); and in how many seconds to come back for the others (None when all are chosen)."""
+    def choose(
+        self, now: float, waiting: Mapping[str, float], last: str = "", first: str = ""
+    ) -> tuple[list[str], float | None]:
+        """Which of the ConfigMaps with changes to write now (`waiting`: name → since when it has
+        not been current): as many as there are tokens, oldest first, `last` (the main ConfigMap)
+        after those that waited as long (shards first, as a layout change writes them), `first`
+        before all (the main ConfigMap when it must say that writes are held back); and in how
+        many seconds to come back for the others (None when all are chosen)."""
         if not waiting:
             return [], None
-        order = sorted(waiting, key=lambda name: (waiting[name], name == last, name))
-        self._refill(now)
-        allowed = max(0, int(self._tokens + ROUNDING))
+        order = sorted(waiting, key=lambda name: (name != first, waiting[name], name == last, name))
+        allowed = self.room(now)
         if allowed >= len(order):
             return order, None
         return order[:allowed], self._seconds_until(allowed + 1)
+
+    def choose_and_tell(
+        self, now: float, waiting: dict[str, float], main: str, told: bool, since: float
+    ) -> tuple[list[str], float | None]:
+        """`choose` with `main` after those that waited as long, but first of all when some must
+        wait and it does not say yet that writes are held back (`told`): it joins `waiting` (since
+        `since`, when it had no change of its own) to say so before any other is deferred."""
+        chosen, retry_in = self.choose(now, waiting, last=main)
+        if len(chosen) < len(waiting) and not told:
+            waiting.setdefault(main, since)
+            chosen, retry_in = self.choose(now, waiting, last=main, first=main)
+        return chosen, retry_in
+
+    def room(self, now: float) -> int:
+        """How many ConfigMaps may be written at `now` (0 while a layout change is paid back)."""
+        self._refill(now)
+        return max(0, int(self._tokens + ROUNDING))
 
     def wait_for(self, now: float, writes: int) -> float:
         """Seconds until `writes` writes made at once are within the bucket (0.0: now)."""

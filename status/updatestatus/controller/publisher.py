@@ -9,7 +9,8 @@ until the watch delivers it, and the watch's echo of a write needs no sync.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Iterable
 
 from cvo_py.runtime import klog
 from cvo_py.runtime.informer import MODIFIED, Informer
@@ -48,7 +49,8 @@ class Publisher:
         self._written: dict[str, JSON] = {}
         self._published: dict[str, dict[str, str]] = {}
         self.sizes: dict[str, int] = {}
-        self.writes = 0
+        self.writes = 0  # counted under `_lock`: ConfigMaps are written from several threads at once
+        self._lock = threading.Lock()
 
     def stop(self) -> None:
         """Stops the shards' informers (the main one stops with the controller's)."""
@@ -68,15 +70,22 @@ class Publisher:
         informer.add_handler(on_event)
         return informer
 
+    def watch(self, names: Iterable[str]) -> None:
+        """Watch every shard among `names` not watched yet: their informers start together (a
+        layout change at 5,000 nodes adds 16), then each is waited for until it has listed."""
+        new = [name for name in dict.fromkeys(names) if name != self.configmap and name not in self.shards]
+        for name in new:
+            self.shards[name] = self._configmap_informer(name).start()
+        for name in new:
+            if not self.shards[name].wait_for_sync(10.0):
+                raise RuntimeError(f"could not list ConfigMap {self.namespace}/{name}")
+
     def _informer_for(self, name: str) -> Informer:
         if name == self.configmap:
             return self.main
-        informer = self.shards.get(name)
-        if informer is None:
-            informer = self.shards[name] = self._configmap_informer(name).start()
-            if not informer.wait_for_sync(10.0):
-                raise RuntimeError(f"could not list ConfigMap {self.namespace}/{name}")
-        return informer
+        if name not in self.shards:
+            self.watch([name])
+        return self.shards[name]
 
     def view(self, name: str) -> JSON | None:
         """The freshest view of one ConfigMap: the cache, or our own write until the cache has it."""
@@ -212,5 +221,6 @@ class Publisher:
     def _record(self, name: str, written: JSON) -> None:
         self._written[name] = written
         self._published[name] = owned(written.get("data"))
-        self.writes += 1
+        with self._lock:
+            self.writes += 1
         self._on_written()

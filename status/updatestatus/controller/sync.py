@@ -23,7 +23,7 @@ import socket
 import threading
 import time
 from collections.abc import Callable, Mapping
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, wait
 from datetime import UTC, datetime
 
 from prometheus_client import CollectorRegistry
@@ -130,7 +130,10 @@ class UpdateStatusController:
         self._writers = ThreadPoolExecutor(4, thread_name_prefix="usc-write")
         # Every ConfigMap write takes a token: at most so many writes a second (see `pacing`).
         self.pacer = WritePacer()
-        self._waiting: dict[str, float] = {}  # ConfigMaps whose write was deferred → since when
+        # ConfigMaps whose write was deferred → since when they have not been current (monotonic);
+        # every other one is current as of the last sync that went through (`_current_as_of`).
+        self._waiting: dict[str, float] = {}
+        self._current_as_of = time.monotonic()
         self._lock = threading.Lock()
         self._pending_since: float | None = None
         self._seeded = False
@@ -210,6 +213,8 @@ class UpdateStatusController:
         started = time.monotonic()
         with self._lock:
             pending_since, self._pending_since = self._pending_since, None
+        # What is published from the caches read now is current as of now: the stamp's moment.
+        read_at, read_wall = time.monotonic(), self._now()
         writes_before = self.publisher.writes
         main = self.publisher.view(self.configmap)
         if main is not None and not self._seeded:
@@ -221,7 +226,7 @@ class UpdateStatusController:
             self.nodes.items(),
             self.pools.items(),
             machineconfig_versions(self.mcs.items()),
-            self._now(),
+            read_wall,
             mco_image(self.mco.get(MCO_DEPLOYMENT, MCO_NAMESPACE)),
             alerts=(
                 live_alert_insights(self.alerts.reading, update_started_at(cv))
@@ -254,44 +259,65 @@ class UpdateStatusController:
         wrote = 0
 
         names = [*in_use, self.configmap, *stale]
+        self.publisher.watch(names)  # the informers of new shards, all at once
         fits = {name: self.publisher.fit(name, plan.configmaps.get(name, {})) for name in names}
         meta_omitted = [key for fit in fits.values() if fit is not None for key in fit.omitted]
         changed = any(fit is not None and fit.patch for fit in fits.values())
-        meta_value = self._metadata(main, meta_omitted, changed)
-        metas = {self.configmap: meta_value}
+        published_meta, previous_meta = self._previous_metadata(main)
+        stamp = gotext.to_now(read_wall)
+
+        def meta(at: int, paced: bool = False) -> str:
+            return self._metadata(published_meta, previous_meta, meta_omitted, changed, at, paced)
+
+        metas = {self.configmap: meta(stamp)}
 
         def publish(name: str) -> tuple[int, list[str]]:
             return self.publisher.publish(name, fits[name], owner=main, meta=metas.get(name))
 
         deferred: list[str] = []
-        retry_in: float | None = None
+        need = 1  # tokens the deferred writes wait for
+        in_debt = False  # a layout change written beyond the bucket
+        now = time.monotonic()  # when the writes are chosen, and charged: they start then
         try:
-            now = time.monotonic()
             if not stale and sorted(listed) == sorted(in_use) and all(self.publisher.view(n) for n in in_use):
                 # The usual case: the same shards, each ConfigMap changed independently, in parallel,
                 # as many as the pacer lets through now (all of them unless many changes came at once).
                 order = [self.configmap, *in_use]
                 changing = [n for n in order if self.publisher.changes(n, fits[n], metas.get(n))]
-                # since when each has waited: until written, a deferred one keeps its place
-                self._waiting = waiting = {n: self._waiting.get(n, now) for n in changing}
-                chosen, retry_in = self.pacer.choose(now, waiting, last=self.configmap)
+                # until written, a deferred one keeps its place (since when it has not been current)
+                self._waiting = waiting = {n: self._waiting.get(n, self._current_as_of) for n in changing}
+                told = previous_meta is not None and previous_meta.paced
+                chosen, _ = self.pacer.choose_and_tell(now, waiting, self.configmap, told, self._current_as_of)
                 deferred = [n for n in waiting if n not in chosen]
                 if self.configmap in chosen and deferred:
                     # The stamp says how old the oldest published insight may be.
-                    behind = now - current_as_of(now, waiting, chosen)
-                    metas[self.configmap] = self._metadata(main, meta_omitted, changed, behind)
-                results = list(self._writers.map(publish, [n for n in order if n not in deferred]))
+                    as_of = current_as_of(read_at, waiting, chosen)
+                    metas[self.configmap] = meta(stamp - round((read_at - as_of) * gotext.SECOND), paced=True)
+                # the main ConfigMap after the others: it never says more is current than they hold
+                results = self._write_all(publish, [n for n in in_use if n not in deferred])
+                if self.configmap not in deferred:
+                    results.append(publish(self.configmap))
             else:
-                # The layout changes: one at a time, in the order that lets a client reading in
-                # between find every insight (see `layout_write_order`), once the pacer has room.
+                # The layout changes: in the order that lets a client reading in between find every
+                # insight (see `layout_write_order`), once the pacer has room; all that it writes
+                # beyond the bucket is paid back after it, while the main ConfigMap says so.
                 layout = layout_write_order(in_use, listed, stale)
-                to_write = sum(1 for n in layout if self.publisher.changes(n, fits[n], metas.get(n)))
-                wait = self.pacer.wait_for(now, to_write)
-                if wait > 0:
-                    deferred, retry_in, results = layout, wait, []
+                room = self.pacer.room(now)
+                to_write = [n for n in layout if self.publisher.changes(n, fits[n], metas.get(n))]
+                if len(to_write) > room:
+                    metas[self.configmap] = meta(stamp, paced=True)
+                    to_write = [n for n in layout if self.publisher.changes(n, fits[n], metas.get(n))]
+                if self.pacer.wait_for(now, len(to_write)) > 0:
+                    deferred, need, results = layout, len(to_write), []
+                    self._waiting = {n: self._waiting.get(n, self._current_as_of) for n in to_write}
                 else:
-                    results = [publish(name) for name in layout]
+                    # those that gain keys, the main ConfigMap, those that lose keys: each group at once
+                    main_at = layout.index(self.configmap)
+                    results = self._write_all(publish, layout[:main_at])
+                    results.append(publish(self.configmap))
+                    results.extend(self._write_all(publish, layout[main_at + 1 :]))
                     self._waiting = {}
+                    in_debt = len(to_write) > room
             for name in deferred:  # not written, but what it leaves out is still left out
                 fit = fits[name]
                 omitted.extend(fit.omitted if fit is not None else ())
@@ -304,16 +330,23 @@ class UpdateStatusController:
             self._still_pending(pending_since)
             raise
         finally:
-            self.pacer.wrote(time.monotonic(), self.publisher.writes - writes_before)
+            # Charged when chosen: charged when done, a bucket full at the start would not refill
+            # while they are made (a layout change's 33 writes take seconds on a busy server).
+            self.pacer.wrote(now, self.publisher.writes - writes_before)
         self._waiting = {name: since for name, since in self._waiting.items() if name in deferred}
+        self._current_as_of = read_at  # every ConfigMap not waiting is current as of the read
         self._report_omitted(tuple(omitted), data)
         if deferred:
-            # The rest when the pacer has room (or at the next change), as one more sync.
+            # The rest when the pacer has room (or at the next change), as one more sync: counted
+            # from now, when this sync's writes are paid, not from when it chose them.
             self._still_pending(pending_since)
-            self.loop.poke_in(retry_in or 0.0)
+            retry_in = self.pacer.wait_for(time.monotonic(), need)
+            self.loop.poke_in(retry_in)
             klog.v(4).info("Writes of %d ConfigMaps deferred %.2f s (many changes at once)", len(deferred), retry_in)
         else:
             self.last_publish = time.time()
+            if in_debt:  # once it is paid back, a sync says that writes are no longer held back
+                self.loop.poke_in(self.pacer.wait_for(time.monotonic(), 1))
         if not wrote:
             if not deferred:
                 klog.v(4).info("ConfigMap API %s/%s is up to date", self.namespace, self.configmap)
@@ -324,29 +357,45 @@ class UpdateStatusController:
             if pending_since is not None:
                 self.metrics.reaction.observe(finished - pending_since)
 
+    def _write_all(
+        self, publish: Callable[[str], tuple[int, list[str]]], names: list[str]
+    ) -> list[tuple[int, list[str]]]:
+        """`publish` each of `names` in parallel; all have ended when this returns or raises (the
+        first failure), so no write of this sync overlaps one of the next."""
+        futures = [self._writers.submit(publish, name) for name in names]
+        wait(futures)
+        return [future.result() for future in futures]
+
     def _still_pending(self, pending_since: float | None) -> None:
         """What this sync took on is not all written: its changes still count as unprocessed."""
         with self._lock:
             if pending_since is not None and (self._pending_since is None or pending_since < self._pending_since):
                 self._pending_since = pending_since
 
-    def _metadata(self, main: JSON, omitted: list[str], insights_changed: bool, behind: float = 0.0) -> str:
-        """The metadata value to publish: refreshed when the insights change and once per resync,
-        stamped `behind` seconds before now when some of the insights it stands for are that old."""
+    def _previous_metadata(self, main: JSON) -> tuple[str | None, metadata.PublicationMetadata | None]:
+        """The metadata value the main ConfigMap holds, and what it says (None: none, or unreadable)."""
         published = (main.get("data") or {}).get(metadata.META_KEY)
-        previous = None
-        if published is not None:
-            try:
-                previous = metadata.decode(published)
-            except metadata.MetadataError as exc:
-                previous = None  # someone else's value under our key: rewritten
-                self._report_unreadable(metadata.META_KEY, published, exc)
+        if published is None:
+            return None, None
+        try:
+            return published, metadata.decode(published)
+        except metadata.MetadataError as exc:
+            self._report_unreadable(metadata.META_KEY, published, exc)
+            return published, None  # someone else's value under our key: rewritten
+
+    def _metadata(
+        self,
+        published: str | None,
+        previous: metadata.PublicationMetadata | None,
+        omitted: list[str],
+        insights_changed: bool,
+        computed_at: int,
+        paced: bool = False,
+    ) -> str:
+        """The metadata value to publish: refreshed when the insights change and once per resync,
+        stamped `computed_at` (when all it stands for was current); `paced` while writes wait."""
         desired = metadata.build(
-            gotext.to_now(self._now()) - round(behind * gotext.SECOND),
-            self.identity,
-            __version__,
-            int(self.resync * gotext.SECOND),
-            omitted,
+            computed_at, self.identity, __version__, int(self.resync * gotext.SECOND), omitted, paced
         )
         chosen = metadata.refresh(previous, desired, insights_changed)
         return published if chosen is previous and published is not None else metadata.encode(chosen)

@@ -59,6 +59,36 @@ def test_refreshed_when_insights_change_and_once_per_resync_otherwise() -> None:
     assert metadata.refresh(None, meta(ns(0)), insights_changed=False).computed_at == ns(0)
 
 
+def test_paced_is_written_only_while_true_and_read_back() -> None:
+    paced = metadata.build(ns(1), "usc-0", "0.1.0", RESYNC, [], paced=True)
+    value = metadata.encode(paced)
+    assert value.endswith(',"paced":true}') and metadata.decode(value) == paced
+    # not paced: no key at all, so a reader that predates it reads the value as before
+    assert "paced" not in metadata.encode(meta(ns(1)))
+    assert metadata.decode(metadata.encode(meta(ns(1)))).paced is False
+
+
+def test_a_paced_stamp_is_rewritten_as_soon_as_writes_are_no_longer_held_back() -> None:
+    paced = metadata.build(ns(0), "usc-0", "0.1.0", RESYNC, [], paced=True)
+    # nothing else changed, a moment later: still rewritten, to stop saying so
+    again = metadata.refresh(paced, meta(ns(0, 1)), insights_changed=False)
+    assert again.paced is False and again.computed_at == ns(0, 1)
+    # and saying so is a change of its own
+    assert metadata.refresh(meta(ns(0)), paced, insights_changed=False) is paced
+
+
+def test_a_paced_publication_says_it_may_miss_later_changes() -> None:
+    paced = metadata.build(ns(0), "usc-0", "0.1.0", RESYNC, [], paced=True)
+    [w] = metadata.warnings(paced, ns(0) + 3 * SECOND)
+    assert w == (
+        "the update status controller is holding writes back after many changes at once: the insights are "
+        "current as of 2024-01-01T10:00:00Z and may miss later changes; node and pool counts below may be partial"
+    )
+    assert metadata.health_caveat([w]) is not None
+    # still said when the data is also stale: both lines
+    assert len(metadata.warnings(paced, ns(0) + 61 * SECOND)) == 2
+
+
 def test_no_warning_for_fresh_complete_data_and_a_live_lease() -> None:
     lease = LeaseState(holder="usc-0", renewed_at=ns(9), duration=137 * SECOND)
     assert metadata.warnings(meta(ns(10) - 59 * SECOND), ns(10), lease) == []

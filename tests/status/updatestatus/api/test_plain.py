@@ -180,7 +180,8 @@ def test_structural_mutations_read_as_the_models_read_them(data: st.DataObject) 
 @settings(max_examples=300)
 @given(st.data())
 def test_publication_metadata_reads_as_the_model_reads_it(data: st.DataObject) -> None:
-    meta = metadata.build(ns(5), "controller-1_abc", "0.1.0", 30 * 10**9, ["usc-co-a", "usc-node-b"])
+    paced = data.draw(st.booleans(), label="paced")
+    meta = metadata.build(ns(5), "controller-1_abc", "0.1.0", 30 * 10**9, ["usc-co-a", "usc-node-b"], paced)
     doc = json.loads(metadata.encode(meta))
     if data.draw(st.booleans(), label="mutate"):
         path = data.draw(st.sampled_from(paths(doc)), label="path")

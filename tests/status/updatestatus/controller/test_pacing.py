@@ -196,6 +196,57 @@ def test_the_stamp_is_the_oldest_change_left_waiting() -> None:
     assert len(stamps) > 100 and behind > 10  # stamped often, and often behind
 
 
+def test_when_some_must_wait_the_main_configmap_goes_first_to_say_so() -> None:
+    pacer = WritePacer(rate=4, burst=4)
+    pacer.wrote(0.0, 2)  # two tokens left
+    waiting = {"cm-00": 1.0, "cm-01": 1.0, "cm-02": 1.0}
+    # the main ConfigMap has no change of its own, but must say that two of these will wait
+    write, retry = pacer.choose_and_tell(0.0, waiting, "main", told=False, since=1.5)
+    assert write == ["main", "cm-00"] and retry == pytest.approx(0.25)
+    assert waiting["main"] == 1.5  # it joined the waiting ones
+    # once it says so, it keeps its place: after those that waited as long
+    waiting = {"main": 1.0, "cm-00": 1.0, "cm-01": 0.5}
+    assert pacer.choose_and_tell(0.0, waiting, "main", told=True, since=1.5)[0] == ["cm-01", "cm-00"]
+    # when all fit, nothing is said and the main ConfigMap is not written for it
+    waiting = {"cm-00": 1.0}
+    assert pacer.choose_and_tell(0.0, waiting, "main", told=False, since=1.5)[0] == ["cm-00"]
+    assert "main" not in waiting
+    # with no token at all, it is first in line for the next one
+    pacer.wrote(0.0, 2)
+    waiting = {"cm-00": 1.0, "cm-01": 1.0}
+    assert pacer.choose_and_tell(0.0, waiting, "main", told=False, since=1.5) == ([], pytest.approx(0.25))
+    assert pacer.choose_and_tell(0.25, waiting, "main", told=False, since=1.5)[0] == ["main"]
+
+
+@settings(max_examples=200)
+@given(st.lists(st.tuples(st.floats(0.0, 0.6), st.sets(st.sampled_from(SHARDS)), st.booleans()), max_size=80))
+def test_a_configmap_waits_past_the_next_token_only_while_the_main_configmap_says_so(
+    steps: list[tuple[float, set[str], bool]],
+) -> None:
+    """The controller's loop (a sync at each step: shards and perhaps the main ConfigMap change,
+    as many are written as the pacer allows): whenever a sync leaves some ConfigMap waiting, the
+    main ConfigMap either says that writes are held back, or had no token at all and is the first
+    to be written at the next one. It says so no longer than something waits."""
+    pacer = WritePacer(rate=4.0, burst=4)
+    now, told = 0.0, False  # what the main ConfigMap published says
+    waiting: dict[str, float] = {}
+    for pause, touched, main_changed in [*steps, *[(0.25, set(), False)] * 120]:  # then the changes stop
+        now += pause
+        for name in touched | ({"main"} if main_changed else set()):
+            waiting.setdefault(name, now)
+        if told:  # until written with nothing left waiting, it has that to say
+            waiting.setdefault("main", now)
+        write, _ = pacer.choose_and_tell(now, waiting, "main", told, since=now)
+        pacer.wrote(now, len(write))
+        for name in write:
+            del waiting[name]
+        if "main" in write:
+            told = bool(waiting)
+        if waiting:
+            assert told or (write == [] and "main" in waiting), (write, waiting)
+    assert not waiting and not told  # everything written, and said to be
+
+
 def test_a_pacer_needs_a_positive_rate_and_a_bucket() -> None:
     with pytest.raises(ValueError, match="positive"):
         WritePacer(rate=0)
