@@ -10,157 +10,27 @@ snapshot, dump) use this module and the plain classes generated from the models
 from __future__ import annotations
 
 from collections.abc import Sequence
-from enum import StrEnum
 from typing import TYPE_CHECKING, TypeVar
 
-# --- enums -------------------------------------------------------------------------------------
+from status.updatestatus.insights.vocabulary import NODE_MESSAGE_MAX as NODE_MESSAGE_MAX
+from status.updatestatus.insights.vocabulary import ClusterOperatorHealthyReason as ClusterOperatorHealthyReason
+from status.updatestatus.insights.vocabulary import ClusterOperatorUpdatingReason as ClusterOperatorUpdatingReason
+from status.updatestatus.insights.vocabulary import ClusterVersionAssessment as ClusterVersionAssessment
+from status.updatestatus.insights.vocabulary import ClusterVersionUpdatingReason as ClusterVersionUpdatingReason
 
-
-class ConditionStatus(StrEnum):
-    TRUE = "True"
-    FALSE = "False"
-    UNKNOWN = "Unknown"
-
-
-class ScopeType(StrEnum):
-    CONTROL_PLANE = "ControlPlane"
-    WORKER_POOL = "WorkerPool"
-    CLUSTER = "Cluster"  # used by oc for alerts; not in the upstream enum
-
-
-class ClusterVersionAssessment(StrEnum):
-    UNKNOWN = "Unknown"
-    PROGRESSING = "Progressing"
-    COMPLETED = "Completed"
-    DEGRADED = "Degraded"
-
-
-class PoolAssessment(StrEnum):
-    PENDING = "Pending"
-    COMPLETED = "Completed"
-    DEGRADED = "Degraded"
-    EXCLUDED = "Excluded"
-    PROGRESSING = "Progressing"
-
-
-class NodeSummaryType(StrEnum):
-    TOTAL = "Total"
-    AVAILABLE = "Available"
-    PROGRESSING = "Progressing"
-    OUTDATED = "Outdated"
-    DRAINING = "Draining"
-    EXCLUDED = "Excluded"
-    DEGRADED = "Degraded"
-
-
-class VersionMetadataKey(StrEnum):
-    INSTALLATION = "Installation"
-    PARTIAL = "Partial"
-    ARCHITECTURE = "Architecture"
-
-
-class ImpactLevel(StrEnum):
-    UNKNOWN = "Unknown"
-    INFO = "Info"
-    WARNING = "Warning"
-    ERROR = "Error"
-    CRITICAL = "Critical"
-
-    @property
-    def severity(self) -> int:
-        """Sort rank, increasing with severity (oc sorts Update Health by it, descending)."""
-        return _LEVEL_RANK[self]
-
-
-_LEVEL_RANK = {
-    ImpactLevel.UNKNOWN: -1,
-    ImpactLevel.INFO: 0,
-    ImpactLevel.WARNING: 1,
-    ImpactLevel.ERROR: 2,
-    ImpactLevel.CRITICAL: 3,
-}
-
-
-class ImpactType(StrEnum):
-    NONE = "None"
-    UNKNOWN = "Unknown"
-    API_AVAILABILITY = "API Availability"
-    CLUSTER_CAPACITY = "Cluster Capacity"
-    APPLICATION_AVAILABILITY = "Application Availability"
-    APPLICATION_OUTAGE = "Application Outage"
-    DATA_LOSS = "Data Loss"
-    UPDATE_SPEED = "Update Speed"
-    UPDATE_STALLED = "Update Stalled"
-
-
-NODE_MESSAGE_MAX = 100  # a node insight's message, in characters (longer ones end with "…")
-
-
-# --- condition types and reasons ---------------------------------------------------------------
-
-
-class ConditionType:
-    UPDATING = "Updating"
-    HEALTHY = "Healthy"
-    AVAILABLE = "Available"
-    DEGRADED = "Degraded"
-    PROGRESSING = "Progressing"  # copied from the ClusterVersion / ClusterOperator
-
-
-class ClusterVersionUpdatingReason:
-    PROGRESSING = "ClusterVersionProgressing"
-    NOT_PROGRESSING = "ClusterVersionNotProgressing"
-    CANNOT_DETERMINE = "CannotDetermineUpdating"
-
-
-class ClusterOperatorUpdatingReason:
-    UPDATED = "Updated"
-    PENDING = "Pending"
-    PROGRESSING = "Progressing"
-    CANNOT_DETERMINE = "CannotDetermine"
-
-
-class ClusterOperatorHealthyReason:
-    AS_EXPECTED = "AsExpected"
-    UNAVAILABLE = "Unavailable"
-    DEGRADED = "Degraded"
-    CANNOT_DETERMINE = "CannotDetermine"
-
-
-class NodeUpdatingReason:
-    DRAINING = "Draining"
-    UPDATING = "Updating"
-    REBOOTING = "Rebooting"
-    PAUSED = "Paused"
-    PENDING = "Pending"
-    COMPLETED = "Completed"
-    CANNOT_DETERMINE = "CannotDetermine"
-
-
-class NodeAvailableReason:
-    """`Available` reasons; several unavailability causes are joined with `,`."""
-
-    AS_EXPECTED = "AsExpected"
-    NOT_READY = "NotReady"
-    DISK_PRESSURE = "DiskPressure"
-    NETWORK_UNAVAILABLE = "NetworkUnavailable"
-    UNSCHEDULABLE = "Unschedulable"
-    MCD_PROCESSING = "MachineConfigDaemonProcessing"
-    UNEXPECTED_IMAGE = "UnexpectedImage"
-
-
-class NodeDegradedReason:
-    AS_EXPECTED = "AsExpected"
-    # otherwise the Machine Config Daemon state: Degraded or Unreconcilable
-
-
-class PoolUpdatingReason:
-    UPDATED = "Updated"
-    PENDING = "Pending"
-    PAUSED = "Paused"
-    PROGRESSING = "Progressing"
-    CANNOT_DETERMINE = "CannotDetermine"
-
+# The vocabulary (`status.updatestatus.insights.vocabulary`), re-exported: the reader's one import.
+from status.updatestatus.insights.vocabulary import ConditionStatus as ConditionStatus
+from status.updatestatus.insights.vocabulary import ConditionType as ConditionType
+from status.updatestatus.insights.vocabulary import ImpactLevel as ImpactLevel
+from status.updatestatus.insights.vocabulary import ImpactType as ImpactType
+from status.updatestatus.insights.vocabulary import NodeAvailableReason as NodeAvailableReason
+from status.updatestatus.insights.vocabulary import NodeDegradedReason as NodeDegradedReason
+from status.updatestatus.insights.vocabulary import NodeSummaryType as NodeSummaryType
+from status.updatestatus.insights.vocabulary import NodeUpdatingReason as NodeUpdatingReason
+from status.updatestatus.insights.vocabulary import PoolAssessment as PoolAssessment
+from status.updatestatus.insights.vocabulary import PoolUpdatingReason as PoolUpdatingReason
+from status.updatestatus.insights.vocabulary import ScopeType as ScopeType
+from status.updatestatus.insights.vocabulary import VersionMetadataKey as VersionMetadataKey
 
 # --- shapes ------------------------------------------------------------------------------------
 #
@@ -323,9 +193,5 @@ class HealthInsightShape:
 
 
 InsightShape = (
-    ClusterVersionInsightShape
-    | ClusterOperatorInsightShape
-    | PoolInsightShape
-    | NodeInsightShape
-    | HealthInsightShape
+    ClusterVersionInsightShape | ClusterOperatorInsightShape | PoolInsightShape | NodeInsightShape | HealthInsightShape
 )
