@@ -1,27 +1,37 @@
-"""The ConfigMap API's plain readers, and the plain classes of its publication metadata, generated
-from the pydantic models by hack/gen_plain_insights.py (whose docstring says what they take): do not edit.
+"""The ConfigMap API's plain readers and writers, and the shapes and plain classes of its publication
+metadata, generated from the pydantic models by hack/gen_plain_insights.py (whose docstring says
+what they take and give): do not edit.
 
 A reader takes a JSON value (as `json.loads` gives it) and returns the plain object (an insight's
 class is in `status.updatestatus.insights.plain`), or raises `NotPlain` (or KeyError, TypeError,
-ValueError) for anything it does not take.
+ValueError) for anything it does not take. A writer takes an insight of its shape (a plain object
+or a model) and returns its JSON, one compact line, YAML-safe.
 """
 
 from __future__ import annotations
 
+import functools
 import re
-from typing import Any
+from collections.abc import Callable, Mapping, Sequence
+from json.encoder import encode_basestring
+from typing import TYPE_CHECKING, Any
 
-from cvo_py.runtime.gotext import parse_duration, parse_time
-from status.updatestatus.api.staleness import ControllerIdentityShape, OmittedShape, PublicationMetadataShape
+from cvo_py.runtime.gotext import duration_string, parse_duration, parse_time
 from status.updatestatus.insights.kinds import (
-    ClusterVersionAssessment,
-    ConditionStatus,
-    ImpactLevel,
-    ImpactType,
-    NodeSummaryType,
-    PoolAssessment,
-    ScopeType,
-    VersionMetadataKey,
+    ClusterOperatorInsightShape,
+    ClusterVersionInsightShape,
+    ConditionShape,
+    ControlPlaneUpdateVersionsShape,
+    HealthInsightShape,
+    InsightImpactShape,
+    InsightRemediationShape,
+    InsightScopeShape,
+    NodeInsightShape,
+    NodeSummaryShape,
+    PoolInsightShape,
+    ResourceRefShape,
+    VersionMetadataShape,
+    VersionShape,
 )
 from status.updatestatus.insights.plain import (
     ClusterOperatorStatusInsight,
@@ -40,6 +50,17 @@ from status.updatestatus.insights.plain import (
     VersionMetadata,
     equal_by_shape,
     repr_of_slots,
+)
+from status.updatestatus.insights.vocabulary import (
+    ClusterVersionAssessment,
+    ConditionStatus,
+    ImpactLevel,
+    ImpactType,
+    NodeSummaryType,
+    PoolAssessment,
+    ScopeType,
+    VersionMetadataKey,
+    time_string,
 )
 
 
@@ -90,6 +111,36 @@ _KEYS_HEALTH_INSIGHT = frozenset({"impact", "remediation", "scope", "startedAt",
 _KEYS_CONTROLLER_IDENTITY = frozenset({"identity", "version"})
 _KEYS_OMITTED = frozenset({"count", "keys", "kinds"})
 _KEYS_PUBLICATION_METADATA = frozenset({"computedAt", "controller", "omitted", "resyncPeriod"})
+
+
+class ControllerIdentityShape:
+    """What a ControllerIdentity holds: its model and its plain class derive from this."""
+
+    __slots__ = ()
+    if TYPE_CHECKING:
+        identity: str
+        version: str
+
+
+class OmittedShape:
+    """What a Omitted holds: its model and its plain class derive from this."""
+
+    __slots__ = ()
+    if TYPE_CHECKING:
+        count: int
+        kinds: Mapping[str, int]
+        keys: Sequence[str]
+
+
+class PublicationMetadataShape:
+    """What a PublicationMetadata holds: its model and its plain class derive from this."""
+
+    __slots__ = ()
+    if TYPE_CHECKING:
+        computed_at: int
+        controller: ControllerIdentityShape
+        resync_period: int
+        omitted: OmittedShape
 
 
 class ControllerIdentity(ControllerIdentityShape):
@@ -561,3 +612,155 @@ def read_publication_metadata(v: Any) -> PublicationMetadata:
     else:
         f3_field = read_omitted(f3)
     return PublicationMetadata(parse_time(f0), f1_field, parse_duration(f2), f3_field)
+
+
+# Characters JSON leaves raw but YAML reads differently: C1 controls and DEL are not allowed in a
+# YAML stream, and NEL, LS and PS are line breaks that YAML folds into spaces inside a quoted
+# scalar. They are written as \uXXXX escapes, which JSON and YAML both read back exactly.
+YAML_UNSAFE = re.compile("[\x7f-\x9f\u2028\u2029\ufeff\ufffe\uffff]")
+
+
+def _q(text: str) -> str:
+    """JSON string quoting, C accelerated, non-ASCII kept (as `ensure_ascii=False`), YAML-safe."""
+    quoted: str = encode_basestring(text)
+    if YAML_UNSAFE.search(quoted) is None:
+        return quoted
+    return YAML_UNSAFE.sub(escape_yaml_unsafe, quoted)
+
+
+def escape_yaml_unsafe(match: re.Match[str]) -> str:
+    return f"\\u{ord(match.group()):04x}"
+
+
+@functools.lru_cache(maxsize=4096)
+def _write_condition(type: Any, status: Any, reason: Any, message: Any, last_transition_time: Any) -> str:
+    return (
+        f'{{"type":{_q(type)},'
+        f'"status":{_q(status)},'
+        f'"reason":{_q(reason)},'
+        f'"message":{_q(message)},'
+        f'"lastTransitionTime":"{time_string(last_transition_time)}"}}'
+    )
+
+
+def write_condition(o: ConditionShape) -> str:
+    return _write_condition(o.type, o.status, o.reason, o.message, o.last_transition_time)
+
+
+def write_resource_ref(o: ResourceRefShape) -> str:
+    out: list[str] = []
+    if o.group != "":
+        out.append(f'"group":{_q(o.group)}')
+    out.append(f'"resource":{_q(o.resource)},"name":{_q(o.name)}')
+    if o.namespace != "":
+        out.append(f'"namespace":{_q(o.namespace)}')
+    return "{" + ",".join(out) + "}"
+
+
+def write_version_metadata(o: VersionMetadataShape) -> str:
+    return f'{{"key":{_q(o.key)},"value":{_q(o.value)}}}'
+
+
+def write_version(o: VersionShape) -> str:
+    v1 = ",".join([write_version_metadata(item) for item in o.metadata])
+    return f'{{"version":{_q(o.version)},"metadata":[{v1}]}}'
+
+
+def write_control_plane_update_versions(o: ControlPlaneUpdateVersionsShape) -> str:
+    return f'{{"previous":{write_version(o.previous)},"target":{write_version(o.target)}}}'
+
+
+def write_node_summary(o: NodeSummaryShape) -> str:
+    return f'{{"type":{_q(o.type)},"count":{o.count}}}'
+
+
+def write_insight_scope(o: InsightScopeShape) -> str:
+    v1 = ",".join([write_resource_ref(item) for item in o.resources])
+    return f'{{"type":{_q(o.type)},"resources":[{v1}]}}'
+
+
+def write_insight_impact(o: InsightImpactShape) -> str:
+    return f'{{"level":{_q(o.level)},"type":{_q(o.type)},"summary":{_q(o.summary)},"description":{_q(o.description)}}}'
+
+
+def write_insight_remediation(o: InsightRemediationShape) -> str:
+    out = [f'"reference":{_q(o.reference)}']
+    if o.estimated_finish is not None:
+        out.append(f'"estimatedFinish":"{time_string(o.estimated_finish)}"')
+    return "{" + ",".join(out) + "}"
+
+
+def write_cluster_version_status_insight(o: ClusterVersionInsightShape) -> str:
+    v0 = ",".join([write_condition(item) for item in o.conditions])
+    out = [
+        f'"conditions":[{v0}],'
+        f'"resource":{write_resource_ref(o.resource)},'
+        f'"assessment":{_q(o.assessment)},'
+        f'"versions":{write_control_plane_update_versions(o.versions)},'
+        f'"completion":{o.completion},'
+        f'"startedAt":"{time_string(o.started_at)}"'
+    ]
+    if o.completed_at is not None:
+        out.append(f'"completedAt":"{time_string(o.completed_at)}"')
+    if o.estimated_completed_at is not None:
+        out.append(f'"estimatedCompletedAt":"{time_string(o.estimated_completed_at)}"')
+    return "{" + ",".join(out) + "}"
+
+
+def write_cluster_operator_status_insight(o: ClusterOperatorInsightShape) -> str:
+    v0 = ",".join([write_condition(item) for item in o.conditions])
+    return f'{{"conditions":[{v0}],"name":{_q(o.name)},"resource":{write_resource_ref(o.resource)}}}'
+
+
+def write_machine_config_pool_status_insight(o: PoolInsightShape) -> str:
+    v0 = ",".join([write_condition(item) for item in o.conditions])
+    v6 = ",".join([write_node_summary(item) for item in o.summaries])
+    return (
+        f'{{"conditions":[{v0}],'
+        f'"name":{_q(o.name)},'
+        f'"resource":{write_resource_ref(o.resource)},'
+        f'"scopeType":{_q(o.scope_type)},'
+        f'"assessment":{_q(o.assessment)},'
+        f'"completion":{o.completion},'
+        f'"summaries":[{v6}]}}'
+    )
+
+
+def write_node_status_insight(o: NodeInsightShape) -> str:
+    v0 = ",".join([write_condition(item) for item in o.conditions])
+    out = [
+        f'"conditions":[{v0}],'
+        f'"name":{_q(o.name)},'
+        f'"resource":{write_resource_ref(o.resource)},'
+        f'"poolResource":{write_resource_ref(o.pool_resource)},'
+        f'"scopeType":{_q(o.scope_type)}'
+    ]
+    if o.version != "":
+        out.append(f'"version":{_q(o.version)}')
+    if o.est_to_complete is not None:
+        out.append(f'"estToComplete":"{duration_string(o.est_to_complete)}"')
+    if o.message != "":
+        out.append(f'"message":{_q(o.message)}')
+    return "{" + ",".join(out) + "}"
+
+
+def write_health_insight(o: HealthInsightShape) -> str:
+    out = [f'"uid":{_q(o.uid)}']
+    if o.started_at is not None:
+        out.append(f'"startedAt":"{time_string(o.started_at)}"')
+    out.append(
+        f'"scope":{write_insight_scope(o.scope)},'
+        f'"impact":{write_insight_impact(o.impact)},'
+        f'"remediation":{write_insight_remediation(o.remediation)}'
+    )
+    return "{" + ",".join(out) + "}"
+
+
+# Each insight type's shape and writer.
+INSIGHT_WRITERS: tuple[tuple[type, Callable[[Any], str]], ...] = (
+    (ClusterVersionInsightShape, write_cluster_version_status_insight),
+    (ClusterOperatorInsightShape, write_cluster_operator_status_insight),
+    (PoolInsightShape, write_machine_config_pool_status_insight),
+    (NodeInsightShape, write_node_status_insight),
+    (HealthInsightShape, write_health_insight),
+)

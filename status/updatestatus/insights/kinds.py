@@ -1,24 +1,24 @@
-"""The insight API's enums, condition types and reasons, and the shape of each insight type:
-everything a reader of insights needs, without pydantic.
+"""The insight API as a reader takes it, without pydantic: the vocabulary (enums, condition types,
+reasons: `status.updatestatus.insights.vocabulary`, re-exported here) and the shape of each
+insight type, generated from the pydantic models by hack/gen_plain_insights.py: do not edit.
 
-`status.updatestatus.insights.models` defines the API (pydantic models; its docstring says what
-each type holds) and re-exports all of this. The computation and every `upgrade-status` (live,
-snapshot, dump) use this module and the plain classes generated from the models
-(`status.updatestatus.insights.plain`), and so run without loading pydantic.
+A shape declares a type's fields for the type checker. The models
+(`status.updatestatus.insights.models`, the definition) and the plain classes generated from them
+(`status.updatestatus.insights.plain`: what the computation builds and the ConfigMap API's readers
+give) both derive from it, so the renderer, the writers and the controller take either (test by
+shape, never by class).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING
 
 from status.updatestatus.insights.vocabulary import NODE_MESSAGE_MAX as NODE_MESSAGE_MAX
 from status.updatestatus.insights.vocabulary import ClusterOperatorHealthyReason as ClusterOperatorHealthyReason
 from status.updatestatus.insights.vocabulary import ClusterOperatorUpdatingReason as ClusterOperatorUpdatingReason
 from status.updatestatus.insights.vocabulary import ClusterVersionAssessment as ClusterVersionAssessment
 from status.updatestatus.insights.vocabulary import ClusterVersionUpdatingReason as ClusterVersionUpdatingReason
-
-# The vocabulary (`status.updatestatus.insights.vocabulary`), re-exported: the reader's one import.
 from status.updatestatus.insights.vocabulary import ConditionStatus as ConditionStatus
 from status.updatestatus.insights.vocabulary import ConditionType as ConditionType
 from status.updatestatus.insights.vocabulary import ImpactLevel as ImpactLevel
@@ -31,18 +31,13 @@ from status.updatestatus.insights.vocabulary import PoolAssessment as PoolAssess
 from status.updatestatus.insights.vocabulary import PoolUpdatingReason as PoolUpdatingReason
 from status.updatestatus.insights.vocabulary import ScopeType as ScopeType
 from status.updatestatus.insights.vocabulary import VersionMetadataKey as VersionMetadataKey
-
-# --- shapes ------------------------------------------------------------------------------------
-#
-# What each insight type holds and can tell, without pydantic. The pydantic models
-# (`status.updatestatus.insights.models`, the one definition of the API) and the plain classes
-# generated from them (`status.updatestatus.insights.plain`: what the computation builds and the
-# ConfigMap API's plain readers give) both derive from these, so the renderer, the encoder and the
-# controller take either (test by shape, never by class). The attributes are declared for
-# the type checker only: each subclass defines them (a model as fields, a plain class in slots).
+from status.updatestatus.insights.vocabulary import find_condition as find_condition
+from status.updatestatus.insights.vocabulary import time_string as time_string
 
 
 class ConditionShape:
+    """What a Condition holds: its model and its plain class derive from this."""
+
     __slots__ = ()
     if TYPE_CHECKING:
         type: str
@@ -52,17 +47,9 @@ class ConditionShape:
         last_transition_time: int
 
 
-C = TypeVar("C", bound=ConditionShape)
-
-
-def find_condition(conditions: Sequence[C], type_: str) -> C | None:
-    for c in conditions:
-        if c.type == type_:
-            return c
-    return None
-
-
 class ResourceRefShape:
+    """What a ResourceRef holds: its model and its plain class derive from this."""
+
     __slots__ = ()
     if TYPE_CHECKING:
         group: str
@@ -70,13 +57,10 @@ class ResourceRefShape:
         name: str
         namespace: str
 
-    @property
-    def kind_label(self) -> str:
-        """How oc names the resource type: `<resource>.<group>` (or just `<resource>`)."""
-        return f"{self.resource}.{self.group}" if self.group else self.resource
-
 
 class VersionMetadataShape:
+    """What a VersionMetadata holds: its model and its plain class derive from this."""
+
     __slots__ = ()
     if TYPE_CHECKING:
         key: VersionMetadataKey
@@ -84,16 +68,17 @@ class VersionMetadataShape:
 
 
 class VersionShape:
+    """What a Version holds: its model and its plain class derive from this."""
+
     __slots__ = ()
     if TYPE_CHECKING:
         version: str
         metadata: Sequence[VersionMetadataShape]
 
-    def has(self, key: VersionMetadataKey) -> bool:
-        return any(m.key == key for m in self.metadata)
-
 
 class ControlPlaneUpdateVersionsShape:
+    """What a ControlPlaneUpdateVersions holds: its model and its plain class derive from this."""
+
     __slots__ = ()
     if TYPE_CHECKING:
         previous: VersionShape
@@ -101,6 +86,8 @@ class ControlPlaneUpdateVersionsShape:
 
 
 class NodeSummaryShape:
+    """What a NodeSummary holds: its model and its plain class derive from this."""
+
     __slots__ = ()
     if TYPE_CHECKING:
         type: NodeSummaryType
@@ -108,6 +95,8 @@ class NodeSummaryShape:
 
 
 class InsightScopeShape:
+    """What a InsightScope holds: its model and its plain class derive from this."""
+
     __slots__ = ()
     if TYPE_CHECKING:
         type: ScopeType
@@ -115,6 +104,8 @@ class InsightScopeShape:
 
 
 class InsightImpactShape:
+    """What a InsightImpact holds: its model and its plain class derive from this."""
+
     __slots__ = ()
     if TYPE_CHECKING:
         level: ImpactLevel
@@ -124,6 +115,8 @@ class InsightImpactShape:
 
 
 class InsightRemediationShape:
+    """What a InsightRemediation holds: its model and its plain class derive from this."""
+
     __slots__ = ()
     if TYPE_CHECKING:
         reference: str
@@ -131,6 +124,8 @@ class InsightRemediationShape:
 
 
 class ClusterVersionInsightShape:
+    """What a ClusterVersionStatusInsight holds: its model and its plain class derive from this."""
+
     __slots__ = ()
     if TYPE_CHECKING:
         conditions: Sequence[ConditionShape]
@@ -144,6 +139,8 @@ class ClusterVersionInsightShape:
 
 
 class ClusterOperatorInsightShape:
+    """What a ClusterOperatorStatusInsight holds: its model and its plain class derive from this."""
+
     __slots__ = ()
     if TYPE_CHECKING:
         conditions: Sequence[ConditionShape]
@@ -152,6 +149,8 @@ class ClusterOperatorInsightShape:
 
 
 class PoolInsightShape:
+    """What a MachineConfigPoolStatusInsight holds: its model and its plain class derive from this."""
+
     __slots__ = ()
     if TYPE_CHECKING:
         conditions: Sequence[ConditionShape]
@@ -162,14 +161,10 @@ class PoolInsightShape:
         completion: int
         summaries: Sequence[NodeSummaryShape]
 
-    def count(self, type_: NodeSummaryType) -> int:
-        for s in self.summaries:
-            if s.type == type_:
-                return s.count
-        return 0
-
 
 class NodeInsightShape:
+    """What a NodeStatusInsight holds: its model and its plain class derive from this."""
+
     __slots__ = ()
     if TYPE_CHECKING:
         conditions: Sequence[ConditionShape]
@@ -183,6 +178,8 @@ class NodeInsightShape:
 
 
 class HealthInsightShape:
+    """What a HealthInsight holds: its model and its plain class derive from this."""
+
     __slots__ = ()
     if TYPE_CHECKING:
         uid: str

@@ -1,11 +1,39 @@
-"""The insight API's vocabulary: its enums, condition types and reasons, and the bound on a node
-insight's message; what the models (`status.updatestatus.insights.models`), the plain classes
-generated from them and every reader name values with, without pydantic.
+"""The insight API's vocabulary: its enums, condition types and reasons, the bound on a node
+insight's message, how a time is written, and finding a condition; what the models
+(`status.updatestatus.insights.models`), the code generated from them and every reader name values
+with, without pydantic. `status.updatestatus.insights.kinds` re-exports all of it.
 """
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Sequence
 from enum import StrEnum
+from typing import Protocol, TypeVar
+
+from cvo_py.runtime import gotext
+
+__all__ = [
+    "NODE_MESSAGE_MAX",
+    "ClusterOperatorHealthyReason",
+    "ClusterOperatorUpdatingReason",
+    "ClusterVersionAssessment",
+    "ClusterVersionUpdatingReason",
+    "ConditionStatus",
+    "ConditionType",
+    "ImpactLevel",
+    "ImpactType",
+    "NodeAvailableReason",
+    "NodeDegradedReason",
+    "NodeSummaryType",
+    "NodeUpdatingReason",
+    "PoolAssessment",
+    "PoolUpdatingReason",
+    "ScopeType",
+    "VersionMetadataKey",
+    "find_condition",
+    "time_string",
+]
 
 # --- enums -------------------------------------------------------------------------------------
 
@@ -154,3 +182,28 @@ class PoolUpdatingReason:
     PAUSED = "Paused"
     PROGRESSING = "Progressing"
     CANNOT_DETERMINE = "CannotDetermine"
+
+
+# --- times and conditions ----------------------------------------------------------------------
+
+
+@functools.lru_cache(maxsize=16384)
+def time_string(ns: int) -> str:
+    """A Time's JSON form (cached: the insights of one cluster share few distinct instants)."""
+    return gotext.format_time(ns)
+
+
+class _Typed(Protocol):
+    @property
+    def type(self) -> str: ...
+
+
+C = TypeVar("C", bound=_Typed)
+
+
+def find_condition(conditions: Sequence[C], type_: str) -> C | None:
+    """The first condition of the type, as oc takes it."""
+    for c in conditions:
+        if c.type == type_:
+            return c
+    return None

@@ -1,0 +1,36 @@
+"""Insights as models and as plain objects, each from the other, field by field: what the tests
+compare the generated plain classes, readers and writers with (`status.updatestatus.api.plain`)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel
+
+from status.updatestatus.api import metadata
+from status.updatestatus.api import plain as plain_api
+from status.updatestatus.insights import models
+from status.updatestatus.insights import plain as plain_insights
+
+
+def model_of(value: Any) -> Any:
+    """A plain insight (or any part of one, or a list of them) as its model, validated field by field
+    from the plain object's attributes (never through the JSON the writers give)."""
+    if type(value) is list:
+        return [model_of(item) for item in value]
+    slots = getattr(type(value), "__slots__", None)
+    if not slots or not type(value).__module__.endswith(".plain"):
+        return value
+    model: type[BaseModel] = getattr(models, type(value).__name__, None) or getattr(metadata, type(value).__name__)
+    return model.model_validate({name: model_of(getattr(value, name)) for name in slots})
+
+
+def plain_of(value: Any) -> Any:
+    """A model (or a list of them) as the plain object of its type, field by field."""
+    if type(value) is list:
+        return [plain_of(item) for item in value]
+    if not isinstance(value, BaseModel):
+        return value
+    name = type(value).__name__
+    cls = getattr(plain_insights, name, None) or getattr(plain_api, name)
+    return cls(*(plain_of(getattr(value, field)) for field in type(value).model_fields))
