@@ -317,13 +317,17 @@ class Writer:
             (item,) = typing.get_args(annotation)
             if not is_model(item):
                 raise Unsupported(f"writing a list of {item!r}")
-            prelude.append(f'    {local} = ",".join([write_{snake(item.__name__)}(item) for item in {expr}])')
+            write = f"write_{snake(item.__name__)}(item)"
+            if item in CACHED_WRITERS:  # its cache called at once: one call an item, not two
+                write = f"_write_{snake(item.__name__)}({', '.join(f'item.{f}' for f in item.model_fields)})"
+            prelude.append(f'    {local} = ",".join([{write} for item in {expr}])')
             return f"[{{{local}}}]"
         raise Unsupported(f"writing a field of type {annotation!r}")
 
     def writer(self, model: type[BaseModel]) -> list[str]:
         """`write_<model>(o)`: the model's JSON of an object of its shape, as `to_api` and
-        `json.dumps` give it: fields in the model's order, None and (`OMIT_EMPTY`) "" left out."""
+        `json.dumps` give it: fields in the model's order, None and (`OMIT_EMPTY`) "" left out.
+        One f-string: a field that may be left out is a local holding its text or ""."""
         name = model.__name__
         function = f"write_{snake(name)}"
         fields = list(model.model_fields.items())
@@ -335,37 +339,31 @@ class Writer:
             meta = constraints(info.metadata)
             alias = info.alias or field_name
             inner = optional_inner(info.annotation)
+            condition = None
+            annotation = info.annotation
             if inner is not None:
                 meta.update(constraints(inner[1]))
-                text = self.value_text(expr, inner[0], meta, prelude, f"v{i}")
-                parts.append((f"{expr} is not None", f'"{alias}":{text}'))
+                annotation, condition = inner[0], f"{expr} is not None"
             elif meta.get("omit_empty"):
-                text = self.value_text(expr, info.annotation, meta, prelude, f"v{i}")
-                parts.append((f'{expr} != ""', f'"{alias}":{text}'))
-            else:
-                parts.append((None, f'"{alias}":{self.value_text(expr, info.annotation, meta, prelude, f"v{i}")}'))
-        runs: list[tuple[str | None, list[str]]] = []  # a run of unconditional fields is one string
-        for condition, text in parts:
-            if condition is None and runs and runs[-1][0] is None:
-                runs[-1][1].append(text)
-            else:
-                runs.append((condition, [text]))
+                condition = f'{expr} != ""'
+            parts.append((condition, f'"{alias}":{self.value_text(expr, annotation, meta, prelude, f"v{i}")}'))
+        required = [i for i, (condition, _) in enumerate(parts) if condition is None]
+        pieces: list[str] = []
+        for i, (condition, text) in enumerate(parts):
+            if condition is None:
+                pieces.append(("," if i != required[0] else "") + text)
+                continue
+            # before the first field always written, its comma follows it; after, it comes first
+            piece = f"{text}," if required and i < required[0] else f",{text}"
+            prelude.append(f"    part{i} = f'{piece}' if {condition} else \"\"")
+            pieces.append(f"{{part{i}}}")
         body = list(prelude)
-        if len(runs) == 1 and runs[0][0] is None:
-            body.append(f"    return ({fstring(['{{', *runs[0][1], '}}'])})")
-        else:
-            for i, (condition, texts) in enumerate(runs):
-                if i == 0 and condition is None:
-                    body.append(f"    out = [{fstring(texts)}]")
-                    continue
-                if i == 0:
-                    body.append("    out: list[str] = []")
-                if condition is None:
-                    body.append(f"    out.append({fstring(texts)})")
-                else:
-                    body.append(f"    if {condition}:")
-                    body.append(f"        out.append({fstring(texts)})")
-            body.append('    return "{" + ",".join(out) + "}"')
+        if required:
+            pieces[0], pieces[-1] = "{{" + pieces[0], pieces[-1] + "}}"
+            body.append(f"    return ({' '.join(f'f{chr(39)}{p}{chr(39)}' for p in pieces)})")
+        else:  # every field may be left out: each comes with its comma first
+            body.append(f"    text = {' '.join(f'f{chr(39)}{p}{chr(39)}' for p in pieces)}")
+            body.append('    return "{" + text[1:] + "}"')
         if not cached:
             return [f"def {function}(o: {shape_name(model)}) -> str:", *body]
         params = ", ".join(f"{field_name}: Any" for field_name, _ in fields)
@@ -428,21 +426,6 @@ class Writer:
         lines.append("    def __repr__(self) -> str:")
         lines.append("        return repr_of_slots(self, self.__slots__)")
         return lines
-
-
-def fstring(pieces: list[str]) -> str:
-    """`pieces` joined by commas (but after `{{` and before `}}`), written as adjacent f-strings, one
-    piece each (the compiler joins them), so no line is too long."""
-    texts: list[str] = []
-    for piece in pieces:
-        if texts and texts[-1] != "{{" and piece != "}}":
-            texts[-1] += ","
-        texts.append(piece)
-    if texts[0] == "{{":
-        texts[:2] = ["{{" + texts[1]]
-    if texts[-1] == "}}":
-        texts[-2:] = [texts[-2] + "}}"]
-    return " ".join(f"f'{t}'" for t in texts)
 
 
 def enums_of(model_list: list[type[BaseModel]]) -> list[type[enum.StrEnum]]:

@@ -635,11 +635,11 @@ def escape_yaml_unsafe(match: re.Match[str]) -> str:
 @functools.lru_cache(maxsize=4096)
 def _write_condition(type: Any, status: Any, reason: Any, message: Any, last_transition_time: Any) -> str:
     return (
-        f'{{"type":{_q(type)},'
-        f'"status":{_q(status)},'
-        f'"reason":{_q(reason)},'
-        f'"message":{_q(message)},'
-        f'"lastTransitionTime":"{time_string(last_transition_time)}"}}'
+        f'{{"type":{_q(type)}'
+        f',"status":{_q(status)}'
+        f',"reason":{_q(reason)}'
+        f',"message":{_q(message)}'
+        f',"lastTransitionTime":"{time_string(last_transition_time)}"}}'
     )
 
 
@@ -648,13 +648,9 @@ def write_condition(o: ConditionShape) -> str:
 
 
 def write_resource_ref(o: ResourceRefShape) -> str:
-    out: list[str] = []
-    if o.group != "":
-        out.append(f'"group":{_q(o.group)}')
-    out.append(f'"resource":{_q(o.resource)},"name":{_q(o.name)}')
-    if o.namespace != "":
-        out.append(f'"namespace":{_q(o.namespace)}')
-    return "{" + ",".join(out) + "}"
+    part0 = f'"group":{_q(o.group)},' if o.group != "" else ""
+    part3 = f',"namespace":{_q(o.namespace)}' if o.namespace != "" else ""
+    return f'{{{part0}"resource":{_q(o.resource)},"name":{_q(o.name)}{part3}}}'
 
 
 def write_version_metadata(o: VersionMetadataShape) -> str:
@@ -684,76 +680,95 @@ def write_insight_impact(o: InsightImpactShape) -> str:
 
 
 def write_insight_remediation(o: InsightRemediationShape) -> str:
-    out = [f'"reference":{_q(o.reference)}']
-    if o.estimated_finish is not None:
-        out.append(f'"estimatedFinish":"{time_string(o.estimated_finish)}"')
-    return "{" + ",".join(out) + "}"
+    part1 = f',"estimatedFinish":"{time_string(o.estimated_finish)}"' if o.estimated_finish is not None else ""
+    return f'{{"reference":{_q(o.reference)}{part1}}}'
 
 
 def write_cluster_version_status_insight(o: ClusterVersionInsightShape) -> str:
-    v0 = ",".join([write_condition(item) for item in o.conditions])
-    out = [
-        f'"conditions":[{v0}],'
-        f'"resource":{write_resource_ref(o.resource)},'
-        f'"assessment":{_q(o.assessment)},'
-        f'"versions":{write_control_plane_update_versions(o.versions)},'
-        f'"completion":{o.completion},'
-        f'"startedAt":"{time_string(o.started_at)}"'
-    ]
-    if o.completed_at is not None:
-        out.append(f'"completedAt":"{time_string(o.completed_at)}"')
-    if o.estimated_completed_at is not None:
-        out.append(f'"estimatedCompletedAt":"{time_string(o.estimated_completed_at)}"')
-    return "{" + ",".join(out) + "}"
+    v0 = ",".join(
+        [
+            _write_condition(item.type, item.status, item.reason, item.message, item.last_transition_time)
+            for item in o.conditions
+        ]
+    )
+    part6 = f',"completedAt":"{time_string(o.completed_at)}"' if o.completed_at is not None else ""
+    part7 = (
+        f',"estimatedCompletedAt":"{time_string(o.estimated_completed_at)}"'
+        if o.estimated_completed_at is not None
+        else ""
+    )
+    return (
+        f'{{"conditions":[{v0}]'
+        f',"resource":{write_resource_ref(o.resource)}'
+        f',"assessment":{_q(o.assessment)}'
+        f',"versions":{write_control_plane_update_versions(o.versions)}'
+        f',"completion":{o.completion}'
+        f',"startedAt":"{time_string(o.started_at)}"'
+        f"{part6}"
+        f"{part7}}}"
+    )
 
 
 def write_cluster_operator_status_insight(o: ClusterOperatorInsightShape) -> str:
-    v0 = ",".join([write_condition(item) for item in o.conditions])
+    v0 = ",".join(
+        [
+            _write_condition(item.type, item.status, item.reason, item.message, item.last_transition_time)
+            for item in o.conditions
+        ]
+    )
     return f'{{"conditions":[{v0}],"name":{_q(o.name)},"resource":{write_resource_ref(o.resource)}}}'
 
 
 def write_machine_config_pool_status_insight(o: PoolInsightShape) -> str:
-    v0 = ",".join([write_condition(item) for item in o.conditions])
+    v0 = ",".join(
+        [
+            _write_condition(item.type, item.status, item.reason, item.message, item.last_transition_time)
+            for item in o.conditions
+        ]
+    )
     v6 = ",".join([write_node_summary(item) for item in o.summaries])
     return (
-        f'{{"conditions":[{v0}],'
-        f'"name":{_q(o.name)},'
-        f'"resource":{write_resource_ref(o.resource)},'
-        f'"scopeType":{_q(o.scope_type)},'
-        f'"assessment":{_q(o.assessment)},'
-        f'"completion":{o.completion},'
-        f'"summaries":[{v6}]}}'
+        f'{{"conditions":[{v0}]'
+        f',"name":{_q(o.name)}'
+        f',"resource":{write_resource_ref(o.resource)}'
+        f',"scopeType":{_q(o.scope_type)}'
+        f',"assessment":{_q(o.assessment)}'
+        f',"completion":{o.completion}'
+        f',"summaries":[{v6}]}}'
     )
 
 
 def write_node_status_insight(o: NodeInsightShape) -> str:
-    v0 = ",".join([write_condition(item) for item in o.conditions])
-    out = [
-        f'"conditions":[{v0}],'
-        f'"name":{_q(o.name)},'
-        f'"resource":{write_resource_ref(o.resource)},'
-        f'"poolResource":{write_resource_ref(o.pool_resource)},'
-        f'"scopeType":{_q(o.scope_type)}'
-    ]
-    if o.version != "":
-        out.append(f'"version":{_q(o.version)}')
-    if o.est_to_complete is not None:
-        out.append(f'"estToComplete":"{duration_string(o.est_to_complete)}"')
-    if o.message != "":
-        out.append(f'"message":{_q(o.message)}')
-    return "{" + ",".join(out) + "}"
+    v0 = ",".join(
+        [
+            _write_condition(item.type, item.status, item.reason, item.message, item.last_transition_time)
+            for item in o.conditions
+        ]
+    )
+    part5 = f',"version":{_q(o.version)}' if o.version != "" else ""
+    part6 = f',"estToComplete":"{duration_string(o.est_to_complete)}"' if o.est_to_complete is not None else ""
+    part7 = f',"message":{_q(o.message)}' if o.message != "" else ""
+    return (
+        f'{{"conditions":[{v0}]'
+        f',"name":{_q(o.name)}'
+        f',"resource":{write_resource_ref(o.resource)}'
+        f',"poolResource":{write_resource_ref(o.pool_resource)}'
+        f',"scopeType":{_q(o.scope_type)}'
+        f"{part5}"
+        f"{part6}"
+        f"{part7}}}"
+    )
 
 
 def write_health_insight(o: HealthInsightShape) -> str:
-    out = [f'"uid":{_q(o.uid)}']
-    if o.started_at is not None:
-        out.append(f'"startedAt":"{time_string(o.started_at)}"')
-    out.append(
-        f'"scope":{write_insight_scope(o.scope)},'
-        f'"impact":{write_insight_impact(o.impact)},'
-        f'"remediation":{write_insight_remediation(o.remediation)}'
+    part1 = f',"startedAt":"{time_string(o.started_at)}"' if o.started_at is not None else ""
+    return (
+        f'{{"uid":{_q(o.uid)}'
+        f"{part1}"
+        f',"scope":{write_insight_scope(o.scope)}'
+        f',"impact":{write_insight_impact(o.impact)}'
+        f',"remediation":{write_insight_remediation(o.remediation)}}}'
     )
-    return "{" + ",".join(out) + "}"
 
 
 # Each insight type's shape and writer.
