@@ -12,17 +12,20 @@ everything else a one-shot `upgrade-status` does, so this generates from the mod
 - status/updatestatus/insights/plain.py: the plain classes of the insight types (slots, the
   models' defaults for trailing fields), which the pure computation
   (`status.updatestatus.insights.compute`) builds and the readers return;
-- status/updatestatus/api/plain.py: the shapes and plain classes of the publication metadata; a
-  strict reader per model, which takes a value only when it is exactly what the controller writes
+- status/updatestatus/api/plain.py: the shapes and plain classes of the publication metadata, and
+  a strict reader per model, which takes a value only when it is exactly what the controller writes
   (JSON types as the fields declare them, camelCase names, every constraint of the field met) and
   raises `NotPlain` for anything else, which the caller then gives to the model to judge
   (`status.updatestatus.api.wire`), so whatever a reader takes, the model takes too, with the same
-  result; and a writer per insight model, which gives the bytes of the model's JSON
-  (`json.dumps(model.to_api(), ensure_ascii=False, separators=(",", ":"))`, with the characters YAML
-  reads differently as `\\u` escapes). tests/status/updatestatus/api/test_plain.py compares readers
-  and writers with the models on random insights and on edited values.
+  result;
+- status/updatestatus/api/writers.py: a writer per insight model, which gives the bytes of the
+  model's JSON (`json.dumps(model.to_api(), ensure_ascii=False, separators=(",", ":"))`, with the
+  characters YAML reads differently as `\\u` escapes); the controller's, kept off the client's path.
 
-    .venv/bin/python hack/gen_plain_insights.py           # rewrite the three files
+tests/status/updatestatus/api/test_plain.py compares readers and writers with the models on random
+insights and on edited values.
+
+    .venv/bin/python hack/gen_plain_insights.py           # rewrite the four files
     .venv/bin/python hack/gen_plain_insights.py --check   # exit 1 when one is not what the models give
 
 A new field is added to its model only; a new model too (its shape is named `<Model>Shape` until it
@@ -54,6 +57,7 @@ from testkit.checkout import REPO
 KINDS_TARGET = REPO / "status" / "updatestatus" / "insights" / "kinds.py"
 INSIGHTS_TARGET = REPO / "status" / "updatestatus" / "insights" / "plain.py"
 API_TARGET = REPO / "status" / "updatestatus" / "api" / "plain.py"
+WRITERS_TARGET = REPO / "status" / "updatestatus" / "api" / "writers.py"
 KINDS_MODULE = "status.updatestatus.insights.kinds"
 INSIGHTS_MODULE = "status.updatestatus.insights.plain"
 API_MODULE = "status.updatestatus.api.plain"
@@ -542,43 +546,32 @@ QUOTING = [
 
 
 def generate_api() -> str:
-    """status/updatestatus/api/plain.py: the publication metadata's shapes and plain classes, every
-    reader, and the writers of the insight types."""
+    """status/updatestatus/api/plain.py: the publication metadata's shapes and plain classes, and
+    every reader."""
     writer = Writer()
     shapes = blocks(writer.shape, METADATA_MODELS)
     classes = blocks(writer.plain_class, METADATA_MODELS)
     readers = blocks(writer.reader, MODELS)
-    writers = blocks(writer.writer, INSIGHT_MODELS)
-    insight_writers = [
-        "# Each insight type's shape and writer.",
-        "INSIGHT_WRITERS: tuple[tuple[type, Callable[[Any], str]], ...] = (",
-        *(f"    ({shape_name(m)}, write_{snake(m.__name__)})," for m in typing.get_args(models.Insight)),
-        ")",
-    ]
     enums = enums_of(MODELS)
     head = [
-        '"""The ConfigMap API\'s plain readers and writers, and the shapes and plain classes of its publication',
-        "metadata, generated from the pydantic models by hack/gen_plain_insights.py (whose docstring says",
-        "what they take and give): do not edit.",
+        '"""The ConfigMap API\'s plain readers, and the shapes and plain classes of its publication metadata,',
+        "generated from the pydantic models by hack/gen_plain_insights.py (whose docstring says what they",
+        "take): do not edit.",
         "",
         "A reader takes a JSON value (as `json.loads` gives it) and returns the plain object (an insight's",
         "class is in `status.updatestatus.insights.plain`), or raises `NotPlain` (or KeyError, TypeError,",
-        "ValueError) for anything it does not take. A writer takes an insight of its shape (a plain object",
-        "or a model) and returns its JSON, one compact line, YAML-safe.",
+        "ValueError) for anything it does not take.",
         '"""',
         "",
         "from __future__ import annotations",
         "",
-        "import functools",
         "import re",
-        collections_import(shapes + ["Callable["]),
-        "from json.encoder import encode_basestring",
+        collections_import(shapes),
         "from typing import TYPE_CHECKING, Any",
         "",
-        "from cvo_py.runtime.gotext import duration_string, parse_duration, parse_time",
-        import_line(KINDS_MODULE, [shape_name(m) for m in INSIGHT_MODELS]),
+        "from cvo_py.runtime.gotext import parse_duration, parse_time",
         import_line(INSIGHTS_MODULE, [*(m.__name__ for m in INSIGHT_MODELS), "equal_by_shape", "repr_of_slots"]),
-        import_line(vocabulary.__name__, [*(e.__name__ for e in enums), "time_string"]),
+        import_line(vocabulary.__name__, [e.__name__ for e in enums]),
         "",
         "",
         "class NotPlain(Exception):",
@@ -594,8 +587,41 @@ def generate_api() -> str:
         head.append(f"_PATTERN_{i} = re.compile({pattern!r})")
     head += writer.key_sets
     head += ["", ""]
-    parts = head + shapes + classes + readers + QUOTING + writers + insight_writers
-    return formatted("\n".join(parts).rstrip() + "\n", API_TARGET)
+    return formatted("\n".join(head + shapes + classes + readers).rstrip() + "\n", API_TARGET)
+
+
+def generate_writers() -> str:
+    """status/updatestatus/api/writers.py: the writers of the insight types."""
+    writers = blocks(Writer().writer, INSIGHT_MODELS)
+    insight_writers = [
+        "# Each insight type's shape and writer.",
+        "INSIGHT_WRITERS: tuple[tuple[type, Callable[[Any], str]], ...] = (",
+        *(f"    ({shape_name(m)}, write_{snake(m.__name__)})," for m in typing.get_args(models.Insight)),
+        ")",
+    ]
+    head = [
+        '"""The ConfigMap API\'s writers, generated from the pydantic models by hack/gen_plain_insights.py',
+        "(whose docstring says what they give): do not edit.",
+        "",
+        "A writer takes an insight of its shape (a plain object or a model) and returns its model's JSON,",
+        "one compact line, YAML-safe.",
+        '"""',
+        "",
+        "from __future__ import annotations",
+        "",
+        "import functools",
+        "import re",
+        "from collections.abc import Callable",
+        "from json.encoder import encode_basestring",
+        "from typing import Any",
+        "",
+        "from cvo_py.runtime.gotext import duration_string",
+        import_line(KINDS_MODULE, [shape_name(m) for m in INSIGHT_MODELS]),
+        f"from {vocabulary.__name__} import time_string",
+        "",
+        "",
+    ]
+    return formatted("\n".join(head + QUOTING + writers + insight_writers).rstrip() + "\n", WRITERS_TARGET)
 
 
 def formatted(text: str, target: Path) -> str:
@@ -622,7 +648,12 @@ def main() -> int:
     parser.add_argument("--check", action="store_true", help="exit 1 when a file is not what the models give")
     args = parser.parse_args()
     try:
-        texts = {KINDS_TARGET: generate_kinds(), INSIGHTS_TARGET: generate_insights(), API_TARGET: generate_api()}
+        texts = {
+            KINDS_TARGET: generate_kinds(),
+            INSIGHTS_TARGET: generate_insights(),
+            API_TARGET: generate_api(),
+            WRITERS_TARGET: generate_writers(),
+        }
     except Unsupported as exc:
         print(f"gen_plain_insights: {exc}: extend hack/gen_plain_insights.py", file=sys.stderr)
         return 2

@@ -1,5 +1,5 @@
 """Insights as models and as plain objects, each from the other, field by field: what the tests
-compare the generated plain classes, readers and writers with (`status.updatestatus.api.plain`)."""
+compare the generated plain classes, readers and writers with (`status.updatestatus.api`)."""
 
 from __future__ import annotations
 
@@ -18,11 +18,11 @@ def model_of(value: Any) -> Any:
     from the plain object's attributes (never through the JSON the writers give)."""
     if type(value) is list:
         return [model_of(item) for item in value]
-    slots = getattr(type(value), "__slots__", None)
-    if not slots or not type(value).__module__.endswith(".plain"):
+    if type(value).__module__ not in (plain_insights.__name__, plain_api.__name__):
         return value
-    model: type[BaseModel] = getattr(models, type(value).__name__, None) or getattr(metadata, type(value).__name__)
-    return model.model_validate({name: model_of(getattr(value, name)) for name in slots})
+    name = type(value).__name__
+    model: type[BaseModel] = getattr(models, name, None) or getattr(metadata, name)
+    return model.model_validate({field: model_of(getattr(value, field)) for field in model.model_fields})
 
 
 def plain_of(value: Any) -> Any:

@@ -1,7 +1,7 @@
 """The ConfigMap API's values: an insight as compact, YAML-safe JSON on one line, and ConfigMap data
 back to insights as the models read them (see `status.updatestatus.api.configmap` for the format).
 
-Each insight is written by the writer of its type (`status.updatestatus.api.plain`, generated from
+Each insight is written by the writer of its type (`status.updatestatus.api.writers`, generated from
 the models): the bytes of its model's JSON, for a plain insight or a model alike."""
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ from typing import Any, cast
 
 from status.updatestatus.api import wire
 from status.updatestatus.api.keys import key_of
-from status.updatestatus.api.plain import INSIGHT_WRITERS
 from status.updatestatus.api.wire import DecodeError
+from status.updatestatus.api.writers import INSIGHT_WRITERS
 from status.updatestatus.insights.kinds import InsightShape
 from status.updatestatus.insights.models import Insight
 

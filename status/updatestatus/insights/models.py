@@ -35,7 +35,7 @@ These models are the one hand-written definition of the API (its vocabulary, the
 reasons, is in `status.updatestatus.insights.vocabulary`). `hack/gen_plain_insights.py` generates
 from them, without pydantic: the shapes they derive from (`status.updatestatus.insights.kinds`),
 the plain classes the computation builds and clients read (`status.updatestatus.insights.plain`),
-and the readers and writers of their JSON (`status.updatestatus.api.plain`). So a field is added
+and the readers and writers of their JSON (`status.updatestatus.api.plain`, `.writers`). So a field is added
 here only, then the generator is run. The models validate whatever the plain readers do not take;
 their JSON (`to_api`) is what the generated writers give, byte for byte.
 """

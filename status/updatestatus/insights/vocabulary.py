@@ -9,9 +9,12 @@ from __future__ import annotations
 import functools
 from collections.abc import Sequence
 from enum import StrEnum
-from typing import Protocol, TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from cvo_py.runtime import gotext
+
+if TYPE_CHECKING:
+    from status.updatestatus.insights.kinds import ConditionShape
 
 __all__ = [
     "NODE_MESSAGE_MAX",
@@ -193,12 +196,7 @@ def time_string(ns: int) -> str:
     return gotext.format_time(ns)
 
 
-class _Typed(Protocol):
-    @property
-    def type(self) -> str: ...
-
-
-C = TypeVar("C", bound=_Typed)
+C = TypeVar("C", bound="ConditionShape")
 
 
 def find_condition(conditions: Sequence[C], type_: str) -> C | None:

@@ -1,4 +1,4 @@
-"""The generated readers and writers (`status.updatestatus.api.plain`, without pydantic) against the
+"""The generated readers and writers (`status.updatestatus.api.plain`, `.writers`) against the
 models, their oracle: on random insights of every type the writers give the models' JSON byte for
 byte; on what the controller writes and on structural and textual edits of it, a client reading
 with `wire.decode_readable` gets exactly what the models give from the text (the bounded loader,
@@ -22,8 +22,7 @@ from hypothesis import strategies as st
 from pydantic import BaseModel
 
 from cvo_py.runtime import gotext, safeload
-from status.updatestatus.api import configmap, metadata, wire
-from status.updatestatus.api import plain as plain_api
+from status.updatestatus.api import configmap, metadata, wire, writers
 from status.updatestatus.insights import compute, kinds, models
 from status.updatestatus.insights import plain as plain_insights
 from testkit.checkout import REPO
@@ -359,7 +358,7 @@ def models_json(model: BaseModel) -> str:
     text = json.dumps(
         model.model_dump(mode="json", by_alias=True, exclude_none=True), separators=(",", ":"), ensure_ascii=False
     )
-    return plain_api.YAML_UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+    return writers.YAML_UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
 @settings(max_examples=400)
