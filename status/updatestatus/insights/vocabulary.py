@@ -9,12 +9,9 @@ from __future__ import annotations
 import functools
 from collections.abc import Sequence
 from enum import StrEnum
-from typing import TYPE_CHECKING, TypeVar
+from typing import Protocol, TypeVar
 
 from cvo_py.runtime import gotext
-
-if TYPE_CHECKING:
-    from status.updatestatus.insights.kinds import ConditionShape
 
 __all__ = [
     "NODE_MESSAGE_MAX",
@@ -196,7 +193,14 @@ def time_string(ns: int) -> str:
     return gotext.format_time(ns)
 
 
-C = TypeVar("C", bound="ConditionShape")
+class _Typed(Protocol):
+    """What `find_condition` needs of a condition (the shapes import this module: no cycle)."""
+
+    @property
+    def type(self) -> str: ...
+
+
+C = TypeVar("C", bound=_Typed)
 
 
 def find_condition(conditions: Sequence[C], type_: str) -> C | None:
