@@ -40,19 +40,18 @@ import enum
 import re
 import subprocess
 import sys
-import types
 import typing
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import annotated_types
 from pydantic import BaseModel
 from pydantic.fields import FieldInfo
 
 from status.updatestatus.api import metadata
 from status.updatestatus.insights import models, vocabulary
 from testkit.checkout import REPO
+from testkit.objects.insight_models import Unsupported, constraints, is_enum, is_model, optional_inner
 
 KINDS_TARGET = REPO / "status" / "updatestatus" / "insights" / "kinds.py"
 INSIGHTS_TARGET = REPO / "status" / "updatestatus" / "insights" / "plain.py"
@@ -83,11 +82,6 @@ MODELS = INSIGHT_MODELS + METADATA_MODELS
 # Whose writer keeps what it wrote for the same values: most nodes of a pool share their
 # conditions (and a few transition times), and a condition is most of a node insight's bytes.
 CACHED_WRITERS = {models.Condition}
-TIME, DURATION = models._time_in, models._duration_in  # the BeforeValidators that mark Time and Duration
-
-
-class Unsupported(Exception):
-    pass
 
 
 def snake(name: str) -> str:
@@ -100,53 +94,6 @@ def shape_name(model: type[BaseModel]) -> str:
         if base.__module__ in (KINDS_MODULE, API_MODULE):
             return base.__name__
     return f"{model.__name__}Shape"
-
-
-def constraints(items: list[Any]) -> dict[str, Any]:
-    """A field's constraints, from its metadata (or an Annotated type's)."""
-    found: dict[str, Any] = {}
-    for item in items:
-        if isinstance(item, annotated_types.MinLen):
-            found["min_length"] = item.min_length
-        elif isinstance(item, annotated_types.MaxLen):
-            found["max_length"] = item.max_length
-        elif isinstance(item, annotated_types.Ge):
-            found["ge"] = item.ge
-        elif isinstance(item, annotated_types.Le):
-            found["le"] = item.le
-        elif item is models.OMIT_EMPTY:
-            found["omit_empty"] = True
-        elif getattr(item, "pattern", None) is not None:
-            found["pattern"] = item.pattern
-        elif getattr(item, "func", None) is TIME:
-            found["kind"] = "time"
-        elif getattr(item, "func", None) is DURATION:
-            found["kind"] = "duration"
-        elif type(item).__name__ == "PlainSerializer":
-            pass  # how a Time or Duration is written: the writers write those by their kind
-        else:
-            raise Unsupported(f"constraint {item!r}")
-    return found
-
-
-def optional_inner(annotation: Any) -> tuple[Any, list[Any]] | None:
-    """`X | None` → (X, X's Annotated metadata); None for any other annotation."""
-    args = typing.get_args(annotation)
-    if typing.get_origin(annotation) not in (typing.Union, types.UnionType) or type(None) not in args:
-        return None
-    (inner,) = [a for a in args if a is not type(None)]
-    if typing.get_origin(inner) is typing.Annotated:
-        inner, *extra = typing.get_args(inner)
-        return inner, extra
-    return inner, []
-
-
-def is_model(annotation: Any) -> typing.TypeGuard[type[BaseModel]]:
-    return isinstance(annotation, type) and issubclass(annotation, BaseModel)
-
-
-def is_enum(annotation: Any) -> typing.TypeGuard[type[enum.StrEnum]]:
-    return isinstance(annotation, type) and issubclass(annotation, enum.StrEnum)
 
 
 def type_text(annotation: Any, model_name: Callable[[type[BaseModel]], str], seq: str, mapping: str) -> str:

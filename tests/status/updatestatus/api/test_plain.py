@@ -6,16 +6,13 @@ then the model), insights and errors alike."""
 
 from __future__ import annotations
 
-import enum
 import json
 import re
 import subprocess
 import sys
-import types
 import typing
 from typing import Any
 
-import annotated_types
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -26,7 +23,7 @@ from status.updatestatus.api import configmap, metadata, wire, writers
 from status.updatestatus.insights import compute, kinds, models
 from status.updatestatus.insights import plain as plain_insights
 from testkit.checkout import REPO
-from testkit.objects.insight_models import plain_of
+from testkit.objects.insight_models import constraints, is_enum, is_model, optional_inner, plain_of
 from testkit.objects.insight_objects import ns, sample_insights
 from testkit.objects.synthetic import synthetic_cluster
 
@@ -297,47 +294,33 @@ DURATIONS = st.integers(-(10**16), 10**16)
 
 def field_values(annotation: Any, meta: list[Any]) -> st.SearchStrategy[Any]:
     """Values a field of this type and these constraints takes, drawn from its declaration."""
-    if typing.get_origin(annotation) in (typing.Union, types.UnionType):
-        (inner,) = [a for a in typing.get_args(annotation) if a is not type(None)]
-        if typing.get_origin(inner) is typing.Annotated:
-            inner, *extra = typing.get_args(inner)
-            meta = [*meta, *extra]
-        return st.none() | field_values(inner, meta)
-    bounds: dict[str, Any] = {}
-    for item in meta:
-        if isinstance(item, annotated_types.MinLen):
-            bounds["min_size"] = item.min_length
-        elif isinstance(item, annotated_types.MaxLen):
-            bounds["max_size"] = item.max_length
-        elif isinstance(item, annotated_types.Ge):
-            bounds["min_value"] = item.ge
-        elif isinstance(item, annotated_types.Le):
-            bounds["max_value"] = item.le
-        elif getattr(item, "pattern", None) is not None:
-            bounds["pattern"] = item.pattern
-        elif getattr(item, "func", None) is models._time_in:
-            return TIMES
-        elif getattr(item, "func", None) is models._duration_in:
-            return DURATIONS
+    inner = optional_inner(annotation)
+    if inner is not None:
+        return st.none() | field_values(inner[0], [*meta, *inner[1]])
+    bounds = constraints(meta)
+    if bounds.get("kind") == "time":
+        return TIMES
+    if bounds.get("kind") == "duration":
+        return DURATIONS
+    if annotation is str and "pattern" in bounds:
+        size = bounds.get("max_length", 100)
+        return st.from_regex(bounds["pattern"], fullmatch=True).filter(lambda v: 0 < len(v) <= size)
     if annotation is str:
-        if "pattern" in bounds:
-            size = bounds.get("max_size", 100)
-            return st.from_regex(bounds["pattern"], fullmatch=True).filter(lambda v: 0 < len(v) <= size)
         sized = st.text(
             st.sampled_from(ODD) | st.characters(exclude_categories=("Cs",)),
-            min_size=bounds.get("min_size", 0),
-            max_size=min(bounds.get("max_size", 40), 40),
+            min_size=bounds.get("min_length", 0),
+            max_size=min(bounds.get("max_length", 40), 40),
         )
-        return st.just("") | sized if bounds.get("min_size", 0) == 0 else sized
+        return st.just("") | sized if bounds.get("min_length", 0) == 0 else sized
     if annotation is int:
-        return st.integers(bounds.get("min_value", -(2**40)), bounds.get("max_value", 2**40))
-    if isinstance(annotation, type) and issubclass(annotation, enum.StrEnum):
+        return st.integers(bounds.get("ge", -(2**40)), bounds.get("le", 2**40))
+    if is_enum(annotation):
         return st.sampled_from(list(annotation))
-    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+    if is_model(annotation):
         return model_values(annotation)
     if typing.get_origin(annotation) is list:
         (item,) = typing.get_args(annotation)
-        return st.lists(field_values(item, []), max_size=min(bounds.get("max_size", 4), 4))
+        return st.lists(field_values(item, []), max_size=min(bounds.get("max_length", 4), 4))
     if typing.get_origin(annotation) is dict:
         return st.dictionaries(text, st.integers(0, 2**40), max_size=3)
     raise AssertionError(f"no values for {annotation!r}: extend field_values with the models")
