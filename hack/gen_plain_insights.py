@@ -28,9 +28,10 @@ insights and on edited values.
     .venv/bin/python hack/gen_plain_insights.py           # rewrite the four files
     .venv/bin/python hack/gen_plain_insights.py --check   # exit 1 when one is not what the models give
 
-A new field is added to its model only; a new model too (its shape is named `<Model>Shape` until it
-derives from a shape of another name), then listed below. A field type the generator does not know
-is an error naming it: the generator is extended with the models.
+A new field is added to its model only, then this is run. A new model is written without a shape
+and listed below; this then writes its shape, `<Model>Shape`, which the model derives from from then
+on (a model's shape is the generated class it derives from, whatever its name). A field type the
+generator does not know is an error naming it: the generator is extended with the models.
 """
 
 from __future__ import annotations
