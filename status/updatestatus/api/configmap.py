@@ -52,7 +52,6 @@ from status.updatestatus.api.encoding import decode as decode
 from status.updatestatus.api.encoding import decode_readable as decode_readable
 from status.updatestatus.api.encoding import encode as encode
 from status.updatestatus.api.encoding import encode_value as encode_value
-from status.updatestatus.api.encoding import node_value as node_value
 from status.updatestatus.api.keys import key_of as key_of
 from status.updatestatus.api.keys import node_key as node_key
 from status.updatestatus.api.names import CONFIGMAP as CONFIGMAP

@@ -1,5 +1,6 @@
-"""The ConfigMap API's plain readers, and the plain classes of its publication metadata, generated
-from the pydantic models by hack/gen_plain_insights.py (whose docstring says what they take): do not edit.
+"""The ConfigMap API's plain readers, and the shapes and plain classes of its publication metadata,
+generated from the pydantic models by hack/gen_plain_insights.py (whose docstring says what they
+take): do not edit.
 
 A reader takes a JSON value (as `json.loads` gives it) and returns the plain object (an insight's
 class is in `status.updatestatus.insights.plain`), or raises `NotPlain` (or KeyError, TypeError,
@@ -9,20 +10,10 @@ ValueError) for anything it does not take.
 from __future__ import annotations
 
 import re
-from typing import Any
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 from cvo_py.runtime.gotext import parse_duration, parse_time
-from status.updatestatus.api.staleness import ControllerIdentityShape, OmittedShape, PublicationMetadataShape
-from status.updatestatus.insights.kinds import (
-    ClusterVersionAssessment,
-    ConditionStatus,
-    ImpactLevel,
-    ImpactType,
-    NodeSummaryType,
-    PoolAssessment,
-    ScopeType,
-    VersionMetadataKey,
-)
 from status.updatestatus.insights.plain import (
     ClusterOperatorStatusInsight,
     ClusterVersionStatusInsight,
@@ -40,6 +31,16 @@ from status.updatestatus.insights.plain import (
     VersionMetadata,
     equal_by_shape,
     repr_of_slots,
+)
+from status.updatestatus.insights.vocabulary import (
+    ClusterVersionAssessment,
+    ConditionStatus,
+    ImpactLevel,
+    ImpactType,
+    NodeSummaryType,
+    PoolAssessment,
+    ScopeType,
+    VersionMetadataKey,
 )
 
 
@@ -90,6 +91,37 @@ _KEYS_HEALTH_INSIGHT = frozenset({"impact", "remediation", "scope", "startedAt",
 _KEYS_CONTROLLER_IDENTITY = frozenset({"identity", "version"})
 _KEYS_OMITTED = frozenset({"count", "keys", "kinds"})
 _KEYS_PUBLICATION_METADATA = frozenset({"computedAt", "controller", "omitted", "paced", "resyncPeriod"})
+
+
+class ControllerIdentityShape:
+    """What a ControllerIdentity holds: its model and its plain class derive from this."""
+
+    __slots__ = ()
+    if TYPE_CHECKING:
+        identity: str
+        version: str
+
+
+class OmittedShape:
+    """What a Omitted holds: its model and its plain class derive from this."""
+
+    __slots__ = ()
+    if TYPE_CHECKING:
+        count: int
+        kinds: Mapping[str, int]
+        keys: Sequence[str]
+
+
+class PublicationMetadataShape:
+    """What a PublicationMetadata holds: its model and its plain class derive from this."""
+
+    __slots__ = ()
+    if TYPE_CHECKING:
+        computed_at: int
+        controller: ControllerIdentityShape
+        resync_period: int
+        omitted: OmittedShape
+        paced: bool
 
 
 class ControllerIdentity(ControllerIdentityShape):

@@ -3,44 +3,22 @@ the controller's Lease is held, what was left out.
 
 `status.updatestatus.api.metadata` defines the publication metadata the controller writes
 under `usc-meta` (pydantic models) and re-exports everything here; a client reads that key with
-the plain classes generated from those models (`status.updatestatus.api.plain`), whose shapes
-are these.
+the plain classes generated from those models (`status.updatestatus.api.plain`), which also
+holds their shapes (re-exported here).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, NamedTuple
+from collections.abc import Sequence
+from typing import NamedTuple
 
 from cvo_py.runtime import gotext
 from status.updatestatus.api.names import LEASE
+from status.updatestatus.api.plain import ControllerIdentityShape as ControllerIdentityShape
+from status.updatestatus.api.plain import OmittedShape as OmittedShape
+from status.updatestatus.api.plain import PublicationMetadataShape as PublicationMetadataShape
 
 META_KEY = "usc-meta"
-
-
-class ControllerIdentityShape:
-    __slots__ = ()
-    if TYPE_CHECKING:
-        identity: str
-        version: str
-
-
-class OmittedShape:
-    __slots__ = ()
-    if TYPE_CHECKING:
-        count: int
-        kinds: Mapping[str, int]
-        keys: Sequence[str]
-
-
-class PublicationMetadataShape:
-    __slots__ = ()
-    if TYPE_CHECKING:
-        computed_at: int
-        controller: ControllerIdentityShape
-        resync_period: int
-        omitted: OmittedShape
-        paced: bool
 
 
 # --- what a reader warns about -----------------------------------------------------------------

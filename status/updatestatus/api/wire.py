@@ -1,14 +1,15 @@
 """Reading the ConfigMap API's data: insights, the shard list, the publication metadata.
 
 What a client needs to read the insights, without pydantic: `status.updatestatus.api.configmap`
-(which writes them, and re-exports all of this) documents the format. Each value is read first
-by the plain reader of its kind (`status.updatestatus.api.plain`, generated from the
-models), which takes it only when it is exactly what the controller writes; anything else (YAML
-block style, names in snake case, a number of more digits than `cvo_py.runtime.safeload` takes, a lone
-surrogate escape, an unknown field, any value a model may judge otherwise) is read as before by
-the bounded loader and the pydantic model, which is then imported: the insight or the one-line
-error is the model's either way (tests/status/updatestatus/api/test_plain.py compares the
-two on random and mutated values).
+(which writes them, and re-exports all of this) documents the format. A value that is a JSON
+mapping (what the controller writes) is decoded once, by the bounded loader's JSON decoder, and
+read by the plain reader of its kind (`status.updatestatus.api.plain`, generated from the models),
+which takes it only when it is exactly what the controller writes; anything else (names in snake
+case, an unknown field, any value a model may judge otherwise) is validated, as decoded, by the
+model, which is then imported. A value that is not such JSON (YAML block style, a number of more
+digits than `cvo_py.runtime.safeload` takes, a lone surrogate escape) is read by the bounded loader
+and the model. The insight or the one-line error is the model's either way
+(tests/status/updatestatus/api/test_plain.py compares the two on random and edited values).
 """
 
 from __future__ import annotations
@@ -134,17 +135,25 @@ def decode_readable(
 
 
 def _read(key: str, value: object, prefix: str, plain: bool) -> InsightShape | DecodeError:
-    insight: InsightShape | None = read_plain(value, _PLAIN_READERS[prefix]) if plain else None
-    if insight is not None:
-        return insight
+    doc = json_mapping(value)
+    if doc is not None and plain:
+        try:
+            insight: InsightShape = _PLAIN_READERS[prefix](doc)
+            return insight
+        except Exception:  # anything at all: the model judges it, as decoded
+            pass
     try:
-        return decode_value(key, value, prefix)
+        if doc is None or _may_nest_deeper(value):
+            return decode_value(key, value, prefix)  # the loader's judgement, from the text
+        return validate(key, doc, prefix)
     except DecodeError as exc:
         return exc
 
 
-def read_plain(value: object, reader: Callable[[Any], Any]) -> Any:
-    """`reader`'s object for a value exactly as the controller writes it, else None."""
+def json_mapping(value: object) -> dict[str, Any] | None:
+    """The mapping a value holds, decoded by the bounded loader's JSON decoder as the loader
+    decodes it; None for anything the loader may read otherwise (not a JSON mapping, too long for
+    the plain path, a surrogate or its escape, a number of more characters than it takes)."""
     if type(value) is not str or len(value) > _PLAIN_MAX_CHARS:
         return None
     if not value.isascii() and _SURROGATE.search(value) is not None:
@@ -152,7 +161,24 @@ def read_plain(value: object, reader: Callable[[Any], Any]) -> Any:
     if "\\u" in value and _SURROGATE_ESCAPE.search(value) is not None:
         return None
     try:
-        return reader(_PLAIN_JSON.decode(value))
+        doc = _PLAIN_JSON.decode(value)
+    except Exception:  # not JSON, a number the loader refuses, NaN, nesting past the recursion guard
+        return None
+    return doc if type(doc) is dict else None
+
+
+def _may_nest_deeper(text: object) -> bool:
+    """Whether the text has brackets enough to nest past the loader's bound (which it then refuses)."""
+    return type(text) is str and text.count("[") + text.count("{") > VALUE_LIMITS.max_depth
+
+
+def read_plain(value: object, reader: Callable[[Any], Any]) -> Any:
+    """`reader`'s object for a value exactly as the controller writes it, else None."""
+    doc = json_mapping(value)
+    if doc is None:
+        return None
+    try:
+        return reader(doc)
     except Exception:  # anything at all: the models judge it
         return None
 
@@ -167,10 +193,6 @@ def read_metadata_plain(value: object) -> PublicationMetadataShape | None:
 def decode_value(key: str, value: object, prefix: str) -> InsightShape:
     """One ConfigMap value → its insight as the model reads it (bounded loader, pydantic), or a
     `DecodeError` naming the key."""
-    from pydantic import ValidationError  # only for values the plain readers do not take
-
-    from status.updatestatus.insights import models
-
     where = f"ConfigMap key {safe_key(key)}"
     if not isinstance(value, str):
         raise DecodeError(f"{where}: the value is {type(value).__name__}, not a string")
@@ -180,11 +202,21 @@ def decode_value(key: str, value: object, prefix: str) -> InsightShape:
         raise DecodeError(str(exc)) from None
     if not isinstance(doc, dict):
         raise DecodeError(f"{where}: expected a mapping, got {type(doc).__name__}")
+    return validate(key, doc, prefix)
+
+
+def validate(key: str, doc: dict[str, Any], prefix: str) -> InsightShape:
+    """A decoded value → its insight as the model validates it, or a `DecodeError` naming the key."""
+    from pydantic import ValidationError  # only for values the plain readers do not take
+
+    from status.updatestatus.insights import models
+
     try:
         insight: InsightShape = getattr(models, KINDS[prefix]).model_validate(doc)
     except ValidationError as exc:
         first = exc.errors()[0]
         loc = ".".join(str(p) for p in first["loc"]) or "value"
+        where = f"ConfigMap key {safe_key(key)}"
         raise DecodeError(f"{where}: {gotext.escape(loc)[:200]}: {one_line(first['msg'])[:200]}") from None
     return insight
 

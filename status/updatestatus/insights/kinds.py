@@ -1,178 +1,43 @@
-"""The insight API's enums, condition types and reasons, and the shape of each insight type:
-everything a reader of insights needs, without pydantic.
+"""The insight API as a reader takes it, without pydantic: the vocabulary (enums, condition types,
+reasons: `status.updatestatus.insights.vocabulary`, re-exported here) and the shape of each
+insight type, generated from the pydantic models by hack/gen_plain_insights.py: do not edit.
 
-`status.updatestatus.insights.models` defines the API (pydantic models; its docstring says what
-each type holds) and re-exports all of this. The computation and every `upgrade-status` (live,
-snapshot, dump) use this module and the plain classes generated from the models
-(`status.updatestatus.insights.plain`), and so run without loading pydantic.
+A shape declares a type's fields for the type checker. The models
+(`status.updatestatus.insights.models`, the definition) and the plain classes generated from them
+(`status.updatestatus.insights.plain`: what the computation builds and the ConfigMap API's readers
+give) both derive from it, so the renderer, the writers and the controller take either (test by
+shape, never by class).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from enum import StrEnum
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING
 
-# --- enums -------------------------------------------------------------------------------------
-
-
-class ConditionStatus(StrEnum):
-    TRUE = "True"
-    FALSE = "False"
-    UNKNOWN = "Unknown"
-
-
-class ScopeType(StrEnum):
-    CONTROL_PLANE = "ControlPlane"
-    WORKER_POOL = "WorkerPool"
-    CLUSTER = "Cluster"  # used by oc for alerts; not in the upstream enum
-
-
-class ClusterVersionAssessment(StrEnum):
-    UNKNOWN = "Unknown"
-    PROGRESSING = "Progressing"
-    COMPLETED = "Completed"
-    DEGRADED = "Degraded"
-
-
-class PoolAssessment(StrEnum):
-    PENDING = "Pending"
-    COMPLETED = "Completed"
-    DEGRADED = "Degraded"
-    EXCLUDED = "Excluded"
-    PROGRESSING = "Progressing"
-
-
-class NodeSummaryType(StrEnum):
-    TOTAL = "Total"
-    AVAILABLE = "Available"
-    PROGRESSING = "Progressing"
-    OUTDATED = "Outdated"
-    DRAINING = "Draining"
-    EXCLUDED = "Excluded"
-    DEGRADED = "Degraded"
-
-
-class VersionMetadataKey(StrEnum):
-    INSTALLATION = "Installation"
-    PARTIAL = "Partial"
-    ARCHITECTURE = "Architecture"
-
-
-class ImpactLevel(StrEnum):
-    UNKNOWN = "Unknown"
-    INFO = "Info"
-    WARNING = "Warning"
-    ERROR = "Error"
-    CRITICAL = "Critical"
-
-    @property
-    def severity(self) -> int:
-        """Sort rank, increasing with severity (oc sorts Update Health by it, descending)."""
-        return _LEVEL_RANK[self]
-
-
-_LEVEL_RANK = {
-    ImpactLevel.UNKNOWN: -1,
-    ImpactLevel.INFO: 0,
-    ImpactLevel.WARNING: 1,
-    ImpactLevel.ERROR: 2,
-    ImpactLevel.CRITICAL: 3,
-}
-
-
-class ImpactType(StrEnum):
-    NONE = "None"
-    UNKNOWN = "Unknown"
-    API_AVAILABILITY = "API Availability"
-    CLUSTER_CAPACITY = "Cluster Capacity"
-    APPLICATION_AVAILABILITY = "Application Availability"
-    APPLICATION_OUTAGE = "Application Outage"
-    DATA_LOSS = "Data Loss"
-    UPDATE_SPEED = "Update Speed"
-    UPDATE_STALLED = "Update Stalled"
-
-
-NODE_MESSAGE_MAX = 100  # a node insight's message, in characters (longer ones end with "…")
-
-
-# --- condition types and reasons ---------------------------------------------------------------
-
-
-class ConditionType:
-    UPDATING = "Updating"
-    HEALTHY = "Healthy"
-    AVAILABLE = "Available"
-    DEGRADED = "Degraded"
-    PROGRESSING = "Progressing"  # copied from the ClusterVersion / ClusterOperator
-
-
-class ClusterVersionUpdatingReason:
-    PROGRESSING = "ClusterVersionProgressing"
-    NOT_PROGRESSING = "ClusterVersionNotProgressing"
-    CANNOT_DETERMINE = "CannotDetermineUpdating"
-
-
-class ClusterOperatorUpdatingReason:
-    UPDATED = "Updated"
-    PENDING = "Pending"
-    PROGRESSING = "Progressing"
-    CANNOT_DETERMINE = "CannotDetermine"
-
-
-class ClusterOperatorHealthyReason:
-    AS_EXPECTED = "AsExpected"
-    UNAVAILABLE = "Unavailable"
-    DEGRADED = "Degraded"
-    CANNOT_DETERMINE = "CannotDetermine"
-
-
-class NodeUpdatingReason:
-    DRAINING = "Draining"
-    UPDATING = "Updating"
-    REBOOTING = "Rebooting"
-    PAUSED = "Paused"
-    PENDING = "Pending"
-    COMPLETED = "Completed"
-    CANNOT_DETERMINE = "CannotDetermine"
-
-
-class NodeAvailableReason:
-    """`Available` reasons; several unavailability causes are joined with `,`."""
-
-    AS_EXPECTED = "AsExpected"
-    NOT_READY = "NotReady"
-    DISK_PRESSURE = "DiskPressure"
-    NETWORK_UNAVAILABLE = "NetworkUnavailable"
-    UNSCHEDULABLE = "Unschedulable"
-    MCD_PROCESSING = "MachineConfigDaemonProcessing"
-    UNEXPECTED_IMAGE = "UnexpectedImage"
-
-
-class NodeDegradedReason:
-    AS_EXPECTED = "AsExpected"
-    # otherwise the Machine Config Daemon state: Degraded or Unreconcilable
-
-
-class PoolUpdatingReason:
-    UPDATED = "Updated"
-    PENDING = "Pending"
-    PAUSED = "Paused"
-    PROGRESSING = "Progressing"
-    CANNOT_DETERMINE = "CannotDetermine"
-
-
-# --- shapes ------------------------------------------------------------------------------------
-#
-# What each insight type holds and can tell, without pydantic. The pydantic models
-# (`status.updatestatus.insights.models`, the one definition of the API) and the plain classes
-# generated from them (`status.updatestatus.insights.plain`: what the computation builds and the
-# ConfigMap API's plain readers give) both derive from these, so the renderer, the encoder and the
-# controller take either (test by shape, never by class). The attributes are declared for
-# the type checker only: each subclass defines them (a model as fields, a plain class in slots).
+from status.updatestatus.insights.vocabulary import NODE_MESSAGE_MAX as NODE_MESSAGE_MAX
+from status.updatestatus.insights.vocabulary import ClusterOperatorHealthyReason as ClusterOperatorHealthyReason
+from status.updatestatus.insights.vocabulary import ClusterOperatorUpdatingReason as ClusterOperatorUpdatingReason
+from status.updatestatus.insights.vocabulary import ClusterVersionAssessment as ClusterVersionAssessment
+from status.updatestatus.insights.vocabulary import ClusterVersionUpdatingReason as ClusterVersionUpdatingReason
+from status.updatestatus.insights.vocabulary import ConditionStatus as ConditionStatus
+from status.updatestatus.insights.vocabulary import ConditionType as ConditionType
+from status.updatestatus.insights.vocabulary import ImpactLevel as ImpactLevel
+from status.updatestatus.insights.vocabulary import ImpactType as ImpactType
+from status.updatestatus.insights.vocabulary import NodeAvailableReason as NodeAvailableReason
+from status.updatestatus.insights.vocabulary import NodeDegradedReason as NodeDegradedReason
+from status.updatestatus.insights.vocabulary import NodeSummaryType as NodeSummaryType
+from status.updatestatus.insights.vocabulary import NodeUpdatingReason as NodeUpdatingReason
+from status.updatestatus.insights.vocabulary import PoolAssessment as PoolAssessment
+from status.updatestatus.insights.vocabulary import PoolUpdatingReason as PoolUpdatingReason
+from status.updatestatus.insights.vocabulary import ScopeType as ScopeType
+from status.updatestatus.insights.vocabulary import VersionMetadataKey as VersionMetadataKey
+from status.updatestatus.insights.vocabulary import find_condition as find_condition
+from status.updatestatus.insights.vocabulary import time_string as time_string
 
 
 class ConditionShape:
+    """What a Condition holds: its model and its plain class derive from this."""
+
     __slots__ = ()
     if TYPE_CHECKING:
         type: str
@@ -182,17 +47,9 @@ class ConditionShape:
         last_transition_time: int
 
 
-C = TypeVar("C", bound=ConditionShape)
-
-
-def find_condition(conditions: Sequence[C], type_: str) -> C | None:
-    for c in conditions:
-        if c.type == type_:
-            return c
-    return None
-
-
 class ResourceRefShape:
+    """What a ResourceRef holds: its model and its plain class derive from this."""
+
     __slots__ = ()
     if TYPE_CHECKING:
         group: str
@@ -200,13 +57,10 @@ class ResourceRefShape:
         name: str
         namespace: str
 
-    @property
-    def kind_label(self) -> str:
-        """How oc names the resource type: `<resource>.<group>` (or just `<resource>`)."""
-        return f"{self.resource}.{self.group}" if self.group else self.resource
-
 
 class VersionMetadataShape:
+    """What a VersionMetadata holds: its model and its plain class derive from this."""
+
     __slots__ = ()
     if TYPE_CHECKING:
         key: VersionMetadataKey
@@ -214,16 +68,17 @@ class VersionMetadataShape:
 
 
 class VersionShape:
+    """What a Version holds: its model and its plain class derive from this."""
+
     __slots__ = ()
     if TYPE_CHECKING:
         version: str
         metadata: Sequence[VersionMetadataShape]
 
-    def has(self, key: VersionMetadataKey) -> bool:
-        return any(m.key == key for m in self.metadata)
-
 
 class ControlPlaneUpdateVersionsShape:
+    """What a ControlPlaneUpdateVersions holds: its model and its plain class derive from this."""
+
     __slots__ = ()
     if TYPE_CHECKING:
         previous: VersionShape
@@ -231,6 +86,8 @@ class ControlPlaneUpdateVersionsShape:
 
 
 class NodeSummaryShape:
+    """What a NodeSummary holds: its model and its plain class derive from this."""
+
     __slots__ = ()
     if TYPE_CHECKING:
         type: NodeSummaryType
@@ -238,6 +95,8 @@ class NodeSummaryShape:
 
 
 class InsightScopeShape:
+    """What a InsightScope holds: its model and its plain class derive from this."""
+
     __slots__ = ()
     if TYPE_CHECKING:
         type: ScopeType
@@ -245,6 +104,8 @@ class InsightScopeShape:
 
 
 class InsightImpactShape:
+    """What a InsightImpact holds: its model and its plain class derive from this."""
+
     __slots__ = ()
     if TYPE_CHECKING:
         level: ImpactLevel
@@ -254,6 +115,8 @@ class InsightImpactShape:
 
 
 class InsightRemediationShape:
+    """What a InsightRemediation holds: its model and its plain class derive from this."""
+
     __slots__ = ()
     if TYPE_CHECKING:
         reference: str
@@ -261,6 +124,8 @@ class InsightRemediationShape:
 
 
 class ClusterVersionInsightShape:
+    """What a ClusterVersionStatusInsight holds: its model and its plain class derive from this."""
+
     __slots__ = ()
     if TYPE_CHECKING:
         conditions: Sequence[ConditionShape]
@@ -274,6 +139,8 @@ class ClusterVersionInsightShape:
 
 
 class ClusterOperatorInsightShape:
+    """What a ClusterOperatorStatusInsight holds: its model and its plain class derive from this."""
+
     __slots__ = ()
     if TYPE_CHECKING:
         conditions: Sequence[ConditionShape]
@@ -282,6 +149,8 @@ class ClusterOperatorInsightShape:
 
 
 class PoolInsightShape:
+    """What a MachineConfigPoolStatusInsight holds: its model and its plain class derive from this."""
+
     __slots__ = ()
     if TYPE_CHECKING:
         conditions: Sequence[ConditionShape]
@@ -292,14 +161,10 @@ class PoolInsightShape:
         completion: int
         summaries: Sequence[NodeSummaryShape]
 
-    def count(self, type_: NodeSummaryType) -> int:
-        for s in self.summaries:
-            if s.type == type_:
-                return s.count
-        return 0
-
 
 class NodeInsightShape:
+    """What a NodeStatusInsight holds: its model and its plain class derive from this."""
+
     __slots__ = ()
     if TYPE_CHECKING:
         conditions: Sequence[ConditionShape]
@@ -313,6 +178,8 @@ class NodeInsightShape:
 
 
 class HealthInsightShape:
+    """What a HealthInsight holds: its model and its plain class derive from this."""
+
     __slots__ = ()
     if TYPE_CHECKING:
         uid: str
@@ -323,9 +190,5 @@ class HealthInsightShape:
 
 
 InsightShape = (
-    ClusterVersionInsightShape
-    | ClusterOperatorInsightShape
-    | PoolInsightShape
-    | NodeInsightShape
-    | HealthInsightShape
+    ClusterVersionInsightShape | ClusterOperatorInsightShape | PoolInsightShape | NodeInsightShape | HealthInsightShape
 )

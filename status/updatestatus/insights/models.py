@@ -31,28 +31,24 @@ and oc prints them whole. Nothing is truncated on either side (so a client shows
 what bounds a value is the ConfigMap's size limit. Limits that computed values always meet
 (condition counts, uids, names of objects the API server bounds to 253) stay enforced.
 
-These models are the one definition of the API; `hack/gen_plain_insights.py` generates from them
-the plain classes (`status.updatestatus.insights.plain`) the computation builds and clients read
-without pydantic. The models validate whatever the plain readers do not take, and write the JSON
-(`to_api`; `status.updatestatus.api.encoding` gives them the plain insights it encodes).
+These models are the one hand-written definition of the API (its vocabulary, the enums and
+reasons, is in `status.updatestatus.insights.vocabulary`). `hack/gen_plain_insights.py` generates
+from them, without pydantic: the shapes they derive from (`status.updatestatus.insights.kinds`),
+the plain classes the computation builds and clients read (`status.updatestatus.insights.plain`),
+and the readers and writers of their JSON (`status.updatestatus.api.plain`, `.writers`). So a field is added
+here only, then the generator is run. The models validate whatever the plain readers do not take;
+their JSON (`to_api`) is what the generated writers give, byte for byte.
 """
 
 from __future__ import annotations
 
-import functools
 from datetime import datetime
-from typing import Annotated, Any, TypeVar
+from typing import Annotated, Any
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, PlainSerializer, model_serializer
 from pydantic.alias_generators import to_camel
 
 from cvo_py.runtime import gotext
-from status.updatestatus.insights.kinds import (  # re-exported: the API's enums, types and reasons
-    NODE_MESSAGE_MAX as NODE_MESSAGE_MAX,
-)
-from status.updatestatus.insights.kinds import (
-    ClusterOperatorHealthyReason as ClusterOperatorHealthyReason,
-)
 from status.updatestatus.insights.kinds import (
     ClusterOperatorInsightShape,
     ClusterVersionInsightShape,
@@ -69,22 +65,25 @@ from status.updatestatus.insights.kinds import (
     VersionMetadataShape,
     VersionShape,
 )
-from status.updatestatus.insights.kinds import ClusterOperatorUpdatingReason as ClusterOperatorUpdatingReason
-from status.updatestatus.insights.kinds import ClusterVersionAssessment as ClusterVersionAssessment
-from status.updatestatus.insights.kinds import ClusterVersionUpdatingReason as ClusterVersionUpdatingReason
-from status.updatestatus.insights.kinds import ConditionStatus as ConditionStatus
-from status.updatestatus.insights.kinds import ConditionType as ConditionType
-from status.updatestatus.insights.kinds import ImpactLevel as ImpactLevel
-from status.updatestatus.insights.kinds import ImpactType as ImpactType
-from status.updatestatus.insights.kinds import NodeAvailableReason as NodeAvailableReason
-from status.updatestatus.insights.kinds import NodeDegradedReason as NodeDegradedReason
-from status.updatestatus.insights.kinds import NodeSummaryType as NodeSummaryType
-from status.updatestatus.insights.kinds import NodeUpdatingReason as NodeUpdatingReason
-from status.updatestatus.insights.kinds import PoolAssessment as PoolAssessment
-from status.updatestatus.insights.kinds import PoolUpdatingReason as PoolUpdatingReason
-from status.updatestatus.insights.kinds import ScopeType as ScopeType
-from status.updatestatus.insights.kinds import VersionMetadataKey as VersionMetadataKey
-from status.updatestatus.insights.kinds import find_condition as find_condition
+from status.updatestatus.insights.vocabulary import NODE_MESSAGE_MAX as NODE_MESSAGE_MAX
+from status.updatestatus.insights.vocabulary import ClusterOperatorHealthyReason as ClusterOperatorHealthyReason
+from status.updatestatus.insights.vocabulary import ClusterOperatorUpdatingReason as ClusterOperatorUpdatingReason
+from status.updatestatus.insights.vocabulary import ClusterVersionAssessment as ClusterVersionAssessment
+from status.updatestatus.insights.vocabulary import ClusterVersionUpdatingReason as ClusterVersionUpdatingReason
+from status.updatestatus.insights.vocabulary import ConditionStatus as ConditionStatus
+from status.updatestatus.insights.vocabulary import ConditionType as ConditionType
+from status.updatestatus.insights.vocabulary import ImpactLevel as ImpactLevel
+from status.updatestatus.insights.vocabulary import ImpactType as ImpactType
+from status.updatestatus.insights.vocabulary import NodeAvailableReason as NodeAvailableReason
+from status.updatestatus.insights.vocabulary import NodeDegradedReason as NodeDegradedReason
+from status.updatestatus.insights.vocabulary import NodeSummaryType as NodeSummaryType
+from status.updatestatus.insights.vocabulary import NodeUpdatingReason as NodeUpdatingReason
+from status.updatestatus.insights.vocabulary import PoolAssessment as PoolAssessment
+from status.updatestatus.insights.vocabulary import PoolUpdatingReason as PoolUpdatingReason
+from status.updatestatus.insights.vocabulary import ScopeType as ScopeType
+from status.updatestatus.insights.vocabulary import VersionMetadataKey as VersionMetadataKey
+from status.updatestatus.insights.vocabulary import find_condition as find_condition
+from status.updatestatus.insights.vocabulary import time_string as time_string
 
 
 def _time_in(value: Any) -> int:
@@ -113,40 +112,20 @@ def _duration_in(value: Any) -> int:
     raise ValueError(f"a duration must be a Go duration string such as 10m0s, not {type(value).__name__}")
 
 
-_M = TypeVar("_M", bound=BaseModel)
-
-
-@functools.lru_cache(maxsize=16384)
-def time_string(ns: int) -> str:
-    """A Time's JSON form (cached: the insights of one cluster share few distinct instants)."""
-    return gotext.format_time(ns)
-
-
 Time = Annotated[int, BeforeValidator(_time_in), PlainSerializer(time_string, when_used="json")]
 Duration = Annotated[int, BeforeValidator(_duration_in), PlainSerializer(gotext.duration_string, when_used="json")]
 
 
-_FIELDS_SET: dict[type[BaseModel], set[str]] = {}
-_set_slot = object.__setattr__  # a model's own __setattr__ validates; these are its plain slots
+class _OmitEmpty:
+    """Marks a string field left out of the JSON when it is empty (upstream's `omitempty`)."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "OMIT_EMPTY"
 
 
-def construct_fast(cls: type[_M], values: dict[str, Any]) -> _M:
-    """An unvalidated instance from computed values; `values` must hold every field.
-
-    What `model_construct` does without its per-field default handling: the controller writes a
-    computed (plain) insight through its model (`status.updatestatus.api.encoding.as_model`), one
-    model per part, for every insight but nodes'.
-    """
-    # every field is set, so instances can share one set (pydantic only ever adds field names)
-    fields_set = _FIELDS_SET.get(cls)
-    if fields_set is None:
-        fields_set = _FIELDS_SET[cls] = set(cls.model_fields)
-    obj = cls.__new__(cls)
-    _set_slot(obj, "__dict__", values)
-    _set_slot(obj, "__pydantic_fields_set__", fields_set)
-    _set_slot(obj, "__pydantic_extra__", None)
-    _set_slot(obj, "__pydantic_private__", None)
-    return obj
+OMIT_EMPTY = _OmitEmpty()
 
 
 class ApiModel(BaseModel):
@@ -157,6 +136,29 @@ class ApiModel(BaseModel):
     def to_api(self) -> dict[str, Any]:
         """The JSON form: camelCase names, times and durations as strings, unset options omitted."""
         return self.model_dump(mode="json", by_alias=True, exclude_none=True)
+
+    @model_serializer(mode="wrap")
+    def _omit_empty(self, handler: Any) -> Any:
+        data = handler(self)
+        if isinstance(data, dict):
+            for name in _omitted_when_empty(type(self)):
+                if data.get(name) == "":
+                    del data[name]
+        return data
+
+
+_OMITTED_WHEN_EMPTY: dict[type[BaseModel], tuple[str, ...]] = {}
+
+
+def _omitted_when_empty(model: type[BaseModel]) -> tuple[str, ...]:
+    """The names (and aliases) of the model's fields marked `OMIT_EMPTY`."""
+    names = _OMITTED_WHEN_EMPTY.get(model)
+    if names is None:
+        marked = [
+            (name, info.alias or name) for name, info in model.model_fields.items() if OMIT_EMPTY in info.metadata
+        ]
+        names = _OMITTED_WHEN_EMPTY[model] = tuple(n for pair in marked for n in dict.fromkeys(pair))
+    return names
 
 
 # --- building blocks ---------------------------------------------------------------------------
@@ -171,20 +173,10 @@ class Condition(ApiModel, ConditionShape):
 
 
 class ResourceRef(ApiModel, ResourceRefShape):
-    group: str = ""
+    group: Annotated[str, OMIT_EMPTY] = ""
     resource: str
     name: str
-    namespace: str = ""
-
-    @model_serializer(mode="wrap")
-    def _omit_empty(self, handler: Any) -> Any:
-        data = handler(self)
-        if isinstance(data, dict):
-            if not data.get("group"):
-                data.pop("group", None)
-            if not data.get("namespace"):
-                data.pop("namespace", None)
-        return data
+    namespace: Annotated[str, OMIT_EMPTY] = ""
 
 
 class VersionMetadata(ApiModel, VersionMetadataShape):
@@ -260,18 +252,9 @@ class NodeStatusInsight(ApiModel, NodeInsightShape):
     resource: ResourceRef
     pool_resource: ResourceRef
     scope_type: ScopeType
-    version: str = ""  # upstream: at most 64 characters; read in full (see the module docstring)
+    version: Annotated[str, OMIT_EMPTY] = ""  # upstream: at most 64 characters; read in full (see the module docstring)
     est_to_complete: Duration | None = None
-    message: str = Field(default="", max_length=NODE_MESSAGE_MAX)
-
-    @model_serializer(mode="wrap")
-    def _omit_empty(self, handler: Any) -> Any:
-        data = handler(self)
-        if isinstance(data, dict):
-            for key in ("version", "message"):
-                if data.get(key) == "":
-                    data.pop(key)
-        return data
+    message: Annotated[str, OMIT_EMPTY] = Field(default="", max_length=NODE_MESSAGE_MAX)
 
 
 class HealthInsight(ApiModel, HealthInsightShape):

@@ -2,37 +2,39 @@
 hack/gen_plain_insights.py: do not edit.
 
 What the pure computation (`status.updatestatus.insights.compute`) builds and the ConfigMap API's
-plain readers (`status.updatestatus.api.plain`) return: slots holding the model's fields, the methods
-of the shape in `status.updatestatus.insights.kinds`, and `==` by shape, so a plain object equals
-the model holding the same values (the models, `status.updatestatus.insights.models`, remain the
-definition: they validate what the plain readers refuse and write the JSON).
+plain readers (`status.updatestatus.api.plain`) return: slots holding the model's fields, and `==`
+by shape (`status.updatestatus.insights.kinds`), so a plain object equals the model holding the
+same values (the models, `status.updatestatus.insights.models`, remain the definition: they
+validate what the plain readers refuse).
 """
 
 from __future__ import annotations
 
 from status.updatestatus.insights.kinds import (
     ClusterOperatorInsightShape,
-    ClusterVersionAssessment,
     ClusterVersionInsightShape,
     ConditionShape,
-    ConditionStatus,
     ControlPlaneUpdateVersionsShape,
     HealthInsightShape,
-    ImpactLevel,
-    ImpactType,
     InsightImpactShape,
     InsightRemediationShape,
     InsightScopeShape,
     NodeInsightShape,
     NodeSummaryShape,
-    NodeSummaryType,
-    PoolAssessment,
     PoolInsightShape,
     ResourceRefShape,
-    ScopeType,
-    VersionMetadataKey,
     VersionMetadataShape,
     VersionShape,
+)
+from status.updatestatus.insights.vocabulary import (
+    ClusterVersionAssessment,
+    ConditionStatus,
+    ImpactLevel,
+    ImpactType,
+    NodeSummaryType,
+    PoolAssessment,
+    ScopeType,
+    VersionMetadataKey,
 )
 
 __all__ = [

@@ -2,9 +2,9 @@
 
 Reads only insights (and `now`), so a client reading the ConfigMap API and one computing insights
 from a snapshot print the same. It takes them by their shape (`status.updatestatus.insights.kinds`):
-the pydantic models a snapshot is computed into, or the plain classes a live client reads (without
-loading pydantic). Insights are taken in the order given (oc's collection order; see
-`status.updatestatus.insights.compute`), which decides the order of equal health insights.
+the plain classes the computation builds and the readers give, or the pydantic models. Insights
+are taken in the order given (oc's collection order; see `status.updatestatus.insights.compute`),
+which decides the order of equal health insights.
 """
 
 from __future__ import annotations
@@ -33,7 +33,9 @@ from status.updatestatus.insights.kinds import (
     NodeSummaryType,
     NodeUpdatingReason,
     PoolInsightShape,
+    ResourceRefShape,
     VersionMetadataKey,
+    VersionShape,
     find_condition,
 )
 
@@ -218,30 +220,35 @@ def nodes_version(row: NodeRow) -> str:
     return "" if row.version == "?" else row.version
 
 
+def summary_count(pool: PoolInsightShape, type_: NodeSummaryType) -> int:
+    """The pool's count of nodes of the summary's type (0 when it has no such summary)."""
+    return next((s.count for s in pool.summaries if s.type == type_), 0)
+
+
 def pool_completion(pool: PoolInsightShape) -> float:
-    total = pool.count(NodeSummaryType.TOTAL)
+    total = summary_count(pool, NodeSummaryType.TOTAL)
     if total == 0:
         return float("nan")
-    return (total - pool.count(NodeSummaryType.OUTDATED)) / total * 100
+    return (total - summary_count(pool, NodeSummaryType.OUTDATED)) / total * 100
 
 
 def write_pools(out: list[str], pools: list[PoolInsightShape]) -> None:
     tw = TabWriter()
     tw.write("\nWORKER POOL\tASSESSMENT\tCOMPLETION\tSTATUS\n")
     for p in pools:
-        total = p.count(NodeSummaryType.TOTAL)
+        total = summary_count(p, NodeSummaryType.TOTAL)
         if total == 0:
             tw.write(f"{cell(p.name)}\tEmpty\t\t0 Total\n")
             continue
-        outdated = p.count(NodeSummaryType.OUTDATED)
+        outdated = summary_count(p, NodeSummaryType.OUTDATED)
         status = (
-            f"{p.count(NodeSummaryType.AVAILABLE)} Available, "
-            f"{p.count(NodeSummaryType.PROGRESSING)} Progressing, "
-            f"{p.count(NodeSummaryType.DRAINING)} Draining"
+            f"{summary_count(p, NodeSummaryType.AVAILABLE)} Available, "
+            f"{summary_count(p, NodeSummaryType.PROGRESSING)} Progressing, "
+            f"{summary_count(p, NodeSummaryType.DRAINING)} Draining"
         )
         for kind in (NodeSummaryType.EXCLUDED, NodeSummaryType.DEGRADED):
-            if p.count(kind):
-                status += f", {p.count(kind)} {kind.value}"
+            if summary_count(p, kind):
+                status += f", {summary_count(p, kind)} {kind.value}"
         completion = f"{pool_completion(p):.0f}% ({total - outdated}/{total})"
         tw.write(f"{cell(p.name)}\t{p.assessment.value}\t{completion}\t{status}\n")
     out.append(tw.flush())
@@ -254,14 +261,18 @@ def _round_duration(d: int) -> int:
     return gotext.round_duration(d, MINUTE) if d > 10 * MINUTE else gotext.round_duration(d, SECOND)
 
 
+def has_metadata(version: VersionShape, key: VersionMetadataKey) -> bool:
+    return any(m.key == key for m in version.metadata)
+
+
 def target_version_text(cv: ClusterVersionInsightShape) -> str:
     target, previous = cv.versions.target, cv.versions.previous
     to, since = escape(target.version), escape(previous.version)
-    if previous.has(VersionMetadataKey.INSTALLATION):
+    if has_metadata(previous, VersionMetadataKey.INSTALLATION):
         return f"{to} (a new install)"
-    if previous.has(VersionMetadataKey.PARTIAL):
+    if has_metadata(previous, VersionMetadataKey.PARTIAL):
         return f"{to} (from incomplete {since})"
-    if target.has(VersionMetadataKey.ARCHITECTURE):
+    if has_metadata(target, VersionMetadataKey.ARCHITECTURE):
         return f"{to} to Multi-Architecture"
     return f"{to} (from {since})"
 
@@ -328,7 +339,7 @@ def write_control_plane(
         health += f", {degraded} Available but degraded"
     duration = gotext.short_duration(_round_duration(updating_for)) if updating_for >= 0 else inconsistent
     if est != 0:
-        if cv.versions.target.has(VersionMetadataKey.ARCHITECTURE):
+        if has_metadata(cv.versions.target, VersionMetadataKey.ARCHITECTURE):
             vague = "N/A for Multi-Architecture Migration"
         elif est < -10 * MINUTE:
             est_duration = gotext.truncate_duration(gotext.add_durations(updating_for, est), MINUTE)
@@ -366,6 +377,11 @@ def write_control_plane(
 
 
 # --- health ------------------------------------------------------------------------------------
+
+
+def kind_label(r: ResourceRefShape) -> str:
+    """How oc names the resource type: `<resource>.<group>` (or just `<resource>`)."""
+    return f"{r.resource}.{r.group}" if r.group else r.resource
 
 
 def _started(h: HealthInsightShape, now: int) -> int:
@@ -423,10 +439,10 @@ def write_health(
                 lines.append("  Resources:")
                 names: dict[str, list[str]] = {}
                 for r in h.scope.resources:
-                    names.setdefault(escape(r.kind_label), []).append(
+                    names.setdefault(escape(kind_label(r)), []).append(
                         escape(f"{r.namespace}/{r.name}" if r.namespace else r.name)
                     )
-                labels = sorted(escape(r.kind_label) + ": " for r in h.scope.resources)
+                labels = sorted(escape(kind_label(r)) + ": " for r in h.scope.resources)
                 width = max(len(label) for label in labels)
                 for label in labels:
                     lines.append(f"    {label:<{width}}{', '.join(sorted(names[label[:-2]]))}")
@@ -498,7 +514,7 @@ def render(
 
     master = next((p for p in pools if p.name == "master"), None)
     workers = [p for p in pools if p.name != "master"]
-    worker_outdated = any(p.count(NodeSummaryType.TOTAL) > 0 and pool_completion(p) != 100 for p in workers)
+    worker_outdated = any(summary_count(p, NodeSummaryType.TOTAL) > 0 and pool_completion(p) != 100 for p in workers)
     if progressing.status != ConditionStatus.TRUE and not worker_outdated:
         return NOT_UPDATING
 
@@ -509,7 +525,7 @@ def render(
     write_control_plane(out, cv, operators, now, operators_detailed)
     if master is not None:
         write_nodes(out, master, nodes_by_pool[master.name], nodes_detailed, memo)
-    if any(p.count(NodeSummaryType.TOTAL) > 0 for p in workers):
+    if any(summary_count(p, NodeSummaryType.TOTAL) > 0 for p in workers):
         out.append("\n= Worker Upgrade =\n")
         write_pools(out, workers)
         for p in workers:

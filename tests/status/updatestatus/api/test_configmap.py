@@ -15,9 +15,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import BaseModel
 
-from status.updatestatus.api import configmap, encoding, wire
+from status.updatestatus.api import configmap, wire
 from status.updatestatus.client import snapshot
-from status.updatestatus.insights import compute
+from status.updatestatus.insights import compute, models
 from status.updatestatus.insights.kinds import HealthInsightShape, NodeInsightShape
 from status.updatestatus.insights.models import (
     HealthInsight,
@@ -30,6 +30,7 @@ from status.updatestatus.insights.models import (
     ScopeType,
 )
 from testkit.checkout import EXAMPLES
+from testkit.objects.insight_models import model_of
 from testkit.objects.insight_objects import (
     VERSIONS,
     at,
@@ -42,6 +43,7 @@ from testkit.objects.insight_objects import (
 from testkit.objects.synthetic import synthetic_cluster
 
 KEY = re.compile(r"^[-._a-zA-Z0-9]+$")
+MODEL_OF_PREFIX: dict[str, type[BaseModel]] = {prefix: getattr(models, name) for prefix, name in wire.KINDS.items()}
 
 
 def sample() -> list[Any]:
@@ -102,7 +104,8 @@ def test_values_use_the_api_json_names() -> None:
 def test_round_trip_keeps_every_field_including_nanoseconds() -> None:
     insights = sample()
     back = configmap.decode(configmap.encode(insights))
-    assert sorted(i.model_dump_json() for i in back) == sorted(encoding.as_model(i).model_dump_json() for i in insights)
+    assert sorted(back, key=configmap.key_of) == sorted(insights, key=configmap.key_of)
+    assert all(type(i).__module__ == models.__name__ for i in back)
 
 
 def test_decode_ignores_keys_it_does_not_own() -> None:
@@ -350,18 +353,20 @@ def test_values_are_the_generic_json_byte_for_byte() -> None:
     assert {"Updating", "Draining", "Rebooting", "Completed", "Pending"} <= phases, phases
     assert any(i.est_to_complete is None for i in nodes) and any(i.message for i in nodes)
     for insight in insights:
-        generic = json.dumps(encoding.to_api(insight), ensure_ascii=False, separators=(",", ":"))
+        generic = json.dumps(model_of(insight).to_api(), ensure_ascii=False, separators=(",", ":"))
         # but the characters YAML reads differently (NEL, LS, PS, C1 controls) as \uXXXX escapes
         generic = YAML_UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", generic)
         value = configmap.encode_value(insight)
         assert value == generic, configmap.key_of(insight)
-        assert yaml.safe_load(value) == json.loads(value) == encoding.to_api(insight), configmap.key_of(insight)
+        assert yaml.safe_load(value) == json.loads(value) == model_of(insight).to_api(), configmap.key_of(insight)
 
 
 def test_values_written_in_yaml_block_style_still_decode() -> None:
     # What earlier versions wrote for every insight but nodes' (and what a client may write).
     for insight in [i for i in many_insights() if not isinstance(i, NodeInsightShape)]:
-        value = yaml.safe_dump(encoding.to_api(insight), default_flow_style=False, sort_keys=False, allow_unicode=True)
+        value = yaml.safe_dump(
+            model_of(insight).to_api(), default_flow_style=False, sort_keys=False, allow_unicode=True
+        )
         assert "\n" in value and not value.startswith("{")
         assert configmap.decode({configmap.key_of(insight): value}) == [insight], configmap.key_of(insight)
 
@@ -474,7 +479,7 @@ def test_the_models_hold_no_value_the_two_readers_could_read_differently() -> No
     # what the plain readers rely on (see `wire._READ_ALONE`): unknown keys refused everywhere, and
     # no float, list of numbers or untyped field, so a number is always a mapping's value
     seen: set[type[BaseModel]] = set()
-    pending: list[type[BaseModel]] = list(encoding._PREFIXES.values())
+    pending: list[type[BaseModel]] = list(MODEL_OF_PREFIX.values())
     while pending:
         model = pending.pop()
         if model in seen:
@@ -490,7 +495,7 @@ def test_the_models_hold_no_value_the_two_readers_could_read_differently() -> No
                     f"{model.__name__}.{name}: {kind}"
                 )
             assert not _is_list_of_numbers(info.annotation), f"{model.__name__}.{name}"
-    assert len(seen) > len(encoding._PREFIXES)
+    assert len(seen) > len(MODEL_OF_PREFIX)
 
 
 def _leaf_types(annotation: Any) -> list[Any]:
@@ -509,7 +514,7 @@ def _is_list_of_numbers(annotation: Any) -> bool:
 
 
 def test_every_key_prefix_is_usc_kind_dash_with_no_dash_in_the_kind() -> None:
-    for prefix in encoding._PREFIXES:
+    for prefix in MODEL_OF_PREFIX:
         assert prefix.startswith(configmap.OWNED_PREFIX) and prefix.endswith("-") and prefix.count("-") == 2, prefix
 
 

@@ -64,6 +64,7 @@ PROJECT_MODULES = sorted(
         "status.updatestatus.insights.kinds",
         "status.updatestatus.insights.objects",
         "status.updatestatus.insights.plain",
+        "status.updatestatus.insights.vocabulary",
         "status.updatestatus.api",
         "status.updatestatus.api.plain",
         "status.updatestatus.api.staleness",
@@ -134,6 +135,7 @@ OFFLINE_MODULES = sorted(
         "status.updatestatus.insights.nodes",
         "status.updatestatus.insights.objects",
         "status.updatestatus.insights.plain",
+        "status.updatestatus.insights.vocabulary",
         "status.updatestatus.insights.selectors",
     ]
 )

@@ -372,7 +372,7 @@ def test_pool_counters() -> None:
         "Degraded": 1,
     }
     assert p.scope_type == ScopeType.WORKER_POOL
-    assert p.count(NodeSummaryType.TOTAL) == 6
+    assert counts(p)[NodeSummaryType.TOTAL] == 6
 
 
 def test_paused_pool_insight_only_with_excluded_nodes() -> None:
