@@ -25,13 +25,15 @@ from cvo_py.runtime.safeload import DocumentError
 from payload import acceptance as acc
 from payload.acceptance import ReleaseAcceptance
 from payload.classify import (
+    NOT_STARTED,
     PROGRESSING,
     SUCCEEDED,
     TERMINAL,
     TRANSIENT,
     Limits,
     Verdict,
-    classify,
+    escalate,
+    observe,
     pull_errors,
 )
 from payload.metrics import PayloadMetrics
@@ -448,12 +450,10 @@ class PayloadRetriever:
             self._check_cancelled(version, image)
             now = self._clock()
             remembered.update(pull_errors(pod))
-            verdict = classify(pod, deleted=deleted, limits=limits, remembered_pull_errors=remembered)
-            if verdict.key != state_key:
-                state_key, since = verdict.key, now
-            verdict = classify(
-                pod, deleted=deleted, stuck_for=now - since, limits=limits, remembered_pull_errors=remembered
-            )
+            observed = observe(pod, deleted=deleted, remembered_pull_errors=remembered)
+            if observed.key != state_key:
+                state_key, since = observed.key, now
+            verdict = escalate(observed, now - since, limits)
             klog.v(4).info("version pod %s: %s %s: %s", name, verdict.kind, verdict.reason, verdict.problem)
             if verdict.kind == SUCCEEDED:
                 return name
@@ -468,7 +468,7 @@ class PayloadRetriever:
             wake = deadline
             if verdict.kind == TRANSIENT:
                 wake = min(wake, since + limits.stuck_after)
-            elif verdict.kind == PROGRESSING and verdict.reason == "NotStarted":
+            elif verdict.kind == PROGRESSING and verdict.reason == NOT_STARTED:
                 wake = min(wake, since + limits.not_started_after)
             if self._clock() >= deadline:
                 problem = (
