@@ -119,3 +119,19 @@ class Acceptance:
     # `accepted_risks` ends with the precondition checks' warning (what the exposure to accepted
     # conditional-update risks is appended to, as upstream words it).
     warned: bool = False
+
+
+# release-metadata `metadata` keys upstream reads into the running release.
+METADATA_URL = "url"
+METADATA_CHANNELS = "io.openshift.upgrades.graph.release.channels"
+
+
+def release_from_metadata(image: str, metadata: Mapping[str, Any]) -> Release:
+    """The running release as upstream loads it: version, plus url and the sorted channel list from
+    the metadata's `metadata` map (channels are one comma-separated value)."""
+    extra = metadata.get("metadata")
+    extra = extra if isinstance(extra, Mapping) else {}
+    channels = sorted({c.strip() for c in str(extra.get(METADATA_CHANNELS) or "").split(",") if c.strip()})
+    version = str(metadata.get("version") or "")
+    architecture = MULTI if is_multi_arch(metadata) else ""
+    return Release(version, image, str(extra.get(METADATA_URL) or ""), tuple(channels), architecture)

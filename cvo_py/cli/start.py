@@ -86,9 +86,8 @@ def validate(args: argparse.Namespace) -> Options:
         comma_separated,
         serving_options,
     )
-    from payload.release import read_release_metadata
+    from payload.release import read_release_metadata, release_from_metadata
     from status.clusterversion import capabilities
-    from status.clusterversion.controller import release_from_metadata
 
     if not args.node_name:
         raise UsageError("node-name is required")

@@ -45,51 +45,16 @@ from cvo_py.runtime.loop import SyncLoop, Timers
 from payload import acceptance as acc
 from payload.acceptance import PreconditionOutcome, ReleaseAcceptance
 from payload.coordinator import RetrievalCoordinator, RetrieverFactory
-from payload.release import MULTI, Release, is_multi_arch
+from payload.release import Release
 from payload.verify.config import CONFIG_ANNOTATION, SIGNATURES_LABEL
 from status.clusterversion import capabilities, crdpolicy, desired, events, preconditions, upgradeable
 from status.clusterversion.crdpolicy import CrdRevision, crd_changed, crd_revision
+from status.clusterversion.creation import new_cluster_version
 from status.clusterversion.desired import StatusInputs
 from status.clusterversion.metrics import WriteCounts
 from status.clusterversion.writer import ClusterVersionStatusWriter, StatusRejected, StatusWriteError
 
 log = logging.getLogger(__name__)
-
-# release-metadata `metadata` keys upstream reads into the running release.
-METADATA_URL = "url"
-METADATA_CHANNELS = "io.openshift.upgrades.graph.release.channels"
-
-
-def release_from_metadata(image: str, metadata: Mapping[str, Any]) -> Release:
-    """The running release as upstream loads it: version, plus url and the sorted channel list from
-    the metadata's `metadata` map (channels are one comma-separated value)."""
-    extra = metadata.get("metadata")
-    extra = extra if isinstance(extra, Mapping) else {}
-    channels = sorted({c.strip() for c in str(extra.get(METADATA_CHANNELS) or "").split(",") if c.strip()})
-    version = str(metadata.get("version") or "")
-    architecture = MULTI if is_multi_arch(metadata) else ""
-    return Release(version, image, str(extra.get(METADATA_URL) or ""), tuple(channels), architecture)
-
-
-def default_channel(channels: Sequence[str]) -> str:
-    """The channel a newly created ClusterVersion follows: the release's channel when it names
-    exactly one; with several, choosing is the administrator's call, so none."""
-    return channels[0] if len(channels) == 1 else ""
-
-
-def new_cluster_version(name: str, running: Release, cluster_id: str) -> JSON:
-    """The ClusterVersion `start` creates when there is none; status comes with the first write."""
-    spec: JSON = {"clusterID": cluster_id}
-    channel = default_channel(running.channels)
-    if channel:
-        spec["channel"] = channel
-    return {
-        "apiVersion": CLUSTERVERSIONS.api_version,
-        "kind": CLUSTERVERSIONS.kind,
-        "metadata": {"name": name},
-        "spec": spec,
-    }
-
 
 # How often a sync waiting for the admin-ack ConfigMaps' first read looks again.
 ADMIN_READ_WAIT = 0.2

@@ -502,7 +502,7 @@ def test_available_and_conditional_releases_carry_their_architecture_only_with_t
 
 
 def test_the_running_release_is_multi_when_its_metadata_says_so() -> None:
-    from status.clusterversion.controller import release_from_metadata
+    from payload.release import release_from_metadata
 
     multi = {"version": "4.14.1", "metadata": {"release.openshift.io/architecture": "multi"}}
     assert release_from_metadata(IMG_A, multi).architecture == "Multi"
