@@ -57,6 +57,7 @@ def build(options: Options) -> Parts:
     from payload.metrics import PayloadMetrics
     from payload.release import MULTI
     from payload.retrieval import PayloadRetriever, PruneError, RetrieverOptions, prune_version_pods
+    from payload.verify.config import DEFAULT_NAMESPACE as VERIFICATION_NAMESPACE
     from payload.verify.verifier import cluster_verifier
     from status.clusterversion.controller import StatusOperator, StatusOptions
     from status.clusterversion.featuregates import RELEASE_ARCHITECTURE_GATE
@@ -123,9 +124,7 @@ def build(options: Options) -> Parts:
     )
 
     # One verifier for the process, so a digest verified once is not fetched and checked again.
-    verifier = cluster_verifier(
-        client, retriever_options.verification_namespace, retriever_options.operator_name, payload_metrics
-    )
+    verifier = cluster_verifier(client, VERIFICATION_NAMESPACE, retriever_options.operator_name, payload_metrics)
 
     def make_retriever(report: Callable[[ReleaseAcceptance], None]) -> Retriever:
         return PayloadRetriever(client, retriever_options, report, verifier=verifier, metrics=payload_metrics)
@@ -138,7 +137,7 @@ def build(options: Options) -> Parts:
             always_enabled=options.always_enable_capabilities,
             create_missing=True,
             namespace=options.namespace,
-            verification_namespace=retriever_options.verification_namespace,
+            verification_namespace=VERIFICATION_NAMESPACE,
             accept_risks=accept_risks,
             release_architecture=release_architecture,
         ),

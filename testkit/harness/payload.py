@@ -13,10 +13,11 @@ from typing import Any
 from cvo_py.runtime.kube import CLUSTERVERSIONS, PODS, ApiError, KubeClient, Resource
 from payload.acceptance import ReleaseAcceptance
 from payload.classify import Limits
+from payload.metrics import PayloadMetrics
 from payload.podspec import POD_LABEL_SELECTOR, target_dir
 from payload.release import Release
 from payload.retrieval import PayloadRetriever, RetrieverOptions
-from payload.verify.errors import Verifier
+from payload.verify.verifier import cluster_verifier
 from testkit.harness.manifests import ServiceAccountFiles
 
 PRIORITYCLASSES = Resource("scheduling.k8s.io/v1", "PriorityClass", "priorityclasses", False)
@@ -42,7 +43,6 @@ def options(namespace: str, payload_dir: Path, **overrides: Any) -> RetrieverOpt
         "retrieve_timeout": 60.0,
         "limits": Limits(not_started_after=10.0, stuck_after=30.0),
         "prune_timeout": 5.0,
-        "verify": False,  # these tests are about the Pod; verification has its own
     }
     values.update(overrides)
     return RetrieverOptions(**values)
@@ -72,14 +72,22 @@ class Retrieval:
         image: str = IMAGE,
         version: str = "4.19.1",
         force: bool = False,
-        verifier: Verifier | None = None,
+        verification_namespace: str | None = None,
     ) -> None:
+        """With `verification_namespace`, the release is verified with the configuration found
+        there first; without, only the Pod is run (verification has its own tests)."""
         self.kube = kube
         self.options = opts
         self.reports: list[ReleaseAcceptance] = []
         self.report_times: list[float] = []
         self._changed = threading.Condition()
-        self.retriever = PayloadRetriever(kube, opts, self._collect, verifier=verifier)
+        metrics = PayloadMetrics()
+        verifier = (
+            cluster_verifier(kube, verification_namespace, opts.operator_name, metrics)
+            if verification_namespace is not None
+            else None
+        )
+        self.retriever = PayloadRetriever(kube, opts, self._collect, verifier=verifier, metrics=metrics)
         self.result: ReleaseAcceptance | None = None
         self.error: BaseException | None = None
         self._thread = threading.Thread(target=self._run, args=(image, version, force), daemon=True)
@@ -393,7 +401,11 @@ def status_operator(
     from testkit.harness.clusterversion import IMG_4141
 
     client = connect(kubeconfig, user_agent=agent)
+    from payload.verify.config import DEFAULT_NAMESPACE
+
     options = RetrieverOptions(namespace=namespace, node_name=NODE, release_image=IMG_4141)
+    metrics = PayloadMetrics()
+    verifier = cluster_verifier(client, DEFAULT_NAMESPACE, options.operator_name, metrics)
     return StatusOperator(
         client,
         StatusOptions(
@@ -404,5 +416,5 @@ def status_operator(
             verification_namespace=verification_namespace,
             show_failure_within=show_failure_within,
         ),
-        retriever_factory=lambda report: PayloadRetriever(client, options, report),
+        retriever_factory=lambda report: PayloadRetriever(client, options, report, verifier=verifier, metrics=metrics),
     )

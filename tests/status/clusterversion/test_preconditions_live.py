@@ -74,7 +74,7 @@ def start_operator(cluster: LocalCluster, namespace: str, payloads: Path, agent:
             retrieval_retry=60.0,
             min_interval=0.0,
         ),
-        retriever_factory=lambda report: PayloadRetriever(client, retrieval, report),
+        retriever_factory=lambda report: PayloadRetriever(client, retrieval, report, verifier=None),
     ).start()
 
 

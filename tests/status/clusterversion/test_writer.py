@@ -273,7 +273,7 @@ def test_update_history_follows_cluster_operators(
     op = StatusOperator(
         client,
         StatusOptions(release=Release(version="4.14.2", image=IMG_4142)),
-        retriever_factory=lambda report: PayloadRetriever(client, retriever_options, report),
+        retriever_factory=lambda report: PayloadRetriever(client, retriever_options, report, verifier=None),
     )
     operators.append(op.start())
     wait_until(op.synced.is_set, what="first status sync")
