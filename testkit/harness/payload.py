@@ -8,7 +8,7 @@ import time
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cvo_py.runtime.kube import CLUSTERVERSIONS, PODS, ApiError, KubeClient, Resource
 from payload.acceptance import ReleaseAcceptance
@@ -19,6 +19,9 @@ from payload.release import Release
 from payload.retrieval import PayloadRetriever, RetrieverOptions
 from payload.verify.verifier import cluster_verifier
 from testkit.harness.manifests import ServiceAccountFiles
+
+if TYPE_CHECKING:
+    from cvo_py.compose.start import ClusterVersionSide
 
 PRIORITYCLASSES = Resource("scheduling.k8s.io/v1", "PriorityClass", "priorityclasses", False)
 NODE = "test-node"
@@ -391,30 +394,34 @@ def status_operator(
     retrieval_retry: float,
     verification_namespace: str | None = None,
     show_failure_within: float = 2.0,
-) -> Any:
-    """An in-process status loop (ClusterVersion 4.14.1) that retrieves requested payloads,
-    retrying a failed one every `retrieval_retry` seconds (the version Pod is created in
-    `namespace`; a failed retrieval waits up to `show_failure_within` seconds for its failure to
-    be written before it deletes the Pod)."""
+) -> ClusterVersionSide:
+    """An in-process ClusterVersion side (ClusterVersion 4.14.1), composed as `start` composes it,
+    that retrieves requested payloads, retrying a failed one every `retrieval_retry` seconds (the
+    version Pod is created in `namespace`; a failed retrieval waits up to `show_failure_within`
+    seconds for its failure to be written before it deletes the Pod). With
+    `verification_namespace`, a change of the ConfigMaps there retries a failed verification."""
+    from cvo_py.compose.start import build_caches, build_clusterversion, build_retrieval, build_verifier
     from cvo_py.runtime.kube import connect
-    from status.clusterversion.controller import StatusOperator, StatusOptions
+    from status.clusterversion.controller import ClusterVersionOptions
     from testkit.harness.clusterversion import IMG_4141
 
     client = connect(kubeconfig, user_agent=agent)
-    from payload.verify.config import DEFAULT_NAMESPACE
-
     options = RetrieverOptions(namespace=namespace, node_name=NODE, release_image=IMG_4141)
     metrics = PayloadMetrics()
-    verifier = cluster_verifier(client, DEFAULT_NAMESPACE, options.operator_name, metrics)
-    return StatusOperator(
+    caches = build_caches(client, "version")
+    retrieval = build_retrieval(
         client,
-        StatusOptions(
-            release=Release(version="4.14.1", image=IMG_4141),
-            namespace=namespace,
-            retrieval_retry=retrieval_retry,
-            min_interval=0.0,
-            verification_namespace=verification_namespace,
-            show_failure_within=show_failure_within,
-        ),
-        retriever_factory=lambda report: PayloadRetriever(client, options, report, verifier=verifier, metrics=metrics),
+        options,
+        build_verifier(client, options.operator_name, metrics),
+        metrics,
+        caches.clusterversion,
+        retry_after=retrieval_retry,
+        show_failure_within=show_failure_within,
+        verification_namespace=verification_namespace,
+    )
+    return build_clusterversion(
+        client,
+        caches,
+        ClusterVersionOptions(release=Release(version="4.14.1", image=IMG_4141), namespace=namespace, min_interval=0.0),
+        retrieval=retrieval,
     )
