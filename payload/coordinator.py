@@ -67,8 +67,9 @@ class RetrievalRequest:
     # The precondition checks, on the cluster as that sync saw it (None: none, as for tests of
     # retrieval alone). The newest request's are the ones that run.
     checks: Preconditions | None = field(default=None, compare=False)
-    # What the checks read, as one text: a target they refused is checked again at once when it changes.
-    checks_inputs: str = field(default="", compare=False)
+    # What the checks read, as one text: a target they refused is checked again at once when it
+    # changes. Computed only when a refusal is compared with it, off the status write's path.
+    checks_inputs: Callable[[], str] = field(default=lambda: "", compare=False)
 
     @property
     def key(self) -> Key:
@@ -83,7 +84,7 @@ class _Ended:
     filled: Release  # the target with what the payload told (its version for an image-only request)
     result: RetrievalResult | None = None
     checked: PreconditionOutcome | None = None  # the checks passed (perhaps with a warning)
-    checked_with: str = ""  # the checks_inputs the checks' verdict was decided on
+    checked_with: str = ""  # for a refusal: the checks_inputs it was decided on
     error: BaseException | None = None
     local: bool = False
 
@@ -239,19 +240,19 @@ class RetrievalCoordinator:
         if request.checks is not None and target.version and not local:
             before = _check(request.checks, target, force)
             if isinstance(before, ReleaseAcceptance):  # refused: no verification, no Pod
-                return _Ended(before, _filled(target, None), checked_with=request.checks_inputs)
+                return _Ended(before, _filled(target, None), checked_with=request.checks_inputs())
             checked = before
         retriever, final, error = self._retrieve(request)
         result = retriever.last_result if retriever is not None else None
         filled = _filled(target, result)
         local = local or (result is not None and result.local)
-        ended = _Ended(final, filled, result, checked, request.checks_inputs, error, local)
+        ended = _Ended(final, filled, result, checked, "", error, local)
         newest = self._wanted_now(request.key) or request
         if final.status == "True" and checked is None and newest.checks is not None and not local:
             after = _check(newest.checks, filled, force)  # an image-only request: its version is known now
             if isinstance(after, ReleaseAcceptance):
-                return _Ended(after, filled, result, None, newest.checks_inputs, None, local)
-            return _Ended(final, filled, result, after, newest.checks_inputs, None, local)
+                return _Ended(after, filled, result, None, newest.checks_inputs(), None, local)
+            return _Ended(final, filled, result, after, "", None, local)
         return ended
 
     def _retrieve(self, request: RetrievalRequest) -> tuple[Retriever | None, ReleaseAcceptance, BaseException | None]:
@@ -315,7 +316,7 @@ class RetrievalCoordinator:
                 self.retries.refused(key, ended.checked_with)
                 # What the checks read changed while they ran: check again now.
                 retry_now = retry_now or (
-                    wanted is not None and wanted.key == key and wanted.checks_inputs != ended.checked_with
+                    wanted is not None and wanted.key == key and wanted.checks_inputs() != ended.checked_with
                 )
             if final.status == "True":
                 self.retries.succeeded(key)

@@ -79,11 +79,11 @@ class RetryBook:
         """The precondition checks refused `key`, reading `checks_inputs`."""
         self._refused_with[key] = checks_inputs
 
-    def recheck(self, key: Key, checks_inputs: str) -> bool:
-        """What the checks read is `checks_inputs` now: a refusal decided on something else is due
-        at once. Whether it was."""
+    def recheck(self, key: Key, checks_inputs: Callable[[], str]) -> bool:
+        """What the checks read is `checks_inputs()` now (called only when `key` was refused): a
+        refusal decided on something else is due at once. Whether it was."""
         refused_with = self._refused_with.get(key)
-        if refused_with is None or refused_with == checks_inputs:
+        if refused_with is None or refused_with == checks_inputs():
             return False
         del self._refused_with[key]
         status, _when = self._finished.get(key, ("False", NOW))

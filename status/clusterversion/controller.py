@@ -19,6 +19,7 @@ the ClusterVersion does not exist, `start` creates it (`status.clusterversion.cr
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import random
 import threading
@@ -169,8 +170,9 @@ class ClusterVersionController:
         if cv is None:
             return
         operators = self.caches.clusteroperators.items()
-        snapshot = self._ask_retrieval(cv, operators)
-        inputs = self.status_inputs(cv, snapshot.acceptance)
+        inputs = self.status_inputs(cv)
+        snapshot = self._ask_retrieval(cv, operators, inputs)
+        inputs = dataclasses.replace(inputs, acceptance=snapshot.acceptance)
 
         def compute(obj: JSON) -> JSON:
             return desired.desired_status(obj, operators, inputs, self.now())
@@ -208,19 +210,13 @@ class ClusterVersionController:
         self._seen_uid = (cv.get("metadata") or {}).get("uid")
         return cv
 
-    def _ask_retrieval(self, cv: JSON, operators: Sequence[JSON]) -> RetrievalSnapshot:
+    def _ask_retrieval(self, cv: JSON, operators: Sequence[JSON], inputs: StatusInputs) -> RetrievalSnapshot:
         """Tell the coordinator what the spec asks for; its newest snapshot."""
         if self.retrieval is None:
             return RetrievalSnapshot()
         stored = self._last_stored
         seen = stored if stored is not None and _newer(stored, cv) else cv  # the cache may lag our write
-        checked_with = StatusInputs(
-            running=self.running,
-            accept_risks=self.options.accept_risks,
-            admin_gates=self.caches.admin_configmap(upgradeable.ADMIN_GATES),
-            admin_acks=self.caches.admin_configmap(upgradeable.ADMIN_ACKS),
-        )
-        self.retrieval.request(retrieval_request(cv, seen, operators, checked_with))
+        self.retrieval.request(retrieval_request(cv, seen, operators, inputs))
         return self.retrieval.channel.latest()
 
     def _acknowledge(self, snapshot: RetrievalSnapshot) -> None:

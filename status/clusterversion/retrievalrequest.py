@@ -5,6 +5,7 @@ thread without reading the status loop's state."""
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -62,10 +63,11 @@ def retrieval_request(
 ) -> RetrievalRequest | None:
     """What `cv`'s spec asks payload retrieval for (None: nothing, the current release). `seen` is
     the ClusterVersion the checks read (the newest known: the cache may not have our last write
-    yet); `inputs` the running release, the accept-risks gate and the admin-ack ConfigMaps."""
+    yet); `inputs` what status is computed from (the running release, the accept-risks gate, the
+    admin-ack ConfigMaps the checks read)."""
     pending = desired.pending_update(cv, inputs.running, inputs.accept_risks)
     if pending is None:
         return None
     target, force = pending
     checks = ClusterChecks(seen, operators, inputs)
-    return RetrievalRequest(target, force, checks=checks, checks_inputs=checks_inputs(seen))
+    return RetrievalRequest(target, force, checks=checks, checks_inputs=functools.partial(checks_inputs, seen))

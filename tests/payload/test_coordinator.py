@@ -546,14 +546,14 @@ def test_a_refusal_is_checked_again_when_what_the_checks_read_changes(
 ) -> None:
     h, checks, coordinator = checked
     checks.outcomes["4.14.2"] = BLOCKED
-    coordinator.request(RetrievalRequest(A, False, checks=checks, checks_inputs="Upgradeable=False"))
+    coordinator.request(RetrievalRequest(A, False, checks=checks, checks_inputs=lambda: "Upgradeable=False"))
     wait_idle(coordinator)
     del checks.outcomes["4.14.2"]  # e.g. the admin acked the gate
     h.gate("img-a", payload_loaded("4.14.2", "img-a", "amd64")).set()
-    coordinator.request(RetrievalRequest(A, False, checks=checks, checks_inputs="Upgradeable=False"))
+    coordinator.request(RetrievalRequest(A, False, checks=checks, checks_inputs=lambda: "Upgradeable=False"))
     wait_idle(coordinator)
     assert len(checks.asked) == 1  # the same inputs: the refusal waits for its retry delay (the clock stands still)
-    coordinator.request(RetrievalRequest(A, False, checks=checks, checks_inputs="Upgradeable=True"))
+    coordinator.request(RetrievalRequest(A, False, checks=checks, checks_inputs=lambda: "Upgradeable=True"))
     final = settled(coordinator)
     assert final is not None and final.state.status == "True" and len(checks.asked) == 2
 
@@ -567,12 +567,12 @@ def test_a_refusal_decided_on_inputs_that_changed_meanwhile_is_checked_again_at_
 
     def meanwhile() -> None:
         if len(checks.asked) == 1:  # while the first checks run, what they read changes...
-            coordinator.request(RetrievalRequest(A, False, checks=checks, checks_inputs="after"))
+            coordinator.request(RetrievalRequest(A, False, checks=checks, checks_inputs=lambda: "after"))
         else:  # ...so that the target passes
             checks.outcomes.pop("4.14.2", None)
 
     checks.on_call = meanwhile
-    coordinator.request(RetrievalRequest(A, False, checks=checks, checks_inputs="before"))
+    coordinator.request(RetrievalRequest(A, False, checks=checks, checks_inputs=lambda: "before"))
     wait_idle(coordinator)
     assert [c[0] for c in h.calls] == ["img-a"] and len(checks.asked) == 2  # refused, then checked again
 

@@ -16,6 +16,16 @@ def book() -> RetryBook:
     return RetryBook(60.0, lambda: 1.0)
 
 
+def test_what_the_checks_read_is_computed_only_for_a_refused_target() -> None:
+    retries = book()
+    retries.failed(A, FAILED, 0.0, at_once=False)
+
+    def never() -> str:
+        raise AssertionError("computed for a target that was not refused")
+
+    assert not retries.recheck(A, never)
+
+
 def test_a_target_never_tried_is_due_and_a_retrieved_one_never_again() -> None:
     retries = book()
     assert retries.due(A, 0.0) and not retries.failed_last(A)
@@ -47,6 +57,6 @@ def test_a_refusal_is_due_at_once_when_what_the_checks_read_changed() -> None:
     retries = book()
     retries.failed(A, REFUSED, 0.0, at_once=False)
     retries.refused(A, "Upgradeable=False")
-    assert not retries.recheck(A, "Upgradeable=False") and not retries.due(A, 0.0)
-    assert retries.recheck(A, "Upgradeable=True") and retries.due(A, 0.0)
-    assert not retries.recheck(A, "Upgradeable=False")  # once: the next refusal is booked anew
+    assert not retries.recheck(A, lambda: "Upgradeable=False") and not retries.due(A, 0.0)
+    assert retries.recheck(A, lambda: "Upgradeable=True") and retries.due(A, 0.0)
+    assert not retries.recheck(A, lambda: "Upgradeable=False")  # once: the next refusal is booked anew

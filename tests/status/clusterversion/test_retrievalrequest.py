@@ -37,7 +37,7 @@ def test_the_request_names_the_target_and_force_and_carries_checks_bound_to_what
     request = retrieval_request(asked, seen, [], inputs)
     assert request is not None and request.key == (Release("4.16.0", IMG_4160), True)
     assert request.checks == ClusterChecks(seen, [], inputs)
-    assert request.checks_inputs == checks_inputs(seen)
+    assert request.checks_inputs() == checks_inputs(seen)
 
 
 def test_the_bound_checks_refuse_a_giant_hop_unless_forced() -> None:
