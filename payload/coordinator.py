@@ -246,14 +246,13 @@ class RetrievalCoordinator:
         result = retriever.last_result if retriever is not None else None
         filled = _filled(target, result)
         local = local or (result is not None and result.local)
-        ended = _Ended(final, filled, result, checked, "", error, local)
         newest = self._wanted_now(request.key) or request
         if final.status == "True" and checked is None and newest.checks is not None and not local:
             after = _check(newest.checks, filled, force)  # an image-only request: its version is known now
             if isinstance(after, ReleaseAcceptance):
                 return _Ended(after, filled, result, None, newest.checks_inputs(), None, local)
-            return _Ended(final, filled, result, after, "", None, local)
-        return ended
+            checked = after
+        return _Ended(final, filled, result, checked, "", error, local)
 
     def _retrieve(self, request: RetrievalRequest) -> tuple[Retriever | None, ReleaseAcceptance, BaseException | None]:
         """Run one retrieval of `request`'s target, publishing every state it reports."""
