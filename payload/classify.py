@@ -33,6 +33,9 @@ SUCCEEDED: Kind = "Succeeded"
 # Longest kubelet/termination message quoted in one problem text.
 MAX_DETAIL = 700
 
+# A Pod with no container status yet: ordinary for a moment (see `Limits.not_started_after`).
+NOT_STARTED = "NotStarted"
+
 # Waiting reasons that are ordinary steps, not problems.
 _PROGRESS_REASONS = frozenset({"", "ContainerCreating", "PodInitializing"})
 
@@ -258,6 +261,12 @@ def classify(
     `deleted`: the Pod is gone (this is its last known state). `stuck_for`: seconds since the
     verdict's `key` last changed, as measured by the caller.
     """
+    return escalate(observe(pod, deleted=deleted, remembered_pull_errors=remembered_pull_errors), stuck_for, limits)
+
+
+def observe(pod: JSON, *, deleted: bool = False, remembered_pull_errors: Mapping[str, str] | None = None) -> Verdict:
+    """What the Pod shows now, before time is taken into account: its `key` says whether the state
+    changed, and `escalate` then judges how long it has lasted. One call per observed Pod state."""
     if not isinstance(pod, dict) or not isinstance(pod.get("metadata"), dict):
         raise ValueError(f"expected a Pod object, got {type(pod).__name__}")
     if pod.get("kind", "Pod") != "Pod":
@@ -297,14 +306,23 @@ def classify(
     if transient is None and not containers and phase == "Pending":
         node = (pod.get("spec") or {}).get("nodeName") or "?"
         text = f"node {node} has not started the pod (pod {name} is Pending with no container status)"
-        kind = TRANSIENT if stuck_for >= limits.not_started_after else PROGRESSING
-        transient = Verdict(kind, "NotStarted", text, "NotStarted")
+        transient = Verdict(PROGRESSING, NOT_STARTED, text, NOT_STARTED)
     if transient is not None:
-        if transient.kind == TRANSIENT and stuck_for >= limits.stuck_after:
-            problem = f"{transient.problem} (unchanged for {stuck_for:.0f}s)"
-            return Verdict(TERMINAL, transient.reason, problem, transient.key)
         return transient
     step = _current_step(pod, containers)
     return Verdict(
         PROGRESSING, "Running" if phase == "Running" else phase, f"pod {name}: {step}", f"step:{step}"
     )
+
+
+def escalate(observed: Verdict, stuck_for: float, limits: Limits) -> Verdict:
+    """`observed` judged after it has not changed for `stuck_for` seconds: a Pod not started for
+    `limits.not_started_after` is shown, and a problem the kubelet keeps retrying is terminal once
+    unchanged for `limits.stuck_after`."""
+    verdict = observed
+    if verdict.kind == PROGRESSING and verdict.reason == NOT_STARTED and stuck_for >= limits.not_started_after:
+        verdict = Verdict(TRANSIENT, verdict.reason, verdict.problem, verdict.key)
+    if verdict.kind == TRANSIENT and stuck_for >= limits.stuck_after:
+        problem = f"{verdict.problem} (unchanged for {stuck_for:.0f}s)"
+        return Verdict(TERMINAL, verdict.reason, problem, verdict.key)
+    return verdict

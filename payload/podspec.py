@@ -81,23 +81,7 @@ def build_version_pod(
     tmp_suffix: str,
 ) -> JSON:
     """The version Pod for `image`; `name_suffix` and `tmp_suffix` are two random 5-char strings."""
-    if not image:
-        raise PodSpecError(
-            "no payload image has been specified and the contents of the payload cannot be retrieved"
-        )
-    if not node_name:
-        raise PodSpecError("no node name: the version Pod must run on the operator's own node (--node-name)")
-    if not options.payload_dir.startswith("/"):
-        raise PodSpecError(f"payload directory {options.payload_dir!r} is not an absolute path")
-    for label, suffix in (("name suffix", name_suffix), ("temporary directory suffix", tmp_suffix)):
-        if not suffix or any(c not in RAND_ALPHABET for c in suffix):
-            raise PodSpecError(f"{label} {suffix!r} must be non-empty and drawn from {RAND_ALPHABET!r}")
-    name = pod_name(options.operator_name, version, name_suffix)
-    if len(name) > 253 or not _DNS_SUBDOMAIN.match(name):
-        raise PodSpecError(
-            f"version {version!r} cannot be part of a Pod name ({name!r} is not a valid DNS subdomain)"
-        )
-
+    name = _checked_name(image, version, node_name, options, name_suffix, tmp_suffix)
     base = options.payload_dir.rstrip("/") + "/"
     final = base + payload_hash(image)
     tmp = f"{final}-{tmp_suffix}"
@@ -139,6 +123,29 @@ def build_version_pod(
             "volumes": [{"name": "payloads", "hostPath": {"path": options.payload_dir}}],
         },
     }
+
+
+def _checked_name(
+    image: str, version: str, node_name: str, options: PodSpecOptions, name_suffix: str, tmp_suffix: str
+) -> str:
+    """The version Pod's name, once every input of the Pod is known to be usable (else PodSpecError)."""
+    if not image:
+        raise PodSpecError(
+            "no payload image has been specified and the contents of the payload cannot be retrieved"
+        )
+    if not node_name:
+        raise PodSpecError("no node name: the version Pod must run on the operator's own node (--node-name)")
+    if not options.payload_dir.startswith("/"):
+        raise PodSpecError(f"payload directory {options.payload_dir!r} is not an absolute path")
+    for label, suffix in (("name suffix", name_suffix), ("temporary directory suffix", tmp_suffix)):
+        if not suffix or any(c not in RAND_ALPHABET for c in suffix):
+            raise PodSpecError(f"{label} {suffix!r} must be non-empty and drawn from {RAND_ALPHABET!r}")
+    name = pod_name(options.operator_name, version, name_suffix)
+    if len(name) > 253 or not _DNS_SUBDOMAIN.match(name):
+        raise PodSpecError(
+            f"version {version!r} cannot be part of a Pod name ({name!r} is not a valid DNS subdomain)"
+        )
+    return name
 
 
 def _container(name: str, command: list[str], extra: JSON, image: str, options: PodSpecOptions) -> JSON:

@@ -1,8 +1,10 @@
-"""Retrieve a release payload: verify it, run the version Pod, watch it, and report every state.
+"""Retrieve a release payload: verify it, run the version Pod, load what it copied, and report
+every state.
 
 This is the thin I/O layer; what a Pod state means is decided by `payload.classify`, and what the
-admin reads by `payload.acceptance`. One retrieval runs at a time, so there is never more than one
-version Pod: stale ones are pruned before a new one is created, and ours is deleted when done.
+admin reads by `payload.acceptance`; the Pod itself is `payload.versionpod`'s. One retrieval runs at
+a time, so there is never more than one version Pod: stale ones are pruned before a new one is
+created, and ours is deleted when done.
 """
 
 from __future__ import annotations
@@ -11,7 +13,6 @@ import dataclasses
 import logging
 import os
 import platform
-import queue
 import threading
 import time
 from collections.abc import Callable
@@ -19,33 +20,24 @@ from dataclasses import dataclass, field
 
 from cvo_py.runtime import env, klog
 from cvo_py.runtime.gotext import go_quote
-from cvo_py.runtime.informer import DELETED, Backoff, Informer
+from cvo_py.runtime.informer import Informer
 from cvo_py.runtime.kube import JSON, PODS, ApiError, KubeClient, Resource, ServerUnreachable
 from cvo_py.runtime.safeload import DocumentError
 from payload import acceptance as acc
 from payload.acceptance import ReleaseAcceptance
-from payload.classify import (
-    PROGRESSING,
-    SUCCEEDED,
-    TERMINAL,
-    TRANSIENT,
-    Limits,
-    Verdict,
-    classify,
-    pull_errors,
-)
+from payload.classify import Limits
 from payload.metrics import PayloadMetrics
-from payload.podspec import (
-    DEFAULT_PAYLOAD_DIR,
-    POD_LABEL_SELECTOR,
-    PodSpecError,
-    PodSpecOptions,
-    build_version_pod,
-    random_suffix,
-    target_dir,
-)
+from payload.podspec import DEFAULT_PAYLOAD_DIR, POD_LABEL_SELECTOR, PodSpecOptions, target_dir
 from payload.release import IMAGE_REFERENCES, MULTI, RELEASE_METADATA, is_multi_arch, read_release_metadata
 from payload.verify.errors import VerificationError, Verifier
+from payload.versionpod import (
+    Cancellation,
+    PodRun,
+    RetrievalFailed,
+    VersionPod,
+    delete_version_pod,
+    download_failed,
+)
 
 log = logging.getLogger(__name__)
 
@@ -74,12 +66,6 @@ class PruneError(Exception):
     """Left-over version Pods or Jobs could not be deleted."""
 
 
-# Put on a retrieval's event queue by cancel(): not a watch event.
-CANCELLED = "CANCELLED"
-# How long Pod creation is retried while the API server answers 5xx or 429.
-CREATE_BUSY_RETRY = 30.0
-
-
 @dataclass(frozen=True)
 class RetrieverOptions:
     namespace: str = field(default_factory=env.namespace)
@@ -98,9 +84,6 @@ class RetrieverOptions:
     limits: Limits = Limits()
     # How long pruning waits for stale Pods that are still running to terminate gracefully.
     prune_timeout: float = 30.0
-    # Verify the release signature before the Pod (upstream always does; tests of the Pod alone don't).
-    verify: bool = True
-    verification_namespace: str = "openshift-config-managed"
 
     def pod_spec_options(self) -> PodSpecOptions:
         return PodSpecOptions(
@@ -111,6 +94,9 @@ class RetrieverOptions:
             active_deadline_seconds=self.pod_active_deadline,
             priority_class=self.priority_class,
         )
+
+    def pod_run(self) -> PodRun:
+        return PodRun(self.pod_spec_options(), self.node_name, self.limits, self.retrieve_timeout)
 
 
 @dataclass(frozen=True)
@@ -125,15 +111,6 @@ class RetrievalResult:
     version: str = ""  # from the payload's release-metadata once loaded
     pod_name: str = ""
     multi_arch: bool = False  # the loaded payload's release-metadata says multi-architecture
-
-
-class _Failed(Exception):
-    """Ends a retrieval with this acceptance (a False condition) and metric reason."""
-
-    def __init__(self, acceptance: ReleaseAcceptance, reason: str) -> None:
-        super().__init__(acceptance.message)
-        self.acceptance = acceptance
-        self.reason = reason
 
 
 def validate_directory(directory: str) -> str | None:
@@ -153,7 +130,11 @@ def _architecture(metadata: JSON) -> str:
 
 
 class PayloadRetriever:
-    """`retrieve()` blocks until the payload is in place or has failed, reporting every change."""
+    """`retrieve()` blocks until the payload is in place or has failed, reporting every change.
+
+    The verifier is given, never built here: one verifier serves the process (a digest verified
+    once is not fetched and checked again). None means no verification (tests of the Pod alone).
+    """
 
     def __init__(
         self,
@@ -161,7 +142,7 @@ class PayloadRetriever:
         options: RetrieverOptions,
         report: Callable[[ReleaseAcceptance], None],
         *,
-        verifier: Verifier | None = None,
+        verifier: Verifier | None,
         metrics: PayloadMetrics | None = None,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
@@ -169,35 +150,25 @@ class PayloadRetriever:
         self.options = options
         self._report_fn = report
         self.metrics = metrics or PayloadMetrics()
-        if verifier is None and options.verify:
-            from payload.verify.verifier import cluster_verifier
-
-            verifier = cluster_verifier(client, options.verification_namespace, options.operator_name, self.metrics)
         self.verifier = verifier
         self._clock = clock
         self._lock = threading.Lock()
         self._last: ReleaseAcceptance | None = None
         self.last_result: RetrievalResult | None = None
-        # The informer of the retrieval in flight; exposed so tests can drop its watch.
-        self.informer: Informer | None = None
-        self._cancelled = threading.Event()
-        self._cancel_reason = "the operator is stopping"
-        self._events: queue.Queue[tuple[str, JSON]] | None = None
+        self._cancellation = Cancellation()
+        self._pod = VersionPod(
+            client, options.pod_run(), cancellation=self._cancellation, report=self._report, clock=clock
+        )
+
+    @property
+    def informer(self) -> Informer | None:
+        """The watch of the version Pod in flight (tests drop it to see it come back)."""
+        return self._pod.informer
 
     def cancel(self, why: str = "the operator is stopping") -> None:
         """End a retrieval in flight soon (the operator is stopping, or the target changed); its
         Pod is deleted."""
-        self._cancel_reason = why
-        self._cancelled.set()
-        events = self._events
-        if events is not None:
-            events.put((CANCELLED, {}))
-
-    def _check_cancelled(self, version: str, image: str) -> None:
-        if self._cancelled.is_set():
-            raise _download_failed(
-                version, image, f"fetching update payload: cancelled: {self._cancel_reason}", "Cancelled"
-            )
+        self._cancellation.cancel(why)
 
     # -- reporting -------------------------------------------------------------------------------
 
@@ -248,16 +219,16 @@ class PayloadRetriever:
             try:
                 self.prune(deadline)
             except PruneError as exc:
-                raise _download_failed(version, image, str(exc), "PrunePods") from None
+                raise download_failed(version, image, str(exc), "PrunePods") from None
             problem = validate_directory(directory)
             pod_name = ""
             if problem is not None:
-                pod_name = self._fetch(image, version, progress, deadline)
+                pod_name = self._pod.run(image, version, progress, deadline)
                 problem = validate_directory(directory)
                 if problem is not None:
                     where = go_quote(directory)
                     text = f"confirming the presence of release-image content in {where}: {problem}"
-                    raise _download_failed(version, image, text, "PayloadMissing")
+                    raise download_failed(version, image, text, "PayloadMissing")
             else:
                 klog.v(2).info("Payload for %s is already in %s", image, directory)
             return self._load(
@@ -272,7 +243,7 @@ class PayloadRetriever:
                     pod_name=pod_name,
                 ),
             )
-        except _Failed as failed:
+        except RetrievalFailed as failed:
             self.metrics.retrieval_failures.labels(failed.reason).inc()
             return RetrievalResult(
                 failed.acceptance, verified=base.verified, verification_error=base.verification_error
@@ -289,7 +260,7 @@ class PayloadRetriever:
         except VerificationError as exc:
             self.metrics.verifications.labels("forced" if force else exc.outcome).inc()
             if not force:
-                raise _Failed(
+                raise RetrievalFailed(
                     acc.retrieval_failed(version, image, acc.not_verified(str(exc))),
                     "ImageVerificationFailed",
                 ) from None
@@ -329,175 +300,7 @@ class PayloadRetriever:
 
     def prune(self, deadline: float | None = None) -> None:
         """Delete version Pods (and legacy `version-*` Jobs) left by earlier runs; wait until gone."""
-        prune_version_pods(self.client, self.options, deadline, cancelled=self._cancelled, clock=self._clock)
-
-    def _delete_pod(self, pod: JSON, prune: bool = False) -> list[str]:
-        return _delete_version_pod(self.client, self.options.namespace, pod, prune)
-
-    # -- the version Pod -------------------------------------------------------------------------
-
-    def _fetch(self, image: str, version: str, progress: ReleaseAcceptance, deadline: float) -> str:
-        """Create the version Pod and wait for it; returns its name on success, raises _Failed."""
-        self._check_cancelled(version, image)
-        opts = self.options
-        try:
-            pod = build_version_pod(
-                image,
-                version,
-                opts.node_name,
-                opts.pod_spec_options(),
-                name_suffix=random_suffix(),
-                tmp_suffix=random_suffix(),
-            )
-        except PodSpecError as exc:
-            raise _download_failed(version, image, str(exc), "InvalidPod") from None
-        name = pod["metadata"]["name"]
-        events: queue.Queue[tuple[str, JSON]] = queue.Queue()
-        self._events = events
-        informer = Informer(
-            self.client,
-            PODS,
-            namespace=opts.namespace,
-            field_selector=f"metadata.name={name}",
-            inactivity_timeout=30.0,
-        )
-        informer.add_handler(lambda event_type, obj, _old: events.put((event_type, obj)))
-        self.informer = informer
-        informer.start()
-        created = False
-        latest: dict[str, JSON] = {"pod": pod}
-        try:
-            sync_by = self._clock() + max(0.1, min(10.0, deadline - self._clock()))
-            while not informer.wait_for_sync(0.1) and not self._cancelled.is_set() and self._clock() < sync_by:
-                pass
-            self._check_cancelled(version, image)
-            log.info("Spawning Pod %s ...", name)
-            try:
-                latest["pod"] = self._create_pod(pod, deadline)
-                created = True
-            except (ApiError, ServerUnreachable) as exc:
-                # An attempt whose answer was lost may have created it: do not leave it running.
-                for cleanup in self._delete_pod(pod):
-                    log.warning("Cleaning up after a failed Pod creation: %s", cleanup)
-                self._check_cancelled(version, image)  # stopped while retrying: say that, not the error
-                text = exc.message if isinstance(exc, ApiError) and exc.message else str(exc)
-                problem = f"fetching update payload: creating pod {name}: {text}"
-                raise _download_failed(version, image, problem, "PodCreateFailed") from None
-            return self._watch(image, version, progress, deadline, name, latest, events)
-        finally:
-            # The Pod first: stopping the informer can take a while, and a stopping process may not wait.
-            if created:
-                for problem in self._delete_pod(latest["pod"]):
-                    log.warning("Cleaning up after retrieval: %s", problem)
-            informer.stop()
-            self.informer = None
-            self._events = None
-
-    def _create_pod(self, pod: JSON, deadline: float) -> JSON:
-        """Create the version Pod, retrying while the API server cannot be reached or is busy.
-
-        A connection cut after the request was sent leaves the outcome unknown: the Pod may exist.
-        Its name carries a random suffix, so AlreadyExists after such a cut means our own earlier
-        attempt landed, and the informer watching that name reports it from here on.
-        """
-        backoff = Backoff(base=0.2, cap=2.0)
-        maybe_created = False
-        # A server that answers 5xx or 429 for this long (a failing admission webhook, say) is not
-        # going to take the Pod: say so rather than wait out the whole retrieval.
-        busy_until = min(deadline, self._clock() + CREATE_BUSY_RETRY)
-        while True:
-            try:
-                return self.client.create(PODS, pod, self.options.namespace)
-            except ApiError as exc:
-                if exc.is_already_exists() and maybe_created:
-                    log.info("Pod %s was created by an attempt whose response was lost", pod["metadata"]["name"])
-                    return pod
-                if not (exc.status == 429 or exc.status >= 500) or self._clock() >= busy_until:
-                    raise
-                # A 5xx (e.g. an etcd timeout) may come after the write was committed.
-                maybe_created = maybe_created or exc.status >= 500
-                problem = exc.message or str(exc)
-            except ServerUnreachable as exc:
-                maybe_created = True
-                if self._clock() >= deadline:
-                    raise
-                problem = str(exc)
-            delay = min(backoff.next(), max(0.0, deadline - self._clock()))
-            log.warning("Creating pod %s: %s; retrying in %.1fs", pod["metadata"]["name"], problem, delay)
-            if self._cancelled.wait(delay):
-                raise ServerUnreachable(self.client.server, RuntimeError("cancelled"))  # see _fetch
-
-    def _watch(
-        self,
-        image: str,
-        version: str,
-        progress: ReleaseAcceptance,
-        deadline: float,
-        name: str,
-        latest: dict[str, JSON],
-        events: queue.Queue[tuple[str, JSON]],
-    ) -> str:
-        limits = self.options.limits
-        pod = latest["pod"]
-        remembered: dict[str, str] = {}
-        state_key: str | None = None
-        since = self._clock()
-        deleted = False
-        verdict: Verdict | None = None
-        while True:
-            self._check_cancelled(version, image)
-            now = self._clock()
-            remembered.update(pull_errors(pod))
-            verdict = classify(pod, deleted=deleted, limits=limits, remembered_pull_errors=remembered)
-            if verdict.key != state_key:
-                state_key, since = verdict.key, now
-            verdict = classify(
-                pod, deleted=deleted, stuck_for=now - since, limits=limits, remembered_pull_errors=remembered
-            )
-            klog.v(4).info("version pod %s: %s %s: %s", name, verdict.kind, verdict.reason, verdict.problem)
-            if verdict.kind == SUCCEEDED:
-                return name
-            if verdict.kind == TERMINAL:
-                failed = _download_failed(version, image, f"fetching update payload: {verdict.problem}", verdict.reason)
-                # Tell the admin now: cleaning up (deleting the Pod, stopping its watch) takes round
-                # trips that must not stand between the kubelet's write and the condition.
-                self._report(failed.acceptance)
-                raise failed
-            self._report(acc.waiting_after(progress, verdict.problem) if verdict.kind == TRANSIENT else progress)
-            # Wake up for the next event, or when time alone could change the verdict.
-            wake = deadline
-            if verdict.kind == TRANSIENT:
-                wake = min(wake, since + limits.stuck_after)
-            elif verdict.kind == PROGRESSING and verdict.reason == "NotStarted":
-                wake = min(wake, since + limits.not_started_after)
-            if self._clock() >= deadline:
-                problem = (
-                    f"fetching update payload: the version pod gave no result within the "
-                    f"{self.options.retrieve_timeout:.0f}s retrieval limit; last observed: {verdict.problem}"
-                )
-                raise _download_failed(version, image, problem, "RetrievalTimeout")
-            timeout = wake - self._clock()
-            try:
-                event_type, obj = events.get(timeout=max(0.0, timeout))
-            except queue.Empty:
-                continue
-            klog.v(5).info("version pod %s: %s event", name, event_type)
-            # Drain bursts: only the newest state matters (a DELETED is never skipped).
-            while True:
-                if event_type == CANCELLED:
-                    self._check_cancelled(version, image)
-                    break
-                if event_type == DELETED:
-                    deleted = True
-                pod = latest["pod"] = obj
-                try:
-                    event_type, obj = events.get_nowait()
-                except queue.Empty:
-                    break
-
-
-def _download_failed(version: str, image: str, problem: str, reason: str) -> _Failed:
-    return _Failed(acc.retrieval_failed(version, image, acc.download_failed(problem)), reason)
+        prune_version_pods(self.client, self.options, deadline, cancellation=self._cancellation, clock=self._clock)
 
 
 def _replace(result: RetrievalResult, acceptance: ReleaseAcceptance) -> RetrievalResult:
@@ -512,7 +315,7 @@ def prune_version_pods(
     options: RetrieverOptions,
     deadline: float | None = None,
     *,
-    cancelled: threading.Event | None = None,
+    cancellation: Cancellation | None = None,
     clock: Callable[[], float] = time.monotonic,
 ) -> None:
     """Delete version Pods (and legacy `version-*` Jobs) left by earlier runs; wait until gone, at
@@ -538,9 +341,9 @@ def prune_version_pods(
     try:
         pods = _list_version_pods(client, ns)
         for pod in pods:
-            errors.extend(_delete_version_pod(client, ns, pod, prune=True))
+            errors.extend(delete_version_pod(client, ns, pod, prune=True))
         if pods and not errors:
-            _wait_pruned(client, options, deadline, cancelled or threading.Event(), clock)
+            _wait_pruned(client, options, deadline, cancellation or Cancellation(), clock)
     except (ApiError, ServerUnreachable) as exc:
         errors.append(exc.message if isinstance(exc, ApiError) and exc.message else str(exc))
     if errors:
@@ -554,31 +357,11 @@ def _list_version_pods(client: KubeClient, namespace: str) -> list[JSON]:
     return list(items or [])
 
 
-def _delete_version_pod(client: KubeClient, namespace: str, pod: JSON, prune: bool = False) -> list[str]:
-    name = pod["metadata"]["name"]
-    statuses = (pod.get("status") or {}).get("initContainerStatuses", []) + (
-        (pod.get("status") or {}).get("containerStatuses", [])
-    )
-    running = any("running" in (s.get("state") or {}) for s in statuses if isinstance(s, dict))
-    if prune:
-        log.info("Pruning version pod %s left by an earlier retrieval", name)
-    try:
-        # Nothing running: remove at once. Running: let the kubelet stop it gracefully.
-        client.delete(PODS, name, namespace, grace_period_seconds=None if running else 0)
-    except ApiError as exc:
-        if not exc.is_not_found():
-            return [f"failed to delete pod {name}: {exc.message or exc}"]
-    except ServerUnreachable as exc:
-        # Cleanup must not turn a finished retrieval into a failure; pruning retries later.
-        return [f"failed to delete pod {name}: {exc}"]
-    return []
-
-
 def _wait_pruned(
     client: KubeClient,
     options: RetrieverOptions,
     deadline: float | None,
-    cancelled: threading.Event,
+    cancellation: Cancellation,
     clock: Callable[[], float],
 ) -> None:
     limit = clock() + options.prune_timeout
@@ -590,7 +373,7 @@ def _wait_pruned(
             return
         if clock() >= limit:
             break
-        if cancelled.wait(0.1):
+        if cancellation.wait(0.1):
             return  # stopping: the next start prunes what is left
     # The node did not confirm in time (or there is no kubelet): remove them from the API.
     for pod in left:

@@ -14,10 +14,14 @@ from __future__ import annotations
 
 import argparse
 import re
+from typing import TYPE_CHECKING
 
 from cvo_py.cli import prometheus_flags
-from cvo_py.compose.start import Options
 from cvo_py.runtime import env
+
+if TYPE_CHECKING:
+    # The composition root imports everything `start` runs: only a valid command line loads it.
+    from cvo_py.compose.start import Options
 
 # What Go's strconv.ParseBool accepts (exactly these spellings), as upstream's boolean flags do.
 GO_BOOLS = {
@@ -143,6 +147,8 @@ def validate(args: argparse.Namespace) -> Options:
         metadata = read_release_metadata(payload_dir) or {}  # none: not running from a release image
     except DocumentError as exc:
         raise UsageError(f"cannot read the release metadata {exc}") from None
+    from cvo_py.compose.start import Options
+
     return Options(
         kubeconfig=args.kubeconfig,
         listen=args.listen,

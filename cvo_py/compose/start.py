@@ -1,6 +1,13 @@
-"""What `start` builds: the client, the metrics registry, payload retrieval and its verifier, the
-ClusterVersion status operator, the available-updates poller, the leader elector and the metrics
-server (only the cluster's Prometheus, by client certificate, may read /metrics)."""
+"""What `start` builds, one builder per subsystem: the client, the cluster's features, the
+ClusterVersion caches, the release verifier, payload retrieval (retriever, coordinator, and the
+watch that retries a failed verification), the ClusterVersion controller (writer, Event recorder),
+the available-updates poller, the metrics, the leader elector and the metrics server (only the
+cluster's Prometheus, by client certificate, may read /metrics).
+
+The ClusterVersion controller computes status from immutable inputs the other builders provide:
+the caches, the payload-retrieval snapshot (`payload.channel`), what the poller last found. A sync
+worker applying the payload will be one more builder, its latest pass report one more input.
+"""
 
 from __future__ import annotations
 
@@ -9,17 +16,51 @@ import logging
 import sys
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Any
 
+from prometheus_client import CollectorRegistry, ProcessCollector
+
+from cvo_py import __version__
 from cvo_py.runtime.env import DEFAULT_CLUSTER_PROFILE
-
-if TYPE_CHECKING:
-    from cvo_py.runtime.process import Parts, Stoppable
-    from cvo_py.runtime.promapi import PrometheusAPI
-    from cvo_py.runtime.serving.tls import TLSOptions
-    from payload.release import Release
+from cvo_py.runtime.informer import Informer
+from cvo_py.runtime.kube import CLUSTEROPERATORS, CLUSTERVERSIONS, CONFIGMAPS, CRDS, KubeClient, connect
+from cvo_py.runtime.leader import LeaderElector
+from cvo_py.runtime.process import Controller, Parts, Stoppable
+from cvo_py.runtime.promapi import PrometheusAPI
+from cvo_py.runtime.serving.certificates import ServingContext, watch_client_ca
+from cvo_py.runtime.serving.server import MetricsServer
+from cvo_py.runtime.serving.tls import TLSOptions
+from payload.acceptance import ReleaseAcceptance
+from payload.coordinator import RetrievalCoordinator, Retriever
+from payload.metrics import PayloadMetrics
+from payload.release import MULTI, Release
+from payload.retrieval import PayloadRetriever, PruneError, RetrieverOptions, prune_version_pods
+from payload.reverify import retry_on_verification_changes, slim_configmap
+from payload.verify.config import DEFAULT_NAMESPACE as VERIFICATION_NAMESPACE
+from payload.verify.errors import Verifier
+from payload.verify.verifier import cluster_verifier
+from status.clusterversion import crdpolicy, upgradeable
+from status.clusterversion.caches import (
+    ADMIN_CONFIGMAPS,
+    CLUSTERVERSION_CRD,
+    ClusterVersionCaches,
+    slim_clusteroperator,
+)
+from status.clusterversion.controller import ClusterVersionController, ClusterVersionOptions
+from status.clusterversion.events import EventRecorder
+from status.clusterversion.featuregates import RELEASE_ARCHITECTURE_GATE
+from status.clusterversion.features import FeatureGateWatch, read_features
+from status.clusterversion.metrics import ConditionTransitions, InstallerWatch, StatusCollector, payload_creation_time
+from status.clusterversion.validation import ACCEPT_RISKS_GATE
+from status.clusterversion.writer import ClusterVersionStatusWriter
+from updateservice.client import fetch_graph
+from updateservice.cluster import cluster_transport
+from updateservice.clusterrisks import ClusterRisk
+from updateservice.metrics import UpdatesCollector
+from updateservice.poller import AvailableUpdatesPoller, PollerOptions, updates_status
+from updateservice.prometheus import promql_query, service_connect_host, service_of
 
 log = logging.getLogger(__name__)
 
@@ -48,125 +89,170 @@ class Options:
     cluster_profile: str = DEFAULT_CLUSTER_PROFILE
 
 
-def build(options: Options) -> Parts:
-    from prometheus_client import CollectorRegistry, ProcessCollector
+@dataclass(frozen=True)
+class PayloadRetrieval:
+    """Payload retrieval as `start` runs it: the coordinator, and the cache of the verification
+    ConfigMaps whose changes retry a failed verification at once."""
 
-    from cvo_py import __version__
-    from cvo_py.runtime.kube import connect
-    from cvo_py.runtime.leader import LeaderElector
-    from cvo_py.runtime.process import Parts
-    from cvo_py.runtime.serving.certificates import ServingContext, watch_client_ca
-    from cvo_py.runtime.serving.server import MetricsServer
-    from payload.acceptance import ReleaseAcceptance
-    from payload.coordinator import Retriever
-    from payload.metrics import PayloadMetrics
-    from payload.release import MULTI
-    from payload.retrieval import PayloadRetriever, PruneError, RetrieverOptions, prune_version_pods
-    from payload.verify.verifier import cluster_verifier
-    from status.clusterversion.controller import StatusOperator, StatusOptions
-    from status.clusterversion.featuregates import RELEASE_ARCHITECTURE_GATE
-    from status.clusterversion.features import FeatureGateWatch, read_features
-    from status.clusterversion.metrics import (
-        ConditionTransitions,
-        InstallerWatch,
-        StatusCollector,
-        payload_creation_time,
+    coordinator: RetrievalCoordinator
+    verification_configmaps: Informer | None = None
+
+    def start(self) -> PayloadRetrieval:
+        if self.verification_configmaps is not None:
+            self.verification_configmaps.start()
+        self.coordinator.start()
+        return self
+
+    def stop(self) -> None:
+        self.coordinator.stop()  # a retrieval in flight is cancelled, its Pod deleted
+        if self.verification_configmaps is not None:
+            self.verification_configmaps.stop()
+
+
+@dataclass(frozen=True)
+class ClusterVersionSide:
+    """What runs for ClusterVersion, started in this order and stopped in the reverse: the
+    caches, payload retrieval, the controller."""
+
+    caches: ClusterVersionCaches
+    controller: ClusterVersionController
+    retrieval: PayloadRetrieval | None = None
+
+    def start(self) -> ClusterVersionSide:
+        self.caches.informers().start()
+        if self.retrieval is not None:
+            self.retrieval.start()
+        self.controller.start()
+        return self
+
+    def stop(self) -> None:
+        """Nothing of it runs, writes or logs after this returns."""
+        self.controller.stop()
+        if self.retrieval is not None:
+            self.retrieval.stop()
+        self.caches.informers().stop()
+
+
+def build_caches(client: KubeClient, name: str, *, admin_acks: bool = True) -> ClusterVersionCaches:
+    """The ClusterVersion `name`, the ClusterOperators (slimmed), the ClusterVersion CRD (slimmed)
+    and, with `admin_acks` (upstream always reads them), the admin-ack ConfigMaps."""
+    return ClusterVersionCaches(
+        clusterversion=Informer(client, CLUSTERVERSIONS, field_selector=f"metadata.name={name}"),
+        clusteroperators=Informer(client, CLUSTEROPERATORS, transform=slim_clusteroperator),
+        crd=Informer(client, CRDS, field_selector=f"metadata.name={CLUSTERVERSION_CRD}", transform=crdpolicy.slim_crd),
+        admin={
+            (namespace, configmap): Informer(
+                client, CONFIGMAPS, namespace=namespace, field_selector=f"metadata.name={configmap}"
+            )
+            for namespace, configmap in (ADMIN_CONFIGMAPS if admin_acks else ())
+        },
     )
-    from status.clusterversion.validation import ACCEPT_RISKS_GATE
-    from updateservice.client import fetch_graph
-    from updateservice.cluster import cluster_transport
-    from updateservice.clusterrisks import ClusterRisk
-    from updateservice.metrics import UpdatesCollector
-    from updateservice.poller import AvailableUpdatesPoller, PollerOptions, updates_status
-    from updateservice.prometheus import promql_query, service_connect_host, service_of
 
-    # The operator is I/O-bound and its latency is thread hand-offs (Pod watch → retrieval →
-    # status loop): a thread woken by an event must not wait out CPython's default 5 ms switch
-    # interval while another thread parses JSON.
-    sys.setswitchinterval(SWITCH_INTERVAL)
-    version = options.release.version or "unknown"
-    log.info(
-        "ClusterVersionOperator cvo-py v%s, running release %s (%s)",
-        __version__,
-        version,
-        options.release.image,
+
+def build_verifier(client: KubeClient, operator_name: str, metrics: PayloadMetrics) -> Verifier:
+    """One verifier for the process, so a digest verified once is not fetched and checked again."""
+    return cluster_verifier(client, VERIFICATION_NAMESPACE, operator_name, metrics)
+
+
+def build_retrieval(
+    client: KubeClient,
+    options: RetrieverOptions,
+    verifier: Verifier | None,
+    metrics: PayloadMetrics,
+    clusterversions: Informer,
+    *,
+    retry_after: float = 60.0,
+    show_failure_within: float = 2.0,
+    verification_namespace: str | None = VERIFICATION_NAMESPACE,
+) -> PayloadRetrieval:
+    """The coordinator of retrievals of the release images requested, each by a PayloadRetriever
+    that verifies with `verifier` first (None: no verification); a failed one is retried every
+    `retry_after` at most, and, with `verification_namespace`, as soon as a ConfigMap there or
+    spec.signatureStores changes. A failure waits up to `show_failure_within` seconds for the
+    status that shows it before its Pod is deleted."""
+
+    def make_retriever(report: Callable[[ReleaseAcceptance], None]) -> Retriever:
+        return PayloadRetriever(client, options, report, verifier=verifier, metrics=metrics)
+
+    coordinator = RetrievalCoordinator(
+        make_retriever,
+        retry_after=retry_after,
+        local_image=options.release_image,
+        show_failure_within=show_failure_within,
     )
-    client = connect(options.kubeconfig, user_agent="cvo-py/start")
-    client.server_version()  # fail fast, with one clear line, when the server is unreachable
+    if verification_namespace is None:
+        return PayloadRetrieval(coordinator)
+    configmaps = Informer(client, CONFIGMAPS, namespace=verification_namespace, transform=slim_configmap)
+    retry_on_verification_changes(coordinator, configmaps, clusterversions)
+    return PayloadRetrieval(coordinator, configmaps)
 
-    features = read_features(client, options.release.version)
-    accept_risks = ACCEPT_RISKS_GATE in features.features.gates
-    release_architecture = RELEASE_ARCHITECTURE_GATE in features.features.gates
+
+def build_clusterversion(
+    client: KubeClient,
+    caches: ClusterVersionCaches,
+    options: ClusterVersionOptions,
+    *,
+    retrieval: PayloadRetrieval | None = None,
+    available_updates: Callable[[Mapping[str, Any]], Mapping[str, Any] | None] | None = None,
+    upgradeable_risks: Callable[[Sequence[upgradeable.Risk]], None] | None = None,
+) -> ClusterVersionSide:
+    """The ClusterVersion controller with its writer and, when it has retrievals or updates to
+    tell of, its Event recorder."""
+    writer = ClusterVersionStatusWriter(client, options.name)
+    recorder = (
+        EventRecorder(client, options.namespace) if retrieval is not None or available_updates is not None else None
+    )
+    controller = ClusterVersionController(
+        client,
+        caches,
+        writer,
+        options,
+        retrieval=retrieval.coordinator if retrieval is not None else None,
+        recorder=recorder,
+        available_updates=available_updates,
+        upgradeable_risks=upgradeable_risks,
+    )
+    return ClusterVersionSide(caches, controller, retrieval)
+
+
+def build_features(client: KubeClient, version: str) -> tuple[frozenset[str], Sequence[Controller], threading.Event]:
+    """The feature gates enabled, the watch that ends the process when they change (as upstream:
+    read once; the Deployment starts it again), and the event it sets."""
+    features = read_features(client, version)
     restart = threading.Event()
 
     def features_changed(how: str) -> None:
         log.info("The cluster's features changed (%s): exiting, to be started again with them", how)
         restart.set()
 
-    # As upstream: the gates are read once; a change ends the process, which its Deployment restarts.
-    watches = (
-        (FeatureGateWatch(client, options.release.version, features.features, features_changed),)
-        if features.served
-        else ()
-    )
+    watches = (FeatureGateWatch(client, version, features.features, features_changed),) if features.served else ()
+    return frozenset(features.features.gates), watches, restart
+
+
+def build_updates(
+    client: KubeClient,
+    options: Options,
+    caches: ClusterVersionCaches,
+    on_change: Callable[[], None],
+    accept_risks: bool,
+) -> AvailableUpdatesPoller:
+    """Available updates on a thread of their own: a slow or stalled update service never holds up
+    payload retrieval or the status loop, which only read what the poller last found."""
     promql = options.promql
     service = service_of(promql.url) if promql is not None and not options.use_dns_for_services else None
     if promql is not None and service is not None:
         # The host network's resolver cannot resolve Service names: connect to the cluster IP.
         promql = dataclasses.replace(promql, connect_host=service_connect_host(client, *service))
-
-    registry = CollectorRegistry()
-    # process_* as upstream's default registry has them (same names as Go's process collector).
-    ProcessCollector(registry=registry)
-    payload_metrics = PayloadMetrics(registry)
-    retriever_options = RetrieverOptions(
-        namespace=options.namespace,
-        operator_name=options.name,
-        node_name=options.node_name,
-        release_image=options.release.image,
-        local_payload_dir=options.local_payload_dir,
-    )
-
-    # One verifier for the process, so a digest verified once is not fetched and checked again.
-    verifier = cluster_verifier(
-        client, retriever_options.verification_namespace, retriever_options.operator_name, payload_metrics
-    )
-
-    def make_retriever(report: Callable[[ReleaseAcceptance], None]) -> Retriever:
-        return PayloadRetriever(client, retriever_options, report, verifier=verifier, metrics=payload_metrics)
-
-    operator = StatusOperator(
-        client,
-        StatusOptions(
-            name=options.name,
-            release=options.release,
-            always_enabled=options.always_enable_capabilities,
-            create_missing=True,
-            namespace=options.namespace,
-            verification_namespace=retriever_options.verification_namespace,
-            accept_risks=accept_risks,
-            release_architecture=release_architecture,
-            feature_gates=features.features.gates,
-        ),
-        retriever_factory=make_retriever,
-        available_updates=lambda spec: updates_status(poller.state(), spec),
-        # With the gate, the risks behind Upgradeable are merged into the updates to a higher minor or major.
-        upgradeable_risks=(
-            (lambda found: poller.set_upgradeable_risks([ClusterRisk(r.name, r.message, r.url) for r in found]))
-            if accept_risks else None
-        ),
-    )
-    user_agent = f"ClusterVersionOperator/{version}"
-    # Available updates on a thread of their own: a slow or stalled update service never holds up
-    # payload retrieval or the status loop, which only read what the poller last found.
+    user_agent = f"ClusterVersionOperator/{options.release.version or 'unknown'}"
+    clusterversions = caches.clusterversion
     poller = AvailableUpdatesPoller(
-        lambda: operator.cv_informer.get(options.name) if operator.cv_informer.has_synced else None,
+        lambda: clusterversions.get(options.name) if clusterversions.has_synced else None,
         fetch=lambda url, transport, total: fetch_graph(
             url, user_agent=user_agent, transport=transport, total_timeout=total
         ),
         transport=lambda: cluster_transport(client),
         query=promql_query(promql) if promql is not None else None,
-        on_change=operator.loop.poke,
+        on_change=on_change,
         # With the gate, firing alerts are in-cluster risks of every update (through the same client).
         alerts=promql.alerts if promql is not None and accept_risks else None,
         options=PollerOptions(
@@ -176,14 +262,26 @@ def build(options: Options) -> Parts:
             running_multi=options.release.architecture == MULTI,
         ),
     )
-    operator.cv_informer.add_handler(lambda _type, _obj, _old: poller.poke())
+    clusterversions.add_handler(lambda _type, _obj, _old: poller.poke())
+    return poller
+
+
+def build_metrics(
+    registry: CollectorRegistry,
+    client: KubeClient,
+    options: Options,
+    side: ClusterVersionSide,
+    poller: AvailableUpdatesPoller,
+) -> InstallerWatch:
+    """ClusterVersion's and the updates' metrics in `registry` (computed at scrape time from the
+    caches), and the installer watch they read."""
     installer = InstallerWatch(client)
     transitions = ConditionTransitions()
-    operator.co_informer.add_handler(transitions.observe)
+    side.caches.clusteroperators.add_handler(transitions.observe)
     registry.register(
         StatusCollector(
-            operator.observed,
-            lambda: operator.running,
+            side.controller.observed,
+            lambda: options.release,
             options.always_enable_capabilities,
             options.update_service,
             payload_created=payload_creation_time(options.local_payload_dir),
@@ -191,11 +289,17 @@ def build(options: Options) -> Parts:
             transitions=transitions.counts,
         )
     )
+    clusterversions = side.caches.clusterversion
     registry.register(
-        UpdatesCollector(
-            poller.state, lambda: operator.cv_informer.get(options.name), lambda: poller.options.accept_risks
-        )
+        UpdatesCollector(poller.state, lambda: clusterversions.get(options.name), lambda: poller.options.accept_risks)
     )
+    return installer
+
+
+def build_server(
+    client: KubeClient, options: Options, registry: CollectorRegistry
+) -> Callable[[Callable[[], bool]], Sequence[Stoppable]]:
+    """What serves /metrics, /healthz and /readyz (nothing without --listen)."""
 
     def serve(ready: Callable[[], bool]) -> Sequence[Stoppable]:
         if not options.listen:
@@ -205,21 +309,79 @@ def build(options: Options) -> Parts:
         server = MetricsServer(options.listen, registry, ready=ready, serving=serving)  # binds: may fail
         return (server.start(), watch_client_ca(client, serving))
 
+    return serve
+
+
+def build_pruner(client: KubeClient, options: RetrieverOptions) -> Callable[[], None]:
+    """Version Pods left by an earlier run would compete with ours: remove them before leading."""
+
     def prune_earlier_pods() -> None:
-        # Version Pods left by an earlier run would compete with ours: remove them first.
         try:
-            prune_version_pods(client, retriever_options, deadline=time.monotonic() + 30.0)
+            prune_version_pods(client, options, deadline=time.monotonic() + 30.0)
         except PruneError as exc:
             log.warning("Could not prune version Pods left by an earlier run: %s", exc)
 
+    return prune_earlier_pods
+
+
+def build(options: Options) -> Parts:
+    # The operator is I/O-bound and its latency is thread hand-offs (Pod watch → retrieval →
+    # status loop): a thread woken by an event must not wait out CPython's default 5 ms switch
+    # interval while another thread parses JSON.
+    sys.setswitchinterval(SWITCH_INTERVAL)
+    version = options.release.version or "unknown"
+    log.info("ClusterVersionOperator cvo-py v%s, running release %s (%s)", __version__, version, options.release.image)
+    client = connect(options.kubeconfig, user_agent="cvo-py/start")
+    client.server_version()  # fail fast, with one clear line, when the server is unreachable
+    gates, watches, restart = build_features(client, options.release.version)
+    accept_risks = ACCEPT_RISKS_GATE in gates
+
+    registry = CollectorRegistry()
+    ProcessCollector(registry=registry)  # process_* as upstream's default registry has them
+    payload_metrics = PayloadMetrics(registry)
+    retriever_options = RetrieverOptions(
+        namespace=options.namespace,
+        operator_name=options.name,
+        node_name=options.node_name,
+        release_image=options.release.image,
+        local_payload_dir=options.local_payload_dir,
+    )
+    caches = build_caches(client, options.name)
+    verifier = build_verifier(client, options.name, payload_metrics)
+    retrieval = build_retrieval(client, retriever_options, verifier, payload_metrics, caches.clusterversion)
+    side = build_clusterversion(
+        client,
+        caches,
+        ClusterVersionOptions(
+            name=options.name,
+            release=options.release,
+            always_enabled=options.always_enable_capabilities,
+            create_missing=True,
+            namespace=options.namespace,
+            accept_risks=accept_risks,
+            release_architecture=RELEASE_ARCHITECTURE_GATE in gates,
+            feature_gates=gates,
+        ),
+        retrieval=retrieval,
+        # The poller is built next (it pokes the controller): these read it once it exists.
+        available_updates=lambda spec: updates_status(poller.state(), spec),
+        # With the gate, the risks behind Upgradeable are merged into the updates to a higher minor or major.
+        upgradeable_risks=(
+            (lambda found: poller.set_upgradeable_risks([ClusterRisk(r.name, r.message, r.url) for r in found]))
+            if accept_risks
+            else None
+        ),
+    )
+    poller = build_updates(client, options, caches, side.controller.loop.poke, accept_risks)
+    installer = build_metrics(registry, client, options, side, poller)
     return Parts(
-        # The poller starts with the operator when leading, and stops before it.
-        controllers=(operator, poller, installer),
+        # The poller starts with the ClusterVersion side when leading, and stops before it.
+        controllers=(side, poller, installer),
         # The leader is ready once it has synced status at least once.
-        synced=operator.synced.is_set,
-        serve=serve,
+        synced=side.controller.synced.is_set,
+        serve=build_server(client, options, registry),
         elector=LeaderElector(client, options.namespace, options.name),
-        before_leading=prune_earlier_pods,
+        before_leading=build_pruner(client, retriever_options),
         farewell=f"Graceful shutdown complete for {version}.",
         watches=watches,
         restart=restart,

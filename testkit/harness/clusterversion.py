@@ -6,12 +6,16 @@ import copy
 import json
 import re
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cvo_py.runtime.kube import CLUSTEROPERATORS, CLUSTERVERSIONS, CRDS, FEATUREGATES, ApiError, KubeClient
+from payload.release import Release
 from status.clusterversion import capabilities, upgradeable
 from testkit.harness.cluster import put_configmap
 from testkit.harness.wait import wait_until
+
+if TYPE_CHECKING:
+    from cvo_py.compose.start import ClusterVersionSide
 
 IMG_4141 = "quay.io/openshift-release-dev/ocp-release@sha256:" + "1" * 64
 IMG_4142 = "quay.io/openshift-release-dev/ocp-release@sha256:" + "2" * 64
@@ -305,3 +309,13 @@ def enable_feature_gates(kube: KubeClient, version: str, *gates: str) -> None:
     created["status"] = {"featureGates": [{"version": version, "enabled": enabled, "disabled": []}]}
     kube.replace_status(FEATUREGATES, created)
 
+
+
+def clusterversion_side(client: KubeClient, release: Release, **options: Any) -> ClusterVersionSide:
+    """The ClusterVersion side as `start` composes it (caches, writer, controller), without payload
+    retrieval, running `release`, with these `ClusterVersionOptions`; not started."""
+    from cvo_py.compose.start import build_caches, build_clusterversion
+    from status.clusterversion.controller import ClusterVersionOptions
+
+    settings = ClusterVersionOptions(release=release, **options)
+    return build_clusterversion(client, build_caches(client, settings.name), settings)

@@ -8,16 +8,20 @@ import time
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cvo_py.runtime.kube import CLUSTERVERSIONS, PODS, ApiError, KubeClient, Resource
 from payload.acceptance import ReleaseAcceptance
 from payload.classify import Limits
+from payload.metrics import PayloadMetrics
 from payload.podspec import POD_LABEL_SELECTOR, target_dir
 from payload.release import Release
 from payload.retrieval import PayloadRetriever, RetrieverOptions
-from payload.verify.errors import Verifier
+from payload.verify.verifier import cluster_verifier
 from testkit.harness.manifests import ServiceAccountFiles
+
+if TYPE_CHECKING:
+    from cvo_py.compose.start import ClusterVersionSide
 
 PRIORITYCLASSES = Resource("scheduling.k8s.io/v1", "PriorityClass", "priorityclasses", False)
 NODE = "test-node"
@@ -42,7 +46,6 @@ def options(namespace: str, payload_dir: Path, **overrides: Any) -> RetrieverOpt
         "retrieve_timeout": 60.0,
         "limits": Limits(not_started_after=10.0, stuck_after=30.0),
         "prune_timeout": 5.0,
-        "verify": False,  # these tests are about the Pod; verification has its own
     }
     values.update(overrides)
     return RetrieverOptions(**values)
@@ -72,14 +75,22 @@ class Retrieval:
         image: str = IMAGE,
         version: str = "4.19.1",
         force: bool = False,
-        verifier: Verifier | None = None,
+        verification_namespace: str | None = None,
     ) -> None:
+        """With `verification_namespace`, the release is verified with the configuration found
+        there first; without, only the Pod is run (verification has its own tests)."""
         self.kube = kube
         self.options = opts
         self.reports: list[ReleaseAcceptance] = []
         self.report_times: list[float] = []
         self._changed = threading.Condition()
-        self.retriever = PayloadRetriever(kube, opts, self._collect, verifier=verifier)
+        metrics = PayloadMetrics()
+        verifier = (
+            cluster_verifier(kube, verification_namespace, opts.operator_name, metrics)
+            if verification_namespace is not None
+            else None
+        )
+        self.retriever = PayloadRetriever(kube, opts, self._collect, verifier=verifier, metrics=metrics)
         self.result: ReleaseAcceptance | None = None
         self.error: BaseException | None = None
         self._thread = threading.Thread(target=self._run, args=(image, version, force), daemon=True)
@@ -387,26 +398,34 @@ def status_operator(
     retrieval_retry: float,
     verification_namespace: str | None = None,
     show_failure_within: float = 2.0,
-) -> Any:
-    """An in-process status loop (ClusterVersion 4.14.1) that retrieves requested payloads,
-    retrying a failed one every `retrieval_retry` seconds (the version Pod is created in
-    `namespace`; a failed retrieval waits up to `show_failure_within` seconds for its failure to
-    be written before it deletes the Pod)."""
+) -> ClusterVersionSide:
+    """An in-process ClusterVersion side (ClusterVersion 4.14.1), composed as `start` composes it,
+    that retrieves requested payloads, retrying a failed one every `retrieval_retry` seconds (the
+    version Pod is created in `namespace`; a failed retrieval waits up to `show_failure_within`
+    seconds for its failure to be written before it deletes the Pod). With
+    `verification_namespace`, a change of the ConfigMaps there retries a failed verification."""
+    from cvo_py.compose.start import build_caches, build_clusterversion, build_retrieval, build_verifier
     from cvo_py.runtime.kube import connect
-    from status.clusterversion.controller import StatusOperator, StatusOptions
+    from status.clusterversion.controller import ClusterVersionOptions
     from testkit.harness.clusterversion import IMG_4141
 
     client = connect(kubeconfig, user_agent=agent)
     options = RetrieverOptions(namespace=namespace, node_name=NODE, release_image=IMG_4141)
-    return StatusOperator(
+    metrics = PayloadMetrics()
+    caches = build_caches(client, "version")
+    retrieval = build_retrieval(
         client,
-        StatusOptions(
-            release=Release(version="4.14.1", image=IMG_4141),
-            namespace=namespace,
-            retrieval_retry=retrieval_retry,
-            min_interval=0.0,
-            verification_namespace=verification_namespace,
-            show_failure_within=show_failure_within,
-        ),
-        retriever_factory=lambda report: PayloadRetriever(client, options, report),
+        options,
+        build_verifier(client, options.operator_name, metrics),
+        metrics,
+        caches.clusterversion,
+        retry_after=retrieval_retry,
+        show_failure_within=show_failure_within,
+        verification_namespace=verification_namespace,
+    )
+    return build_clusterversion(
+        client,
+        caches,
+        ClusterVersionOptions(release=Release(version="4.14.1", image=IMG_4141), namespace=namespace, min_interval=0.0),
+        retrieval=retrieval,
     )

@@ -14,6 +14,8 @@ from payload.classify import (
     Limits,
     classify,
     describe,
+    escalate,
+    observe,
     pull_errors,
 )
 from testkit.fakes import versionpod
@@ -225,6 +227,24 @@ def test_terminal_problem_wins_over_transient_one() -> None:
 )
 def test_time_in_state_escalates_transient_problems(state: dict[str, Any], stuck_for: float, kind: str) -> None:
     assert classify(state, stuck_for=stuck_for, limits=Limits(not_started_after=10, stuck_after=90)).kind == kind
+
+
+@pytest.mark.parametrize("stuck_for", [0.0, 9.9, 10.0, 89.9, 90.0, 1000.0])
+def test_observing_once_then_escalating_is_classifying_with_the_time(stuck_for: float) -> None:
+    """The retriever observes each Pod state once and escalates it with the time it has lasted;
+    that is exactly `classify` with that time, and escalating never changes the state's key."""
+    limits = Limits(not_started_after=10, stuck_after=90)
+    states = [
+        pod(init=[waiting("ErrImagePull", NETWORK)]),
+        pod(),
+        pod("Unknown"),
+        pod(init=[{"state": {"running": {}}}]),
+        pod(init=[waiting("SignatureValidationFailed", SIG_MSG)]),
+    ]
+    for state in states:
+        observed = observe(state)
+        assert escalate(observed, stuck_for, limits) == classify(state, stuck_for=stuck_for, limits=limits)
+        assert escalate(observed, stuck_for, limits).key == observed.key
 
 
 def test_stuck_problem_says_how_long() -> None:

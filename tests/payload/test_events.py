@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
+from cvo_py.compose.start import ClusterVersionSide
 from cvo_py.runtime.kube import EVENTS, KubeClient
-from status.clusterversion.controller import StatusOperator
 from testkit.fakes.kubelet import Kubelet, waiting
 from testkit.harness.cluster import LocalCluster
 from testkit.harness.clusterversion import create_cv, status_414
@@ -89,10 +89,9 @@ def test_start_records_signature_failure_event(
     assert "Event(ClusterVersion/version): type: 'Warning' reason: 'RetrievePayloadFailed'" in start.log()
 
 
-def operator(cluster: LocalCluster, namespace: str, agent: str) -> StatusOperator:
-    """An in-process status loop that retries a failed retrieval every half second."""
-    op: StatusOperator = status_operator(cluster.kubeconfig, namespace, agent, retrieval_retry=0.5)
-    return op
+def operator(cluster: LocalCluster, namespace: str, agent: str) -> ClusterVersionSide:
+    """An in-process ClusterVersion side that retries a failed retrieval every half second."""
+    return status_operator(cluster.kubeconfig, namespace, agent, retrieval_retry=0.5)
 
 
 def test_repeated_identical_failure_bumps_one_event(
@@ -116,8 +115,9 @@ def test_repeated_identical_failure_bumps_one_event(
         f'Retrieving and verifying payload version="4.14.9" image="{UNSIGNED}"',
     )
     assert event["count"] >= 3 and started["count"] >= event["count"]  # each attempt starts before it fails
-    assert op.recorder is not None and (op.recorder.created, op.recorder.failed) == (2, 0)
-    assert op.recorder.bumped == (event["count"] - 1) + (started["count"] - 1)
+    recorder = op.controller.recorder
+    assert recorder is not None and (recorder.created, recorder.failed) == (2, 0)
+    assert recorder.bumped == (event["count"] - 1) + (started["count"] - 1)
     message = release_accepted(kube)["message"]
     assert message.startswith(
         f'Retrieving payload failed version="4.14.9" image="{UNSIGNED}" failure=The update cannot be '
@@ -136,7 +136,7 @@ def test_repeated_identical_failure_bumps_one_event(
             timeout=30,
             what="count bumped by the restarted operator",
         )
-        assert again.recorder is not None and again.recorder.created == 0
+        assert again.controller.recorder is not None and again.controller.recorder.created == 0
     finally:
         again.stop()
     [bumped] = failed_events(kube, namespace)

@@ -597,7 +597,7 @@ def test_pruning_needs_no_retriever_and_builds_no_verifier(
 
     built: list[object] = []
     monkeypatch.setattr(verifier, "cluster_verifier", lambda *a, **k: built.append(a))
-    opts = options(namespace, payload_dir, prune_timeout=1.0, verify=True)
+    opts = options(namespace, payload_dir, prune_timeout=1.0)
     spec = opts.pod_spec_options()
     body = build_version_pod(IMAGE, "4.18.0", "test-node", spec, name_suffix="ddddd", tmp_suffix="fffff")
     kube.create(PODS, body, namespace)

@@ -49,8 +49,9 @@ def configure(kube: KubeClient, namespace: str, key: Any, store_url: str) -> Non
     )
 
 
-def verifying(namespace: str, payload_dir: Path) -> Any:
-    return options(namespace, payload_dir, verify=True, verification_namespace=namespace)
+def verifying(kube: KubeClient, namespace: str, payload_dir: Path, force: bool = False) -> Retrieval:
+    """A retrieval that verifies the release with the configuration in `namespace` first."""
+    return Retrieval(kube, options(namespace, payload_dir), force=force, verification_namespace=namespace)
 
 
 def sample(run: Retrieval, name: str, **labels: str) -> float:
@@ -75,7 +76,7 @@ def test_unsigned_unforced_update_is_blocked_before_any_pod(
     kube: KubeClient, namespace: str, payload_dir: Path, key: Any, store: SignatureStore
 ) -> None:
     configure(kube, namespace, key, store.url)
-    run = Retrieval(kube, verifying(namespace, payload_dir)).start()
+    run = verifying(kube, namespace, payload_dir).start()
     result = run.finish(timeout=20)
     assert result == ReleaseAcceptance(
         "False",
@@ -97,7 +98,7 @@ def test_unreachable_store_is_named_with_its_error(
     url = store.url
     store.close()  # nothing listens there any more
     configure(kube, namespace, key, url)
-    result = Retrieval(kube, verifying(namespace, payload_dir)).start().finish(timeout=20)
+    result = verifying(kube, namespace, payload_dir).start().finish(timeout=20)
     assert result.message == (
         f'Retrieving payload failed version="4.19.1" image="{IMAGE}" failure=The update cannot be verified: unable '
         f"to verify sha256:{HEX} against keyrings: verifier-public-key-test; {url}/sha256={HEX}/signature-1: "
@@ -108,7 +109,7 @@ def test_unreachable_store_is_named_with_its_error(
 def test_no_configuration_means_verification_is_not_possible(
     kube: KubeClient, namespace: str, payload_dir: Path
 ) -> None:
-    run = Retrieval(kube, verifying(namespace, payload_dir)).start()
+    run = verifying(kube, namespace, payload_dir).start()
     assert run.finish(timeout=20).message == (
         f'Retrieving payload failed version="4.19.1" image="{IMAGE}" failure=The update cannot be verified: '
         f"verification is not possible: no ConfigMap in {namespace} is annotated {CONFIG_ANNOTATION}"
@@ -121,7 +122,7 @@ def test_forced_update_continues_to_the_pod_and_says_so(
 ) -> None:
     ensure_priority_class(kube)
     configure(kube, namespace, key, store.url)
-    run = Retrieval(kube, verifying(namespace, payload_dir), force=True).start()
+    run = verifying(kube, namespace, payload_dir, force=True).start()
     pod = run.wait_pod()["metadata"]["name"]
     forced = run.wait_report(lambda r: "forced" in r.message)
     assert forced.message.startswith(
@@ -146,7 +147,7 @@ def test_signed_update_goes_on_to_the_pod_and_keeps_the_signature(
     signature = sign_release(key, IMAGE)
     store.signatures[f"/sigs/sha256={HEX}/signature-1"] = signature
     configure(kube, namespace, key, store.url)
-    run = Retrieval(kube, verifying(namespace, payload_dir)).start()
+    run = verifying(kube, namespace, payload_dir).start()
     pod = run.wait_pod()["metadata"]["name"]
     write_payload(payload_dir, IMAGE)
     kubelet.succeed(pod, namespace)

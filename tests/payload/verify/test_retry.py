@@ -10,9 +10,9 @@ from collections.abc import Iterator
 
 import pytest
 
+from cvo_py.compose.start import ClusterVersionSide
 from cvo_py.runtime.kube import CLUSTERVERSIONS, KubeClient
 from payload.verify.verifier import persist_signature
-from status.clusterversion.controller import StatusOperator
 from testkit.harness.cluster import LocalCluster
 from testkit.harness.clusterversion import create_cv, status_414
 from testkit.harness.payload import (
@@ -41,13 +41,13 @@ def unverified(kube: KubeClient) -> bool:
 @pytest.fixture
 def failed(
     cluster: LocalCluster, kube: KubeClient, namespace: str, verification: ClusterVerification
-) -> Iterator[StatusOperator]:
+) -> Iterator[ClusterVersionSide]:
     """A status loop whose retrieval of an unsigned release failed verification once; its own
     retry interval (10 min) is longer than any test."""
     ensure_priority_class(kube)
     create_cv(kube, {"clusterID": str(uuid.uuid4())}, status_414())
     request_update(kube, UNSIGNED, "4.14.9")
-    op: StatusOperator = status_operator(
+    op: ClusterVersionSide = status_operator(
         cluster.kubeconfig,
         namespace,
         "cvo-py/verification-retry",
@@ -57,25 +57,25 @@ def failed(
     op.start()
     try:
         wait_until(lambda: unverified(kube), timeout=30, what="ReleaseAccepted=False: cannot be verified")
-        assert op.coordinator is not None and op.coordinator.retrievals == 1
+        assert retrievals(op) == 1
         yield op
     finally:
         op.stop()
 
 
-def retrievals(op: StatusOperator) -> int:
-    assert op.coordinator is not None
-    return op.coordinator.retrievals
+def retrievals(op: ClusterVersionSide) -> int:
+    assert op.retrieval is not None
+    return op.retrieval.coordinator.retrievals
 
 
 def test_a_published_signature_retries_the_failed_retrieval_at_once(
-    failed: StatusOperator,
+    failed: ClusterVersionSide,
     kube: KubeClient,
     namespace: str,
     verification: ClusterVerification,
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    caplog.set_level(logging.INFO, logger="status.clusterversion.controller")
+    caplog.set_level(logging.INFO, logger="payload.reverify")
     # What a signature controller (or an admin) does: publish the signature in the cluster.
     signature = sign_release(verification.key, UNSIGNED)
     persist_signature(kube, ClusterVerification.NAMESPACE, f"sha256:{'e' * 64}", signature)
@@ -87,9 +87,9 @@ def test_a_published_signature_retries_the_failed_retrieval_at_once(
 
 
 def test_changed_signature_stores_retry_the_failed_retrieval_at_once(
-    failed: StatusOperator, kube: KubeClient, verification: ClusterVerification, caplog: pytest.LogCaptureFixture
+    failed: ClusterVersionSide, kube: KubeClient, verification: ClusterVerification, caplog: pytest.LogCaptureFixture
 ) -> None:
-    caplog.set_level(logging.INFO, logger="status.clusterversion.controller")
+    caplog.set_level(logging.INFO, logger="payload.reverify")
     kube.patch(CLUSTERVERSIONS, "version", {"spec": {"signatureStores": [{"url": verification.store.url}]}})
     wait_until(lambda: retrievals(failed) == 2, timeout=15, what="a second retrieval")
     wait_until(lambda: WHY_STORES in caplog.text, timeout=15, what="the reason logged")

@@ -6,13 +6,13 @@ from collections.abc import Iterator
 
 import pytest
 
-from status.clusterversion.controller import StatusOperator
+from cvo_py.compose.start import ClusterVersionSide
 
 
 @pytest.fixture
-def operators() -> Iterator[list[StatusOperator]]:
-    """The status operators a test starts (append them), stopped after the test."""
-    started: list[StatusOperator] = []
+def operators() -> Iterator[list[ClusterVersionSide]]:
+    """The ClusterVersion sides a test starts (append them), stopped after the test."""
+    started: list[ClusterVersionSide] = []
     yield started
     for op in started:
         op.stop()

@@ -12,10 +12,11 @@ from typing import Any
 import pytest
 import yaml
 
+from cvo_py.compose.start import ClusterVersionSide, build_caches, build_clusterversion
 from cvo_py.runtime.kube import CLUSTERVERSIONS, KubeClient, connect
 from payload.release import Release
 from status.clusterversion.capabilities import GATED
-from status.clusterversion.controller import StatusOperator, StatusOptions
+from status.clusterversion.controller import ClusterVersionOptions
 from testkit.harness import localcluster
 from testkit.harness.cluster import CLUSTERVERSION_CRDS, LocalCluster
 from testkit.harness.clusterversion import condition, create_cv, status_414, status_rejected
@@ -45,17 +46,15 @@ def install_preview_crd(cluster: LocalCluster, crds: Any, tmp_path: Path) -> Non
 
 
 def test_a_preview_cluster_knows_and_enables_the_gated_capabilities(
-    cluster: LocalCluster, kube: KubeClient, crds: Any, tmp_path: Path, operators: list[StatusOperator]
+    cluster: LocalCluster, kube: KubeClient, crds: Any, tmp_path: Path, operators: list[ClusterVersionSide]
 ) -> None:
     install_preview_crd(cluster, crds, tmp_path)
     create_cv(kube, {"clusterID": str(uuid.uuid4())}, status_414())
     wait_until(lambda: not status_rejected(kube, ["ClusterAPI", "CompatibilityRequirements"]),
                what="the preview enum in effect")
-    op = StatusOperator(
-        connect(cluster.kubeconfig, user_agent="cvo-py/gated-capabilities"),
-        StatusOptions(release=Release(version="4.23.0", image=IMG_4230), feature_gates=PREVIEW_GATES),
-    )
-    operators.append(op.start())
+    client = connect(cluster.kubeconfig, user_agent="cvo-py/gated-capabilities")
+    settings = ClusterVersionOptions(release=Release(version="4.23.0", image=IMG_4230), feature_gates=PREVIEW_GATES)
+    operators.append(build_clusterversion(client, build_caches(client, "version"), settings).start())
 
     def capabilities() -> dict[str, Any]:
         return dict((kube.get(CLUSTERVERSIONS, "version").get("status") or {}).get("capabilities") or {})

@@ -1,75 +1,118 @@
-"""The ClusterVersion `start` creates when there is none, and the running release it is seeded
-from (pure parts of status/clusterversion/controller.py)."""
+"""The ClusterVersion controller's side of the retrieval channel, with fake caches and writer (no API
+server): the snapshot a status is computed from is acknowledged once that status is written, and
+the retrievals it carries become Events after the write, never before and never lost."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
 
-from payload.release import Release, release_from_metadata
-from status.clusterversion.controller import default_channel, new_cluster_version
+from payload.acceptance import retrieval_failed, retrieving
+from payload.channel import Outcome
+from payload.coordinator import RetrievalCoordinator
+from payload.release import Acceptance, Release
+from status.clusterversion.caches import ClusterVersionCaches
+from status.clusterversion.controller import ClusterVersionController, ClusterVersionOptions
+from status.clusterversion.events import EventSpec
+from status.clusterversion.rejections import Rejection
+from status.clusterversion.writer import StatusRejected, StatusWriteError
+from testkit.harness.clusterversion import IMG_4141, status_414
 
-IMAGE = "quay.io/openshift-release-dev/ocp-release@sha256:" + "a" * 64
-CHANNELS_KEY = "io.openshift.upgrades.graph.release.channels"
-
-
-@pytest.mark.parametrize(
-    ("metadata", "want"),
-    [
-        ({}, Release("", IMAGE)),
-        ({"kind": "cincinnati-metadata-v0", "version": "4.16.3"}, Release("4.16.3", IMAGE)),
-        (
-            {
-                "version": "4.16.3",
-                "metadata": {
-                    "url": "https://access.redhat.com/errata/RHSA-2024:0001",
-                    CHANNELS_KEY: "stable-4.16, fast-4.16,candidate-4.16,,fast-4.16",
-                },
-            },
-            Release(
-                "4.16.3",
-                IMAGE,
-                "https://access.redhat.com/errata/RHSA-2024:0001",
-                ("candidate-4.16", "fast-4.16", "stable-4.16"),
-            ),
-        ),
-        (
-            {"version": "4.16.3", "metadata": {CHANNELS_KEY: "stable-4.16"}},
-            Release("4.16.3", IMAGE, "", ("stable-4.16",)),
-        ),
-        ({"version": "4.16.3", "metadata": "not a map"}, Release("4.16.3", IMAGE)),
-    ],
-)
-def test_release_from_metadata(metadata: dict[str, Any], want: Release) -> None:
-    assert release_from_metadata(IMAGE, metadata) == want
+JSON = dict[str, Any]
+TARGET = Release("4.14.2", "quay.io/openshift-release-dev/ocp-release@sha256:" + "2" * 64)
+FAILED = retrieval_failed(TARGET.version, TARGET.image, "signature rejected")
 
 
-@pytest.mark.parametrize(
-    ("channels", "want"),
-    [
-        ((), ""),
-        (("stable-4.16",), "stable-4.16"),
-        (("candidate-4.16", "fast-4.16", "stable-4.16"), ""),  # several: the administrator chooses
-    ],
-)
-def test_default_channel(channels: tuple[str, ...], want: str) -> None:
-    assert default_channel(channels) == want
+@dataclass
+class FakeInformer:
+    objects: dict[str, JSON] = field(default_factory=dict)
+    has_synced: bool = True
+
+    def get(self, name: str, namespace: str | None = None) -> JSON | None:
+        return self.objects.get(name)
+
+    def items(self) -> list[JSON]:
+        return list(self.objects.values())
+
+    def add_handler(self, handler: Callable[..., None]) -> None:
+        pass
 
 
-def test_new_cluster_version_with_one_channel() -> None:
-    running = Release("4.16.3", IMAGE, "https://example.com/errata", ("stable-4.16",))
-    assert new_cluster_version("version", running, "2f0c1f6e-0b8a-4a55-9d1e-3c3e5b1e7a10") == {
-        "apiVersion": "config.openshift.io/v1",
-        "kind": "ClusterVersion",
-        "metadata": {"name": "version"},
-        "spec": {"clusterID": "2f0c1f6e-0b8a-4a55-9d1e-3c3e5b1e7a10", "channel": "stable-4.16"},
-    }
+@dataclass
+class FakeWriter:
+    """Computes the status as the real writer does; fails as told."""
+
+    fail: Exception | None = None
+    written: list[JSON] = field(default_factory=list)
+
+    def write(self, cv: JSON, compute: Callable[[JSON], JSON]) -> JSON:
+        status = compute(cv)
+        if self.fail is not None:
+            raise self.fail
+        self.written.append(status)
+        return {**cv, "status": status}
+
+    def pruned_state(self) -> dict[str, tuple[str, ...]]:
+        return {}
 
 
-def test_new_cluster_version_without_a_single_channel_has_none() -> None:
-    for channels in ((), ("fast-4.16", "stable-4.16")):
-        body = new_cluster_version("other", Release("4.16.3", IMAGE, "", channels), "id")
-        assert body["metadata"] == {"name": "other"}
-        assert body["spec"] == {"clusterID": "id"}
-        assert "status" not in body  # the first status write fills it from the running release
+@dataclass
+class FakeRecorder:
+    recorded: list[str] = field(default_factory=list)
+
+    def record(self, involved: JSON, spec: EventSpec) -> None:
+        self.recorded.append(spec.reason)
+
+
+def controller(writer: FakeWriter) -> tuple[ClusterVersionController, RetrievalCoordinator, FakeRecorder]:
+    cv = {"metadata": {"name": "version", "uid": "u", "resourceVersion": "5"}, "spec": {}, "status": status_414()}
+    caches = ClusterVersionCaches(FakeInformer({"version": cv}), FakeInformer(), FakeInformer(has_synced=False), {})
+    coordinator = RetrievalCoordinator(lambda report: None)  # never started: the test publishes for it
+    recorder = FakeRecorder()
+    built = ClusterVersionController(
+        None,  # no client: the ClusterVersion exists, nothing is created
+        caches,
+        writer,
+        ClusterVersionOptions(release=Release("4.14.1", IMG_4141), namespace="ns"),
+        retrieval=coordinator,
+        recorder=recorder,
+    )
+    # What the coordinator published: a retrieval of TARGET that started and failed.
+    started = Outcome(TARGET, retrieving(TARGET.version, TARGET.image))
+    coordinator.channel.publish(Acceptance(TARGET, FAILED), (started, Outcome(TARGET, FAILED)))
+    return built, coordinator, recorder
+
+
+def test_a_written_status_acknowledges_its_snapshot_and_then_records_its_retrievals() -> None:
+    writer = FakeWriter()
+    built, coordinator, recorder = controller(writer)
+    serial = coordinator.channel.latest().serial
+    built.sync()
+    assert coordinator.channel.wait_acknowledged(serial, 0.0)  # a cleanup waiting for it goes ahead
+    assert coordinator.channel.latest().outcomes == ()
+    assert recorder.recorded == ["RetrievePayload", "RetrievePayloadFailed"]
+
+
+def test_a_write_that_did_not_land_acknowledges_nothing_and_the_retrievals_wait_for_the_next() -> None:
+    writer = FakeWriter(fail=StatusWriteError("etcdserver: request timed out"))
+    built, coordinator, recorder = controller(writer)
+    serial = coordinator.channel.latest().serial
+    with pytest.raises(StatusWriteError):
+        built.sync()  # the loop retries with backoff
+    assert not coordinator.channel.wait_acknowledged(serial, 0.0)
+    assert len(coordinator.channel.latest().outcomes) == 2 and recorder.recorded == []
+    writer.fail = None
+    built.sync()
+    assert recorder.recorded == ["RetrievePayload", "RetrievePayloadFailed"]
+
+
+def test_a_refused_write_acknowledges_its_snapshot_as_waiting_would_not_show_it() -> None:
+    writer = FakeWriter(fail=StatusRejected(Rejection(message="too large", too_large=True)))
+    built, coordinator, recorder = controller(writer)
+    serial = coordinator.channel.latest().serial
+    built.sync()  # logged once, not retried blindly
+    assert coordinator.channel.wait_acknowledged(serial, 0.0)
+    assert recorder.recorded == ["RetrievePayload", "RetrievePayloadFailed"]

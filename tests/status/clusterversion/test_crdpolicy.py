@@ -9,8 +9,8 @@ import pytest
 
 from payload.release import Release
 from status.clusterversion import crdpolicy, desired, rejections
+from status.clusterversion.caches import CLUSTERVERSION_CRD
 from status.clusterversion.capabilities import ENABLED, KNOWN
-from status.clusterversion.controller import CLUSTERVERSION_CRD
 from status.clusterversion.crdpolicy import CrdRevision, crd_changed, crd_revision
 from status.clusterversion.crdpolicy import slim_crd as _slim_crd
 from status.clusterversion.desired import CAPABILITIES_PRUNED, StatusInputs

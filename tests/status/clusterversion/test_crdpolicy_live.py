@@ -10,15 +10,18 @@ from typing import Any
 
 import pytest
 
+from cvo_py.compose.start import ClusterVersionSide
 from cvo_py.runtime import klog
 from cvo_py.runtime.kube import CLUSTERVERSIONS, CRDS, JSON_PATCH, KubeClient, connect
 from payload.release import Release
-from status.clusterversion.controller import CLUSTERVERSION_CRD, StatusOperator, StatusOptions
+from status.clusterversion.caches import CLUSTERVERSION_CRD
+from status.clusterversion.controller import ClusterVersionController
 from status.clusterversion.crdpolicy import CRD_SETTLE_RETRIES
 from testkit.harness.cluster import LocalCluster
 from testkit.harness.clusterversion import (
     IMG_41310,
     AuditLog,
+    clusterversion_side,
     condition,
     put_co,
     roll_back_to_413,
@@ -41,17 +44,16 @@ def verbose(monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -
 
 
 def rolled_back_and_pruned(
-    cluster: LocalCluster, kube: KubeClient, crds: Any, operators: list[StatusOperator], agent: str
-) -> tuple[StatusOperator, AuditLog]:
+    cluster: LocalCluster, kube: KubeClient, crds: Any, operators: list[ClusterVersionSide], agent: str
+) -> tuple[ClusterVersionController, AuditLog]:
     """A 4.14 cluster rolled back to 4.13.10: the 4.13 CRD is installed and the 4.13 operator has
     pruned the 4.14 names from status (one 422, then the pruned write)."""
     roll_back_to_413(kube, crds, ENABLED_414)
     audit = AuditLog(cluster.state["auditLog"])
-    op = StatusOperator(
-        connect(cluster.kubeconfig, user_agent=agent),
-        StatusOptions(release=Release(version="4.13.10", image=IMG_41310)),
-    )
-    operators.append(op.start())
+    client = connect(cluster.kubeconfig, user_agent=agent)
+    side = clusterversion_side(client, Release(version="4.13.10", image=IMG_41310))
+    operators.append(side.start())
+    op = side.controller
     cv = wait_until(
         lambda: (
             (c := kube.get(CLUSTERVERSIONS, "version"))
@@ -70,7 +72,7 @@ def rolled_back_and_pruned(
     assert audit.status_writes(agent, at_least=2)[:2] == [("update", 422), ("update", 200)]
     assert op.writer.pruned_state() == {"enabledCapabilities": tuple(NEWER)}
     # The CRD informer has seen the 4.13 CRD (the revision later changes are compared with).
-    wait_until(lambda: op.crd_seen is not None, what="CRD revision seen")
+    wait_until(lambda: op.crd.seen is not None, what="CRD revision seen")
     return op, audit
 
 
@@ -78,7 +80,7 @@ def test_roll_forward_crd_restores_pruned_capabilities(
     cluster: LocalCluster,
     kube: KubeClient,
     crds: Any,
-    operators: list[StatusOperator],
+    operators: list[ClusterVersionSide],
     verbose: pytest.LogCaptureFixture,
 ) -> None:
     agent = f"cvo-py/roll-forward-{uuid.uuid4().hex[:6]}"
@@ -129,14 +131,14 @@ def test_roll_forward_crd_restores_pruned_capabilities(
     assert condition(cv, "CapabilitiesPruned") is None
     writes = audit.status_writes(agent, at_least=restored_at + 1)
     assert [code for _, code in writes[restored_at:]].count(422) == 0, writes
-    assert op.crd_changes == 1
+    assert op.crd.changes == 1
 
 
 def test_changed_crd_that_still_rejects_prunes_again_within_two_tries(
     cluster: LocalCluster,
     kube: KubeClient,
     crds: Any,
-    operators: list[StatusOperator],
+    operators: list[ClusterVersionSide],
     verbose: pytest.LogCaptureFixture,
 ) -> None:
     agent = f"cvo-py/still-rejected-{uuid.uuid4().hex[:6]}"
@@ -157,7 +159,7 @@ def test_changed_crd_that_still_rejects_prunes_again_within_two_tries(
     )
     assert kube.get(CRDS, CLUSTERVERSION_CRD)["metadata"]["generation"] == before + 1
 
-    wait_until(lambda: op.crd_changes == 1, what="CRD change seen")
+    wait_until(lambda: op.crd.changes == 1, what="CRD change seen")
     audit.status_writes(agent, at_least=4)
     wait_until(lambda: op.loop.idle.is_set(), what="sync finished")
     writes = audit.status_writes(agent)

@@ -14,7 +14,8 @@ from cvo_py.runtime import gotext
 from cvo_py.runtime.kube import EVENTS, MERGE_PATCH, ApiError, Resource
 from payload import acceptance as acc
 from payload.acceptance import PreconditionOutcome, ReleaseAcceptance
-from payload.coordinator import Outcome, RetrievalCoordinator
+from payload.channel import Outcome
+from payload.coordinator import RetrievalCoordinator, RetrievalRequest
 from payload.release import Release
 from status.clusterversion import events
 from status.clusterversion.events import EventRecorder, EventSpec
@@ -382,31 +383,38 @@ class ScriptedRetriever:
         return self.outcome
 
 
+def acknowledged_outcomes(coordinator: RetrievalCoordinator) -> list[Outcome]:
+    """The outcomes of the newest snapshot, acknowledged as the loop does after its write."""
+    snapshot = coordinator.channel.latest()
+    coordinator.channel.acknowledge(snapshot)
+    return list(snapshot.outcomes)
+
+
 def test_coordinator_reports_started_and_finished_retrievals_with_their_exception() -> None:
     changed = threading.Semaphore(0)
     script: dict[str, ReleaseAcceptance | BaseException] = {}
-    coordinator = RetrievalCoordinator(
-        lambda report: ScriptedRetriever(script["next"]), changed.release, retry_after=3600
-    ).start()
+    coordinator = RetrievalCoordinator(lambda report: ScriptedRetriever(script["next"]), retry_after=3600)
+    coordinator.channel.listen(changed.release)
+    coordinator.start()
     try:
         failure = acc.retrieval_failed("4.14.2", IMG, acc.not_verified("no signature"))
         script["next"] = failure
         target = Release("4.14.2", IMG)
-        coordinator.request(target)
+        coordinator.request(RetrievalRequest(target))
         assert changed.acquire(timeout=10)
         # The attempt's start, then its end.
-        assert coordinator.take_outcomes() == [
+        assert acknowledged_outcomes(coordinator) == [
             Outcome(target, acc.retrieving("4.14.2", IMG)),
             Outcome(target, failure, None),
         ]
-        assert coordinator.take_outcomes() == []  # drained
+        assert acknowledged_outcomes(coordinator) == []  # drained
 
         broken = chain("cannot create the version pod", "connection reset by peer")
         script["next"] = broken
         other = Release("", IMG.replace("e", "f"))
-        coordinator.request(other)
+        coordinator.request(RetrievalRequest(other))
         assert changed.acquire(timeout=10)
-        [started, outcome] = coordinator.take_outcomes()
+        [started, outcome] = acknowledged_outcomes(coordinator)
         assert started == Outcome(other, acc.retrieving("", other.image))
         assert outcome.target == other and outcome.error is broken
         assert outcome.state.message == "Retrieving payload failed: cannot create the version pod"

@@ -11,10 +11,11 @@ from typing import Any
 
 import pytest
 
+from cvo_py.compose.start import ClusterVersionSide, build_caches, build_clusterversion, build_retrieval
 from cvo_py.runtime.kube import CLUSTEROPERATORS, CLUSTERVERSIONS, CONFIGMAPS, EVENTS, ApiError, KubeClient, connect
+from payload.metrics import PayloadMetrics
 from payload.release import Release
-from payload.retrieval import PayloadRetriever
-from status.clusterversion.controller import StatusOperator, StatusOptions
+from status.clusterversion.controller import ClusterVersionOptions
 from testkit.harness.cluster import LocalCluster
 from testkit.harness.clusterversion import (
     IMG_4141,
@@ -61,21 +62,23 @@ def put_blocking_co(kube: KubeClient, name: str, message: str | None) -> None:
     kube.replace_status(CLUSTEROPERATORS, obj)
 
 
-def start_operator(cluster: LocalCluster, namespace: str, payloads: Path, agent: str) -> StatusOperator:
-    """`start`'s status loop at 4.14.1, retrying a refused target only after a minute (so a prompt
-    acceptance shows that a change of what the checks read retried it)."""
+def start_operator(cluster: LocalCluster, namespace: str, payloads: Path, agent: str) -> ClusterVersionSide:
+    """`start`'s ClusterVersion side at 4.14.1, retrying a refused target only after a minute (so a
+    prompt acceptance shows that a change of what the checks read retried it)."""
     client = connect(cluster.kubeconfig, user_agent=agent)
-    retrieval = options(namespace, payloads, release_image=IMG_4141)
-    return StatusOperator(
+    caches = build_caches(client, "version")
+    retrieval = build_retrieval(
         client,
-        StatusOptions(
-            release=Release(version="4.14.1", image=IMG_4141),
-            namespace=namespace,
-            retrieval_retry=60.0,
-            min_interval=0.0,
-        ),
-        retriever_factory=lambda report: PayloadRetriever(client, retrieval, report),
-    ).start()
+        options(namespace, payloads, release_image=IMG_4141),
+        None,
+        PayloadMetrics(),
+        caches.clusterversion,
+        retry_after=60.0,
+        verification_namespace=None,
+    )
+    running = Release(version="4.14.1", image=IMG_4141)
+    settings = ClusterVersionOptions(release=running, namespace=namespace, min_interval=0.0)
+    return build_clusterversion(client, caches, settings, retrieval=retrieval).start()
 
 
 def events(kube: KubeClient, namespace: str, reason: str) -> list[dict[str, Any]]:
@@ -87,7 +90,7 @@ def test_a_minor_update_waits_for_the_admin_ack_and_the_operator(
     kube: KubeClient,
     namespace: str,
     tmp_path: Path,
-    operators: list[StatusOperator],
+    operators: list[ClusterVersionSide],
     admin_configmaps: None,
 ) -> None:
     create_cv(kube, {"clusterID": str(uuid.uuid4()), "channel": "stable-4.15"}, status_414())
@@ -163,7 +166,7 @@ def test_a_forced_giant_hop_is_accepted_and_its_risks_recorded(
     kube: KubeClient,
     namespace: str,
     tmp_path: Path,
-    operators: list[StatusOperator],
+    operators: list[ClusterVersionSide],
     admin_configmaps: None,
 ) -> None:
     create_cv(kube, {"clusterID": str(uuid.uuid4()), "channel": "stable-4.16"}, status_414())
@@ -193,7 +196,7 @@ def test_a_forced_giant_hop_is_accepted_and_its_risks_recorded(
 
 
 def test_a_missing_admin_acks_configmap_blocks_minor_updates_until_it_is_back(
-    cluster: LocalCluster, kube: KubeClient, namespace: str, tmp_path: Path, operators: list[StatusOperator]
+    cluster: LocalCluster, kube: KubeClient, namespace: str, tmp_path: Path, operators: list[ClusterVersionSide]
 ) -> None:
     """As upstream (4.23+): an admin-ack ConfigMap that cannot be read is the risk AdminAckUnknown,
     so Upgradeable=False and a minor update is refused; recreating it lets the update go ahead."""

@@ -13,11 +13,13 @@ from typing import Any
 
 import pytest
 
+from cvo_py.compose.start import ClusterVersionSide, build_caches, build_clusterversion, build_retrieval
 from cvo_py.runtime.kube import CLUSTERVERSIONS, MERGE_PATCH, ApiError, KubeClient, connect
+from payload.metrics import PayloadMetrics
 from payload.release import Release
-from payload.retrieval import PayloadRetriever, RetrieverOptions
+from payload.retrieval import RetrieverOptions
 from status.clusterversion import desired
-from status.clusterversion.controller import StatusOperator, StatusOptions
+from status.clusterversion.controller import ClusterVersionOptions
 from status.clusterversion.writer import ClusterVersionStatusWriter, StatusRejected
 from testkit.harness.cluster import LocalCluster
 from testkit.harness.clusterversion import (
@@ -25,6 +27,7 @@ from testkit.harness.clusterversion import (
     IMG_4142,
     IMG_41310,
     AuditLog,
+    clusterversion_side,
     condition,
     create_cv,
     put_co,
@@ -44,7 +47,7 @@ def test_rollback_to_413_prunes_rejected_capabilities(
     cluster: LocalCluster,
     kube: KubeClient,
     crds: Any,
-    operators: list[StatusOperator],
+    operators: list[ClusterVersionSide],
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     roll_back_to_413(kube, crds)
@@ -52,10 +55,9 @@ def test_rollback_to_413_prunes_rejected_capabilities(
     audit = AuditLog(cluster.state["auditLog"])
     agent = f"cvo-py/rollback-{uuid.uuid4().hex[:6]}"
     caplog.set_level(logging.WARNING, logger="status.clusterversion.writer")
-    op = StatusOperator(
-        client_as(cluster, agent), StatusOptions(release=Release(version="4.13.10", image=IMG_41310))
-    )
-    operators.append(op.start())
+    side = clusterversion_side(client_as(cluster, agent), Release(version="4.13.10", image=IMG_41310))
+    operators.append(side.start())
+    op = side.controller
 
     def written() -> dict[str, Any] | None:
         cv = kube.get(CLUSTERVERSIONS, "version")
@@ -186,15 +188,14 @@ def test_deleted_and_recreated_cluster_version_is_not_written_blindly(
 
 
 def test_100_concurrent_writers_lose_nothing(
-    cluster: LocalCluster, kube: KubeClient, operators: list[StatusOperator]
+    cluster: LocalCluster, kube: KubeClient, operators: list[ClusterVersionSide]
 ) -> None:
     create_cv(kube, {"clusterID": str(uuid.uuid4()), "channel": "stable-4.14"}, status_414())
     put_co(kube, "etcd", "4.14.1")
-    op = StatusOperator(
-        client_as(cluster, "cvo-py/race"),
-        StatusOptions(release=Release(version="4.14.1", image=IMG_4141), min_interval=0.0),
-    )
-    operators.append(op.start())
+    running = Release(version="4.14.1", image=IMG_4141)
+    side = clusterversion_side(client_as(cluster, "cvo-py/race"), running, min_interval=0.0)
+    operators.append(side.start())
+    op = side.controller
     wait_until(op.synced.is_set, what="first status sync")
 
     racer_client = client_as(cluster, "cvo-py/racers")
@@ -248,7 +249,7 @@ def test_100_concurrent_writers_lose_nothing(
     assert {"Available", "Progressing", "Failing", "ReleaseAccepted"} <= types  # ours are there
     assert len(cv["metadata"]["labels"]) == 50 and cv["status"]["versionHash"] == "abc="
     # No lost write: our last computation is what is stored.
-    final = desired.desired_status(cv, op.co_informer.items(), op.status_inputs(cv), op.now())
+    final = desired.desired_status(cv, op.caches.clusteroperators.items(), op.status_inputs(cv), op.now())
     assert final == cv["status"]
     print(
         f"\nwrites={op.writer.stats.writes} conflicts={op.writer.stats.conflicts} unchanged={op.writer.stats.unchanged}"
@@ -256,7 +257,7 @@ def test_100_concurrent_writers_lose_nothing(
 
 
 def test_update_history_follows_cluster_operators(
-    cluster: LocalCluster, kube: KubeClient, operators: list[StatusOperator], tmp_path: Path
+    cluster: LocalCluster, kube: KubeClient, operators: list[ClusterVersionSide], tmp_path: Path
 ) -> None:
     """4.14.1 → 4.14.2: the payload is accepted (the running release, read locally), a Partial entry
     starts, and it completes once every release ClusterOperator reports 4.14.2."""
@@ -270,12 +271,13 @@ def test_update_history_follows_cluster_operators(
     retriever_options = RetrieverOptions(
         namespace="default", node_name="node-0", release_image=IMG_4142, local_payload_dir=str(payload)
     )
-    op = StatusOperator(
-        client,
-        StatusOptions(release=Release(version="4.14.2", image=IMG_4142)),
-        retriever_factory=lambda report: PayloadRetriever(client, retriever_options, report),
+    caches = build_caches(client, "version")
+    retrieval = build_retrieval(client, retriever_options, None, PayloadMetrics(), caches.clusterversion)
+    side = build_clusterversion(
+        client, caches, ClusterVersionOptions(release=Release(version="4.14.2", image=IMG_4142)), retrieval=retrieval
     )
-    operators.append(op.start())
+    operators.append(side.start())
+    op = side.controller
     wait_until(op.synced.is_set, what="first status sync")
     kube.patch(
         CLUSTERVERSIONS,

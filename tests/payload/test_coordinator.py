@@ -1,4 +1,4 @@
-"""The status loop's retrieval coordination, with a small fake retriever (no API server)."""
+"""The retrieval coordinator and the channel it publishes on, with a small fake retriever (no API server)."""
 
 from __future__ import annotations
 
@@ -18,12 +18,55 @@ from payload.acceptance import (
     retrieval_failed,
     retrieving,
 )
-from payload.coordinator import RetrievalCoordinator
-from payload.release import Release
+from payload.channel import Outcome
+from payload.coordinator import RetrievalCoordinator, RetrievalRequest
+from payload.release import Acceptance, Release
 
 WAIT = 10.0  # generous bound for thread hand-offs; the tests assert outcomes, not timings
 A = Release("4.14.2", "img-a")
 B = Release("4.14.3", "img-b")
+
+
+def coordinator_for(
+    make: Callable[[Callable[[ReleaseAcceptance], None]], Any],
+    on_publish: Callable[[], None] = lambda: None,
+    **options: Any,
+) -> RetrievalCoordinator:
+    """A coordinator whose publications call `on_publish`, as they poke the status loop."""
+    coordinator = RetrievalCoordinator(make, **options)
+    coordinator.channel.listen(on_publish)
+    return coordinator
+
+
+def settled(coordinator: RetrievalCoordinator) -> Acceptance | None:
+    """The acceptance published once the coordinator has nothing left to do."""
+    wait_idle(coordinator)
+    return coordinator.channel.latest().acceptance
+
+
+def retrieved(
+    h: Harness, coordinator: RetrievalCoordinator, target: Release, outcome: ReleaseAcceptance
+) -> Acceptance | None:
+    """`target` asked for and its retrieval ended as `outcome`: what is published then."""
+    h.gate(target.image, outcome).set()
+    coordinator.request(RetrievalRequest(target, False))
+    assert h.started.acquire(timeout=WAIT)
+    return settled(coordinator)
+
+
+def failed_once(h: Harness, coordinator: RetrievalCoordinator) -> Acceptance:
+    """A asked for, and its retrieval failed: the failure published."""
+    failed = retrieved(h, coordinator, A, retrieval_failed("4.14.2", "img-a", "boom"))
+    assert failed is not None and failed.state.status == "False"
+    return failed
+
+
+def take_outcomes(coordinator: RetrievalCoordinator) -> list[Outcome]:
+    """What the status loop records as Events after a write: the newest snapshot's outcomes, once
+    it is acknowledged."""
+    snapshot = coordinator.channel.latest()
+    coordinator.channel.acknowledge(snapshot)
+    return list(snapshot.outcomes)
 
 
 @dataclass
@@ -86,7 +129,7 @@ class Harness:
 @pytest.fixture
 def harness() -> Iterator[tuple[Harness, RetrievalCoordinator]]:
     h = Harness()
-    coordinator = RetrievalCoordinator(h.make, h.changes.release, retry_after=60.0, clock=lambda: h.clock[0])
+    coordinator = coordinator_for(h.make, h.changes.release, retry_after=60.0, clock=lambda: h.clock[0])
     coordinator.start()
     yield h, coordinator
     for gate in h.gates.values():
@@ -107,15 +150,14 @@ def wait_idle(coordinator: RetrievalCoordinator) -> None:
 def test_success_is_reported_and_not_repeated(harness: tuple[Harness, RetrievalCoordinator]) -> None:
     h, coordinator = harness
     gate = h.gate("img-a", payload_loaded("4.14.2", "img-a", "amd64"))
-    coordinator.request(A, False)
+    coordinator.request(RetrievalRequest(A, False))
     assert h.started.acquire(timeout=WAIT)
-    current = coordinator.acceptance()
+    current = coordinator.channel.latest().acceptance
     assert current is not None and current.state.status == "Unknown" and current.target == A
     gate.set()
-    wait_idle(coordinator)
-    final = coordinator.acceptance()
+    final = settled(coordinator)
     assert final is not None and final.state.reason == "PayloadLoaded" and final.verified
-    coordinator.request(A, False)
+    coordinator.request(RetrievalRequest(A, False))
     wait_idle(coordinator)
     assert h.calls == [("img-a", "4.14.2", False)]
 
@@ -124,9 +166,8 @@ def test_a_multi_architecture_payload_makes_a_multi_target(harness: tuple[Harnes
     h, coordinator = harness
     h.multi.add("img-a")
     h.gate("img-a", payload_loaded("4.14.2", "img-a", "Multi")).set()
-    coordinator.request(A, False)
-    wait_idle(coordinator)
-    final = coordinator.acceptance()
+    coordinator.request(RetrievalRequest(A, False))
+    final = settled(coordinator)
     assert final is not None and final.target == dataclasses.replace(A, architecture="Multi")
 
 
@@ -136,18 +177,17 @@ def test_newer_target_supersedes_and_old_reports_are_dropped(
     h, coordinator = harness
     gate_a = h.gate("img-a", payload_loaded("4.14.2", "img-a"))
     gate_b = h.gate("img-b", payload_loaded("4.14.3", "img-b"))
-    coordinator.request(A, False)
+    coordinator.request(RetrievalRequest(A, False))
     assert h.started.acquire(timeout=WAIT)
-    coordinator.request(B, False)  # while A is still running: A's reports no longer count
-    assert coordinator.acceptance() is None
+    coordinator.request(RetrievalRequest(B, False))  # while A is still running: A's reports no longer count
+    assert coordinator.channel.latest().acceptance is None
     gate_a.set()  # (a retriever that cannot be cancelled runs on; PayloadRetriever is cancelled)
     assert h.started.acquire(timeout=WAIT)  # B starts once A has returned
     assert [c[0] for c in h.calls] == ["img-a", "img-b"]
-    running = coordinator.acceptance()
+    running = coordinator.channel.latest().acceptance
     assert running is not None and running.target == B and running.state.status == "Unknown"
     gate_b.set()
-    wait_idle(coordinator)
-    final = coordinator.acceptance()
+    final = settled(coordinator)
     assert final is not None and final.target == B and final.state.status == "True"
 
 
@@ -155,21 +195,16 @@ def test_failure_is_retried_only_after_the_retry_interval(
     harness: tuple[Harness, RetrievalCoordinator],
 ) -> None:
     h, coordinator = harness
-    h.gate("img-a", retrieval_failed("4.14.2", "img-a", "boom")).set()
-    coordinator.request(A, False)
-    assert h.started.acquire(timeout=WAIT)
-    wait_idle(coordinator)
-    failed = coordinator.acceptance()
-    assert failed is not None and failed.state.status == "False"
-    coordinator.request(A, False)
+    failed_once(h, coordinator)
+    coordinator.request(RetrievalRequest(A, False))
     wait_idle(coordinator)
     assert len(h.calls) == 1
     h.clock[0] = 61.0
-    coordinator.request(A, False)
+    coordinator.request(RetrievalRequest(A, False))
     assert h.started.acquire(timeout=WAIT)
     wait_idle(coordinator)
     assert len(h.calls) == 2
-    coordinator.request(A, True)  # forcing is a new request: at once
+    coordinator.request(RetrievalRequest(A, True))  # forcing is a new request: at once
     assert h.started.acquire(timeout=WAIT)
     wait_idle(coordinator)
     assert h.calls[-1] == ("img-a", "4.14.2", True)
@@ -180,55 +215,54 @@ def test_failures_in_a_row_are_retried_after_an_eighth_a_quarter_a_half_then_the
     the failed attempt, a success starts the count again, and nothing starts before it is due."""
     h = Harness()
     jitter = [1.1]
-    coordinator = RetrievalCoordinator(
+    coordinator = coordinator_for(
         h.make, h.changes.release, retry_after=60.0, clock=lambda: h.clock[0], jitter=lambda: jitter[0]
     ).start()
     try:
-        assert [coordinator.retry_delay(n) for n in (1, 2, 3, 4, 5, 9)] == [7.5, 15.0, 30.0, 60.0, 60.0, 60.0]
+        assert [coordinator.retries.retry_delay(n) for n in (1, 2, 3, 4, 5, 9)] == [7.5, 15.0, 30.0, 60.0, 60.0, 60.0]
         h.gate("img-a", retrieval_failed("4.14.2", "img-a", "registry down")).set()
-        coordinator.request(A, False)
+        coordinator.request(RetrievalRequest(A, False))
         assert h.started.acquire(timeout=WAIT)
         wait_idle(coordinator)
         for delay in (7.5 * 1.1, 15.0 * 1.1, 30.0 * 1.1, 60.0 * 1.1, 60.0 * 1.1):
             attempts = len(h.calls)
             ended = h.clock[0]
             h.clock[0] = ended + delay - 0.01
-            coordinator.request(A, False)
+            coordinator.request(RetrievalRequest(A, False))
             wait_idle(coordinator)
             assert len(h.calls) == attempts, f"retried {delay - 0.01:.2f}s after a failure, before its {delay:.2f}s"
             h.clock[0] = ended + delay
-            coordinator.request(A, False)
+            coordinator.request(RetrievalRequest(A, False))
             assert h.started.acquire(timeout=WAIT)
             wait_idle(coordinator)
             assert len(h.calls) == attempts + 1
-        failed = coordinator.acceptance()
+        failed = coordinator.channel.latest().acceptance
         assert failed is not None and failed.state.status == "False"
 
         # The cause is gone: the next attempt succeeds and is not repeated.
         h.gate("img-a", payload_loaded("4.14.2", "img-a")).set()
         h.clock[0] += 60.0 * 1.1
-        coordinator.request(A, False)
+        coordinator.request(RetrievalRequest(A, False))
         assert h.started.acquire(timeout=WAIT)
-        wait_idle(coordinator)
-        loaded = coordinator.acceptance()
+        loaded = settled(coordinator)
         assert loaded is not None and loaded.state.status == "True"
         h.clock[0] += 3600.0
-        coordinator.request(A, False)
+        coordinator.request(RetrievalRequest(A, False))
         wait_idle(coordinator)
         assert len(h.calls) == 7
 
         # Another target failing starts the schedule from an eighth again; the jitter scales it.
         jitter[0] = 0.8
         h.gate("img-b", retrieval_failed("4.14.3", "img-b", "registry down")).set()
-        coordinator.request(B, False)
+        coordinator.request(RetrievalRequest(B, False))
         assert h.started.acquire(timeout=WAIT)
         wait_idle(coordinator)
         h.clock[0] += 7.5 * 0.8 - 0.01
-        coordinator.request(B, False)
+        coordinator.request(RetrievalRequest(B, False))
         wait_idle(coordinator)
         assert len(h.calls) == 8
         h.clock[0] += 0.01
-        coordinator.request(B, False)
+        coordinator.request(RetrievalRequest(B, False))
         assert h.started.acquire(timeout=WAIT)
         wait_idle(coordinator)
         assert [c[0] for c in h.calls[-2:]] == ["img-b", "img-b"]
@@ -238,31 +272,20 @@ def test_failures_in_a_row_are_retried_after_an_eighth_a_quarter_a_half_then_the
 
 def test_withdrawn_request_clears_the_acceptance(harness: tuple[Harness, RetrievalCoordinator]) -> None:
     h, coordinator = harness
-    h.gate("img-a", payload_loaded("4.14.2", "img-a")).set()
-    coordinator.request(A, False)
-    assert h.started.acquire(timeout=WAIT)
-    wait_idle(coordinator)
-    assert coordinator.acceptance() is not None
+    assert retrieved(h, coordinator, A, payload_loaded("4.14.2", "img-a")) is not None
     coordinator.request(None)
-    assert coordinator.acceptance() is None
+    assert coordinator.channel.latest().acceptance is None
 
 
 def test_image_only_request_gets_the_loaded_version(harness: tuple[Harness, RetrievalCoordinator]) -> None:
     h, coordinator = harness
-    h.gate("img-x", payload_loaded("", "img-x")).set()
-    coordinator.request(Release("", "img-x"), False)
-    assert h.started.acquire(timeout=WAIT)
-    wait_idle(coordinator)
-    final = coordinator.acceptance()
+    final = retrieved(h, coordinator, Release("", "img-x"), payload_loaded("", "img-x"))
     assert final is not None and final.target == Release("4.14.9", "img-x")
 
 
 def test_every_report_pokes_the_status_loop(harness: tuple[Harness, RetrievalCoordinator]) -> None:
     h, coordinator = harness
-    h.gate("img-a", payload_loaded("4.14.2", "img-a")).set()
-    coordinator.request(A, False)
-    assert h.started.acquire(timeout=WAIT)
-    wait_idle(coordinator)
+    retrieved(h, coordinator, A, payload_loaded("4.14.2", "img-a"))
     # retrieving, and the end of the retrieval (which publishes the payload loaded).
     assert all(h.changes.acquire(timeout=WAIT) for _ in range(2))
 
@@ -274,13 +297,13 @@ def test_success_is_published_only_when_the_attempt_ends(checked: tuple[Harness,
     h, checks, coordinator = checked
     gate = h.gate("img-x", payload_loaded("", "img-x", "amd64"))
     seen: list[Any] = []
-    checks.on_call = lambda: seen.append(coordinator.acceptance())
-    coordinator.request(Release("", "img-x"), False)
+    checks.on_call = lambda: seen.append(coordinator.channel.latest().acceptance)
+    coordinator.request(RetrievalRequest(Release("", "img-x"), False, checks=checks))
     assert h.started.acquire(timeout=WAIT)
     gate.set()
     wait_idle(coordinator)
     assert len(seen) == 1 and (seen[0] is None or seen[0].state.status == "Unknown")
-    final = coordinator.acceptance()
+    final = coordinator.channel.latest().acceptance
     assert final is not None and final.state.status == "True" and final.target.version == "4.14.9"
 
 
@@ -288,33 +311,27 @@ def test_a_target_asked_for_again_is_retrieved_again(harness: tuple[Harness, Ret
     h, coordinator = harness
     h.gate("img-a", payload_loaded("4.14.2", "img-a")).set()
     h.gate("img-b", payload_loaded("4.14.3", "img-b")).set()
-    coordinator.request(A, False)
+    coordinator.request(RetrievalRequest(A, False))
     wait_idle(coordinator)
-    coordinator.request(B, False)
+    coordinator.request(RetrievalRequest(B, False))
     wait_idle(coordinator)
-    coordinator.request(A, False)  # A → B → A: A's earlier acceptance was dropped when B was asked for
-    wait_idle(coordinator)
-    final = coordinator.acceptance()
+    # A → B → A: A's earlier acceptance was dropped when B was asked for.
+    coordinator.request(RetrievalRequest(A, False))
+    final = settled(coordinator)
     assert final is not None and final.target == A and final.state.reason == "PayloadLoaded"
     assert [c[0] for c in h.calls] == ["img-a", "img-b", "img-a"]
 
 
 def test_a_retry_keeps_the_last_failure_visible_until_it_ends(harness: tuple[Harness, RetrievalCoordinator]) -> None:
     h, coordinator = harness
-    h.gate("img-a", retrieval_failed("4.14.2", "img-a", "boom")).set()
-    coordinator.request(A, False)
-    assert h.started.acquire(timeout=WAIT)
-    wait_idle(coordinator)
-    failed = coordinator.acceptance()
-    assert failed is not None and failed.state.status == "False"
+    failed = failed_once(h, coordinator)
     gate = h.gate("img-a", payload_loaded("4.14.2", "img-a", "amd64"))
     h.clock[0] = 61.0
-    coordinator.request(A, False)
+    coordinator.request(RetrievalRequest(A, False))
     assert h.started.acquire(timeout=WAIT)  # the retry has reported "Retrieving and verifying..."
-    assert coordinator.acceptance() == failed
+    assert coordinator.channel.latest().acceptance == failed
     gate.set()
-    wait_idle(coordinator)
-    loaded = coordinator.acceptance()
+    loaded = settled(coordinator)
     assert loaded is not None and loaded.state.status == "True"
 
 
@@ -323,7 +340,7 @@ def test_inputs_changed_during_an_attempt_retry_its_failure_at_once(
 ) -> None:
     h, coordinator = harness
     gate = h.gate("img-a", retrieval_failed("4.14.2", "img-a", "no signature"))
-    coordinator.request(A, False)
+    coordinator.request(RetrievalRequest(A, False))
     assert h.started.acquire(timeout=WAIT)
     assert coordinator.retry_failed()  # e.g. a signature was published while the attempt ran
     gate.set()  # the attempt, which read the old inputs, fails...
@@ -351,8 +368,8 @@ def test_stop_cancels_the_retrieval_in_flight() -> None:
         started.set()
         return Blocking()
 
-    coordinator = RetrievalCoordinator(make, lambda: None, retry_after=60.0).start()
-    coordinator.request(A, False)
+    coordinator = coordinator_for(make, retry_after=60.0).start()
+    coordinator.request(RetrievalRequest(A, False))
     assert started.wait(WAIT)
     coordinator.stop(timeout=WAIT)
     assert cancelled.is_set() and coordinator.idle()
@@ -392,24 +409,24 @@ def test_a_changed_request_cancels_the_retrieval_in_flight(change: tuple[Release
         made.append(Cancellable(started, reasons))
         return made[-1]
 
-    coordinator = RetrievalCoordinator(make, lambda: None, retry_after=60.0).start()
+    coordinator = coordinator_for(make, retry_after=60.0).start()
     try:
-        coordinator.request(A, False)
+        coordinator.request(RetrievalRequest(A, False))
         assert started.acquire(timeout=WAIT)
         if change is None:
             coordinator.request(None)
         else:
-            coordinator.request(*change)
+            coordinator.request(RetrievalRequest(*change))
         # Cancelled by request() itself, not when the old retrieval ends on its own.
         assert reasons == ["superseded by a new spec.desiredUpdate"]
         if change is not None:
             assert started.acquire(timeout=WAIT)  # the new request's retrieval starts
             assert len(made) == 2
-            latest = coordinator.acceptance()
+            latest = coordinator.channel.latest().acceptance
             assert latest is None or latest.target == change[0]
         else:
             wait_idle(coordinator)
-            assert coordinator.acceptance() is None and len(made) == 1
+            assert coordinator.channel.latest().acceptance is None and len(made) == 1
     finally:
         coordinator.stop(timeout=WAIT)
 
@@ -436,10 +453,9 @@ class Checks:
 @pytest.fixture
 def checked() -> Iterator[tuple[Harness, Checks, RetrievalCoordinator]]:
     h, checks = Harness(), Checks()
-    coordinator = RetrievalCoordinator(
-        h.make, h.changes.release, retry_after=60.0, clock=lambda: h.clock[0], preconditions=checks,
-        local_image="img-running",
-    )  # fmt: skip
+    coordinator = coordinator_for(
+        h.make, h.changes.release, retry_after=60.0, clock=lambda: h.clock[0], local_image="img-running"
+    )
     coordinator.start()
     yield h, checks, coordinator
     for gate in h.gates.values():
@@ -456,33 +472,44 @@ WARNED = PreconditionOutcome(
 def test_a_refused_target_is_never_verified_or_fetched(checked: tuple[Harness, Checks, RetrievalCoordinator]) -> None:
     h, checks, coordinator = checked
     checks.outcomes["4.14.2"] = BLOCKED
-    coordinator.request(A, False)
-    wait_idle(coordinator)
-    final = coordinator.acceptance()
+    coordinator.request(RetrievalRequest(A, False, checks=checks))
+    final = settled(coordinator)
     assert final is not None and final.state == precondition_blocked("4.14.2", "img-a", BLOCKED.message)
     assert h.calls == [] and checks.asked == [(A, False)]
     # The refusal is the one outcome to report (a Warning PreconditionBlock).
-    assert [(o.state.reason, o.preconditions) for o in coordinator.take_outcomes()] == [("PreconditionChecks", None)]
+    assert [(o.state.reason, o.preconditions) for o in take_outcomes(coordinator)] == [("PreconditionChecks", None)]
 
 
-def test_a_warning_goes_ahead_and_becomes_the_accepted_risk(
+@pytest.mark.parametrize(
+    ("attempt", "force", "events"),
+    [
+        # Checked first, then retrieved; the checks' Events come with the payload loaded, as upstream's.
+        (
+            payload_loaded("4.14.2", "img-a", "amd64"),
+            True,
+            [("RetrievePayload", None), ("PayloadLoaded", WARNED), ("PayloadLoaded", None)],
+        ),
+        # No check Events for an attempt that fails after them.
+        (retrieval_failed("4.14.2", "img-a", "not signed"), False, [("RetrievePayload", None)] * 2),
+    ],
+    ids=["loaded", "failed later"],
+)
+def test_a_warning_goes_ahead_and_its_events_come_with_the_payload_loaded(
     checked: tuple[Harness, Checks, RetrievalCoordinator],
+    attempt: ReleaseAcceptance,
+    force: bool,
+    events: list[tuple[str, PreconditionOutcome | None]],
 ) -> None:
     h, checks, coordinator = checked
     checks.outcomes["4.14.2"] = WARNED
-    h.gate("img-a", payload_loaded("4.14.2", "img-a", "amd64")).set()
-    coordinator.request(A, True)
-    wait_idle(coordinator)
-    final = coordinator.acceptance()
-    assert final is not None and final.state.status == "True" and final.accepted_risks == WARNED.message
-    assert h.calls == [("img-a", "4.14.2", True)] and checks.asked == [(A, True)]
-    outcomes = coordinator.take_outcomes()
-    # Checked first, then retrieved; the checks' Events come with the payload loaded, as upstream's.
-    assert [(o.state.reason, o.preconditions) for o in outcomes] == [
-        ("RetrievePayload", None),
-        ("PayloadLoaded", WARNED),
-        ("PayloadLoaded", None),
-    ]
+    h.gate("img-a", attempt).set()
+    coordinator.request(RetrievalRequest(A, force, checks=checks))
+    final = settled(coordinator)
+    assert final is not None and final.state == attempt
+    assert h.calls == [("img-a", "4.14.2", force)] and checks.asked == [(A, force)]
+    if attempt.status == "True":
+        assert final.accepted_risks == WARNED.message  # the warning becomes the accepted risk
+    assert [(o.state.reason, o.preconditions) for o in take_outcomes(coordinator)] == events
 
 
 def test_an_image_only_target_is_checked_once_its_version_is_loaded(
@@ -491,9 +518,8 @@ def test_an_image_only_target_is_checked_once_its_version_is_loaded(
     h, checks, coordinator = checked
     checks.outcomes["4.14.9"] = BLOCKED  # the version FakeRetriever loads for an image-only request
     h.gate("img-x", payload_loaded("", "img-x", "amd64")).set()
-    coordinator.request(Release("", "img-x"), False)
-    wait_idle(coordinator)
-    final = coordinator.acceptance()
+    coordinator.request(RetrievalRequest(Release("", "img-x"), False, checks=checks))
+    final = settled(coordinator)
     assert final is not None and final.state == precondition_blocked("4.14.9", "img-x", BLOCKED.message)
     assert checks.asked == [(Release("4.14.9", "img-x"), False)] and len(h.calls) == 1
 
@@ -502,44 +528,53 @@ def test_the_running_release_is_not_checked(checked: tuple[Harness, Checks, Retr
     h, checks, coordinator = checked
     checks.outcomes["4.14.1"] = BLOCKED
     h.gate("img-running", payload_loaded("4.14.1", "img-running")).set()
-    coordinator.request(Release("4.14.1", "img-running"), False)
-    wait_idle(coordinator)
-    final = coordinator.acceptance()
+    coordinator.request(RetrievalRequest(Release("4.14.1", "img-running"), False, checks=checks))
+    final = settled(coordinator)
     assert final is not None and final.state.status == "True" and checks.asked == []
 
 
 def test_a_check_that_fails_blocks(checked: tuple[Harness, Checks, RetrievalCoordinator]) -> None:
-    h, _checks, coordinator = checked
-    coordinator.request(Release("boom", "img-b"), False)
-    wait_idle(coordinator)
-    final = coordinator.acceptance()
+    h, checks, coordinator = checked
+    coordinator.request(RetrievalRequest(Release("boom", "img-b"), False, checks=checks))
+    final = settled(coordinator)
     assert final is not None and final.state.reason == "PreconditionChecks"
     assert final.state.message.endswith(": the checks could not run: a bug in a check") and h.calls == []
 
 
-def test_no_check_events_for_an_attempt_that_fails_later(
+def test_a_refusal_is_checked_again_when_what_the_checks_read_changes(
     checked: tuple[Harness, Checks, RetrievalCoordinator],
 ) -> None:
     h, checks, coordinator = checked
-    checks.outcomes["4.14.2"] = WARNED
-    h.gate("img-a", retrieval_failed("4.14.2", "img-a", "not signed")).set()
-    coordinator.request(A, False)
-    wait_idle(coordinator)
-    assert checks.asked == [(A, False)]
-    assert [o.preconditions for o in coordinator.take_outcomes()] == [None, None]
-
-
-def test_a_refusal_is_checked_again_when_told(checked: tuple[Harness, Checks, RetrievalCoordinator]) -> None:
-    h, checks, coordinator = checked
     checks.outcomes["4.14.2"] = BLOCKED
-    coordinator.request(A, False)
+    coordinator.request(RetrievalRequest(A, False, checks=checks, checks_inputs=lambda: "Upgradeable=False"))
     wait_idle(coordinator)
     del checks.outcomes["4.14.2"]  # e.g. the admin acked the gate
     h.gate("img-a", payload_loaded("4.14.2", "img-a", "amd64")).set()
-    assert coordinator.retry_failed(lambda final: final.reason == "PreconditionChecks")
+    coordinator.request(RetrievalRequest(A, False, checks=checks, checks_inputs=lambda: "Upgradeable=False"))
     wait_idle(coordinator)
-    final = coordinator.acceptance()
+    assert len(checks.asked) == 1  # the same inputs: the refusal waits for its retry delay (the clock stands still)
+    coordinator.request(RetrievalRequest(A, False, checks=checks, checks_inputs=lambda: "Upgradeable=True"))
+    final = settled(coordinator)
     assert final is not None and final.state.status == "True" and len(checks.asked) == 2
+
+
+def test_a_refusal_decided_on_inputs_that_changed_meanwhile_is_checked_again_at_once(
+    checked: tuple[Harness, Checks, RetrievalCoordinator],
+) -> None:
+    h, checks, coordinator = checked
+    checks.outcomes["4.14.2"] = BLOCKED
+    h.gate("img-a", payload_loaded("4.14.2", "img-a", "amd64")).set()
+
+    def meanwhile() -> None:
+        if len(checks.asked) == 1:  # while the first checks run, what they read changes...
+            coordinator.request(RetrievalRequest(A, False, checks=checks, checks_inputs=lambda: "after"))
+        else:  # ...so that the target passes
+            checks.outcomes.pop("4.14.2", None)
+
+    checks.on_call = meanwhile
+    coordinator.request(RetrievalRequest(A, False, checks=checks, checks_inputs=lambda: "before"))
+    wait_idle(coordinator)
+    assert [c[0] for c in h.calls] == ["img-a"] and len(checks.asked) == 2  # refused, then checked again
 
 
 def test_a_forced_verification_failure_is_an_accepted_risk(
@@ -560,12 +595,12 @@ def test_a_forced_verification_failure_is_an_accepted_risk(
         retriever.retrieve = retrieve  # type: ignore[method-assign]
         return retriever
 
-    forced = RetrievalCoordinator(make, lambda: None, retry_after=60.0, preconditions=checks).start()
+    forced = coordinator_for(make, retry_after=60.0).start()
     try:
         h.gate("img-a", payload_loaded("4.14.2", "img-a", "amd64")).set()
-        forced.request(A, True)
+        forced.request(RetrievalRequest(A, True, checks=checks))
         wait_idle(forced)
-        final = forced.acceptance()
+        final = forced.channel.latest().acceptance
         assert final is not None and final.state.status == "True"
         assert final.accepted_risks == (
             'Target release version="4.14.2" image="img-a" cannot be verified, but continuing anyway because the '
@@ -601,7 +636,7 @@ def failing_coordinator(show_within: float, steps: list[str]) -> tuple[Retrieval
         steps.append("status loop poked")
         reported.release()
 
-    coordinator = RetrievalCoordinator(
+    coordinator = coordinator_for(
         lambda report: CleansUp(report, steps), on_change, retry_after=60.0, show_failure_within=show_within
     )
     return coordinator.start(), reported
@@ -611,15 +646,15 @@ def test_a_failure_is_shown_before_the_retrieval_cleans_up() -> None:
     steps: list[str] = []
     coordinator, reported = failing_coordinator(WAIT * 10, steps)
     try:
-        coordinator.request(A, False)
+        coordinator.request(RetrievalRequest(A, False))
+        earlier = coordinator.channel.latest()  # what a status written before the failure was computed from
         assert reported.acquire(timeout=WAIT)
-        latest = coordinator.acceptance()
-        assert latest is not None and latest.state.status == "False"
-        coordinator.shown(None)  # a status written without it: still waiting
-        coordinator.shown(dataclasses.replace(latest, verified=not latest.verified))  # another state
+        failed = coordinator.channel.latest()
+        assert failed.acceptance is not None and failed.acceptance.state.status == "False"
+        coordinator.channel.acknowledge(earlier)  # a status written without it: still waiting
         assert steps == ["status loop poked"]
         steps.append("status written")
-        coordinator.shown(latest)
+        coordinator.channel.acknowledge(failed)
         wait_idle(coordinator)
         assert steps[:3] == ["status loop poked", "status written", "cleaned up"]
     finally:
@@ -631,7 +666,7 @@ def test_a_failure_that_is_not_shown_holds_the_cleanup_back_no_longer_than_neede
     steps: list[str] = []
     coordinator, reported = failing_coordinator(0.2 if end == "never shown" else WAIT * 10, steps)
     try:
-        coordinator.request(A, False)
+        coordinator.request(RetrievalRequest(A, False))
         assert reported.acquire(timeout=WAIT)
         if end == "withdrawn":
             coordinator.request(None)
@@ -647,7 +682,7 @@ def test_without_a_wait_a_failure_is_cleaned_up_at_once() -> None:
     steps: list[str] = []
     coordinator, reported = failing_coordinator(0.0, steps)
     try:
-        coordinator.request(A, False)
+        coordinator.request(RetrievalRequest(A, False))
         wait_idle(coordinator)
         assert steps[:2] == ["status loop poked", "cleaned up"]
     finally:
