@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import NamedTuple
 
-from cvo_py.runtime.gotext import go_quote
+from cvo_py.runtime.gotext import escape, go_quote
 
 
 class TaskRef(NamedTuple):
@@ -42,7 +42,7 @@ class TaskRef(NamedTuple):
 
     def __str__(self) -> str:
         where = go_quote(f"{self.namespace}/{self.name}" if self.namespace else self.name)
-        return f"{self.kind.lower()} {where} ({self.number} of {self.total})"
+        return f"{escape(self.kind.lower())} {where} ({self.number} of {self.total})"
 
 
 class Effect(Enum):

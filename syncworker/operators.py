@@ -17,6 +17,9 @@
     reconcile_metadata(manifest, live) -> MergeResult
         Reconciling only: the metadata rules on the live operator (the only write upstream makes to
         an operator after creating it).
+    activity(old, new) -> str
+        What an update of a live operator changed that wakes the sync worker (its `operator`
+        version, Available or Degraded), as upstream logs it; "" for anything else.
 
 Precreation POSTs the manifest object itself (with its owner reference); the API server drops
 `status` on create, which is why the status write follows a 201. A 409 on either is fine.
@@ -27,7 +30,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from cvo_py.runtime.gotext import go_quote
+from cvo_py.runtime.gotext import escape, go_quote
 from cvo_py.runtime.jsondata import copy_json
 from syncworker.errors import Effect, TaskError, TaskRef, from_api_error
 from syncworker.merge import MergeResult, merge_by
@@ -120,3 +123,33 @@ def precreated_status(manifest: JSON, created: JSON) -> JSON:
 def reconcile_metadata(manifest: JSON, live: JSON) -> MergeResult:
     """The metadata rules on the live operator; `merged` is the object to PUT when `changed`."""
     return merge_by(ensure_metadata, manifest, live)
+
+
+OPERATOR_VERSION = "operator"
+WATCHED_CONDITIONS = ("Available", "Degraded")
+
+
+def activity(old: JSON, new: JSON) -> str:
+    """What an update from `old` to `new` changed that the sync worker waits on: the `operator`
+    version, then Available, then Degraded (the first that changed); "" when none did."""
+    name = escape(_name(new))
+    before, after = _version(old, OPERATOR_VERSION), _version(new, OPERATOR_VERSION)
+    if before != after:
+        return (
+            f"Cluster operator {name} changed versions[name={go_quote(OPERATOR_VERSION)}] "
+            f"from {go_quote(before)} to {go_quote(after)}"
+        )
+    for type_ in WATCHED_CONDITIONS:
+        was, now = _condition_status(old, type_), _condition_status(new, type_)
+        if was != now:
+            return f"Cluster operator {name} changed {type_} from {go_quote(was)} to {go_quote(now)}"
+    return ""
+
+
+def _version(obj: JSON, name: str) -> str:
+    return next((str(v.get("version") or "") for v in _status_list(obj, "versions") if v.get("name") == name), "")
+
+
+def _condition_status(obj: JSON, type_: str) -> str:
+    condition = _condition(obj, type_)
+    return str(condition.get("status") or "") if condition is not None else ""

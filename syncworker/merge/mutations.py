@@ -14,7 +14,10 @@ the cluster configuration the applier read (Proxy, Infrastructure and APIServer 
         A ConfigMap annotated `config.openshift.io/inject-tls: "true"`: in each data value that is
         a GenericOperatorConfig (operator.openshift.io/v1alpha1) or GenericControllerConfig
         (config.openshift.io/v1), servingInfo's minTLSVersion and cipherSuites set from `tls` (the
-        APIServer's profile, resolved by the caller) or removed when `tls` is None.
+        APIServer's profile, `tls_settings`) or removed when `tls` is None.
+    tls_settings(api_server) -> TLSSettings | None
+        The APIServer `cluster`'s `spec.tlsSecurityProfile` as servingInfo takes it (None when
+        there is no APIServer).
 
 Each returns a new object (the input is not changed) or raises ApplyProblem.
 """
@@ -29,6 +32,7 @@ from cvo_py.runtime.docbounds import DocumentError
 from cvo_py.runtime.gotext import go_quote
 from cvo_py.runtime.jsondata import copy_json
 from cvo_py.runtime.safeload import load_document
+from cvo_py.runtime.serving.tls import GO_CIPHER_SUITES
 from cvo_py.runtime.urls import url_problem
 from syncworker.merge.metadata import annotations_of
 from syncworker.merge.values import JSON, ApplyProblem, mapping, objects
@@ -143,6 +147,80 @@ class TLSSettings:
 
     min_tls_version: str  # "VersionTLS12"
     cipher_suites: tuple[str, ...]
+
+
+# openshift/api's predefined profiles (TLSProfiles), ciphers in OpenSSL's names as it lists them.
+_MODERN_CIPHERS = ("TLS_AES_128_GCM_SHA256", "TLS_AES_256_GCM_SHA384", "TLS_CHACHA20_POLY1305_SHA256")
+_INTERMEDIATE_CIPHERS = (
+    *_MODERN_CIPHERS,
+    "ECDHE-ECDSA-AES128-GCM-SHA256",
+    "ECDHE-RSA-AES128-GCM-SHA256",
+    "ECDHE-ECDSA-AES256-GCM-SHA384",
+    "ECDHE-RSA-AES256-GCM-SHA384",
+    "ECDHE-ECDSA-CHACHA20-POLY1305",
+    "ECDHE-RSA-CHACHA20-POLY1305",
+    "DHE-RSA-AES128-GCM-SHA256",
+    "DHE-RSA-AES256-GCM-SHA384",
+)
+TLS_PROFILES: dict[str, tuple[str, tuple[str, ...]]] = {
+    "Old": (
+        "VersionTLS10",
+        (
+            *_INTERMEDIATE_CIPHERS,
+            "DHE-RSA-CHACHA20-POLY1305",
+            "ECDHE-ECDSA-AES128-SHA256",
+            "ECDHE-RSA-AES128-SHA256",
+            "ECDHE-ECDSA-AES128-SHA",
+            "ECDHE-RSA-AES128-SHA",
+            "ECDHE-ECDSA-AES256-SHA384",
+            "ECDHE-RSA-AES256-SHA384",
+            "ECDHE-ECDSA-AES256-SHA",
+            "ECDHE-RSA-AES256-SHA",
+            "DHE-RSA-AES128-SHA256",
+            "DHE-RSA-AES256-SHA256",
+            "AES128-GCM-SHA256",
+            "AES256-GCM-SHA384",
+            "AES128-SHA256",
+            "AES256-SHA256",
+            "AES128-SHA",
+            "AES256-SHA",
+            "DES-CBC3-SHA",
+        ),
+    ),
+    "Intermediate": ("VersionTLS12", _INTERMEDIATE_CIPHERS),
+    "Modern": ("VersionTLS13", _MODERN_CIPHERS),
+}
+DEFAULT_TLS_PROFILE = "Intermediate"
+# OpenSSL's cipher names → Go's (IANA's); the first Go name of an OpenSSL one wins (Go's
+# CHACHA20 aliases come after their _SHA256 names).
+_GO_NAMES: dict[str, str] = {}
+for _go, (_, _openssl) in GO_CIPHER_SUITES.items():
+    _GO_NAMES.setdefault(_openssl, _go)
+
+
+def tls_settings(api_server: JSON | None) -> TLSSettings | None:
+    """The TLS profile of the APIServer `cluster` (None: there is none): `spec.tlsSecurityProfile`
+    of type Old, Intermediate, Modern, or Custom with its own `minTLSVersion` and `ciphers`; no
+    profile, or a type not known, is Intermediate, every OpenShift component's default. Ciphers
+    are given in Go's names, as servingInfo takes them: OpenSSL's names converted, those Go does
+    not implement (the DHE suites) left out."""
+    if api_server is None:
+        return None
+    profile = mapping(mapping(api_server, "spec", ""), "tlsSecurityProfile", "spec")
+    kind = profile.get("type")
+    if kind == "Custom":
+        custom = mapping(profile, "custom", "spec.tlsSecurityProfile")
+        version = custom.get("minTLSVersion")
+        ciphers = custom.get("ciphers")
+        listed = tuple(c for c in ciphers if isinstance(c, str)) if isinstance(ciphers, list) else ()
+        return TLSSettings(version if isinstance(version, str) else "", _go_cipher_names(listed))
+    version, listed = TLS_PROFILES.get(kind if isinstance(kind, str) else "", TLS_PROFILES[DEFAULT_TLS_PROFILE])
+    return TLSSettings(version, _go_cipher_names(listed))
+
+
+def _go_cipher_names(ciphers: tuple[str, ...]) -> tuple[str, ...]:
+    names = (_GO_NAMES.get(c, c if c in GO_CIPHER_SUITES else "") for c in ciphers)
+    return tuple(dict.fromkeys(n for n in names if n))
 
 
 def inject_tls(obj: JSON, tls: TLSSettings | None) -> JSON:

@@ -4,6 +4,7 @@ the sync-worker facts (§8), one of about 900 manifests, and any payload from it
     root = write_section8(tmp_path / "payload")                   # 4.99.0: M = 19
     root = write_section8(tmp_path / "next", version="4.99.1")    # the update target: M = 20
     root = write_scale_payload(tmp_path / "big", manifests=900)   # a real release's size
+    root = write_scale_payload(tmp_path / "big", operators=True)  # ... that can be applied
 
 Each is a release image's root: `manifests/` (the CVO's own, rendered at load),
 `release-manifests/` with its `release-metadata` and `image-references`.
@@ -109,6 +110,21 @@ def _open_crd(plural: str, kind: str) -> str:
     return _crd(plural, kind, annotations, "        x-kubernetes-preserve-unknown-fields: true\n")
 
 
+def _cluster_operator(name: str, version: str, namespace: str, spec: str = "") -> str:
+    """A ClusterOperator manifest reporting `version` of its operator, relating to `namespace`."""
+    return f"""apiVersion: config.openshift.io/v1
+kind: ClusterOperator
+{_meta(name, None, **INCLUDE)}{spec}status:
+  versions:
+  - name: operator
+    version: "{version}"
+  relatedObjects:
+  - group: ""
+    resource: namespaces
+    name: {namespace}
+"""
+
+
 def section8_files(version: str = SECTION8_VERSION) -> tuple[dict[str, str], dict[str, str]]:
     """The files of the facts' synthetic payload (rows 1–3 in `manifests/`, the rest in
     `release-manifests/`); `version` SECTION8_TARGET is the update: `plain` changes, `f-op` reports
@@ -201,17 +217,7 @@ kind: Job
       - name: migrate
         image: registry.local/migrate:1
 """,
-        "0000_40_f-op_00_co.yaml": f"""apiVersion: config.openshift.io/v1
-kind: ClusterOperator
-{_meta("f-op", None, **INCLUDE)}status:
-  versions:
-  - name: operator
-    version: "{version}"
-  relatedObjects:
-  - group: ""
-    resource: namespaces
-    name: {NAMESPACE}
-""",
+        "0000_40_f-op_00_co.yaml": _cluster_operator("f-op", version, NAMESPACE),
         "0000_50_g-gen_00_widget.yaml": (
             f"apiVersion: example.com/v1\nkind: Widget\n{_meta('widget', NAMESPACE, **INCLUDE)}spec:\n  size: 3\n"
         ),
@@ -241,7 +247,7 @@ def write_section8(root: Path, version: str = SECTION8_VERSION) -> Path:
 # -- a payload of a real release's size ------------------------------------------------------------------
 
 
-def _scale_document(kind: str, name: str, namespace: str, index: int) -> str:
+def _scale_document(kind: str, name: str, namespace: str, index: int, version: str = SECTION8_VERSION) -> str:
     """A manifest of about 1–4 KB, shaped like a release's (CRDs with a schema, workloads, RBAC)."""
     annotations = {**INCLUDE, "capability.openshift.io/name": "Console"} if index % 17 == 0 else INCLUDE
     if kind == "CustomResourceDefinition":
@@ -272,7 +278,7 @@ kind: Deployment
         image: registry.local/{name}@sha256:{index:064d}
         args: [--config=/etc/config/config.yaml, -v=2]
         env:
-        - {{name: RELEASE_VERSION, value: "4.99.0"}}
+        - {{name: RELEASE_VERSION, value: "{version}"}}
         - {{name: POD_NAME, valueFrom: {{fieldRef: {{fieldPath: metadata.name}}}}}}
         resources: {{requests: {{cpu: 10m, memory: 50Mi}}}}
         volumeMounts: [{{name: config, mountPath: /etc/config}}]
@@ -290,13 +296,25 @@ kind: ClusterRole
   resources: [clusteroperators, clusteroperators/status]
   verbs: [get, list, watch, update]
 """
+    if kind == "Namespace":
+        return f"apiVersion: v1\nkind: Namespace\n{_meta(name, None, **INCLUDE)}"
+    if kind == "ClusterOperator":
+        return _cluster_operator(name, version, namespace, "spec: {}\n")
     data = "\n".join(f"  key{i}: 'value {i} of {name}, on: yes, off: no'" for i in range(8))
     return f"apiVersion: v1\nkind: ConfigMap\n{_meta(name, namespace, **annotations)}data:\n{data}\n"
 
 
-def scale_files(manifests: int = 900) -> dict[str, str]:
+SCALE_JOB_NAMESPACE = "ns-jobs"
+
+
+def scale_files(manifests: int = 900, *, operators: bool = False, version: str = SECTION8_VERSION) -> dict[str, str]:
     """`release-manifests/` files of about `manifests` documents: 60 components over 30 run levels
-    (two per level, in parallel), each with files of one to three documents, a Job every 10 levels."""
+    (two per level, in parallel), each with files of one to three documents, a Job every 10 levels.
+
+    With `operators`, the payload can be applied as a release is: each component's first file
+    begins with its Namespace (`ns-<component>`, the Jobs' `ns-jobs` in the first), its last
+    ends with its ClusterOperator (named after it, at `version`), both counted in `manifests`;
+    the Deployments carry `version` in their RELEASE_VERSION, so an update changes them."""
     kinds = ("CustomResourceDefinition", "Deployment", "ClusterRole", "ConfigMap", "ConfigMap")
     files: dict[str, str] = {}
     index = 0
@@ -304,21 +322,29 @@ def scale_files(manifests: int = 900) -> dict[str, str]:
     while index < manifests:
         level += 1
         for component in (f"comp{level}a", f"comp{level}b"):
+            namespace = f"ns-{component}"
             for part in range(5):
                 if index >= manifests:
                     break
                 documents = []
+                if operators and part == 0:
+                    names = [namespace] + ([SCALE_JOB_NAMESPACE] if index == 0 else [])
+                    documents += [_scale_document("Namespace", n, "", index) for n in names]
+                    index += len(names)
                 for _ in range(1 + index % 3):
                     if index >= manifests:
                         break
                     kind = kinds[index % len(kinds)]
-                    documents.append(_scale_document(kind, f"{component}-{index}", f"ns-{component}", index))
+                    documents.append(_scale_document(kind, f"{component}-{index}", namespace, index, version))
+                    index += 1
+                if operators and (part == 4 or index >= manifests):
+                    documents.append(_scale_document("ClusterOperator", component, namespace, index, version))
                     index += 1
                 files[f"0000_{level:02d}_{component}_{part:02d}_manifests.yaml"] = "---\n".join(documents)
         if level % 10 == 0 and index < manifests:
             job = f"""apiVersion: batch/v1
 kind: Job
-{_meta(f"job-{level}", "ns-jobs", **INCLUDE)}spec:
+{_meta(f"job-{level}", SCALE_JOB_NAMESPACE, **INCLUDE)}spec:
   template:
     spec:
       restartPolicy: Never
@@ -329,8 +355,10 @@ kind: Job
     return files
 
 
-def write_scale_payload(root: Path, manifests: int = 900, version: str = SECTION8_VERSION) -> Path:
+def write_scale_payload(
+    root: Path, manifests: int = 900, version: str = SECTION8_VERSION, *, operators: bool = False
+) -> Path:
     """A payload of `manifests` documents (see `scale_files`) at `root`, the CVO's own two first."""
     cvo, _ = section8_files(version)
     del cvo["0000_00_cluster-version-operator_02_bad.yaml"]
-    return write_payload(root, version, cvo, scale_files(manifests - len(cvo)))
+    return write_payload(root, version, cvo, scale_files(manifests - len(cvo), operators=operators, version=version))

@@ -198,3 +198,7 @@ def test_effects_order_fail_first_report_last() -> None:
     assert strongest([Effect.NONE, Effect.FAIL_AFTER_INTERVAL]) is Effect.FAIL_AFTER_INTERVAL
     assert strongest([Effect.FAIL_AFTER_INTERVAL, Effect.FAIL, Effect.REPORT]) is Effect.FAIL
     assert strongest([]) is Effect.REPORT
+
+
+def test_a_task_name_shows_control_characters_escaped() -> None:
+    assert str(TaskRef("Config\x1bMap", "ns", "a\nb", 1, 2)) == 'config\\x1bmap "ns/a\\nb" (1 of 2)'

@@ -10,7 +10,7 @@ import pytest
 
 from syncworker.errors import Effect, TaskRef
 from syncworker.modes import Mode
-from syncworker.operators import check, precreated_status, reconcile_metadata
+from syncworker.operators import activity, check, precreated_status, reconcile_metadata
 
 JSON = dict[str, Any]
 TASK = TaskRef("ClusterOperator", "", "dns", 12, 19)
@@ -199,3 +199,24 @@ def test_reconciling_merges_only_metadata() -> None:
     assert result.changed and result.changes == ("metadata.annotations[include.release.openshift.io/x]",)
     assert result.merged["status"] == current["status"], "status is the operator's"
     assert reconcile_metadata(required, result.merged).changed is False
+
+
+def test_the_changes_that_wake_the_sync_worker_are_the_operator_version_available_and_degraded() -> None:
+    before = live(versions=[{"name": "operator", "version": "4.99.0"}, {"name": "coredns", "version": "1.10"}])
+    assert activity(before, before) == ""
+    assert activity(before, live(versions=[{"name": "operator", "version": "4.99.0"}])) == "", (
+        "another version entry wakes nothing"
+    )
+    assert activity(before, live(versions=VERSIONS)) == (
+        'Cluster operator dns changed versions[name="operator"] from "4.99.0" to "4.99.1"'
+    )
+    unversioned = live(versions=[])
+    assert activity(unversioned, live(available="False", versions=[])) == (
+        'Cluster operator dns changed Available from "True" to "False"'
+    )
+    assert activity(unversioned, live(degraded=None, versions=[])) == (
+        'Cluster operator dns changed Degraded from "False" to ""'
+    )
+    progressing = live(versions=[])
+    progressing["status"]["conditions"].append({"type": "Progressing", "status": "True"})
+    assert activity(unversioned, progressing) == "", "Progressing wakes nothing"

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from syncworker.merge import cvo_service_env, inject_proxy, inject_tls
-from syncworker.merge.mutations import TLSSettings, split_host_port
+from syncworker.merge.mutations import TLSSettings, split_host_port, tls_settings
 from syncworker.merge.values import ApplyProblem
 
 JSON = dict[str, Any]
@@ -181,3 +181,37 @@ def test_an_unannotated_config_map_is_left_alone() -> None:
 def test_a_value_that_is_not_a_document_keeps_its_text() -> None:
     obj = tls_config_map(**{"bad": "{unclosed: [", "config.yaml": OPERATOR_CONFIG})
     assert inject_tls(obj, INTERMEDIATE)["data"]["bad"] == "{unclosed: ["
+
+
+def api_server(profile: JSON | None) -> JSON:
+    return {"apiVersion": "config.openshift.io/v1", "kind": "APIServer", "spec": {"tlsSecurityProfile": profile}}
+
+
+def test_the_api_servers_profile_in_go_names_without_the_suites_go_lacks() -> None:
+    intermediate = tls_settings(api_server({"type": "Intermediate", "intermediate": {}}))
+    assert intermediate is not None and intermediate.min_tls_version == "VersionTLS12"
+    assert intermediate.cipher_suites[:4] == (
+        "TLS_AES_128_GCM_SHA256",
+        "TLS_AES_256_GCM_SHA384",
+        "TLS_CHACHA20_POLY1305_SHA256",
+        "TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256",
+    )
+    assert not [s for s in intermediate.cipher_suites if "DHE_RSA" in s and "ECDHE" not in s], "no DHE suite"
+    assert tls_settings(api_server(None)) == intermediate, "no profile is Intermediate"
+    assert tls_settings(api_server({"type": "Modern"})) == TLSSettings(
+        "VersionTLS13", ("TLS_AES_128_GCM_SHA256", "TLS_AES_256_GCM_SHA384", "TLS_CHACHA20_POLY1305_SHA256")
+    )
+    old = tls_settings(api_server({"type": "Old"}))
+    assert old is not None and old.min_tls_version == "VersionTLS10"
+    assert "TLS_RSA_WITH_3DES_EDE_CBC_SHA" in old.cipher_suites
+
+
+def test_a_custom_profile_and_no_api_server() -> None:
+    custom = {"type": "Custom", "custom": {"minTLSVersion": "VersionTLS11", "ciphers": ["ECDHE-RSA-AES128-SHA", "x"]}}
+    assert tls_settings(api_server(custom)) == TLSSettings("VersionTLS11", ("TLS_ECDHE_RSA_WITH_AES_128_CBC_SHA",))
+    assert tls_settings(None) is None
+
+
+def test_a_profile_of_the_wrong_type_is_one_line() -> None:
+    with pytest.raises(ApplyProblem, match=r"^spec.tlsSecurityProfile: expected an object, found string$"):
+        tls_settings(api_server("Modern"))  # type: ignore[arg-type]
