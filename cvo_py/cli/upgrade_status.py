@@ -48,6 +48,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="the layout of --from: auto, must-gather, insights or snapshot (default auto: detected)",
     )
     parser.add_argument(
+        "--source",
+        default="auto",
+        metavar="SOURCE",
+        help="what a live run reads: auto (default: the update status controller's insights when it publishes "
+        "them and they are current, else the cluster's objects, said on stderr), controller (its insights "
+        "only) or cluster (the objects oc adm upgrade status reads, the insights computed here)",
+    )
+    parser.add_argument(
         "--namespace",
         default=None,
         help="the namespace the update status controller publishes in: the value of its --namespace "
@@ -104,6 +112,18 @@ def validate(args: argparse.Namespace) -> Options:
         raise UsageError(
             "--namespace names where a live cluster publishes: it cannot be used with --from or --mock-clusterversion"
         )
+    if args.source not in upgrade_status.SOURCES:
+        raise UsageError(f"invalid value for --source: {args.source} (must be one of auto, controller, cluster)")
+    if args.source != "auto" and (dump is not None or mock is not None):
+        raise UsageError(
+            "--source chooses what a live run reads: it cannot be used with --from or --mock-clusterversion"
+        )
+    if args.source == "cluster" and args.namespace is not None:
+        raise UsageError("--namespace names where the controller publishes: it cannot be used with --source cluster")
+    if args.watch and args.source == "cluster":
+        raise UsageError(
+            "--watch follows the update status controller's insights: it cannot be used with --source cluster"
+        )
     namespace = checked_namespace(NAMESPACE if args.namespace is None else args.namespace)
     if args.watch and now is not None:
         raise UsageError("--watch shows the insights as time goes by: it cannot be used with --now")
@@ -116,6 +136,7 @@ def validate(args: argparse.Namespace) -> Options:
         now=now,
         namespace=namespace,
         watch=args.watch,
+        source=args.source,
     )
 
 
