@@ -116,6 +116,8 @@ def _run_published(options: Options, out: TextIO, client: KubeClient, reads: Pub
 def _run_cluster(options: Options, out: TextIO, client: KubeClient, because: str = "") -> int:
     """The insights computed from the cluster's objects, as oc computes them, alerts included;
     `because`: why `auto` came here, said in one line on stderr."""
+    import pydantic_core  # noqa: F401 - loaded, the client parses the Node LIST with it, in half json's time
+
     reads = _start_cluster_reads(client)
     try:
         if because:

@@ -16,6 +16,8 @@ by `route()` (the Route CRD is installed with it).
 from __future__ import annotations
 
 import contextlib
+import subprocess
+import sys
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -197,3 +199,11 @@ def reader(cluster: LocalCluster, directory: Path, name: str, *, without: Iterab
         put(CLUSTER_ROLE_BINDINGS, {"metadata": {"name": f"{role_name}-monitoring"}, "roleRef": role_ref,
                                     "subjects": subjects})  # fmt: skip
     return cluster.write_kubeconfig(directory / f"{name}.kubeconfig", token)
+
+
+def upgrade_status(kubeconfig: str, *args: str) -> subprocess.CompletedProcess[str]:
+    """`cluster-version-operator upgrade-status --kubeconfig KUBECONFIG ARGS`, run to its end."""
+    return subprocess.run(
+        [sys.executable, "-m", "cvo_py", "upgrade-status", "--kubeconfig", kubeconfig, *args],
+        cwd=REPO, capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip

@@ -5,42 +5,24 @@ away: oc stops with the API's error as kubectl prints it, one line, exit 1, neve
 
 from __future__ import annotations
 
-import subprocess
-import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from cvo_py.runtime import gotext
 from cvo_py.runtime.kube import KubeClient
 from status.updatestatus.client import snapshot
 from status.updatestatus.client.cluster import machineconfig_names
 from status.updatestatus.client.render import render
-from testkit.checkout import EXAMPLES, REPO
+from testkit.checkout import EXAMPLES
 from testkit.harness import usc as h
 from testkit.harness.cluster import LocalCluster
 from testkit.objects import livecluster
+from testkit.objects.livecluster import upgrade_status
 
 EXAMPLE = "4.14.1-degraded"
 pytestmark = pytest.mark.skipif(not EXAMPLES.is_dir(), reason=f"oc examples not found in {EXAMPLES}")
 
 
-def upgrade_status(kubeconfig: str, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "cvo_py", "upgrade-status", "--kubeconfig", kubeconfig, *args],
-        cwd=REPO, capture_output=True, text=True, timeout=120, check=False,
-    )  # fmt: skip
-
-
-@pytest.fixture
-def degraded(kube: KubeClient) -> Iterator[tuple[snapshot.Snapshot, str]]:
-    snap = snapshot.load(EXAMPLES / f"{EXAMPLE}-cv.yaml")
-    loaded = livecluster.load(kube, snap)
-    try:
-        yield snap, gotext.format_time(snap.mock_now())
-    finally:
-        loaded.remove()
 
 
 def user(name: str) -> str:

@@ -7,8 +7,6 @@ that is not JSON, a body over the bound."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -18,18 +16,18 @@ from typing import Any
 
 import pytest
 
-from cvo_py.runtime import gotext
 from cvo_py.runtime.kube import CONFIGMAPS, KubeClient, Resource
 from status.updatestatus.client import snapshot
 from status.updatestatus.client.render import render
 from status.updatestatus.client.routealerts import MONITORING, ROUTE, ROUTES, UNABLE, UNMARSHALING
-from testkit.checkout import EXAMPLES, REPO
+from testkit.checkout import EXAMPLES
 from testkit.fakes.thanos import ThanosQuerier
 from testkit.harness.certs import certificate_authority, server_certificate
 from testkit.harness.cluster import LocalCluster, free_port, put_configmap
 from testkit.harness.localprometheus import LocalPrometheus
 from testkit.harness.prometheus import prometheus as prometheus  # noqa: F401 - the fixture
 from testkit.objects import livecluster
+from testkit.objects.livecluster import upgrade_status
 
 EXAMPLE = "4.14.1-degraded"
 CLUSTER_ROLE_BINDINGS = Resource("rbac.authorization.k8s.io/v1", "ClusterRoleBinding", "clusterrolebindings", False)
@@ -38,21 +36,6 @@ SERVICE_CA = ("openshift-config-managed", "service-ca")
 pytestmark = pytest.mark.skipif(not EXAMPLES.is_dir(), reason=f"oc examples not found in {EXAMPLES}")
 
 
-def upgrade_status(kubeconfig: str, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "cvo_py", "upgrade-status", "--kubeconfig", kubeconfig, "--source", "cluster", *args],
-        cwd=REPO, capture_output=True, text=True, timeout=120, check=False,
-    )  # fmt: skip
-
-
-@pytest.fixture
-def degraded(kube: KubeClient) -> Iterator[tuple[snapshot.Snapshot, str]]:
-    snap = snapshot.load(EXAMPLES / f"{EXAMPLE}-cv.yaml")
-    loaded = livecluster.load(kube, snap)
-    try:
-        yield snap, gotext.format_time(snap.mock_now())
-    finally:
-        loaded.remove()
 
 
 def without_alerts(snap: snapshot.Snapshot, details: str = "none") -> str:
@@ -115,7 +98,7 @@ def test_alerts_come_from_the_route_with_the_users_token_as_oc_shows_them(
         service_ca(querier.ca_file)
         kubeconfig = user_kubeconfig(cluster, tmp_path, "alerts-reader", monitoring_view=True)
         before = wait_for_steady_alerts(prom)
-        done = upgrade_status(kubeconfig, "--now", now, "--details", "all")
+        done = upgrade_status(kubeconfig, "--source", "cluster", "--now", now, "--details", "all")
         after = wait_for_steady_alerts(prom)
     assert done.returncode == 0, done.stderr
     assert before == after, "the alerts changed meanwhile: nothing to compare with"
@@ -136,7 +119,7 @@ def test_a_user_who_may_not_read_monitoring_data_gets_ocs_line_and_the_status(
         livecluster.route(cluster, f"localhost:{port}")
         service_ca(querier.ca_file)
         kubeconfig = user_kubeconfig(cluster, tmp_path, "no-monitoring", monitoring_view=False)
-        done = upgrade_status(kubeconfig, "--now", now)
+        done = upgrade_status(kubeconfig, "--source", "cluster", "--now", now)
     assert done.returncode == 0, done.stderr
     line = f"{UNABLE}GET https://localhost:{port}/api/v1/alerts: 403 Forbidden: Forbidden\n"
     assert done.stdout == line + without_alerts(snap)
@@ -152,7 +135,7 @@ def test_a_certificate_the_client_does_not_trust_gets_ocs_line_and_the_status(
     port = free_port()
     with ThanosQuerier(kube, "127.0.0.1", port, prom.url, tmp_path / "querier", extra_names=("localhost",)):
         livecluster.route(cluster, f"localhost:{port}")
-        done = upgrade_status(cluster.kubeconfig, "--now", now)
+        done = upgrade_status(cluster.kubeconfig, "--source", "cluster", "--now", now)
     assert done.returncode == 0, done.stderr
     line = (
         f'{UNABLE}Get "https://localhost:{port}/api/v1/alerts": tls: failed to verify certificate: x509: '
@@ -243,7 +226,7 @@ def test_each_failure_of_the_alerts_api_is_ocs_line_and_the_status(
         livecluster.route(cluster, f"localhost:{server.port}")
         service_ca(server.ca_file)
         started = time.monotonic()
-        done = upgrade_status(cluster.kubeconfig, "--now", now)
+        done = upgrade_status(cluster.kubeconfig, "--source", "cluster", "--now", now)
         took = time.monotonic() - started
     assert done.returncode == 0, done.stderr
     first, rest = done.stdout.split("\n", 1)
@@ -281,7 +264,7 @@ def test_a_kubeconfig_without_a_token_gets_ocs_line_and_the_status(
         context["context"]["user"] = "cert"
     path = tmp_path / "cert.kubeconfig"
     path.write_text(yaml.safe_dump(config))
-    done = upgrade_status(str(path), "--now", now)
+    done = upgrade_status(str(path), "--source", "cluster", "--now", now)
     assert done.returncode == 0, done.stderr
     assert done.stdout == f"{UNABLE}no token is currently in use for this session\n" + without_alerts(snap)
 
@@ -293,7 +276,7 @@ def test_without_the_route_the_line_is_client_gos(
     snap, now = degraded
     livecluster.route(cluster, "localhost:1")
     kube.delete(ROUTES, ROUTE, namespace=MONITORING)
-    done = upgrade_status(cluster.kubeconfig, "--now", now)
+    done = upgrade_status(cluster.kubeconfig, "--source", "cluster", "--now", now)
     assert done.returncode == 0, done.stderr
     line = f'{UNABLE}routes.route.openshift.io "thanos-querier" not found\n'
     assert done.stdout == line + without_alerts(snap)
