@@ -14,6 +14,7 @@ import importlib
 import os
 import signal
 import sys
+import threading
 from collections.abc import Sequence
 from typing import Any, NoReturn
 
@@ -57,8 +58,8 @@ def terminal_columns() -> int:
 
 class _HelpFormatter(argparse.HelpFormatter):
     """argparse's own, as wide as it would make itself, without loading `shutil` for the width:
-    argparse builds a formatter for every flag it adds, and `shutil` (with the compression modules
-    it loads) costs every start-up about 2 ms."""
+    argparse builds a formatter for every flag it adds, and `shutil` loads the compression modules
+    (off the fast path of `cvo_py.compose.upgrade_status`; its cost is in bench/README.md)."""
 
     def __init__(self, prog: str, indent_increment: int = 2, max_help_position: int = 24,
                  width: int | None = None) -> None:
@@ -217,12 +218,12 @@ def entry() -> NoReturn:
     The process ends without interpreter shutdown (`_end_process`): shutdown would wait for reads a
     command left in flight when it ended early (an error, Ctrl-C; `upgrade-status` reads the Lease
     beside the ConfigMaps) for up to the client's timeouts, and walk the whole heap once more to
-    free it (about 30 ms after `upgrade-status` at 5,000 nodes). The long-running commands have
+    free it (what that cost is in bench/README.md). The long-running commands have
     stopped their own threads by the time `main()` returns. Ctrl-C at any moment is exit 130,
     without a traceback."""
     # No pydantic plugins: the commands' validation runs no third-party hooks found among whatever
     # else is installed, and pydantic does not read every installed package's metadata to look for
-    # them when a command builds its first validator (7-12 ms of each start-up). An explicit
+    # them when a command builds its first validator (measured in bench/README.md). An explicit
     # setting wins.
     os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
     try:
@@ -234,16 +235,57 @@ def entry() -> NoReturn:
 
 def _end_process(code: int) -> NoReturn:
     """What interpreter shutdown does that matters here, then `os._exit`: the exit handlers run
-    (temporary files removed, logs flushed) and the standard streams are flushed. A second Ctrl-C
-    meanwhile is ignored."""
+    (temporary files removed, logs flushed), a second Ctrl-C meanwhile ignored; then the standard
+    streams are flushed, for at most `FLUSH_BOUND` seconds and never past a Ctrl-C: a pipe that
+    nobody reads (a reader stopped, a terminal held with Ctrl-S) would otherwise hold the process
+    there for ever. Output that could not be written all is a failure (exit 1 where it was 0)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     atexit._run_exitfuncs()
-    for stream in (sys.stdout, sys.stderr):
-        try:
-            stream.flush()
-        except (OSError, ValueError):  # a closed pipe or stream: nothing more can be said there
-            pass
+    if not _flushed():
+        code = code or 1
     os._exit(code)
+
+
+FLUSH_BOUND = 5.0  # seconds the last output may take to be taken by its reader
+
+
+class _FlushAbandoned(Exception):
+    """The last output was not taken in time, or Ctrl-C was pressed while it waited."""
+
+
+def _flushed() -> bool:
+    """Flush stdout and stderr within `FLUSH_BOUND` (False when the output could not all be
+    written: abandoned, or the stream failed other than by a closed pipe)."""
+
+    def abandon(_signum: int, _frame: object) -> None:
+        raise _FlushAbandoned
+
+    if _on_main_thread():
+        signal.signal(signal.SIGINT, abandon)
+        signal.signal(signal.SIGALRM, abandon)
+        signal.setitimer(signal.ITIMER_REAL, FLUSH_BOUND)
+    done = True
+    try:
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                if stream is not None:
+                    stream.flush()
+            except BrokenPipeError:  # the reader left: it had what it wanted (`| head -1`)
+                pass
+            except (OSError, ValueError):  # a closed stream: nothing more can be said there
+                done = stream is not sys.stdout and done
+    except _FlushAbandoned:
+        done = False
+    finally:
+        if _on_main_thread():
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
+    return done
+
+
+def _on_main_thread() -> bool:
+    """Whether this is the main thread (the only one Python runs signal handlers on)."""
+    return threading.current_thread() is threading.main_thread()
 
 
 def _client_error(exc: Exception) -> str | None:

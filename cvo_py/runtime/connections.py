@@ -173,7 +173,8 @@ class ConnectionPool:
     def _dial(self, tls: ssl.SSLContext | None) -> socket.socket:
         """What `HTTP(S)Connection.connect()` does, for an ASCII host name given as bytes: a str
         name goes through the IDNA codec (in the lookup and in TLS), which leaves an ASCII name as
-        it is and whose import costs a short-lived command about 2 ms. (`getaddrinfo` takes bytes.)"""
+        it is and whose import a short-lived command can do without (`upgrade-status`'s fast path,
+        measured in bench/README.md). (`getaddrinfo` takes bytes.)"""
         name = self._host.encode("ascii")
         sock = socket.create_connection((name, self._port), self._connect_timeout)  # type: ignore[arg-type]
         try:

@@ -34,8 +34,8 @@ LARGE_RESPONSE = 1 << 16  # bytes of a response body worth pydantic-core's JSON 
 
 
 # The records here are NamedTuples, not dataclasses: `upgrade-status` would load dataclasses (with
-# inspect, ast and dis: about 7 ms of its start-up) for them alone
-# (tests/status/updatestatus/client/test_imports.py lists what it loads).
+# inspect, ast and dis) for them alone, off its fast path (see cvo_py.compose.upgrade_status; what
+# it cost is in bench/README.md).
 class Resource(NamedTuple):
     """Where a kind lives in the REST API."""
 

@@ -119,6 +119,7 @@ class ThanosQuerier:
     def __init__(
         self, kube: KubeClient, address: str, port: int, upstream: str, directory: Path,
         service: tuple[str, str] = ("openshift-monitoring", "thanos-querier"),
+        extra_names: tuple[str, ...] = (),
     ) -> None:  # fmt: skip
         self.kube = kube
         self.upstream = upstream.rstrip("/")
@@ -126,7 +127,8 @@ class ThanosQuerier:
         directory.mkdir(parents=True, exist_ok=True)
         ca = certificate_authority(directory, "service-ca", "openshift-service-serving-signer")
         self.ca_file = ca[0]
-        self.dns_names = (f"{name}.{namespace}.svc", f"{name}.{namespace}.svc.cluster.local")
+        # the Service's names, and any other its certificate must name (a Route's host)
+        self.dns_names = (f"{name}.{namespace}.svc", f"{name}.{namespace}.svc.cluster.local", *extra_names)
         cert, key = server_certificate(directory, name, ca, self.dns_names)
         self.seen: list[Seen] = []
         self._lock = threading.Lock()

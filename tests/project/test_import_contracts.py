@@ -54,6 +54,10 @@ PLANTS = [
     ("import no pydantic", f"{US}.insights.nodes", f"{US}.insights.models"),
     ("import no pydantic", f"{US}.insights.health", "pydantic"),
     ("import no pydantic", f"{US}.client.dump.layouts", f"{US}.insights.models"),
+    ("upgrade-status' fast path", f"{US}.client.live", "pydantic"),
+    ("upgrade-status' fast path", "cvo_py.compose.upgrade_status", "logging"),
+    ("upgrade-status' fast path", f"{US}.client.render.text", "yaml"),
+    ("upgrade-status' fast path", "cvo_py.runtime.kube", "urllib3"),
 ]
 
 
@@ -154,3 +158,12 @@ def test_every_insights_module_but_the_models_is_kept_from_pydantic() -> None:
     of the contract that forbids pydantic, so a new insights module is covered too."""
     sources = contract("import no pydantic")["source_modules"]
     assert {s for s in sources if s.startswith(f"{US}.insights.")} == insights_modules_but("models")
+
+
+def test_the_fast_path_contract_covers_what_a_live_run_loads() -> None:
+    """The contract's sources are the modules a live run loads, as the import-list test lists them
+    (`tests/status/updatestatus/client/test_imports.py`): a module added to the path is held to
+    the contract too."""
+    from tests.status.updatestatus.client.test_imports import PROJECT_MODULES
+
+    assert sorted(contract("upgrade-status' fast path")["source_modules"]) == sorted(PROJECT_MODULES)

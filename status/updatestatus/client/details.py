@@ -1,6 +1,9 @@
-"""The sections `--details` expands, as `oc adm upgrade status --details=SECTION` names them.
+"""The values `upgrade-status` checks before it loads anything: the sections `--details` expands,
+as `oc adm upgrade status --details=SECTION` names them, and the layouts `--format` names.
 
-Alone in a module without imports: `upgrade-status` checks the flag before it loads the renderer
-and the insight models (live, the API requests leave in between)."""
+A module without imports, on the fast path (see `cvo_py.compose.upgrade_status`): the flags are
+checked before the renderer, the insight classes or the dump readers load (live, the API requests
+leave in between)."""
 
 DETAILS = ("none", "all", "nodes", "health", "operators")
+DUMP_FORMATS = ("auto", "must-gather", "insights", "snapshot")  # --format, the layout of --from

@@ -26,7 +26,8 @@ Ctrl-C ends the watch whatever it is doing: the main thread only ever waits inte
 Event, a sleep, a socket or terminal write), and the informers' threads leave the signals to it
 (`published.signals_left_to_main`), so the kernel never hands Ctrl-C to a thread that cannot act
 on it. A watch started with Ctrl-C ignored (`&` in a script: shells start background commands so)
-keeps ignoring it, as every command does.
+keeps ignoring it, as every command does. SIGTERM (a `kill`, a closing session manager) ends it the
+same way, the terminal restored, and the caller exits 143 (`Terminated`).
 """
 
 from __future__ import annotations
@@ -54,6 +55,10 @@ INTERRUPTED = 130
 TICK = 1.0  # seconds between updates of a terminal frame's age line, and between looks at a pipe's reader
 REDRAW_GAP = 0.2  # seconds: changes closer than this to the previous frame wait for it, and are shown together
 FALLBACK_SIZE = (80, 24)  # what a terminal that reports no size is taken to be, as `shutil.get_terminal_size`
+
+
+class Terminated(Exception):
+    """SIGTERM ended the watch; the terminal was left as it was found."""
 
 
 @dataclass
@@ -316,6 +321,7 @@ def watch(
         sources.changed.set()
 
     previous_winch = None
+    previous_term = _on_terminate()
     cache: wire.Reads = {}
     memo = RowMemo()
     try:
@@ -355,6 +361,8 @@ def watch(
     except BrokenPipeError:  # the reader left while a frame was written
         return 0
     finally:
+        if previous_term is not None:  # a second SIGTERM must not cut the terminal's restoring short
+            signal.signal(signal.SIGTERM, signal.SIG_IGN)
         sources.stop()
         try:
             screen.close()
@@ -362,6 +370,22 @@ def watch(
             pass
         if previous_winch is not None:
             signal.signal(signal.SIGWINCH, previous_winch)
+        if previous_term is not None:
+            signal.signal(signal.SIGTERM, previous_term)
+
+
+def _on_terminate() -> Any:
+    """Make SIGTERM raise `Terminated` in the main thread, unless it is ignored (a command started
+    with it ignored keeps ignoring it); returns the handler it replaced (None: none replaced)."""
+    if threading.current_thread() is not threading.main_thread():
+        return None
+    if signal.getsignal(signal.SIGTERM) is signal.SIG_IGN:
+        return None
+
+    def terminate(_signum: int, _frame: Any) -> None:
+        raise Terminated
+
+    return signal.signal(signal.SIGTERM, terminate)
 
 
 def _on_resize(redraw: Callable[[], None]) -> Any:

@@ -18,7 +18,7 @@ those times are Go's zero time, so repeated computations give identical insights
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -48,7 +48,15 @@ from status.updatestatus.insights.plain import (
 
 Now = datetime | int
 
-__all__ = ["Now", "NodeAssessor", "all_insights", "controlplane_insights", "node_insights", "InputError"]
+__all__ = [
+    "Now",
+    "NodeAssessor",
+    "all_insights",
+    "controlplane_insights",
+    "node_insights",
+    "in_collection_order",
+    "InputError",
+]
 
 
 def controlplane_insights(cv: JSON | None, operators: list[JSON], now: Now, *, mco_image: str = "") -> list[Insight]:
@@ -153,6 +161,18 @@ def all_insights(
     if previous is not None:
         stamp_transition_times(out, previous, t)
     return out
+
+
+def in_collection_order(
+    controlplane: Sequence[Insight], nodes: Sequence[Insight], alerts: Sequence[Insight] = ()
+) -> list[Insight]:
+    """What `controlplane_insights` and `node_insights` computed, and alert insights, in the order
+    `all_insights` gives them (for a caller that has the alerts only after the rest, and does not
+    compute the rest again): the ClusterVersion's and the operators' insights, the pools', the
+    nodes' and their health, the alerts, then the control plane's health."""
+    head = [i for i in controlplane if not isinstance(i, HealthInsightShape)]
+    health = [i for i in controlplane if isinstance(i, HealthInsightShape)]
+    return [*head, *nodes, *alerts, *health]
 
 
 def _clocks(now: Now, node_clock: Now | None) -> tuple[int, int]:

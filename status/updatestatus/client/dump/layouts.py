@@ -31,14 +31,13 @@ from typing import Any
 
 from cvo_py.runtime import gotext
 from cvo_py.runtime.gotext import escape
+from status.updatestatus.client.details import DUMP_FORMATS as FORMATS
 from status.updatestatus.client.dump import archives
 from status.updatestatus.client.snapshot import CV_SUFFIX, JSON, Snapshot, SnapshotError, objects_of, parse_document
 from status.updatestatus.client.snapshot import load as load_snapshot
 from status.updatestatus.insights import alerts as alerts_mod
 from status.updatestatus.insights.nodes import RELEASE_IMAGE_VERSION
 from status.updatestatus.insights.objects import InputError
-
-FORMATS = ("auto", "must-gather", "insights", "snapshot")
 
 MAX_KEPT_BYTES = 256 * archives.MIB  # the documents kept from one dump (MachineConfigs: their metadata only)
 MAX_STAMP_BYTES = 4096  # of a timestamp or version file: its first lines are all that is read

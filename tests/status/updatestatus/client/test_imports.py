@@ -35,7 +35,8 @@ from testkit.objects.insight_objects import (
 )
 from testkit.objects.synthetic import synthetic_cluster
 
-# Every module of the project a live run imports.
+# Every module of the project a live run imports: upgrade-status' fast path (cvo_py.compose.upgrade_status),
+# whose import-linter contract lists the same modules.
 PROJECT_MODULES = sorted(
     [
         "cvo_py",
@@ -43,6 +44,8 @@ PROJECT_MODULES = sorted(
         "cvo_py.cli.common",
         "cvo_py.cli.main",
         "cvo_py.cli.upgrade_status",
+        "cvo_py.compose",
+        "cvo_py.compose.upgrade_status",
         "cvo_py.runtime",
         "cvo_py.runtime.connections",
         "cvo_py.runtime.docbounds",
@@ -107,6 +110,8 @@ OFFLINE_MODULES = sorted(
         "cvo_py.cli.common",
         "cvo_py.cli.main",
         "cvo_py.cli.upgrade_status",
+        "cvo_py.compose",
+        "cvo_py.compose.upgrade_status",
         "cvo_py.runtime",
         "cvo_py.runtime.docbounds",
         "cvo_py.runtime.gcpause",

@@ -57,8 +57,10 @@ def test_a_moved_controller_is_read_with_the_same_namespace_as_the_default_one_w
     assert data is not None
     now_text = "--now=" + gotext.format_time(metadata.decode(data[META_KEY]).computed_at + SECOND)
 
-    before = h.upgrade_status(cluster.kubeconfig, now_text, "--details", "all")
-    moved = h.upgrade_status(cluster.kubeconfig, "--namespace", namespace, now_text, "--details", "all")
+    before = h.upgrade_status(cluster.kubeconfig, "--source", "controller", now_text, "--details", "all")
+    moved = h.upgrade_status(
+        cluster.kubeconfig, "--source", "controller", "--namespace", namespace, now_text, "--details", "all"
+    )
     assert "= Control Plane =" in moved and "Lease has no holder" in moved, moved
     assert before != moved, "the default namespace holds no insights"
 
@@ -78,7 +80,7 @@ def test_a_moved_controller_is_read_with_the_same_namespace_as_the_default_one_w
             )
         _delete(kube, LEASES, LEASE)
         kube.create(LEASES, {"metadata": {"name": LEASE, "namespace": h.NAMESPACE}, "spec": lease["spec"]}, h.NAMESPACE)
-        assert h.upgrade_status(cluster.kubeconfig, now_text, "--details", "all") == moved
+        assert h.upgrade_status(cluster.kubeconfig, "--source", "controller", now_text, "--details", "all") == moved
     finally:
         for cm in copied:
             if cm["metadata"]["name"] != CONFIGMAP:  # the main one is `update_without_nodes`'s to remove
@@ -120,7 +122,7 @@ def test_what_a_one_shot_read_warns_about_names_the_namespace_given(
     now_text = "--now=" + gotext.format_time(metadata.decode(data[META_KEY]).computed_at + SECOND)
 
     def read() -> str | None:  # RBAC reaches the authorizer shortly after it is written
-        out = h.upgrade_status(kubeconfig, "--namespace", namespace, now_text)
+        out = h.upgrade_status(kubeconfig, "--source", "controller", "--namespace", namespace, now_text)
         return out if "(exit " not in out else None
 
     out = wait_until(read, timeout=30, what="the reader's first read")

@@ -35,7 +35,9 @@ from testkit.objects.insight_objects import at, clusterversion, node, operator, 
 
 
 def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
-    code = cli.main(["upgrade-status", *args])
+    """`upgrade-status ARGS`; live, from the controller's publication (what these tests are about)."""
+    live = "--kubeconfig" in args and "--source" not in args
+    code = cli.main(["upgrade-status", *args, *(["--source", "controller"] if live else [])])
     out, err = capsys.readouterr()
     return code, out, err
 

@@ -170,3 +170,48 @@ def test_ctrl_c_ends_a_watch_on_a_terminal_and_leaves_it_clean(
         assert all(not line.strip() or line.startswith("bash") for line in ended[exit_line + 1 :]), ended
     finally:
         terminal.close()
+
+
+def test_sigterm_ends_a_watch_on_a_terminal_with_143_and_restores_it(
+    cluster: LocalCluster, kube: KubeClient, namespace: str
+) -> None:
+    """`kill PID` (SIGTERM) on a watch drawing on a terminal: its last bytes put the cursor below
+    the frame and reset the attributes, as on Ctrl-C, and it exits 143."""
+    import pty
+    import re
+    import subprocess
+
+    h.publish_insights(kube, namespace)
+    leader, follower = pty.openpty()
+    proc = subprocess.Popen(watch_command(cluster.kubeconfig, namespace), stdin=follower, stdout=follower,
+                            stderr=subprocess.PIPE, close_fds=True)  # fmt: skip
+    os.close(follower)
+    seen = bytearray()
+
+    def read_some() -> bytes:
+        try:
+            chunk = os.read(leader, 65536)
+        except OSError:  # EIO: the other end is closed
+            return b""
+        seen.extend(chunk)
+        return chunk
+
+    try:
+        wait_until(lambda: read_some() is not None and b"= Control Plane =" in seen, timeout=60, what="a frame")
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=30) == 143
+        while read_some():
+            pass
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        os.close(leader)
+    assert re.search(rb"\x1b\[\d+;1H\x1b\[0m\x1b\[J$", bytes(seen)), bytes(seen[-200:])
+    assert b"Traceback" not in (proc.stderr.read() if proc.stderr else b"")
+
+
+def test_sigterm_ends_a_piped_watch_with_143_and_no_traceback(piped: Piped) -> None:
+    piped.proc.send_signal(signal.SIGTERM)
+    assert piped.proc.wait(timeout=piped.EXITS_WITHIN) == 143
+    assert_clean(piped)

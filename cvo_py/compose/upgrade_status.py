@@ -1,0 +1,270 @@
+"""What `upgrade-status` builds for each of its sources: live, the cluster's objects (as `oc adm
+upgrade status` reads them) or the update status controller's publication (`--source`: `auto`
+takes the publication when it is there and current, else the objects, and says so on stderr);
+`--watch` on the publication; an oc snapshot (`--mock-clusterversion`) or a dump (`--from`).
+Whichever it is, the text comes from the insights alone (`status.updatestatus.client.render`),
+computed from objects by the same pure functions the controller runs.
+
+The fast path. A live one-shot run is a process of a tenth of a second, most of it start-up, so
+what it loads is declared and held:
+
+- this module is the one place that imports by source: each branch imports, inside the function
+  that runs it, what only that source reads (the live reads leave before the renderer and the
+  insight classes load, and a snapshot or dump run loads no API client);
+- `status.updatestatus.client.details` is a module without imports, so `--details` is checked
+  before anything heavy loads;
+- everything else a live run loads imports at module level, and may not import pydantic, PyYAML,
+  urllib3, the kubernetes package or the insight models (import-linter's contract "upgrade-status'
+  fast path", whose `ignore_imports` names the few lazy fallbacks that a good run never takes);
+- `tests/status/updatestatus/client/test_imports.py` lists, module by module, what a live run, a
+  snapshot, a must-gather and an Insights archive load, and what they must not.
+
+What these cost and saved is measured in bench/README.md (`upgrade_status_client.py`).
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import TYPE_CHECKING, NamedTuple, TextIO
+
+from status.updatestatus.api.names import CONFIGMAP, NAMESPACE
+
+if TYPE_CHECKING:
+    from cvo_py.runtime.kube import KubeClient
+    from status.updatestatus.client.cluster import ClusterReads
+    from status.updatestatus.client.live import PublishedReads
+
+# The exit code of a command that SIGTERM ended, as a shell reports it (128 + 15).
+TERMINATED = 143
+SOURCES = ("auto", "controller", "cluster")  # --source
+USER_AGENT = "cvo-py (upgrade-status)"
+
+
+class Options(NamedTuple):
+    kubeconfig: str | None
+    mock_clusterversion: str | None  # PATH/NAME-cv.yaml
+    dump: str | None  # --from
+    dump_format: str  # --format
+    details: str
+    now: int | None  # ns since the epoch; None: the snapshot's rule, or the wall clock
+    namespace: str = NAMESPACE  # where the controller publishes (its --namespace); live reads only
+    watch: bool = False  # --watch: shown again whenever the insights change, until Ctrl-C
+    source: str = "auto"  # live: one of SOURCES
+
+
+def run(options: Options) -> int:
+    out = sys.stdout
+    if out is None:  # started with stdout closed (`>&-`): nothing could be shown
+        return _fail([], "write /dev/stdout: bad file descriptor", 1)
+    if options.watch:
+        return _watch(options, out)
+    from cvo_py.runtime import gcpause
+
+    # One short burst of building (documents, insights, text) that leaves no garbage cycles behind.
+    with gcpause.paused():
+        if options.dump is not None or options.mock_clusterversion is not None:
+            return _run_files(options, out)
+        from cvo_py.runtime.kube import connect
+
+        client = connect(options.kubeconfig, user_agent=USER_AGENT)
+        if options.source == "cluster":
+            return _run_cluster(options, out, client)
+        # the requests leave first: the server answers while the models and the renderer load
+        reads = _start_live_reads(client, options)
+        try:
+            return _run_published(options, out, client, reads)
+        finally:
+            reads.close()  # also when the imports in between fail or are interrupted
+
+
+def _run_published(options: Options, out: TextIO, client: KubeClient, reads: PublishedReads) -> int:
+    """The controller's publication; with `--source auto`, the objects instead when it is absent,
+    unreadable or not current (said in one line on stderr)."""
+    from cvo_py.runtime.kube import ApiError
+    from status.updatestatus.api import staleness
+    from status.updatestatus.client.live import ReadError
+    from status.updatestatus.client.render import RenderError, render
+    from status.updatestatus.insights.objects import InputError
+
+    auto = options.source == "auto"
+    warnings: list[str] = []
+    try:
+        now = options.now if options.now is not None else _wall_clock()
+        try:
+            insights, warnings = reads.result(now)
+        except ReadError:
+            if auto:
+                why = f"no update status controller publishes in {options.namespace} (no ConfigMap {CONFIGMAP})"
+                return _run_cluster(options, out, client, because=why)
+            raise
+        except ApiError as exc:
+            if auto and exc.status == 403:
+                why = f"the update status controller's ConfigMaps cannot be read ({exc.message})"
+                return _run_cluster(options, out, client, because=why)
+            raise
+        if auto and warnings:
+            why = f"the update status controller's insights are not current ({warnings[0]})"
+            return _run_cluster(options, out, client, because=why)
+        text = render(insights, now, options.details, caveat=staleness.health_caveat(warnings))
+    except InputError as exc:  # from the cluster's ConfigMap
+        return _fail(warnings, str(exc), 2)
+    except (RenderError, ReadError) as exc:
+        return _fail(warnings, str(exc).rstrip(), 1)
+    return _print(warnings, text, out)
+
+
+def _run_cluster(options: Options, out: TextIO, client: KubeClient, because: str = "") -> int:
+    """The insights computed from the cluster's objects, as oc computes them, alerts included;
+    `because`: why `auto` came here, said in one line on stderr."""
+    import pydantic_core  # noqa: F401 - loaded, the client parses the Node LIST with it, in half json's time
+
+    reads = _start_cluster_reads(client)
+    try:
+        if because:
+            said = _one_line(because)
+            sys.stderr.write(f"note: {said}: computing the status from the cluster's objects, as oc does\n")
+        return _computed(options, out, client, reads)
+    finally:
+        reads.close()
+
+
+def _computed(options: Options, out: TextIO, client: KubeClient, reads: ClusterReads) -> int:
+    from cvo_py.runtime.gotext import escape
+    from status.updatestatus.client.cluster import ClusterReadError
+    from status.updatestatus.client.render import NOT_UPDATING, RenderError, render
+    from status.updatestatus.client.routealerts import AlertsFetch
+    from status.updatestatus.insights import compute
+    from status.updatestatus.insights.alerts import alert_insights
+    from status.updatestatus.insights.controlplane import update_started_at
+    from status.updatestatus.insights.objects import InputError
+
+    fetch = None
+    try:
+        if reads.progressing():  # updating, most likely: the alerts are asked for now
+            fetch = AlertsFetch(client)
+        objects = reads.objects()
+    except ClusterReadError as exc:
+        sys.stderr.write(_one_line(exc.line) + "\n")
+        return 1
+    now = options.now if options.now is not None else _wall_clock()
+    cv = objects.clusterversion
+    try:
+        controlplane = compute.controlplane_insights(cv, objects.operators, now, mco_image=objects.mco_image)
+        nodes = compute.node_insights(objects.nodes, objects.pools, objects.machineconfig_versions, now, cv=cv)
+        text = render(compute.in_collection_order(controlplane, nodes), now, options.details)
+        line = ""
+        if text != NOT_UPDATING:  # as oc, the alerts only for a cluster that is updating
+            response, line = (fetch or AlertsFetch(client)).result()
+            if response is not None:
+                alerts = alert_insights(response, update_started_at(cv))
+                text = render(compute.in_collection_order(controlplane, nodes, alerts), now, options.details)
+    except InputError as exc:  # an object whose shape cannot be read at all (a ClusterVersion's)
+        return _fail([], f"the cluster's objects: {exc}", 2)
+    except RenderError as exc:
+        return _fail([], str(exc).rstrip(), 1)
+    return _print([], (escape(line) + "\n" if line else "") + text, out)
+
+
+def _one_line(text: str) -> str:
+    from cvo_py.runtime.gotext import escape
+
+    return escape(" ".join(text.split()))
+
+
+def _run_files(options: Options, out: TextIO) -> int:
+    from status.updatestatus.client import snapshot
+    from status.updatestatus.client.render import RenderError, render
+    from status.updatestatus.insights.objects import InputError
+
+    try:
+        if options.dump is not None:
+            text = _from_dump(options)
+        else:
+            assert options.mock_clusterversion is not None
+            snap = snapshot.load(options.mock_clusterversion)
+            insights, now = snap.insights(options.now, wall_clock=_wall_clock())
+            text = render(insights, now, options.details)
+    except (snapshot.SnapshotError, InputError) as exc:
+        return _fail([], str(exc), 2)
+    except RenderError as exc:
+        return _fail([], str(exc).rstrip(), 1)
+    return _print([], text, out)
+
+
+def _fail(warnings: list[str], message: str, code: int) -> int:
+    from cvo_py.runtime.gotext import escape
+    from status.updatestatus.client.render.warnings import warning_text
+
+    sys.stderr.write(warning_text(warnings) + f"error: {escape(message)}\n")
+    return code
+
+
+def _print(warnings: list[str], text: str, out: TextIO) -> int:
+    """Write the warnings and the text; a reader that left (`| head -1`) is no error, a stdout that
+    cannot be written is (one line, exit 1), as oc's write would fail."""
+    from status.updatestatus.client.render.warnings import emit
+
+    try:
+        emit(warnings, text, out, sys.stderr)
+        out.flush()
+    except BrokenPipeError:  # the reader has what it wanted and left: nothing more to say
+        pass
+    except OSError as exc:
+        return _fail([], f"write /dev/stdout: {_os_reason(exc)}", 1)
+    return 0
+
+
+def _os_reason(exc: OSError) -> str:
+    from cvo_py.runtime.connections import os_text
+
+    return os_text(exc.strerror or str(exc))
+
+
+def _watch(options: Options, out: TextIO) -> int:
+    from cvo_py.runtime.kube import connect
+    from status.updatestatus.client import watch as watching
+
+    client = connect(options.kubeconfig, user_agent="cvo-py (upgrade-status --watch)")
+    try:
+        return watching.watch(
+            client, options.details, out, namespace=options.namespace, tty=out.isatty(), size=watching.terminal_size
+        )
+    except watching.Terminated:
+        return TERMINATED
+    except OSError as exc:  # BrokenPipeError is handled where frames are written
+        return _fail([], f"write /dev/stdout: {_os_reason(exc)}", 1)
+
+
+def _start_live_reads(client: KubeClient, options: Options) -> PublishedReads:
+    from status.updatestatus.client.live import PublishedReads
+
+    return PublishedReads(client, options.namespace)
+
+
+def _start_cluster_reads(client: KubeClient) -> ClusterReads:
+    from status.updatestatus.client.cluster import ClusterReads
+
+    return ClusterReads(client)
+
+
+def _from_dump(options: Options) -> str:
+    from pathlib import Path
+
+    from status.updatestatus.client.dump import layouts as dumps
+    from status.updatestatus.client.render import NOT_UPDATING, render
+
+    assert options.dump is not None
+    d = dumps.load(Path(options.dump), options.dump_format)
+    if d.layout == "snapshot":  # exactly what --mock-clusterversion prints
+        insights, now = d.snapshot.insights(options.now, wall_clock=_wall_clock())
+        return render(insights, now, options.details)
+    at = options.now if options.now is not None else d.gathered_at
+    insights, now = d.snapshot.insights(at)  # None: the snapshot rule (newest condition time)
+    text = render(insights, now, options.details)
+    return dumps.preamble(d, now, explicit_now=options.now is not None, updating=text != NOT_UPDATING) + text
+
+
+def _wall_clock() -> int:
+    import time
+
+    return time.time_ns()
