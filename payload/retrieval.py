@@ -19,7 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from cvo_py.runtime import env, klog
-from cvo_py.runtime.gotext import go_quote
+from cvo_py.runtime.gotext.quoting import go_quote
 from cvo_py.runtime.informer import Informer
 from cvo_py.runtime.kube import JSON, PODS, ApiError, KubeClient, Resource, ServerUnreachable
 from cvo_py.runtime.safeload import DocumentError

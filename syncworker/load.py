@@ -41,7 +41,8 @@ from typing import Any
 
 from cvo_py.runtime import klog, safeload
 from cvo_py.runtime.docbounds import DocumentError, Limits
-from cvo_py.runtime.gotext import escape, go_quote, json_kind
+from cvo_py.runtime.gotext.jsoncodec import json_kind
+from cvo_py.runtime.gotext.quoting import escape, go_quote
 from payload.release import (
     IMAGE_REFERENCES,
     IMAGE_REFERENCES_MAX_BYTES,

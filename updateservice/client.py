@@ -19,7 +19,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from cvo_py.runtime import httpget
-from cvo_py.runtime.gotext import go_quote
+from cvo_py.runtime.gotext.quoting import go_quote
 from updateservice.graph import MAX_BODY_BYTES
 from updateservice.retrieval import http_status_text
 

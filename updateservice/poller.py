@@ -18,7 +18,7 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from cvo_py.runtime import gotext
+from cvo_py.runtime.gotext.messages import shortened
 from cvo_py.runtime.loop import SyncLoop
 from cvo_py.runtime.promapi import APIError
 from updateservice import bounds, clusterrisks, recommend, retrieval, schedule
@@ -278,7 +278,7 @@ class AvailableUpdatesPoller:
                     self._omitted = bounds.Omitted()
                 current = previous.current if keep and previous is not None else None
                 log.warning("Unable to retrieve available updates from %s: %s: %s", request.url, err.reason,
-                            gotext.shortened(str(err), retrieval.MAX_DETAIL))
+                            shortened(str(err), retrieval.MAX_DETAIL))
             else:
                 condition = retrieval.succeeded()
                 sync_time = now

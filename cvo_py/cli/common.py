@@ -18,7 +18,7 @@ class UsageError(Exception):
 def checked_namespace(namespace: str) -> str:
     """`namespace` when it can name a namespace (an RFC 1123 label), else a one-line UsageError."""
     if _DNS_LABEL.fullmatch(namespace) is None:
-        from cvo_py.runtime.gotext import go_quote
+        from cvo_py.runtime.gotext.quoting import go_quote
 
         raise UsageError(f"invalid --namespace {go_quote(namespace)}: want a DNS label")
     return namespace

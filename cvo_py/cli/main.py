@@ -81,7 +81,8 @@ class _Parser(argparse.ArgumentParser):
 def _shown(message: str) -> str:
     """An error message as one printable line, whatever the flag values in it held (escaped as Go's
     `%q` escapes, without quotes; capped so a huge value cannot flood the terminal)."""
-    from cvo_py.runtime.gotext import bounded, escape
+    from cvo_py.runtime.gotext.messages import bounded
+    from cvo_py.runtime.gotext.quoting import escape
 
     return escape(bounded(message, 2000))
 

@@ -84,7 +84,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def validate(args: argparse.Namespace) -> Options:
     from cvo_py.cli.common import UsageError
-    from cvo_py.runtime.gotext import go_quote
+    from cvo_py.runtime.gotext.quoting import go_quote
     from cvo_py.runtime.safeload import DocumentError
     from cvo_py.runtime.serving.options import (
         ListenAddressError,

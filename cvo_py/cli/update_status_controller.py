@@ -9,7 +9,7 @@ from collections.abc import Callable
 
 from cvo_py.cli import prometheus_flags
 from cvo_py.compose.update_status_controller import Options
-from cvo_py.runtime.gotext import go_quote
+from cvo_py.runtime.gotext.quoting import go_quote
 from cvo_py.runtime.leader import LeaseTimings
 from status.updatestatus.api.names import LEASE
 from status.updatestatus.api.names import NAMESPACE as DEFAULT_NAMESPACE
@@ -106,12 +106,12 @@ _SECONDS = re.compile(r"(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?s?", re.ASCII)
 
 def _seconds(text: str) -> float:
     """Seconds as a number (ASCII digits, optionally `s`), else a Go duration; ArgumentTypeError otherwise."""
-    from cvo_py.runtime import gotext
+    from cvo_py.runtime.gotext.durations import SECOND, parse_duration
 
     try:
         if _SECONDS.fullmatch(text):
             return float(text.removesuffix("s"))
-        return gotext.parse_duration(text) / gotext.SECOND
+        return parse_duration(text) / SECOND
     except (ValueError, OverflowError):  # TimeFormatError is a ValueError
         raise argparse.ArgumentTypeError(
             f"invalid duration {go_quote(text)}: want seconds (15 or 15s) or a Go duration (2m17s)"

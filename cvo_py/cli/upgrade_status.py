@@ -91,7 +91,8 @@ def logs(args: argparse.Namespace) -> bool:
 
 def validate(args: argparse.Namespace) -> Options:
     from cvo_py.cli.common import UsageError, checked_namespace
-    from cvo_py.runtime import gotext
+    from cvo_py.runtime.gotext.durations import TimeFormatError
+    from cvo_py.runtime.gotext.times import parse_time
     from status.updatestatus.client.details import DETAILS
 
     if args.details not in DETAILS:
@@ -101,8 +102,8 @@ def validate(args: argparse.Namespace) -> Options:
     now = None
     if args.now is not None:
         try:
-            now = gotext.parse_time(args.now)
-        except gotext.TimeFormatError as exc:
+            now = parse_time(args.now)
+        except TimeFormatError as exc:
             raise UsageError(f"--now: {exc}") from None
     if args.mock_clusterversion is not None or args.from_path:
         from pathlib import Path  # files are read: a live run does without pathlib
@@ -204,7 +205,7 @@ def _run_files(options: Options) -> int:
 
 
 def _fail(warnings: list[str], message: str, code: int) -> int:
-    from cvo_py.runtime.gotext import escape
+    from cvo_py.runtime.gotext.quoting import escape
     from status.updatestatus.client.render.warnings import warning_text
 
     sys.stderr.write(warning_text(warnings) + f"error: {escape(message)}\n")

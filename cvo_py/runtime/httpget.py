@@ -47,7 +47,7 @@ from urllib3.exceptions import (
 )
 
 from cvo_py.runtime.connections import go_cause, os_text
-from cvo_py.runtime.gotext import escape, go_quote
+from cvo_py.runtime.gotext.quoting import escape, go_quote
 from cvo_py.runtime.urls import http_url_problem, url_problem
 
 CONNECT_TIMEOUT = 10.0

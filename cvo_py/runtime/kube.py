@@ -20,7 +20,8 @@ from typing import Any, NamedTuple
 from urllib.parse import quote, urlencode, urlsplit
 
 from cvo_py.runtime.connections import ConnectionPool, Stream, go_cause
-from cvo_py.runtime.gotext import Base64Error, go_base64_decode, network_phrase
+from cvo_py.runtime.gotext.base64std import Base64Error, go_base64_decode
+from cvo_py.runtime.gotext.messages import network_phrase
 from cvo_py.runtime.jsondata import encode_json
 from cvo_py.runtime.kubeconfig import PEM_BEGIN, pem_missing, type_problem, usable_problem
 

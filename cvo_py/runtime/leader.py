@@ -16,7 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from cvo_py.runtime import gotext
+from cvo_py.runtime.gotext.times import micro_time
 from cvo_py.runtime.kube import JSON, LEASES, ApiError, KubeClient, ServerUnreachable
 
 log = logging.getLogger(__name__)
@@ -82,14 +82,14 @@ class LeaderElector:
         spec = {
             "holderIdentity": self.identity,
             "leaseDurationSeconds": int(self.timings.lease_duration),
-            "renewTime": gotext.micro_time(now),
+            "renewTime": micro_time(now),
         }
         try:
             lease = self.client.get(LEASES, self.name, self.namespace)
         except ApiError as exc:
             if not exc.is_not_found():
                 raise
-            spec["acquireTime"] = gotext.micro_time(now)
+            spec["acquireTime"] = micro_time(now)
             body = {"metadata": {"name": self.name, "namespace": self.namespace}, "spec": spec}
             try:
                 self.client.create(LEASES, body)
@@ -105,10 +105,10 @@ class LeaderElector:
             return False
         old = lease.get("spec") or {}
         if old.get("holderIdentity") != self.identity:
-            spec["acquireTime"] = gotext.micro_time(now)
+            spec["acquireTime"] = micro_time(now)
             spec["leaseTransitions"] = int(old.get("leaseTransitions") or 0) + 1
         else:
-            spec["acquireTime"] = old.get("acquireTime") or gotext.micro_time(now)
+            spec["acquireTime"] = old.get("acquireTime") or micro_time(now)
             spec["leaseTransitions"] = int(old.get("leaseTransitions") or 0)
         lease["spec"] = spec
         try:

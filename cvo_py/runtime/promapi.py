@@ -24,7 +24,9 @@ from typing import Any
 from urllib.parse import urlencode
 
 from cvo_py.runtime import httpget, safeload, tlstrust
-from cvo_py.runtime.gotext import bounded, decode_json, escape, go_quote
+from cvo_py.runtime.gotext.jsoncodec import decode_json
+from cvo_py.runtime.gotext.messages import bounded
+from cvo_py.runtime.gotext.quoting import escape, go_quote
 from cvo_py.runtime.urls import http_url_problem
 
 DEFAULT_TIMEOUT = 10.0

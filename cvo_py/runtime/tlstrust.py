@@ -16,7 +16,7 @@ import re
 import ssl
 
 from cvo_py.runtime import safeload
-from cvo_py.runtime.gotext import escape
+from cvo_py.runtime.gotext.quoting import escape
 
 
 class TrustError(ValueError):

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from cvo_py.runtime.gotext import metav1_time
+from cvo_py.runtime.gotext.times import metav1_time
 from cvo_py.runtime.jsondata import copy_json
 from payload.acceptance import is_about, payload_loaded
 from payload.acceptance import retrieving as payload_retrieving

@@ -21,7 +21,9 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from cvo_py.runtime.gotext import clipped, escape, go_quote, metav1_time, one_line
+from cvo_py.runtime.gotext.messages import clipped, one_line
+from cvo_py.runtime.gotext.quoting import escape, go_quote
+from cvo_py.runtime.gotext.times import metav1_time
 from cvo_py.runtime.kube import CLUSTERVERSIONS, EVENTS, JSON, MERGE_PATCH, ApiError, KubeClient, ServerUnreachable
 from payload import acceptance as acc
 from payload.acceptance import PreconditionOutcome, ReleaseAcceptance

@@ -22,7 +22,7 @@ from typing import Any
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
-from cvo_py.runtime import gotext
+from cvo_py.runtime.gotext.times import epoch_seconds
 from cvo_py.runtime.informer import MODIFIED, Informer, InformerSet
 from cvo_py.runtime.kube import CONFIGMAPS, KubeClient
 from cvo_py.runtime.safeload import DocumentError, FileMissing
@@ -46,7 +46,7 @@ class WriteCounts:
 
 
 def _seconds(text: Any) -> float:
-    return gotext.epoch_seconds(text) or 0.0  # a metric's value: 0 when there is no time
+    return epoch_seconds(text) or 0.0  # a metric's value: 0 when there is no time
 
 
 def _completed(history: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from cvo_py.runtime.docbounds import DocumentError
-from cvo_py.runtime.gotext import go_quote
+from cvo_py.runtime.gotext.quoting import go_quote
 from cvo_py.runtime.jsondata import copy_json
 from cvo_py.runtime.safeload import load_document
 from cvo_py.runtime.urls import url_problem

@@ -41,7 +41,7 @@ PLANTS = [
     ("The two status subsystems are independent", "status.clusterversion.desired", f"{US}.api.names"),
     ("Pure decision modules", f"{US}.insights.nodes", "kubernetes"),
     ("Pure decision modules", f"{US}.api.configmap", "cvo_py.runtime.kube"),
-    ("The runtime (cvo_py.runtime)", "cvo_py.runtime.gotext", f"{US}.insights.models"),
+    ("The runtime (cvo_py.runtime)", "cvo_py.runtime.gotext.times", f"{US}.insights.models"),
     ("The runtime (cvo_py.runtime)", "cvo_py.runtime.loop", "cvo_py.compose.start"),
     ("by audience", f"{US}.insights.compute", f"{US}.api.configmap"),
     ("by audience", f"{US}.insights.models", f"{US}.controller.sync"),

@@ -10,7 +10,7 @@ import ssl
 from dataclasses import dataclass
 
 from cvo_py.runtime import safeload
-from cvo_py.runtime.gotext import go_quote
+from cvo_py.runtime.gotext.quoting import go_quote
 from cvo_py.runtime.serving.tls import TLSOptions, parse_tls_options, server_ssl_context, ssl_detail
 
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from cvo_py.runtime import gotext
+from cvo_py.runtime.gotext.times import to_now
 from status.updatestatus.api.encoding import encode_value
 from status.updatestatus.api.keys import key_of, node_key
 from status.updatestatus.api.sharding import node_of
@@ -72,7 +72,7 @@ class IncrementalInsights:
         alerts: Sequence[Insight] = (),
     ) -> dict[str, str]:
         """The ConfigMap data for this state: control plane and health first, then pools, nodes."""
-        t = gotext.to_now(now)
+        t = to_now(now)
         assessor = compute.NodeAssessor(pools, versions, cv)
         if assessor.inputs != self._inputs:
             self._by_id = {}  # a pool, a MachineConfig version or the target changed: reassess all

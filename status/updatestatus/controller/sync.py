@@ -29,7 +29,9 @@ from datetime import UTC, datetime
 from prometheus_client import CollectorRegistry
 
 from cvo_py import __version__
-from cvo_py.runtime import gotext, klog
+from cvo_py.runtime import klog
+from cvo_py.runtime.gotext.durations import SECOND
+from cvo_py.runtime.gotext.times import to_now
 from cvo_py.runtime.informer import DELETED, Informer, InformerSet
 from cvo_py.runtime.kube import (
     CLUSTEROPERATORS,
@@ -264,7 +266,7 @@ class UpdateStatusController:
         meta_omitted = [key for fit in fits.values() if fit is not None for key in fit.omitted]
         changed = any(fit is not None and fit.patch for fit in fits.values())
         published_meta, previous_meta = self._previous_metadata(main)
-        stamp = gotext.to_now(read_wall)
+        stamp = to_now(read_wall)
 
         def meta(at: int, paced: bool = False) -> str:
             return self._metadata(published_meta, previous_meta, meta_omitted, changed, at, paced)
@@ -292,7 +294,7 @@ class UpdateStatusController:
                 if self.configmap in chosen and deferred:
                     # The stamp says how old the oldest published insight may be.
                     as_of = current_as_of(read_at, waiting, chosen)
-                    metas[self.configmap] = meta(stamp - round((read_at - as_of) * gotext.SECOND), paced=True)
+                    metas[self.configmap] = meta(stamp - round((read_at - as_of) * SECOND), paced=True)
                 # the main ConfigMap after the others: it never says more is current than they hold
                 results = self._write_all(publish, [n for n in in_use if n not in deferred])
                 if self.configmap not in deferred:
@@ -395,7 +397,7 @@ class UpdateStatusController:
         """The metadata value to publish: refreshed when the insights change and once per resync,
         stamped `computed_at` (when all it stands for was current); `paced` while writes wait."""
         desired = metadata.build(
-            computed_at, self.identity, __version__, int(self.resync * gotext.SECOND), omitted, paced
+            computed_at, self.identity, __version__, int(self.resync * SECOND), omitted, paced
         )
         chosen = metadata.refresh(previous, desired, insights_changed)
         return published if chosen is previous and published is not None else metadata.encode(chosen)

@@ -22,7 +22,8 @@ from collections.abc import Iterable, Mapping
 from datetime import datetime
 from typing import Any
 
-from cvo_py.runtime import gcpause, gotext
+from cvo_py.runtime import gcpause
+from cvo_py.runtime.gotext.times import ZERO_TIME, to_now
 from status.updatestatus.insights import alerts as alerts_mod
 from status.updatestatus.insights import controlplane, faults
 from status.updatestatus.insights import nodes as nodes_mod
@@ -59,7 +60,7 @@ def controlplane_insights(cv: JSON | None, operators: list[JSON], now: Now, *, m
     """
     if cv is None:
         return []
-    t = gotext.to_now(now)
+    t = to_now(now)
     cp, unassessable = assess_control_plane(cv, operators, t, mco_image)
     out: list[Insight] = [cp.clusterversion, *cp.operators]
     out.extend(_control_plane_health(cp))
@@ -157,8 +158,8 @@ def all_insights(
 
 def _clocks(now: Now, node_clock: Now | None) -> tuple[int, int]:
     """(now, the instant node unavailability is aged at) in ns."""
-    t = gotext.to_now(now)
-    return t, t if node_clock is None else gotext.to_now(node_clock)
+    t = to_now(now)
+    return t, t if node_clock is None else to_now(node_clock)
 
 
 def _control_plane_health(cp: controlplane.ControlPlaneResult) -> list[Insight]:
@@ -323,10 +324,10 @@ def stamp_transition_times(insights: list[Insight], previous: Iterable[InsightSh
             old_conditions = {c.type: c for c in old.conditions}
         stamped = []
         for cond in insight.conditions:
-            if cond.last_transition_time == gotext.ZERO_TIME:
+            if cond.last_transition_time == ZERO_TIME:
                 prev: ConditionShape | None = old_conditions.get(cond.type)
                 same = prev is not None and prev.status == cond.status and prev.reason == cond.reason
-                keep = same and prev is not None and prev.last_transition_time != gotext.ZERO_TIME
+                keep = same and prev is not None and prev.last_transition_time != ZERO_TIME
                 when = prev.last_transition_time if keep and prev is not None else now
                 cond = Condition(cond.type, cond.status, cond.reason, cond.message, when)
             stamped.append(cond)

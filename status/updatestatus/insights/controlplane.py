@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from cvo_py.runtime import gotext
-from cvo_py.runtime.gotext import MINUTE, SECOND
+from cvo_py.runtime.gotext.durations import MINUTE, SECOND, go_percent, sub_times
+from cvo_py.runtime.gotext.times import ZERO_TIME
 from status.updatestatus.insights.estimate import (  # re-exported: the estimate as oc makes it
     MCO_NAME as MCO_NAME,
 )
@@ -90,7 +90,7 @@ def baseline_duration(hist: list[JSON], cv: JSON) -> int:
             completed = time_of(item.get("completionTime"), cv, "history completionTime")
             if completed < started:  # inconsistent: no baseline rather than a negative one
                 return 60 * MINUTE
-            return gotext.sub_times(completed, started)
+            return sub_times(completed, started)
     return 60 * MINUTE
 
 
@@ -223,7 +223,7 @@ def updating_condition(cv: JSON, hist: list[JSON], progressing: JSON | None) -> 
     unknown, cannot = ConditionStatus.UNKNOWN, ClusterVersionUpdatingReason.CANNOT_DETERMINE
     if progressing is None:
         # no source time: `compute.stamp_transition_times` gives it one
-        return updating(unknown, cannot, "No Progressing condition in ClusterVersion", gotext.ZERO_TIME)
+        return updating(unknown, cannot, "No Progressing condition in ClusterVersion", ZERO_TIME)
     ltt = cond_time(progressing, cv)
     if not hist:
         return updating(unknown, cannot, "Empty history in ClusterVersion", ltt)
@@ -286,7 +286,7 @@ def clusterversion_insight(
     if progressing is not None:
         conditions.append(copy_condition(progressing, cv))
 
-    started = gotext.ZERO_TIME
+    started = ZERO_TIME
     completed_at: int | None = None
     if hist:
         started = time_of(hist[0].get("startedTime"), cv, "history[0].startedTime")
@@ -297,8 +297,8 @@ def clusterversion_insight(
     estimated: int | None = None
     if not facts.completed:
         last_progress = last_observed_progress(operators)
-        progressed = started != gotext.ZERO_TIME and last_progress > started
-        to_last = gotext.sub_times(last_progress, started) if progressed else 0
+        progressed = started != ZERO_TIME and last_progress > started
+        to_last = sub_times(last_progress, started) if progressed else 0
         total = expected_duration(baseline_duration(hist, cv), to_last, co_completion)
         estimated = started + round(total * SECOND)
     insight = ClusterVersionStatusInsight(
@@ -306,7 +306,7 @@ def clusterversion_insight(
         resource=ResourceRef(CONFIG_GROUP, "clusterversions", name),
         assessment=ClusterVersionAssessment.COMPLETED if facts.completed else ClusterVersionAssessment.PROGRESSING,
         versions=versions_from_history(hist),
-        completion=gotext.go_percent(co_completion * 100),
+        completion=go_percent(co_completion * 100),
         started_at=started,
         completed_at=completed_at,
         estimated_completed_at=estimated,
@@ -319,7 +319,7 @@ def clusterversion_insight(
 def clusteroperator_insight(co: JSON, state: OperatorState, target: str, now: int) -> ClusterOperatorStatusInsight:
     progressing = state.progressing
     source_times = [cond_time(c, co) for c in (state.progressing, state.available, state.degraded) if c]
-    fallback = max(source_times) if source_times else gotext.ZERO_TIME
+    fallback = max(source_times) if source_times else ZERO_TIME
     if state.updated:
         updating = Condition(
             ConditionType.UPDATING,

@@ -12,8 +12,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from cvo_py.runtime import gotext
-from cvo_py.runtime.gotext import MINUTE, go_quote
+from cvo_py.runtime.gotext.durations import MINUTE, go_percent
+from cvo_py.runtime.gotext.quoting import go_quote
+from cvo_py.runtime.gotext.times import ZERO_TIME
 from status.updatestatus.insights.health import health, health_uid
 from status.updatestatus.insights.kinds import (
     NODE_MESSAGE_MAX,
@@ -174,8 +175,8 @@ class Unavailability:
         return " | ".join(out)
 
     def since(self) -> int:
-        times = [t for _, _, t in self.reasons if t is not None and t != gotext.ZERO_TIME]
-        return min(times) if times else gotext.ZERO_TIME
+        times = [t for _, _, t in self.reasons if t is not None and t != ZERO_TIME]
+        return min(times) if times else ZERO_TIME
 
     def tokens(self) -> str:
         return ",".join(_REASON_TOKENS.get(r, NodeAvailableReason.UNEXPECTED_IMAGE) for r, _, _ in self.reasons)
@@ -187,7 +188,7 @@ class Unavailability:
             threshold = _SERIOUS_AFTER.get(reason)
             if threshold is None:
                 return True
-            when = gotext.ZERO_TIME if ltt is None else ltt
+            when = ZERO_TIME if ltt is None else ltt
             if now - when >= threshold:
                 return True
         return False
@@ -400,11 +401,11 @@ _NOT_DEGRADED = (ConditionStatus.FALSE, NodeDegradedReason.AS_EXPECTED, "The nod
 # Conditions without a source time, one shared instance each (insights are values: never mutated,
 # `stamp_transition_times` replaces conditions instead).
 _UPDATING_UNTIMED = {
-    phase: Condition(ConditionType.UPDATING, *condition, gotext.ZERO_TIME)
+    phase: Condition(ConditionType.UPDATING, *condition, ZERO_TIME)
     for phase, condition in _UPDATING_BY_PHASE.items()
 }
-_DONE_NOT_UPDATED_UNTIMED = Condition(ConditionType.UPDATING, *_DONE_NOT_UPDATED, gotext.ZERO_TIME)
-_NOT_DEGRADED_UNTIMED = Condition(ConditionType.DEGRADED, *_NOT_DEGRADED, gotext.ZERO_TIME)
+_DONE_NOT_UPDATED_UNTIMED = Condition(ConditionType.UPDATING, *_DONE_NOT_UPDATED, ZERO_TIME)
+_NOT_DEGRADED_UNTIMED = Condition(ConditionType.DEGRADED, *_NOT_DEGRADED, ZERO_TIME)
 
 
 def node_insight(
@@ -412,7 +413,7 @@ def node_insight(
 ) -> NodeStatusInsight:
     """The insight; `times` gives transition times for conditions without a source time."""
     times = times or _NO_TIMES
-    no_time = gotext.ZERO_TIME
+    no_time = ZERO_TIME
     # MCD reports Done but the node does not run the target configuration: oc shows "Updated"
     # without counting the node as updated, so the API cannot say either way.
     done_not_updated = a.is_updating and a.phase == "Updated"
@@ -495,7 +496,7 @@ def node_health(a: NodeAssessment, now: int) -> list[HealthInsight]:
     if a.is_degraded:
         insight = health(
             health_uid("node", a.name, "degraded"),
-            gotext.ZERO_TIME,
+            ZERO_TIME,
             scope,
             ref,
             ImpactLevel.ERROR,
@@ -590,12 +591,12 @@ def pool_insight(pool: JSON, c: PoolCounters) -> MachineConfigPoolStatusInsight:
         )
     ]
     return MachineConfigPoolStatusInsight(
-        conditions=[Condition(ConditionType.UPDATING, updating[0], updating[1], updating[2], gotext.ZERO_TIME)],
+        conditions=[Condition(ConditionType.UPDATING, updating[0], updating[1], updating[2], ZERO_TIME)],
         name=name,
         resource=ResourceRef(MCO_GROUP, "machineconfigpools", name),
         scope_type=ScopeType.CONTROL_PLANE if name == MASTER else ScopeType.WORKER_POOL,
         assessment=assessment,
-        completion=gotext.go_percent(c.updated / c.total * 100) if c.total else 100,
+        completion=go_percent(c.updated / c.total * 100) if c.total else 100,
         summaries=summaries,
     )
 
@@ -606,7 +607,7 @@ def paused_pool_health(pool: JSON, c: PoolCounters) -> HealthInsight | None:
     name = name_of(pool)
     return health(
         health_uid("mcp", name, "paused"),
-        gotext.ZERO_TIME,
+        ZERO_TIME,
         ScopeType.WORKER_POOL,
         [ResourceRef(MCO_GROUP, "machineconfigpools", name)],
         ImpactLevel.WARNING,

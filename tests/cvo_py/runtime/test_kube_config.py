@@ -16,7 +16,8 @@ from cvo_py.runtime import kubeconfig as schema
 from cvo_py.runtime.kube import ConfigError, load_config
 from testkit.oracles import goprogram
 
-GO_JSON = Path(__file__).parent / "gojson" / "main.go"  # with "kubeconfig": into client-go's kubeconfig types
+# With "kubeconfig": into client-go's kubeconfig types.
+GO_JSON = Path(__file__).parent / "gotext" / "gojson" / "main.go"
 
 
 @pytest.fixture(scope="module")
@@ -250,9 +251,9 @@ def test_field_types_and_base64_are_refused_where_and_as_go_refuses_them(tmp_pat
 
 
 def test_certificate_data_is_base64_exactly_as_go_reads_it(tmp_path: Path) -> None:
-    """gotext.go_base64_decode against Go's encoding/json on a []byte field: padding, line breaks
+    """go_base64_decode against Go's encoding/json on a []byte field: padding, line breaks
     anywhere, trailing garbage, the offsets of errors (UTF-8 bytes), the decoded bytes."""
-    from cvo_py.runtime.gotext import Base64Error, go_base64_decode
+    from cvo_py.runtime.gotext.base64std import Base64Error, go_base64_decode
 
     binary = goprogram.build(GO_JSON, tmp_path)
     rng = random.Random(3)

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 import yaml
 
-from cvo_py.runtime import gotext
+from cvo_py.runtime.gotext.times import metav1_time
 from payload.acceptance import payload_loaded, retrieval_failed, retrieving
 from payload.release import Acceptance, Release
 from status.clusterversion import desired as cs
@@ -104,14 +104,14 @@ def test_set_condition_moves_transition_time_only_on_flip(
     assert got is not None
     assert conditions[-1]["type"] == "T"  # appended at the end, others untouched
     assert conditions[0] == {"type": "Other", "status": "True", "lastTransitionTime": "x"}
-    assert got["lastTransitionTime"] == gotext.metav1_time(transition)
+    assert got["lastTransitionTime"] == metav1_time(transition)
     assert got["status"] == status
     assert got.get("reason", "") == reason and got.get("message", "") == message
 
 
 def test_timestamp_needs_aware_time() -> None:
     with pytest.raises(ValueError, match="timezone-aware"):
-        gotext.metav1_time(datetime(2024, 1, 1))
+        metav1_time(datetime(2024, 1, 1))
 
 
 # -- history ----------------------------------------------------------------------------------------

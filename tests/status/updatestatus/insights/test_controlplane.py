@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from cvo_py.runtime import gotext
-from cvo_py.runtime.gotext import HOUR, MINUTE, SECOND
+from cvo_py.runtime.gotext.durations import HOUR, MINUTE, SECOND, round_duration
 from status.updatestatus.client import snapshot
 from status.updatestatus.insights import compute, controlplane
 from status.updatestatus.insights.kinds import (
@@ -397,5 +396,5 @@ def test_shared_examples(
     if est_minutes is not None:
         operators = [i for i in insights if isinstance(i, ClusterOperatorInsightShape)]
         remaining = controlplane.time_remaining(cv, operators, now)
-        assert gotext.round_duration(remaining, MINUTE) == est_minutes * MINUTE
+        assert round_duration(remaining, MINUTE) == est_minutes * MINUTE
     assert len([i for i in insights if isinstance(i, HealthInsightShape)]) == health

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from cvo_py.runtime.gotext import MINUTE
+from cvo_py.runtime.gotext.durations import MINUTE
 from status.updatestatus.insights import compute, nodes
 from status.updatestatus.insights.kinds import (
     ConditionStatus,
