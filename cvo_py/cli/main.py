@@ -136,7 +136,7 @@ def _kubeconfig(path: str) -> str:
     FIFO or a device is refused, never read); its content is checked when it is loaded (a bad one
     is a usage error too, see `main`)."""
     from cvo_py.runtime import safeload
-    from cvo_py.runtime.kube import KUBECONFIG_MAX_BYTES
+    from cvo_py.runtime.clientconfig import KUBECONFIG_MAX_BYTES
 
     if not path:
         raise argparse.ArgumentTypeError("empty kubeconfig path: name a file, or leave the flag out")
@@ -150,7 +150,7 @@ def _kubeconfig(path: str) -> str:
 def _load_kubeconfig(path: str) -> None:
     """A --kubeconfig that is not a usable kubeconfig is a bad flag value (exit 2), found before
     anything runs; a default configuration that is missing or bad is not (exit 1, at run time)."""
-    from cvo_py.runtime.kube import ConfigError, load_config
+    from cvo_py.runtime.clientconfig import ConfigError, load_config
 
     try:
         load_config(path)

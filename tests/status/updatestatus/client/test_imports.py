@@ -44,6 +44,7 @@ PROJECT_MODULES = sorted(
         "cvo_py.cli.main",
         "cvo_py.cli.upgrade_status",
         "cvo_py.runtime",
+        "cvo_py.runtime.clientconfig",
         "cvo_py.runtime.connections",
         "cvo_py.runtime.docbounds",
         "cvo_py.runtime.gcpause",
