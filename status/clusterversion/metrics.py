@@ -28,7 +28,8 @@ from cvo_py.runtime.kube import CONFIGMAPS, KubeClient
 from cvo_py.runtime.safeload import DocumentError, FileMissing
 from payload.release import IMAGE_REFERENCES, IMAGE_REFERENCES_MAX_BYTES, Release, read_payload_json
 from status.clusterversion import capabilities
-from status.clusterversion.desired import find_condition, operator_progress, operator_version
+from status.clusterversion.conditions import find_condition
+from status.clusterversion.progress import operator_progress, operator_version
 
 JSON = dict[str, Any]
 

@@ -39,7 +39,7 @@ from typing import Any
 
 from cvo_py.runtime.gotext.messages import bounded
 from status.clusterversion.capabilities import ENABLED, KNOWN
-from status.clusterversion.desired import (
+from status.clusterversion.conditions import (
     CAPABILITIES_PRUNED,
     RETRIEVED_UPDATES,
     find_condition,

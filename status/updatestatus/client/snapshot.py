@@ -16,7 +16,7 @@ from cvo_py.runtime import safeload
 from cvo_py.runtime.gotext.durations import TimeFormatError
 from cvo_py.runtime.gotext.times import ZERO_TIME, parse_time
 from status.updatestatus.insights import compute
-from status.updatestatus.insights.nodes import RELEASE_IMAGE_VERSION
+from status.updatestatus.insights.mco import RELEASE_IMAGE_VERSION
 from status.updatestatus.insights.objects import InputError
 from status.updatestatus.insights.plain import Insight
 

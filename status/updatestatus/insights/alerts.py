@@ -9,10 +9,10 @@ from typing import Any
 from cvo_py.runtime.gotext.durations import TimeFormatError
 from cvo_py.runtime.gotext.messages import bounded
 from cvo_py.runtime.gotext.times import ZERO_TIME, format_time, parse_time
-from status.updatestatus.insights.controlplane import CONFIG_GROUP
 from status.updatestatus.insights.health import health, health_uid
 from status.updatestatus.insights.kinds import ImpactLevel, ImpactType, ScopeType
 from status.updatestatus.insights.objects import InputError
+from status.updatestatus.insights.operators import CONFIG_GROUP
 from status.updatestatus.insights.plain import HealthInsight, ResourceRef
 
 # alerts oc knows to affect updates, reported even when they started before the update

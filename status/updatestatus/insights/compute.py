@@ -25,8 +25,9 @@ from typing import Any
 from cvo_py.runtime import gcpause
 from cvo_py.runtime.gotext.times import ZERO_TIME, to_now
 from status.updatestatus.insights import alerts as alerts_mod
-from status.updatestatus.insights import controlplane, faults
+from status.updatestatus.insights import controlplane, faults, mco
 from status.updatestatus.insights import nodes as nodes_mod
+from status.updatestatus.insights import pools as pools_mod
 from status.updatestatus.insights.kinds import (
     ClusterOperatorInsightShape,
     ClusterVersionInsightShape,
@@ -37,7 +38,9 @@ from status.updatestatus.insights.kinds import (
     PoolInsightShape,
     ScopeType,
 )
+from status.updatestatus.insights.membership import PoolIndex
 from status.updatestatus.insights.objects import JSON, InputError, conditions_by_type, history, name_of
+from status.updatestatus.insights.operators import CONFIG_GROUP
 from status.updatestatus.insights.plain import (
     Condition,
     HealthInsight,
@@ -86,7 +89,7 @@ def assess_control_plane(
         try:
             controlplane.assess_control_plane(cv, [op], now, mco_image)
         except faults.FAULTS as exc:
-            group, scope = controlplane.CONFIG_GROUP, ScopeType.CONTROL_PLANE
+            group, scope = CONFIG_GROUP, ScopeType.CONTROL_PLANE
             out.append(faults.unassessable_object("ClusterOperator", group, "clusteroperators", op, exc, scope))
             continue
         good.append(op)
@@ -227,19 +230,19 @@ class NodeAssessor:
         self.versions = versions
         self.target = target
         self.multi_arch = multi_arch
-        self._index = nodes_mod.PoolIndex(pools)
+        self._index = PoolIndex(pools)
         unusable = {id(p) for p, _ in self._index.unusable}
         self._pool_by_name = {name_of(p): p for p in pools if id(p) not in unusable}
         # objects that cannot be assessed: health insights in their place (`status.updatestatus.insights.faults`)
         self.pool_faults: list[HealthInsight] = [
             faults.unassessable_object(
-                "MachineConfigPool", nodes_mod.MCO_GROUP, "machineconfigpools", p, exc, ScopeType.WORKER_POOL
+                "MachineConfigPool", mco.MCO_GROUP, "machineconfigpools", p, exc, ScopeType.WORKER_POOL
             )
             for p, exc in self._index.unusable
         ]
         self.node_faults: list[HealthInsight] = []
         self._pool_refs = {
-            name: ResourceRef(nodes_mod.MCO_GROUP, "machineconfigpools", name) for name in self._pool_by_name
+            name: ResourceRef(mco.MCO_GROUP, "machineconfigpools", name) for name in self._pool_by_name
         }
         # pools by identity: an informer delivers a new object for every change
         self.inputs: tuple[object, ...] = (tuple(id(p) for p in pools), dict(versions), target, multi_arch)
@@ -259,7 +262,7 @@ class NodeAssessor:
         try:
             return _assess_node(node, found[0], self.versions, self.target, self.multi_arch)
         except faults.FAULTS as exc:
-            scope = ScopeType.CONTROL_PLANE if found[0].name == nodes_mod.MASTER else ScopeType.WORKER_POOL
+            scope = ScopeType.CONTROL_PLANE if found[0].name == mco.MASTER else ScopeType.WORKER_POOL
             self.node_faults.append(faults.unassessable_object("Node", "", "nodes", node, exc, scope))
             return None
 
@@ -274,15 +277,15 @@ class NodeAssessor:
         pool_insights: list[MachineConfigPoolStatusInsight] = []
         health: list[HealthInsight] = []
         for name, pool in self._pool_by_name.items():
-            counters = nodes_mod.PoolCounters()
+            counters = pools_mod.PoolCounters()
             for a in by_pool.get(name, ()):
                 counters.add(a)
                 health.extend(nodes_mod.node_health(a, node_clock))
             try:
-                paused = nodes_mod.paused_pool_health(pool, counters)
-                pool_insight = nodes_mod.pool_insight(pool, counters)
+                paused = pools_mod.paused_pool_health(pool, counters)
+                pool_insight = pools_mod.pool_insight(pool, counters)
             except faults.FAULTS as exc:
-                group, scope = nodes_mod.MCO_GROUP, ScopeType.WORKER_POOL
+                group, scope = mco.MCO_GROUP, ScopeType.WORKER_POOL
                 health.append(
                     faults.unassessable_object("MachineConfigPool", group, "machineconfigpools", pool, exc, scope)
                 )
