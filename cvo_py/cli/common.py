@@ -6,12 +6,14 @@ from __future__ import annotations
 
 import re
 
+from cvo_py.runtime.errors import ConfigError
+
 # An RFC 1123 label, as Kubernetes requires of a namespace name: ASCII only (str.islower would
 # take "é", which the API server refuses).
 _DNS_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?")
 
 
-class UsageError(Exception):
+class UsageError(ConfigError):
     """A flag value that parses but cannot be used; exits 2 like a parse error."""
 
 

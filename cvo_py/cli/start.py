@@ -84,10 +84,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def validate(args: argparse.Namespace) -> Options:
     from cvo_py.cli.common import UsageError
+    from cvo_py.runtime.errors import ConfigError
     from cvo_py.runtime.gotext.quoting import go_quote
     from cvo_py.runtime.safeload import DocumentError
     from cvo_py.runtime.serving.options import (
-        ListenAddressError,
         ServingConfigError,
         check_serving_files_given,
         comma_separated,
@@ -127,7 +127,7 @@ def validate(args: argparse.Namespace) -> Options:
         raise UsageError(f"--always-enable-capabilities: unknown capabilities: [{' '.join(unknown)}]")
     try:
         serving = serving_options(args, cert_required=True)
-    except (ListenAddressError, ServingConfigError) as exc:
+    except ConfigError as exc:  # --listen, the serving files, TLS
         raise UsageError(str(exc)) from None
     profile = env.cluster_profile()
     if not _PROFILE.fullmatch(profile):

@@ -137,7 +137,8 @@ def detect_namespace(explicit: str | None, sa_file: str = SA_NAMESPACE_FILE) -> 
 
 def validate(args: argparse.Namespace) -> Options:
     from cvo_py.cli.common import UsageError, checked_namespace
-    from cvo_py.runtime.serving.options import ListenAddressError, ServingConfigError, serving_options
+    from cvo_py.runtime.errors import ConfigError
+    from cvo_py.runtime.serving.options import serving_options
 
     timings = LeaseTimings(
         lease_duration=args.leader_elect_lease_duration,
@@ -150,7 +151,7 @@ def validate(args: argparse.Namespace) -> Options:
         raise UsageError("--leader-elect-retry-period must be shorter than --leader-elect-renew-deadline")
     try:
         serving = serving_options(args, cert_required=False)
-    except (ListenAddressError, ServingConfigError) as exc:
+    except ConfigError as exc:  # --listen, the serving files, TLS
         raise UsageError(str(exc)) from None
     alerts = prometheus_flags.api(args, "alerts")
     namespace = checked_namespace(detect_namespace(args.namespace))

@@ -6,7 +6,7 @@ import argparse
 from dataclasses import dataclass
 
 from cvo_py import __version__
-from cvo_py.runtime.clientconfig import ConfigError
+from cvo_py.runtime.errors import ConfigError
 from cvo_py.runtime.kube import ServerUnreachable, connect
 
 

@@ -12,12 +12,9 @@ import os
 import ssl
 from typing import Any, NamedTuple
 
+from cvo_py.runtime.errors import ConfigError
 from cvo_py.runtime.gotext.base64std import Base64Error, go_base64_decode
 from cvo_py.runtime.kubeconfig import PEM_BEGIN, pem_missing, type_problem, usable_problem
-
-
-class ConfigError(Exception):
-    """No usable client configuration."""
 
 
 class ClientConfig(NamedTuple):

@@ -47,13 +47,14 @@ from urllib3.exceptions import (
 )
 
 from cvo_py.runtime.connections import go_cause, os_text
+from cvo_py.runtime.errors import ClientError
 from cvo_py.runtime.gotext.quoting import escape, go_quote
 from cvo_py.runtime.urls import http_url_problem, url_problem
 
 CONNECT_TIMEOUT = 10.0
 
 
-class GetError(Exception):
+class GetError(ClientError):
     """A GET that did not produce an answer: `phase` is "request" (no answer: connecting, TLS,
     the headers) or "body" (the answer's body could not be read); `url` is the hop that failed
     (a redirect's target, when one was followed); str() is one line in the shape Go's client

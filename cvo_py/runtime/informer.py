@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from cvo_py.runtime import klog
+from cvo_py.runtime.errors import ClientError
 from cvo_py.runtime.kube import JSON, ApiError, KubeClient, Resource, ServerUnreachable
 
 log = logging.getLogger(__name__)
@@ -35,7 +36,7 @@ def object_key(obj: JSON) -> str:
     return f"{ns}/{meta.get('name')}" if ns else str(meta.get("name"))
 
 
-class WatchExpired(Exception):
+class WatchExpired(ClientError):
     """The server no longer has the requested resourceVersion (410 Gone): relist."""
 
 
@@ -228,7 +229,7 @@ class Informer:
                 self.stats.expired += 1
                 klog.v(2).info("%s: watch expired (%s); relisting", self.name, exc)
                 self._resource_version = None
-            except (ApiError, ServerUnreachable, http.client.HTTPException, OSError, ValueError) as exc:
+            except (ClientError, http.client.HTTPException, OSError, ValueError) as exc:
                 if self._stop.is_set():
                     break
                 self.stats.errors += 1

@@ -19,8 +19,9 @@ from collections.abc import Callable, Generator, Mapping
 from typing import Any, NamedTuple
 from urllib.parse import quote, urlencode, urlsplit
 
-from cvo_py.runtime.clientconfig import ClientConfig, ConfigError, load_config, ssl_context
+from cvo_py.runtime.clientconfig import ClientConfig, load_config, ssl_context
 from cvo_py.runtime.connections import ConnectionPool, Stream, go_cause
+from cvo_py.runtime.errors import ClientError, ConfigError
 from cvo_py.runtime.gotext.messages import network_phrase
 from cvo_py.runtime.jsondata import encode_json
 
@@ -80,7 +81,7 @@ PROXIES = Resource("config.openshift.io/v1", "Proxy", "proxies", False)
 FEATUREGATES = Resource("config.openshift.io/v1", "FeatureGate", "featuregates", False)
 
 
-class ApiError(Exception):
+class ApiError(ClientError):
     """A non-2xx answer from the API server, with its `Status` fields parsed."""
 
     def __init__(self, status: int, body: str, method: str = "", path: str = "") -> None:
@@ -127,7 +128,7 @@ class ApiError(Exception):
         return float(seconds) if isinstance(seconds, int | float) else None
 
 
-class ServerUnreachable(Exception):
+class ServerUnreachable(ClientError):
     """The API server could not be reached at all (connection refused, DNS, TLS, timeout)."""
 
     def __init__(self, server: str, cause: BaseException) -> None:

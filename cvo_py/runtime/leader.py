@@ -16,8 +16,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
+from cvo_py.runtime.errors import ClientError
 from cvo_py.runtime.gotext.times import micro_time
-from cvo_py.runtime.kube import JSON, LEASES, ApiError, KubeClient, ServerUnreachable
+from cvo_py.runtime.kube import JSON, LEASES, ApiError, KubeClient
 
 log = logging.getLogger(__name__)
 
@@ -122,7 +123,7 @@ class LeaderElector:
     def _attempt(self) -> bool:
         try:
             return self._try()
-        except (ApiError, ServerUnreachable) as exc:
+        except ClientError as exc:
             log.warning("error retrieving or updating lease %s/%s: %s", self.namespace, self.name, exc)
             return False
         except Exception:  # a Lease someone else edited into an unreadable shape: not ours to take
@@ -204,6 +205,6 @@ class LeaderElector:
                 lease["spec"]["holderIdentity"] = ""
                 lease["spec"]["leaseDurationSeconds"] = 1
                 self.client.replace(LEASES, lease)
-        except (ApiError, ServerUnreachable) as exc:
+        except ClientError as exc:
             log.warning("could not release lease %s/%s: %s", self.namespace, self.name, exc)
         self.leading.clear()

@@ -38,6 +38,7 @@ from typing import Any
 from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_attempt, wait_random_exponential
 
 from cvo_py.runtime import klog
+from cvo_py.runtime.errors import ClientError
 from cvo_py.runtime.gotext.messages import bounded
 from cvo_py.runtime.jsondata import encode_json
 from cvo_py.runtime.kube import CLUSTERVERSIONS, JSON, ApiError, KubeClient, ServerUnreachable
@@ -174,7 +175,7 @@ class ClusterVersionStatusWriter:
                 self.stats.failures += 1
                 self.stats.last_error = str(exc)
                 raise
-            except (ApiError, ServerUnreachable) as exc:
+            except ClientError as exc:
                 self.stats.failures += 1
                 self.stats.last_error = str(exc)
                 raise StatusWriteError(f"ClusterVersion status not written after {self.attempts} tries: {exc}") from exc

@@ -39,8 +39,9 @@ from prometheus_client import CollectorRegistry
 from prometheus_client.exposition import CONTENT_TYPE_LATEST, generate_latest
 
 from cvo_py.runtime import klog
+from cvo_py.runtime.errors import ServerError
 from cvo_py.runtime.serving.certificates import ServingContext, authorize_scraper
-from cvo_py.runtime.serving.options import ListenAddressError, parse_listen
+from cvo_py.runtime.serving.options import parse_listen
 from cvo_py.runtime.serving.stream import Stream, TLSStream
 from cvo_py.runtime.serving.tls import TLSOptions
 
@@ -80,11 +81,11 @@ _END_OF_HEADERS = re.compile(rb"\n\r?\n")
 _TOKEN = re.compile(rb"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
 
 
-class _Evicted(Exception):
+class _Evicted(ServerError):
     """This connection was closed to keep the bounds (raised in its own task)."""
 
 
-class _Refused(Exception):
+class _Refused(ServerError):
     """A request answered with an error and the connection closed (400, 431)."""
 
     def __init__(self, code: int) -> None:
@@ -135,7 +136,8 @@ class MetricsServer:
         limits: ServingLimits = DEFAULT_LIMITS,
     ) -> None:
         """HTTPS with `serving`, or with `cert_file` (and `tls` settings, else OpenSSL's); else HTTP.
-        Binds now: an address that cannot be listened on is a ListenAddressError."""
+        Binds now: an address that cannot be listened on is a ServerError (one line naming it), a
+        `listen` that is not HOST:PORT a ListenAddressError."""
         host, port = parse_listen(listen)
         if serving is None and cert_file:
             serving = ServingContext(cert_file, key_file, tls)
@@ -431,7 +433,7 @@ def _bind(listen: str, host: str, port: int) -> socket.socket:
         )[0]
         sock = socket.socket(family, kind, proto)
     except OSError as exc:
-        raise ListenAddressError(f"cannot listen on {listen}: {exc.strerror or exc}") from exc
+        raise ServerError(f"cannot listen on {listen}: {exc.strerror or exc}") from exc
     try:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.bind(address)
@@ -439,7 +441,7 @@ def _bind(listen: str, host: str, port: int) -> socket.socket:
         sock.setblocking(False)
     except OSError as exc:
         sock.close()
-        raise ListenAddressError(f"cannot listen on {listen}: {exc.strerror or exc}") from exc
+        raise ServerError(f"cannot listen on {listen}: {exc.strerror or exc}") from exc
     return sock
 
 

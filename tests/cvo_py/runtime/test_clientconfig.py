@@ -14,7 +14,8 @@ import pytest
 import yaml
 
 from cvo_py.runtime import kubeconfig as schema
-from cvo_py.runtime.clientconfig import ConfigError, load_config
+from cvo_py.runtime.clientconfig import load_config
+from cvo_py.runtime.errors import ConfigError
 from testkit.oracles import goprogram
 
 # With "kubeconfig": into client-go's kubeconfig types.
