@@ -136,8 +136,9 @@ def detect_namespace(explicit: str | None, sa_file: str = SA_NAMESPACE_FILE) -> 
 
 
 def validate(args: argparse.Namespace) -> Options:
+    """The options the flags give; a UsageError, or another ConfigError (a serving flag, a file it
+    names), for the first value that cannot be used."""
     from cvo_py.cli.common import UsageError, checked_namespace
-    from cvo_py.runtime.errors import ConfigError
     from cvo_py.runtime.serving.options import serving_options
 
     timings = LeaseTimings(
@@ -149,10 +150,7 @@ def validate(args: argparse.Namespace) -> Options:
         raise UsageError("--leader-elect-renew-deadline must be shorter than --leader-elect-lease-duration")
     if timings.retry_period >= timings.renew_deadline:
         raise UsageError("--leader-elect-retry-period must be shorter than --leader-elect-renew-deadline")
-    try:
-        serving = serving_options(args, cert_required=False)
-    except ConfigError as exc:  # --listen, the serving files, TLS
-        raise UsageError(str(exc)) from None
+    serving = serving_options(args, cert_required=False)  # a ConfigError is a usage error (main)
     alerts = prometheus_flags.api(args, "alerts")
     namespace = checked_namespace(detect_namespace(args.namespace))
     pod = os.environ.get("POD_NAME")
