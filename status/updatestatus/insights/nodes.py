@@ -77,14 +77,7 @@ def assess_node(
 ) -> NodeAssessment:
     """oc's per-node flags; `target` is the newest history entry's version (None: no history)."""
     facts = pool if isinstance(pool, PoolFacts) else PoolFacts.of(pool)
-    meta = node.get("metadata")
-    name = meta.get("name") if isinstance(meta, dict) else None
-    if not isinstance(name, str) or not name:
-        name = name_of(node)  # raises the clear error
-    assert isinstance(meta, dict)
-    ann = meta.get("annotations") or {}
-    if not isinstance(ann, dict):
-        raise InputError(f"{describe(node)}: metadata.annotations is not an object")
+    name, ann = _name_and_annotations(node)
     current_config = ann.get(CURRENT_CONFIG) or ""
     desired_config = ann.get(DESIRED_CONFIG) or ""
     has_desired = DESIRED_CONFIG in ann
@@ -109,22 +102,7 @@ def assess_node(
     mcd_state = ann.get(STATE) or ""
     is_degraded = desired_config != "" and mcd_state in (STATE_DEGRADED, STATE_UNRECONCILABLE)
     is_unavailable, unavailability, ready_ltt = node_unavailability(node, ann, facts)
-
-    desired_drain, last_drain = ann.get(DESIRED_DRAIN) or "", ann.get(LAST_APPLIED_DRAIN) or ""
-    draining = bool(desired_drain and last_drain) and (
-        (desired_drain != last_drain and desired_drain.split("-", 1)[0] == "drain")
-        or (is_updating and mcd_state == STATE_DONE)
-    )
-    if is_updating and draining:
-        phase = "Draining"
-    elif is_updating:
-        phase = _UPDATING_PHASE_BY_STATE.get(mcd_state, "Updating")
-    elif is_updated:
-        phase = "Updated"
-    elif facts.paused:
-        phase = "Paused"
-    else:
-        phase = "Pending"
+    phase = _phase(ann, mcd_state, is_updating, is_updated, facts.paused)
     return NodeAssessment(
         name,
         facts.name,
@@ -139,6 +117,34 @@ def assess_node(
         mcd_state,
         ready_ltt,
     )
+
+
+def _name_and_annotations(node: JSON) -> tuple[str, Mapping[str, str]]:
+    meta = node.get("metadata")
+    name = meta.get("name") if isinstance(meta, dict) else None
+    if not isinstance(name, str) or not name:
+        name = name_of(node)  # raises the clear error
+    assert isinstance(meta, dict)
+    ann = meta.get("annotations") or {}
+    if not isinstance(ann, dict):
+        raise InputError(f"{describe(node)}: metadata.annotations is not an object")
+    return name, ann
+
+
+def _phase(ann: Mapping[str, str], mcd_state: str, is_updating: bool, is_updated: bool, paused: bool) -> str:
+    """Draining, Updating, Rebooting, Updated, Paused or Pending, as oc tells them."""
+    desired_drain, last_drain = ann.get(DESIRED_DRAIN) or "", ann.get(LAST_APPLIED_DRAIN) or ""
+    draining = bool(desired_drain and last_drain) and (
+        (desired_drain != last_drain and desired_drain.split("-", 1)[0] == "drain")
+        or (is_updating and mcd_state == STATE_DONE)
+    )
+    if is_updating and draining:
+        return "Draining"
+    if is_updating:
+        return _UPDATING_PHASE_BY_STATE.get(mcd_state, "Updating")
+    if is_updated:
+        return "Updated"
+    return "Paused" if paused else "Pending"
 
 
 _UPDATING_BY_PHASE = {
@@ -201,23 +207,7 @@ def node_insight(
         )
     else:
         updating = _DONE_NOT_UPDATED_UNTIMED if done_not_updated else _UPDATING_UNTIMED[a.phase]
-    if a.is_unavailable:
-        since = a.unavailability.since()
-        available = Condition(
-            ConditionType.AVAILABLE,
-            ConditionStatus.FALSE,
-            a.unavailability.tokens(),
-            a.unavailability.reason_text(),
-            since if since != no_time else times.get(ConditionType.AVAILABLE, no_time),
-        )
-    else:
-        available = Condition(
-            ConditionType.AVAILABLE,
-            ConditionStatus.TRUE,
-            NodeAvailableReason.AS_EXPECTED,
-            "The node is available",
-            a.ready_ltt if a.ready_ltt is not None else times.get(ConditionType.AVAILABLE, no_time),
-        )
+    available = _available(a, times)
     if a.is_degraded:
         degraded = Condition(
             ConditionType.DEGRADED,
@@ -246,6 +236,27 @@ def node_insight(
         version=a.version,
         est_to_complete=estimate,
         message=text,
+    )
+
+
+def _available(a: NodeAssessment, times: Mapping[str, int]) -> Condition:
+    """The node insight's Available condition: since its reasons began, else since Ready's last
+    transition, else `times`' (a condition without a source time)."""
+    if a.is_unavailable:
+        since = a.unavailability.since()
+        return Condition(
+            ConditionType.AVAILABLE,
+            ConditionStatus.FALSE,
+            a.unavailability.tokens(),
+            a.unavailability.reason_text(),
+            since if since != ZERO_TIME else times.get(ConditionType.AVAILABLE, ZERO_TIME),
+        )
+    return Condition(
+        ConditionType.AVAILABLE,
+        ConditionStatus.TRUE,
+        NodeAvailableReason.AS_EXPECTED,
+        "The node is available",
+        a.ready_ltt if a.ready_ltt is not None else times.get(ConditionType.AVAILABLE, ZERO_TIME),
     )
 
 

@@ -109,78 +109,86 @@ def clusteroperator_insight(co: JSON, state: OperatorState, target: str, now: in
     progressing = state.progressing
     source_times = [cond_time(c, co) for c in (state.progressing, state.available, state.degraded) if c]
     fallback = max(source_times) if source_times else ZERO_TIME
-    if state.updated:
-        updating = Condition(
-            ConditionType.UPDATING,
-            ConditionStatus.FALSE,
-            ClusterOperatorUpdatingReason.UPDATED,
-            f"The operator is updated to {target}",
-            cond_time(progressing, co) if progressing else fallback,
-        )
-    elif state.updating:
-        updating = Condition(
-            ConditionType.UPDATING,
-            ConditionStatus.TRUE,
-            ClusterOperatorUpdatingReason.PROGRESSING,
-            cond_str(progressing, "message"),
-            cond_time(progressing, co),
-        )
-    elif state.waiting:
-        updating = Condition(
-            ConditionType.UPDATING,
-            ConditionStatus.FALSE,
-            ClusterOperatorUpdatingReason.PENDING,
-            cond_str(progressing, "message"),
-            cond_time(progressing, co),
-        )
-    else:
-        updating = Condition(
-            ConditionType.UPDATING,
-            ConditionStatus.UNKNOWN,
-            ClusterOperatorUpdatingReason.CANNOT_DETERMINE,
-            "The operator is not updated and its Progressing condition is missing or Unknown",
-            fallback,
-        )
-    if state.available is None:
-        healthy = Condition(
-            ConditionType.HEALTHY,
-            ConditionStatus.UNKNOWN,
-            ClusterOperatorHealthyReason.CANNOT_DETERMINE,
-            "The cluster operator is unavailable because the available condition is not found in the "
-            "cluster operator's status",
-            fallback,
-        )
-    elif state.unavailable:
-        healthy = Condition(
-            ConditionType.HEALTHY,
-            ConditionStatus.FALSE,
-            ClusterOperatorHealthyReason.UNAVAILABLE,
-            cond_str(state.available, "message"),
-            cond_time(state.available, co),
-        )
-    elif state.degraded_only:
-        healthy = Condition(
-            ConditionType.HEALTHY,
-            ConditionStatus.FALSE,
-            ClusterOperatorHealthyReason.DEGRADED,
-            cond_str(state.degraded, "message"),
-            cond_time(state.degraded, co),
-        )
-    else:
-        healthy = Condition(
-            ConditionType.HEALTHY,
-            ConditionStatus.TRUE,
-            ClusterOperatorHealthyReason.AS_EXPECTED,
-            "",
-            cond_time(state.available, co),
-        )
-    conditions = [updating, healthy]
+    conditions = [operator_updating(co, state, target, fallback), operator_healthy(co, state, fallback)]
     if progressing is not None:
         conditions.append(copy_condition(progressing, co))
     return ClusterOperatorStatusInsight(
         conditions=conditions,
         name=state.name,
         resource=ResourceRef(CONFIG_GROUP, "clusteroperators", state.name),
+    )
+
+
+def operator_updating(co: JSON, state: OperatorState, target: str, fallback: int) -> Condition:
+    """The operator insight's Updating condition; `fallback`: the time of a condition that has none
+    of its own (the newest of the operator's)."""
+    progressing = state.progressing
+    if state.updated:
+        return Condition(
+        ConditionType.UPDATING,
+        ConditionStatus.FALSE,
+        ClusterOperatorUpdatingReason.UPDATED,
+        f"The operator is updated to {target}",
+        cond_time(progressing, co) if progressing else fallback,
+    )
+    if state.updating:
+        return Condition(
+        ConditionType.UPDATING,
+        ConditionStatus.TRUE,
+        ClusterOperatorUpdatingReason.PROGRESSING,
+        cond_str(progressing, "message"),
+        cond_time(progressing, co),
+    )
+    if state.waiting:
+        return Condition(
+        ConditionType.UPDATING,
+        ConditionStatus.FALSE,
+        ClusterOperatorUpdatingReason.PENDING,
+        cond_str(progressing, "message"),
+        cond_time(progressing, co),
+    )
+    return Condition(
+        ConditionType.UPDATING,
+        ConditionStatus.UNKNOWN,
+        ClusterOperatorUpdatingReason.CANNOT_DETERMINE,
+        "The operator is not updated and its Progressing condition is missing or Unknown",
+        fallback,
+    )
+
+
+def operator_healthy(co: JSON, state: OperatorState, fallback: int) -> Condition:
+    """The operator insight's Healthy condition (`fallback` as for `operator_updating`)."""
+    if state.available is None:
+        return Condition(
+        ConditionType.HEALTHY,
+        ConditionStatus.UNKNOWN,
+        ClusterOperatorHealthyReason.CANNOT_DETERMINE,
+        "The cluster operator is unavailable because the available condition is not found in the "
+        "cluster operator's status",
+        fallback,
+    )
+    if state.unavailable:
+        return Condition(
+        ConditionType.HEALTHY,
+        ConditionStatus.FALSE,
+        ClusterOperatorHealthyReason.UNAVAILABLE,
+        cond_str(state.available, "message"),
+        cond_time(state.available, co),
+    )
+    if state.degraded_only:
+        return Condition(
+        ConditionType.HEALTHY,
+        ConditionStatus.FALSE,
+        ClusterOperatorHealthyReason.DEGRADED,
+        cond_str(state.degraded, "message"),
+        cond_time(state.degraded, co),
+    )
+    return Condition(
+        ConditionType.HEALTHY,
+        ConditionStatus.TRUE,
+        ClusterOperatorHealthyReason.AS_EXPECTED,
+        "",
+        cond_time(state.available, co),
     )
 
 
