@@ -301,41 +301,9 @@ def select_updates(graph: Graph, current_version: str, *, want_multi: bool = Fal
         # Migrating to a multi-architecture payload: the only update is the current version's.
         return Updates(current=current_release, available=(current_release,))
 
-    count = len(graph.nodes)
-    available: list[JSON] = []
-    for position, (origin, destination) in enumerate(graph.edges):
-        if not position & _CHECK_EVERY:
-            check("selecting updates")
-        if not (0 <= origin < count and 0 <= destination < count):
-            raise _invalid(f"edge [{origin}, {destination}] names a node the graph does not have ({count} nodes)")
-        if origin != index:
-            continue
-        try:
-            available.append(release_of(graph.nodes[destination]))
-        except ValueError as err:
-            raise _invalid(f"invalid recommended update node: {err}") from None
-
+    available = _recommended_from(graph, index, check)
     # (release, target version, group): risks are pruned per group below, not per edge.
-    conditional: list[tuple[JSON, semver.Version, int]] = []
-    current_text = str(current)
-    by_text: dict[str, Node] | None = None  # the first node of each version string, built when needed
-    for number, group in enumerate(graph.conditional_edges):
-        for position, (origin_text, target_text) in enumerate(group.edges):
-            if not position & _CHECK_EVERY:
-                check("selecting conditional updates")
-            if origin_text != current_text:
-                continue
-            if by_text is None:
-                by_text = _nodes_by_text(graph.nodes, check)
-            target = by_text.get(target_text)
-            if target is None:
-                raise _invalid(f"no node for conditional update {target_text}")
-            try:
-                release = release_of(target)
-            except ValueError as err:
-                raise _invalid(f"invalid conditional update node: {err}") from None
-            conditional.append((release, target.version, number))
-
+    conditional = _conditional_edges_from(graph, str(current), check)
     conditional_images = {release["image"] for release, _, _ in conditional}
     seen: set[str] = set()
     unique: list[JSON] = []
@@ -361,6 +329,50 @@ def select_updates(graph: Graph, current_version: str, *, want_multi: bool = Fal
         available=tuple(sort_releases(unique)),
         conditional=tuple({"release": release, "risks": usable[number]} for release, _, number in kept),
     )
+
+
+def _recommended_from(graph: Graph, index: int, check: Callable[[str], None]) -> list[JSON]:
+    """The releases the unconditional edges from the node at `index` lead to."""
+    count = len(graph.nodes)
+    available: list[JSON] = []
+    for position, (origin, destination) in enumerate(graph.edges):
+        if not position & _CHECK_EVERY:
+            check("selecting updates")
+        if not (0 <= origin < count and 0 <= destination < count):
+            raise _invalid(f"edge [{origin}, {destination}] names a node the graph does not have ({count} nodes)")
+        if origin != index:
+            continue
+        try:
+            available.append(release_of(graph.nodes[destination]))
+        except ValueError as err:
+            raise _invalid(f"invalid recommended update node: {err}") from None
+    return available
+
+
+def _conditional_edges_from(
+    graph: Graph, current_text: str, check: Callable[[str], None]
+) -> list[tuple[JSON, semver.Version, int]]:
+    """(release, its version, the number of its group) of each conditional edge from the version
+    `current_text` names."""
+    conditional: list[tuple[JSON, semver.Version, int]] = []
+    by_text: dict[str, Node] | None = None  # the first node of each version string, built when needed
+    for number, group in enumerate(graph.conditional_edges):
+        for position, (origin_text, target_text) in enumerate(group.edges):
+            if not position & _CHECK_EVERY:
+                check("selecting conditional updates")
+            if origin_text != current_text:
+                continue
+            if by_text is None:
+                by_text = _nodes_by_text(graph.nodes, check)
+            target = by_text.get(target_text)
+            if target is None:
+                raise _invalid(f"no node for conditional update {target_text}")
+            try:
+                release = release_of(target)
+            except ValueError as err:
+                raise _invalid(f"invalid conditional update node: {err}") from None
+            conditional.append((release, target.version, number))
+    return conditional
 
 
 # How often (every 2**k items, minus one as a mask) the long loops look at the deadline.
