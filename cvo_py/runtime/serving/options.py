@@ -12,7 +12,8 @@ from dataclasses import dataclass
 from cvo_py.runtime import safeload
 from cvo_py.runtime.errors import ConfigError
 from cvo_py.runtime.gotext.quoting import go_quote
-from cvo_py.runtime.serving.tls import TLSOptions, parse_tls_options, server_ssl_context, ssl_detail
+from cvo_py.runtime.serving.tls import TLSOptions, parse_tls_options, server_ssl_context
+from cvo_py.runtime.tlstrust import ssl_detail
 
 
 class ServingConfigError(ConfigError):

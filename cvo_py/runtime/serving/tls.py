@@ -11,9 +11,8 @@ from dataclasses import dataclass
 
 from cvo_py.runtime import safeload
 from cvo_py.runtime.errors import ConfigError
-from cvo_py.runtime.tlstrust import ssl_detail
 
-__all__ = ["TLSConfigError", "TLSOptions", "parse_tls_options", "server_ssl_context", "ssl_detail"]
+__all__ = ["TLSConfigError", "TLSOptions", "parse_tls_options", "server_ssl_context"]
 
 
 class TLSConfigError(ConfigError):
