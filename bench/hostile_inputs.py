@@ -39,7 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from cvo_py.runtime.safeload import DEFAULT_LIMITS
-from cvo_py.runtime.serving.server import DEFAULT_LIMITS as SERVING_LIMITS
+from cvo_py.runtime.serving.admission import DEFAULT_LIMITS as SERVING_LIMITS
 from testkit.checkout import REPO
 from testkit.corpus import flags as hostile_flags
 from testkit.corpus.clients import attacking, metrics_server_child, probe_for

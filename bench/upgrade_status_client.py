@@ -45,7 +45,7 @@ import time
 from datetime import datetime
 from pathlib import Path
 
-from cvo_py.runtime import gotext
+from cvo_py.runtime.gotext.times import format_time
 from testkit.checkout import PRODUCT, REPO
 from testkit.harness import cluster as local
 from testkit.objects import livecluster, scale
@@ -157,7 +157,7 @@ def main() -> int:
         for n in (int(x) for x in opts.nodes.split(",")):
             snap = scale.example_at_scale(n)
             now = snap.mock_now()
-            stamp = gotext.format_time(now)
+            stamp = format_time(now)
             cv_path = scale.write_as_snapshot(snap, Path(tmp) / f"snapshot-{n}")
             json_path = scale.write_as_snapshot(snap, Path(tmp) / f"json-snapshot-{n}", as_json=True)
             archive = scale.write_must_gather(snap, Path(tmp) / f"must-gather-{n}.tar.gz", now)

@@ -47,7 +47,7 @@ from datetime import datetime
 from pathlib import Path
 
 from cvo_py import __version__
-from cvo_py.runtime import gotext
+from cvo_py.runtime.gotext.durations import SECOND
 from cvo_py.runtime.kube import CONFIGMAPS, LEASES, ApiError, KubeClient
 from status.updatestatus.api import configmap, metadata
 from status.updatestatus.api.names import LEASE
@@ -156,7 +156,7 @@ def main() -> int:
     insights, _ = snap.insights(now)
     shards = scale.publish(kube, insights, now)
     # Fresh for the whole run (a resync of an hour): no staleness warning comes in the middle.
-    meta = metadata.build(now, "watch-bench", __version__, 3600 * gotext.SECOND, [])
+    meta = metadata.build(now, "watch-bench", __version__, 3600 * SECOND, [])
     kube.patch(
         CONFIGMAPS,
         configmap.CONFIGMAP,

@@ -9,7 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from cvo_py.runtime.gotext import bounded, clipped, go_quote
+from cvo_py.runtime.gotext.messages import bounded, clipped
+from cvo_py.runtime.gotext.quoting import go_quote
 
 Status = Literal["True", "False", "Unknown"]
 

@@ -21,7 +21,8 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from cvo_py.runtime.gotext import bounded, escape
+from cvo_py.runtime.gotext.messages import bounded
+from cvo_py.runtime.gotext.quoting import escape
 
 JSON = dict[str, Any]
 Kind = Literal["Progressing", "Transient", "Terminal", "Succeeded"]

@@ -10,7 +10,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from cvo_py.runtime import gotext, safeload, semver
+from cvo_py.runtime import safeload, semver
+from cvo_py.runtime.gotext.jsoncodec import decode_json, json_kind, json_limit_problem, json_syntax_problem
+from cvo_py.runtime.gotext.quoting import go_quote
 from payload.acceptance import ReleaseAcceptance
 
 JSON = dict[str, Any]
@@ -33,11 +35,11 @@ def read_payload_json(payload_dir: str | os.PathLike[str], name: str, max_bytes:
     path = os.path.join(os.fspath(payload_dir), name)
     data = safeload.read_file(path, max_bytes=max_bytes)
     try:
-        return gotext.decode_json(data.decode("utf-8", "replace"))
+        return decode_json(data.decode("utf-8", "replace"))
     except json.JSONDecodeError as exc:
-        raise safeload.DocumentError(path, gotext.json_syntax_problem(exc)) from None
+        raise safeload.DocumentError(path, json_syntax_problem(exc)) from None
     except (RecursionError, ValueError) as exc:
-        raise safeload.DocumentError(path, gotext.json_limit_problem(exc)) from None
+        raise safeload.DocumentError(path, json_limit_problem(exc)) from None
 
 
 def read_release_metadata(payload_dir: str | os.PathLike[str]) -> JSON | None:
@@ -85,7 +87,7 @@ def release_metadata_problem(metadata: JSON) -> str:
         else:
             wrong = None if go_type == "string" and isinstance(value, str) else value
         if wrong is not None:
-            kind = gotext.json_kind(wrong)
+            kind = json_kind(wrong)
             return f"json: cannot unmarshal {kind} into Go struct field metadata.{field} of type {go_type}"
     version = metadata.get("version") or ""
     if not version:
@@ -93,7 +95,7 @@ def release_metadata_problem(metadata: JSON) -> str:
     try:
         semver.parse(version)
     except semver.SemverError as exc:
-        return f"invalid Cincinnati metadata version {gotext.go_quote(version)}: {exc}"
+        return f"invalid Cincinnati metadata version {go_quote(version)}: {exc}"
     return ""
 
 

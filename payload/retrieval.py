@@ -19,7 +19,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from cvo_py.runtime import env, klog
-from cvo_py.runtime.gotext import go_quote
+from cvo_py.runtime.errors import ClientError
+from cvo_py.runtime.gotext.quoting import go_quote
 from cvo_py.runtime.informer import Informer
 from cvo_py.runtime.kube import JSON, PODS, ApiError, KubeClient, Resource, ServerUnreachable
 from cvo_py.runtime.safeload import DocumentError
@@ -344,7 +345,7 @@ def prune_version_pods(
             errors.extend(delete_version_pod(client, ns, pod, prune=True))
         if pods and not errors:
             _wait_pruned(client, options, deadline, cancellation or Cancellation(), clock)
-    except (ApiError, ServerUnreachable) as exc:
+    except ClientError as exc:
         errors.append(exc.message if isinstance(exc, ApiError) and exc.message else str(exc))
     if errors:
         errors = list(dict.fromkeys(errors))  # like an aggregated error: each message once

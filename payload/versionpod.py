@@ -16,6 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from cvo_py.runtime import klog
+from cvo_py.runtime.errors import ClientError
 from cvo_py.runtime.informer import DELETED, Backoff, Informer
 from cvo_py.runtime.kube import JSON, PODS, ApiError, KubeClient, ServerUnreachable
 from payload import acceptance as acc
@@ -151,7 +152,7 @@ class VersionPod:
             try:
                 latest["pod"] = self._create(pod, deadline)
                 created = True
-            except (ApiError, ServerUnreachable) as exc:
+            except ClientError as exc:
                 # An attempt whose answer was lost may have created it: do not leave it running.
                 for cleanup in delete_version_pod(self.client, spec.namespace, pod):
                     log.warning("Cleaning up after a failed Pod creation: %s", cleanup)

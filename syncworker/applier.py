@@ -41,7 +41,7 @@ from typing import Any
 from urllib.parse import quote
 
 from cvo_py.runtime import klog
-from cvo_py.runtime.gotext import escape, go_quote
+from cvo_py.runtime.gotext.quoting import escape, go_quote
 from cvo_py.runtime.kube import CLUSTEROPERATORS, PROXIES, ApiError, KubeClient, Resource, ServerUnreachable
 from syncworker import errors, health, merge, operators
 from syncworker.errors import TaskError, TaskRef

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import NamedTuple
 
-from cvo_py.runtime.gotext import escape, go_quote
+from cvo_py.runtime.gotext.quoting import escape, go_quote
 
 
 class TaskRef(NamedTuple):

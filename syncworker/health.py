@@ -29,7 +29,9 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from cvo_py.runtime.gotext import ZERO_TIME, TimeFormatError, go_quote, parse_time, time_string
+from cvo_py.runtime.gotext.durations import TimeFormatError
+from cvo_py.runtime.gotext.quoting import go_quote
+from cvo_py.runtime.gotext.times import ZERO_TIME, parse_time, time_string
 from syncworker.errors import Effect, TaskError, TaskRef, from_other
 from syncworker.modes import Mode
 

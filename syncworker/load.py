@@ -41,7 +41,8 @@ from typing import Any
 
 from cvo_py.runtime import klog, safeload
 from cvo_py.runtime.docbounds import DocumentError, Limits
-from cvo_py.runtime.gotext import escape, go_quote, json_kind
+from cvo_py.runtime.gotext.jsoncodec import json_kind
+from cvo_py.runtime.gotext.quoting import escape, go_quote
 from payload.release import (
     IMAGE_REFERENCES,
     IMAGE_REFERENCES_MAX_BYTES,
@@ -201,25 +202,12 @@ def build_payload(
             size += len(file.data)
             if size > MAX_PAYLOAD_BYTES:
                 raise LoadError(_integrity(where, [_too_many_bytes()]), INTEGRITY)
-            data = file.data
-            if source == CVO_MANIFESTS:
-                try:
-                    data = render(data.decode("utf-8"), render_data).encode("utf-8")
-                except TemplateError as exc:
-                    skipped.append(SkippedFile(file.name, f"failed to parse manifest: {escape(str(exc))}"))
-                    continue
-                except UnicodeDecodeError as exc:
-                    problems.append(f"parse {escape(file.name)}: not UTF-8 (invalid byte at offset {exc.start})")
-                    continue
-            try:
-                manifests = parse_manifests(
-                    data, directory=source, file=file.name, limits=LIMITS, max_documents=MAX_DOCUMENTS - documents
-                )
-            except TooManyDocuments:  # the payload's budget, not this file's: stop at once
-                problem = f"parse {escape(file.name)}: more than {MAX_DOCUMENTS} documents in the payload"
-                raise LoadError(_integrity(where, [problem]), INTEGRITY) from None
-            except ManifestError as exc:
-                problems.append(f"parse {escape(file.name)}: {escape(str(exc))}")
+            manifests, problem, skip = _file_manifests(file, render_data, MAX_DOCUMENTS - documents, where)
+            if skip is not None:
+                skipped.append(skip)
+                continue
+            if problem:
+                problems.append(problem)
                 continue
             documents += len(manifests)
             for manifest in manifests:
@@ -242,6 +230,32 @@ def build_payload(
         excluded=tuple(excluded),
         skipped=tuple(skipped),
     )
+
+
+def _file_manifests(
+    file: PayloadFile, render_data: RenderData, documents_left: int, where: str
+) -> tuple[list[Manifest], str, SkippedFile | None]:
+    """The manifests of one payload file (the CVO's own rendered first), or the problem that makes
+    its directory fail the load, or why the file is skipped; a LoadError when it passes the
+    payload's budget of documents."""
+    data = file.data
+    if file.directory == CVO_MANIFESTS:
+        try:
+            data = render(data.decode("utf-8"), render_data).encode("utf-8")
+        except TemplateError as exc:
+            return [], "", SkippedFile(file.name, f"failed to parse manifest: {escape(str(exc))}")
+        except UnicodeDecodeError as exc:
+            return [], f"parse {escape(file.name)}: not UTF-8 (invalid byte at offset {exc.start})", None
+    try:
+        manifests = parse_manifests(
+            data, directory=file.directory, file=file.name, limits=LIMITS, max_documents=documents_left
+        )
+    except TooManyDocuments:  # the payload's budget, not this file's: stop at once
+        problem = f"parse {escape(file.name)}: more than {MAX_DOCUMENTS} documents in the payload"
+        raise LoadError(_integrity(where, [problem]), INTEGRITY) from None
+    except ManifestError as exc:
+        return [], f"parse {escape(file.name)}: {escape(str(exc))}", None
+    return manifests, "", None
 
 
 _FNV_OFFSET = 0xCBF29CE484222325

@@ -33,7 +33,8 @@ from typing import Any
 
 from cvo_py.runtime import safeload
 from cvo_py.runtime.docbounds import DocumentError, Limits
-from cvo_py.runtime.gotext import UnsupportedValue, escape, go_quote, marshal_json
+from cvo_py.runtime.gotext.jsoncodec import UnsupportedValue, marshal_json
+from cvo_py.runtime.gotext.quoting import escape, go_quote
 
 # The payload's two manifest directories: the CVO's own (rendered) and the release's (verbatim).
 CVO_MANIFESTS = "manifests"

@@ -30,7 +30,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from cvo_py.runtime.gotext import escape, go_quote
+from cvo_py.runtime.gotext.quoting import escape, go_quote
 from cvo_py.runtime.jsondata import copy_json
 from syncworker.errors import Effect, TaskError, TaskRef, from_api_error
 from syncworker.merge import MergeResult, merge_by

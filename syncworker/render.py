@@ -25,7 +25,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from cvo_py.runtime.gotext import UnquoteError, go_unquote
+from cvo_py.runtime.gotext.quoting import UnquoteError, go_unquote
 
 # text/template's predefined functions: an action naming one is valid Go, but not supported here.
 GO_BUILTINS = frozenset(

@@ -36,7 +36,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from cvo_py.runtime.gotext import go_quote
+from cvo_py.runtime.gotext.quoting import go_quote
 
 DEFAULT_PROFILE = "self-managed-high-availability"
 DEFAULT_FEATURE_SET = "Default"

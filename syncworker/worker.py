@@ -47,7 +47,7 @@ from enum import Enum
 from typing import Protocol
 
 from cvo_py.runtime import klog
-from cvo_py.runtime.gotext import escape
+from cvo_py.runtime.gotext.quoting import escape
 from cvo_py.runtime.kube import JSON
 from syncworker import errors, operators, select
 from syncworker.applier import OperatorCache, PayloadErrors, task_ref

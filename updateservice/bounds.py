@@ -35,7 +35,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from cvo_py.runtime import gotext
+from cvo_py.runtime.gotext import messages
 from updateservice.graph import Updates
 
 JSON = dict[str, Any]
@@ -177,7 +177,7 @@ def _within_risk_limits(
         for risk in risks:
             message = str(risk.get("message", ""))
             if len(message) > MAX_RISK_MESSAGE:
-                risk = {**risk, "message": gotext.shortened(message, MAX_RISK_MESSAGE)}
+                risk = {**risk, "message": messages.shortened(message, MAX_RISK_MESSAGE)}
                 cut += 1
             shortened.append(risk)
         usable.append({**update, "release": release_of(update["release"]), "risks": shortened})

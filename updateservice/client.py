@@ -19,20 +19,21 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from cvo_py.runtime import httpget
-from cvo_py.runtime.gotext import go_quote
+from cvo_py.runtime.errors import ClientError, ConfigError
+from cvo_py.runtime.gotext.quoting import go_quote
 from updateservice.graph import MAX_BODY_BYTES
 from updateservice.retrieval import http_status_text
 
 DEFAULT_TOTAL_TIMEOUT = 30.0
 
 
-class FetchError(Exception):
+class FetchError(ClientError):
     def __init__(self, reason: str, message: str) -> None:
         super().__init__(message)
         self.reason = reason
 
 
-class TransportError(Exception):
+class TransportError(ConfigError):
     """The proxy or trusted CA configuration could not be read or used; str() says which, in one line."""
 
 

@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-from cvo_py.runtime import gotext
+from cvo_py.runtime.gotext.jsoncodec import decode_json, json_kind, json_limit_problem, json_syntax_problem
 from updateservice import semver
 from updateservice.retrieval import url_problem
 
@@ -70,7 +70,7 @@ class Graph:
 
 
 def _type_error(value: Any, struct: str, path: str, go_type: str) -> GraphError:
-    kind = gotext.json_kind(value)
+    kind = json_kind(value)
     return _invalid(f"json: cannot unmarshal {kind} into Go struct field {struct}.{path} of type {go_type}")
 
 
@@ -117,7 +117,7 @@ def _node(raw: Any) -> Node:
     f = _fields(obj, ("version", "payload", "metadata"))
     version = f.get("version")
     if not isinstance(version, str):
-        raise _invalid(f"json: cannot unmarshal {gotext.json_kind(version)} into Go value of type string")
+        raise _invalid(f"json: cannot unmarshal {json_kind(version)} into Go value of type string")
     try:
         parsed = semver.parse(version)
     except semver.SemverError as err:
@@ -128,10 +128,10 @@ def _node(raw: Any) -> Node:
 
 def _edge(raw: Any) -> tuple[int, int]:
     if not isinstance(raw, list):
-        raise _invalid(f"json: cannot unmarshal {gotext.json_kind(raw)} into Go value of type []int")
+        raise _invalid(f"json: cannot unmarshal {json_kind(raw)} into Go value of type []int")
     for value in raw:
         if isinstance(value, bool) or not isinstance(value, int):
-            shown = json.dumps(value) if isinstance(value, float) else gotext.json_kind(value)
+            shown = json.dumps(value) if isinstance(value, float) else json_kind(value)
             prefix = "number " if isinstance(value, float) else ""
             raise _invalid(f"json: cannot unmarshal {prefix}{shown} into Go value of type int")
     if len(raw) != 2:
@@ -188,14 +188,14 @@ def parse_graph(body: bytes, deadline: Deadline | None = None) -> Graph:
     except UnicodeDecodeError as err:
         raise _invalid(f"invalid UTF-8 in response body at offset {err.start}") from None
     try:
-        doc = gotext.decode_json(text)
+        doc = decode_json(text)
     except json.JSONDecodeError as err:
-        raise _invalid(gotext.json_syntax_problem(err)) from None
+        raise _invalid(json_syntax_problem(err)) from None
     except (RecursionError, ValueError) as err:
         # Nesting past the recursion limit, or integers too long for Python to convert.
-        raise _invalid(gotext.json_limit_problem(err)) from None
+        raise _invalid(json_limit_problem(err)) from None
     if not isinstance(doc, dict):
-        raise _invalid(f"json: cannot unmarshal {gotext.json_kind(doc)} into Go value of type cincinnati.graph")
+        raise _invalid(f"json: cannot unmarshal {json_kind(doc)} into Go value of type cincinnati.graph")
     f = _fields(doc, ("nodes", "edges", "conditionalEdges"))
     raw_nodes = _list(f.get("nodes"), "graph", "nodes", "[]cincinnati.node")
     raw_edges = _list(f.get("edges"), "graph", "edges", "[]cincinnati.edge")
@@ -228,7 +228,7 @@ def release_of(node: Node) -> JSON:
     release: JSON = {"version": version, "image": node.image}
     for key in ("url", ARCH_METADATA, CHANNELS_METADATA):
         if key in node.metadata and not isinstance(node.metadata[key], str):
-            raise ValueError(f"{key} metadata of {version} is a {gotext.json_kind(node.metadata[key])}, not a string")
+            raise ValueError(f"{key} metadata of {version} is a {json_kind(node.metadata[key])}, not a string")
     if "url" in node.metadata:
         url = node.metadata["url"]
         problem = url_problem(url)
@@ -301,41 +301,9 @@ def select_updates(graph: Graph, current_version: str, *, want_multi: bool = Fal
         # Migrating to a multi-architecture payload: the only update is the current version's.
         return Updates(current=current_release, available=(current_release,))
 
-    count = len(graph.nodes)
-    available: list[JSON] = []
-    for position, (origin, destination) in enumerate(graph.edges):
-        if not position & _CHECK_EVERY:
-            check("selecting updates")
-        if not (0 <= origin < count and 0 <= destination < count):
-            raise _invalid(f"edge [{origin}, {destination}] names a node the graph does not have ({count} nodes)")
-        if origin != index:
-            continue
-        try:
-            available.append(release_of(graph.nodes[destination]))
-        except ValueError as err:
-            raise _invalid(f"invalid recommended update node: {err}") from None
-
+    available = _recommended_from(graph, index, check)
     # (release, target version, group): risks are pruned per group below, not per edge.
-    conditional: list[tuple[JSON, semver.Version, int]] = []
-    current_text = str(current)
-    by_text: dict[str, Node] | None = None  # the first node of each version string, built when needed
-    for number, group in enumerate(graph.conditional_edges):
-        for position, (origin_text, target_text) in enumerate(group.edges):
-            if not position & _CHECK_EVERY:
-                check("selecting conditional updates")
-            if origin_text != current_text:
-                continue
-            if by_text is None:
-                by_text = _nodes_by_text(graph.nodes, check)
-            target = by_text.get(target_text)
-            if target is None:
-                raise _invalid(f"no node for conditional update {target_text}")
-            try:
-                release = release_of(target)
-            except ValueError as err:
-                raise _invalid(f"invalid conditional update node: {err}") from None
-            conditional.append((release, target.version, number))
-
+    conditional = _conditional_edges_from(graph, str(current), check)
     conditional_images = {release["image"] for release, _, _ in conditional}
     seen: set[str] = set()
     unique: list[JSON] = []
@@ -361,6 +329,50 @@ def select_updates(graph: Graph, current_version: str, *, want_multi: bool = Fal
         available=tuple(sort_releases(unique)),
         conditional=tuple({"release": release, "risks": usable[number]} for release, _, number in kept),
     )
+
+
+def _recommended_from(graph: Graph, index: int, check: Callable[[str], None]) -> list[JSON]:
+    """The releases the unconditional edges from the node at `index` lead to."""
+    count = len(graph.nodes)
+    available: list[JSON] = []
+    for position, (origin, destination) in enumerate(graph.edges):
+        if not position & _CHECK_EVERY:
+            check("selecting updates")
+        if not (0 <= origin < count and 0 <= destination < count):
+            raise _invalid(f"edge [{origin}, {destination}] names a node the graph does not have ({count} nodes)")
+        if origin != index:
+            continue
+        try:
+            available.append(release_of(graph.nodes[destination]))
+        except ValueError as err:
+            raise _invalid(f"invalid recommended update node: {err}") from None
+    return available
+
+
+def _conditional_edges_from(
+    graph: Graph, current_text: str, check: Callable[[str], None]
+) -> list[tuple[JSON, semver.Version, int]]:
+    """(release, its version, the number of its group) of each conditional edge from the version
+    `current_text` names."""
+    conditional: list[tuple[JSON, semver.Version, int]] = []
+    by_text: dict[str, Node] | None = None  # the first node of each version string, built when needed
+    for number, group in enumerate(graph.conditional_edges):
+        for position, (origin_text, target_text) in enumerate(group.edges):
+            if not position & _CHECK_EVERY:
+                check("selecting conditional updates")
+            if origin_text != current_text:
+                continue
+            if by_text is None:
+                by_text = _nodes_by_text(graph.nodes, check)
+            target = by_text.get(target_text)
+            if target is None:
+                raise _invalid(f"no node for conditional update {target_text}")
+            try:
+                release = release_of(target)
+            except ValueError as err:
+                raise _invalid(f"invalid conditional update node: {err}") from None
+            conditional.append((release, target.version, number))
+    return conditional
 
 
 # How often (every 2**k items, minus one as a mask) the long loops look at the deadline.

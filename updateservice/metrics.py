@@ -17,7 +17,7 @@ from typing import Any
 from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
-from cvo_py.runtime import gotext
+from cvo_py.runtime.gotext.times import epoch_seconds
 from updateservice.poller import UpdatesState
 
 
@@ -62,7 +62,7 @@ def families(state: UpdatesState | None, cv: Mapping[str, Any] | None, accept_ri
         for condition in update.get("conditions") or ():
             if condition.get("type") != "Recommended":
                 continue  # upstream reports this one condition only
-            since = gotext.epoch_seconds(condition.get("lastTransitionTime"))
+            since = epoch_seconds(condition.get("lastTransitionTime"))
             if since is not None:
                 recommended.add_metric(
                     [version, "Recommended", str(condition.get("status", "")), str(condition.get("reason", ""))],

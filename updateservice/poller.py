@@ -18,13 +18,13 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from cvo_py.runtime import gotext
+from cvo_py.runtime.gotext.messages import shortened
 from cvo_py.runtime.loop import SyncLoop
 from cvo_py.runtime.promapi import APIError
 from updateservice import bounds, clusterrisks, recommend, retrieval, schedule
 from updateservice.client import FetchError, Transport, TransportError
 from updateservice.clusterrisks import ClusterRisk
-from updateservice.graph import Deadline, GraphError, parse_graph, select_updates
+from updateservice.graph import Deadline, GraphError, Updates, parse_graph, select_updates
 from updateservice.retrieval import Condition
 
 log = logging.getLogger(__name__)
@@ -171,7 +171,7 @@ class AvailableUpdatesPoller:
     def set_upgradeable_risks(self, risks: Sequence[ClusterRisk]) -> None:
         """The risks behind Upgradeable (merged into bump targets with the gate): a change
         recomputes the updates."""
-        kept = tuple(self._checked(risks))
+        kept = tuple(_checked_risks(risks))
         with self._lock:
             if kept == self._upgradeable_risks:
                 return
@@ -221,18 +221,7 @@ class AvailableUpdatesPoller:
         return max(0.05, (self._last.at + self.interval - self._now()).total_seconds())
 
     def _needs_evaluation(self, inputs: _Inputs) -> bool:
-        state = self.state()
-        if state is None:
-            return False
-        if self._risks_changed:
-            return True
-        if not state.conditional:
-            return False
-        if self._last_inputs is not None and self._last_inputs.accepted != inputs.accepted:
-            return True
-        return any(
-            (u.get("conditions") or [{}])[0].get("status") not in ("True", "False") for u in state.conditional
-        )
+        return needs_evaluation(self.state(), self._risks_changed, self._last_inputs, inputs)
 
     def _fetch_and_evaluate(self, cv: Mapping[str, Any], inputs: _Inputs, now: datetime) -> None:
         previous = self.state()
@@ -260,12 +249,7 @@ class AvailableUpdatesPoller:
             self._omitted = bounds.Omitted()
         else:
             try:
-                # One deadline for the whole attempt: the transfer, then decoding and selecting.
-                deadline = Deadline(self.options.total_timeout, self._monotonic)
-                body = self._fetch(request.url, transport, deadline.remaining())
-                updates = select_updates(parse_graph(body, deadline), inputs.version,
-                                         want_multi=inputs.arch == "Multi",
-                                         current_is_multi=self.options.running_multi, deadline=deadline)
+                updates = self._retrieve(request.url, transport, inputs)
             except (FetchError, GraphError) as err:
                 if err.reason == "VersionNotFound":
                     condition = retrieval.version_not_found(inputs.version, inputs.channel)
@@ -278,7 +262,7 @@ class AvailableUpdatesPoller:
                     self._omitted = bounds.Omitted()
                 current = previous.current if keep and previous is not None else None
                 log.warning("Unable to retrieve available updates from %s: %s: %s", request.url, err.reason,
-                            gotext.shortened(str(err), retrieval.MAX_DETAIL))
+                            shortened(str(err), retrieval.MAX_DETAIL))
             else:
                 condition = retrieval.succeeded()
                 sync_time = now
@@ -288,6 +272,14 @@ class AvailableUpdatesPoller:
         self._last = schedule.LastAttempt(inputs.upstream, inputs.channel, inputs.arch, now, sync_time)
         self._publish(cv, inputs, now, UpdatesState(inputs.upstream, inputs.channel, condition, current=current,
                                                     sync_or_config_change=sync_time))
+
+    def _retrieve(self, url: str, transport: Transport, inputs: _Inputs) -> Updates:
+        """The updates of the graph at `url`: one deadline for the whole attempt, the transfer,
+        then decoding and selecting."""
+        deadline = Deadline(self.options.total_timeout, self._monotonic)
+        body = self._fetch(url, transport, deadline.remaining())
+        return select_updates(parse_graph(body, deadline), inputs.version, want_multi=inputs.arch == "Multi",
+                              current_is_multi=self.options.running_multi, deadline=deadline)
 
     # -- in-cluster risks (the ClusterUpdateAcceptRisks gate) ---------------------------------------
 
@@ -311,18 +303,11 @@ class AvailableUpdatesPoller:
                 self._alerts_error = str(exc)
             return
         self._alerts_error = ""
-        found = tuple(self._checked(clusterrisks.alert_risks(alerts)))
+        found = tuple(_checked_risks(clusterrisks.alert_risks(alerts)))
         with self._lock:
             if found != self._alert_risks:
                 self._alert_risks = found
                 self._risks_changed = True
-
-    @staticmethod
-    def _checked(risks: Sequence[ClusterRisk]) -> list[ClusterRisk]:
-        kept, errors = clusterrisks.checked(risks)
-        for error in errors:
-            log.error("%s", error)
-        return kept
 
     def _evaluate(self, cv: Mapping[str, Any], inputs: _Inputs, now: datetime) -> None:
         state = self.state()
@@ -349,15 +334,7 @@ class AvailableUpdatesPoller:
         previous = list(previous_state.conditional or ()) if previous_state is not None else []
         if previous_state is None:
             previous = list((cv.get("status") or {}).get("conditionalUpdates") or [])  # seeded from status
-        outcomes = {
-            name: recommend.decisive_outcome(
-                risk.get("matchingRules") or (), lambda rule: self._cache.evaluate(rule, self._now())
-            )
-            for name, risk in recommend.distinct_risks(conditional).items()
-            if name not in in_cluster
-        }
-        outcomes.update({name: recommend.RiskOutcome(True, reason=r.reason, detail=r.detail, since=r.since)
-                         for name, r in in_cluster.items()})
+        outcomes = risk_outcomes(conditional, in_cluster, lambda rule: self._cache.evaluate(rule, self._now()))
         accepted = inputs.accepted if gated else frozenset()
         out_available, out_conditional = recommend.with_recommendations(
             available, conditional, outcomes, accepted=accepted, previous=previous, now=now, gated=gated)
@@ -400,3 +377,41 @@ def lag(state: UpdatesState | None, now: datetime) -> timedelta | None:
     if state is None or state.sync_or_config_change is None:
         return None
     return now - state.sync_or_config_change
+
+
+def needs_evaluation(
+    state: UpdatesState | None, risks_changed: bool, last: _Inputs | None, inputs: _Inputs
+) -> bool:
+    """Whether the conditional updates must be judged again without a fetch: the in-cluster risks
+    changed, the accepted risks changed, or a risk's verdict is not known yet."""
+    if state is None:
+        return False
+    if risks_changed:
+        return True
+    if not state.conditional:
+        return False
+    if last is not None and last.accepted != inputs.accepted:
+        return True
+    return any((u.get("conditions") or [{}])[0].get("status") not in ("True", "False") for u in state.conditional)
+
+
+def risk_outcomes(
+    conditional: Sequence[JSON], in_cluster: Mapping[str, ClusterRisk], evaluate: Callable[[Mapping[str, Any]], bool]
+) -> dict[str, recommend.RiskOutcome]:
+    """Each risk's outcome: a PromQL rule's (`evaluate`) for the update service's risks, apply for
+    the in-cluster ones."""
+    outcomes = {
+        name: recommend.decisive_outcome(risk.get("matchingRules") or (), evaluate)
+        for name, risk in recommend.distinct_risks(conditional).items()
+        if name not in in_cluster
+    }
+    outcomes.update({name: recommend.RiskOutcome(True, reason=r.reason, detail=r.detail, since=r.since)
+                     for name, r in in_cluster.items()})
+    return outcomes
+
+
+def _checked_risks(risks: Sequence[ClusterRisk]) -> list[ClusterRisk]:
+    kept, errors = clusterrisks.checked(risks)
+    for error in errors:
+        log.error("%s", error)
+    return kept

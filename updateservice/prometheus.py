@@ -16,7 +16,8 @@ import re
 from collections.abc import Callable
 from urllib.parse import urlsplit
 
-from cvo_py.runtime.kube import SERVICES, ApiError, KubeClient, ServerUnreachable
+from cvo_py.runtime.errors import ClientError
+from cvo_py.runtime.kube import SERVICES, KubeClient
 from cvo_py.runtime.promapi import APIError, PrometheusAPI
 from updateservice.recommend import EvaluationError, vector_verdict
 
@@ -60,7 +61,7 @@ def service_connect_host(client: KubeClient, namespace: str, name: str) -> Calla
     def cluster_ip() -> str:
         try:
             service = client.get(SERVICES, name, namespace)
-        except (ApiError, ServerUnreachable) as exc:
+        except ClientError as exc:
             raise ServiceAddressError(f"cannot get the cluster IP of Service {namespace}/{name}: {exc}") from None
         address = str((service.get("spec") or {}).get("clusterIP") or "")
         if not address or address == "None":

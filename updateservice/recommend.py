@@ -17,7 +17,9 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
-from cvo_py.runtime import gotext
+from cvo_py.runtime.gotext.messages import shortened
+from cvo_py.runtime.gotext.numbers import format_float
+from cvo_py.runtime.gotext.times import metav1_time
 from updateservice.graph import sort_releases
 
 JSON = dict[str, Any]
@@ -101,8 +103,8 @@ def recommended(
     if status == "True":
         message = ALL_ACCEPTED_MESSAGE if reason == ALL_ACCEPTED else NOT_EXPOSED_MESSAGE
     else:
-        message = gotext.shortened("\n\n".join(messages), MAX_MESSAGE)
-    since = gotext.metav1_time(now)
+        message = shortened("\n\n".join(messages), MAX_MESSAGE)
+    since = metav1_time(now)
     if previous and previous.get("status") == status and previous.get("lastTransitionTime"):
         since = str(previous["lastTransitionTime"])
     return {"type": "Recommended", "status": status, "reason": reason, "message": message,
@@ -128,11 +130,11 @@ def applies(risk: Mapping[str, Any], outcome: RiskOutcome, previous: Mapping[str
         message = outcome.detail or f"The risk {name} applies to this cluster."
     else:
         status, reason, message = "False", "NotMatch", f"The risk {name} does not apply to this cluster."
-    since = gotext.metav1_time(outcome.since if outcome.applies and outcome.since is not None else now)
+    since = metav1_time(outcome.since if outcome.applies and outcome.since is not None else now)
     if previous and previous.get("status") == status and previous.get("lastTransitionTime"):
         since = str(previous["lastTransitionTime"])
     return {"type": APPLIES, "status": status, "reason": reason,
-            "message": gotext.shortened(message, MAX_MESSAGE), "lastTransitionTime": since}
+            "message": shortened(message, MAX_MESSAGE), "lastTransitionTime": since}
 
 
 def conditional_update_risks(conditional: Sequence[Mapping[str, Any]] | None) -> list[JSON] | None:
@@ -256,7 +258,7 @@ def sample_verdict(samples: Sequence[Mapping[str, Any]]) -> bool:
         return True
     if value == 0:
         return False
-    shown = gotext.format_float(value) if isinstance(raw, str) and not math.isnan(value) else str(raw)
+    shown = format_float(value) if isinstance(raw, str) and not math.isnan(value) else str(raw)
     raise EvaluationError(f"invalid PromQL result (must be 0 or 1): {shown}")
 
 

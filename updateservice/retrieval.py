@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
-from cvo_py.runtime import gotext
+from cvo_py.runtime.gotext.messages import shortened
 from cvo_py.runtime.urls import url_problem as url_problem  # re-exported: the graph reader checks node URLs with it
 from updateservice import semver
 
@@ -57,7 +57,7 @@ MAX_DETAIL = 4096
 def failure(reason: str, detail: str) -> Condition:
     """A failed attempt: `detail` (head and tail of its first `MAX_DETAIL` characters) follows
     "Unable to retrieve available updates: "."""
-    return Condition("False", reason, UNABLE + gotext.shortened(detail, MAX_DETAIL))
+    return Condition("False", reason, UNABLE + shortened(detail, MAX_DETAIL))
 
 
 _PRECHECK_MESSAGES = {

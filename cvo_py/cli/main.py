@@ -20,6 +20,7 @@ from typing import Any, NoReturn
 
 from cvo_py import __version__
 from cvo_py.cli.common import UsageError
+from cvo_py.runtime.errors import ConfigError, CvoError
 
 INTERRUPTED = 130  # the exit code of a command stopped by Ctrl-C (128 + SIGINT), as shells report it
 
@@ -82,7 +83,8 @@ class _Parser(argparse.ArgumentParser):
 def _shown(message: str) -> str:
     """An error message as one printable line, whatever the flag values in it held (escaped as Go's
     `%q` escapes, without quotes; capped so a huge value cannot flood the terminal)."""
-    from cvo_py.runtime.gotext import bounded, escape
+    from cvo_py.runtime.gotext.messages import bounded
+    from cvo_py.runtime.gotext.quoting import escape
 
     return escape(bounded(message, 2000))
 
@@ -136,7 +138,7 @@ def _kubeconfig(path: str) -> str:
     FIFO or a device is refused, never read); its content is checked when it is loaded (a bad one
     is a usage error too, see `main`)."""
     from cvo_py.runtime import safeload
-    from cvo_py.runtime.kube import KUBECONFIG_MAX_BYTES
+    from cvo_py.runtime.clientconfig import KUBECONFIG_MAX_BYTES
 
     if not path:
         raise argparse.ArgumentTypeError("empty kubeconfig path: name a file, or leave the flag out")
@@ -150,7 +152,7 @@ def _kubeconfig(path: str) -> str:
 def _load_kubeconfig(path: str) -> None:
     """A --kubeconfig that is not a usable kubeconfig is a bad flag value (exit 2), found before
     anything runs; a default configuration that is missing or bad is not (exit 1, at run time)."""
-    from cvo_py.runtime.kube import ConfigError, load_config
+    from cvo_py.runtime.clientconfig import load_config
 
     try:
         load_config(path)
@@ -197,7 +199,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         options = module.validate(args)
         if args.kubeconfig is not None:
             _load_kubeconfig(args.kubeconfig)
-    except UsageError as exc:
+    except ConfigError as exc:  # a flag, a file it names or the environment: a usage error
         sys.stderr.write(f"cluster-version-operator {args.command}: error: {_shown(str(exc))}\n")
         return 2
     try:
@@ -205,7 +207,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         return INTERRUPTED
     except Exception as exc:
-        message = _client_error(exc)
+        message = _error_line(exc)
         if message is None:
             raise
         sys.stderr.write(f"error: {_shown(message)}\n")
@@ -288,14 +290,14 @@ def _on_main_thread() -> bool:
     return threading.current_thread() is threading.main_thread()
 
 
-def _client_error(exc: Exception) -> str | None:
-    """The one-line message of an API client error, None for anything else. The client module is
-    looked at only when it was loaded: a run that never imported it cannot have raised its errors."""
-    kube = sys.modules.get("cvo_py.runtime.kube")
-    if kube is None:
+def _error_line(exc: Exception) -> str | None:
+    """The one line a command ends with when one of cvo-py's errors (`cvo_py.runtime.errors`: a
+    client, server or configuration error) escapes it; None for anything else (a bug: its
+    traceback is shown). The API client is looked at only when it was loaded: a run that never
+    imported it cannot have raised its errors."""
+    if not isinstance(exc, CvoError):
         return None
-    if isinstance(exc, kube.ConfigError | kube.ServerUnreachable):
-        return str(exc)
-    if isinstance(exc, kube.ApiError):
+    kube = sys.modules.get("cvo_py.runtime.kube")
+    if kube is not None and isinstance(exc, kube.ApiError):
         return f"the API server at {exc.path or '?'} answered {exc.status}: {exc.message}"
-    return None
+    return str(exc)

@@ -43,7 +43,8 @@ def add_arguments(parser: argparse.ArgumentParser, prefix: str, purpose: str, de
 def api(args: argparse.Namespace, prefix: str) -> PrometheusAPI | None:
     """The client the flags describe (None when the URL is empty); a UsageError for bad values."""
     from cvo_py.cli.common import UsageError
-    from cvo_py.runtime.promapi import ConfigError, PrometheusAPI
+    from cvo_py.runtime.errors import ConfigError
+    from cvo_py.runtime.promapi import PrometheusAPI
 
     attr = prefix.replace("-", "_")
     url: str = getattr(args, f"{attr}_url")

@@ -83,58 +83,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def validate(args: argparse.Namespace) -> Options:
+    """The options the flags and the environment give; a UsageError, or another ConfigError (a
+    serving flag, a file it names), for the first value that cannot be used, in upstream's order."""
     from cvo_py.cli.common import UsageError
-    from cvo_py.runtime.gotext import go_quote
     from cvo_py.runtime.safeload import DocumentError
-    from cvo_py.runtime.serving.options import (
-        ListenAddressError,
-        ServingConfigError,
-        check_serving_files_given,
-        comma_separated,
-        serving_options,
-    )
+    from cvo_py.runtime.serving.options import check_serving_files_given, serving_options
     from payload.release import read_release_metadata, release_from_metadata
-    from status.clusterversion import capabilities
 
-    if not args.node_name:
-        raise UsageError("node-name is required")
-    if len(args.node_name) > 253 or not _DNS_SUBDOMAIN.fullmatch(args.node_name):
-        raise UsageError(f"invalid --node-name {go_quote(args.node_name)}: want a node's name (a DNS subdomain)")
-    if not args.release_image:
-        raise UsageError("missing --release-image flag, it is required")
-    if not args.release_image.isascii() or not all(c.isprintable() and not c.isspace() for c in args.release_image):
-        raise UsageError(
-            f"invalid --release-image {go_quote(args.release_image)}: want a pull spec (printable ASCII, no spaces)"
-        )
-    if args.enable_auto_update not in GO_BOOLS:
-        raise UsageError(
-            f"invalid argument {go_quote(args.enable_auto_update)} for \"--enable-auto-update\" flag: "
-            "want true or false"
-        )
-    if GO_BOOLS[args.enable_auto_update]:
-        raise UsageError("--enable-auto-update=true is not supported: cvo-py never starts an update itself")
+    _check_node_and_release(args)
     # Upstream's order: the serving files named, the capabilities, then everything about TLS.
-    try:
-        check_serving_files_given(args)
-    except ServingConfigError as exc:
-        raise UsageError(str(exc)) from None
-    try:
-        always = tuple(comma_separated(args.always_enable_capabilities, "capability"))
-    except ValueError as exc:
-        raise UsageError(f"--always-enable-capabilities: {exc}") from None
-    unknown = capabilities.unknown_names(always)
-    if unknown:
-        raise UsageError(f"--always-enable-capabilities: unknown capabilities: [{' '.join(unknown)}]")
-    try:
-        serving = serving_options(args, cert_required=True)
-    except (ListenAddressError, ServingConfigError) as exc:
-        raise UsageError(str(exc)) from None
-    profile = env.cluster_profile()
-    if not _PROFILE.fullmatch(profile):
-        raise UsageError(
-            f"invalid CLUSTER_PROFILE {go_quote(profile)}: want a cluster profile name (letters, digits, '-', '_' "
-            "and '.', at most 63, as in include.release.openshift.io/<profile>)"
-        )
+    check_serving_files_given(args)
+    always = _always_enabled(args)
+    serving = serving_options(args, cert_required=True)
+    profile = _cluster_profile()
     if args.update_service:
         from cvo_py.runtime.urls import http_url_problem
 
@@ -166,6 +127,60 @@ def validate(args: argparse.Namespace) -> Options:
         use_dns_for_services=args.use_dns_for_services,
         cluster_profile=profile,
     )
+
+
+def _check_node_and_release(args: argparse.Namespace) -> None:
+    """--node-name, --release-image and --enable-auto-update, as upstream checks them first."""
+    from cvo_py.cli.common import UsageError
+    from cvo_py.runtime.gotext.quoting import go_quote
+
+    if not args.node_name:
+        raise UsageError("node-name is required")
+    if len(args.node_name) > 253 or not _DNS_SUBDOMAIN.fullmatch(args.node_name):
+        raise UsageError(f"invalid --node-name {go_quote(args.node_name)}: want a node's name (a DNS subdomain)")
+    if not args.release_image:
+        raise UsageError("missing --release-image flag, it is required")
+    if not args.release_image.isascii() or not all(c.isprintable() and not c.isspace() for c in args.release_image):
+        raise UsageError(
+            f"invalid --release-image {go_quote(args.release_image)}: want a pull spec (printable ASCII, no spaces)"
+        )
+    if args.enable_auto_update not in GO_BOOLS:
+        raise UsageError(
+            f"invalid argument {go_quote(args.enable_auto_update)} for \"--enable-auto-update\" flag: "
+            "want true or false"
+        )
+    if GO_BOOLS[args.enable_auto_update]:
+        raise UsageError("--enable-auto-update=true is not supported: cvo-py never starts an update itself")
+
+
+def _always_enabled(args: argparse.Namespace) -> tuple[str, ...]:
+    """--always-enable-capabilities: known capability names."""
+    from cvo_py.cli.common import UsageError
+    from cvo_py.runtime.serving.options import comma_separated
+    from status.clusterversion import capabilities
+
+    try:
+        always = tuple(comma_separated(args.always_enable_capabilities, "capability"))
+    except ValueError as exc:
+        raise UsageError(f"--always-enable-capabilities: {exc}") from None
+    unknown = capabilities.unknown_names(always)
+    if unknown:
+        raise UsageError(f"--always-enable-capabilities: unknown capabilities: [{' '.join(unknown)}]")
+    return always
+
+
+def _cluster_profile() -> str:
+    """CLUSTER_PROFILE, when it can name a profile."""
+    from cvo_py.cli.common import UsageError
+    from cvo_py.runtime.gotext.quoting import go_quote
+
+    profile = env.cluster_profile()
+    if not _PROFILE.fullmatch(profile):
+        raise UsageError(
+            f"invalid CLUSTER_PROFILE {go_quote(profile)}: want a cluster profile name (letters, digits, '-', '_' "
+            "and '.', at most 63, as in include.release.openshift.io/<profile>)"
+        )
+    return profile
 
 
 def run(options: Options) -> int:

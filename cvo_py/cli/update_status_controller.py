@@ -9,7 +9,7 @@ from collections.abc import Callable
 
 from cvo_py.cli import prometheus_flags
 from cvo_py.compose.update_status_controller import Options
-from cvo_py.runtime.gotext import go_quote
+from cvo_py.runtime.gotext.quoting import go_quote
 from cvo_py.runtime.leader import LeaseTimings
 from status.updatestatus.api.names import LEASE
 from status.updatestatus.api.names import NAMESPACE as DEFAULT_NAMESPACE
@@ -106,12 +106,12 @@ _SECONDS = re.compile(r"(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?s?", re.ASCII)
 
 def _seconds(text: str) -> float:
     """Seconds as a number (ASCII digits, optionally `s`), else a Go duration; ArgumentTypeError otherwise."""
-    from cvo_py.runtime import gotext
+    from cvo_py.runtime.gotext.durations import SECOND, parse_duration
 
     try:
         if _SECONDS.fullmatch(text):
             return float(text.removesuffix("s"))
-        return gotext.parse_duration(text) / gotext.SECOND
+        return parse_duration(text) / SECOND
     except (ValueError, OverflowError):  # TimeFormatError is a ValueError
         raise argparse.ArgumentTypeError(
             f"invalid duration {go_quote(text)}: want seconds (15 or 15s) or a Go duration (2m17s)"
@@ -136,8 +136,10 @@ def detect_namespace(explicit: str | None, sa_file: str = SA_NAMESPACE_FILE) -> 
 
 
 def validate(args: argparse.Namespace) -> Options:
+    """The options the flags give; a UsageError, or another ConfigError (a serving flag, a file it
+    names), for the first value that cannot be used."""
     from cvo_py.cli.common import UsageError, checked_namespace
-    from cvo_py.runtime.serving.options import ListenAddressError, ServingConfigError, serving_options
+    from cvo_py.runtime.serving.options import serving_options
 
     timings = LeaseTimings(
         lease_duration=args.leader_elect_lease_duration,
@@ -148,10 +150,7 @@ def validate(args: argparse.Namespace) -> Options:
         raise UsageError("--leader-elect-renew-deadline must be shorter than --leader-elect-lease-duration")
     if timings.retry_period >= timings.renew_deadline:
         raise UsageError("--leader-elect-retry-period must be shorter than --leader-elect-renew-deadline")
-    try:
-        serving = serving_options(args, cert_required=False)
-    except (ListenAddressError, ServingConfigError) as exc:
-        raise UsageError(str(exc)) from None
+    serving = serving_options(args, cert_required=False)  # a ConfigError is a usage error (main)
     alerts = prometheus_flags.api(args, "alerts")
     namespace = checked_namespace(detect_namespace(args.namespace))
     pod = os.environ.get("POD_NAME")

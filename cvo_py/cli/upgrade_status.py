@@ -13,7 +13,8 @@ import argparse
 from cvo_py.cli.common import UsageError, checked_namespace
 from cvo_py.compose import upgrade_status
 from cvo_py.compose.upgrade_status import Options
-from cvo_py.runtime import gotext
+from cvo_py.runtime.gotext.durations import TimeFormatError
+from cvo_py.runtime.gotext.times import parse_time
 from status.updatestatus.api.names import NAMESPACE
 from status.updatestatus.client.details import DETAILS, DUMP_FORMATS
 
@@ -91,8 +92,8 @@ def validate(args: argparse.Namespace) -> Options:
     now = None
     if args.now is not None:
         try:
-            now = gotext.parse_time(args.now)
-        except gotext.TimeFormatError as exc:
+            now = parse_time(args.now)
+        except TimeFormatError as exc:
             raise UsageError(f"--now: {exc}") from None
     mock = args.mock_clusterversion
     if mock is not None and not mock.rstrip("/").rpartition("/")[2].endswith("-cv.yaml"):

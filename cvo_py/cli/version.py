@@ -6,7 +6,8 @@ import argparse
 from dataclasses import dataclass
 
 from cvo_py import __version__
-from cvo_py.runtime.kube import ConfigError, ServerUnreachable, connect
+from cvo_py.runtime.errors import ConfigError
+from cvo_py.runtime.kube import ServerUnreachable, connect
 
 
 @dataclass(frozen=True)

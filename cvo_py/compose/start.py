@@ -324,6 +324,20 @@ def build_pruner(client: KubeClient, options: RetrieverOptions) -> Callable[[], 
     return prune_earlier_pods
 
 
+def clusterversion_options(options: Options, gates: frozenset[str]) -> ClusterVersionOptions:
+    """What the ClusterVersion side is told of the command line and the feature gates."""
+    return ClusterVersionOptions(
+        name=options.name,
+        release=options.release,
+        always_enabled=options.always_enable_capabilities,
+        create_missing=True,
+        namespace=options.namespace,
+        accept_risks=ACCEPT_RISKS_GATE in gates,
+        release_architecture=RELEASE_ARCHITECTURE_GATE in gates,
+        feature_gates=gates,
+    )
+
+
 def build(options: Options) -> Parts:
     # The operator is I/O-bound and its latency is thread hand-offs (Pod watch → retrieval →
     # status loop): a thread woken by an event must not wait out CPython's default 5 ms switch
@@ -340,11 +354,8 @@ def build(options: Options) -> Parts:
     ProcessCollector(registry=registry)  # process_* as upstream's default registry has them
     payload_metrics = PayloadMetrics(registry)
     retriever_options = RetrieverOptions(
-        namespace=options.namespace,
-        operator_name=options.name,
-        node_name=options.node_name,
-        release_image=options.release.image,
-        local_payload_dir=options.local_payload_dir,
+        namespace=options.namespace, operator_name=options.name, node_name=options.node_name,
+        release_image=options.release.image, local_payload_dir=options.local_payload_dir,
     )
     caches = build_caches(client, options.name)
     verifier = build_verifier(client, options.name, payload_metrics)
@@ -352,16 +363,7 @@ def build(options: Options) -> Parts:
     side = build_clusterversion(
         client,
         caches,
-        ClusterVersionOptions(
-            name=options.name,
-            release=options.release,
-            always_enabled=options.always_enable_capabilities,
-            create_missing=True,
-            namespace=options.namespace,
-            accept_risks=accept_risks,
-            release_architecture=RELEASE_ARCHITECTURE_GATE in gates,
-            feature_gates=gates,
-        ),
+        clusterversion_options(options, gates),
         retrieval=retrieval,
         # The poller is built next (it pokes the controller): these read it once it exists.
         available_updates=lambda spec: updates_status(poller.state(), spec),

@@ -129,7 +129,7 @@ def _run_cluster(options: Options, out: TextIO, client: KubeClient, because: str
 
 
 def _computed(options: Options, out: TextIO, client: KubeClient, reads: ClusterReads) -> int:
-    from cvo_py.runtime.gotext import escape
+    from cvo_py.runtime.gotext.quoting import escape
     from status.updatestatus.client.cluster import ClusterReadError
     from status.updatestatus.client.render import NOT_UPDATING, RenderError, render
     from status.updatestatus.client.routealerts import AlertsFetch
@@ -166,7 +166,7 @@ def _computed(options: Options, out: TextIO, client: KubeClient, reads: ClusterR
 
 
 def _one_line(text: str) -> str:
-    from cvo_py.runtime.gotext import escape
+    from cvo_py.runtime.gotext.quoting import escape
 
     return escape(" ".join(text.split()))
 
@@ -192,7 +192,7 @@ def _run_files(options: Options, out: TextIO) -> int:
 
 
 def _fail(warnings: list[str], message: str, code: int) -> int:
-    from cvo_py.runtime.gotext import escape
+    from cvo_py.runtime.gotext.quoting import escape
     from status.updatestatus.client.render.warnings import warning_text
 
     sys.stderr.write(warning_text(warnings) + f"error: {escape(message)}\n")

@@ -30,7 +30,7 @@ from email.message import Message
 from typing import NamedTuple
 from urllib.parse import urlsplit
 
-from cvo_py.runtime.gotext import go_quote
+from cvo_py.runtime.gotext.quoting import go_quote
 
 CONNECT_TIMEOUT = 10.0
 STREAM_CHUNK = 65536

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any, NamedTuple
 
-from cvo_py.runtime.gotext import escape
+from cvo_py.runtime.gotext.quoting import escape
 
 __all__ = ["CREDENTIAL_MAX_BYTES", "DEFAULT_LIMITS", "DocumentError", "Limits", "containers"]
 

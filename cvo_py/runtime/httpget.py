@@ -47,13 +47,14 @@ from urllib3.exceptions import (
 )
 
 from cvo_py.runtime.connections import go_cause, os_text
-from cvo_py.runtime.gotext import escape, go_quote
+from cvo_py.runtime.errors import ClientError
+from cvo_py.runtime.gotext.quoting import escape, go_quote
 from cvo_py.runtime.urls import http_url_problem, url_problem
 
 CONNECT_TIMEOUT = 10.0
 
 
-class GetError(Exception):
+class GetError(ClientError):
     """A GET that did not produce an answer: `phase` is "request" (no answer: connecting, TLS,
     the headers) or "body" (the answer's body could not be read); `url` is the hop that failed
     (a redirect's target, when one was followed); str() is one line in the shape Go's client
@@ -254,6 +255,10 @@ def environment_proxy(url: str) -> str:
 
 _REDIRECTS = frozenset({301, 302, 303, 307, 308})
 _SENSITIVE = ("authorization", "www-authenticate", "cookie", "cookie2")
+# One try per hop: a redirect is followed here (each hop checked first), nothing is retried.
+_NO_RETRIES = urllib3.Retry(
+    total=0, connect=0, read=0, status=0, other=0, redirect=0, raise_on_redirect=False, raise_on_status=False
+)
 
 
 def get(
@@ -288,9 +293,7 @@ def get(
             try:
                 try:
                     response: Any = manager.request(
-                        "GET", current, headers=sent, preload_content=False, redirect=False,
-                        retries=urllib3.Retry(total=0, connect=0, read=0, status=0, other=0, redirect=0,
-                                              raise_on_redirect=False, raise_on_status=False),
+                        "GET", current, headers=sent, preload_content=False, redirect=False, retries=_NO_RETRIES,
                         timeout=urllib3.Timeout(connect=connect, read=total_timeout),
                     )
                 except (urllib3.exceptions.HTTPError, http.client.HTTPException, OSError, ValueError) as exc:
@@ -308,20 +311,28 @@ def get(
                 response.release_conn()
             finally:
                 manager.clear()
-            problem = url_problem(location)
-            if not problem:
-                try:
-                    following = urljoin(current, location)
-                except ValueError:
-                    problem = f"parse {go_quote(location)}: invalid URL"
-            if problem:
-                raise GetError("request", f"failed to parse Location header {go_quote(location)}: {problem}", current)
-            if urlsplit(following).hostname != urlsplit(current).hostname:
-                sent = {k: v for k, v in sent.items() if k.lower() not in _SENSITIVE}
-            current = following
+            current, sent = _follow(current, location, sent)
             if hop == redirects - 1:
                 raise GetError("request", f"stopped after {redirects} redirects", current)
     raise AssertionError("unreachable")
+
+
+def _follow(current: str, location: str, sent: dict[str, str]) -> tuple[str, dict[str, str]]:
+    """The hop a redirect from `current` to `location` goes to, and the headers it is sent (the
+    sensitive ones dropped when the host changes, as Go does); a GetError when `location` is not a
+    URL."""
+    problem = url_problem(location)
+    following = ""
+    if not problem:
+        try:
+            following = urljoin(current, location)
+        except ValueError:
+            problem = f"parse {go_quote(location)}: invalid URL"
+    if problem:
+        raise GetError("request", f"failed to parse Location header {go_quote(location)}: {problem}", current)
+    if urlsplit(following).hostname != urlsplit(current).hostname:
+        sent = {k: v for k, v in sent.items() if k.lower() not in _SENSITIVE}
+    return following, sent
 
 
 def _dial(url: str, connect_host: str) -> tuple[str, int, str] | None:

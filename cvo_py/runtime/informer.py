@@ -8,6 +8,7 @@ builds on `Informer`, for core types and custom resources alike: objects are pla
 
 from __future__ import annotations
 
+import contextlib
 import http.client
 import json
 import logging
@@ -19,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from cvo_py.runtime import klog
+from cvo_py.runtime.errors import ClientError
 from cvo_py.runtime.kube import JSON, ApiError, KubeClient, Resource, ServerUnreachable
 
 log = logging.getLogger(__name__)
@@ -35,7 +37,7 @@ def object_key(obj: JSON) -> str:
     return f"{ns}/{meta.get('name')}" if ns else str(meta.get("name"))
 
 
-class WatchExpired(Exception):
+class WatchExpired(ClientError):
     """The server no longer has the requested resourceVersion (410 Gone): relist."""
 
 
@@ -212,10 +214,8 @@ class Informer:
     def _interrupt(self) -> None:
         resp = self._active
         if resp is not None:
-            try:
+            with contextlib.suppress(Exception):  # already closed
                 resp.shutdown()
-            except Exception:  # already closed
-                pass
 
     def _run(self) -> None:
         while not self._stop.is_set():
@@ -228,7 +228,7 @@ class Informer:
                 self.stats.expired += 1
                 klog.v(2).info("%s: watch expired (%s); relisting", self.name, exc)
                 self._resource_version = None
-            except (ApiError, ServerUnreachable, http.client.HTTPException, OSError, ValueError) as exc:
+            except (ClientError, http.client.HTTPException, OSError, ValueError) as exc:
                 if self._stop.is_set():
                     break
                 self.stats.errors += 1
@@ -250,28 +250,9 @@ class Informer:
                 self._stop.wait(delay)
 
     def _relist(self) -> None:
-        items: list[JSON] = []
-        continue_token: str | None = None
-        resource_version = ""
-        while True:
-            page = self.client.list(
-                self.resource,
-                self.namespace,
-                label_selector=self.label_selector,
-                field_selector=self.field_selector,
-                limit=500,
-                continue_token=continue_token,
-            )
-            kind = self.resource.kind
-            for item in page.get("items") or []:
-                item.setdefault("apiVersion", self.resource.api_version)
-                item.setdefault("kind", kind)
-                items.append(self.transform(item) if self.transform else item)
-            meta = page.get("metadata", {})
-            resource_version = meta.get("resourceVersion", resource_version)
-            continue_token = meta.get("continue")
-            if not continue_token:
-                break
+        items, resource_version = list_all(
+            self.client, self.resource, self.namespace, self.label_selector, self.field_selector, self.transform
+        )
         self.stats.lists += 1
         self.failing = ""
         with self._lock:
@@ -293,11 +274,9 @@ class Informer:
             "allowWatchBookmarks": True,
             "resourceVersion": self._resource_version,
             "timeoutSeconds": random.randint(*self.server_timeout_range),
+            **({"labelSelector": self.label_selector} if self.label_selector else {}),
+            **({"fieldSelector": self.field_selector} if self.field_selector else {}),
         }
-        if self.label_selector:
-            query["labelSelector"] = self.label_selector
-        if self.field_selector:
-            query["fieldSelector"] = self.field_selector
         self.stats.watches += 1
         stream: Generator[bytes, None, None] = self.client.stream_lines(
             self.resource.path(self.namespace),
@@ -331,10 +310,7 @@ class Informer:
         event_type = event.get("type")
         obj = event.get("object") or {}
         if event_type == "ERROR":
-            code = obj.get("code")
-            if code == 410 or obj.get("reason") in ("Expired", "Gone") or _too_large(obj):
-                raise WatchExpired(obj.get("message", "resource version too old"))
-            raise ApiError(int(code or 500), json.dumps(obj), "WATCH", self.resource.path(self.namespace))
+            raise watch_error(obj, self.resource.path(self.namespace))
         rv = obj.get("metadata", {}).get("resourceVersion")
         if event_type == "BOOKMARK":
             self.stats.bookmarks += 1
@@ -368,6 +344,47 @@ class Informer:
                 handler(event_type, obj, old)
             except Exception:
                 log.exception("%s: handler failed on %s %s", self.name, event_type, object_key(obj))
+
+
+def watch_error(status: JSON, path: str) -> ClientError:
+    """What an ERROR event of a watch of `path` says: the watch expired (relist), or the server's error."""
+    code = status.get("code")
+    if code == 410 or status.get("reason") in ("Expired", "Gone") or _too_large(status):
+        return WatchExpired(status.get("message", "resource version too old"))
+    return ApiError(int(code or 500), json.dumps(status), "WATCH", path)
+
+
+def list_all(
+    client: KubeClient,
+    resource: Resource,
+    namespace: str | None,
+    label_selector: str | None,
+    field_selector: str | None,
+    transform: Callable[[JSON], JSON] | None,
+) -> tuple[list[JSON], str]:
+    """Every object of `resource` (in pages of 500), each with its apiVersion and kind and through
+    `transform`, and the resourceVersion of the list."""
+    items: list[JSON] = []
+    continue_token: str | None = None
+    resource_version = ""
+    while True:
+        page = client.list(
+            resource,
+            namespace,
+            label_selector=label_selector,
+            field_selector=field_selector,
+            limit=500,
+            continue_token=continue_token,
+        )
+        for item in page.get("items") or []:
+            item.setdefault("apiVersion", resource.api_version)
+            item.setdefault("kind", resource.kind)
+            items.append(transform(item) if transform else item)
+        meta = page.get("metadata", {})
+        resource_version = meta.get("resourceVersion", resource_version)
+        continue_token = meta.get("continue")
+        if not continue_token:
+            return items, resource_version
 
 
 @dataclass

@@ -14,7 +14,7 @@ import threading
 from datetime import datetime
 from typing import Any, TextIO
 
-from cvo_py.runtime.gotext import escape
+from cvo_py.runtime.gotext.quoting import escape
 
 NORMAL, DEBUG, TRACE, TRACE_ALL = 2, 4, 6, 8
 

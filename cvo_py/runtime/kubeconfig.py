@@ -17,7 +17,9 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
-from cvo_py.runtime.gotext import Base64Error, go_base64_decode, go_quote, json_kind
+from cvo_py.runtime.gotext.base64std import Base64Error, go_base64_decode
+from cvo_py.runtime.gotext.jsoncodec import json_kind
+from cvo_py.runtime.gotext.quoting import go_quote
 
 __all__ = ["PEM_BEGIN", "pem_missing", "type_problem", "usable_problem"]
 

@@ -16,8 +16,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from cvo_py.runtime import gotext
-from cvo_py.runtime.kube import JSON, LEASES, ApiError, KubeClient, ServerUnreachable
+from cvo_py.runtime.errors import ClientError
+from cvo_py.runtime.gotext.times import micro_time
+from cvo_py.runtime.kube import JSON, LEASES, ApiError, KubeClient
 
 log = logging.getLogger(__name__)
 
@@ -82,14 +83,14 @@ class LeaderElector:
         spec = {
             "holderIdentity": self.identity,
             "leaseDurationSeconds": int(self.timings.lease_duration),
-            "renewTime": gotext.micro_time(now),
+            "renewTime": micro_time(now),
         }
         try:
             lease = self.client.get(LEASES, self.name, self.namespace)
         except ApiError as exc:
             if not exc.is_not_found():
                 raise
-            spec["acquireTime"] = gotext.micro_time(now)
+            spec["acquireTime"] = micro_time(now)
             body = {"metadata": {"name": self.name, "namespace": self.namespace}, "spec": spec}
             try:
                 self.client.create(LEASES, body)
@@ -105,10 +106,10 @@ class LeaderElector:
             return False
         old = lease.get("spec") or {}
         if old.get("holderIdentity") != self.identity:
-            spec["acquireTime"] = gotext.micro_time(now)
+            spec["acquireTime"] = micro_time(now)
             spec["leaseTransitions"] = int(old.get("leaseTransitions") or 0) + 1
         else:
-            spec["acquireTime"] = old.get("acquireTime") or gotext.micro_time(now)
+            spec["acquireTime"] = old.get("acquireTime") or micro_time(now)
             spec["leaseTransitions"] = int(old.get("leaseTransitions") or 0)
         lease["spec"] = spec
         try:
@@ -122,7 +123,7 @@ class LeaderElector:
     def _attempt(self) -> bool:
         try:
             return self._try()
-        except (ApiError, ServerUnreachable) as exc:
+        except ClientError as exc:
             log.warning("error retrieving or updating lease %s/%s: %s", self.namespace, self.name, exc)
             return False
         except Exception:  # a Lease someone else edited into an unreadable shape: not ours to take
@@ -204,6 +205,6 @@ class LeaderElector:
                 lease["spec"]["holderIdentity"] = ""
                 lease["spec"]["leaseDurationSeconds"] = 1
                 self.client.replace(LEASES, lease)
-        except (ApiError, ServerUnreachable) as exc:
+        except ClientError as exc:
             log.warning("could not release lease %s/%s: %s", self.namespace, self.name, exc)
         self.leading.clear()

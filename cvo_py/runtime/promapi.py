@@ -24,7 +24,10 @@ from typing import Any
 from urllib.parse import urlencode
 
 from cvo_py.runtime import httpget, safeload, tlstrust
-from cvo_py.runtime.gotext import bounded, decode_json, escape, go_quote
+from cvo_py.runtime.errors import ClientError, ConfigError
+from cvo_py.runtime.gotext.jsoncodec import decode_json
+from cvo_py.runtime.gotext.messages import bounded
+from cvo_py.runtime.gotext.quoting import escape, go_quote
 from cvo_py.runtime.urls import http_url_problem
 
 DEFAULT_TIMEOUT = 10.0
@@ -32,17 +35,12 @@ DEFAULT_MAX_BYTES = 16 << 20
 MAX_ERROR_CHARS = 512  # of the server's own error text in an APIError
 
 
-class APIError(Exception):
+class APIError(ClientError):
     """The API could not be read; `str()` is one line fit for a log or an insight."""
 
 
-class ConfigError(ValueError):
-    """A URL, CA file or token file that cannot be used; one line naming the value. `field` is
-    which: "url", "ca_file" or "token_file"."""
-
-    def __init__(self, message: str, field: str = "url") -> None:
-        super().__init__(message)
-        self.field = field
+# A URL, CA file or token file that cannot be used is a ConfigError, one line naming the value;
+# its `field` says which: "url", "ca_file" or "token_file".
 
 
 @dataclass(frozen=True)
@@ -60,9 +58,9 @@ class PrometheusAPI:
     def __post_init__(self) -> None:
         problem = http_url_problem(self.url)
         if problem:
-            raise ConfigError(f"invalid URL {go_quote(self.url)}: {problem}: want http(s)://host[:port][/path]")
+            raise ConfigError(f"invalid URL {go_quote(self.url)}: {problem}: want http(s)://host[:port][/path]", "url")
         if self.timeout <= 0 or self.max_bytes <= 0:
-            raise ConfigError("the timeout and the response size limit must be positive")
+            raise ConfigError("the timeout and the response size limit must be positive", "url")
 
     def alerts(self) -> list[Any]:
         """The active (pending and firing) alerts: `data.alerts` of `GET /api/v1/alerts`, as sent

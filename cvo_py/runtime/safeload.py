@@ -56,7 +56,7 @@ from collections.abc import Callable
 from typing import Any
 
 from cvo_py.runtime.docbounds import CREDENTIAL_MAX_BYTES, DEFAULT_LIMITS, DocumentError, Limits, containers
-from cvo_py.runtime.gotext import NumberRangeError, decode_json_float, decode_json_int, json_syntax_problem
+from cvo_py.runtime.gotext.jsoncodec import NumberRangeError, decode_json_float, decode_json_int, json_syntax_problem
 
 __all__ = ["CREDENTIAL_MAX_BYTES", "DEFAULT_LIMITS", "DocumentError", "FileMissing", "Limits", "load_document",
            "load_go_yaml", "read_file", "read_json_value"]
@@ -183,9 +183,10 @@ _NOT_JSON = object()
 @functools.lru_cache(maxsize=8)
 def json_decoder(limits: Limits) -> json.JSONDecoder:
     """The JSON decoder of the loader within `limits`: a number of more characters than
-    `limits.max_number_chars`, one past float64 (Go's rule: `gotext.decode_json_float`), NaN and Infinity
-    raise a ValueError. One per bounds (building one
-    per document costs more than decoding a small value); it does not bound nesting."""
+    `limits.max_number_chars`, one past float64 (Go's rule:
+    `cvo_py.runtime.gotext.jsoncodec.decode_json_float`), NaN and Infinity raise a ValueError. One
+    per bounds (building one per document costs more than decoding a small value); it does not
+    bound nesting."""
 
     def number(kind: Callable[[str], int | float]) -> Any:
         def parse(s: str) -> int | float:

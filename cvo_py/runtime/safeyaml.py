@@ -21,9 +21,9 @@ from typing import Any
 import yaml
 from yaml.nodes import ScalarNode
 
-from cvo_py.runtime import gotext
 from cvo_py.runtime.docbounds import DocumentError, Limits, containers
-from cvo_py.runtime.gotext import go_quote
+from cvo_py.runtime.gotext.numbers import INT64_MAX, INT64_MIN, format_float32_g, parse_float, parse_int_base0
+from cvo_py.runtime.gotext.quoting import go_quote
 
 __all__ = ["Builder"]
 
@@ -116,17 +116,17 @@ def _go_resolve(value: str) -> tuple[str, Any]:
     if word is not None:
         return word
     if value[0] == ".":
-        number = gotext.parse_float(value)
+        number = parse_float(value)
         return (_FLOAT, number) if number is not None else (_STR, value)
     if value[0] in "+-0123456789":
         plain = value.replace("_", "")
-        integer = gotext.parse_int_base0(plain)
+        integer = parse_int_base0(plain)
         if integer is None:
-            integer = gotext.parse_int_base0(plain, signed=False)
+            integer = parse_int_base0(plain, signed=False)
         if integer is not None:
             return _INT, integer
         if _GO_YAML_FLOAT.fullmatch(plain):
-            number = gotext.parse_float(plain)
+            number = parse_float(plain)
             if number is not None:
                 return _FLOAT, number
     return _STR, value
@@ -348,10 +348,10 @@ class Builder:
         """A mapping key as `sigs.k8s.io/yaml` turns it into a JSON object's key."""
         if key is True or key is False:
             return "true" if key else "false"
-        if type(key) is int and gotext.INT64_MIN <= key <= gotext.INT64_MAX:
+        if type(key) is int and INT64_MIN <= key <= INT64_MAX:
             return str(key)
         if type(key) is float:
-            text = gotext.format_float32_g(key)
+            text = format_float32_g(key)
             return {"+Inf": ".inf", "-Inf": "-.inf", "NaN": ".nan"}.get(text, text)
         # A key JSON cannot have (null, past int64) fails only if it is still there at the end, as
         # Kubernetes converts the decoded document: a later duplicate key may replace its mapping.

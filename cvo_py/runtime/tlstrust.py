@@ -16,10 +16,11 @@ import re
 import ssl
 
 from cvo_py.runtime import safeload
-from cvo_py.runtime.gotext import escape
+from cvo_py.runtime.errors import ConfigError
+from cvo_py.runtime.gotext.quoting import escape
 
 
-class TrustError(ValueError):
+class TrustError(ConfigError):
     """A CA file that cannot be used; one line naming it."""
 
 

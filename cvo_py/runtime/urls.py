@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from urllib.parse import urlsplit
 
-from cvo_py.runtime.gotext import go_quote
+from cvo_py.runtime.gotext.quoting import go_quote
 
 _ESCAPE = re.compile(r"%(.{0,2})")
 _HEX2 = re.compile(r"[0-9a-fA-F]{2}")

@@ -17,7 +17,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from datetime import datetime
 
-from cvo_py.runtime.gotext import rfc3339_seconds
+from cvo_py.runtime.gotext.times import rfc3339_seconds
 
 TAG_SIGNATURE = 2
 TAG_SECRET_KEY = 5

@@ -9,7 +9,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from cvo_py.runtime.gotext import bounded, decode_json, go_quote
+from cvo_py.runtime.gotext.jsoncodec import decode_json
+from cvo_py.runtime.gotext.messages import bounded
+from cvo_py.runtime.gotext.quoting import go_quote
 
 SIGNATURE_TYPE = "atomic container signature"
 _DIGEST = re.compile(r"^(?P<algo>[a-z0-9]+(?:[.+_-][a-z0-9]+)*):(?P<hex>[a-zA-Z0-9=_-]+)$")

@@ -37,6 +37,7 @@ from payload.coordinator import RetrievalCoordinator
 from payload.release import Acceptance, Release
 from status.clusterversion import desired, events, upgradeable
 from status.clusterversion.caches import ClusterVersionCaches
+from status.clusterversion.conditions import RETRIEVED_UPDATES, find_condition
 from status.clusterversion.crdfollow import CrdFollower
 from status.clusterversion.creation import get_or_create
 from status.clusterversion.desired import StatusInputs
@@ -245,7 +246,7 @@ class ClusterVersionController:
     def _note_omitted(self, written: JSON) -> None:
         """An Event when status newly leaves out updates (once per distinct message)."""
         conditions = (written.get("status") or {}).get("conditions") or []
-        retrieved = desired.find_condition(conditions, desired.RETRIEVED_UPDATES)
+        retrieved = find_condition(conditions, RETRIEVED_UPDATES)
         spec = events.updates_omitted_event(retrieved)
         message = spec.message if spec is not None else ""
         if message != self._omitted_said:

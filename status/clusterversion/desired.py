@@ -21,31 +21,28 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from cvo_py.runtime.gotext import metav1_time
 from cvo_py.runtime.jsondata import copy_json
 from payload.acceptance import is_about, payload_loaded
 from payload.acceptance import retrieving as payload_retrieving
 from payload.release import Acceptance, Release
-from status.clusterversion import capabilities, progress, upgradeable, validation
+from status.clusterversion import capabilities, progress, upgradeable
+from status.clusterversion.availableupdates import retrieved_updates, with_available_updates
+from status.clusterversion.conditions import (
+    AVAILABLE,
+    FAILING,
+    IMPLICITLY_ENABLED,
+    INVALID,
+    JSON,
+    PROGRESSING,
+    RELEASE_ACCEPTED,
+    RETRIEVED_UPDATES,
+    Verdict,
+    find_condition,
+    remove_condition,
+    set_condition,
+)
 from status.clusterversion.history import merge_history
-from status.clusterversion.history import prune_history as prune_history  # re-exported
-
-JSON = dict[str, Any]
-
-AVAILABLE = "Available"
-PROGRESSING = "Progressing"
-FAILING = "Failing"
-RELEASE_ACCEPTED = "ReleaseAccepted"
-INVALID = "Invalid"
-IMPLICITLY_ENABLED = "ImplicitlyEnabledCapabilities"
-RETRIEVED_UPDATES = "RetrievedUpdates"
-# Our own condition: capability names the installed CRD rejected (see status/clusterversion/writer.py).
-CAPABILITIES_PRUNED = "CapabilitiesPruned"
-
-RELEASE_ANNOTATION_PREFIXES = progress.RELEASE_ANNOTATION_PREFIXES
-
-
-# -- releases ---------------------------------------------------------------------------------------
+from status.clusterversion.spec import InvalidSpec, current_release, requested_update
 
 
 @dataclass(frozen=True)
@@ -70,92 +67,6 @@ class StatusInputs:
     admin_acks: upgradeable.ConfigMapRead | None = None
 
 
-class InvalidSpec(ValueError):
-    """spec.desiredUpdate cannot be turned into a release: `errors` are upstream's field errors."""
-
-    def __init__(self, errors: Sequence[str]) -> None:
-        super().__init__(validation.invalid_message(errors))
-        self.errors = list(errors)
-
-
-def requested_update(cv: Mapping[str, Any], accept_risks: bool = False) -> Release | None:
-    """spec.desiredUpdate as a release (status.clusterversion.validation); None when it asks for
-    none. Raises InvalidSpec when the spec is invalid (its desired update is then ignored)."""
-    errors = validation.validate(cv, accept_risks)
-    if errors:
-        raise InvalidSpec(errors)
-    return validation.requested(cv)
-
-
-def current_release(cv: Mapping[str, Any], running: Release) -> Release:
-    """status.desired once set; before that, the release cvo-py runs as."""
-    current = Release.from_dict((cv.get("status") or {}).get("desired"))
-    return current if current.image else (running if running.image else current)
-
-
-def pending_update(
-    cv: Mapping[str, Any], running: Release, accept_risks: bool = False
-) -> tuple[Release, bool] | None:
-    """The (release, force) spec.desiredUpdate asks for when it differs from the current one."""
-    try:
-        requested = requested_update(cv, accept_risks)
-    except InvalidSpec:
-        return None
-    if requested is None or requested.same_as(current_release(cv, running)):
-        return None
-    update = (cv.get("spec") or {}).get("desiredUpdate") or {}
-    return requested, bool(update.get("force"))
-
-
-# -- conditions -------------------------------------------------------------------------------------
-
-
-def find_condition(conditions: Sequence[Mapping[str, Any]], type_: str) -> Mapping[str, Any] | None:
-    for condition in conditions:
-        if condition.get("type") == type_:
-            return condition
-    return None
-
-
-def set_condition(conditions: list[JSON], type_: str, status: str, reason: str, message: str, now: datetime) -> None:
-    """Upstream's setter: lastTransitionTime moves only when status flips; reason and message are
-    always overwritten; a new type is appended at the end."""
-    for condition in conditions:
-        if condition.get("type") == type_:
-            if condition.get("status") != status or not condition.get("lastTransitionTime"):
-                condition["lastTransitionTime"] = metav1_time(now)
-            condition["status"] = status
-            _set_or_drop(condition, "reason", reason)
-            _set_or_drop(condition, "message", message)
-            return
-    new: JSON = {"type": type_, "status": status, "lastTransitionTime": metav1_time(now)}
-    _set_or_drop(new, "reason", reason)
-    _set_or_drop(new, "message", message)
-    conditions.append(new)
-
-
-def remove_condition(conditions: list[JSON], type_: str) -> None:
-    conditions[:] = [c for c in conditions if c.get("type") != type_]
-
-
-def _set_or_drop(condition: JSON, key: str, value: str) -> None:
-    if value:
-        condition[key] = value
-    else:
-        condition.pop(key, None)
-
-
-# -- ClusterOperators (status.clusterversion.progress) ------------------------------------------------
-
-is_release_operator = progress.is_release_operator
-operator_version = progress.operator_version
-co_condition = progress.co_condition
-operator_progress = progress.operator_progress
-
-
-# -- the whole status -------------------------------------------------------------------------------
-
-
 def desired_status(
     cv: Mapping[str, Any],
     cluster_operators: Sequence[Mapping[str, Any]],
@@ -172,7 +83,7 @@ def desired_status(
     conditions: list[JSON] = [dict(c) for c in status.get("conditions") or [] if isinstance(c, dict)]
 
     aim = target(cv, inputs)
-    counted = operator_progress(cluster_operators, aim.desired.version)
+    counted = progress.operator_progress(cluster_operators, aim.desired.version)
     history = merge_history(
         status.get("history"), aim.desired, aim.verified, now, counted.completed, aim.accepted_risks
     )
@@ -214,15 +125,6 @@ def desired_status(
 
     status["conditions"] = conditions
     return status
-
-
-@dataclass(frozen=True)
-class Verdict:
-    """What one condition says (set with upstream's setter: the transition time moves on a flip)."""
-
-    status: str
-    reason: str = ""
-    message: str = ""
 
 
 def _put(conditions: list[JSON], type_: str, verdict: Verdict | None, now: datetime) -> None:
@@ -463,71 +365,3 @@ def implicitly_enabled(caps: capabilities.CapabilityStatus) -> Verdict:
             "The following capabilities could not be disabled: " + ", ".join(caps.implicitly_enabled),
         )
     return Verdict("False", "AsExpected", "Capabilities match configured spec")
-
-
-def with_available_updates(
-    status: Mapping[str, Any], updates: Mapping[str, Any] | None, *, release_architecture: bool = False
-) -> JSON:
-    """`status` with availableUpdates, conditionalUpdates (and conditionalUpdateRisks) from the
-    poller's findings, and what the desired release lacks of version, url and channels filled from
-    the graph (`described_by`); unchanged before any. The releases' architecture (`Multi` for a
-    multi-architecture node) is kept only with the ImageStreamImportMode gate
-    (`release_architecture`), as upstream."""
-    out = dict(status)
-    if updates is None:
-        return out
-    available = updates.get("availableUpdates")
-    out["availableUpdates"] = available if release_architecture or not available else [
-        _without_architecture(r) for r in available
-    ]
-    for key in ("conditionalUpdates", "conditionalUpdateRisks"):  # the risks only with their gate
-        if updates.get(key):
-            out[key] = updates[key]
-        else:
-            out.pop(key, None)
-    if not release_architecture and out.get("conditionalUpdates"):
-        out["conditionalUpdates"] = [
-            {**u, "release": _without_architecture(u["release"])} if isinstance(u.get("release"), dict) else u
-            for u in out["conditionalUpdates"]
-        ]
-    desired = out.get("desired")
-    found = described_by(desired, updates) if isinstance(desired, dict) else None
-    if isinstance(desired, dict) and found is not None:
-        filled = dict(desired)
-        for key in ("version", "url", "channels"):
-            if found.get(key) and not filled.get(key):
-                filled[key] = found[key]
-        out["desired"] = filled
-    return out
-
-
-def described_by(desired: Mapping[str, Any], updates: Mapping[str, Any]) -> Mapping[str, Any] | None:
-    """The release of the update service's answer that describes `desired`, as upstream finds it:
-    by digest first (the graph's current node, then the available, then the conditional updates),
-    else by version. A version can name several payloads (one per architecture), a digest only one."""
-    conditional = updates.get("conditionalUpdates") or ()
-    releases = [updates.get("current"), *(updates.get("availableUpdates") or ()),
-                *((u.get("release") if isinstance(u, Mapping) else None) for u in conditional)]
-    candidates = [r for r in releases if isinstance(r, Mapping)]
-    for key in ("image", "version"):
-        wanted = desired.get(key)
-        if wanted:
-            for release in candidates:
-                if release.get(key) == wanted:
-                    return release
-    return None
-
-
-def _without_architecture(release: Any) -> Any:
-    if isinstance(release, dict) and "architecture" in release:
-        return {k: v for k, v in release.items() if k != "architecture"}
-    return release
-
-
-def retrieved_updates(updates: Mapping[str, Any] | None, existing: Mapping[str, Any] | None) -> Verdict | None:
-    """RetrievedUpdates as the poller reports it; before any report, upstream's first-sync
-    placeholder (False, no reason or message) when there is none (None: keep the existing one)."""
-    if updates is None:
-        return Verdict("False") if existing is None else None
-    condition = updates["condition"]
-    return Verdict(condition["status"], condition.get("reason", ""), condition.get("message", ""))

@@ -21,8 +21,11 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from cvo_py.runtime.gotext import clipped, escape, go_quote, metav1_time, one_line
-from cvo_py.runtime.kube import CLUSTERVERSIONS, EVENTS, JSON, MERGE_PATCH, ApiError, KubeClient, ServerUnreachable
+from cvo_py.runtime.errors import ClientError
+from cvo_py.runtime.gotext.messages import clipped, one_line
+from cvo_py.runtime.gotext.quoting import escape, go_quote
+from cvo_py.runtime.gotext.times import metav1_time
+from cvo_py.runtime.kube import CLUSTERVERSIONS, EVENTS, JSON, MERGE_PATCH, ApiError, KubeClient
 from payload import acceptance as acc
 from payload.acceptance import PreconditionOutcome, ReleaseAcceptance
 from updateservice.retrieval import UPDATES_OMITTED
@@ -251,7 +254,7 @@ class EventRecorder:
             if stored is None:
                 stored = self.client.create(EVENTS, event, self.namespace)
                 self.created += 1
-        except (ApiError, ServerUnreachable) as exc:
+        except ClientError as exc:
             self.failed += 1
             log.warning("Could not record Event %s for %s/%s: %s", spec.reason, ref["kind"], ref["name"], exc)
             return None

@@ -10,7 +10,7 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
-from cvo_py.runtime.gotext import metav1_time
+from cvo_py.runtime.gotext.times import metav1_time
 from cvo_py.runtime.jsondata import copy_json
 from payload.release import Release
 

@@ -22,13 +22,14 @@ from typing import Any
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
-from cvo_py.runtime import gotext
+from cvo_py.runtime.gotext.times import epoch_seconds
 from cvo_py.runtime.informer import MODIFIED, Informer, InformerSet
 from cvo_py.runtime.kube import CONFIGMAPS, KubeClient
 from cvo_py.runtime.safeload import DocumentError, FileMissing
 from payload.release import IMAGE_REFERENCES, IMAGE_REFERENCES_MAX_BYTES, Release, read_payload_json
 from status.clusterversion import capabilities
-from status.clusterversion.desired import find_condition, operator_progress, operator_version
+from status.clusterversion.conditions import find_condition
+from status.clusterversion.progress import operator_progress, operator_version
 
 JSON = dict[str, Any]
 
@@ -46,11 +47,20 @@ class WriteCounts:
 
 
 def _seconds(text: Any) -> float:
-    return gotext.epoch_seconds(text) or 0.0  # a metric's value: 0 when there is no time
+    return epoch_seconds(text) or 0.0  # a metric's value: 0 when there is no time
 
 
 def _completed(history: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
     return [h for h in history if h.get("state") == "Completed"]
+
+
+_CLUSTER_VERSION_HELP = (
+    "Cluster version timestamps (Unix seconds) by type: current (the release this operator runs; its "
+    "payload's creation time, 0 when unknown), initial (oldest history entry; object creation), cluster "
+    "(the running release; object creation), completed (newest completed update), desired (a requested "
+    "release other than the running one; latest status change), failure (Failing=True; its transition), "
+    "updating (an update in progress; its start). from_version is the previously completed release."
+)
 
 
 def cluster_version_family(
@@ -59,13 +69,7 @@ def cluster_version_family(
     """`cluster_version` as upstream computes it. "Running" is the release this operator runs
     (not status.desired); "completed" the newest Completed history entry."""
     family = GaugeMetricFamily(
-        "cluster_version",
-        "Cluster version timestamps (Unix seconds) by type: current (the release this operator runs; its "
-        "payload's creation time, 0 when unknown), initial (oldest history entry; object creation), cluster "
-        "(the running release; object creation), completed (newest completed update), desired (a requested "
-        "release other than the running one; latest status change), failure (Failing=True; its transition), "
-        "updating (an update in progress; its start). from_version is the previously completed release.",
-        labels=["type", "version", "image", "from_version"],
+        "cluster_version", _CLUSTER_VERSION_HELP, labels=["type", "version", "image", "from_version"]
     )
     status = (cv or {}).get("status") or {}
     history: list[Mapping[str, Any]] = [h for h in status.get("history") or [] if isinstance(h, dict)]
@@ -93,13 +97,9 @@ def cluster_version_family(
     # A version-only (or acceptRisks-only) desiredUpdate has no image: it differs too.
     update_differs = isinstance(requested, dict) and str(update.get("image") or "") != running.image
     if update_differs:
-        times = [created]
-        if history:
-            times += [_seconds(history[0].get("startedTime")), _seconds(history[0].get("completionTime"))]
-        times += [_seconds(c.get("lastTransitionTime")) for c in status.get("conditions") or [] if isinstance(c, dict)]
         family.add_metric(
             ["desired", str(update.get("version") or ""), str(update.get("image") or ""), last_completed_version],
-            max(times),
+            _last_change(created, history, status),
         )
     failing = find_condition(status.get("conditions") or [], "Failing")
     if failing is not None and failing.get("status") == "True":
@@ -117,6 +117,16 @@ def cluster_version_family(
             _seconds(head.get("startedTime")),
         )
     return family
+
+
+def _last_change(created: float, history: Sequence[Mapping[str, Any]], status: Mapping[str, Any]) -> float:
+    """The latest time the ClusterVersion's status says something changed (its creation, the newest
+    history entry's start and completion, a condition's transition)."""
+    times = [created]
+    if history:
+        times += [_seconds(history[0].get("startedTime")), _seconds(history[0].get("completionTime"))]
+    times += [_seconds(c.get("lastTransitionTime")) for c in status.get("conditions") or [] if isinstance(c, dict)]
+    return max(times)
 
 
 @dataclass(frozen=True)
@@ -242,28 +252,30 @@ def families(
             )
         _add_conditions(conditions, name, co_conditions)
 
-    if cv is None:
-        up.add_metric(["version", "", "ClusterVersionNotFound"], 0.0)
-        conditions.add_metric(["version", "Available", "ClusterVersionNotFound"], 0.0)
-    else:
-        status = cv.get("status") or {}
-        cv_conditions = [c for c in status.get("conditions") or [] if isinstance(c, dict)]
-        completed = _completed([h for h in status.get("history") or [] if isinstance(h, dict)])
-        available = find_condition(cv_conditions, "Available")
-        if available is not None and available.get("status") in ("True", "False"):
-            up.add_metric(
-                [
-                    "version",
-                    str(completed[0].get("version") or "") if completed else "",
-                    str(available.get("reason") or ""),
-                ],
-                1.0 if available.get("status") == "True" else 0.0,
-            )
-        _add_conditions(conditions, "version", cv_conditions)
+    _add_cluster_version(up, conditions, cv)
+    if cv is not None:
         out.extend(_cv_families(cv, cluster_operators, running, counts, always_enabled, update_service))
     out += [up, conditions]
     out.extend(_write_families(counts))
     return out
+
+
+def _add_cluster_version(up: GaugeMetricFamily, conditions: GaugeMetricFamily, cv: Mapping[str, Any] | None) -> None:
+    """The cluster version's own samples (name=version) of cluster_operator_up and _conditions."""
+    if cv is None:
+        up.add_metric(["version", "", "ClusterVersionNotFound"], 0.0)
+        conditions.add_metric(["version", "Available", "ClusterVersionNotFound"], 0.0)
+        return
+    status = cv.get("status") or {}
+    cv_conditions = [c for c in status.get("conditions") or [] if isinstance(c, dict)]
+    completed = _completed([h for h in status.get("history") or [] if isinstance(h, dict)])
+    available = find_condition(cv_conditions, "Available")
+    if available is not None and available.get("status") in ("True", "False"):
+        version = str(completed[0].get("version") or "") if completed else ""
+        up.add_metric(
+            ["version", version, str(available.get("reason") or "")], 1.0 if available.get("status") == "True" else 0.0
+        )
+    _add_conditions(conditions, "version", cv_conditions)
 
 
 def _add_conditions(family: GaugeMetricFamily, name: str, conditions: Iterable[Mapping[str, Any]]) -> None:
@@ -277,19 +289,16 @@ def _add_conditions(family: GaugeMetricFamily, name: str, conditions: Iterable[M
         )
 
 
-def _cv_families(
-    cv: Mapping[str, Any],
-    cluster_operators: Sequence[Mapping[str, Any]],
+def _capability_family(
+    status: Mapping[str, Any],
+    spec: Mapping[str, Any],
     running: Release,
     counts: WriteCounts,
     always_enabled: Sequence[str],
-    update_service: str,
-) -> list[Metric]:
-    status = cv.get("status") or {}
-    spec = cv.get("spec") or {}
-    out: list[Metric] = []
-
-    # Enabled capabilities as cvo-py sees them: names the CRD would not store are still enabled.
+) -> GaugeMetricFamily:
+    """cluster_version_capability: enabled capabilities as cvo-py sees them (names the CRD would not
+    store are still enabled), known ones as status says (the feature-gated names the status loop
+    knew with the cluster's gates)."""
     prior = list((status.get("capabilities") or {}).get("enabledCapabilities") or [])
     prior += list(counts.pruned.get(capabilities.ENABLED, ()))
     caps = capabilities.compute(
@@ -304,12 +313,24 @@ def _cv_families(
         labels=["name"],
     )
     enabled = set(caps.enabled)
-    # Known as status says (the feature-gated names the status loop knew with the cluster's gates).
     written = (status.get("capabilities") or {}).get("knownCapabilities") or []
     known = set(caps.known) | {n for n in written if isinstance(n, str)}
     for name in sorted(enabled | known):
         capability.add_metric([name], 1.0 if name in enabled else 0.0)
-    out.append(capability)
+    return capability
+
+
+def _cv_families(
+    cv: Mapping[str, Any],
+    cluster_operators: Sequence[Mapping[str, Any]],
+    running: Release,
+    counts: WriteCounts,
+    always_enabled: Sequence[str],
+    update_service: str,
+) -> list[Metric]:
+    status = cv.get("status") or {}
+    spec = cv.get("spec") or {}
+    out: list[Metric] = [_capability_family(status, spec, running, counts, always_enabled)]
 
     # Not upstream's cluster_version_payload (manifests applied and pending in a pass): cvo-py
     # applies no manifests. What it counts is what its Progressing "N of M done" counts.

@@ -31,7 +31,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from cvo_py.runtime.gotext import TimeFormatError, parse_time
+from cvo_py.runtime.gotext.durations import TimeFormatError
+from cvo_py.runtime.gotext.times import parse_time
 
 JSON = dict[str, Any]
 

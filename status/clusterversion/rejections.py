@@ -37,9 +37,9 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from cvo_py.runtime import gotext
+from cvo_py.runtime.gotext.messages import bounded
 from status.clusterversion.capabilities import ENABLED, KNOWN
-from status.clusterversion.desired import (
+from status.clusterversion.conditions import (
     CAPABILITIES_PRUNED,
     RETRIEVED_UPDATES,
     find_condition,
@@ -91,8 +91,8 @@ class RejectedValue:
             inner = value.get("release")
             release: Mapping[str, Any] = inner if isinstance(inner, dict) else value
             label = release.get("version") or release.get("image") or value.get("name") or "?"
-            return gotext.bounded(str(label), LABEL_TEXT)
-        return gotext.bounded(json.dumps(value) if isinstance(value, str) else str(value), LABEL_TEXT)
+            return bounded(str(label), LABEL_TEXT)
+        return bounded(json.dumps(value) if isinstance(value, str) else str(value), LABEL_TEXT)
 
 
 @dataclass(frozen=True)
@@ -163,7 +163,7 @@ def too_large(sent_status: Mapping[str, Any], message: str) -> Rejection:
     """A write refused for its size: what can go is each of the two update lists, whole (its items
     may be fine one by one; the list changing is what may make it fit)."""
     values = [
-        RejectedValue(name, sent_status[name], None, gotext.bounded(f"status.{name}: {message}", CAUSE_TEXT), True)
+        RejectedValue(name, sent_status[name], None, bounded(f"status.{name}: {message}", CAUSE_TEXT), True)
         for name in (AVAILABLE, CONDITIONAL)
         if isinstance(sent_status.get(name), list) and sent_status[name]
     ]
@@ -277,7 +277,7 @@ def describe(cause: Mapping[str, Any]) -> str:
     path = str(cause.get("field") or "")
     if path and not path.startswith(("status.", "spec.", "metadata.")) and path != "<nil>":
         path = "status." + path
-    return gotext.bounded(f"{path}: {cause.get('message') or ''}".strip(": "), CAUSE_TEXT)
+    return bounded(f"{path}: {cause.get('message') or ''}".strip(": "), CAUSE_TEXT)
 
 
 def _key(value: Any) -> str:

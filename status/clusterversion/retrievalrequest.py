@@ -16,7 +16,9 @@ from payload.acceptance import PreconditionOutcome
 from payload.coordinator import RetrievalRequest
 from payload.release import Release
 from status.clusterversion import desired, preconditions, upgradeable
+from status.clusterversion.conditions import RETRIEVED_UPDATES, find_condition
 from status.clusterversion.desired import StatusInputs
+from status.clusterversion.spec import pending_update
 
 
 @dataclass(frozen=True)
@@ -46,8 +48,8 @@ def checks_inputs(cv: Mapping[str, Any]) -> str:
     status = cv.get("status") or {}
     conditions = status.get("conditions") or []
     seen = (
-        desired.find_condition(conditions, upgradeable.UPGRADEABLE),
-        desired.find_condition(conditions, desired.RETRIEVED_UPDATES),
+        find_condition(conditions, upgradeable.UPGRADEABLE),
+        find_condition(conditions, RETRIEVED_UPDATES),
         [status.get(k) for k in ("desired", "availableUpdates", "conditionalUpdates")],
         (cv.get("spec") or {}).get("channel"),
         (status.get("history") or [{}])[0],
@@ -65,7 +67,7 @@ def retrieval_request(
     the ClusterVersion the checks read (the newest known: the cache may not have our last write
     yet); `inputs` what status is computed from (the running release, the accept-risks gate, the
     admin-ack ConfigMaps the checks read)."""
-    pending = desired.pending_update(cv, inputs.running, inputs.accept_risks)
+    pending = pending_update(cv, inputs.running, inputs.accept_risks)
     if pending is None:
         return None
     target, force = pending

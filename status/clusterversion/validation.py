@@ -22,7 +22,7 @@ import uuid
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from cvo_py.runtime.gotext import go_quote
+from cvo_py.runtime.gotext.quoting import go_quote
 from cvo_py.runtime.urls import url_problem
 from payload.release import Release
 from updateservice import semver

@@ -37,7 +37,9 @@ from typing import Any
 
 from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_attempt, wait_random_exponential
 
-from cvo_py.runtime import gotext, klog
+from cvo_py.runtime import klog
+from cvo_py.runtime.errors import ClientError
+from cvo_py.runtime.gotext.messages import bounded
 from cvo_py.runtime.jsondata import encode_json
 from cvo_py.runtime.kube import CLUSTERVERSIONS, JSON, ApiError, KubeClient, ServerUnreachable
 from status.clusterversion import rejections
@@ -57,11 +59,11 @@ class StatusRejected(StatusWriteError):
     def __init__(self, rejection: rejections.Rejection) -> None:
         self.rejection = rejection
         if rejection.too_large:
-            super().__init__(f"ClusterVersion status rejected as too large: {gotext.bounded(rejection.message, 500)}")
+            super().__init__(f"ClusterVersion status rejected as too large: {bounded(rejection.message, 500)}")
             return
         causes = [rejections.describe(c) for c in rejection.other] + [value.cause for value in rejection.values]
         detail = "; ".join(causes) if causes else (rejection.message or "no causes given")
-        super().__init__(f"ClusterVersion status rejected as invalid: {gotext.bounded(detail, MAX_DETAIL)}")
+        super().__init__(f"ClusterVersion status rejected as invalid: {bounded(detail, MAX_DETAIL)}")
 
 
 # How much of a rejection's causes its error (and log line) says.
@@ -173,7 +175,7 @@ class ClusterVersionStatusWriter:
                 self.stats.failures += 1
                 self.stats.last_error = str(exc)
                 raise
-            except (ApiError, ServerUnreachable) as exc:
+            except ClientError as exc:
                 self.stats.failures += 1
                 self.stats.last_error = str(exc)
                 raise StatusWriteError(f"ClusterVersion status not written after {self.attempts} tries: {exc}") from exc

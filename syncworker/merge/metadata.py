@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from cvo_py.runtime.gotext import go_quote
+from cvo_py.runtime.gotext.quoting import go_quote
 from cvo_py.runtime.jsondata import copy_json
 from syncworker.merge.values import (
     JSON,

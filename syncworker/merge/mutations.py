@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from cvo_py.runtime.docbounds import DocumentError
-from cvo_py.runtime.gotext import go_quote
+from cvo_py.runtime.gotext.quoting import go_quote
 from cvo_py.runtime.jsondata import copy_json
 from cvo_py.runtime.safeload import load_document
 from cvo_py.runtime.serving.tls import GO_CIPHER_SUITES

@@ -26,7 +26,7 @@ from collections.abc import Callable, Mapping
 from fractions import Fraction
 from typing import Any
 
-from cvo_py.runtime.gotext import json_kind
+from cvo_py.runtime.gotext.jsoncodec import json_kind
 
 JSON = dict[str, Any]
 

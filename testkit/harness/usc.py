@@ -345,7 +345,7 @@ def publish_insights(kube: KubeClient, namespace: str, nodes: int = 0, omitted: 
     keys `omitted` said left out, and the controller's Lease held for an hour. Published again,
     only the ConfigMap changes."""
     from cvo_py import __version__
-    from cvo_py.runtime.gotext import SECOND
+    from cvo_py.runtime.gotext.durations import SECOND
     from status.updatestatus.api import configmap, metadata
     from status.updatestatus.insights import compute
     from testkit.objects.insight_objects import ns, sample_insights

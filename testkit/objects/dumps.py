@@ -16,7 +16,8 @@ from typing import Any
 
 import yaml
 
-from cvo_py.runtime import gotext
+from cvo_py.runtime.gotext.durations import SECOND
+from cvo_py.runtime.gotext.times import format_time
 from status.updatestatus.client.snapshot import Snapshot
 
 JSON = dict[str, Any]
@@ -26,8 +27,8 @@ MCO_GROUP = "machineconfiguration.openshift.io"
 
 def go_time(ns: int) -> str:
     """Go's default time.Time format, as oc writes must-gather `timestamp` lines (with `m=`)."""
-    sec, frac = divmod(ns, gotext.SECOND)
-    text = gotext.format_time(sec * gotext.SECOND, nanos=False)[:-1].replace("T", " ")
+    sec, frac = divmod(ns, SECOND)
+    text = format_time(sec * SECOND, nanos=False)[:-1].replace("T", " ")
     if frac:
         text += "." + f"{frac:09d}".rstrip("0")
     return f"{text} +0000 UTC m=+0.041234567"
@@ -47,7 +48,7 @@ def must_gather_files(snap: Snapshot, gathered_at: int, *, lists: bool = False) 
     Per-object files by default (objects are then read in name order, as the API server lists
     them); with `lists`, one `v1 List` per kind keeping the snapshot's order.
     """
-    stamp = (go_time(gathered_at) + "\n" + go_time(gathered_at + 90 * gotext.SECOND) + "\n").encode()
+    stamp = (go_time(gathered_at) + "\n" + go_time(gathered_at + 90 * SECOND) + "\n").encode()
     files: dict[str, bytes] = {"timestamp": stamp, "event-filter.html": b"<html></html>\n"}
     base = f"{IMAGE_DIR}/cluster-scoped-resources"
     files[f"{IMAGE_DIR}/version"] = b"4.16.0\n"

@@ -8,7 +8,8 @@ from typing import TYPE_CHECKING, Any
 
 import yaml
 
-from cvo_py.runtime import gotext
+from cvo_py.runtime.gotext.durations import MINUTE, SECOND
+from cvo_py.runtime.gotext.times import format_time, parse_time
 
 if TYPE_CHECKING:
     from status.updatestatus.client.snapshot import Snapshot
@@ -16,16 +17,16 @@ if TYPE_CHECKING:
 JSON = dict[str, Any]
 MCO = "machineconfiguration.openshift.io/"
 T0 = "2024-01-01T10:00:00Z"
-T0_NS = gotext.parse_time(T0)
+T0_NS = parse_time(T0)
 
 
 def at(minutes: float = 0, seconds: float = 0) -> str:
     """T0 + offset, as an RFC 3339 string."""
-    return gotext.format_time(T0_NS + int(minutes * gotext.MINUTE + seconds * gotext.SECOND))
+    return format_time(T0_NS + int(minutes * MINUTE + seconds * SECOND))
 
 
 def ns(minutes: float = 0, seconds: float = 0) -> int:
-    return T0_NS + int(minutes * gotext.MINUTE + seconds * gotext.SECOND)
+    return T0_NS + int(minutes * MINUTE + seconds * SECOND)
 
 
 def cond(type_: str, status: str, ltt: str = T0, reason: str = "", message: str = "") -> JSON:

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from cvo_py import __version__
-from cvo_py.runtime import gotext
+from cvo_py.runtime.gotext.durations import SECOND
 from cvo_py.runtime.kube import CONFIGMAPS, ApiError, KubeClient
 from status.updatestatus.api import configmap, metadata
 from status.updatestatus.client import snapshot
@@ -75,7 +75,7 @@ def publish(kube: KubeClient, insights: Sequence[InsightShape], computed_at: int
         except ApiError as exc:
             if not exc.is_not_found():
                 raise
-    meta = metadata.encode(metadata.build(computed_at, "scale-test", __version__, 30 * gotext.SECOND, []))
+    meta = metadata.encode(metadata.build(computed_at, "scale-test", __version__, 30 * SECOND, []))
     for name, data in plan.configmaps.items():
         if name == configmap.CONFIGMAP:
             data = {**data, metadata.META_KEY: meta}

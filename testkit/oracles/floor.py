@@ -18,7 +18,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from cvo_py.runtime.kube import ClientConfig
+from cvo_py.runtime.clientconfig import ClientConfig
 from payload.podspec import PodSpecOptions, build_version_pod, random_suffix
 
 

@@ -1,6 +1,7 @@
 """Small Go programs that tests and benchmarks compare the project with (Go's own strconv, sort,
 text/tabwriter, text/template; `gofloor/`, the least a CVO must do to report a payload failure;
-`gomanifests/`, how the CVO reads a payload's manifests).
+`gomanifests/`, how the CVO reads a payload's manifests; `gohttpserver/`, what Go's net/http server
+answers to a request's bytes).
 
     binary = build(Path("main.go"), tmp_path)     # skips the test when no Go toolchain is installed
     outputs = run_lines(binary, inputs, *args)    # one input line in, one output line out

@@ -16,7 +16,8 @@ from pathlib import Path
 import pytest
 
 from cvo_py.cli import main as cli
-from cvo_py.runtime import gotext
+from cvo_py.runtime.gotext.durations import HOUR, SECOND, truncate_duration
+from cvo_py.runtime.gotext.times import format_time
 from status.updatestatus.client import snapshot
 from status.updatestatus.client.render import NOT_UPDATING, render
 from testkit.checkout import EXAMPLES
@@ -44,7 +45,7 @@ def check(out: str, want: str, now: int, *, alerts_line: bool) -> None:
     """`out` is `want` after the preamble: the assessment time first, then one line per note."""
     assert out.endswith(want), out
     preamble = out[: len(out) - len(want)].splitlines()
-    assert preamble and preamble[0].startswith(f"Assessed at {gotext.format_time(now, nanos=False)}"), preamble
+    assert preamble and preamble[0].startswith(f"Assessed at {format_time(now, nanos=False)}"), preamble
     assert (want != NOT_UPDATING and alerts_line) == any(line.startswith(ALERTS_LINE) for line in preamble)
 
 
@@ -158,11 +159,11 @@ def test_a_47_era_insights_archive_gives_the_best_answer_with_the_missing_pieces
 
 def _insights_now(snap: snapshot.Snapshot) -> int:
     """A gather time an Insights archive's name can carry (it holds seconds)."""
-    return gotext.truncate_duration(snap.mock_now(), gotext.SECOND) + gotext.SECOND
+    return truncate_duration(snap.mock_now(), SECOND) + SECOND
 
 
 def _insights_name(now: int) -> str:
-    stamp = gotext.format_time(now, nanos=False)
+    stamp = format_time(now, nanos=False)
     return f"insights-{stamp[:10]}-{stamp[11:19].replace(':', '')}.tar.gz"
 
 
@@ -171,11 +172,11 @@ def test_now_overrides_the_gather_time(name: str, tmp_path: Path, capsys: pytest
     snap = load(name)
     gathered = snap.mock_now()
     top = conv.write_tree(conv.must_gather_files(snap, gathered), tmp_path / "mg")
-    later = gathered + 3 * gotext.HOUR
-    code, out, err = upgrade_status(capsys, "--from", str(top), "--now", gotext.format_time(later))
+    later = gathered + 3 * HOUR
+    code, out, err = upgrade_status(capsys, "--from", str(top), "--now", format_time(later))
     assert code == 0, err
     check(out, expected(conv.by_name(snap), later, "none"), later, alerts_line=True)
-    assert f"gathered at {gotext.format_time(gathered, nanos=False)}" in out.splitlines()[0]
+    assert f"gathered at {format_time(gathered, nanos=False)}" in out.splitlines()[0]
 
 
 @pytest.mark.parametrize("name", CASES)

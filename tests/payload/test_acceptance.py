@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from cvo_py.runtime import gotext
+from cvo_py.runtime.gotext.messages import bounded
 from payload import acceptance as a
 
 
@@ -17,8 +17,8 @@ from payload import acceptance as a
     ],
 )
 def test_bounded(text: str, limit: int, expected: str) -> None:
-    assert gotext.bounded(text, limit) == expected
-    assert len(gotext.bounded(text, limit)) <= limit
+    assert bounded(text, limit) == expected
+    assert len(bounded(text, limit)) <= limit
 
 
 IMG = "quay.io/r@sha256:01"

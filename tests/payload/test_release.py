@@ -105,7 +105,7 @@ def test_start_refuses_unreadable_release_metadata_in_one_line(
 
 
 # with "release": into the fields of release-metadata the CVO reads
-GO_JSON = Path(__file__).parents[1] / "cvo_py" / "runtime" / "gojson" / "main.go"
+GO_JSON = Path(__file__).parents[1] / "cvo_py" / "runtime" / "gotext" / "gojson" / "main.go"
 
 
 @pytest.mark.parametrize(

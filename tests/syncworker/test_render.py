@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from cvo_py.runtime.gotext import go_quote
+from cvo_py.runtime.gotext.quoting import go_quote
 from syncworker.render import RenderData, TemplateError, render
 from testkit.checkout import REPO
 from testkit.harness import manifests

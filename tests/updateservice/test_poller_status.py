@@ -5,13 +5,15 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
+from payload.release import Release
 from status.clusterversion import desired as cs
+from status.clusterversion.conditions import find_condition
 from updateservice.poller import UpdatesState, updates_status
 from updateservice.retrieval import failure, succeeded
 
 T0 = datetime(2026, 11, 23, 12, 0, 0, tzinfo=UTC)
 IMG = "quay.io/openshift-release-dev/ocp-release@sha256:" + "a" * 64
-RUNNING = cs.Release("4.16.3", IMG)
+RUNNING = Release("4.16.3", IMG)
 SPEC = {"clusterID": "0b0ea3b8-4d5e-4c0f-8c0a-4b7d3c5a9e11", "channel": "stable-4.16", "upstream": "http://u/graph"}
 FIVE = {"version": "4.16.5", "image": "five"}
 NINE = {"release": {"version": "4.16.9", "image": "nine"}, "risks": [],
@@ -26,7 +28,7 @@ def status_with(state: UpdatesState | None, spec: dict[str, Any] = SPEC) -> dict
 
 
 def retrieved(status: dict[str, Any]) -> dict[str, Any]:
-    found = cs.find_condition(status["conditions"], "RetrievedUpdates")
+    found = find_condition(status["conditions"], "RetrievedUpdates")
     assert found is not None
     return dict(found)
 

@@ -20,7 +20,8 @@ if TYPE_CHECKING:
     from cvo_py.runtime.informer import Informer
     from cvo_py.runtime.kube import JSON, KubeClient
 from cvo_py.runtime import safeload
-from cvo_py.runtime.serving.tls import TLSOptions, server_ssl_context, ssl_detail
+from cvo_py.runtime.serving.tls import TLSOptions, server_ssl_context
+from cvo_py.runtime.tlstrust import ssl_detail
 
 log = logging.getLogger(__name__)
 

@@ -10,11 +10,13 @@ import ssl
 from dataclasses import dataclass
 
 from cvo_py.runtime import safeload
-from cvo_py.runtime.gotext import go_quote
-from cvo_py.runtime.serving.tls import TLSOptions, parse_tls_options, server_ssl_context, ssl_detail
+from cvo_py.runtime.errors import ConfigError
+from cvo_py.runtime.gotext.quoting import go_quote
+from cvo_py.runtime.serving.tls import TLSOptions, parse_tls_options, server_ssl_context
+from cvo_py.runtime.tlstrust import ssl_detail
 
 
-class ServingConfigError(ValueError):
+class ServingConfigError(ConfigError):
     """Serving flags that cannot be used together; the message is one line naming the flag."""
 
 
@@ -134,8 +136,9 @@ def comma_separated(values: list[str], what: str) -> list[str]:
     return names
 
 
-class ListenAddressError(ValueError):
-    pass
+class ListenAddressError(ConfigError):
+    """A --listen value that is not HOST:PORT (an address that cannot be listened on is the
+    server's ServerError)."""
 
 
 def parse_listen(address: str) -> tuple[str, int]:

@@ -10,12 +10,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from cvo_py.runtime import safeload
-from cvo_py.runtime.tlstrust import ssl_detail
+from cvo_py.runtime.errors import ConfigError
 
-__all__ = ["TLSConfigError", "TLSOptions", "parse_tls_options", "server_ssl_context", "ssl_detail"]
+__all__ = ["TLSConfigError", "TLSOptions", "parse_tls_options", "server_ssl_context"]
 
 
-class TLSConfigError(ValueError):
+class TLSConfigError(ConfigError):
     """A TLS version or cipher suite that cannot be served."""
 
 

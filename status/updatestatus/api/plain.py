@@ -13,7 +13,8 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from cvo_py.runtime.gotext import parse_duration, parse_time
+from cvo_py.runtime.gotext.durations import parse_duration
+from cvo_py.runtime.gotext.times import parse_time
 from status.updatestatus.insights.plain import (
     ClusterOperatorStatusInsight,
     ClusterVersionStatusInsight,

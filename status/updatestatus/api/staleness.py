@@ -12,7 +12,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import NamedTuple
 
-from cvo_py.runtime import gotext
+from cvo_py.runtime.gotext.durations import SECOND, TimeFormatError, duration_string, short_duration, truncate_duration
+from cvo_py.runtime.gotext.times import format_time, parse_time
 from status.updatestatus.api.names import LEASE
 from status.updatestatus.api.plain import ControllerIdentityShape as ControllerIdentityShape
 from status.updatestatus.api.plain import OmittedShape as OmittedShape
@@ -43,10 +44,10 @@ def lease_state(lease: object) -> LeaseState:
     renew = spec.get("renewTime")
     seconds = spec.get("leaseDurationSeconds")
     try:
-        renewed = gotext.parse_time(renew) if isinstance(renew, str) else None
-    except gotext.TimeFormatError:
+        renewed = parse_time(renew) if isinstance(renew, str) else None
+    except TimeFormatError:
         renewed = None
-    duration = seconds * gotext.SECOND if isinstance(seconds, int) and not isinstance(seconds, bool) else None
+    duration = seconds * SECOND if isinstance(seconds, int) and not isinstance(seconds, bool) else None
     return LeaseState(holder=holder if isinstance(holder, str) else "", renewed_at=renewed, duration=duration)
 
 
@@ -70,13 +71,13 @@ def warnings(
         if age > 2 * meta.resync_period:
             out.append(
                 f"the insights are stale: computed {ago(age)}"
-                f" at {gotext.format_time(meta.computed_at)}, more than twice the controller's resync period "
-                f"({gotext.duration_string(meta.resync_period)}); the update status controller may not be running"
+                f" at {format_time(meta.computed_at)}, more than twice the controller's resync period "
+                f"({duration_string(meta.resync_period)}); the update status controller may not be running"
             )
         if meta.paced:
             out.append(
                 "the update status controller is holding writes back after many changes at once: the insights "
-                f"are current as of {gotext.format_time(meta.computed_at)} and may miss later changes; "
+                f"are current as of {format_time(meta.computed_at)} and may miss later changes; "
                 "node and pool counts below may be partial"
             )
         if meta.omitted.count:
@@ -94,7 +95,7 @@ def ago(age: int) -> str:
     """How long ago something happened, `age` ns before now, worded as oc words a moment in its
     SINCE column (`shortDuration` of the age in whole seconds): `5s ago`, `1m15s ago`, and `now`
     under a second (never `now ago`)."""
-    since = gotext.short_duration(gotext.truncate_duration(age, gotext.SECOND))
+    since = short_duration(truncate_duration(age, SECOND))
     return since if since == "now" else f"{since} ago"
 
 OMITTED_NAMED = 5  # omitted keys a warning names (the controller lists the most important first)
@@ -121,7 +122,7 @@ def lease_warnings(lease: LeaseState, now: int) -> list[str]:
         return [
             f"the update status controller's Lease expired {ago(expired)} (holder "
             f"{lease.holder}, "
-            f"last renewed {gotext.format_time(lease.renewed_at)}): the insights may be stale"
+            f"last renewed {format_time(lease.renewed_at)}): the insights may be stale"
         ]
     return []
 

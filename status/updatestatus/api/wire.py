@@ -18,7 +18,8 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from cvo_py.runtime import gotext, safeload
+from cvo_py.runtime import safeload
+from cvo_py.runtime.gotext.quoting import escape
 from status.updatestatus.api import plain
 from status.updatestatus.api.names import MAX_SHARDS, SHARD_PREFIX, SHARDS_KEY, is_shard_name
 from status.updatestatus.api.staleness import PublicationMetadataShape
@@ -217,12 +218,12 @@ def validate(key: str, doc: dict[str, Any], prefix: str) -> InsightShape:
         first = exc.errors()[0]
         loc = ".".join(str(p) for p in first["loc"]) or "value"
         where = f"ConfigMap key {safe_key(key)}"
-        raise DecodeError(f"{where}: {gotext.escape(loc)[:200]}: {one_line(first['msg'])[:200]}") from None
+        raise DecodeError(f"{where}: {escape(loc)[:200]}: {one_line(first['msg'])[:200]}") from None
     return insight
 
 
 def safe_key(key: str) -> str:
-    return gotext.escape(key[: MAX_KEY + 1])
+    return escape(key[: MAX_KEY + 1])
 
 
 def one_line(text: str) -> str:

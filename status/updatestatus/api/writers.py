@@ -13,7 +13,7 @@ from collections.abc import Callable
 from json.encoder import encode_basestring
 from typing import Any
 
-from cvo_py.runtime.gotext import duration_string
+from cvo_py.runtime.gotext.durations import duration_string
 from status.updatestatus.insights.kinds import (
     ClusterOperatorInsightShape,
     ClusterVersionInsightShape,

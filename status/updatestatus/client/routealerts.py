@@ -28,7 +28,10 @@ import ssl
 import threading
 from typing import Any
 
-from cvo_py.runtime import gotext, tlstrust
+from cvo_py.runtime import tlstrust
+from cvo_py.runtime.gotext.jsoncodec import decode_json, json_limit_problem, json_syntax_problem
+from cvo_py.runtime.gotext.messages import bounded
+from cvo_py.runtime.gotext.quoting import go_quote
 from cvo_py.runtime.kube import CONFIGMAPS, ApiError, KubeClient, Resource, ServerUnreachable
 from cvo_py.runtime.urls import http_url_problem
 from status.updatestatus.client.live import Read
@@ -101,9 +104,9 @@ class AlertsFetch:
                 max_bytes=self._max_bytes,
             )
         except httpget.GetError as exc:
-            return None, UNABLE + f"Get {gotext.go_quote(exc.url or url)}: {exc}"
+            return None, UNABLE + f"Get {go_quote(exc.url or url)}: {exc}"
         if answer.status != 200:
-            said = gotext.bounded(" ".join(answer.body.decode("utf-8", "replace").split()), MAX_ERROR_CHARS)
+            said = bounded(" ".join(answer.body.decode("utf-8", "replace").split()), MAX_ERROR_CHARS)
             return None, UNABLE + f"GET {url}: {answer.status} {answer.reason}: {said}".rstrip(": ")
         return decode(answer.body)
 
@@ -150,7 +153,7 @@ def route_url(route: Any) -> tuple[str, str]:
     url = f"https://{host}{PATH}"
     problem = http_url_problem(url)
     if problem or any(c in host for c in "/?#@"):
-        return "", f"the Route {MONITORING}/{ROUTE} has a host that is not one: {gotext.go_quote(host)}"
+        return "", f"the Route {MONITORING}/{ROUTE} has a host that is not one: {go_quote(host)}"
     return url, ""
 
 
@@ -160,16 +163,16 @@ def decode(body: bytes) -> tuple[Any, str]:
     from status.updatestatus.insights.objects import InputError
 
     try:
-        response = gotext.decode_json(body.decode("utf-8"))
+        response = decode_json(body.decode("utf-8"))
     except UnicodeDecodeError:
         return None, UNMARSHALING + "invalid UTF-8 in the answer"
     except json.JSONDecodeError as exc:
-        return None, UNMARSHALING + gotext.json_syntax_problem(exc)
+        return None, UNMARSHALING + json_syntax_problem(exc)
     except (ValueError, RecursionError) as exc:
-        return None, UNMARSHALING + gotext.json_limit_problem(exc)
+        return None, UNMARSHALING + json_limit_problem(exc)
     try:
         for alert in alerts_list(response):
             read_alert(alert)
     except InputError as exc:
-        return None, UNMARSHALING + gotext.bounded(str(exc), MAX_ERROR_CHARS)
+        return None, UNMARSHALING + bounded(str(exc), MAX_ERROR_CHARS)
     return response, ""

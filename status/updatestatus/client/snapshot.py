@@ -12,9 +12,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from cvo_py.runtime import gotext, safeload
+from cvo_py.runtime import safeload
+from cvo_py.runtime.gotext.durations import TimeFormatError
+from cvo_py.runtime.gotext.times import ZERO_TIME, parse_time
 from status.updatestatus.insights import compute
-from status.updatestatus.insights.nodes import RELEASE_IMAGE_VERSION
+from status.updatestatus.insights.mco import RELEASE_IMAGE_VERSION
 from status.updatestatus.insights.objects import InputError
 from status.updatestatus.insights.plain import Insight
 
@@ -94,15 +96,15 @@ class Snapshot:
 
     def mock_now(self) -> int:
         """Newest ClusterVersion, then ClusterOperator, condition time + 368975 ns, as oc computes it."""
-        now = gotext.ZERO_TIME
+        now = ZERO_TIME
         for obj in [self.clusterversion, *self.operators]:
             for cond in (obj.get("status") or {}).get("conditions") or []:
                 text = cond.get("lastTransitionTime") if isinstance(cond, dict) else None
                 if not text:
                     continue
                 try:
-                    ltt = gotext.parse_time(str(text))
-                except gotext.TimeFormatError as exc:
+                    ltt = parse_time(str(text))
+                except TimeFormatError as exc:
                     raise SnapshotError(f"{self.name}: {exc}") from None
                 if ltt > now:
                     now = ltt + MOCK_NOW_OFFSET

@@ -42,8 +42,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TextIO
 
-from cvo_py.runtime import gotext
-from cvo_py.runtime.gotext import SECOND
+from cvo_py.runtime.gotext.durations import SECOND
+from cvo_py.runtime.gotext.quoting import escape
+from cvo_py.runtime.gotext.times import format_time
 from cvo_py.runtime.informer import Informer
 from cvo_py.runtime.kube import CONFIGMAPS, LEASES, KubeClient
 from status.updatestatus.api import staleness, wire
@@ -95,7 +96,7 @@ class View:
                 caveat = staleness.health_caveat(warnings)
                 self.text = render(self.insights, now, self.details, caveat=caveat, memo=self.memo)
             except RenderError as exc:
-                self.text = f"error: {gotext.escape(str(exc).rstrip())}\n"
+                self.text = f"error: {escape(str(exc).rstrip())}\n"
         return warning_text(warnings) + self.text
 
     def due(self, now: int) -> int | None:
@@ -154,12 +155,12 @@ def age_line(computed_at: int | None, now: int, tty: bool) -> str:
     if computed_at is None:
         age = "when they were computed is not known"
     elif computed_at > now:
-        age = f"computed at {gotext.format_time(computed_at, nanos=False)}, after this machine's clock"
+        age = f"computed at {format_time(computed_at, nanos=False)}, after this machine's clock"
     else:
-        age = f"computed {staleness.ago(now - computed_at)} at {gotext.format_time(computed_at, nanos=False)}"
+        age = f"computed {staleness.ago(now - computed_at)} at {format_time(computed_at, nanos=False)}"
     if tty:
         return f"Update status insights, as published: {age}. Ctrl-C to stop."
-    return f"--- {gotext.format_time(now, nanos=False)}: update status insights {age} ---"
+    return f"--- {format_time(now, nanos=False)}: update status insights {age} ---"
 
 
 def hold(last_composed: float | None, now: float) -> float:

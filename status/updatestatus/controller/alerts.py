@@ -11,7 +11,8 @@ import threading
 from collections.abc import Callable
 from datetime import UTC, datetime
 
-from cvo_py.runtime import gotext, klog
+from cvo_py.runtime import klog
+from cvo_py.runtime.gotext.times import from_datetime
 from cvo_py.runtime.loop import SyncLoop
 from cvo_py.runtime.promapi import APIError, PrometheusAPI
 from status.updatestatus.insights.alerts import Alert, AlertsReading, readable_alerts
@@ -62,7 +63,7 @@ class AlertsPoller:
             return self._reading
 
     def poll(self) -> None:
-        now = gotext.from_datetime(self._now())
+        now = from_datetime(self._now())
         self.polls += 1
         problems: list[str] = []
         try:

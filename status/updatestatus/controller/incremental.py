@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from cvo_py.runtime import gotext
+from cvo_py.runtime.gotext.times import to_now
 from status.updatestatus.api.encoding import encode_value
 from status.updatestatus.api.keys import key_of, node_key
 from status.updatestatus.api.sharding import node_of
@@ -72,29 +72,13 @@ class IncrementalInsights:
         alerts: Sequence[Insight] = (),
     ) -> dict[str, str]:
         """The ConfigMap data for this state: control plane and health first, then pools, nodes."""
-        t = gotext.to_now(now)
+        t = to_now(now)
         assessor = compute.NodeAssessor(pools, versions, cv)
         if assessor.inputs != self._inputs:
             self._by_id = {}  # a pool, a MachineConfig version or the target changed: reassess all
             self._inputs = assessor.inputs
         by_pool = assessor.new_groups()
-        entries: list[_Node] = []
-        by_id: dict[int, _Node] = {}
-        self.recomputed_nodes = 0
-        for node in nodes:
-            entry = self._by_id.get(id(node))
-            if entry is None or entry.obj is not node:
-                entry = self._assess(assessor, node, t)
-                if entry is None:
-                    continue  # oc ignores nodes outside every pool
-            by_id[id(node)] = entry
-            by_pool[entry.assessment.pool].append(entry.assessment)
-            entries.append(entry)
-        # nodes in oc's order: by pool, then list order
-        pool_rank = {name: i for i, name in enumerate(by_pool)}
-        entries.sort(key=lambda e: pool_rank[e.assessment.pool])
-        self._by_id, self._by_key = by_id, {e.key: e for e in entries}
-
+        entries = self._nodes(assessor, nodes, by_pool, t)
         pool_insights, health = assessor.pools_and_health(by_pool, t)
         others: list[Insight] = list(compute.controlplane_insights(cv, operators, t, mco_image=mco_image))
         others.extend(health)
@@ -130,6 +114,32 @@ class IncrementalInsights:
         self.node_health = node_health
         self._seeded = {}
         return data
+
+    def _nodes(
+        self,
+        assessor: compute.NodeAssessor,
+        nodes: list[JSON],
+        by_pool: dict[str, list[nodes_mod.NodeAssessment]],
+        t: int,
+    ) -> list[_Node]:
+        """The nodes' entries in oc's order (by pool, then list order), each node reassessed only
+        when its object changed; each assessment added to its pool's in `by_pool`."""
+        entries: list[_Node] = []
+        by_id: dict[int, _Node] = {}
+        self.recomputed_nodes = 0
+        for node in nodes:
+            entry = self._by_id.get(id(node))
+            if entry is None or entry.obj is not node:
+                entry = self._assess(assessor, node, t)
+                if entry is None:
+                    continue  # oc ignores nodes outside every pool
+            by_id[id(node)] = entry
+            by_pool[entry.assessment.pool].append(entry.assessment)
+            entries.append(entry)
+        pool_rank = {name: i for i, name in enumerate(by_pool)}
+        entries.sort(key=lambda e: pool_rank[e.assessment.pool])
+        self._by_id, self._by_key = by_id, {e.key: e for e in entries}
+        return entries
 
     def _previous(self, key: str, others: Mapping[str, tuple[Insight, str]]) -> InsightShape | None:
         cached = others.get(key)

@@ -17,10 +17,14 @@ class ControllerState(Protocol):
     """What the gauges read from the controller at scrape time."""
 
     counts: Mapping[tuple[str, str], int]
-    omitted: tuple[str, ...]
     last_publish: float | None
     alerts: AlertsPoller | None
-    configmap_exists: bool | None
+
+    @property
+    def omitted(self) -> tuple[str, ...]: ...
+
+    @property
+    def configmap_exists(self) -> bool | None: ...
 
     @property
     def sizes(self) -> Mapping[str, int]: ...

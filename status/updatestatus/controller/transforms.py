@@ -12,8 +12,8 @@ from collections.abc import Iterable, Mapping
 from cvo_py.runtime.kube import JSON
 from status.updatestatus.api import metadata
 from status.updatestatus.api.wire import OWNED_PREFIX
-from status.updatestatus.insights.nodes import MCO_PREFIX as MCO_ANNOTATION_PREFIX
-from status.updatestatus.insights.nodes import RELEASE_IMAGE_VERSION as RELEASE_VERSION_ANNOTATION
+from status.updatestatus.insights.mco import MCO_PREFIX as MCO_ANNOTATION_PREFIX
+from status.updatestatus.insights.mco import RELEASE_IMAGE_VERSION as RELEASE_VERSION_ANNOTATION
 
 MCO_NAMESPACE = "openshift-machine-config-operator"
 MCO_DEPLOYMENT = "machine-config-operator"

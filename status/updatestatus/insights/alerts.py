@@ -6,11 +6,13 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from cvo_py.runtime import gotext
-from status.updatestatus.insights.controlplane import CONFIG_GROUP
+from cvo_py.runtime.gotext.durations import TimeFormatError
+from cvo_py.runtime.gotext.messages import bounded
+from cvo_py.runtime.gotext.times import ZERO_TIME, format_time, parse_time
 from status.updatestatus.insights.health import health, health_uid
 from status.updatestatus.insights.kinds import ImpactLevel, ImpactType, ScopeType
 from status.updatestatus.insights.objects import InputError
+from status.updatestatus.insights.operators import CONFIG_GROUP
 from status.updatestatus.insights.plain import HealthInsight, ResourceRef
 
 # alerts oc knows to affect updates, reported even when they started before the update
@@ -69,7 +71,7 @@ class Alert:
     labels: dict[str, str]
     annotations: dict[str, str]
     state: str
-    active_at: int  # ns; gotext.ZERO_TIME when activeAt is empty
+    active_at: int  # ns; ZERO_TIME when activeAt is empty
 
 
 # How much of a bad value a problem quotes.
@@ -88,7 +90,7 @@ def read_alert(raw: Any) -> Alert:
     name = (raw.get("labels") or {}).get("alertname")
     if name is not None and not isinstance(name, str):
         raise InputError(f"alert: labels.alertname: expected a string, not {_shown(name)}")
-    label = gotext.bounded(name or "", QUOTED)
+    label = bounded(name or "", QUOTED)
     state = raw.get("state")
     if state is not None and not isinstance(state, str):
         raise InputError(f"alert {label}: state: expected a string, not {_shown(state)}")
@@ -96,9 +98,9 @@ def read_alert(raw: Any) -> Alert:
     if active is not None and not isinstance(active, str):
         raise InputError(f"alert {label}: activeAt: expected an RFC 3339 string, not {_shown(active)}")
     try:
-        active_at = gotext.parse_time(active) if active else gotext.ZERO_TIME
-    except gotext.TimeFormatError as exc:
-        raise InputError(f"alert {label}: activeAt: {gotext.bounded(str(exc), 2 * QUOTED)}") from None
+        active_at = parse_time(active) if active else ZERO_TIME
+    except TimeFormatError as exc:
+        raise InputError(f"alert {label}: activeAt: {bounded(str(exc), 2 * QUOTED)}") from None
     return Alert(name or "", _strings(raw.get("labels")), _strings(raw.get("annotations")), state or "", active_at)
 
 
@@ -109,7 +111,7 @@ def _shown(value: Any) -> str:
     if isinstance(value, dict | list):
         return "an object" if isinstance(value, dict) else "an array"
     kind = "boolean" if isinstance(value, bool) else "number" if isinstance(value, int | float) else "string"
-    return f"{kind} {gotext.bounded(json.dumps(value, default=str), QUOTED)}"
+    return f"{kind} {bounded(json.dumps(value, default=str), QUOTED)}"
 
 
 def alert_insights(response: Any, update_started_at: int, note: str = "") -> list[HealthInsight]:
@@ -217,7 +219,7 @@ def live_alert_insights(reading: AlertsReading, update_started_at: int) -> list[
     failure lasts, so a client sees it once rather than once per poll)."""
     if not reading.error:
         return _insights(reading.alerts or [], update_started_at)
-    read = gotext.format_time(reading.read_at, nanos=False)
+    read = format_time(reading.read_at, nanos=False)
     note = f" (As of {read}: the alerts API cannot be read now.)" if reading.alerts is not None else ""
     out = _insights(reading.alerts or [], update_started_at, note)
     known = (

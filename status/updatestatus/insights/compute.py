@@ -22,10 +22,12 @@ from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
-from cvo_py.runtime import gcpause, gotext
+from cvo_py.runtime import gcpause
+from cvo_py.runtime.gotext.times import ZERO_TIME, to_now
 from status.updatestatus.insights import alerts as alerts_mod
-from status.updatestatus.insights import controlplane, faults
+from status.updatestatus.insights import controlplane, faults, mco
 from status.updatestatus.insights import nodes as nodes_mod
+from status.updatestatus.insights import pools as pools_mod
 from status.updatestatus.insights.kinds import (
     ClusterOperatorInsightShape,
     ClusterVersionInsightShape,
@@ -36,7 +38,9 @@ from status.updatestatus.insights.kinds import (
     PoolInsightShape,
     ScopeType,
 )
+from status.updatestatus.insights.membership import PoolIndex
 from status.updatestatus.insights.objects import JSON, InputError, conditions_by_type, history, name_of
+from status.updatestatus.insights.operators import CONFIG_GROUP
 from status.updatestatus.insights.plain import (
     Condition,
     HealthInsight,
@@ -67,7 +71,7 @@ def controlplane_insights(cv: JSON | None, operators: list[JSON], now: Now, *, m
     """
     if cv is None:
         return []
-    t = gotext.to_now(now)
+    t = to_now(now)
     cp, unassessable = assess_control_plane(cv, operators, t, mco_image)
     out: list[Insight] = [cp.clusterversion, *cp.operators]
     out.extend(_control_plane_health(cp))
@@ -93,7 +97,7 @@ def assess_control_plane(
         try:
             controlplane.assess_control_plane(cv, [op], now, mco_image)
         except faults.FAULTS as exc:
-            group, scope = controlplane.CONFIG_GROUP, ScopeType.CONTROL_PLANE
+            group, scope = CONFIG_GROUP, ScopeType.CONTROL_PLANE
             out.append(faults.unassessable_object("ClusterOperator", group, "clusteroperators", op, exc, scope))
             continue
         good.append(op)
@@ -177,8 +181,8 @@ def in_collection_order(
 
 def _clocks(now: Now, node_clock: Now | None) -> tuple[int, int]:
     """(now, the instant node unavailability is aged at) in ns."""
-    t = gotext.to_now(now)
-    return t, t if node_clock is None else gotext.to_now(node_clock)
+    t = to_now(now)
+    return t, t if node_clock is None else to_now(node_clock)
 
 
 def _control_plane_health(cp: controlplane.ControlPlaneResult) -> list[Insight]:
@@ -246,19 +250,19 @@ class NodeAssessor:
         self.versions = versions
         self.target = target
         self.multi_arch = multi_arch
-        self._index = nodes_mod.PoolIndex(pools)
+        self._index = PoolIndex(pools)
         unusable = {id(p) for p, _ in self._index.unusable}
         self._pool_by_name = {name_of(p): p for p in pools if id(p) not in unusable}
         # objects that cannot be assessed: health insights in their place (`status.updatestatus.insights.faults`)
         self.pool_faults: list[HealthInsight] = [
             faults.unassessable_object(
-                "MachineConfigPool", nodes_mod.MCO_GROUP, "machineconfigpools", p, exc, ScopeType.WORKER_POOL
+                "MachineConfigPool", mco.MCO_GROUP, "machineconfigpools", p, exc, ScopeType.WORKER_POOL
             )
             for p, exc in self._index.unusable
         ]
         self.node_faults: list[HealthInsight] = []
         self._pool_refs = {
-            name: ResourceRef(nodes_mod.MCO_GROUP, "machineconfigpools", name) for name in self._pool_by_name
+            name: ResourceRef(mco.MCO_GROUP, "machineconfigpools", name) for name in self._pool_by_name
         }
         # pools by identity: an informer delivers a new object for every change
         self.inputs: tuple[object, ...] = (tuple(id(p) for p in pools), dict(versions), target, multi_arch)
@@ -278,7 +282,7 @@ class NodeAssessor:
         try:
             return _assess_node(node, found[0], self.versions, self.target, self.multi_arch)
         except faults.FAULTS as exc:
-            scope = ScopeType.CONTROL_PLANE if found[0].name == nodes_mod.MASTER else ScopeType.WORKER_POOL
+            scope = ScopeType.CONTROL_PLANE if found[0].name == mco.MASTER else ScopeType.WORKER_POOL
             self.node_faults.append(faults.unassessable_object("Node", "", "nodes", node, exc, scope))
             return None
 
@@ -293,15 +297,15 @@ class NodeAssessor:
         pool_insights: list[MachineConfigPoolStatusInsight] = []
         health: list[HealthInsight] = []
         for name, pool in self._pool_by_name.items():
-            counters = nodes_mod.PoolCounters()
+            counters = pools_mod.PoolCounters()
             for a in by_pool.get(name, ()):
                 counters.add(a)
                 health.extend(nodes_mod.node_health(a, node_clock))
             try:
-                paused = nodes_mod.paused_pool_health(pool, counters)
-                pool_insight = nodes_mod.pool_insight(pool, counters)
+                paused = pools_mod.paused_pool_health(pool, counters)
+                pool_insight = pools_mod.pool_insight(pool, counters)
             except faults.FAULTS as exc:
-                group, scope = nodes_mod.MCO_GROUP, ScopeType.WORKER_POOL
+                group, scope = mco.MCO_GROUP, ScopeType.WORKER_POOL
                 health.append(
                     faults.unassessable_object("MachineConfigPool", group, "machineconfigpools", pool, exc, scope)
                 )
@@ -343,10 +347,10 @@ def stamp_transition_times(insights: list[Insight], previous: Iterable[InsightSh
             old_conditions = {c.type: c for c in old.conditions}
         stamped = []
         for cond in insight.conditions:
-            if cond.last_transition_time == gotext.ZERO_TIME:
+            if cond.last_transition_time == ZERO_TIME:
                 prev: ConditionShape | None = old_conditions.get(cond.type)
                 same = prev is not None and prev.status == cond.status and prev.reason == cond.reason
-                keep = same and prev is not None and prev.last_transition_time != gotext.ZERO_TIME
+                keep = same and prev is not None and prev.last_transition_time != ZERO_TIME
                 when = prev.last_transition_time if keep and prev is not None else now
                 cond = Condition(cond.type, cond.status, cond.reason, cond.message, when)
             stamped.append(cond)

@@ -1,9 +1,8 @@
-"""ClusterVersion and ClusterOperator insights, and the control-plane health insights, as oc computes them.
+"""The ClusterVersion insight and the control plane's health insights, as oc computes them.
 
-Rules: which operators count, when one is updated / updating / waiting, completion, assessment
-(including the estimate-based "stalled"), the estimate from update history, and the health
-insights for a failing ClusterVersion, unavailable/degraded operators (with oc's thresholds measured
-from the injected `now`) and an incomplete previous update.
+Completion, assessment (including the estimate-based "stalled"), the estimate from update history,
+and the health insights for a failing ClusterVersion and an incomplete previous update; the
+operators' insights, counted here, are `operators`'. `assess_control_plane` gives them all.
 """
 
 from __future__ import annotations
@@ -11,21 +10,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from cvo_py.runtime import gotext
-from cvo_py.runtime.gotext import MINUTE, SECOND
-from status.updatestatus.insights.estimate import (  # re-exported: the estimate as oc makes it
-    MCO_NAME as MCO_NAME,
-)
-from status.updatestatus.insights.estimate import estimate_completion as estimate_completion
-from status.updatestatus.insights.estimate import expected_duration as expected_duration
-from status.updatestatus.insights.estimate import last_observed_progress as last_observed_progress
-from status.updatestatus.insights.estimate import operator_is_updated as operator_is_updated
-from status.updatestatus.insights.estimate import time_remaining as time_remaining
-from status.updatestatus.insights.estimate import timewise_complete as timewise_complete
+from cvo_py.runtime.gotext.durations import MINUTE, SECOND, go_percent, sub_times
+from cvo_py.runtime.gotext.times import ZERO_TIME
+from status.updatestatus.insights.estimate import expected_duration, last_observed_progress, time_remaining
 from status.updatestatus.insights.health import health, health_uid
 from status.updatestatus.insights.kinds import (
-    ClusterOperatorHealthyReason,
-    ClusterOperatorUpdatingReason,
     ClusterVersionAssessment,
     ClusterVersionUpdatingReason,
     ConditionStatus,
@@ -46,6 +35,16 @@ from status.updatestatus.insights.objects import (
     time_of,
 )
 from status.updatestatus.insights.objects import field as get
+from status.updatestatus.insights.operators import (
+    CONFIG_GROUP,
+    RUNBOOK_DEGRADED,
+    OperatorState,
+    assess_operator,
+    clusteroperator_health,
+    clusteroperator_insight,
+    copy_condition,
+    is_counted,
+)
 from status.updatestatus.insights.plain import (
     ClusterOperatorStatusInsight,
     ClusterVersionStatusInsight,
@@ -57,27 +56,13 @@ from status.updatestatus.insights.plain import (
     VersionMetadata,
 )
 
-CONFIG_GROUP = "config.openshift.io"
 NO_PREVIOUS = "<none>"
 UNKNOWN_VERSION = "unknown"
 MULTI_ARCH = "Multi"
-
-RUNBOOK_DEGRADED = (
-    "https://github.com/openshift/runbooks/blob/master/alerts/cluster-monitoring-operator/ClusterOperatorDegraded.md"
-)
-RUNBOOK_DOWN = (
-    "https://github.com/openshift/runbooks/blob/master/alerts/cluster-monitoring-operator/ClusterOperatorDown.md"
-)
 DOC_HISTORY = (
     "https://docs.openshift.com/container-platform/latest/updating/troubleshooting_updates/"
     "gathering-data-cluster-update.html#gathering-clusterversion-history-cli_troubleshooting_updates"
 )
-
-# oc's thresholds for operator health insights (measured from `now`)
-CO_UNAVAILABLE_WARNING_AFTER = 5 * MINUTE
-CO_UNAVAILABLE_ERROR_AFTER = 20 * MINUTE
-CO_DEGRADED_WARNING_AFTER = 5 * MINUTE
-CO_DEGRADED_ERROR_AFTER = 40 * MINUTE
 
 
 def baseline_duration(hist: list[JSON], cv: JSON) -> int:
@@ -90,67 +75,8 @@ def baseline_duration(hist: list[JSON], cv: JSON) -> int:
             completed = time_of(item.get("completionTime"), cv, "history completionTime")
             if completed < started:  # inconsistent: no baseline rather than a negative one
                 return 60 * MINUTE
-            return gotext.sub_times(completed, started)
+            return sub_times(completed, started)
     return 60 * MINUTE
-
-
-# --- operators ---------------------------------------------------------------------------------
-
-
-def is_counted(co: JSON) -> bool:
-    """oc counts only operators that the release payload includes or excludes by annotation."""
-    annotations = get(co, "metadata", "annotations")
-    return any(
-        str(k).startswith(("exclude.release.openshift.io/", "include.release.openshift.io/")) for k in annotations
-    )
-
-
-@dataclass
-class OperatorState:
-    name: str
-    updated: bool
-    progressing: JSON | None
-    available: JSON | None
-    degraded: JSON | None
-
-    @property
-    def updating(self) -> bool:
-        return not self.updated and cond_str(self.progressing, "status") == "True"
-
-    @property
-    def waiting(self) -> bool:
-        return not self.updated and cond_str(self.progressing, "status") == "False"
-
-    @property
-    def unavailable(self) -> bool:
-        return cond_str(self.available, "status") != "True"
-
-    @property
-    def degraded_only(self) -> bool:
-        return not self.unavailable and cond_str(self.degraded, "status") == "True"
-
-
-def assess_operator(co: JSON, target: str, mco_image: str) -> OperatorState:
-    name = name_of(co)
-    versions = get(co, "status", "versions", want=list)
-    updated = False
-    image_upgrading = name == MCO_NAME and any(
-        isinstance(v, dict) and v.get("name") == "operator-image" and str(v.get("version") or "") != mco_image
-        for v in versions
-    )
-    if not image_upgrading:
-        updated = any(
-            isinstance(v, dict) and v.get("name") == "operator" and str(v.get("version") or "") == target
-            for v in versions
-        )
-    conds = conditions_by_type(co)
-    return OperatorState(
-        name=name,
-        updated=updated,
-        progressing=conds.get("Progressing"),
-        available=conds.get("Available"),
-        degraded=conds.get("Degraded"),
-    )
 
 
 @dataclass
@@ -183,9 +109,6 @@ def control_plane_facts(cv: JSON, operators: list[JSON], mco_image: str) -> Cont
         if state.updated:
             facts.updated += 1
     return facts
-
-
-# --- ClusterVersion ----------------------------------------------------------------------------
 
 
 def versions_from_history(hist: list[JSON]) -> ControlPlaneUpdateVersions:
@@ -223,7 +146,7 @@ def updating_condition(cv: JSON, hist: list[JSON], progressing: JSON | None) -> 
     unknown, cannot = ConditionStatus.UNKNOWN, ClusterVersionUpdatingReason.CANNOT_DETERMINE
     if progressing is None:
         # no source time: `compute.stamp_transition_times` gives it one
-        return updating(unknown, cannot, "No Progressing condition in ClusterVersion", gotext.ZERO_TIME)
+        return updating(unknown, cannot, "No Progressing condition in ClusterVersion", ZERO_TIME)
     ltt = cond_time(progressing, cv)
     if not hist:
         return updating(unknown, cannot, "Empty history in ClusterVersion", ltt)
@@ -252,17 +175,6 @@ def updating_condition(cv: JSON, hist: list[JSON], progressing: JSON | None) -> 
     return updating(unknown, cannot, message, ltt)
 
 
-def copy_condition(cond: JSON, obj: JSON) -> Condition:
-    status = cond_str(cond, "status")
-    return Condition(
-        cond_str(cond, "type"),
-        ConditionStatus(status) if status in ("True", "False") else ConditionStatus.UNKNOWN,
-        cond_str(cond, "reason"),
-        cond_str(cond, "message"),
-        cond_time(cond, obj),
-    )
-
-
 def clusterversion_insight(
     cv: JSON, facts: ControlPlaneFacts, operators: Sequence[ClusterOperatorStatusInsight], now: int
 ) -> ClusterVersionStatusInsight:
@@ -286,7 +198,7 @@ def clusterversion_insight(
     if progressing is not None:
         conditions.append(copy_condition(progressing, cv))
 
-    started = gotext.ZERO_TIME
+    started = ZERO_TIME
     completed_at: int | None = None
     if hist:
         started = time_of(hist[0].get("startedTime"), cv, "history[0].startedTime")
@@ -297,8 +209,8 @@ def clusterversion_insight(
     estimated: int | None = None
     if not facts.completed:
         last_progress = last_observed_progress(operators)
-        progressed = started != gotext.ZERO_TIME and last_progress > started
-        to_last = gotext.sub_times(last_progress, started) if progressed else 0
+        progressed = started != ZERO_TIME and last_progress > started
+        to_last = sub_times(last_progress, started) if progressed else 0
         total = expected_duration(baseline_duration(hist, cv), to_last, co_completion)
         estimated = started + round(total * SECOND)
     insight = ClusterVersionStatusInsight(
@@ -306,7 +218,7 @@ def clusterversion_insight(
         resource=ResourceRef(CONFIG_GROUP, "clusterversions", name),
         assessment=ClusterVersionAssessment.COMPLETED if facts.completed else ClusterVersionAssessment.PROGRESSING,
         versions=versions_from_history(hist),
-        completion=gotext.go_percent(co_completion * 100),
+        completion=go_percent(co_completion * 100),
         started_at=started,
         completed_at=completed_at,
         estimated_completed_at=estimated,
@@ -314,88 +226,6 @@ def clusterversion_insight(
     if estimated is not None and time_remaining(insight, operators, now) < -10 * MINUTE:
         insight.assessment = ClusterVersionAssessment.DEGRADED  # oc prints "Stalled"
     return insight
-
-
-def clusteroperator_insight(co: JSON, state: OperatorState, target: str, now: int) -> ClusterOperatorStatusInsight:
-    progressing = state.progressing
-    source_times = [cond_time(c, co) for c in (state.progressing, state.available, state.degraded) if c]
-    fallback = max(source_times) if source_times else gotext.ZERO_TIME
-    if state.updated:
-        updating = Condition(
-            ConditionType.UPDATING,
-            ConditionStatus.FALSE,
-            ClusterOperatorUpdatingReason.UPDATED,
-            f"The operator is updated to {target}",
-            cond_time(progressing, co) if progressing else fallback,
-        )
-    elif state.updating:
-        updating = Condition(
-            ConditionType.UPDATING,
-            ConditionStatus.TRUE,
-            ClusterOperatorUpdatingReason.PROGRESSING,
-            cond_str(progressing, "message"),
-            cond_time(progressing, co),
-        )
-    elif state.waiting:
-        updating = Condition(
-            ConditionType.UPDATING,
-            ConditionStatus.FALSE,
-            ClusterOperatorUpdatingReason.PENDING,
-            cond_str(progressing, "message"),
-            cond_time(progressing, co),
-        )
-    else:
-        updating = Condition(
-            ConditionType.UPDATING,
-            ConditionStatus.UNKNOWN,
-            ClusterOperatorUpdatingReason.CANNOT_DETERMINE,
-            "The operator is not updated and its Progressing condition is missing or Unknown",
-            fallback,
-        )
-    if state.available is None:
-        healthy = Condition(
-            ConditionType.HEALTHY,
-            ConditionStatus.UNKNOWN,
-            ClusterOperatorHealthyReason.CANNOT_DETERMINE,
-            "The cluster operator is unavailable because the available condition is not found in the "
-            "cluster operator's status",
-            fallback,
-        )
-    elif state.unavailable:
-        healthy = Condition(
-            ConditionType.HEALTHY,
-            ConditionStatus.FALSE,
-            ClusterOperatorHealthyReason.UNAVAILABLE,
-            cond_str(state.available, "message"),
-            cond_time(state.available, co),
-        )
-    elif state.degraded_only:
-        healthy = Condition(
-            ConditionType.HEALTHY,
-            ConditionStatus.FALSE,
-            ClusterOperatorHealthyReason.DEGRADED,
-            cond_str(state.degraded, "message"),
-            cond_time(state.degraded, co),
-        )
-    else:
-        healthy = Condition(
-            ConditionType.HEALTHY,
-            ConditionStatus.TRUE,
-            ClusterOperatorHealthyReason.AS_EXPECTED,
-            "",
-            cond_time(state.available, co),
-        )
-    conditions = [updating, healthy]
-    if progressing is not None:
-        conditions.append(copy_condition(progressing, co))
-    return ClusterOperatorStatusInsight(
-        conditions=conditions,
-        name=state.name,
-        resource=ResourceRef(CONFIG_GROUP, "clusteroperators", state.name),
-    )
-
-
-# --- health ------------------------------------------------------------------------------------
 
 
 def clusterversion_failing_insight(cv: JSON) -> HealthInsight | None:
@@ -430,39 +260,6 @@ def clusterversion_failing_insight(cv: JSON) -> HealthInsight | None:
         cond_str(failing, "message"),
         RUNBOOK_DEGRADED,
     )
-
-
-# operator health insights: (condition, its bad status, what it means, warning after, error after, runbook)
-_OPERATOR_HEALTH = (
-    ("available", "False", "unavailable", CO_UNAVAILABLE_WARNING_AFTER, CO_UNAVAILABLE_ERROR_AFTER, RUNBOOK_DOWN),
-    ("degraded", "True", "degraded", CO_DEGRADED_WARNING_AFTER, CO_DEGRADED_ERROR_AFTER, RUNBOOK_DEGRADED),
-)
-
-
-def clusteroperator_health(co: JSON, state: OperatorState, now: int) -> list[HealthInsight]:
-    out: list[HealthInsight] = []
-    ref = [ResourceRef(CONFIG_GROUP, "clusteroperators", state.name)]
-    for attr, bad, what, warning_after, error_after, runbook in _OPERATOR_HEALTH:
-        cond: JSON | None = getattr(state, attr)
-        if cond is None or cond_str(cond, "status") != bad:
-            continue
-        since = cond_time(cond, co)
-        if not now > since + warning_after:
-            continue
-        insight = health(
-            health_uid("co", state.name, what),
-            since,
-            ScopeType.CONTROL_PLANE,
-            ref,
-            ImpactLevel.ERROR if now > since + error_after else ImpactLevel.WARNING,
-            ImpactType.API_AVAILABILITY,
-            f"Cluster Operator {state.name} is {what} ({cond_str(cond, 'reason')})",
-            cond_str(cond, "message") or "<no message>",
-            runbook,
-        )
-        if insight:
-            out.append(insight)
-    return out
 
 
 def previous_incomplete_insight(cv: JSON, facts: ControlPlaneFacts) -> HealthInsight | None:

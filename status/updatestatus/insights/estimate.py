@@ -7,8 +7,16 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from cvo_py.runtime import gotext
-from cvo_py.runtime.gotext import MINUTE, SECOND
+from cvo_py.runtime.gotext.durations import (
+    MINUTE,
+    SECOND,
+    float_to_int64,
+    round_duration,
+    seconds,
+    sub_times,
+    wrap_int64,
+)
+from cvo_py.runtime.gotext.times import ZERO_TIME
 from status.updatestatus.insights.kinds import (
     ClusterOperatorInsightShape,
     ClusterOperatorUpdatingReason,
@@ -40,20 +48,20 @@ def expected_duration(baseline: int, to_last_observed_progress: int, x: float) -
     observed operator progress once that exceeds 5 minutes (and the curve allows), else `baseline`."""
     c = timewise_complete(x)
     if x > 0 and c > 0 and to_last_observed_progress > 5 * MINUTE:
-        return gotext.seconds(to_last_observed_progress) / c
-    return gotext.seconds(baseline)
+        return seconds(to_last_observed_progress) / c
+    return seconds(baseline)
 
 
 def estimate_completion(baseline: int, to_last_observed_progress: int, updating_for: int, x: float) -> int:
     """Remaining time (ns) from the baseline duration, observed progress and completion fraction."""
     if x >= 1:
         return 0
-    remaining = expected_duration(baseline, to_last_observed_progress, x) - gotext.seconds(updating_for)
+    remaining = expected_duration(baseline, to_last_observed_progress, x) - seconds(updating_for)
     factor = 1.2 if remaining >= 0 else 1 / 1.2
     # Go converts to int64 (toward zero), then multiplies by a second in int64 arithmetic
-    est = gotext.wrap_int64(gotext.float_to_int64(remaining * factor) * SECOND)
+    est = wrap_int64(float_to_int64(remaining * factor) * SECOND)
     if est > 10 * MINUTE:
-        return gotext.round_duration(est, MINUTE)
+        return round_duration(est, MINUTE)
     return est
 
 
@@ -70,7 +78,7 @@ def last_observed_progress(operators: Sequence[ClusterOperatorInsightShape]) -> 
     """oc's last observed progress: the newest Progressing transition among the counted operators,
     or when only machine-config is left updating, when it started (daemon sets flipping Progressing
     while nodes reboot are no progress of the update)."""
-    last = gotext.ZERO_TIME
+    last = ZERO_TIME
     mco_started: int | None = None
     updated = 0
     for co in operators:
@@ -98,12 +106,12 @@ def time_remaining(cv: ClusterVersionInsightShape, operators: Sequence[ClusterOp
     x = sum(operator_is_updated(co) for co in operators) / len(operators)
     started = cv.started_at
     baseline = cv.estimated_completed_at - started  # what the estimate falls back to, exactly
-    if started == gotext.ZERO_TIME:
+    if started == ZERO_TIME:
         return estimate_completion(baseline, 0, 0, x)
     completion_at = cv.completed_at if cv.completed_at is not None else now
     last_progress = last_observed_progress(operators)
     if not last_progress > started:
         last_progress = now  # oc: no progress yet extrapolates from the time elapsed
     return estimate_completion(
-        baseline, gotext.sub_times(last_progress, started), gotext.sub_times(completion_at, started), x
+        baseline, sub_times(last_progress, started), sub_times(completion_at, started), x
     )

@@ -48,7 +48,8 @@ from typing import Annotated, Any
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, PlainSerializer, model_serializer
 from pydantic.alias_generators import to_camel
 
-from cvo_py.runtime import gotext
+from cvo_py.runtime.gotext.durations import duration_string, parse_duration
+from cvo_py.runtime.gotext.times import from_datetime, parse_time
 from status.updatestatus.insights.kinds import (
     ClusterOperatorInsightShape,
     ClusterVersionInsightShape,
@@ -88,32 +89,32 @@ from status.updatestatus.insights.vocabulary import time_string as time_string
 
 def _time_in(value: Any) -> int:
     if type(value) is str:  # what JSON holds: checked first, this runs for every condition read
-        return gotext.parse_time(value)
+        return parse_time(value)
     if isinstance(value, bool):
         raise ValueError("a time must be an RFC 3339 string, not a boolean")
     if isinstance(value, int):
         return value
     if isinstance(value, str):
-        return gotext.parse_time(value)
+        return parse_time(value)
     if isinstance(value, datetime):
-        return gotext.from_datetime(value)
+        return from_datetime(value)
     raise ValueError(f"a time must be an RFC 3339 string, not {type(value).__name__}")
 
 
 def _duration_in(value: Any) -> int:
     if type(value) is str:
-        return gotext.parse_duration(value)
+        return parse_duration(value)
     if isinstance(value, bool):
         raise ValueError("a duration must be a Go duration string such as 10m0s, not a boolean")
     if isinstance(value, int):
         return value
     if isinstance(value, str):
-        return gotext.parse_duration(value)
+        return parse_duration(value)
     raise ValueError(f"a duration must be a Go duration string such as 10m0s, not {type(value).__name__}")
 
 
 Time = Annotated[int, BeforeValidator(_time_in), PlainSerializer(time_string, when_used="json")]
-Duration = Annotated[int, BeforeValidator(_duration_in), PlainSerializer(gotext.duration_string, when_used="json")]
+Duration = Annotated[int, BeforeValidator(_duration_in), PlainSerializer(duration_string, when_used="json")]
 
 
 class _OmitEmpty:

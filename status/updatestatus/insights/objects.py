@@ -8,8 +8,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from cvo_py.runtime import gotext
-from cvo_py.runtime.gotext import escape, go_quote
+from cvo_py.runtime.gotext.durations import TimeFormatError
+from cvo_py.runtime.gotext.quoting import escape, go_quote
+from cvo_py.runtime.gotext.times import ZERO_TIME, parse_time
 
 JSON = dict[str, Any]
 
@@ -59,12 +60,12 @@ def labels(obj: JSON) -> dict[str, str]:
 def time_of(value: Any, obj: JSON, what: str) -> int:
     """A metav1.Time field → ns; absent/empty is Go's zero time."""
     if value is None or value == "":
-        return gotext.ZERO_TIME
+        return ZERO_TIME
     if not isinstance(value, str):
         raise InputError(f"{describe(obj)}: {what} is {type(value).__name__}, not a string")
     try:
-        return gotext.parse_time(value)
-    except gotext.TimeFormatError as exc:
+        return parse_time(value)
+    except TimeFormatError as exc:
         raise InputError(f"{describe(obj)}: {what}: {exc}") from None
 
 
@@ -100,7 +101,7 @@ def cond_str(cond: JSON | None, key: str) -> str:
 
 def cond_time(cond: JSON | None, obj: JSON) -> int:
     if cond is None:
-        return gotext.ZERO_TIME
+        return ZERO_TIME
     return time_of(cond.get("lastTransitionTime"), obj, f"condition {cond.get('type')} lastTransitionTime")
 
 

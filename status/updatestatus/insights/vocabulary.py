@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from enum import StrEnum
 from typing import Protocol, TypeVar
 
-from cvo_py.runtime import gotext
+from cvo_py.runtime.gotext.times import format_time
 
 __all__ = [
     "NODE_MESSAGE_MAX",
@@ -190,7 +190,7 @@ class PoolUpdatingReason:
 @functools.lru_cache(maxsize=16384)
 def time_string(ns: int) -> str:
     """A Time's JSON form (cached: the insights of one cluster share few distinct instants)."""
-    return gotext.format_time(ns)
+    return format_time(ns)
 
 
 class _Typed(Protocol):

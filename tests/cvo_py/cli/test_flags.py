@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from cvo_py.cli import main as cli
-from cvo_py.runtime import gotext
+from cvo_py.runtime.gotext.quoting import escape
 from testkit.corpus import flags as hostile_flags
 from testkit.corpus.values import RAW_CONTROL
 
@@ -221,7 +221,7 @@ def hostile_files(tmp_path_factory: pytest.TempPathFactory, certificate: tuple[s
 
 
 @pytest.mark.parametrize(
-    ("sub", "flag", "kind", "value"), AUDIT, ids=[f"{c[0]}:{c[1]}:{gotext.escape(c[3][:40])}" for c in AUDIT]
+    ("sub", "flag", "kind", "value"), AUDIT, ids=[f"{c[0]}:{c[1]}:{escape(c[3][:40])}" for c in AUDIT]
 )
 def test_every_malformed_value_of_every_flag_exits_2_with_one_escaped_line(
     sub: str,
@@ -247,7 +247,7 @@ def test_every_malformed_value_of_every_flag_exits_2_with_one_escaped_line(
     monkeypatch.setattr(module, "run", run)
     argv = hostile_flags.argv(sub, flag, kind, value, hostile_files)
     code, out, err = _run(argv, capsys)
-    shown = gotext.escape(err[-3000:])
+    shown = escape(err[-3000:])
     assert code == 2, (code, shown)
     assert out == ""
     assert err.endswith("\n") and err.count("\n") == 1, shown

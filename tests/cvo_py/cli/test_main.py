@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -12,7 +13,12 @@ from pathlib import Path
 import pytest
 
 from cvo_py.cli import main
+from cvo_py.runtime.errors import ServerError
+from cvo_py.runtime.httpget import GetError
+from cvo_py.runtime.kube import ApiError, ServerUnreachable
+from cvo_py.runtime.tlstrust import TrustError
 from testkit.checkout import REPO
+from testkit.harness import cluster as local
 
 
 def cvo(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
@@ -122,3 +128,40 @@ def test_unreachable_server_names_the_server(tmp_path: Path) -> None:
     assert result.returncode == 1
     assert "cannot reach the Kubernetes API server at https://127.0.0.1:1: connection refused" in result.stdout
     assert "Traceback" not in result.stderr
+
+
+def test_a_listen_address_in_use_ends_the_command_with_one_line(cluster: local.LocalCluster) -> None:
+    """The server's error (an address it cannot listen on) is said in one line, exit 1, as a client
+    or configuration error is: never a traceback."""
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        listen = f"127.0.0.1:{taken.getsockname()[1]}"
+        result = cvo(
+            "update-status-controller", "--kubeconfig", cluster.kubeconfig, "--no-leader-elect", "--listen", listen
+        )
+    assert result.returncode == 1, result.stderr
+    assert result.stderr.splitlines()[-1] == f"error: cannot listen on {listen}: Address already in use"
+    assert "Traceback" not in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("error", "line"),
+    [
+        (ApiError(403, '{"reason": "Forbidden", "message": "no"}', "GET", "/version"),
+         "the API server at /version answered 403: no"),
+        (ServerUnreachable("https://127.0.0.1:1", ConnectionRefusedError(111, "Connection refused")),
+         "cannot reach the Kubernetes API server at https://127.0.0.1:1: connection refused"),
+        (GetError("request", "dial tcp 127.0.0.1:9: connect: connection refused"),
+         "dial tcp 127.0.0.1:9: connect: connection refused"),
+        (ServerError("cannot listen on 127.0.0.1:9099: Address already in use"),
+         "cannot listen on 127.0.0.1:9099: Address already in use"),
+        (TrustError("CA file /x: file not found"), "CA file /x: file not found"),
+        (ValueError("a bug"), None),
+    ],
+    ids=["api", "unreachable", "get", "server", "config", "bug"],
+)
+def test_an_error_of_any_branch_ends_a_command_with_its_line_and_a_bug_with_its_traceback(
+    error: Exception, line: str | None
+) -> None:
+    assert main._error_line(error) == line

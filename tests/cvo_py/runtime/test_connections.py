@@ -19,8 +19,9 @@ from typing import Any, TypeVar
 
 import pytest
 
+from cvo_py.runtime.clientconfig import ClientConfig
 from cvo_py.runtime.connections import ConnectionPool, Stream
-from cvo_py.runtime.kube import LARGE_RESPONSE, ClientConfig, KubeClient, ServerUnreachable
+from cvo_py.runtime.kube import LARGE_RESPONSE, KubeClient, ServerUnreachable
 from testkit.harness.certs import self_signed
 
 

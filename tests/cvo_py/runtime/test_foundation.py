@@ -168,8 +168,9 @@ def test_backoff_survives_months_of_failures() -> None:
 
 
 def test_watch_errors_that_mean_relist() -> None:
+    from cvo_py.runtime.clientconfig import ClientConfig
     from cvo_py.runtime.informer import Informer, WatchExpired
-    from cvo_py.runtime.kube import CONFIGMAPS, ClientConfig, KubeClient
+    from cvo_py.runtime.kube import CONFIGMAPS, KubeClient
 
     informer = Informer(KubeClient(ClientConfig(host="https://127.0.0.1:1")), CONFIGMAPS)
     too_large = {

@@ -12,7 +12,8 @@ from typing import Any
 
 import pytest
 
-from cvo_py.runtime.promapi import APIError, ConfigError, PrometheusAPI
+from cvo_py.runtime.errors import ConfigError
+from cvo_py.runtime.promapi import APIError, PrometheusAPI
 from testkit.fakes.httpserve import Handler
 from testkit.harness.certs import certificate_authority, server_certificate
 

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from cvo_py.runtime.gotext import metav1_time
+from cvo_py.runtime.gotext.times import metav1_time
 from payload.acceptance import payload_loaded, precondition_blocked
 from payload.release import Acceptance, Release
 from status.clusterversion import desired as cs

@@ -11,9 +11,10 @@ from payload.release import Release
 from status.clusterversion import crdpolicy, desired, rejections
 from status.clusterversion.caches import CLUSTERVERSION_CRD
 from status.clusterversion.capabilities import ENABLED, KNOWN
+from status.clusterversion.conditions import CAPABILITIES_PRUNED, IMPLICITLY_ENABLED, find_condition
 from status.clusterversion.crdpolicy import CrdRevision, crd_changed, crd_revision
 from status.clusterversion.crdpolicy import slim_crd as _slim_crd
-from status.clusterversion.desired import CAPABILITIES_PRUNED, StatusInputs
+from status.clusterversion.desired import StatusInputs
 from status.clusterversion.rejections import PrunedValues, RejectedValue
 from status.clusterversion.writer import ClusterVersionStatusWriter
 
@@ -161,13 +162,13 @@ def test_recompute_after_forgetting_restores_carried_names(
     inputs = StatusInputs(running=Release("4.13.10", "img-41310"), prior_enabled=carried)
     status = rejections.apply_pruned(desired.desired_status(cv, [], inputs, NOW), pruned, NOW)
     assert status["capabilities"]["enabledCapabilities"] == enabled_in_status
-    found = desired.find_condition(status["conditions"], CAPABILITIES_PRUNED)
+    found = find_condition(status["conditions"], CAPABILITIES_PRUNED)
     assert (found is not None) is condition
     if condition:
         assert found is not None
         assert found["message"] == rejections.pruned_message(pruned)
     # The carried names are enabled either way (never disabled), so they are reported as implicit.
-    implicit = desired.find_condition(status["conditions"], desired.IMPLICITLY_ENABLED)
+    implicit = find_condition(status["conditions"], IMPLICITLY_ENABLED)
     assert implicit is not None
     assert (implicit["status"] == "True") is bool(carried)
 

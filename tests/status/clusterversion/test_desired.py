@@ -9,11 +9,15 @@ from typing import Any
 import pytest
 import yaml
 
-from cvo_py.runtime import gotext
+from cvo_py.runtime.gotext.times import metav1_time
 from payload.acceptance import payload_loaded, retrieval_failed, retrieving
 from payload.release import Acceptance, Release
 from status.clusterversion import desired as cs
 from status.clusterversion import rejections
+from status.clusterversion.availableupdates import with_available_updates
+from status.clusterversion.conditions import find_condition, set_condition
+from status.clusterversion.history import merge_history, prune_history
+from status.clusterversion.spec import requested_update
 from testkit.checkout import EXAMPLES
 
 T0 = datetime(2024, 5, 1, 12, 0, 0, tzinfo=UTC)
@@ -26,7 +30,7 @@ RUNNING = Release("4.14.1", IMG_A)
 
 
 def cond(status: dict[str, Any], type_: str) -> dict[str, Any]:
-    found = cs.find_condition(status.get("conditions") or [], type_)
+    found = find_condition(status.get("conditions") or [], type_)
     assert found is not None, f"no {type_} condition in {status.get('conditions')}"
     return dict(found)
 
@@ -99,19 +103,19 @@ def test_set_condition_moves_transition_time_only_on_flip(
     conditions: list[dict[str, Any]] = [{"type": "Other", "status": "True", "lastTransitionTime": "x"}]
     if existing is not None:
         conditions.append({"type": "T", **existing})
-    cs.set_condition(conditions, "T", status, reason, message, T1)
-    got = cs.find_condition(conditions, "T")
+    set_condition(conditions, "T", status, reason, message, T1)
+    got = find_condition(conditions, "T")
     assert got is not None
     assert conditions[-1]["type"] == "T"  # appended at the end, others untouched
     assert conditions[0] == {"type": "Other", "status": "True", "lastTransitionTime": "x"}
-    assert got["lastTransitionTime"] == gotext.metav1_time(transition)
+    assert got["lastTransitionTime"] == metav1_time(transition)
     assert got["status"] == status
     assert got.get("reason", "") == reason and got.get("message", "") == message
 
 
 def test_timestamp_needs_aware_time() -> None:
     with pytest.raises(ValueError, match="timezone-aware"):
-        gotext.metav1_time(datetime(2024, 1, 1))
+        metav1_time(datetime(2024, 1, 1))
 
 
 # -- history ----------------------------------------------------------------------------------------
@@ -191,12 +195,12 @@ def test_merge_history(
     history: list[dict[str, Any]] | None, desired: Release, completed: bool, expected: list[dict[str, Any]]
 ) -> None:
     before = copy.deepcopy(history)
-    assert cs.merge_history(history, desired, False, T1, completed) == expected
+    assert merge_history(history, desired, False, T1, completed) == expected
     assert history == before  # input not modified
 
 
 def test_merge_history_marks_verified_head() -> None:
-    merged = cs.merge_history([], Release("4.14.1", IMG_A), True, T1, False)
+    merged = merge_history([], Release("4.14.1", IMG_A), True, T1, False)
     assert merged[0]["verified"] is True
 
 
@@ -209,7 +213,7 @@ def test_prune_keeps_at_most_100_and_drops_the_oldest_low_ranked_entry() -> None
     # index that is not protected ranks lowest (-20 - 1.01*i), so index 99 goes.
     history = _history([("4.14.1", "Completed")] + [("4.14.2", "Partial")] * 99 + [("4.14.0", "Completed")])
     assert len(history) == 101
-    pruned = cs.prune_history(history)
+    pruned = prune_history(history)
     assert len(pruned) == 100
     assert pruned[-1]["image"] == "img-100"  # the install stays
     assert [e["image"] for e in pruned[:99]] == [f"img-{i}" for i in range(99)]
@@ -223,14 +227,14 @@ def test_prune_prefers_partial_entries_that_cross_minors() -> None:
     states += [("4.14.0", "Partial")] * 38 + [("4.13.9", "Completed")]
     history = _history(states)
     assert len(history) == 101
-    pruned = cs.prune_history(history)
+    pruned = prune_history(history)
     removed = {e["image"] for e in history} - {e["image"] for e in pruned}
     assert removed == {"img-60"}
 
 
 def test_prune_protects_the_five_newest_the_newest_completed_and_the_install() -> None:
     history = _history([("4.14.1", "Partial")] * 6 + [("4.14.0", "Completed")] + [("4.13.0", "Partial")] * 94)
-    pruned = cs.prune_history(history)
+    pruned = prune_history(history)
     images = [e["image"] for e in pruned]
     for keep in ("img-0", "img-4", "img-6", "img-100"):
         assert keep in images
@@ -259,7 +263,7 @@ def test_prune_protects_the_five_newest_the_newest_completed_and_the_install() -
     ],
 )
 def test_requested_update(spec: dict[str, Any], status: dict[str, Any], expected: Release | None) -> None:
-    assert cs.requested_update(cv(status, spec)) == expected
+    assert requested_update(cv(status, spec)) == expected
 
 
 # -- the whole status -------------------------------------------------------------------------------
@@ -491,7 +495,7 @@ def test_available_and_conditional_releases_carry_their_architecture_only_with_t
         "condition": {"type": "RetrievedUpdates", "status": "True"},
         "current": {"version": "4.14.1", "image": IMG_A},
     }
-    done = cs.with_available_updates(completed_status(), updates, release_architecture=gate)
+    done = with_available_updates(completed_status(), updates, release_architecture=gate)
     arch = {"architecture": "Multi"} if gate else {}
     assert done["availableUpdates"] == [
         {"version": "4.14.2", "image": IMG_B, **arch},
@@ -521,7 +525,7 @@ def test_acceptance_for_a_target_no_longer_asked_for_is_ignored() -> None:
 
 def test_release_accepted_resets_when_the_request_is_withdrawn() -> None:
     done = completed_status()
-    cs.set_condition(done["conditions"], "ReleaseAccepted", "False", "RetrievePayload", "failed", T1)
+    set_condition(done["conditions"], "ReleaseAccepted", "False", "RetrievePayload", "failed", T1)
     status = cs.desired_status(
         cv(done, {"desiredUpdate": None}), [co("etcd", "4.14.1")], cs.StatusInputs(RUNNING), T2
     )
@@ -551,7 +555,7 @@ def test_invalid_desired_update_is_reported() -> None:
         "Stopped at 4.14.1: the cluster version is invalid",
     )
     fixed = cs.desired_status(cv(status), [co("etcd", "4.14.1")], cs.StatusInputs(RUNNING), T2)
-    assert cs.find_condition(fixed["conditions"], "Invalid") is None
+    assert find_condition(fixed["conditions"], "Invalid") is None
 
 
 def test_capabilities_never_disabled_and_implicit_ones_reported() -> None:
@@ -600,7 +604,7 @@ def test_apply_pruned_touches_only_capabilities_and_its_condition() -> None:
     assert rest == {k: v for k, v in status.items() if k not in ("capabilities", "conditions")}
     assert pruned["conditions"][:-1] == status["conditions"]
     cleared = rejections.apply_pruned(pruned, {}, T2)
-    assert cs.find_condition(cleared["conditions"], "CapabilitiesPruned") is None
+    assert find_condition(cleared["conditions"], "CapabilitiesPruned") is None
 
 
 def test_bad_input_is_an_error() -> None:
@@ -644,7 +648,7 @@ IMG_C = "quay.io/openshift-release-dev/ocp-release@sha256:" + "c" * 64
 
 def _with_accepted(status: dict[str, Any], state: Any) -> dict[str, Any]:
     out = copy.deepcopy(status)
-    cs.set_condition(out["conditions"], "ReleaseAccepted", state.status, state.reason, state.message, T0)
+    set_condition(out["conditions"], "ReleaseAccepted", state.status, state.reason, state.message, T0)
     return out
 
 
@@ -699,7 +703,7 @@ def test_desired_url_and_channels_come_from_the_release_with_its_digest_first_th
 
     def desired(updates: dict[str, Any], of: dict[str, Any] = status) -> dict[str, Any]:
         full = {"condition": {"type": "RetrievedUpdates", "status": "True"}, **updates}
-        return dict(cs.with_available_updates(of, full)["desired"])
+        return dict(with_available_updates(of, full)["desired"])
 
     # A version can name another payload (e.g. the other architecture's): the digest wins.
     assert desired({"current": other_payload, "availableUpdates": [current]}) == {**current}

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from cvo_py.runtime import gotext
+from cvo_py.runtime.gotext.messages import one_line
 from cvo_py.runtime.kube import EVENTS, MERGE_PATCH, ApiError, Resource
 from payload import acceptance as acc
 from payload.acceptance import PreconditionOutcome, ReleaseAcceptance
@@ -90,7 +90,7 @@ def test_unwrapped_aggregate_stops_on_cycles() -> None:
     ],
 )
 def test_one_line(text: str, limit: int, expected: str) -> None:
-    assert gotext.one_line(text, limit) == expected
+    assert one_line(text, limit) == expected
 
 
 # -- which Event ------------------------------------------------------------------------------------

@@ -9,11 +9,12 @@ from typing import Any
 
 import pytest
 
-from cvo_py.runtime.gotext import metav1_time
+from cvo_py.runtime.gotext.times import metav1_time
 from payload.acceptance import payload_loaded
 from payload.release import Acceptance, Release
 from status.clusterversion import desired as cs
 from status.clusterversion import progress
+from status.clusterversion.conditions import find_condition
 from testkit.harness.clusterversion import release_co
 
 T0 = datetime(2024, 5, 1, 12, 0, 0, tzinfo=UTC)  # the update to 4.14.2 is accepted
@@ -67,7 +68,7 @@ def updating() -> dict[str, Any]:
 
 
 def cond(status: dict[str, Any], type_: str) -> tuple[str, str, str]:
-    found = cs.find_condition(status["conditions"], type_)
+    found = find_condition(status["conditions"], type_)
     assert found is not None
     return str(found["status"]), str(found.get("reason", "")), str(found.get("message", ""))
 
@@ -96,7 +97,7 @@ def test_an_operator_working_on_the_update_is_waited_on_then_slow_after_30_minut
         "ClusterOperatorUpdating",
         f"Working towards 4.14.2: 1 of 2 done (50% complete), {slow}",
     )
-    failing = cs.find_condition(past["conditions"], "Failing")
+    failing = find_condition(past["conditions"], "Failing")
     assert failing is not None and failing["lastTransitionTime"] == metav1_time(minutes(33))
 
 

@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from status.clusterversion import desired
 from status.clusterversion import rejections as rej
+from status.clusterversion.conditions import CAPABILITIES_PRUNED, find_condition
 from status.clusterversion.writer import MAX_DETAIL, StatusRejected
 
 NOW = datetime(2026, 11, 23, 12, 0, 0, tzinfo=UTC)
@@ -189,13 +189,13 @@ def test_what_is_left_out_from_outside_is_said_in_retrieved_updates(
     sent = {**SENT, "conditions": [condition]}
     rejection = rej.parse_rejection(invalid(cause("status.availableUpdates[1].url", message="bad URL")), sent)
     out = rej.apply_pruned(sent, {}, NOW, rejection.values)
-    found = desired.find_condition(out["conditions"], "RetrievedUpdates")
+    found = find_condition(out["conditions"], "RetrievedUpdates")
     assert found is not None and (found["status"], found["reason"]) == after
     assert found["lastTransitionTime"] == "2024-03-01T00:00:00Z"  # the status did not flip
     said = "status leaves them out: availableUpdates 4.15.1 (status.availableUpdates[1].url: bad URL)"
     assert said in found["message"]
     assert found["message"].startswith(message or "The API server rejected")
-    assert desired.find_condition(out["conditions"], desired.CAPABILITIES_PRUNED) is None
+    assert find_condition(out["conditions"], CAPABILITIES_PRUNED) is None
 
 
 def test_what_a_rejection_quotes_is_bounded() -> None:

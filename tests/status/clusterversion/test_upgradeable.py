@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from payload.release import Release
 from status.clusterversion import desired as cs
 from status.clusterversion import upgradeable
+from status.clusterversion.conditions import find_condition
 from status.clusterversion.upgradeable import ConfigMapRead, Risk, Sources
 from testkit.harness.clusterversion import release_co
 
@@ -225,7 +226,7 @@ def inputs(gates: dict[str, str] | None = None) -> cs.StatusInputs:
 
 
 def cond(status: dict[str, Any], type_: str) -> dict[str, Any] | None:
-    found = cs.find_condition(status["conditions"], type_)
+    found = find_condition(status["conditions"], type_)
     return dict(found) if found is not None else None
 
 

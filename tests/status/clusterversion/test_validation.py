@@ -12,6 +12,8 @@ import pytest
 from payload.release import Release
 from status.clusterversion import desired as cs
 from status.clusterversion import validation
+from status.clusterversion.conditions import find_condition
+from status.clusterversion.spec import InvalidSpec, pending_update, requested_update
 
 T0 = datetime(2024, 5, 1, 12, 0, 0, tzinfo=UTC)
 CLUSTER_ID = "5a0c8f4e-2f3b-4c7d-9e61-0d4f2b7c9a13"
@@ -160,7 +162,7 @@ def test_only_available_updates_resolve_a_version() -> None:
 
 def invalid_of(obj: dict[str, Any], gate: bool = False) -> tuple[str, str] | None:
     status = cs.desired_status(obj, [], cs.StatusInputs(RUNNING, accept_risks=gate), T0)
-    found = cs.find_condition(status["conditions"], "Invalid")
+    found = find_condition(status["conditions"], "Invalid")
     return (str(found["reason"]), str(found["message"])) if found is not None else None
 
 
@@ -189,9 +191,9 @@ def test_invalid_reads_one_error_inline_and_several_as_a_list() -> None:
 def test_an_invalid_spec_asks_for_no_release() -> None:
     # A valid image, but the cluster ID is not: the whole desired update is ignored.
     obj = cv({"image": IMG + "2" * 64, "version": "4.14.2"}, cluster_id="c0ffee")
-    assert cs.pending_update(obj, RUNNING) is None
-    with pytest.raises(cs.InvalidSpec) as raised:
-        cs.requested_update(obj)
+    assert pending_update(obj, RUNNING) is None
+    with pytest.raises(InvalidSpec) as raised:
+        requested_update(obj)
     assert raised.value.errors == ['spec.clusterID: Invalid value: "c0ffee": must be an RFC4122-variant UUID']
 
 
@@ -203,11 +205,11 @@ def test_progressing_while_invalid() -> None:
     assert done["history"][0]["state"] == "Completed"
     stopped = cs.desired_status({**cv({"version": "4.14"}), "status": done}, [release_co("etcd", "4.14.1")],
                                 cs.StatusInputs(RUNNING), T0)  # fmt: skip
-    found = cs.find_condition(stopped["conditions"], "Progressing")
+    found = find_condition(stopped["conditions"], "Progressing")
     assert found is not None and (found["status"], found.get("reason"), found["message"]) == (
         "False", "InvalidClusterVersion", "Stopped at 4.14.1: the cluster version is invalid")  # fmt: skip
     installing = cs.desired_status(cv({"version": "4.14"}, history=[]), [release_co("etcd", "4.13.0")],
                                    cs.StatusInputs(RUNNING), T0)  # fmt: skip
-    found = cs.find_condition(installing["conditions"], "Progressing")
+    found = find_condition(installing["conditions"], "Progressing")
     assert found is not None and (found["status"], found.get("reason"), found["message"]) == (
         "True", "InvalidClusterVersion", "Reconciling 4.14.1: the cluster version is invalid")  # fmt: skip

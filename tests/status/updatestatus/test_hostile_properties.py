@@ -11,7 +11,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cvo_py.runtime import gotext
+from cvo_py.runtime.gotext.times import parse_time
 from status.updatestatus.api import configmap
 from status.updatestatus.client import snapshot
 from status.updatestatus.client.render import RenderError, render, warning_text
@@ -20,7 +20,7 @@ from status.updatestatus.insights.objects import InputError
 from testkit.objects.insight_objects import VERSIONS, clusterversion, node, operator, pool
 
 RAW = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\u2028\u2029]")
-NOW = gotext.parse_time("2024-01-01T11:00:00Z")
+NOW = parse_time("2024-01-01T11:00:00Z")
 SPECIAL = st.sampled_from(["\x1b", "\x07", "\r", "\n", "\t", "\x00", "\x85", "\u202e", "\u2066", "\u2028", '"', "é"])
 hostile_text = st.lists(st.text(max_size=5) | SPECIAL, max_size=6).map("".join)
 json_values = st.recursive(

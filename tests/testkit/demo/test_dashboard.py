@@ -9,7 +9,8 @@ import re
 import yaml
 from prometheus_client import CollectorRegistry
 
-from cvo_py.runtime.kube import ClientConfig, KubeClient
+from cvo_py.runtime.clientconfig import ClientConfig
+from cvo_py.runtime.kube import KubeClient
 from payload.metrics import PayloadMetrics
 from payload.release import Release
 from status.clusterversion.metrics import StatusCollector, WriteCounts

@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from cvo_py.runtime.kube import CLUSTERVERSIONS, PODS, ClientConfig, KubeClient
+from cvo_py.runtime.clientconfig import ClientConfig
+from cvo_py.runtime.kube import CLUSTERVERSIONS, PODS, KubeClient
 from testkit.fakes.kubelet import Kubelet, terminated, waiting
 from testkit.harness.cluster import LocalCluster
 from testkit.harness.clusterversion import condition, create_cv, status_414

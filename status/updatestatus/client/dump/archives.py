@@ -25,8 +25,10 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from cvo_py.runtime import gotext, safeload
-from cvo_py.runtime.gotext import escape
+from cvo_py.runtime import safeload
+from cvo_py.runtime.gotext.durations import SECOND
+from cvo_py.runtime.gotext.quoting import escape
+from cvo_py.runtime.gotext.times import MAX_TIME, ZERO_TIME
 from status.updatestatus.client.snapshot import SnapshotError
 
 MIB = 1024 * 1024
@@ -263,10 +265,10 @@ def _check_tar_end(tar: tarfile.TarFile) -> None:
 def _tar_mtime(member: tarfile.TarInfo) -> int | None:
     """A member's time stamp in ns, when it is a time Go can print (years 1 to 9999)."""
     try:
-        ns = int(member.mtime) * gotext.SECOND
+        ns = int(member.mtime) * SECOND
     except (TypeError, ValueError, OverflowError):
         return None
-    return ns if gotext.ZERO_TIME <= ns <= gotext.MAX_TIME else None
+    return ns if ZERO_TIME <= ns <= MAX_TIME else None
 
 
 def _read_zip(f: Any, shown: str, wanted: Wanted) -> Iterator[Found]:

@@ -29,14 +29,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from cvo_py.runtime import gotext
-from cvo_py.runtime.gotext import escape
+from cvo_py.runtime.gotext.durations import TimeFormatError
+from cvo_py.runtime.gotext.quoting import escape
+from cvo_py.runtime.gotext.times import ZERO_TIME, format_time, parse_time
 from status.updatestatus.client.details import DUMP_FORMATS as FORMATS
 from status.updatestatus.client.dump import archives
 from status.updatestatus.client.snapshot import CV_SUFFIX, JSON, Snapshot, SnapshotError, objects_of, parse_document
 from status.updatestatus.client.snapshot import load as load_snapshot
 from status.updatestatus.insights import alerts as alerts_mod
-from status.updatestatus.insights.nodes import RELEASE_IMAGE_VERSION
+from status.updatestatus.insights.mco import RELEASE_IMAGE_VERSION
 from status.updatestatus.insights.objects import InputError
 
 MAX_KEPT_BYTES = 256 * archives.MIB  # the documents kept from one dump (MachineConfigs: their metadata only)
@@ -304,12 +305,12 @@ def parse_go_time(text: str | bytes) -> int | None:
             continue
         frac = m.group(3) or ""
         try:
-            ns = gotext.parse_time(f"{m.group(1)}T{m.group(2)}{frac}{m.group(4)}{m.group(5)}:{m.group(6)}")
-        except gotext.TimeFormatError:
+            ns = parse_time(f"{m.group(1)}T{m.group(2)}{frac}{m.group(4)}{m.group(5)}:{m.group(6)}")
+        except TimeFormatError:
             return None
         # Year 0 parses (as in Go), but no gather ran then: as for an archive's own time stamps,
         # only years 1 to 9999 are a gather time.
-        return ns if gotext.ZERO_TIME <= ns else None
+        return ns if ZERO_TIME <= ns else None
     return None
 
 
@@ -365,8 +366,8 @@ def _insights_time(file_name: str, version: list[Member]) -> tuple[int | None, s
     if m is not None:
         y, mo, d, h, mi, s = m.groups()
         try:
-            return gotext.parse_time(f"{y}-{mo}-{d}T{h}:{mi}:{s}Z"), "the archive's name"
-        except gotext.TimeFormatError:
+            return parse_time(f"{y}-{mo}-{d}T{h}:{mi}:{s}Z"), "the archive's name"
+        except TimeFormatError:
             pass
     if version and version[0].mtime is not None and version[0].mtime > 0:
         return version[0].mtime, "the time stamp of config/version.json"
@@ -382,8 +383,8 @@ def preamble(dump: Dump, now: int, *, explicit_now: bool, updating: bool) -> str
     """The lines printed before the status: when it is assessed at, what the dump lacks, and (as oc
     says when it cannot fetch alerts, only while updating) that alerts are not assessed."""
     what = f"{_WHAT.get(dump.layout, dump.layout)} {dump.source}"
-    at = gotext.format_time(now, nanos=False)
-    gathered = gotext.format_time(dump.gathered_at, nanos=False) if dump.gathered_at is not None else None
+    at = format_time(now, nanos=False)
+    gathered = format_time(dump.gathered_at, nanos=False) if dump.gathered_at is not None else None
     if explicit_now:
         when = f"gathered at {gathered} ({dump.gathered_from})" if gathered else "gather time unknown"
         lines = [f"Assessed at {at} (--now); {what}: {when}"]

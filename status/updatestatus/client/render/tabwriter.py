@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 
-from cvo_py.runtime.gotext import escape
+from cvo_py.runtime.gotext.quoting import escape
 
 _TABLE_CONTROLS = re.compile("([\t\n\v\f])")
 

@@ -12,8 +12,18 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import NamedTuple
 
-from cvo_py.runtime import gosort, gotext
-from cvo_py.runtime.gotext import MINUTE, SECOND, escape
+from cvo_py.runtime import gosort
+from cvo_py.runtime.gotext.durations import (
+    MINUTE,
+    SECOND,
+    add_durations,
+    round_duration,
+    short_duration,
+    sub_times,
+    truncate_duration,
+)
+from cvo_py.runtime.gotext.quoting import escape
+from cvo_py.runtime.gotext.times import ZERO_TIME, format_time
 from status.updatestatus.client.details import DETAILS
 from status.updatestatus.client.render.tabwriter import TabWriter, cell
 from status.updatestatus.insights.estimate import time_remaining
@@ -138,7 +148,7 @@ def node_row(n: NodeInsightShape) -> NodeRow:
     elif n.est_to_complete == 0:
         est = "-"
     else:
-        est = "+" + gotext.short_duration(n.est_to_complete)
+        est = "+" + short_duration(n.est_to_complete)
     return NodeRow(
         name=n.name,
         assessment=assessment,
@@ -258,7 +268,7 @@ def write_pools(out: list[str], pools: list[PoolInsightShape]) -> None:
 
 
 def _round_duration(d: int) -> int:
-    return gotext.round_duration(d, MINUTE) if d > 10 * MINUTE else gotext.round_duration(d, SECOND)
+    return round_duration(d, MINUTE) if d > 10 * MINUTE else round_duration(d, SECOND)
 
 
 def has_metadata(version: VersionShape, key: VersionMetadataKey) -> bool:
@@ -309,9 +319,9 @@ def write_control_plane(
         else:
             unavailable += 1
 
-    has_history = cv.started_at != gotext.ZERO_TIME
+    has_history = cv.started_at != ZERO_TIME
     completion_at = cv.completed_at if cv.completed_at is not None else now
-    updating_for = gotext.sub_times(completion_at, cv.started_at) if has_history else 0
+    updating_for = sub_times(completion_at, cv.started_at) if has_history else 0
     out.append("= Control Plane =\n")
     # oc leaves a history entry that ends before it starts (or starts after now) unspecified: it is
     # inconsistent data, said as such instead of a negative duration
@@ -321,8 +331,8 @@ def write_control_plane(
         else "unknown: history[0].startedTime is after now"
     )
     if updated == total:
-        stamp = gotext.format_time(completion_at, nanos=False)
-        duration = gotext.short_duration(_round_duration(updating_for)) if updating_for >= 0 else inconsistent
+        stamp = format_time(completion_at, nanos=False)
+        duration = short_duration(_round_duration(updating_for)) if updating_for >= 0 else inconsistent
         target = escape(cv.versions.target.version)
         out.append(f"Update to {target} successfully completed at {stamp} (duration: {duration})\n")
         return
@@ -337,17 +347,17 @@ def write_control_plane(
         health += f", {unavailable} Unavailable"
     if degraded:
         health += f", {degraded} Available but degraded"
-    duration = gotext.short_duration(_round_duration(updating_for)) if updating_for >= 0 else inconsistent
+    duration = short_duration(_round_duration(updating_for)) if updating_for >= 0 else inconsistent
     if est != 0:
         if has_metadata(cv.versions.target, VersionMetadataKey.ARCHITECTURE):
             vague = "N/A for Multi-Architecture Migration"
         elif est < -10 * MINUTE:
-            est_duration = gotext.truncate_duration(gotext.add_durations(updating_for, est), MINUTE)
-            vague = f"N/A; estimate duration was {gotext.short_duration(est_duration)}"
+            est_duration = truncate_duration(add_durations(updating_for, est), MINUTE)
+            vague = f"N/A; estimate duration was {short_duration(est_duration)}"
         elif est < 10 * MINUTE:
             vague = "<10m"
         else:
-            vague = gotext.short_duration(est)
+            vague = short_duration(est)
         duration += f" (Est. Time Remaining: {vague})"
     out.append(f"Assessment:      {assessment}\n")
     out.append(f"Target Version:  {target_version_text(cv)}\n")
@@ -367,7 +377,7 @@ def write_control_plane(
         for co in updating:
             progressing = find_condition(co.conditions, ConditionType.PROGRESSING) or updating_of(co)
             assert progressing is not None
-            since = gotext.short_duration(gotext.sub_times(now, progressing.last_transition_time))
+            since = short_duration(sub_times(now, progressing.last_transition_time))
             reason = cell(_ellipsis(progressing.reason, 20)) or "-"
             lines = [cell(line) for line in progressing.message.split("\n")]
             tw.write(f"{cell(co.name)}\t{since}\t{reason}\t{lines[0]}\n")
@@ -390,9 +400,9 @@ def _started(h: HealthInsightShape, now: int) -> int:
 
 
 def _since(started_at: int, now: int) -> str:
-    if started_at == gotext.ZERO_TIME or started_at > now:  # unknown, or inconsistent (after now)
+    if started_at == ZERO_TIME or started_at > now:  # unknown, or inconsistent (after now)
         return "-"
-    return gotext.short_duration(gotext.truncate_duration(gotext.sub_times(now, started_at), SECOND))
+    return short_duration(truncate_duration(sub_times(now, started_at), SECOND))
 
 
 def order_health(insights: Sequence[HealthInsightShape], now: int) -> list[HealthInsightShape]:
@@ -459,7 +469,7 @@ def write_health(
             out.append(tw.flush())
             return
     if not shown:
-        since = gotext.short_duration(updating_for) if updating_for >= 0 else "-"  # after now: inconsistent
+        since = short_duration(updating_for) if updating_for >= 0 else "-"  # after now: inconsistent
         tw.write(f"{since}\t{ImpactLevel.INFO.value}\t{ImpactType.NONE.value}\tUpdate is proceeding well\n")
         out.append(tw.flush())
         return
@@ -518,8 +528,8 @@ def render(
     if progressing.status != ConditionStatus.TRUE and not worker_outdated:
         return NOT_UPDATING
 
-    started = cv.started_at if cv.started_at != gotext.ZERO_TIME else progressing.last_transition_time
-    updating_for = gotext.round_duration(gotext.sub_times(now, started), SECOND)
+    started = cv.started_at if cv.started_at != ZERO_TIME else progressing.last_transition_time
+    updating_for = round_duration(sub_times(now, started), SECOND)
 
     out: list[str] = []
     write_control_plane(out, cv, operators, now, operators_detailed)

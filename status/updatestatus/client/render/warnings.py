@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TextIO
 
-from cvo_py.runtime.gotext import escape
+from cvo_py.runtime.gotext.quoting import escape
 
 
 def warning_text(warnings: Sequence[str]) -> str:

@@ -13,8 +13,9 @@ from collections.abc import Iterator
 import pytest
 from prometheus_client import CollectorRegistry
 
+from cvo_py.runtime.serving.admission import ServingLimits
 from cvo_py.runtime.serving.certificates import ServingContext
-from cvo_py.runtime.serving.server import MetricsServer, ServingLimits
+from cvo_py.runtime.serving.server import MetricsServer
 from testkit.corpus.clients import Attack, metrics_server_child, probe, stuffed_headers
 from testkit.corpus.files import peak_rss
 from testkit.harness.wait import wait_until
@@ -158,7 +159,7 @@ def test_header_bytes_are_bounded_across_connections(certificate: tuple[str, str
         # 13 headers of 65,000 bytes: under the 1 MB of one request, 11 MB across twelve connections.
         with Attack("127.0.0.1", server.port, "header-stuffing", connections=12, headers=13) as attack:
             wait_until(lambda: server.evicted >= 4, timeout=60, what="connections closed over the byte bound")
-            assert server._buffered <= limits.max_buffered_bytes
+            assert server.connections.buffered <= limits.max_buffered_bytes
             assert probe(_url(server, "http")).status == 200
         assert attack.refused > 0
     finally:

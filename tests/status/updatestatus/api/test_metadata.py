@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 import yaml
 
-from cvo_py.runtime.gotext import SECOND
+from cvo_py.runtime.gotext.durations import SECOND
 from status.updatestatus.api import metadata
 from status.updatestatus.api.metadata import LeaseState
 from status.updatestatus.api.staleness import ago

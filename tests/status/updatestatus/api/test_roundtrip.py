@@ -10,7 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import BaseModel
 
-from cvo_py.runtime import gotext
+from cvo_py.runtime.gotext.durations import MINUTE
+from cvo_py.runtime.gotext.times import format_time
 from status.updatestatus.api import configmap
 from status.updatestatus.client.render import render
 from status.updatestatus.controller.incremental import IncrementalInsights
@@ -68,7 +69,7 @@ minutes = st.integers(min_value=-600, max_value=600)
 
 
 def at_minutes(m: int) -> str:
-    return gotext.format_time(T0_NS + m * gotext.MINUTE)
+    return format_time(T0_NS + m * MINUTE)
 
 
 @st.composite

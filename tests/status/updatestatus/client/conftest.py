@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from cvo_py.runtime import gotext
+from cvo_py.runtime.gotext.times import format_time
 from cvo_py.runtime.kube import KubeClient
 from status.updatestatus.client import snapshot
 from testkit.checkout import EXAMPLES
@@ -22,6 +22,6 @@ def degraded(kube: KubeClient) -> Iterator[tuple[snapshot.Snapshot, str]]:
     snap = snapshot.load(EXAMPLES / "4.14.1-degraded-cv.yaml")
     loaded = livecluster.load(kube, snap)
     try:
-        yield snap, gotext.format_time(snap.mock_now())
+        yield snap, format_time(snap.mock_now())
     finally:
         loaded.remove()

@@ -9,7 +9,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from cvo_py.runtime import gotext
+from cvo_py.runtime.gotext.durations import SECOND
+from cvo_py.runtime.gotext.times import format_time, parse_time
 from cvo_py.runtime.kube import CONFIGMAPS, LEASES, KubeClient
 from status.updatestatus.api import configmap, metadata
 from status.updatestatus.client import snapshot
@@ -69,7 +70,7 @@ def example(request: pytest.FixtureRequest, kube: KubeClient) -> Iterator[tuple[
     snap = snapshot.load(EXAMPLES / f"{name}-cv.yaml")
     loaded = livecluster.load(kube, snap)
     try:
-        yield name, gotext.format_time(snap.mock_now())
+        yield name, format_time(snap.mock_now())
     finally:
         loaded.remove()
 
@@ -121,7 +122,7 @@ def published_text(now: int) -> str:
 
 def make_stale(kube: KubeClient, namespace: str, now: int) -> None:
     """Insights computed 3 hours before `now`, with a resync period of a minute."""
-    meta = metadata.build(now - 3 * 3600 * gotext.SECOND, "usc-0", "0", 60 * gotext.SECOND, [])
+    meta = metadata.build(now - 3 * 3600 * SECOND, "usc-0", "0", 60 * SECOND, [])
     patch = {"data": {metadata.META_KEY: metadata.encode(meta)}}
     kube.patch(CONFIGMAPS, configmap.CONFIGMAP, patch, namespace=namespace)
 
@@ -140,11 +141,11 @@ def test_each_source_with_the_controllers_configmap(
     name, now_text = example
     h.publish_insights(kube, namespace)
     if state == "stale":
-        make_stale(kube, namespace, gotext.parse_time(now_text))
+        make_stale(kube, namespace, parse_time(now_text))
     elif state == "lease released":
         release_lease(kube, namespace)
     objects = expected(name, "none")
-    now = gotext.parse_time(now_text)
+    now = parse_time(now_text)
     args = ["--namespace", namespace, "--now", now_text]
 
     auto = upgrade_status(cluster.kubeconfig, *args)

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from cvo_py import __version__
-from cvo_py.runtime import gotext
+from cvo_py.runtime.gotext.durations import SECOND
 from cvo_py.runtime.kube import CONFIGMAPS, LEASES, ApiError, KubeClient
 from status.updatestatus.api import configmap, metadata
 from status.updatestatus.client.snapshot import Snapshot
@@ -47,11 +47,19 @@ PROJECT_MODULES = sorted(
         "cvo_py.compose",
         "cvo_py.compose.upgrade_status",
         "cvo_py.runtime",
+        "cvo_py.runtime.clientconfig",
         "cvo_py.runtime.connections",
         "cvo_py.runtime.docbounds",
+        "cvo_py.runtime.errors",
         "cvo_py.runtime.gcpause",
         "cvo_py.runtime.gosort",
         "cvo_py.runtime.gotext",
+        "cvo_py.runtime.gotext.base64std",
+        "cvo_py.runtime.gotext.durations",
+        "cvo_py.runtime.gotext.jsoncodec",
+        "cvo_py.runtime.gotext.messages",
+        "cvo_py.runtime.gotext.quoting",
+        "cvo_py.runtime.gotext.times",
         "cvo_py.runtime.jsondata",
         "cvo_py.runtime.kube",
         "cvo_py.runtime.kubeconfig",
@@ -114,9 +122,15 @@ OFFLINE_MODULES = sorted(
         "cvo_py.compose.upgrade_status",
         "cvo_py.runtime",
         "cvo_py.runtime.docbounds",
+        "cvo_py.runtime.errors",
         "cvo_py.runtime.gcpause",
         "cvo_py.runtime.gosort",
         "cvo_py.runtime.gotext",
+        "cvo_py.runtime.gotext.durations",
+        "cvo_py.runtime.gotext.jsoncodec",
+        "cvo_py.runtime.gotext.messages",
+        "cvo_py.runtime.gotext.quoting",
+        "cvo_py.runtime.gotext.times",
         "cvo_py.runtime.safeload",
         "status",
         "status.updatestatus",
@@ -137,9 +151,14 @@ OFFLINE_MODULES = sorted(
         "status.updatestatus.insights.faults",
         "status.updatestatus.insights.health",
         "status.updatestatus.insights.kinds",
+        "status.updatestatus.insights.mco",
+        "status.updatestatus.insights.membership",
         "status.updatestatus.insights.nodes",
         "status.updatestatus.insights.objects",
+        "status.updatestatus.insights.operators",
         "status.updatestatus.insights.plain",
+        "status.updatestatus.insights.pools",
+        "status.updatestatus.insights.unavailability",
         "status.updatestatus.insights.vocabulary",
         "status.updatestatus.insights.selectors",
     ]
@@ -149,7 +168,10 @@ DUMP_MODULES += ["status.updatestatus.client.dump.layouts"]
 # (what is read, the project's modules beyond OFFLINE_MODULES, the third-party packages)
 OFFLINE_RUNS = {
     "json-snapshot": ([], []),
-    "must-gather": ([*DUMP_MODULES, "cvo_py.runtime.plainyaml", "cvo_py.runtime.safeyaml"], ["yaml"]),  # YAML files
+    "must-gather": (  # YAML files
+        [*DUMP_MODULES, "cvo_py.runtime.gotext.numbers", "cvo_py.runtime.plainyaml", "cvo_py.runtime.safeyaml"],
+        ["yaml"],
+    ),
     "insights-archive": (DUMP_MODULES, []),  # JSON files
 }
 
@@ -162,7 +184,7 @@ def published(kube: KubeClient) -> Iterator[None]:
     data = configmap.encode(compute.all_insights(cv, [], nodes, pools, versions, ns(1)))
     data.update(configmap.encode(sample_insights()))
     now = time.time_ns()
-    data[metadata.META_KEY] = metadata.encode(metadata.build(now, "usc-0", __version__, 30 * gotext.SECOND, []))
+    data[metadata.META_KEY] = metadata.encode(metadata.build(now, "usc-0", __version__, 30 * SECOND, []))
     local.ensure_namespace(kube, configmap.NAMESPACE)
     for res, name in ((CONFIGMAPS, configmap.CONFIGMAP), (LEASES, metadata.LEASE)):
         try:

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from cvo_py.runtime import gotext
-from cvo_py.runtime.gotext import SECOND
+from cvo_py.runtime.gotext.durations import SECOND
+from cvo_py.runtime.gotext.times import format_time
 from cvo_py.runtime.kube import CONFIGMAPS, LEASES, ApiError, KubeClient, Resource
 from status.updatestatus.api import metadata
 from status.updatestatus.api.metadata import META_KEY
@@ -55,7 +55,7 @@ def test_a_moved_controller_is_read_with_the_same_namespace_as_the_default_one_w
     assert moved_controller.stop() == 0  # its Lease released: the data stays as it is now
     data = published(kube, namespace)
     assert data is not None
-    now_text = "--now=" + gotext.format_time(metadata.decode(data[META_KEY]).computed_at + SECOND)
+    now_text = "--now=" + format_time(metadata.decode(data[META_KEY]).computed_at + SECOND)
 
     before = h.upgrade_status(cluster.kubeconfig, "--source", "controller", now_text, "--details", "all")
     moved = h.upgrade_status(
@@ -119,7 +119,7 @@ def test_what_a_one_shot_read_warns_about_names_the_namespace_given(
     kubeconfig = cluster.write_kubeconfig(
         tmp_path / "reader.kubeconfig", cluster.service_account_token(namespace, reader)
     )
-    now_text = "--now=" + gotext.format_time(metadata.decode(data[META_KEY]).computed_at + SECOND)
+    now_text = "--now=" + format_time(metadata.decode(data[META_KEY]).computed_at + SECOND)
 
     def read() -> str | None:  # RBAC reaches the authorizer shortly after it is written
         out = h.upgrade_status(kubeconfig, "--source", "controller", "--namespace", namespace, now_text)

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from cvo_py.cli import main as cli
-from cvo_py.runtime import gotext
+from cvo_py.runtime.gotext.times import format_time
 from testkit.harness import cluster as local
 from testkit.objects import scale
 
@@ -30,7 +30,7 @@ def test_live_snapshot_and_must_gather_agree_at_scale(
         pytest.skip(f"../shared/oc-examples not found (looked in {scale.EXAMPLES.resolve()})")
     snap = scale.example_at_scale(nodes)
     now = snap.mock_now()
-    stamp = gotext.format_time(now)
+    stamp = format_time(now)
     insights, _ = snap.insights(now)
     scale.publish(cluster.client, insights, now)
     cv_path = scale.write_as_snapshot(snap, tmp_path / "snapshot")

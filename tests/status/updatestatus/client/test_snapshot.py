@@ -8,7 +8,8 @@ from typing import Any
 import pytest
 import yaml
 
-from cvo_py.runtime import gotext
+from cvo_py.runtime.gotext.durations import SECOND
+from cvo_py.runtime.gotext.times import format_time, parse_time
 from status.updatestatus.client import snapshot
 from testkit.checkout import EXAMPLES
 from testkit.objects.insight_objects import clusterversion, node, operator, write_snapshot
@@ -67,7 +68,7 @@ def test_mock_now_is_the_newest_condition_plus_368975ns(tmp_path: Path) -> None:
         "items": [operator("a", ltt="2024-01-01T12:00:00Z"), operator("b", ltt="2024-01-01T11:00:00Z")],
     }
     snap = snapshot.load(write_snapshot(tmp_path, **{"-co.yaml": ops}))
-    assert snap.mock_now() == gotext.parse_time("2024-01-01T12:00:00Z") + 368_975
+    assert snap.mock_now() == parse_time("2024-01-01T12:00:00Z") + 368_975
 
 
 @pytest.mark.parametrize(
@@ -110,13 +111,13 @@ def test_shared_examples_load() -> None:
         and [p["metadata"]["name"] for p in snap.pools] == ["master", "worker"]
     )
     newest = max(
-        gotext.parse_time(c["lastTransitionTime"])
+        parse_time(c["lastTransitionTime"])
         for obj in [snap.clusterversion, *snap.operators]
         for c in obj["status"]["conditions"]
     )
     assert snap.mock_now() == newest + 368_975
     # the Failing condition is the newest: oc shows it as "now"
-    assert gotext.format_time(snap.mock_now()) == "2023-11-03T17:26:54.000368975Z"
+    assert format_time(snap.mock_now()) == "2023-11-03T17:26:54.000368975Z"
 
 
 def test_snapshot_insights_age_nodes_at_the_wall_clock_unless_now_is_given(tmp_path: Path) -> None:
@@ -137,9 +138,9 @@ def test_snapshot_insights_age_nodes_at_the_wall_clock_unless_now_is_given(tmp_p
 
     fresh, at_now = snap.insights(wall_clock=mock_now)
     assert at_now == mock_now and node_health(fresh) == 0  # 1 minute not ready: not serious yet
-    later, at_now = snap.insights(wall_clock=mock_now + 3600 * gotext.SECOND)
+    later, at_now = snap.insights(wall_clock=mock_now + 3600 * SECOND)
     assert at_now == mock_now and node_health(later) == 1
-    explicit, at_now = snap.insights(now=mock_now, wall_clock=mock_now + 3600 * gotext.SECOND)
+    explicit, at_now = snap.insights(now=mock_now, wall_clock=mock_now + 3600 * SECOND)
     assert at_now == mock_now and node_health(explicit) == 0
 
 

@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from cvo_py.cli import main as cli
-from cvo_py.runtime import gotext
-from cvo_py.runtime.gotext import MINUTE, SECOND
+from cvo_py.runtime.gotext.durations import MINUTE, SECOND
+from cvo_py.runtime.gotext.times import format_time, parse_time
 from cvo_py.runtime.kube import CONFIGMAPS, LEASES, ApiError, KubeClient
 from status.updatestatus.api import configmap, metadata
 from status.updatestatus.api.metadata import META_KEY
@@ -212,7 +212,7 @@ def test_live_mode_reads_the_configmap_and_its_shards(
             data = {**data, META_KEY: metadata.encode(metadata.build(now, "usc-0", "0.1.0", 30 * SECOND, []))}
         _put(kube, name, data)
 
-    now_text = "--now=" + gotext.format_time(now)
+    now_text = "--now=" + format_time(now)
     for details in ("none", "all"):
         code, out, err = run(capsys, "--kubeconfig", cluster.kubeconfig, now_text, "--details", details)
         assert (code, err) == (0, "")
@@ -258,7 +258,7 @@ def test_live_mode_reads_by_name_what_one_page_of_the_list_lacks(
     page: int,
 ) -> None:
     monkeypatch.setattr(published, "LIST_PAGE", page)  # a namespace holding more ConfigMaps than a page
-    now = "--now=" + gotext.format_time(sharded.now)
+    now = "--now=" + format_time(sharded.now)
     code, out, err = run(capsys, "--kubeconfig", cluster.kubeconfig, now, "--details=all")
     assert (code, err) == (0, "")
     assert out == render(sharded.insights, sharded.now, "all")
@@ -279,7 +279,7 @@ def test_live_mode_with_a_listed_shard_missing_prints_the_rest_and_warns(
     kube.delete(CONFIGMAPS, missing, namespace=configmap.NAMESPACE)
     monkeypatch.setattr(published, "LIST_PAGE", page)
     code, out, err = run(
-        capsys, "--kubeconfig", cluster.kubeconfig, "--now=" + gotext.format_time(sharded.now), "--details=all"
+        capsys, "--kubeconfig", cluster.kubeconfig, "--now=" + format_time(sharded.now), "--details=all"
     )
     problem = (
         f"ConfigMap {configmap.NAMESPACE}/{missing} (a listed shard) does not exist: "
@@ -324,7 +324,7 @@ def test_live_mode_for_a_reader_who_may_only_get_configmaps_reads_them_by_name(
         kubeconfig = cluster.write_kubeconfig(
             tmp_path / "getter.kubeconfig", cluster.service_account_token(configmap.NAMESPACE, reader)
         )
-        args = ("--kubeconfig", kubeconfig, "--now=" + gotext.format_time(now), "--details=all")
+        args = ("--kubeconfig", kubeconfig, "--now=" + format_time(now), "--details=all")
 
         def first_read() -> tuple[int, str, str] | None:  # RBAC reaches the authorizer shortly after it is written
             result = run(capsys, *args)
@@ -400,7 +400,7 @@ def test_live_mode_renders_readable_keys_and_warns_about_unreadable_ones(
 
     node_key, now, readable = _published_with_hostile_values(kube, status_configmaps, tmp_path, hostile)
 
-    code, out, err = run(capsys, "--kubeconfig", cluster.kubeconfig, "--now=" + gotext.format_time(now))
+    code, out, err = run(capsys, "--kubeconfig", cluster.kubeconfig, "--now=" + format_time(now))
     assert code == 0, err
     warnings = [
         "warning: unreadable, not shown: ConfigMap key usc-co-forged: "
@@ -436,7 +436,7 @@ def test_live_mode_says_in_one_line_each_which_tagged_keys_it_cannot_read(
 
     node_key, now, _ = _published_with_hostile_values(kube, status_configmaps, tmp_path, hostile)
 
-    code, out, err = run(capsys, "--kubeconfig", cluster.kubeconfig, "--now=" + gotext.format_time(now))
+    code, out, err = run(capsys, "--kubeconfig", cluster.kubeconfig, "--now=" + format_time(now))
     assert code == 0, err
     assert "Traceback" not in err and "Error" not in err, err
     assert _warnings(out) == _warnings(err)
@@ -458,7 +458,7 @@ def _publish(kube: KubeClient, status_configmaps: list[str], data: dict[str, str
 
 def _healthy_update() -> tuple[list[object], int]:
     """An update in progress with nothing wrong: oc would say "Update is proceeding well"."""
-    now = gotext.parse_time(at(20))
+    now = parse_time(at(20))
     insights = compute.all_insights(clusterversion(), [operator("a")], [], [pool("master")], {}, now)
     assert "Update is proceeding well" in render(insights, now)
     return insights, now
@@ -476,7 +476,7 @@ def test_live_mode_warns_about_stale_insights_and_never_says_proceeding_well(
     meta = metadata.build(computed, "usc-0", "0.1.0", 30 * SECOND, [])
     _publish(kube, status_configmaps, {**configmap.encode(insights), META_KEY: metadata.encode(meta)})
     for details in ("none", "health"):
-        now_text = "--now=" + gotext.format_time(now)
+        now_text = "--now=" + format_time(now)
         code, out, err = run(capsys, "--kubeconfig", cluster.kubeconfig, now_text, "--details", details)
         assert code == 0, err
         [warning] = _warnings(out)
@@ -492,7 +492,7 @@ def test_live_mode_without_metadata_warns(
 ) -> None:
     insights, now = _healthy_update()
     _publish(kube, status_configmaps, configmap.encode(insights))
-    code, out, err = run(capsys, "--kubeconfig", cluster.kubeconfig, "--now", gotext.format_time(now))
+    code, out, err = run(capsys, "--kubeconfig", cluster.kubeconfig, "--now", format_time(now))
     assert code == 0
     assert _warnings(out) == _warnings(err) and "has no usc-meta key" in err
     assert "Update is proceeding well" not in out
@@ -505,7 +505,7 @@ def test_live_mode_says_what_was_omitted_and_that_counts_are_partial(
     omitted = ["usc-co-etcd", "usc-health-co-etcd-degraded", "usc-node-w1", "usc-node-w2"]
     meta = metadata.build(now - SECOND, "usc-0", "0.1.0", 30 * SECOND, omitted)
     _publish(kube, status_configmaps, {**configmap.encode(insights), META_KEY: metadata.encode(meta)})
-    code, out, err = run(capsys, "--kubeconfig", cluster.kubeconfig, "--now", gotext.format_time(now))
+    code, out, err = run(capsys, "--kubeconfig", cluster.kubeconfig, "--now", format_time(now))
     assert code == 0
     [warning] = _warnings(out)
     assert "4 insights were omitted" in warning and "1 ClusterOperator, 1 Health, 2 Node" in warning

@@ -17,8 +17,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from cvo_py import __version__
-from cvo_py.runtime import gotext
-from cvo_py.runtime.gotext import SECOND
+from cvo_py.runtime.gotext.durations import SECOND
+from cvo_py.runtime.gotext.times import format_time
 from status.updatestatus.api import configmap, metadata, staleness, wire
 from status.updatestatus.api.names import CONFIGMAP, NAMESPACE
 from status.updatestatus.client.render import render
@@ -120,7 +120,7 @@ def test_a_frame_fits_the_window() -> None:
 
 
 def test_the_age_line_says_how_old_the_insights_are() -> None:
-    stamp = gotext.format_time(NOW, nanos=False)
+    stamp = format_time(NOW, nanos=False)
     assert age_line(NOW, NOW + 75 * SECOND, True) == (
         f"Update status insights, as published: computed 1m15s ago at {stamp}. Ctrl-C to stop."
     )
@@ -160,7 +160,7 @@ def test_a_pipe_gets_a_block_per_change() -> None:
 
 def test_insights_computed_under_a_second_ago_were_computed_now_as_oc_says() -> None:
     """oc's SINCE column says `now` for an age under a second: never `now ago`."""
-    stamp = gotext.format_time(NOW, nanos=False)
+    stamp = format_time(NOW, nanos=False)
     assert age_line(NOW, NOW + SECOND - 1, True) == (
         f"Update status insights, as published: computed now at {stamp}. Ctrl-C to stop."
     )

@@ -11,7 +11,7 @@ from http.server import BaseHTTPRequestHandler
 
 import pytest
 
-from cvo_py.runtime import gotext
+from cvo_py.runtime.gotext.times import from_datetime
 from cvo_py.runtime.promapi import PrometheusAPI
 from status.updatestatus.controller.alerts import AlertsPoller
 from status.updatestatus.insights.alerts import live_alert_insights
@@ -54,7 +54,7 @@ def test_poller_reports_changes_and_an_outage_once(
     clock[0] = T0 + timedelta(seconds=30)
     poller.poll()
     assert len(changes) == 1
-    assert poller.reading.read_at == gotext.from_datetime(T0 + timedelta(seconds=30))
+    assert poller.reading.read_at == from_datetime(T0 + timedelta(seconds=30))
 
     for minute in (1, 2, 3):
         answers.append((503, b"unavailable"))
@@ -63,8 +63,8 @@ def test_poller_reports_changes_and_an_outage_once(
     reading = poller.reading
     assert len(changes) == 2, "the outage is one change, not one per poll"
     assert reading.error.endswith("/api/v1/alerts: HTTP 503: not an API response: \"unavailable\"")
-    assert reading.failing_since == gotext.from_datetime(T0 + timedelta(minutes=1))
-    assert reading.alerts is not None and reading.read_at == gotext.from_datetime(T0 + timedelta(seconds=30))
+    assert reading.failing_since == from_datetime(T0 + timedelta(minutes=1))
+    assert reading.alerts is not None and reading.read_at == from_datetime(T0 + timedelta(seconds=30))
     warnings = [r for r in caplog.records if r.levelno == logging.WARNING]
     assert len(warnings) == 1 and "Unable to fetch alerts" in warnings[0].getMessage()
 
@@ -98,7 +98,7 @@ def test_a_malformed_alert_is_skipped_counted_and_said_once(
         poller.poll()
     reading = poller.reading
     assert not reading.error and reading.malformed == 1
-    (insight,) = live_alert_insights(reading, gotext.from_datetime(T0))  # the sync goes on, with the good one
+    (insight,) = live_alert_insights(reading, from_datetime(T0))  # the sync goes on, with the good one
     assert insight.impact.summary == "Alert is firing: Shown despite the other"
     (warning,) = [r.getMessage() for r in caplog.records]  # said once, not once per poll
     assert warning.startswith("Skipping 1 malformed alerts from http://127.0.0.1:")

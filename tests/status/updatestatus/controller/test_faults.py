@@ -20,7 +20,8 @@ from pathlib import Path
 import pytest
 
 from cvo_py.cli import main as cli
-from cvo_py.runtime import gotext
+from cvo_py.runtime.gotext.durations import SECOND
+from cvo_py.runtime.gotext.times import format_time
 from cvo_py.runtime.kube import CLUSTEROPERATORS, MACHINECONFIGPOOLS, MACHINECONFIGS, NODES, KubeClient
 from status.updatestatus.api import metadata
 from status.updatestatus.api.metadata import META_KEY
@@ -78,7 +79,7 @@ def upgrade_status(
     capsys: pytest.CaptureFixture[str], kubeconfig: str, now: int, details: str = "all"
 ) -> tuple[int, str, str]:
     code = cli.main(
-        ["upgrade-status", "--kubeconfig", kubeconfig, "--now", gotext.format_time(now), "--details", details]
+        ["upgrade-status", "--kubeconfig", kubeconfig, "--now", format_time(now), "--details", details]
     )
     out, err = capsys.readouterr()
     return code, out, err
@@ -121,9 +122,9 @@ def test_stale_insights_after_the_controller_stops_are_not_shown_as_current(
             ),
         )
         meta = published_meta(kube)
-        assert meta is not None and meta.resync_period == gotext.SECOND and meta.omitted.count == 0
+        assert meta is not None and meta.resync_period == SECOND and meta.omitted.count == 0
         assert meta.controller.identity and meta.controller.version
-        code, out, err = upgrade_status(capsys, cluster.kubeconfig, meta.computed_at + gotext.SECOND)
+        code, out, err = upgrade_status(capsys, cluster.kubeconfig, meta.computed_at + SECOND)
         assert (code, warnings_of(out), err) == (0, [], ""), out + err
         assert "faults-node-0" in out
     finally:
@@ -136,7 +137,7 @@ def test_stale_insights_after_the_controller_stops_are_not_shown_as_current(
     _delete_machine_objects(kube)
 
     # a few seconds later (more than twice the 1 s resync): stale, the Lease (30 s) still valid
-    code, out, err = upgrade_status(capsys, cluster.kubeconfig, stopped.computed_at + 5 * gotext.SECOND)
+    code, out, err = upgrade_status(capsys, cluster.kubeconfig, stopped.computed_at + 5 * SECOND)
     assert code == 0, err
     [stale] = warnings_of(out)
     assert stale.startswith("the insights are stale: computed 5s ago"), stale
@@ -144,7 +145,7 @@ def test_stale_insights_after_the_controller_stops_are_not_shown_as_current(
     assert PROCEEDING_WELL not in out and "Update health is not known" in out
 
     # later still: the Lease has expired too
-    code, out, err = upgrade_status(capsys, cluster.kubeconfig, stopped.computed_at + 60 * gotext.SECOND, "none")
+    code, out, err = upgrade_status(capsys, cluster.kubeconfig, stopped.computed_at + 60 * SECOND, "none")
     lines = warnings_of(out)
     assert code == 0 and len(lines) == 2, out
     assert lines[0].startswith("the insights are stale") and "Lease expired" in lines[1]

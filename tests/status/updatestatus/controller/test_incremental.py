@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from cvo_py.runtime import gotext
-from cvo_py.runtime.gotext import SECOND
+from cvo_py.runtime.gotext.durations import MINUTE, SECOND
+from cvo_py.runtime.gotext.times import format_time
 from status.updatestatus.api import configmap
 from status.updatestatus.api.configmap import ShardPlanner
 from status.updatestatus.client import snapshot
@@ -99,7 +99,7 @@ def machineconfig_version_changes(state: State) -> None:
 def time_passes(state: State) -> None:
     now = state["now"]
     assert isinstance(now, int)
-    state["now"] = now + 45 * gotext.MINUTE
+    state["now"] = now + 45 * MINUTE
 
 
 def update_completes(state: State) -> None:
@@ -107,7 +107,7 @@ def update_completes(state: State) -> None:
     assert isinstance(cv, dict)
     hist = cv["status"]["history"]
     hist[0]["state"] = "Completed"
-    hist[0]["completionTime"] = gotext.format_time(state["now"])  # type: ignore[arg-type]
+    hist[0]["completionTime"] = format_time(state["now"])  # type: ignore[arg-type]
     for cond in cv["status"]["conditions"]:
         if cond["type"] == "Progressing":
             cond["status"] = "False"

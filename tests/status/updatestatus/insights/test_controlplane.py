@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from cvo_py.runtime import gotext
-from cvo_py.runtime.gotext import HOUR, MINUTE, SECOND
+from cvo_py.runtime.gotext.durations import HOUR, MINUTE, SECOND, round_duration
 from status.updatestatus.client import snapshot
 from status.updatestatus.insights import compute, controlplane
+from status.updatestatus.insights.estimate import estimate_completion, time_remaining, timewise_complete
 from status.updatestatus.insights.kinds import (
     ClusterOperatorInsightShape,
     ClusterVersionAssessment,
@@ -19,6 +19,7 @@ from status.updatestatus.insights.kinds import (
     VersionMetadataKey,
     find_condition,
 )
+from status.updatestatus.insights.operators import assess_operator
 from status.updatestatus.insights.plain import ClusterOperatorStatusInsight, ClusterVersionStatusInsight, HealthInsight
 from testkit.checkout import EXAMPLES
 from testkit.objects.insight_objects import T0, T0_NS, at, clusterversion, entry, ns, operator
@@ -38,11 +39,11 @@ from testkit.objects.insight_objects import T0, T0_NS, at, clusterversion, entry
     ],
 )
 def test_estimate_completion(baseline: int, to_last: int, updating_for: int, x: float, want: int) -> None:
-    assert controlplane.estimate_completion(baseline, to_last, updating_for, x) == want
+    assert estimate_completion(baseline, to_last, updating_for, x) == want
 
 
 def test_negative_estimates_are_not_rounded_to_minutes() -> None:
-    est = controlplane.estimate_completion(HOUR, 0, 2 * HOUR + 7 * SECOND, 0.5)
+    est = estimate_completion(HOUR, 0, 2 * HOUR + 7 * SECOND, 0.5)
     assert est == -3005 * SECOND  # (3600 - 7207) / 1.2, truncated toward zero
     assert est < 0 and est % SECOND == 0 and est % MINUTE != 0
 
@@ -141,7 +142,7 @@ def test_operator_healthy_condition(available: str | None, degraded: str, status
 def test_machine_config_operator_image_rule(image_version: str | None, mco_image: str, updated: bool) -> None:
     extra = [{"name": "operator-image", "version": image_version}] if image_version else []
     co = operator("machine-config", extra_versions=extra)
-    state = controlplane.assess_operator(co, "4.14.1", mco_image)
+    state = assess_operator(co, "4.14.1", mco_image)
     assert state.updated is updated
 
 
@@ -248,13 +249,13 @@ def test_estimate_is_anchored_to_the_start_and_does_not_move_with_the_clock() ->
     at_40, at_50 = _cv_insight(clusterversion(), ops, ns(40)), _cv_insight(clusterversion(), ops, ns(50))
     assert at_40 == at_50, "an unchanged cluster gives an unchanged insight"
     assert at_40.assessment == ClusterVersionAssessment.PROGRESSING and at_40.completion == 25
-    expected_total = 30 * 60 / controlplane.timewise_complete(x)  # seconds, extrapolated from progress
+    expected_total = 30 * 60 / timewise_complete(x)  # seconds, extrapolated from progress
     assert at_40.estimated_completed_at == T0_NS + round(expected_total * SECOND)
     # oc's time remaining is computed from the insights at the moment they are shown
     co_insights = _operator_insights(clusterversion(), ops, ns(40))
     for minutes in (40, 50):
-        want = controlplane.estimate_completion(HOUR, 30 * MINUTE, minutes * MINUTE, x)
-        assert controlplane.time_remaining(at_40, co_insights, ns(minutes)) == want
+        want = estimate_completion(HOUR, 30 * MINUTE, minutes * MINUTE, x)
+        assert time_remaining(at_40, co_insights, ns(minutes)) == want
 
 
 @pytest.mark.parametrize(
@@ -277,8 +278,8 @@ def test_time_remaining_reproduces_oc_without_observed_progress(
     cv = _cv_insight(clusterversion(), ops, now)
     assert cv.estimated_completed_at == T0_NS + HOUR  # the baseline: the last update took 1h
     assert _cv_insight(clusterversion(), ops, now + MINUTE) == cv
-    want = controlplane.estimate_completion(HOUR, to_last_minutes * MINUTE, now_minutes * MINUTE, 1 / 3)
-    assert controlplane.time_remaining(cv, _operator_insights(clusterversion(), ops, now), now) == want
+    want = estimate_completion(HOUR, to_last_minutes * MINUTE, now_minutes * MINUTE, 1 / 3)
+    assert time_remaining(cv, _operator_insights(clusterversion(), ops, now), now) == want
 
 
 def test_stalled_update_is_assessed_degraded() -> None:
@@ -286,7 +287,7 @@ def test_stalled_update_is_assessed_degraded() -> None:
     cv = _cv_insight(clusterversion(), ops, ns(5 * 60))  # 5 hours into a 1-hour update
     assert cv.assessment == ClusterVersionAssessment.DEGRADED
     co_insights = _operator_insights(clusterversion(), ops, ns(5 * 60))
-    assert controlplane.time_remaining(cv, co_insights, ns(5 * 60)) < -10 * MINUTE
+    assert time_remaining(cv, co_insights, ns(5 * 60)) < -10 * MINUTE
     assert _cv_insight(clusterversion(), ops, ns(30)).assessment == ClusterVersionAssessment.PROGRESSING
 
 
@@ -396,6 +397,6 @@ def test_shared_examples(
     assert (cv.assessment, cv.completion) == (assessment, completion)
     if est_minutes is not None:
         operators = [i for i in insights if isinstance(i, ClusterOperatorInsightShape)]
-        remaining = controlplane.time_remaining(cv, operators, now)
-        assert gotext.round_duration(remaining, MINUTE) == est_minutes * MINUTE
+        remaining = time_remaining(cv, operators, now)
+        assert round_duration(remaining, MINUTE) == est_minutes * MINUTE
     assert len([i for i in insights if isinstance(i, HealthInsightShape)]) == health

@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from cvo_py.runtime.gotext import MINUTE
-from status.updatestatus.insights import compute, nodes
+from cvo_py.runtime.gotext.durations import MINUTE
+from status.updatestatus.insights import compute
 from status.updatestatus.insights.kinds import (
     ConditionStatus,
     HealthInsightShape,
@@ -21,6 +21,7 @@ from status.updatestatus.insights.kinds import (
     ScopeType,
     find_condition,
 )
+from status.updatestatus.insights.membership import PoolIndex
 from status.updatestatus.insights.plain import HealthInsight, MachineConfigPoolStatusInsight, NodeStatusInsight
 from testkit.objects.insight_objects import MCO, VERSIONS, at, clusterversion, cond, node, ns, pool
 
@@ -66,7 +67,7 @@ def updating(n: NodeStatusInsight) -> tuple[str, str]:
 )
 def test_pool_matching_order(labels: dict[str, str], want: str | None) -> None:
     pools = [pool("worker"), pool("infra"), pool("gpu", label="gpu"), pool("master")]
-    found = nodes.PoolIndex(pools).match(labels)
+    found = PoolIndex(pools).match(labels)
     assert (found[1]["metadata"]["name"] if found else None) == want
 
 

@@ -11,7 +11,8 @@ from typing import Any
 import pytest
 
 from cvo_py.cli import main as cli
-from cvo_py.runtime import gotext
+from cvo_py.runtime.gotext.durations import MINUTE, SECOND
+from cvo_py.runtime.gotext.times import format_time, parse_time
 from status.updatestatus.client.dump import layouts as dump
 from status.updatestatus.client.render import render
 from status.updatestatus.client.snapshot import Snapshot
@@ -27,7 +28,7 @@ from testkit.objects.insight_objects import (
     small_cluster,
 )
 
-GATHERED = T0_NS + 30 * gotext.MINUTE
+GATHERED = T0_NS + 30 * MINUTE
 
 
 def cluster(**override: Any) -> Snapshot:
@@ -52,7 +53,7 @@ def test_a_must_gather_is_assessed_at_its_gather_time(tmp_path: Path, capsys: py
     snap = cluster()
     top = conv.write_tree(conv.must_gather_files(snap, GATHERED), tmp_path / "mg")
     preamble, text = from_dump(capsys, top)
-    assert preamble[0].startswith(f"Assessed at {gotext.format_time(GATHERED, nanos=False)}, when must-gather ")
+    assert preamble[0].startswith(f"Assessed at {format_time(GATHERED, nanos=False)}, when must-gather ")
     assert preamble[0].endswith("was gathered (timestamp)")
     assert preamble[-1] == "Unable to fetch alerts, ignoring alerts in 'Update Health':  a must-gather holds no alerts"
     assert len(preamble) == 2
@@ -63,10 +64,10 @@ def test_a_must_gather_is_assessed_at_its_gather_time(tmp_path: Path, capsys: py
 
 def test_the_image_directory_uses_its_own_timestamp(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     files = conv.must_gather_files(cluster(), GATHERED)
-    files[f"{conv.IMAGE_DIR}/timestamp"] = (conv.go_time(GATHERED + gotext.SECOND) + "\n").encode()
+    files[f"{conv.IMAGE_DIR}/timestamp"] = (conv.go_time(GATHERED + SECOND) + "\n").encode()
     top = conv.write_tree(files, tmp_path / "mg")
     preamble, _ = from_dump(capsys, top / conv.IMAGE_DIR)
-    assert preamble[0].startswith(f"Assessed at {gotext.format_time(GATHERED + gotext.SECOND, nanos=False)}")
+    assert preamble[0].startswith(f"Assessed at {format_time(GATHERED + SECOND, nanos=False)}")
 
 
 def test_without_a_gather_time_the_newest_condition_time_is_used_and_said(
@@ -184,10 +185,10 @@ def test_format_must_match_the_layout(tmp_path: Path, capsys: pytest.CaptureFixt
 
 
 def test_go_time_lines() -> None:
-    assert dump.parse_go_time("2024-02-27 15:50:03.102873468 +0000 UTC m=+0.041234567\n") == gotext.parse_time(
+    assert dump.parse_go_time("2024-02-27 15:50:03.102873468 +0000 UTC m=+0.041234567\n") == parse_time(
         "2024-02-27T15:50:03.102873468Z"
     )
-    assert dump.parse_go_time("2024-02-27 17:50:03 +0200 CEST\n") == gotext.parse_time("2024-02-27T15:50:03Z")
+    assert dump.parse_go_time("2024-02-27 17:50:03 +0200 CEST\n") == parse_time("2024-02-27T15:50:03Z")
     assert dump.parse_go_time("garbage\n") is None
     assert dump.parse_go_time("") is None
 

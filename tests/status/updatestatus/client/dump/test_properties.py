@@ -12,13 +12,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from cvo_py.cli import main as cli
-from cvo_py.runtime import gotext
+from cvo_py.runtime.gotext.times import format_time, parse_time
 from status.updatestatus.client.render import render
 from status.updatestatus.client.snapshot import Snapshot
 from testkit.objects import dumps as conv
 from testkit.objects.insight_objects import at, clusterversion, machineconfigs, node, operator, pool
 
-GATHERED = gotext.parse_time("2024-01-01T11:00:00Z")
+GATHERED = parse_time("2024-01-01T11:00:00Z")
 
 node_st = st.builds(
     lambda role, current, desired, state, ready, ready_min, unschedulable, reason: node(
@@ -82,7 +82,7 @@ def status_after_preamble(path: Path, details: str, capsys: pytest.CaptureFixtur
     code = cli.main(["upgrade-status", "--from", str(path), "--details", details])
     out, err = capsys.readouterr()
     assert code == 0, err
-    assert out.startswith(f"Assessed at {gotext.format_time(GATHERED, nanos=False)}")
+    assert out.startswith(f"Assessed at {format_time(GATHERED, nanos=False)}")
     for marker in ("= Control Plane =", "The cluster is not updating."):
         if marker in out:
             return out[out.index(marker) :]

@@ -10,14 +10,14 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from cvo_py.runtime import gotext
+from cvo_py.runtime.gotext.times import parse_time
 from status.updatestatus.client.render import render
 from status.updatestatus.client.render import text as render_text
 from status.updatestatus.insights import compute
 from testkit.objects.insight_objects import VERSIONS, at, clusterversion, node, operator, pool
 from testkit.oracles.gotabwriter import ReferenceTabWriter
 
-NOW = gotext.parse_time(at(45))
+NOW = parse_time(at(45))
 PIECES = ["", "a", "node", "failed to drain", "日本語", "e\u0301", "👍🏽", "\x1b[31m", "\u202e", "x" * 25]
 CONTROLS = ["\n", "\n", "\t", "\r", "\v", "\f", "\n\n"]
 messages = st.lists(st.sampled_from(PIECES) | st.sampled_from(CONTROLS), max_size=8).map("".join)

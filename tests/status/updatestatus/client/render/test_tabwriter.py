@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from cvo_py.runtime import gotext
+from cvo_py.runtime.gotext.quoting import escape
 from status.updatestatus.client.render.tabwriter import TabWriter, cell
 from testkit.oracles import goprogram
 from testkit.oracles.gotabwriter import ReferenceTabWriter
@@ -70,7 +70,7 @@ GO_PROGRAM = Path(__file__).parent / "gotabwriter" / "main.go"
 # What cells hold: names and versions, empty cells, multi-line messages (newlines inside a cell),
 # tabs that split a cell, carriage returns, vertical tabs and form feeds, East Asian wide and
 # combining characters, characters outside the BMP, and escape sequences after escaping.
-ESCAPED = [gotext.escape(s) for s in ("\x1b[31mred\x1b[0m", "\x1b]0;title\x07", "\u202eevil", "\x00\x85")]
+ESCAPED = [escape(s) for s in ("\x1b[31mred\x1b[0m", "\x1b]0;title\x07", "\u202eevil", "\x00\x85")]
 WORDS = [
     "", "", "a", "bb", "node-1", "µµ", "Progressing", "4.14.1", "Pending", "?", "x" * 30,
     "日本語", "한국어", "ＡＢＣ", "e\u0301", "n\u0303o\u0308", "\u200d", "👍🏽", "𝔘𝔫𝔦",

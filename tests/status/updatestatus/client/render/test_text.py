@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from cvo_py.runtime.gotext import MINUTE
+from cvo_py.runtime.gotext.durations import MINUTE
 from status.updatestatus.api import configmap
 from status.updatestatus.client.render import RenderError, render
 from status.updatestatus.client.render.text import node_row
