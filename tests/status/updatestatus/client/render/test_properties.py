@@ -11,8 +11,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from cvo_py.runtime.gotext.times import parse_time
-from status.updatestatus.client.render import render
-from status.updatestatus.client.render import text as render_text
+from status.updatestatus.client.render import controlplane, health, render
+from status.updatestatus.client.render import nodes as node_tables
+from status.updatestatus.client.render import pools as pool_table
 from status.updatestatus.insights import compute
 from testkit.objects.insight_objects import VERSIONS, at, clusterversion, node, operator, pool
 from testkit.oracles.gotabwriter import ReferenceTabWriter
@@ -63,6 +64,7 @@ def test_the_fast_writer_renders_what_the_reference_writer_renders(objects: tupl
     insights = compute.all_insights(cv, ops, nodes, pools, VERSIONS, NOW, alerts=alerts)
     fast = render(insights, NOW, details)
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(render_text, "TabWriter", ReferenceTabWriter)
+        for writer in (controlplane, health, node_tables, pool_table):  # every module that writes a table
+            patch.setattr(writer, "TabWriter", ReferenceTabWriter)
         reference = render(insights, NOW, details)
     assert fast == reference

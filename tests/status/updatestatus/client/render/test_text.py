@@ -9,7 +9,7 @@ import pytest
 from cvo_py.runtime.gotext.durations import MINUTE
 from status.updatestatus.api import configmap
 from status.updatestatus.client.render import RenderError, render
-from status.updatestatus.client.render.text import node_row
+from status.updatestatus.client.render.nodes import node_row
 from status.updatestatus.insights import compute
 from testkit.objects.insight_objects import (
     T0,
