@@ -60,12 +60,24 @@ def retrieval_request(
     seen: Mapping[str, Any],
     operators: Sequence[Mapping[str, Any]],
     inputs: StatusInputs,
+    applied: Release | None = None,
 ) -> RetrievalRequest | None:
     """What `cv`'s spec asks payload retrieval for (None: nothing, the current release). `seen` is
     the ClusterVersion the checks read (the newest known: the cache may not have our last write
     yet); `inputs` what status is computed from (the running release, the accept-risks gate, the
-    admin-ack ConfigMaps the checks read)."""
+    admin-ack ConfigMaps the checks read). `applied` is the release the sync worker applies (the
+    running one before it is given any): a requested release that is already the current one
+    but not what the worker applies (a restarted operator resuming an update to another release)
+    is retrieved too."""
     pending = desired.pending_update(cv, inputs.running, inputs.accept_risks)
+    if pending is None and applied is not None:
+        try:
+            requested = desired.requested_update(cv, inputs.accept_risks)
+        except desired.InvalidSpec:
+            requested = None
+        if requested is not None and not requested.same_as(applied) and not requested.same_as(inputs.running):
+            update = (cv.get("spec") or {}).get("desiredUpdate") or {}
+            pending = requested, bool(update.get("force"))
     if pending is None:
         return None
     target, force = pending
