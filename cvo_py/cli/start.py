@@ -135,6 +135,23 @@ def validate(args: argparse.Namespace) -> Options:
             f"invalid CLUSTER_PROFILE {go_quote(profile)}: want a cluster profile name (letters, digits, '-', '_' "
             "and '.', at most 63, as in include.release.openshift.io/<profile>)"
         )
+    exclude = env.exclude_manifests()
+    if exclude and not _PROFILE.fullmatch(exclude):
+        raise UsageError(
+            f"invalid EXCLUDE_MANIFESTS {go_quote(exclude)}: want an identifier (letters, digits, '-', '_' and '.', "
+            "at most 63, as in exclude.release.openshift.io/<identifier>)"
+        )
+    interval_text = env.reconcile_interval()
+    interval: float | None = None
+    if interval_text:
+        try:
+            interval = float(interval_text)
+        except ValueError:
+            interval = None
+        if interval is None or not 0.1 <= interval <= 3600:
+            raise UsageError(
+                f"invalid CVO_PY_RECONCILE_INTERVAL {go_quote(interval_text)}: want seconds from 0.1 to 3600"
+            )
     if args.update_service:
         from cvo_py.runtime.urls import http_url_problem
 
@@ -165,6 +182,8 @@ def validate(args: argparse.Namespace) -> Options:
         promql=promql,
         use_dns_for_services=args.use_dns_for_services,
         cluster_profile=profile,
+        exclude_manifests=exclude,
+        reconcile_interval=interval,
     )
 
 
