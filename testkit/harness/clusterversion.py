@@ -148,8 +148,16 @@ def put_co(kube: KubeClient, name: str, version: str, available: str = "True", d
         if not exc.is_already_exists():
             raise
         obj = kube.get(CLUSTEROPERATORS, name)
-    obj["status"] = wanted["status"]
-    kube.replace_status(CLUSTEROPERATORS, obj)
+    for _ in range(10):  # as an operator does: read again when someone else wrote it meanwhile
+        obj["status"] = wanted["status"]
+        try:
+            kube.replace_status(CLUSTEROPERATORS, obj)
+            return
+        except ApiError as exc:
+            if not exc.is_conflict():
+                raise
+        obj = kube.get(CLUSTEROPERATORS, name)
+    raise AssertionError(f"ClusterOperator {name}: 10 conflicts in a row")
 
 
 def put_admin_acks(kube: KubeClient, gates: dict[str, str], acks: dict[str, str]) -> None:

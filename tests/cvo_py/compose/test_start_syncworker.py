@@ -25,7 +25,16 @@ from typing import Any
 import pytest
 
 from cvo_py.runtime.informer import Informer
-from cvo_py.runtime.kube import CLUSTEROPERATORS, CLUSTERVERSIONS, CONFIGMAPS, EVENTS, LEASES, ApiError, KubeClient
+from cvo_py.runtime.kube import (
+    CLUSTEROPERATORS,
+    CLUSTERVERSIONS,
+    CONFIGMAPS,
+    EVENTS,
+    LEASES,
+    MERGE_PATCH,
+    ApiError,
+    KubeClient,
+)
 from syncworker.load import Payload, load_payload
 from syncworker.select import Selection
 from testkit.fakes.kubelet import Kubelet
@@ -237,9 +246,7 @@ def test_an_install_completes_only_once_its_operator_reports_and_counts_manifest
     wait_until(lambda: start.log().count("Sync succeeded, reconciling") > passes + 1, timeout=60, what="two passes")
     writes = {(r.verb, r.resource, r.name, r.code) for r in audit.requests(kube, APPLIER) if r.is_write}
     assert writes == {("create", "clusteroperators", "f-op", 409)}, writes
-    plain = kube.get(CONFIGMAPS, "plain", NAMESPACE)
-    plain["data"]["key"] = "edited by hand"
-    kube.replace(CONFIGMAPS, plain)
+    kube.patch(CONFIGMAPS, "plain", {"data": {"key": "edited by hand"}}, NAMESPACE, content_type=MERGE_PATCH)
     wait_until(
         lambda: kube.get(CONFIGMAPS, "plain", NAMESPACE)["data"]["key"] == "value", timeout=30, what="the edit reverted"
     )
