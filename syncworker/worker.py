@@ -441,9 +441,10 @@ class SyncWorker:
         )
         with self._reporting:
             baseline = self._last
+        started = self._now()
 
         def progress(done: int) -> None:
-            self._give(baseline, cancel, self._report(work, mode, attempt, completed, done))
+            self._give(baseline, cancel, self._report(work, mode, attempt, completed, done, started))
 
         outcome = run_pass(
             work,
@@ -473,14 +474,16 @@ class SyncWorker:
                 self._due = self._clock() + self.timing.next_pass_after(self._attempt, self._jitter())
                 log.error("Result of work: %s", escape(outcome.failure.message))
             last = replace(
-                self._report(work, mode, attempt, self._completed, outcome.done),
+                self._report(work, mode, attempt, self._completed, outcome.done, started),
                 failure=outcome.failure,
                 completed=outcome.failure is None,
             )
             # given while the outcome is current: new work waits for it, and is never followed by it
             self._give(baseline, None, last)
 
-    def _report(self, work: Work, mode: Mode, attempt: int, completed: int, done: int) -> Report:
+    def _report(
+        self, work: Work, mode: Mode, attempt: int, completed: int, done: int, started: datetime
+    ) -> Report:
         return Report(
             release=work.release,
             version_hash=work.payload.version_hash,
@@ -491,6 +494,7 @@ class SyncWorker:
             done=done,
             at=self._now(),
             completed_passes=completed,
+            started=started,
         )
 
     def _give(self, baseline: Report | None, cancel: Cancel | None, report: Report) -> None:

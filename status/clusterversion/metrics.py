@@ -2,11 +2,10 @@
 
 Upstream's names, labels and values: `cluster_version`, `cluster_version_available_updates`,
 `cluster_version_capability`, `cluster_operator_up`, `cluster_operator_conditions`,
-`cluster_operator_condition_transitions`, `cluster_installer`; plus cvo-py's own:
-`cluster_version_release_operators` (the release ClusterOperators at the desired version and not
-yet: cvo-py applies no manifests, so upstream's `cluster_version_payload`, which counts manifests,
-is not exported) and the status-write metrics (`cluster_version_status_write_*`,
-`cluster_version_status_pruned_capabilities`).
+`cluster_operator_condition_transitions`, `cluster_installer`, and from the sync worker
+`cluster_version_payload{version,type="applied"|"pending"}` and
+`cluster_operator_payload_errors{version}` (`SyncWorkerCollector`); plus cvo-py's status-write
+metrics (`cluster_version_status_write_*`, `cluster_version_status_pruned_capabilities`).
 
 `families(...)` is a pure function of plain dicts; `StatusCollector` only reads the caches.
 """
@@ -29,7 +28,7 @@ from cvo_py.runtime.safeload import DocumentError, FileMissing
 from payload.release import IMAGE_REFERENCES, IMAGE_REFERENCES_MAX_BYTES, Release, read_payload_json
 from status.clusterversion import capabilities
 from status.clusterversion.conditions import find_condition
-from status.clusterversion.progress import operator_progress, operator_version
+from syncworker.channel import PayloadCounts
 
 JSON = dict[str, Any]
 
@@ -44,6 +43,14 @@ class WriteCounts:
     failures: int = 0
     rejections: Mapping[str, int] = field(default_factory=dict)
     pruned: Mapping[str, Sequence[str]] = field(default_factory=dict)
+
+
+def operator_version(co: Mapping[str, Any]) -> str:
+    """A ClusterOperator's `operator` version ("" when it reports none)."""
+    for entry in (co.get("status") or {}).get("versions") or []:
+        if isinstance(entry, dict) and entry.get("name") == "operator":
+            return str(entry.get("version") or "")
+    return ""
 
 
 def _seconds(text: Any) -> float:
@@ -254,7 +261,7 @@ def families(
 
     _add_cluster_version(up, conditions, cv)
     if cv is not None:
-        out.extend(_cv_families(cv, cluster_operators, running, counts, always_enabled, update_service))
+        out.extend(_cv_families(cv, running, counts, always_enabled, update_service))
     out += [up, conditions]
     out.extend(_write_families(counts))
     return out
@@ -322,7 +329,6 @@ def _capability_family(
 
 def _cv_families(
     cv: Mapping[str, Any],
-    cluster_operators: Sequence[Mapping[str, Any]],
     running: Release,
     counts: WriteCounts,
     always_enabled: Sequence[str],
@@ -331,20 +337,6 @@ def _cv_families(
     status = cv.get("status") or {}
     spec = cv.get("spec") or {}
     out: list[Metric] = [_capability_family(status, spec, running, counts, always_enabled)]
-
-    # Not upstream's cluster_version_payload (manifests applied and pending in a pass): cvo-py
-    # applies no manifests. What it counts is what its Progressing "N of M done" counts.
-    desired = Release.from_dict(status.get("desired"))
-    progress = operator_progress(cluster_operators, desired.version)
-    release_operators = GaugeMetricFamily(
-        "cluster_version_release_operators",
-        "Cluster operators of the release that report the desired version (updated) and that do not yet "
-        "(pending): what Progressing counts as done.",
-        labels=["version", "type"],
-    )
-    release_operators.add_metric([desired.version, "updated"], float(progress.done))
-    release_operators.add_metric([desired.version, "pending"], float(progress.total - progress.done))
-    out.append(release_operators)
 
     updates = status.get("availableUpdates") or []
     retrieved = find_condition(status.get("conditions") or [], "RetrievedUpdates")
@@ -482,3 +474,40 @@ class StatusCollector(Collector):
             installer=self._installer() if self._installer is not None else None,
             transitions=self._transitions() if self._transitions is not None else None,
         )
+
+
+def sync_worker_families(counts: Mapping[str, PayloadCounts], errors: Mapping[str, int]) -> list[Metric]:
+    """`cluster_version_payload{version,type}`: manifests applied in the current pass of each
+    version's payload and those pending (the total less them: at a pass's end, those the
+    apply-time selection skipped), as the last report said; `cluster_operator_payload_errors{version}`:
+    failed tries of manifests, retries included. Both keep the versions seen since the process
+    started, as upstream's."""
+    payload = GaugeMetricFamily(
+        "cluster_version_payload",
+        "Manifests of the payload of each version applied in its current pass (applied) and not yet (pending).",
+        labels=["version", "type"],
+    )
+    for version in sorted(counts):
+        payload.add_metric([version, "applied"], float(counts[version].applied))
+        payload.add_metric([version, "pending"], float(counts[version].pending))
+    failed = GaugeMetricFamily(
+        "cluster_operator_payload_errors",
+        "Failed tries of applying a manifest of the payload of each version, retries included.",
+        labels=["version"],
+    )
+    for version in sorted(errors):
+        failed.add_metric([version], float(errors[version]))
+    return [payload, failed]
+
+
+class SyncWorkerCollector(Collector):
+    """The sync worker's metrics at scrape time, from its report channel and its applier."""
+
+    def __init__(
+        self, counts: Callable[[], Mapping[str, PayloadCounts]], errors: Callable[[], Mapping[str, int]]
+    ) -> None:
+        self._counts = counts
+        self._errors = errors
+
+    def collect(self) -> Iterable[Metric]:
+        return sync_worker_families(self._counts(), self._errors())
