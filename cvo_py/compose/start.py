@@ -1,9 +1,10 @@
 """What `start` builds, one builder per subsystem: the client, the cluster's features, the
 ClusterVersion caches, the release verifier, payload retrieval (retriever, coordinator, and the
-watch that retries a failed verification), the sync worker (the running release's payload, the
-applier, the loop of passes and the channel of its reports), the ClusterVersion controller
-(writer, Event recorder), the available-updates poller, the metrics, the leader elector and the
-metrics server (only the cluster's Prometheus, by client certificate, may read /metrics).
+watch that retries a failed verification), the sync worker (`cvo_py.compose.start_syncworker`:
+the running release's payload, the applier, the loop of passes and the channel of its reports),
+the ClusterVersion controller (writer, Event recorder), the available-updates poller, the
+metrics, the leader elector and the metrics server (only the cluster's Prometheus, by client
+certificate, may read /metrics).
 
 The ClusterVersion controller computes status from immutable inputs the other builders provide:
 the caches, the payload-retrieval snapshot (`payload.channel`), the sync worker's latest report
@@ -14,19 +15,18 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-import random
 import sys
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any
 
 from prometheus_client import CollectorRegistry, ProcessCollector
 
 from cvo_py import __version__
+from cvo_py.compose.start_syncworker import SyncWorkerSide, build_syncworker, load_selection
 from cvo_py.runtime.env import DEFAULT_CLUSTER_PROFILE
-from cvo_py.runtime.gotext.quoting import escape
 from cvo_py.runtime.informer import Informer
 from cvo_py.runtime.kube import CLUSTEROPERATORS, CLUSTERVERSIONS, CONFIGMAPS, CRDS, KubeClient, connect
 from cvo_py.runtime.leader import LeaderElector
@@ -41,7 +41,6 @@ from payload.metrics import PayloadMetrics
 from payload.release import MULTI, Release
 from payload.retrieval import (
     ManifestLoader,
-    PayloadRefused,
     PayloadRetriever,
     PruneError,
     RetrieverOptions,
@@ -58,7 +57,7 @@ from status.clusterversion.caches import (
     ClusterVersionCaches,
     slim_clusteroperator,
 )
-from status.clusterversion.controller import ClusterVersionController, ClusterVersionOptions, SyncWorkerLink, Worker
+from status.clusterversion.controller import ClusterVersionController, ClusterVersionOptions
 from status.clusterversion.events import EventRecorder
 from status.clusterversion.featuregates import RELEASE_ARCHITECTURE_GATE, Features
 from status.clusterversion.features import FeatureGateWatch, read_features
@@ -66,17 +65,13 @@ from status.clusterversion.metrics import (
     ConditionTransitions,
     InstallerWatch,
     StatusCollector,
-    SyncWorkerCollector,
     payload_creation_time,
 )
 from status.clusterversion.validation import ACCEPT_RISKS_GATE
+from status.clusterversion.workermetrics import SyncWorkerCollector
 from status.clusterversion.writer import ClusterVersionStatusWriter
-from syncworker.applier import Applier, user_agent
-from syncworker.channel import STATUS_INTERVAL, ReportChannel
-from syncworker.load import LoadError, Payload, load_payload, load_running_payload
-from syncworker.passes import Timing, reconcile_interval
-from syncworker.select import Selection
-from syncworker.worker import SyncWorker
+from syncworker.channel import STATUS_INTERVAL
+from syncworker.passes import Timing
 from updateservice.client import fetch_graph
 from updateservice.cluster import cluster_transport
 from updateservice.clusterrisks import ClusterRisk
@@ -141,35 +136,6 @@ class PayloadRetrieval:
             self.verification_configmaps.stop()
 
 
-class WorkerLoop(Worker, Protocol):
-    """The loop of passes (`syncworker.worker.SyncWorker`), as the ClusterVersion side runs it:
-    the controller's `Worker`, started and stopped."""
-
-    def start(self) -> object: ...
-
-    def stop(self) -> None: ...
-
-
-@dataclass(frozen=True)
-class SyncWorkerSide:
-    """The sync worker as `start` runs it: the running release's payload (None when it could not
-    be loaded, `refused` saying why), the applier, the loop of passes and the channel of its
-    reports, and the loader of retrieved payloads."""
-
-    worker: WorkerLoop
-    applier: Applier
-    channel: ReportChannel
-    local: Payload | None
-    selection: Selection
-    load: ManifestLoader
-    refused: str = ""
-
-    def link(self) -> SyncWorkerLink:
-        return SyncWorkerLink(
-            self.worker, self.channel, self.local, self.selection, self.applier.pending_deletions, self.refused
-        )
-
-
 @dataclass(frozen=True)
 class ClusterVersionSide:
     """What runs for ClusterVersion, started in this order and stopped in the reverse: the
@@ -218,65 +184,6 @@ def build_caches(client: KubeClient, name: str, *, admin_acks: bool = True) -> C
             for namespace, configmap in (ADMIN_CONFIGMAPS if admin_acks else ())
         },
     )
-
-
-def load_selection(options: Options, features: Features) -> Selection:
-    """What payloads are loaded with: CLUSTER_PROFILE, EXCLUDE_MANIFESTS, the cluster's feature set
-    and the gates enabled for the running version."""
-    return Selection(
-        profile=options.cluster_profile,
-        exclude=options.exclude_manifests,
-        feature_set=features.feature_set,
-        enabled_gates=features.gates,
-    )
-
-
-def build_syncworker(
-    client: KubeClient,
-    release: Release,
-    payload_dir: str,
-    selection: Selection,
-    clusteroperators: Informer,
-    *,
-    timing: Timing | None = None,
-    status_interval: float = STATUS_INTERVAL,
-) -> SyncWorkerSide:
-    """The sync worker: the running `release`'s payload loaded from `payload_dir` with the
-    load-time `selection`, an applier whose requests say `cluster-version-operator/<version>`, the
-    loop of passes (`timing`; by default upstream's interval, 2 minutes × rand[1, 2)) reading
-    ClusterOperators from the ClusterVersion side's informer (`clusteroperators`, the one watch),
-    and the channel that throttles the status syncs its reports cause (one per `status_interval`,
-    two at once). A payload root that cannot be loaded is refused whole: nothing is applied, and
-    ReleaseAccepted says why."""
-    local: Payload | None = None
-    refused = ""
-    try:
-        local = load_running_payload(payload_dir, release=release, selection=selection)
-        log.info(
-            "Loaded the running release's payload from %s: %d manifests, versionHash %s",
-            escape(payload_dir),
-            len(local.manifests),
-            local.version_hash,
-        )
-    except LoadError as exc:
-        refused = exc.message
-        log.error("The running release's payload cannot be loaded, nothing will be applied: %s", exc.message)
-
-    def load(directory: str, image: str) -> object:
-        if local is not None and directory == payload_dir:
-            return local
-        try:
-            return load_payload(directory, release_image=image, selection=selection)
-        except LoadError as exc:
-            raise PayloadRefused(exc.message) from None
-
-    version = release.version or "unknown"
-    applier = Applier(KubeClient(client.config, user_agent=user_agent(version), timeout=client.timeout))
-    channel = ReportChannel(interval=status_interval)
-    worker = SyncWorker(
-        applier, clusteroperators, channel.publish, timing or Timing(interval=reconcile_interval(random.random()))
-    )
-    return SyncWorkerSide(worker, applier, channel, local, selection, load, refused)
 
 
 def build_verifier(client: KubeClient, operator_name: str, metrics: PayloadMetrics) -> Verifier:
@@ -480,33 +387,24 @@ def clusterversion_options(options: Options, gates: frozenset[str]) -> ClusterVe
     )
 
 
-def build(options: Options) -> Parts:
-    # The operator is I/O-bound and its latency is thread hand-offs (Pod watch → retrieval →
-    # status loop): a thread woken by an event must not wait out CPython's default 5 ms switch
-    # interval while another thread parses JSON.
-    sys.setswitchinterval(SWITCH_INTERVAL)
-    version = options.release.version or "unknown"
-    log.info("ClusterVersionOperator cvo-py v%s, running release %s (%s)", __version__, version, options.release.image)
-    client = connect(options.kubeconfig, user_agent="cvo-py/start")
-    client.server_version()  # fail fast, with one clear line, when the server is unreachable
-    features, watches, restart = build_features(client, options.release.version)
+def build_side(
+    client: KubeClient,
+    options: Options,
+    features: Features,
+    payload_metrics: PayloadMetrics,
+    retriever_options: RetrieverOptions,
+) -> tuple[ClusterVersionSide, AvailableUpdatesPoller]:
+    """The ClusterVersion side (caches, the sync worker, retrieval, the controller) and the
+    available-updates poller the controller reads."""
     gates = features.gates
     accept_risks = ACCEPT_RISKS_GATE in gates
-
-    registry = CollectorRegistry()
-    ProcessCollector(registry=registry)  # process_* as upstream's default registry has them
-    payload_metrics = PayloadMetrics(registry)
-    retriever_options = RetrieverOptions(
-        namespace=options.namespace, operator_name=options.name, node_name=options.node_name,
-        release_image=options.release.image, local_payload_dir=options.local_payload_dir,
-    )
     caches = build_caches(client, options.name)
     timing = Timing(interval=options.reconcile_interval) if options.reconcile_interval else None
     syncworker = build_syncworker(
         client,
         options.release,
         options.local_payload_dir,
-        load_selection(options, features),
+        load_selection(options.cluster_profile, options.exclude_manifests, features),
         caches.clusteroperators,
         timing=timing,
         status_interval=options.status_interval,
@@ -532,6 +430,28 @@ def build(options: Options) -> Parts:
         final_sync_timeout=options.final_sync_timeout,
     )
     poller = build_updates(client, options, caches, side.controller.loop.poke, accept_risks)
+    return side, poller
+
+
+def build(options: Options) -> Parts:
+    # The operator is I/O-bound and its latency is thread hand-offs (Pod watch → retrieval →
+    # status loop): a thread woken by an event must not wait out CPython's default 5 ms switch
+    # interval while another thread parses JSON.
+    sys.setswitchinterval(SWITCH_INTERVAL)
+    version = options.release.version or "unknown"
+    log.info("ClusterVersionOperator cvo-py v%s, running release %s (%s)", __version__, version, options.release.image)
+    client = connect(options.kubeconfig, user_agent="cvo-py/start")
+    client.server_version()  # fail fast, with one clear line, when the server is unreachable
+    features, watches, restart = build_features(client, options.release.version)
+
+    registry = CollectorRegistry()
+    ProcessCollector(registry=registry)  # process_* as upstream's default registry has them
+    payload_metrics = PayloadMetrics(registry)
+    retriever_options = RetrieverOptions(
+        namespace=options.namespace, operator_name=options.name, node_name=options.node_name,
+        release_image=options.release.image, local_payload_dir=options.local_payload_dir,
+    )
+    side, poller = build_side(client, options, features, payload_metrics, retriever_options)
     installer = build_metrics(registry, client, options, side, poller)
     return Parts(
         # The poller starts with the ClusterVersion side when leading, and stops before it.

@@ -137,25 +137,33 @@ def run(parts: Parts) -> int:
                     code = 1  # as upstream: a leader that lost its Lease exits and is restarted
                     break
     finally:
-        watchdog = _shutdown_watchdog(parts.shutdown_within, elector)
-        if elector is not None:
-            elector.stop()  # first: a start-up still under way must not start the controllers after this
-        for controller in reversed(parts.controllers):
-            controller.stop()
-        if elector is not None:
-            elector.release()
-        if watchdog is not None:
-            watchdog.cancel()
-            watchdog.join(5.0)
-        for server in servers:
-            server.stop()
-        for watch in reversed(parts.watches):
-            watch.stop()
-        if frozen:  # a standby that never led froze nothing
-            gc.unfreeze()
+        _shut_down(parts, elector, servers, unfreeze=frozen)  # a standby that never led froze nothing
     if parts.farewell:
         log.info("%s", parts.farewell)
     return code
+
+
+def _shut_down(
+    parts: Parts, elector: LeaderElector | None, servers: Sequence[Stoppable], *, unfreeze: bool
+) -> None:
+    """Stop everything in one order: the election, the controllers (in reverse start order), the
+    Lease released, the servers, the watches; within `parts.shutdown_within` when set."""
+    watchdog = _shutdown_watchdog(parts.shutdown_within, elector)
+    if elector is not None:
+        elector.stop()  # first: a start-up still under way must not start the controllers after this
+    for controller in reversed(parts.controllers):
+        controller.stop()
+    if elector is not None:
+        elector.release()
+    if watchdog is not None:
+        watchdog.cancel()
+        watchdog.join(5.0)
+    for server in servers:
+        server.stop()
+    for watch in reversed(parts.watches):
+        watch.stop()
+    if unfreeze:
+        gc.unfreeze()
 
 
 def _shutdown_watchdog(within: float | None, elector: LeaderElector | None) -> threading.Timer | None:

@@ -15,7 +15,7 @@ immutable inputs and hands it to the one writer:
 - the sync worker's latest report (`syncworker.channel`), with the clocks of the ClusterOperators
   it waits on (`status.clusterversion.progress`); after each write the worker is handed what it
   is to apply (`status.clusterversion.work`): the running release's payload, or an accepted
-  target's.
+  target's (`status.clusterversion.workerlink`).
 
 When the ClusterVersion CRD changes (a roll-forward re-applies a newer schema), the capability
 names the writer pruned are forgotten and written again (`status.clusterversion.crdfollow`). When
@@ -32,16 +32,15 @@ import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any, Protocol
+from typing import Any
 
 from cvo_py.runtime import env
 from cvo_py.runtime.kube import JSON, ApiError, KubeClient, ServerUnreachable
 from cvo_py.runtime.loop import SyncLoop, Timers
 from payload.channel import Outcome, RetrievalSnapshot
 from payload.coordinator import RetrievalCoordinator
-from payload.release import MULTI, Acceptance, Release
-from payload.retrieval import go_architecture
-from status.clusterversion import desired, events, progress, upgradeable, work
+from payload.release import Acceptance, Release
+from status.clusterversion import desired, events, upgradeable
 from status.clusterversion.caches import ClusterVersionCaches
 from status.clusterversion.conditions import RETRIEVED_UPDATES, find_condition
 from status.clusterversion.crdfollow import CrdFollower
@@ -49,13 +48,8 @@ from status.clusterversion.creation import get_or_create
 from status.clusterversion.desired import StatusInputs
 from status.clusterversion.metrics import WriteCounts
 from status.clusterversion.retrievalrequest import retrieval_request
-from status.clusterversion.spec import current_release
+from status.clusterversion.workerlink import SyncWorkerLink, WorkerDriver, record_local_payload
 from status.clusterversion.writer import ClusterVersionStatusWriter, StatusRejected, StatusWriteError
-from syncworker.channel import ReportChannel
-from syncworker.load import Payload
-from syncworker.modes import Mode
-from syncworker.passes import Report, Work
-from syncworker.select import Selection
 
 log = logging.getLogger(__name__)
 
@@ -86,26 +80,6 @@ class ClusterVersionOptions:
     feature_gates: frozenset[str] = frozenset()
 
 
-class Worker(Protocol):
-    """The sync worker as the controller drives it (`syncworker.worker.SyncWorker`)."""
-
-    def update(self, work: Work, mode: Mode) -> None: ...
-
-
-@dataclass(frozen=True)
-class SyncWorkerLink:
-    """What the controller reads of the sync worker and hands it: the worker, the channel of its
-    reports, the running release's payload (None when it could not be loaded, `refused` saying
-    why: nothing is applied), the load-time selection, and the applier's pending deletions."""
-
-    worker: Worker
-    channel: ReportChannel
-    local: Payload | None
-    selection: Selection
-    pending_deletions: Callable[[], list[str]] = list
-    refused: str = ""
-
-
 class ClusterVersionController:
     """Keeps ClusterVersion status current from what it is given (see the module): every part it
     reads is built, started and stopped by the composition root (`cvo_py/compose/start.py`)."""
@@ -126,7 +100,6 @@ class ClusterVersionController:
         worker: SyncWorkerLink | None = None,
     ) -> None:
         self.client = client
-        self.worker = worker
         self.caches = caches
         self.writer = writer
         self.options = options
@@ -151,14 +124,12 @@ class ClusterVersionController:
         caches.on_change(self.loop.poke)
         if retrieval is not None:
             retrieval.channel.listen(self.loop.poke)
+        self.worker: WorkerDriver | None = None
         if worker is not None:
             worker.channel.listen(self.loop.poke, self.loop.poke_in)
-        self._clock = progress.Clock()  # the ClusterOperators the worker waits on, since when
-        self._applying: Payload | None = None  # what the worker was last handed
-        self._handover_note = ""
-        self._implicit: set[str] = set()  # capabilities a new payload implicitly enabled
-        self._local_events = worker is None  # the running release's payload Events, once recorded
-        self._final = False  # the last sync at shutdown: status only, no work handed
+            self.worker = WorkerDriver(
+                worker, options.release, options.accept_risks, self.loop.poke, self._record_local_payload
+            )
         self._last_stored: JSON | None = None  # the ClusterVersion as our last write stored it
         self._missing_logged = False
         self._seen_uid: str | None = None  # the ClusterVersion this run last synced
@@ -198,22 +169,9 @@ class ClusterVersionController:
         context): what the worker did last is written before the process goes. Whether it ended."""
         if not self.synced.is_set():
             return True  # never synced (a standby, or caches never listed): nothing to bring up to date
-
-        self._final = True
-
-        def last() -> None:
-            try:
-                self.sync()
-            except Exception as exc:  # the process is going: one line, never a traceback
-                log.error("The final status sync failed: %s", exc)
-
-        thread = threading.Thread(target=last, name="clusterversion-final-sync", daemon=True)
-        thread.start()
-        thread.join(timeout)
-        if thread.is_alive():
-            log.error("The final status sync did not end within %.0fs", timeout)
-            return False
-        return True
+        if self.worker is not None:
+            self.worker.final = True  # status only: no work is handed any more
+        return _final_sync_within(self.sync, timeout)
 
     def _poke_when_synced(self) -> None:
         waiting = lambda: log.info("waiting for the ClusterVersion and ClusterOperator caches to sync")  # noqa: E731
@@ -255,10 +213,12 @@ class ClusterVersionController:
             if str(exc) != self._last_rejection:
                 log.error("%s", exc)
                 self._last_rejection = str(exc)
-            self._hand_work(cv, inputs)
+            if self.worker is not None:
+                self.worker.hand_work(cv, inputs)
             return
         self._acknowledge(snapshot)
-        self._hand_work(written, inputs)
+        if self.worker is not None:
+            self.worker.hand_work(written, inputs)
         self._last_rejection = ""
         self._last_stored = written
         if self.upgradeable_risks is not None:
@@ -266,57 +226,10 @@ class ClusterVersionController:
         self._note_omitted(written)
         self.synced.set()
 
-    def _worker_state(self) -> progress.WorkerState | None:
-        """What the sync worker tells this sync (None without a worker); its ClusterOperator clocks
-        advanced to its latest report."""
-        link = self.worker
-        if link is None:
-            return None
-        report: Report | None = link.channel.latest()
-        self._clock = progress.operator_clock(self._clock, report)
-        return progress.WorkerState(report, dict(self._clock.since), tuple(link.pending_deletions()), link.refused)
-
-    def _hand_work(self, cv: JSON, inputs: StatusInputs) -> None:
-        """Hand the worker what it is to apply now (`status.clusterversion.work`)."""
-        link = self.worker
-        if link is None or self._final:
-            return
-        if not self._local_events:
-            self._local_events = True
-            self._record_local_payload()
-        caps = desired.capabilities_status(cv, inputs, current_release(cv, self.running))
-        given = work.handover(
-            cv,
-            running=self.running,
-            local=link.local,
-            acceptance=inputs.acceptance,
-            applying=self._applying,
-            selection=work.apply_selection(link.selection, cv, caps.known, caps.enabled),
-            accept_risks=self.options.accept_risks,
-        )
-        if given.note != self._handover_note:
-            self._handover_note = given.note
-            if given.note:
-                log.info("%s", given.note)
-        if given.implicit - self._implicit:
-            log.info("The new payload implicitly enables capabilities: %s", ", ".join(sorted(given.implicit)))
-            self._implicit |= given.implicit
-            self.loop.poke()  # status says so at the next sync
-        if given.work is not None:
-            self._applying = given.work.payload
-            link.worker.update(given.work, given.mode)
-
-    def _record_local_payload(self) -> None:
-        """The Events of the running release's payload, loaded at start (upstream records them at
-        each start), once the ClusterVersion they are about exists."""
-        link = self.worker
-        if self.recorder is None or link is None:
-            return
-        release = link.local.release if link.local is not None else self.running
-        involved = events.involved_object(self.options.name, self.options.namespace)
-        architecture = _running_architecture(release)
-        for spec in events.local_payload_events(release.version, self.running.image, architecture, link.refused):
-            self.recorder.record(involved, spec)
+    def _record_local_payload(self, release: Release, refused: str) -> None:
+        if self.recorder is not None:
+            involved = events.involved_object(self.options.name, self.options.namespace)
+            record_local_payload(self.recorder, involved, release, self.running.image, refused)
 
     def _clusterversion(self) -> JSON | None:
         """The ClusterVersion, created when missing if so configured (None: wait for it)."""
@@ -340,9 +253,7 @@ class ClusterVersionController:
             return RetrievalSnapshot()
         stored = self._last_stored
         seen = stored if stored is not None and _newer(stored, cv) else cv  # the cache may lag our write
-        applied = None
-        if self.worker is not None:
-            applied = self._applying.release if self._applying is not None else self.running
+        applied = self.worker.applied() if self.worker is not None else None
         self.retrieval.request(retrieval_request(cv, seen, operators, inputs, applied))
         return self.retrieval.channel.latest()
 
@@ -359,14 +270,14 @@ class ClusterVersionController:
             running=self.running,
             acceptance=acceptance,
             always_enabled=self.options.always_enabled,
-            prior_enabled=(*self.crd.carried_enabled(), *sorted(self._implicit)),
+            prior_enabled=(*self.crd.carried_enabled(), *sorted(self.worker.implicit if self.worker else ())),
             accept_risks=self.options.accept_risks,
             release_architecture=self.options.release_architecture,
             enabled_gates=self.options.feature_gates,
             updates=self.available_updates(cv.get("spec") or {}) if self.available_updates is not None else None,
             admin_gates=self.caches.admin_configmap(upgradeable.ADMIN_GATES),
             admin_acks=self.caches.admin_configmap(upgradeable.ADMIN_ACKS),
-            worker=self._worker_state(),
+            worker=self.worker.state() if self.worker is not None else None,
         )
 
     def _note_omitted(self, written: JSON) -> None:
@@ -412,10 +323,23 @@ class ClusterVersionController:
         return self.caches.clusterversion.get(self.options.name), self.caches.clusteroperators.items(), counts
 
 
-def _running_architecture(release: Release) -> str:
-    """The architecture PayloadLoaded names: Multi for a multi-architecture payload, else this
-    machine's, in Go's words (as retrieval names it)."""
-    return go_architecture(release.architecture == MULTI)
+def _final_sync_within(sync: Callable[[], None], timeout: float) -> bool:
+    """Run `sync` on a thread of its own for at most `timeout` seconds; whether it ended. The
+    process is going: a failure is one line, never a traceback."""
+
+    def last() -> None:
+        try:
+            sync()
+        except Exception as exc:
+            log.error("The final status sync failed: %s", exc)
+
+    thread = threading.Thread(target=last, name="clusterversion-final-sync", daemon=True)
+    thread.start()
+    thread.join(timeout)
+    if thread.is_alive():
+        log.error("The final status sync did not end within %.0fs", timeout)
+        return False
+    return True
 
 
 def _newer(a: JSON, b: JSON) -> bool:

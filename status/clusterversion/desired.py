@@ -106,6 +106,35 @@ def desired_status(
     status["capabilities"] = {"enabledCapabilities": list(caps.enabled), "knownCapabilities": list(caps.known)}
 
     _put(conditions, AVAILABLE, available(history, find_condition(conditions, AVAILABLE)), now)
+    moving = _put_failing_and_progressing(conditions, aim, worker, history, now)
+    verdict = invalid(aim.invalid)
+    if verdict is None:
+        remove_condition(conditions, INVALID)
+    else:
+        _put(conditions, INVALID, verdict, now)
+    existing = find_condition(conditions, RELEASE_ACCEPTED)
+    _put(conditions, RELEASE_ACCEPTED, release_accepted(aim, existing, worker.refused), now)
+    _put(conditions, IMPLICITLY_ENABLED, implicitly_enabled(caps), now)
+    remove_condition(conditions, "ImplicitlyEnabled")  # stale type from OCPBUGS-56114
+    sources = upgradeable_sources(cv, cluster_operators, inputs, updating=moving.status == "True")
+    _put_upgradeable(conditions, sources, now)
+    status = with_available_updates(status, inputs.updates, release_architecture=inputs.release_architecture)
+    existing = find_condition(conditions, RETRIEVED_UPDATES)
+    _put(conditions, RETRIEVED_UPDATES, retrieved_updates(inputs.updates, existing), now)
+
+    status["conditions"] = conditions
+    return status
+
+
+def _put_failing_and_progressing(
+    conditions: list[JSON],
+    aim: Target,
+    worker: progress.WorkerState,
+    history: Sequence[Mapping[str, Any]],
+    now: datetime,
+) -> Verdict:
+    """Failing and Progressing from the worker's latest report; what Progressing says now."""
+    report = worker.report
     settled = reconciling(report, history, aim.desired)
     if report is None:
         # Nothing reported yet (the worker starts within a moment): what was said stays.
@@ -118,18 +147,12 @@ def desired_status(
     moving = progressing(aim, settled, report, decision)
     if report is not None or aim.invalid is not None or find_condition(conditions, PROGRESSING) is None:
         _put(conditions, PROGRESSING, moving, now)
-    else:
-        moving = Verdict(str((find_condition(conditions, PROGRESSING) or {}).get("status") or ""))
-    verdict = invalid(aim.invalid)
-    if verdict is None:
-        remove_condition(conditions, INVALID)
-    else:
-        _put(conditions, INVALID, verdict, now)
-    existing = find_condition(conditions, RELEASE_ACCEPTED)
-    _put(conditions, RELEASE_ACCEPTED, release_accepted(aim, existing, worker.refused), now)
-    _put(conditions, IMPLICITLY_ENABLED, implicitly_enabled(caps), now)
-    remove_condition(conditions, "ImplicitlyEnabled")  # stale type from OCPBUGS-56114
-    sources = upgradeable_sources(cv, cluster_operators, inputs, updating=moving.status == "True")
+        return moving
+    return Verdict(str((find_condition(conditions, PROGRESSING) or {}).get("status") or ""))
+
+
+def _put_upgradeable(conditions: list[JSON], sources: upgradeable.Sources, now: datetime) -> None:
+    """Upgradeable from its sources' risks (none: no condition); upstream's older types removed."""
     blocked = upgradeable.condition(upgradeable.risks(sources))
     if blocked is None:
         remove_condition(conditions, upgradeable.UPGRADEABLE)
@@ -137,12 +160,6 @@ def desired_status(
         _put(conditions, upgradeable.UPGRADEABLE, Verdict(blocked.status, blocked.reason, blocked.message), now)
     for legacy in upgradeable.LEGACY_CONDITIONS:
         remove_condition(conditions, legacy)
-    status = with_available_updates(status, inputs.updates, release_architecture=inputs.release_architecture)
-    existing = find_condition(conditions, RETRIEVED_UPDATES)
-    _put(conditions, RETRIEVED_UPDATES, retrieved_updates(inputs.updates, existing), now)
-
-    status["conditions"] = conditions
-    return status
 
 
 def _put(conditions: list[JSON], type_: str, verdict: Verdict | None, now: datetime) -> None:

@@ -2,10 +2,10 @@
 
 Upstream's names, labels and values: `cluster_version`, `cluster_version_available_updates`,
 `cluster_version_capability`, `cluster_operator_up`, `cluster_operator_conditions`,
-`cluster_operator_condition_transitions`, `cluster_installer`, and from the sync worker
-`cluster_version_payload{version,type="applied"|"pending"}` and
-`cluster_operator_payload_errors{version}` (`SyncWorkerCollector`); plus cvo-py's status-write
-metrics (`cluster_version_status_write_*`, `cluster_version_status_pruned_capabilities`).
+`cluster_operator_condition_transitions`, `cluster_installer` (the sync worker's
+`cluster_version_payload` and `cluster_operator_payload_errors` are in
+`status.clusterversion.workermetrics`); plus cvo-py's status-write metrics
+(`cluster_version_status_write_*`, `cluster_version_status_pruned_capabilities`).
 
 `families(...)` is a pure function of plain dicts; `StatusCollector` only reads the caches.
 """
@@ -28,7 +28,6 @@ from cvo_py.runtime.safeload import DocumentError, FileMissing
 from payload.release import IMAGE_REFERENCES, IMAGE_REFERENCES_MAX_BYTES, Release, read_payload_json
 from status.clusterversion import capabilities
 from status.clusterversion.conditions import find_condition
-from syncworker.channel import PayloadCounts
 
 JSON = dict[str, Any]
 
@@ -474,40 +473,3 @@ class StatusCollector(Collector):
             installer=self._installer() if self._installer is not None else None,
             transitions=self._transitions() if self._transitions is not None else None,
         )
-
-
-def sync_worker_families(counts: Mapping[str, PayloadCounts], errors: Mapping[str, int]) -> list[Metric]:
-    """`cluster_version_payload{version,type}`: manifests applied in the current pass of each
-    version's payload and those pending (the total less them: at a pass's end, those the
-    apply-time selection skipped), as the last report said; `cluster_operator_payload_errors{version}`:
-    failed tries of manifests, retries included. Both keep the versions seen since the process
-    started, as upstream's."""
-    payload = GaugeMetricFamily(
-        "cluster_version_payload",
-        "Manifests of the payload of each version applied in its current pass (applied) and not yet (pending).",
-        labels=["version", "type"],
-    )
-    for version in sorted(counts):
-        payload.add_metric([version, "applied"], float(counts[version].applied))
-        payload.add_metric([version, "pending"], float(counts[version].pending))
-    failed = GaugeMetricFamily(
-        "cluster_operator_payload_errors",
-        "Failed tries of applying a manifest of the payload of each version, retries included.",
-        labels=["version"],
-    )
-    for version in sorted(errors):
-        failed.add_metric([version], float(errors[version]))
-    return [payload, failed]
-
-
-class SyncWorkerCollector(Collector):
-    """The sync worker's metrics at scrape time, from its report channel and its applier."""
-
-    def __init__(
-        self, counts: Callable[[], Mapping[str, PayloadCounts]], errors: Callable[[], Mapping[str, int]]
-    ) -> None:
-        self._counts = counts
-        self._errors = errors
-
-    def collect(self) -> Iterable[Metric]:
-        return sync_worker_families(self._counts(), self._errors())

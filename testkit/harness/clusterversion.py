@@ -18,7 +18,8 @@ from testkit.harness.cluster import put_configmap
 from testkit.harness.wait import wait_until
 
 if TYPE_CHECKING:
-    from cvo_py.compose.start import ClusterVersionSide, SyncWorkerSide
+    from cvo_py.compose.start import ClusterVersionSide
+    from cvo_py.compose.start_syncworker import SyncWorkerSide
 
 IMG_4141 = "quay.io/openshift-release-dev/ocp-release@sha256:" + "1" * 64
 IMG_4142 = "quay.io/openshift-release-dev/ocp-release@sha256:" + "2" * 64
@@ -359,7 +360,7 @@ NO_PAYLOAD_ROOT = "/nonexistent/cvo-py-tests/no-release-image"
 def nothing_to_apply(client: KubeClient, release: Release, caches: Any) -> SyncWorkerSide:
     """A sync worker for `release` whose payload root is not a release image's: M = 0, so the
     status side sees its passes complete at once, as on a cluster where the release is applied."""
-    from cvo_py.compose.start import build_syncworker
+    from cvo_py.compose.start_syncworker import build_syncworker
     from syncworker.passes import Timing
     from syncworker.select import Selection
 
@@ -411,7 +412,7 @@ class ScriptedWorker:
 
     def side(self, client: KubeClient) -> SyncWorkerSide:
         """As `build_clusterversion` takes a sync worker."""
-        from cvo_py.compose.start import SyncWorkerSide
+        from cvo_py.compose.start_syncworker import SyncWorkerSide
         from syncworker.applier import Applier
         from syncworker.load import Payload, version_hash
         from syncworker.select import Selection

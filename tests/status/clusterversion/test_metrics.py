@@ -13,7 +13,6 @@ from prometheus_client.registry import Collector
 
 from payload.release import Release
 from status.clusterversion import metrics as sm
-from syncworker.channel import PayloadCounts
 
 RUNNING = Release("4.14.2", "img-b")
 
@@ -229,21 +228,6 @@ def test_exposition_renders_all_names() -> None:
         "cluster_version_status_writes_total 1.0",
     ):
         assert name in text, name
-
-
-def test_the_sync_workers_metrics_keep_every_version_seen() -> None:
-    """`cluster_version_payload{version,type}` is N applied and M - N pending, by version as the
-    last report of each said; `cluster_operator_payload_errors{version}` counts failed tries."""
-    counts = {"4.99.0": PayloadCounts(19, 0), "4.99.1": PayloadCounts(14, 6)}
-    registry = CollectorRegistry()
-    registry.register(sm.SyncWorkerCollector(lambda: counts, lambda: {"4.99.1": 3}))
-    text = generate_latest(registry).decode()
-    assert 'cluster_version_payload{type="applied",version="4.99.0"} 19.0' in text
-    assert 'cluster_version_payload{type="pending",version="4.99.0"} 0.0' in text
-    assert 'cluster_version_payload{type="applied",version="4.99.1"} 14.0' in text
-    assert 'cluster_version_payload{type="pending",version="4.99.1"} 6.0' in text
-    assert 'cluster_operator_payload_errors{version="4.99.1"} 3.0' in text
-    assert "# TYPE cluster_operator_payload_errors gauge" in text  # upstream's are gauges
 
 
 def _cv(history: list[dict[str, Any]], **status: Any) -> dict[str, Any]:

@@ -13,7 +13,8 @@ from cvo_py.runtime.clientconfig import ClientConfig
 from cvo_py.runtime.kube import KubeClient
 from payload.metrics import PayloadMetrics
 from payload.release import Release
-from status.clusterversion.metrics import StatusCollector, SyncWorkerCollector, WriteCounts
+from status.clusterversion.metrics import StatusCollector, WriteCounts
+from status.clusterversion.workermetrics import SyncWorkerCollector
 from status.updatestatus.controller.sync import UpdateStatusController
 from syncworker.channel import PayloadCounts
 from testkit.checkout import REPO
