@@ -263,19 +263,11 @@ def test_an_update_through_desired_update_is_retrieved_loaded_applied_and_comple
     statuses: Statuses,
     processes: Callable[..., StartProcess],
 ) -> None:
-    a, b = payloads
-    ensure_priority_class(kube)
-    start = install(kube, processes, cluster, namespace, tmp_path, a)
-    update_to_b(kube, kubelet, verification, start, namespace, b)
-
-    # The worker applies 4.99.1 level after level and waits on f-op at its level (the facts' §8:
-    # everything before it, the capability-annotated ConfigMap included, its capabilities enabled).
-    waiting = "Working towards 4.99.1: 15 of 20 done (75% complete), waiting on f-op"
-    wait_until(lambda: said(kube, "Progressing").get("message") == waiting, timeout=90, what=waiting)
+    start = updating_until_f_op(kube, processes, cluster, namespace, tmp_path, kubelet, verification, payloads)
     assert history(kube) == [(SECTION8_TARGET, "Partial"), (SECTION8_VERSION, "Completed")]
     assert said(kube, "Failing")["status"] == "False"
     assert cv(kube)["status"]["desired"]["version"] == SECTION8_TARGET
-    assert cv(kube)["status"]["versionHash"] == load(b, B_IMAGE).version_hash
+    assert cv(kube)["status"]["versionHash"] == load(payloads[1], B_IMAGE).version_hash
     assert cv(kube)["status"]["history"][0]["verified"] is True
     text = metrics(start, cluster)
     assert 'cluster_version_payload{type="applied",version="4.99.1"} 15.0' in text
@@ -297,6 +289,34 @@ def test_an_update_through_desired_update_is_retrieved_loaded_applied_and_comple
     assert kube.get(CONFIGMAPS, "plain", NAMESPACE)["data"]["next"] == "4.99.1"
     counted = [m for m in statuses.messages("Progressing") if m.startswith("Working towards 4.99.1: ")]
     assert all(re.match(r"Working towards 4\.99\.1: \d+ of 20 done \(\d+% complete\)", m) for m in counted), counted
+
+
+# A manifest's annotation that includes it in the default cluster profile, as a YAML line.
+INCLUDED = 'include.release.openshift.io/self-managed-high-availability: "true"'
+
+# Where an update to 4.99.1 waits: on f-op at its level (the facts' §8: everything before it, the
+# capability-annotated ConfigMap included, its capabilities enabled).
+WAITING_ON_F_OP = "Working towards 4.99.1: 15 of 20 done (75% complete), waiting on f-op"
+
+
+def updating_until_f_op(
+    kube: KubeClient,
+    launch: Callable[..., StartProcess],
+    cluster: LocalCluster,
+    namespace: str,
+    tmp_path: Path,
+    kubelet: Kubelet,
+    verification: ClusterVerification,
+    payloads: tuple[Path, Path],
+) -> StartProcess:
+    """`start` that installed 4.99.0 from A and applies 4.99.1 from B level after level, until it
+    waits on f-op."""
+    a, b = payloads
+    ensure_priority_class(kube)
+    start = install(kube, launch, cluster, namespace, tmp_path, a)
+    update_to_b(kube, kubelet, verification, start, namespace, b)
+    wait_until(lambda: said(kube, "Progressing").get("message") == WAITING_ON_F_OP, timeout=90, what=WAITING_ON_F_OP)
+    return start
 
 
 def update_to_b(
@@ -333,12 +353,8 @@ def test_a_sigterm_hands_the_update_over_to_the_next_release(
     payloads: tuple[Path, Path],
     processes: Callable[..., StartProcess],
 ) -> None:
-    a, b = payloads
-    ensure_priority_class(kube)
-    outgoing = install(kube, processes, cluster, namespace, tmp_path, a)
-    update_to_b(kube, kubelet, verification, outgoing, namespace, b)
-    waiting = "Working towards 4.99.1: 15 of 20 done (75% complete), waiting on f-op"
-    wait_until(lambda: said(kube, "Progressing").get("message") == waiting, timeout=90, what=waiting)
+    b = payloads[1]
+    outgoing = updating_until_f_op(kube, processes, cluster, namespace, tmp_path, kubelet, verification, payloads)
     before = cv(kube)["status"]["history"]
 
     # The Deployment's rollout (Recreate): the kubelet TERMs the outgoing Pod, then starts the next.
@@ -385,7 +401,6 @@ def test_a_manifest_the_api_server_refuses_fails_its_task_and_is_named_in_failin
     tmp_path: Path,
     processes: Callable[..., StartProcess],
 ) -> None:
-    include = 'include.release.openshift.io/self-managed-high-availability: "true"'
     name = f"refused-{uuid.uuid4().hex[:6]}"
     root = write_payload_root(
         tmp_path / "refusing",
@@ -394,11 +409,11 @@ def test_a_manifest_the_api_server_refuses_fails_its_task_and_is_named_in_failin
         {
             "0000_50_refusing_00_cm.yaml": (
                 f"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: Not_A_Name\n  namespace: {namespace}\n"
-                f"  annotations:\n    {include}\n"
+                f"  annotations:\n    {INCLUDED}\n"
             ),
             "0000_50_other_00_cm.yaml": (  # another component: a node of its own
                 f"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {name}\n  namespace: {namespace}\n"
-                f"  annotations:\n    {include}\n"
+                f"  annotations:\n    {INCLUDED}\n"
             ),
         },
     )
@@ -429,8 +444,7 @@ def test_a_malformed_payload_root_is_one_clear_condition_and_nothing_is_applied(
     tmp_path: Path,
     processes: Callable[..., StartProcess],
 ) -> None:
-    include = 'include.release.openshift.io/self-managed-high-availability: "true"'
-    twice = f"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: d\n  namespace: ns\n  annotations:\n    {include}\n"
+    twice = f"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: d\n  namespace: ns\n  annotations:\n    {INCLUDED}\n"
     root = write_payload_root(tmp_path / "bad", "4.99.6", {}, {"0000_50_x_00_dup.yaml": f"{twice}---\n{twice}"})
     audit = Audit(cluster.state["auditLog"])
     start = processes(cluster.kubeconfig, namespace, tmp_path, payload=root, release_image=image_of("4.99.6"))
