@@ -325,7 +325,8 @@ class RetrievalCoordinator:
                 risks = _accepted_risks(key[0], result, checked)
                 verified = result.verified if result is not None else False
                 warned = checked is not None and bool(checked.message)
-                self._latest = Acceptance(ended.filled, final, verified, risks, ended.local, warned)
+                loaded = result.payload if result is not None and final.status == "True" else None
+                self._latest = Acceptance(ended.filled, final, verified, risks, ended.local, warned, loaded)
                 outcomes: tuple[Outcome, ...] = (Outcome(key[0], final, ended.error),)
                 if checked is not None and final.status == "True":
                     # As upstream, their Events come with the payload loaded (not with every attempt).

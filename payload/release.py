@@ -4,6 +4,7 @@ release-metadata and image-references), read within bounds."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 from collections.abc import Mapping
@@ -182,3 +183,6 @@ class Acceptance:
     # `accepted_risks` ends with the precondition checks' warning (what the exposure to accepted
     # conditional-update risks is appended to, as upstream words it).
     warned: bool = False
+    # The accepted target's manifests as loaded (see payload.retrieval.ManifestLoader); None for
+    # the operator's own release and before acceptance.
+    payload: object | None = dataclasses.field(default=None, compare=False)

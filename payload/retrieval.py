@@ -112,6 +112,17 @@ class RetrievalResult:
     version: str = ""  # from the payload's release-metadata once loaded
     pod_name: str = ""
     multi_arch: bool = False  # the loaded payload's release-metadata says multi-architecture
+    # The target's manifests as the loader read them (`ManifestLoader`; None without one, or local).
+    payload: object | None = None
+
+
+class PayloadRefused(Exception):
+    """A retrieved payload whose manifests cannot be loaded: the loader's one-line reason."""
+
+
+# The sync worker's loader of a retrieved payload, given by the composition root (this layer knows
+# nothing of manifests): (directory, image) → the loaded payload, or PayloadRefused.
+ManifestLoader = Callable[[str, str], object]
 
 
 def validate_directory(directory: str) -> str | None:
@@ -124,7 +135,13 @@ def validate_directory(directory: str) -> str | None:
 
 
 def _architecture(metadata: JSON) -> str:
-    if is_multi_arch(metadata):
+    return go_architecture(is_multi_arch(metadata))
+
+
+def go_architecture(multi: bool) -> str:
+    """The architecture `PayloadLoaded` names: Multi for a multi-architecture payload, else this
+    machine's in Go's words (GOARCH)."""
+    if multi:
         return MULTI
     machine = platform.machine().lower()
     return _GO_ARCH.get(machine, machine)
@@ -146,8 +163,10 @@ class PayloadRetriever:
         verifier: Verifier | None,
         metrics: PayloadMetrics | None = None,
         clock: Callable[[], float] = time.monotonic,
+        load_manifests: ManifestLoader | None = None,
     ) -> None:
         self.client = client
+        self.load_manifests = load_manifests
         self.options = options
         self._report_fn = report
         self.metrics = metrics or PayloadMetrics()
@@ -288,13 +307,25 @@ class PayloadRetriever:
         if metadata is None:
             # Running without a local payload (e.g. outside the release image): nothing to read.
             return _replace(result, acc.payload_loaded(version, image))
+        loaded: object | None = None
+        if self.load_manifests is not None and not result.local:
+            # Upstream's LoadPayload step: a payload bad as a whole is refused here, nothing applied.
+            try:
+                loaded = self.load_manifests(directory, image)
+            except PayloadRefused as exc:
+                self.metrics.retrieval_failures.labels("LoadPayload").inc()
+                return _replace(result, acc.load_failed(version, image, str(exc)))
         payload_version = str(metadata.get("version") or "")
         if version and payload_version and payload_version != version:
             self.metrics.retrieval_failures.labels("VerifyPayloadVersion").inc()
             return _replace(result, acc.version_mismatch(version, image, payload_version))
-        loaded = acc.payload_loaded(version or payload_version, image, _architecture(metadata))
+        accepted = acc.payload_loaded(version or payload_version, image, _architecture(metadata))
         return dataclasses.replace(
-            result, acceptance=loaded, version=payload_version, multi_arch=is_multi_arch(metadata)
+            result,
+            acceptance=accepted,
+            version=payload_version,
+            multi_arch=is_multi_arch(metadata),
+            payload=loaded,
         )
 
     # -- pruning ---------------------------------------------------------------------------------

@@ -263,3 +263,43 @@ def _condense_cluster_operators(errors: Sequence[TaskError]) -> list[TaskError]:
             )
         )
     return out
+
+
+# -- what status says of an error -------------------------------------------------------------------
+
+# The summary after "Unable to apply <v>: " for a ClusterOperator reason, by name (one or several).
+_OPERATOR_SUMMARIES = {
+    "ClusterOperatorNoVersions": "the cluster operator {} does not declare expected versions",
+    "ClusterOperatorsNoVersions": "the cluster operators {} do not declare expected versions",
+    "ClusterOperatorNotAvailable": "the cluster operator {} is not available",
+    "ClusterOperatorsNotAvailable": "the cluster operators {} are not available",
+    "ClusterOperatorDegraded": "the cluster operator {} is degraded",
+    "ClusterOperatorsDegraded": "the cluster operators {} are degraded",
+    "ClusterOperatorUpdating": "the cluster operator {} is updating versions",
+    "ClusterOperatorsUpdating": "the cluster operators {} are updating versions",
+}
+# A workload's check: the Deployment named `ns/name`.
+_WORKLOAD_SUMMARIES = {
+    "WorkloadNotProgressing": "the workload {} cannot roll out",
+    "WorkloadNotAvailable": "the workload {} has not yet successfully rolled out",
+}
+_PAYLOAD_PREFIX = "UpdatePayload"
+
+
+def summary(error: TaskError) -> str:
+    """What Progressing says after `Unable to apply <v>: ` (upstream's summary for a reason): a
+    ClusterOperator's and a workload's name what holds the update; any `UpdatePayload*` reason
+    "the update could not be applied"; a Report-effect error its own message; anything else
+    `<name> has an unknown error: <reason>`, or `an unknown error has occurred: <reason>`."""
+    if error.effect is Effect.REPORT:
+        return error.message
+    name = ", ".join(error.names) if error.names else error.name
+    for table in (_OPERATOR_SUMMARIES, _WORKLOAD_SUMMARIES):
+        text = table.get(error.reason)
+        if text is not None and name:
+            return text.format(name)
+    if error.reason.startswith(_PAYLOAD_PREFIX):
+        return "the update could not be applied"
+    if name and error.reason != MULTIPLE_ERRORS:
+        return f"{name} has an unknown error: {error.reason}"
+    return f"an unknown error has occurred: {error.reason}"

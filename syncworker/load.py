@@ -170,6 +170,24 @@ def load_payload(directory: str, *, release_image: str, selection: Selection) ->
     return payload
 
 
+def load_running_payload(directory: str, *, release: Release, selection: Selection) -> Payload:
+    """The running release's payload, at the root of its image (`PAYLOAD_OVERRIDE`, else `/`).
+
+    A root holding neither `manifests/` nor `release-manifests/image-references` is not a
+    release image's root: the process runs outside one (a bare image, a test). Its payload is
+    empty, `release` with no manifests (M = 0, nothing to apply), said in a warning. Any other
+    root is loaded as a payload, and a `LoadError` refuses it whole: nothing of it is applied."""
+    if not any(os.path.exists(os.path.join(directory, p)) for p in (CVO_MANIFESTS, IMAGE_REFERENCES)):
+        log.warning(
+            "The payload root %s holds no release manifests (no %s, no %s): there is nothing to apply",
+            escape(directory),
+            CVO_MANIFESTS,
+            IMAGE_REFERENCES,
+        )
+        return Payload(directory, release, {}, "", (), version_hash(()))
+    return load_payload(directory, release_image=release.image, selection=selection)
+
+
 def build_payload(
     directory: str,
     metadata: Mapping[str, Any],

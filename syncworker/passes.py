@@ -197,7 +197,7 @@ class Report:
     whole pass may end below M). `failure` is the pass's condensed error, in its last report
     only; `completed` is True in the last report of a pass that ended without one, and
     `completed_passes` counts such passes of this payload. `last_progress` is when a report last
-    moved the fraction done forward."""
+    moved the fraction done forward; `started` when its pass started."""
 
     release: Release
     version_hash: str
@@ -211,6 +211,9 @@ class Report:
     completed: bool = False
     completed_passes: int = 0
     last_progress: datetime | None = field(default=None, compare=False)
+    # When this report's pass started (None: not told): the status side restarts the clocks of the
+    # ClusterOperators it waits on when a pass starts at attempt 0.
+    started: datetime | None = None
 
     @property
     def fraction(self) -> float:

@@ -268,7 +268,14 @@ def start(cluster: LocalCluster, namespace: str, tls: tuple[str, str], tmp_path:
             stdout=subprocess.DEVNULL,
             stderr=log.open("w"),
             text=True,
-            env={**os.environ, **start_env("node-0"), "CVO_NAMESPACE": namespace, "PAYLOAD_OVERRIDE": str(payload)},
+            # A reconcile pass every 5 s: what only a pass shows (observedGeneration) comes soon.
+            env={
+                **os.environ,
+                **start_env("node-0"),
+                "CVO_NAMESPACE": namespace,
+                "PAYLOAD_OVERRIDE": str(payload),
+                "CVO_PY_RECONCILE_INTERVAL": "5",
+            },
         )
         scraper = (cluster.state["scraperCertFile"], cluster.state["scraperKeyFile"])
         running = Running(proc, port, log, scraper)

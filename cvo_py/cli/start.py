@@ -1,12 +1,12 @@
-"""`start`: keep ClusterVersion status current, retrieve requested payloads, report the available
-updates, serve CVO metrics.
+"""`start`: apply the running release's payload, keep ClusterVersion status current, retrieve
+requested payloads, report the available updates, serve CVO metrics.
 
 Upstream's `start` flags that apply to cvo-py, with upstream's defaults and validation messages,
 plus `--update-service` and `--use-dns-for-services` (as upstream) and `--promql-url` /
 `--promql-ca-file` / `--promql-token-file` (the Prometheus/Thanos API conditional-update risks are
 evaluated against, by default upstream's Thanos Querier URL; the same client and defaults as the
-update status controller's `--alerts-*`). cvo-py applies no
-manifests, so `--hypershift` is not offered; `--enable-auto-update` is accepted (upstream's
+update status controller's `--alerts-*`). `--hypershift` is not offered (EXCLUDE_MANIFESTS
+selects what a hosted control plane leaves out); `--enable-auto-update` is accepted (upstream's
 Deployment passes `=false`) but only as false.
 """
 
@@ -96,6 +96,8 @@ def validate(args: argparse.Namespace) -> Options:
     always = _always_enabled(args)
     serving = serving_options(args, cert_required=True)
     profile = _cluster_profile()
+    exclude = _exclude_manifests()
+    interval = _reconcile_interval()
     if args.update_service:
         from cvo_py.runtime.urls import http_url_problem
 
@@ -126,6 +128,8 @@ def validate(args: argparse.Namespace) -> Options:
         promql=promql,
         use_dns_for_services=args.use_dns_for_services,
         cluster_profile=profile,
+        exclude_manifests=exclude,
+        reconcile_interval=interval,
     )
 
 
@@ -181,6 +185,37 @@ def _cluster_profile() -> str:
             "and '.', at most 63, as in include.release.openshift.io/<profile>)"
         )
     return profile
+
+
+def _exclude_manifests() -> str:
+    """EXCLUDE_MANIFESTS, when it can name the identifier of an exclude annotation ("" for none)."""
+    from cvo_py.cli.common import UsageError
+    from cvo_py.runtime.gotext.quoting import go_quote
+
+    exclude = env.exclude_manifests()
+    if exclude and not _PROFILE.fullmatch(exclude):
+        raise UsageError(
+            f"invalid EXCLUDE_MANIFESTS {go_quote(exclude)}: want an identifier (letters, digits, '-', '_' and '.', "
+            "at most 63, as in exclude.release.openshift.io/<identifier>)"
+        )
+    return exclude
+
+
+def _reconcile_interval() -> float | None:
+    """CVO_PY_RECONCILE_INTERVAL in seconds, from 0.1 to 3600 (None when unset: upstream's)."""
+    from cvo_py.cli.common import UsageError
+    from cvo_py.runtime.gotext.quoting import go_quote
+
+    interval_text = env.reconcile_interval()
+    if not interval_text:
+        return None
+    try:
+        interval = float(interval_text)
+    except ValueError:
+        interval = float("nan")
+    if not 0.1 <= interval <= 3600:  # NaN fails too
+        raise UsageError(f"invalid CVO_PY_RECONCILE_INTERVAL {go_quote(interval_text)}: want seconds from 0.1 to 3600")
+    return interval
 
 
 def run(options: Options) -> int:

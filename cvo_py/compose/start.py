@@ -1,12 +1,14 @@
 """What `start` builds, one builder per subsystem: the client, the cluster's features, the
 ClusterVersion caches, the release verifier, payload retrieval (retriever, coordinator, and the
-watch that retries a failed verification), the ClusterVersion controller (writer, Event recorder),
-the available-updates poller, the metrics, the leader elector and the metrics server (only the
-cluster's Prometheus, by client certificate, may read /metrics).
+watch that retries a failed verification), the sync worker (`cvo_py.compose.start_syncworker`:
+the running release's payload, the applier, the loop of passes and the channel of its reports),
+the ClusterVersion controller (writer, Event recorder), the available-updates poller, the
+metrics, the leader elector and the metrics server (only the cluster's Prometheus, by client
+certificate, may read /metrics).
 
 The ClusterVersion controller computes status from immutable inputs the other builders provide:
-the caches, the payload-retrieval snapshot (`payload.channel`), what the poller last found. A sync
-worker applying the payload will be one more builder, its latest pass report one more input.
+the caches, the payload-retrieval snapshot (`payload.channel`), the sync worker's latest report
+(`syncworker.channel`), what the poller last found; after each write it hands the worker its work.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from typing import Any
 from prometheus_client import CollectorRegistry, ProcessCollector
 
 from cvo_py import __version__
+from cvo_py.compose.start_syncworker import SyncWorkerSide, build_syncworker, load_selection
 from cvo_py.runtime.env import DEFAULT_CLUSTER_PROFILE
 from cvo_py.runtime.informer import Informer
 from cvo_py.runtime.kube import CLUSTEROPERATORS, CLUSTERVERSIONS, CONFIGMAPS, CRDS, KubeClient, connect
@@ -36,7 +39,13 @@ from payload.acceptance import ReleaseAcceptance
 from payload.coordinator import RetrievalCoordinator, Retriever
 from payload.metrics import PayloadMetrics
 from payload.release import MULTI, Release
-from payload.retrieval import PayloadRetriever, PruneError, RetrieverOptions, prune_version_pods
+from payload.retrieval import (
+    ManifestLoader,
+    PayloadRetriever,
+    PruneError,
+    RetrieverOptions,
+    prune_version_pods,
+)
 from payload.reverify import retry_on_verification_changes, slim_configmap
 from payload.verify.config import DEFAULT_NAMESPACE as VERIFICATION_NAMESPACE
 from payload.verify.errors import Verifier
@@ -50,11 +59,19 @@ from status.clusterversion.caches import (
 )
 from status.clusterversion.controller import ClusterVersionController, ClusterVersionOptions
 from status.clusterversion.events import EventRecorder
-from status.clusterversion.featuregates import RELEASE_ARCHITECTURE_GATE
+from status.clusterversion.featuregates import RELEASE_ARCHITECTURE_GATE, Features
 from status.clusterversion.features import FeatureGateWatch, read_features
-from status.clusterversion.metrics import ConditionTransitions, InstallerWatch, StatusCollector, payload_creation_time
+from status.clusterversion.metrics import (
+    ConditionTransitions,
+    InstallerWatch,
+    StatusCollector,
+    payload_creation_time,
+)
 from status.clusterversion.validation import ACCEPT_RISKS_GATE
+from status.clusterversion.workermetrics import SyncWorkerCollector
 from status.clusterversion.writer import ClusterVersionStatusWriter
+from syncworker.channel import STATUS_INTERVAL
+from syncworker.passes import Timing
 from updateservice.client import fetch_graph
 from updateservice.cluster import cluster_transport
 from updateservice.clusterrisks import ClusterRisk
@@ -66,6 +83,8 @@ log = logging.getLogger(__name__)
 
 # Seconds a thread runs before CPython lets a waiting one in (default 0.005).
 SWITCH_INTERVAL = 0.0005
+# Upstream's bound on a graceful shutdown: two minutes.
+SHUTDOWN_WITHIN = 120.0
 
 
 @dataclass(frozen=True)
@@ -87,6 +106,14 @@ class Options:
     # $CLUSTER_PROFILE, as upstream: which of the release's manifests apply to this cluster (for
     # the sync worker, which selects them).
     cluster_profile: str = DEFAULT_CLUSTER_PROFILE
+    # $EXCLUDE_MANIFESTS: manifests annotated exclude.release.openshift.io/<this>: "true" are not loaded.
+    exclude_manifests: str = ""
+    # The sync worker's minimum reconcile interval (None: upstream's 2 minutes × rand[1, 2)).
+    reconcile_interval: float | None = None
+    # Status syncs the worker's reports cause: one per this many seconds, two at once (edges at once).
+    status_interval: float = STATUS_INTERVAL
+    # The last status sync at shutdown ends within this many seconds.
+    final_sync_timeout: float = 30.0
 
 
 @dataclass(frozen=True)
@@ -112,22 +139,32 @@ class PayloadRetrieval:
 @dataclass(frozen=True)
 class ClusterVersionSide:
     """What runs for ClusterVersion, started in this order and stopped in the reverse: the
-    caches, payload retrieval, the controller."""
+    caches, payload retrieval, the sync worker, the controller. Stopping cuts the worker's pass
+    short (a cancellation is no failure), then the controller writes status once more, within
+    `final_sync_timeout`."""
 
     caches: ClusterVersionCaches
     controller: ClusterVersionController
     retrieval: PayloadRetrieval | None = None
+    syncworker: SyncWorkerSide | None = None
+    final_sync_timeout: float = 30.0
 
     def start(self) -> ClusterVersionSide:
         self.caches.informers().start()
         if self.retrieval is not None:
             self.retrieval.start()
+        if self.syncworker is not None:
+            self.syncworker.worker.start()
         self.controller.start()
         return self
 
     def stop(self) -> None:
         """Nothing of it runs, writes or logs after this returns."""
+        if self.syncworker is not None:
+            self.syncworker.worker.stop()
         self.controller.stop()
+        if self.syncworker is not None:
+            self.controller.final_sync(self.final_sync_timeout)
         if self.retrieval is not None:
             self.retrieval.stop()
         self.caches.informers().stop()
@@ -164,6 +201,7 @@ def build_retrieval(
     retry_after: float = 60.0,
     show_failure_within: float = 2.0,
     verification_namespace: str | None = VERIFICATION_NAMESPACE,
+    load_manifests: ManifestLoader | None = None,
 ) -> PayloadRetrieval:
     """The coordinator of retrievals of the release images requested, each by a PayloadRetriever
     that verifies with `verifier` first (None: no verification); a failed one is retried every
@@ -172,7 +210,9 @@ def build_retrieval(
     status that shows it before its Pod is deleted."""
 
     def make_retriever(report: Callable[[ReleaseAcceptance], None]) -> Retriever:
-        return PayloadRetriever(client, options, report, verifier=verifier, metrics=metrics)
+        return PayloadRetriever(
+            client, options, report, verifier=verifier, metrics=metrics, load_manifests=load_manifests
+        )
 
     coordinator = RetrievalCoordinator(
         make_retriever,
@@ -195,12 +235,16 @@ def build_clusterversion(
     retrieval: PayloadRetrieval | None = None,
     available_updates: Callable[[Mapping[str, Any]], Mapping[str, Any] | None] | None = None,
     upgradeable_risks: Callable[[Sequence[upgradeable.Risk]], None] | None = None,
+    syncworker: SyncWorkerSide | None = None,
+    final_sync_timeout: float = 30.0,
 ) -> ClusterVersionSide:
     """The ClusterVersion controller with its writer and, when it has retrievals or updates to
-    tell of, its Event recorder."""
+    tell of, its Event recorder; with `syncworker`, the worker it reads and hands work to."""
     writer = ClusterVersionStatusWriter(client, options.name)
     recorder = (
-        EventRecorder(client, options.namespace) if retrieval is not None or available_updates is not None else None
+        EventRecorder(client, options.namespace)
+        if retrieval is not None or available_updates is not None or syncworker is not None
+        else None
     )
     controller = ClusterVersionController(
         client,
@@ -211,13 +255,14 @@ def build_clusterversion(
         recorder=recorder,
         available_updates=available_updates,
         upgradeable_risks=upgradeable_risks,
+        worker=syncworker.link() if syncworker is not None else None,
     )
-    return ClusterVersionSide(caches, controller, retrieval)
+    return ClusterVersionSide(caches, controller, retrieval, syncworker, final_sync_timeout)
 
 
-def build_features(client: KubeClient, version: str) -> tuple[frozenset[str], Sequence[Controller], threading.Event]:
-    """The feature gates enabled, the watch that ends the process when they change (as upstream:
-    read once; the Deployment starts it again), and the event it sets."""
+def build_features(client: KubeClient, version: str) -> tuple[Features, Sequence[Controller], threading.Event]:
+    """The feature set and gates enabled, the watch that ends the process when they change (as
+    upstream: read once; the Deployment starts it again), and the event it sets."""
     features = read_features(client, version)
     restart = threading.Event()
 
@@ -226,7 +271,7 @@ def build_features(client: KubeClient, version: str) -> tuple[frozenset[str], Se
         restart.set()
 
     watches = (FeatureGateWatch(client, version, features.features, features_changed),) if features.served else ()
-    return frozenset(features.features.gates), watches, restart
+    return features.features, watches, restart
 
 
 def build_updates(
@@ -293,6 +338,10 @@ def build_metrics(
     registry.register(
         UpdatesCollector(poller.state, lambda: clusterversions.get(options.name), lambda: poller.options.accept_risks)
     )
+    if side.syncworker is not None:
+        registry.register(
+            SyncWorkerCollector(side.syncworker.channel.payload_counts, side.syncworker.applier.payload_errors.counts)
+        )
     return installer
 
 
@@ -338,28 +387,32 @@ def clusterversion_options(options: Options, gates: frozenset[str]) -> ClusterVe
     )
 
 
-def build(options: Options) -> Parts:
-    # The operator is I/O-bound and its latency is thread hand-offs (Pod watch → retrieval →
-    # status loop): a thread woken by an event must not wait out CPython's default 5 ms switch
-    # interval while another thread parses JSON.
-    sys.setswitchinterval(SWITCH_INTERVAL)
-    version = options.release.version or "unknown"
-    log.info("ClusterVersionOperator cvo-py v%s, running release %s (%s)", __version__, version, options.release.image)
-    client = connect(options.kubeconfig, user_agent="cvo-py/start")
-    client.server_version()  # fail fast, with one clear line, when the server is unreachable
-    gates, watches, restart = build_features(client, options.release.version)
+def build_side(
+    client: KubeClient,
+    options: Options,
+    features: Features,
+    payload_metrics: PayloadMetrics,
+    retriever_options: RetrieverOptions,
+) -> tuple[ClusterVersionSide, AvailableUpdatesPoller]:
+    """The ClusterVersion side (caches, the sync worker, retrieval, the controller) and the
+    available-updates poller the controller reads."""
+    gates = features.gates
     accept_risks = ACCEPT_RISKS_GATE in gates
-
-    registry = CollectorRegistry()
-    ProcessCollector(registry=registry)  # process_* as upstream's default registry has them
-    payload_metrics = PayloadMetrics(registry)
-    retriever_options = RetrieverOptions(
-        namespace=options.namespace, operator_name=options.name, node_name=options.node_name,
-        release_image=options.release.image, local_payload_dir=options.local_payload_dir,
-    )
     caches = build_caches(client, options.name)
+    timing = Timing(interval=options.reconcile_interval) if options.reconcile_interval else None
+    syncworker = build_syncworker(
+        client,
+        options.release,
+        options.local_payload_dir,
+        load_selection(options.cluster_profile, options.exclude_manifests, features),
+        caches.clusteroperators,
+        timing=timing,
+        status_interval=options.status_interval,
+    )
     verifier = build_verifier(client, options.name, payload_metrics)
-    retrieval = build_retrieval(client, retriever_options, verifier, payload_metrics, caches.clusterversion)
+    retrieval = build_retrieval(
+        client, retriever_options, verifier, payload_metrics, caches.clusterversion, load_manifests=syncworker.load
+    )
     side = build_clusterversion(
         client,
         caches,
@@ -373,8 +426,32 @@ def build(options: Options) -> Parts:
             if accept_risks
             else None
         ),
+        syncworker=syncworker,
+        final_sync_timeout=options.final_sync_timeout,
     )
     poller = build_updates(client, options, caches, side.controller.loop.poke, accept_risks)
+    return side, poller
+
+
+def build(options: Options) -> Parts:
+    # The operator is I/O-bound and its latency is thread hand-offs (Pod watch → retrieval →
+    # status loop): a thread woken by an event must not wait out CPython's default 5 ms switch
+    # interval while another thread parses JSON.
+    sys.setswitchinterval(SWITCH_INTERVAL)
+    version = options.release.version or "unknown"
+    log.info("ClusterVersionOperator cvo-py v%s, running release %s (%s)", __version__, version, options.release.image)
+    client = connect(options.kubeconfig, user_agent="cvo-py/start")
+    client.server_version()  # fail fast, with one clear line, when the server is unreachable
+    features, watches, restart = build_features(client, options.release.version)
+
+    registry = CollectorRegistry()
+    ProcessCollector(registry=registry)  # process_* as upstream's default registry has them
+    payload_metrics = PayloadMetrics(registry)
+    retriever_options = RetrieverOptions(
+        namespace=options.namespace, operator_name=options.name, node_name=options.node_name,
+        release_image=options.release.image, local_payload_dir=options.local_payload_dir,
+    )
+    side, poller = build_side(client, options, features, payload_metrics, retriever_options)
     installer = build_metrics(registry, client, options, side, poller)
     return Parts(
         # The poller starts with the ClusterVersion side when leading, and stops before it.
@@ -388,4 +465,5 @@ def build(options: Options) -> Parts:
         watches=watches,
         restart=restart,
         freeze_startup=True,  # a kubelet write must reach ReleaseAccepted within tens of ms
+        shutdown_within=SHUTDOWN_WITHIN,
     )

@@ -44,3 +44,16 @@ def update_payloads_dir(default: str) -> str:
 def cluster_profile() -> str:
     """$CLUSTER_PROFILE: which release manifests the cluster takes (`include.release.openshift.io/<profile>`)."""
     return _env("CLUSTER_PROFILE", DEFAULT_CLUSTER_PROFILE)
+
+
+def exclude_manifests() -> str:
+    """$EXCLUDE_MANIFESTS: manifests annotated `exclude.release.openshift.io/<this>: "true"` are
+    not loaded ("" for none; HyperShift sets `internal-openshift-hosted`)."""
+    return os.environ.get("EXCLUDE_MANIFESTS", "")
+
+
+def reconcile_interval() -> str:
+    """$CVO_PY_RECONCILE_INTERVAL: the sync worker's minimum reconcile interval in seconds, for
+    tests and demos ("" when unset: upstream's 2 minutes times a factor in [1, 2)). The command
+    that reads it checks it."""
+    return os.environ.get("CVO_PY_RECONCILE_INTERVAL", "")

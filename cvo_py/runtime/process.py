@@ -4,13 +4,16 @@ Serve /metrics, /healthz and /readyz; with a leader elector, start the controlle
 replica leads (without one, at once); run until SIGTERM/SIGINT (exit 0) or a lost Lease (exit 1, as
 upstream: the replica is restarted and a standby takes over); then shut down in one order: the
 election stopped first, the controllers stopped (in reverse start order), the Lease released, the
-servers stopped. What runs is built by the command's composition root (`cvo_py.compose`).
+servers stopped. A second signal during the shutdown exits at once (255, as Go's fatal log), and
+with `Parts.shutdown_within` a shutdown that takes longer releases the Lease and exits (1).
+What runs is built by the command's composition root (`cvo_py.compose`).
 """
 
 from __future__ import annotations
 
 import gc
 import logging
+import os
 import signal
 import threading
 from collections.abc import Callable, Sequence
@@ -60,14 +63,29 @@ class Parts:
     # Set to end the process so that it is started again (e.g. the feature gates changed): it shuts
     # down in order, as on a signal, and exits 0.
     restart: threading.Event | None = None
+    # The shutdown may take at most this many seconds (None: no bound); past it the Lease is
+    # released and the process exits 1.
+    shutdown_within: float | None = None
+
+
+# Go's names of the signals a shutdown is due to (os.Signal's String()).
+GO_SIGNAL_NAMES = {signal.SIGTERM: "terminated", signal.SIGINT: "interrupt"}
+# Go's klog.Fatal exit code: a second signal ends the process at once.
+EXIT_AT_ONCE = 255
 
 
 def stop_on_signals() -> threading.Event:
-    """An Event set by SIGTERM or SIGINT (logged), for a graceful shutdown."""
+    """An Event set by SIGTERM or SIGINT (logged as upstream logs it), for a graceful shutdown; a
+    second signal exits at once."""
     stop = threading.Event()
 
     def on_signal(signum: int, frame: FrameType | None) -> None:
-        log.info("Received %s: shutting down", signal.Signals(signum).name)
+        name = GO_SIGNAL_NAMES.get(signal.Signals(signum), signal.Signals(signum).name)
+        if stop.is_set():
+            log.error("Received shutdown signal twice, exiting: %s", name)
+            logging.shutdown()
+            os._exit(EXIT_AT_ONCE)
+        log.info("Shutting down due to %s", name)
         stop.set()
 
     signal.signal(signal.SIGTERM, on_signal)
@@ -119,18 +137,59 @@ def run(parts: Parts) -> int:
                     code = 1  # as upstream: a leader that lost its Lease exits and is restarted
                     break
     finally:
-        if elector is not None:
-            elector.stop()  # first: a start-up still under way must not start the controllers after this
-        for controller in reversed(parts.controllers):
-            controller.stop()
-        if elector is not None:
-            elector.release()
-        for server in servers:
-            server.stop()
-        for watch in reversed(parts.watches):
-            watch.stop()
-        if frozen:  # a standby that never led froze nothing
-            gc.unfreeze()
+        _shut_down(parts, elector, servers, unfreeze=frozen)  # a standby that never led froze nothing
     if parts.farewell:
         log.info("%s", parts.farewell)
     return code
+
+
+def _shut_down(
+    parts: Parts, elector: LeaderElector | None, servers: Sequence[Stoppable], *, unfreeze: bool
+) -> None:
+    """Stop everything in one order: the election, the controllers (in reverse start order), the
+    Lease released, the servers, the watches; within `parts.shutdown_within` when set."""
+    watchdog = _shutdown_watchdog(parts.shutdown_within, elector)
+    if elector is not None:
+        elector.stop()  # first: a start-up still under way must not start the controllers after this
+    for controller in reversed(parts.controllers):
+        controller.stop()
+    if elector is not None:
+        elector.release()
+    if watchdog is not None:
+        watchdog.cancel()
+        watchdog.join(5.0)
+    for server in servers:
+        server.stop()
+    for watch in reversed(parts.watches):
+        watch.stop()
+    if unfreeze:
+        gc.unfreeze()
+
+
+def _shutdown_watchdog(within: float | None, elector: LeaderElector | None) -> threading.Timer | None:
+    """A timer that ends a shutdown taking more than `within` seconds: the Lease released (best
+    effort), then exit 1."""
+    if within is None:
+        return None
+    log.info("Run context completed; beginning %s graceful shutdown period.", _period(within))
+
+    def overdue() -> None:
+        log.error("The graceful shutdown did not end within %s: exiting", _period(within))
+        if elector is not None:
+            try:
+                elector.release()
+            except Exception as exc:  # exiting anyway: one line
+                log.error("Could not release the Lease: %s", exc)
+        logging.shutdown()
+        os._exit(1)
+
+    timer = threading.Timer(within, overdue)
+    timer.name = "shutdown-watchdog"
+    timer.daemon = True
+    timer.start()
+    return timer
+
+
+def _period(seconds: float) -> str:
+    """`two-minute` for 120 s, as upstream says it; `<n>s` otherwise."""
+    return "two-minute" if seconds == 120 else f"{seconds:g}s"

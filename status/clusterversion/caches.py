@@ -19,16 +19,25 @@ CLUSTERVERSION_CRD = f"{CLUSTERVERSIONS.plural}.{CLUSTERVERSIONS.group}"
 ADMIN_CONFIGMAPS = (upgradeable.ADMIN_GATES, upgradeable.ADMIN_ACKS)
 
 
+# What the status side, the metrics and the sync worker read of a ClusterOperator's metadata: the
+# worker, reconciling, merges a manifest's metadata into the cached object and writes it back whole.
+_KEPT_METADATA = ("name", "labels", "annotations", "ownerReferences", "resourceVersion", "uid", "generation")
+
+
 def slim_clusteroperator(obj: JSON) -> JSON:
-    """Keep what status and metrics read from a ClusterOperator (not relatedObjects, extension)."""
+    """Keep what status, metrics and the sync worker read from a ClusterOperator (not
+    relatedObjects, extension, managedFields)."""
     meta = obj.get("metadata") or {}
     status = obj.get("status") or {}
-    return {
+    slim: JSON = {
         "apiVersion": obj.get("apiVersion"),
         "kind": obj.get("kind"),
-        "metadata": {k: meta[k] for k in ("name", "annotations", "resourceVersion", "uid") if k in meta},
+        "metadata": {k: meta[k] for k in _KEPT_METADATA if k in meta},
         "status": {k: status[k] for k in ("conditions", "versions") if k in status},
     }
+    if "spec" in obj:
+        slim["spec"] = obj["spec"]
+    return slim
 
 
 @dataclass(frozen=True)

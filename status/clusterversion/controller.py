@@ -12,6 +12,11 @@ immutable inputs and hands it to the one writer:
   acknowledges it in one call (`payload.channel`); the retrievals that started or ended are then
   recorded as Events (`status.clusterversion.events`), after the status write.
 
+- the sync worker's latest report (`syncworker.channel`), with the clocks of the ClusterOperators
+  it waits on (`status.clusterversion.progress`); after each write the worker is handed what it
+  is to apply (`status.clusterversion.work`): the running release's payload, or an accepted
+  target's (`status.clusterversion.workerlink`).
+
 When the ClusterVersion CRD changes (a roll-forward re-applies a newer schema), the capability
 names the writer pruned are forgotten and written again (`status.clusterversion.crdfollow`). When
 the ClusterVersion does not exist, `start` creates it (`status.clusterversion.creation`).
@@ -43,9 +48,13 @@ from status.clusterversion.creation import get_or_create
 from status.clusterversion.desired import StatusInputs
 from status.clusterversion.metrics import WriteCounts
 from status.clusterversion.retrievalrequest import retrieval_request
+from status.clusterversion.workerlink import SyncWorkerLink, WorkerDriver, record_local_payload
 from status.clusterversion.writer import ClusterVersionStatusWriter, StatusRejected, StatusWriteError
 
 log = logging.getLogger(__name__)
+
+# How long the last status sync at shutdown may take (upstream's runs on a separate bounded context).
+FINAL_SYNC_TIMEOUT = 30.0
 
 # How often a sync waiting for the admin-ack ConfigMaps' first read looks again.
 ADMIN_READ_WAIT = 0.2
@@ -88,6 +97,7 @@ class ClusterVersionController:
         new_cluster_id: Callable[[], str] = lambda: str(uuid.uuid4()),
         available_updates: Callable[[Mapping[str, Any]], Mapping[str, Any] | None] | None = None,
         upgradeable_risks: Callable[[Sequence[upgradeable.Risk]], None] | None = None,
+        worker: SyncWorkerLink | None = None,
     ) -> None:
         self.client = client
         self.caches = caches
@@ -114,6 +124,12 @@ class ClusterVersionController:
         caches.on_change(self.loop.poke)
         if retrieval is not None:
             retrieval.channel.listen(self.loop.poke)
+        self.worker: WorkerDriver | None = None
+        if worker is not None:
+            worker.channel.listen(self.loop.poke, self.loop.poke_in)
+            self.worker = WorkerDriver(
+                worker, options.release, options.accept_risks, self.loop.poke, self._record_local_payload
+            )
         self._last_stored: JSON | None = None  # the ClusterVersion as our last write stored it
         self._missing_logged = False
         self._seen_uid: str | None = None  # the ClusterVersion this run last synced
@@ -147,6 +163,15 @@ class ClusterVersionController:
         self.loop.stop()
         if self._wait_sync is not None:
             self._wait_sync.join(5.0)
+
+    def final_sync(self, timeout: float = FINAL_SYNC_TIMEOUT) -> bool:
+        """One last status sync, after `stop()`, within `timeout` seconds (upstream's shutdown
+        context): what the worker did last is written before the process goes. Whether it ended."""
+        if not self.synced.is_set():
+            return True  # never synced (a standby, or caches never listed): nothing to bring up to date
+        if self.worker is not None:
+            self.worker.final = True  # status only: no work is handed any more
+        return _final_sync_within(self.sync, timeout)
 
     def _poke_when_synced(self) -> None:
         waiting = lambda: log.info("waiting for the ClusterVersion and ClusterOperator caches to sync")  # noqa: E731
@@ -188,14 +213,23 @@ class ClusterVersionController:
             if str(exc) != self._last_rejection:
                 log.error("%s", exc)
                 self._last_rejection = str(exc)
+            if self.worker is not None:
+                self.worker.hand_work(cv, inputs)
             return
         self._acknowledge(snapshot)
+        if self.worker is not None:
+            self.worker.hand_work(written, inputs)
         self._last_rejection = ""
         self._last_stored = written
         if self.upgradeable_risks is not None:
             self.upgradeable_risks(desired.upgradeable_risks(written, operators, inputs))
         self._note_omitted(written)
         self.synced.set()
+
+    def _record_local_payload(self, release: Release, refused: str) -> None:
+        if self.recorder is not None:
+            involved = events.involved_object(self.options.name, self.options.namespace)
+            record_local_payload(self.recorder, involved, release, self.running.image, refused)
 
     def _clusterversion(self) -> JSON | None:
         """The ClusterVersion, created when missing if so configured (None: wait for it)."""
@@ -219,7 +253,8 @@ class ClusterVersionController:
             return RetrievalSnapshot()
         stored = self._last_stored
         seen = stored if stored is not None and _newer(stored, cv) else cv  # the cache may lag our write
-        self.retrieval.request(retrieval_request(cv, seen, operators, inputs))
+        applied = self.worker.applied() if self.worker is not None else None
+        self.retrieval.request(retrieval_request(cv, seen, operators, inputs, applied))
         return self.retrieval.channel.latest()
 
     def _acknowledge(self, snapshot: RetrievalSnapshot) -> None:
@@ -229,18 +264,20 @@ class ClusterVersionController:
             self._unrecorded.extend(snapshot.outcomes)
 
     def status_inputs(self, cv: JSON, acceptance: Acceptance | None = None) -> StatusInputs:
-        """What the status of `cv` is computed from, besides the ClusterOperators and `now`."""
+        """What the status of `cv` is computed from, besides the ClusterOperators and `now` (the
+        sync worker's latest report among them)."""
         return StatusInputs(
             running=self.running,
             acceptance=acceptance,
             always_enabled=self.options.always_enabled,
-            prior_enabled=self.crd.carried_enabled(),
+            prior_enabled=(*self.crd.carried_enabled(), *sorted(self.worker.implicit if self.worker else ())),
             accept_risks=self.options.accept_risks,
             release_architecture=self.options.release_architecture,
             enabled_gates=self.options.feature_gates,
             updates=self.available_updates(cv.get("spec") or {}) if self.available_updates is not None else None,
             admin_gates=self.caches.admin_configmap(upgradeable.ADMIN_GATES),
             admin_acks=self.caches.admin_configmap(upgradeable.ADMIN_ACKS),
+            worker=self.worker.state() if self.worker is not None else None,
         )
 
     def _note_omitted(self, written: JSON) -> None:
@@ -284,6 +321,25 @@ class ClusterVersionController:
             pruned=self.writer.pruned_state(),
         )
         return self.caches.clusterversion.get(self.options.name), self.caches.clusteroperators.items(), counts
+
+
+def _final_sync_within(sync: Callable[[], None], timeout: float) -> bool:
+    """Run `sync` on a thread of its own for at most `timeout` seconds; whether it ended. The
+    process is going: a failure is one line, never a traceback."""
+
+    def last() -> None:
+        try:
+            sync()
+        except Exception as exc:
+            log.error("The final status sync failed: %s", exc)
+
+    thread = threading.Thread(target=last, name="clusterversion-final-sync", daemon=True)
+    thread.start()
+    thread.join(timeout)
+    if thread.is_alive():
+        log.error("The final status sync did not end within %.0fs", timeout)
+        return False
+    return True
 
 
 def _newer(a: JSON, b: JSON) -> bool:

@@ -2,15 +2,15 @@
 
 `desired_status(cv, cluster_operators, inputs, now)` returns a complete `status` dict: the
 fields cvo-py owns are recomputed, every other field (availableUpdates, conditionalUpdates,
-versionHash, conditions other controllers set, ...) is carried over from `cv` unchanged, so
-re-running it on a freshly read object after a conflict never drops what others wrote.
+conditions other controllers set, ...) is carried over from `cv` unchanged, so re-running it on a
+freshly read object after a conflict never drops what others wrote.
 
-cvo-py does not apply release manifests: progress is judged from the ClusterOperators that belong
-to the release (those annotated `include.release.openshift.io/...` or
-`exclude.release.openshift.io/...`) and the `operator` version they report
-(`status.clusterversion.progress`). A requested release is named by `ReleaseAccepted` alone until
-its payload is accepted; `Upgradeable` comes from `status.clusterversion.upgradeable`, `Invalid`
-from `status.clusterversion.validation`.
+Progress comes from the sync worker that applies the payload (`inputs.worker`: its latest pass
+report, `status.clusterversion.progress`): `status.desired` is the release it applies (from its
+first report), history turns `Completed` with a pass that completed, `Progressing` counts its
+manifests and `Failing` says what its last pass failed on. A requested release is named by
+`ReleaseAccepted` alone until its payload is accepted; `Upgradeable` comes from
+`status.clusterversion.upgradeable`, `Invalid` from `status.clusterversion.validation`.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from datetime import datetime
 from typing import Any
 
 from cvo_py.runtime.jsondata import copy_json
-from payload.acceptance import is_about, payload_loaded
+from payload.acceptance import is_about, load_failed, payload_loaded
 from payload.acceptance import retrieving as payload_retrieving
 from payload.release import Acceptance, Release
 from status.clusterversion import capabilities, progress, upgradeable
@@ -43,6 +43,7 @@ from status.clusterversion.conditions import (
 )
 from status.clusterversion.history import merge_history
 from status.clusterversion.spec import InvalidSpec, current_release, requested_update
+from syncworker.passes import Report
 
 
 @dataclass(frozen=True)
@@ -65,6 +66,8 @@ class StatusInputs:
     # The admin-ack ConfigMaps as read (None: the admin-ack source of Upgradeable is not consulted).
     admin_gates: upgradeable.ConfigMapRead | None = None
     admin_acks: upgradeable.ConfigMapRead | None = None
+    # What the sync worker reported (None: no worker, as before its first report).
+    worker: progress.WorkerState | None = None
 
 
 def desired_status(
@@ -83,35 +86,73 @@ def desired_status(
     conditions: list[JSON] = [dict(c) for c in status.get("conditions") or [] if isinstance(c, dict)]
 
     aim = target(cv, inputs)
-    counted = progress.operator_progress(cluster_operators, aim.desired.version)
+    worker = inputs.worker or progress.WorkerState()
+    report = worker.report
     history = merge_history(
-        status.get("history"), aim.desired, aim.verified, now, counted.completed, aim.accepted_risks
+        status.get("history"), aim.desired, aim.verified, now, completed(report, aim.desired), aim.accepted_risks
     )
     status["history"] = history
     if aim.desired.image:
         shown = aim.desired if inputs.release_architecture else dataclasses.replace(aim.desired, architecture="")
         status["desired"] = shown.to_status()
-    status["observedGeneration"] = int((cv.get("metadata") or {}).get("generation") or 0)
+    # Of the worker's latest report: a spec change that is no new work shows at its next pass.
+    generation = report.generation if report is not None else (cv.get("metadata") or {}).get("generation")
+    status["observedGeneration"] = int(generation or 0)
+    if report is not None:
+        status["versionHash"] = report.version_hash
     status.setdefault("versionHash", "")
     status.setdefault("availableUpdates", None)
     caps = capabilities_status(cv, inputs, aim.desired)
     status["capabilities"] = {"enabledCapabilities": list(caps.enabled), "knownCapabilities": list(caps.known)}
 
-    decision = operators_decision(cluster_operators, aim.desired.version, history, now)
     _put(conditions, AVAILABLE, available(history, find_condition(conditions, AVAILABLE)), now)
-    _put(conditions, FAILING, Verdict(*decision.failing), now)
-    moving = progressing(aim, cluster_mode(history), counted, decision)
-    _put(conditions, PROGRESSING, moving, now)
+    moving = _put_failing_and_progressing(conditions, aim, worker, history, now)
     verdict = invalid(aim.invalid)
     if verdict is None:
         remove_condition(conditions, INVALID)
     else:
         _put(conditions, INVALID, verdict, now)
     existing = find_condition(conditions, RELEASE_ACCEPTED)
-    _put(conditions, RELEASE_ACCEPTED, release_accepted(aim, existing), now)
+    _put(conditions, RELEASE_ACCEPTED, release_accepted(aim, existing, worker.refused), now)
     _put(conditions, IMPLICITLY_ENABLED, implicitly_enabled(caps), now)
     remove_condition(conditions, "ImplicitlyEnabled")  # stale type from OCPBUGS-56114
     sources = upgradeable_sources(cv, cluster_operators, inputs, updating=moving.status == "True")
+    _put_upgradeable(conditions, sources, now)
+    status = with_available_updates(status, inputs.updates, release_architecture=inputs.release_architecture)
+    existing = find_condition(conditions, RETRIEVED_UPDATES)
+    _put(conditions, RETRIEVED_UPDATES, retrieved_updates(inputs.updates, existing), now)
+
+    status["conditions"] = conditions
+    return status
+
+
+def _put_failing_and_progressing(
+    conditions: list[JSON],
+    aim: Target,
+    worker: progress.WorkerState,
+    history: Sequence[Mapping[str, Any]],
+    now: datetime,
+) -> Verdict:
+    """Failing and Progressing from the worker's latest report; what Progressing says now."""
+    report = worker.report
+    settled = reconciling(report, history, aim.desired)
+    if report is None:
+        # Nothing reported yet (the worker starts within a moment): what was said stays.
+        decision = progress.Decision(progress.NOT_FAILING, True)
+        if find_condition(conditions, FAILING) is None:
+            _put(conditions, FAILING, Verdict(*decision.failing), now)
+    else:
+        decision = progress.judge(report, worker.since, now)
+        _put(conditions, FAILING, Verdict(*decision.failing), now)
+    moving = progressing(aim, settled, report, decision)
+    if report is not None or aim.invalid is not None or find_condition(conditions, PROGRESSING) is None:
+        _put(conditions, PROGRESSING, moving, now)
+        return moving
+    return Verdict(str((find_condition(conditions, PROGRESSING) or {}).get("status") or ""))
+
+
+def _put_upgradeable(conditions: list[JSON], sources: upgradeable.Sources, now: datetime) -> None:
+    """Upgradeable from its sources' risks (none: no condition); upstream's older types removed."""
     blocked = upgradeable.condition(upgradeable.risks(sources))
     if blocked is None:
         remove_condition(conditions, upgradeable.UPGRADEABLE)
@@ -119,12 +160,6 @@ def desired_status(
         _put(conditions, upgradeable.UPGRADEABLE, Verdict(blocked.status, blocked.reason, blocked.message), now)
     for legacy in upgradeable.LEGACY_CONDITIONS:
         remove_condition(conditions, legacy)
-    status = with_available_updates(status, inputs.updates, release_architecture=inputs.release_architecture)
-    existing = find_condition(conditions, RETRIEVED_UPDATES)
-    _put(conditions, RETRIEVED_UPDATES, retrieved_updates(inputs.updates, existing), now)
-
-    status["conditions"] = conditions
-    return status
 
 
 def _put(conditions: list[JSON], type_: str, verdict: Verdict | None, now: datetime) -> None:
@@ -150,7 +185,8 @@ class Target:
 
 
 def target(cv: Mapping[str, Any], inputs: StatusInputs) -> Target:
-    """The desired release: the requested one once retrieval accepted it, the current one before."""
+    """The desired release: the one the sync worker applies, from its first report; before that,
+    the requested one once retrieval accepted it, else the current one."""
     current = current_release(cv, inputs.running)
     invalid_spec: str | None = None
     try:
@@ -162,10 +198,16 @@ def target(cv: Mapping[str, Any], inputs: StatusInputs) -> Target:
         acceptance = None  # about a target the spec no longer asks for
     pending = requested is not None and not requested.same_as(current)
     desired, verified = current, False
-    if acceptance is not None and acceptance.state.status == "True" and not acceptance.target.same_as(current):
+    accepted = acceptance is not None and acceptance.state.status == "True"
+    if acceptance is not None and accepted and not acceptance.target.same_as(current):
         desired, verified, pending = acceptance.target, acceptance.verified, False
+    report = inputs.worker.report if inputs.worker is not None else None
+    if report is not None and report.release.image:
+        desired = report.release
+        verified = acceptance is not None and accepted and acceptance.target.same_as(desired) and acceptance.verified
+        pending = requested is not None and not requested.same_as(desired)
     risks = None
-    if acceptance is not None and acceptance.state.status == "True" and acceptance.target.same_as(desired):
+    if acceptance is not None and accepted and acceptance.target.same_as(desired):
         risks = None if acceptance.local else acceptance.accepted_risks
         if risks is not None and inputs.accept_risks:
             updates = inputs.updates if inputs.updates is not None else cv.get("status") or {}
@@ -214,6 +256,7 @@ def upgradeable_sources(
         cluster_operators=cluster_operators,
         admin_gates=inputs.admin_gates,
         admin_acks=inputs.admin_acks,
+        deletions=inputs.worker.pending_deletions if inputs.worker is not None else (),
     )
 
 
@@ -273,49 +316,45 @@ def available(history: Sequence[Mapping[str, Any]], existing: Mapping[str, Any] 
     return Verdict("False") if existing is None else None
 
 
-def cluster_mode(history: Sequence[Mapping[str, Any]]) -> str:
-    """Installing until anything completed, updating while the newest entry is Partial, else
-    reconciling."""
-    if history and history[0].get("state") == "Completed":
-        return progress.RECONCILING
-    if any(h.get("state") == "Completed" for h in history):
-        return progress.UPDATING
-    return progress.INSTALLING
+def completed(report: Report | None, desired: Release) -> bool:
+    """Whether the worker completed a pass of the desired release (its history entry turns
+    Completed; once Completed it stays so)."""
+    return (
+        report is not None
+        and report.release.same_as(desired)
+        and (report.completed or report.completed_passes > 0)
+    )
 
 
-def operators_decision(
-    cluster_operators: Sequence[Mapping[str, Any]],
-    target_version: str,
-    history: Sequence[Mapping[str, Any]],
-    now: datetime,
-) -> progress.Decision:
-    """Upstream's decision table on the release ClusterOperators (status.clusterversion.progress);
-    the update's clock starts at the newest history entry's startedTime."""
-    mode = cluster_mode(history)
-    started = progress.parse_time_or_none(history[0].get("startedTime")) if history else None
-    return progress.judge(cluster_operators, target_version, mode, started, now)
+def reconciling(report: Report | None, history: Sequence[Mapping[str, Any]], desired: Release) -> bool:
+    """Whether the desired release is applied and is being kept so: the worker reconciles it, or
+    its last pass completed; before any report, the newest history entry is its Completed one."""
+    if report is not None:
+        return report.reconciling or report.completed
+    head = history[0] if history else {}
+    return head.get("state") == "Completed" and Release.from_dict(head).same_as(desired)
 
 
-def progressing(aim: Target, mode: str, counted: progress.OperatorProgress, decision: progress.Decision) -> Verdict:
+def progressing(aim: Target, settled: bool, report: Report | None, decision: progress.Decision) -> Verdict:
     """Progressing about the desired release only: a requested release is named by ReleaseAccepted
-    alone until its payload is accepted, as upstream (4.23+ and before)."""
+    alone until its payload is accepted, as upstream (4.23+ and before). `settled`: reconciling."""
     label = aim.desired.label()
     if not decision.working:
-        if mode == progress.RECONCILING:
+        if settled:
             return Verdict("False", decision.progress_reason, f"Error while reconciling {label}: {decision.tail}")
         return Verdict("True", decision.progress_reason, f"Unable to apply {label}: {decision.tail}")
-    if mode == progress.RECONCILING:
+    if settled:
         if aim.invalid is not None:
             return Verdict("False", "InvalidClusterVersion", f"Stopped at {label}: the cluster version is invalid")
         return Verdict("False", "", f"Cluster version is {label}")
     if aim.invalid is not None:
         return Verdict("True", "InvalidClusterVersion", f"Reconciling {label}: the cluster version is invalid")
     message = f"Working towards {label}"
-    if counted.done > 0:
-        pct = counted.done * 100 // counted.total
-        message += f": {counted.done} of {counted.total} done ({pct}% complete)"
+    done = report.done if report is not None and report.total > 0 else 0
+    if done > 0 and report is not None:
+        message += f": {done} of {report.total} done ({done * 100 // report.total}% complete)"
     if decision.tail:
-        message += (", " if counted.done > 0 else ": ") + decision.tail
+        message += (", " if done > 0 else ": ") + decision.tail
     return Verdict("True", decision.progress_reason, message)
 
 
@@ -326,8 +365,9 @@ def invalid(message: str | None) -> Verdict | None:
     return Verdict("True", "InvalidClusterVersion", message)
 
 
-def release_accepted(aim: Target, existing: Mapping[str, Any] | None) -> Verdict | None:
-    """ReleaseAccepted: retrieval's verdict on the requested release; None keeps the existing one."""
+def release_accepted(aim: Target, existing: Mapping[str, Any] | None, refused: str = "") -> Verdict | None:
+    """ReleaseAccepted: retrieval's verdict on the requested release; `refused`, why the running
+    release's own payload could not be loaded (nothing is applied); None keeps the existing one."""
     if aim.acceptance is not None:
         state = aim.acceptance.state
         return Verdict(state.status, state.reason, state.message)
@@ -345,6 +385,9 @@ def release_accepted(aim: Target, existing: Mapping[str, Any] | None) -> Verdict
             return None
         retrieving = payload_retrieving(pending.version, pending.image)
         return Verdict(retrieving.status, retrieving.reason, retrieving.message)
+    if refused:
+        state = load_failed(aim.desired.version, aim.desired.image, refused)
+        return Verdict(state.status, state.reason, state.message)
     loaded = payload_loaded(aim.desired.version, aim.desired.image)
     if (
         existing is None

@@ -122,6 +122,21 @@ def retrieval_event(
     return EventSpec(WARNING, reason, one_line(text, MAX_MESSAGE))
 
 
+def local_payload_events(version: str, image: str, architecture: str, refused: str = "") -> list[EventSpec]:
+    """The Events of loading the running release's own payload, as upstream records them at each
+    start: Normal `RetrievePayload` and `LoadPayload`, then Normal `PayloadLoaded`, or, when the
+    payload could not be loaded (`refused`), Warning `LoadPayloadFailed`."""
+    ids = f"version={go_quote(version)} image={go_quote(image)}"
+    found = [
+        EventSpec(NORMAL, acc.RETRIEVE_PAYLOAD, acc.retrieving(version, image).message),
+        EventSpec(NORMAL, acc.LOAD_PAYLOAD, f"Loading payload {ids}"),
+    ]
+    if refused:
+        failed = acc.load_failed(version, image, refused)
+        return [*found, EventSpec(WARNING, FAILED_STEP_REASONS[acc.LOAD_PAYLOAD], clipped(failed.message, MAX_MESSAGE))]
+    return [*found, EventSpec(NORMAL, acc.PAYLOAD_LOADED, acc.payload_loaded(version, image, architecture).message)]
+
+
 def precondition_events(version: str, image: str, outcome: PreconditionOutcome) -> list[EventSpec]:
     """The Events of precondition checks that let the update go ahead: a Warning `PreconditionWarn`
     with the warning (forced blocking failures included; line breaks kept, as upstream), then a

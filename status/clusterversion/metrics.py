@@ -2,11 +2,10 @@
 
 Upstream's names, labels and values: `cluster_version`, `cluster_version_available_updates`,
 `cluster_version_capability`, `cluster_operator_up`, `cluster_operator_conditions`,
-`cluster_operator_condition_transitions`, `cluster_installer`; plus cvo-py's own:
-`cluster_version_release_operators` (the release ClusterOperators at the desired version and not
-yet: cvo-py applies no manifests, so upstream's `cluster_version_payload`, which counts manifests,
-is not exported) and the status-write metrics (`cluster_version_status_write_*`,
-`cluster_version_status_pruned_capabilities`).
+`cluster_operator_condition_transitions`, `cluster_installer` (the sync worker's
+`cluster_version_payload` and `cluster_operator_payload_errors` are in
+`status.clusterversion.workermetrics`); plus cvo-py's status-write metrics
+(`cluster_version_status_write_*`, `cluster_version_status_pruned_capabilities`).
 
 `families(...)` is a pure function of plain dicts; `StatusCollector` only reads the caches.
 """
@@ -29,7 +28,6 @@ from cvo_py.runtime.safeload import DocumentError, FileMissing
 from payload.release import IMAGE_REFERENCES, IMAGE_REFERENCES_MAX_BYTES, Release, read_payload_json
 from status.clusterversion import capabilities
 from status.clusterversion.conditions import find_condition
-from status.clusterversion.progress import operator_progress, operator_version
 
 JSON = dict[str, Any]
 
@@ -44,6 +42,14 @@ class WriteCounts:
     failures: int = 0
     rejections: Mapping[str, int] = field(default_factory=dict)
     pruned: Mapping[str, Sequence[str]] = field(default_factory=dict)
+
+
+def operator_version(co: Mapping[str, Any]) -> str:
+    """A ClusterOperator's `operator` version ("" when it reports none)."""
+    for entry in (co.get("status") or {}).get("versions") or []:
+        if isinstance(entry, dict) and entry.get("name") == "operator":
+            return str(entry.get("version") or "")
+    return ""
 
 
 def _seconds(text: Any) -> float:
@@ -254,7 +260,7 @@ def families(
 
     _add_cluster_version(up, conditions, cv)
     if cv is not None:
-        out.extend(_cv_families(cv, cluster_operators, running, counts, always_enabled, update_service))
+        out.extend(_cv_families(cv, running, counts, always_enabled, update_service))
     out += [up, conditions]
     out.extend(_write_families(counts))
     return out
@@ -322,7 +328,6 @@ def _capability_family(
 
 def _cv_families(
     cv: Mapping[str, Any],
-    cluster_operators: Sequence[Mapping[str, Any]],
     running: Release,
     counts: WriteCounts,
     always_enabled: Sequence[str],
@@ -331,20 +336,6 @@ def _cv_families(
     status = cv.get("status") or {}
     spec = cv.get("spec") or {}
     out: list[Metric] = [_capability_family(status, spec, running, counts, always_enabled)]
-
-    # Not upstream's cluster_version_payload (manifests applied and pending in a pass): cvo-py
-    # applies no manifests. What it counts is what its Progressing "N of M done" counts.
-    desired = Release.from_dict(status.get("desired"))
-    progress = operator_progress(cluster_operators, desired.version)
-    release_operators = GaugeMetricFamily(
-        "cluster_version_release_operators",
-        "Cluster operators of the release that report the desired version (updated) and that do not yet "
-        "(pending): what Progressing counts as done.",
-        labels=["version", "type"],
-    )
-    release_operators.add_metric([desired.version, "updated"], float(progress.done))
-    release_operators.add_metric([desired.version, "pending"], float(progress.total - progress.done))
-    out.append(release_operators)
 
     updates = status.get("availableUpdates") or []
     retrieved = find_condition(status.get("conditions") or [], "RetrievedUpdates")

@@ -18,7 +18,7 @@ from payload.release import Release
 from status.clusterversion import desired, preconditions, upgradeable
 from status.clusterversion.conditions import RETRIEVED_UPDATES, find_condition
 from status.clusterversion.desired import StatusInputs
-from status.clusterversion.spec import pending_update
+from status.clusterversion.spec import InvalidSpec, pending_update, requested_update
 
 
 @dataclass(frozen=True)
@@ -62,14 +62,33 @@ def retrieval_request(
     seen: Mapping[str, Any],
     operators: Sequence[Mapping[str, Any]],
     inputs: StatusInputs,
+    applied: Release | None = None,
 ) -> RetrievalRequest | None:
     """What `cv`'s spec asks payload retrieval for (None: nothing, the current release). `seen` is
     the ClusterVersion the checks read (the newest known: the cache may not have our last write
     yet); `inputs` what status is computed from (the running release, the accept-risks gate, the
-    admin-ack ConfigMaps the checks read)."""
+    admin-ack ConfigMaps the checks read). `applied` is the release the sync worker applies (the
+    running one before it is given any): a requested release that is already the current one
+    but not what the worker applies (a restarted operator resuming an update to another release)
+    is retrieved too."""
     pending = pending_update(cv, inputs.running, inputs.accept_risks)
+    if pending is None and applied is not None:
+        pending = _resumed_update(cv, inputs, applied)
     if pending is None:
         return None
     target, force = pending
     checks = ClusterChecks(seen, operators, inputs)
     return RetrievalRequest(target, force, checks=checks, checks_inputs=functools.partial(checks_inputs, seen))
+
+
+def _resumed_update(cv: Mapping[str, Any], inputs: StatusInputs, applied: Release) -> tuple[Release, bool] | None:
+    """The (release, force) spec.desiredUpdate asks for when neither the sync worker nor this
+    process runs it, although status already names it as current."""
+    try:
+        requested = requested_update(cv, inputs.accept_risks)
+    except InvalidSpec:
+        return None
+    if requested is None or requested.same_as(applied) or requested.same_as(inputs.running):
+        return None
+    update = (cv.get("spec") or {}).get("desiredUpdate") or {}
+    return requested, bool(update.get("force"))

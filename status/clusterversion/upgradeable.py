@@ -6,8 +6,9 @@ within a source:
 
 1. the cluster version is updating (`Progressing=True`): `ClusterVersionUpdating`;
 2. `spec.overrides` with `unmanaged: true`: `ClusterVersionOverrides`;
-3. resource deletions in progress: cvo-py applies no manifests, so it never deletes one and this
-   source never gives a risk;
+3. resource deletions in progress (objects of manifests annotated `release.openshift.io/delete`
+   whose removal the sync worker asked for and that are still there):
+   `ResourceDeletionInProgress`, naming them sorted;
 4. admin-ack gates of the running version (`openshift-config-managed/admin-gates`) not acked in
    `openshift-config/admin-acks`: `AdminAck-<gate>`; a gate named wrongly or without text is a
    risk of that name too, and a ConfigMap that cannot be read (missing included) or a running
@@ -73,6 +74,10 @@ CONDITION_TYPES_DOC = (
     "#understanding_clusteroperator_conditiontypes_understanding-openshift-updates"
 )
 OVERRIDES_DOC = "config_apis/clusterversion-config-openshift-io-v1#spec-8"
+DELETION_DOC = "updating_clusters/understanding-openshift-updates-1#update-manifest-application_how-updates-work"
+DELETION_MESSAGE = (
+    "Cluster minor or major version upgrades are not allowed while resource deletions are in progress; resources="
+)
 
 
 @dataclass(frozen=True)
@@ -102,6 +107,8 @@ class Sources:
     cluster_operators: Sequence[Mapping[str, Any]] = ()
     admin_gates: ConfigMapRead | None = None
     admin_acks: ConfigMapRead | None = None
+    # Objects whose removal the sync worker asked for and that are still there (`deployment "ns/n"`).
+    deletions: Sequence[str] = ()
 
 
 def _docs(major_minor: str, page: str) -> str:
@@ -200,6 +207,9 @@ def risks(sources: Sources) -> list[Risk]:
         found.append(Risk("ClusterVersionUpdating", UPDATING_MESSAGE, _docs(major_minor, CONDITION_TYPES_DOC)))
     if any(isinstance(o, Mapping) and o.get("unmanaged") is True for o in sources.overrides):
         found.append(Risk("ClusterVersionOverrides", OVERRIDES_MESSAGE, _docs(major_minor, OVERRIDES_DOC)))
+    if sources.deletions:
+        message = DELETION_MESSAGE + ",".join(sorted(sources.deletions))
+        found.append(Risk("ResourceDeletionInProgress", message, _docs(major_minor, DELETION_DOC)))
     return found + admin_ack_risks(sources) + operator_risks(sources)
 
 

@@ -35,11 +35,12 @@ ROWS: list[tuple[str, list[tuple[str, str, str, list[tuple[str, str]]]]]] = [
                 ],
             ),
             (
-                "Operators at the desired version",
+                "Manifests applied in the current pass",
                 "timeseries",
                 "short",
                 [
-                    ("{{type}}", "cluster_version_release_operators"),
+                    ("{{type}} {{version}}", "cluster_version_payload"),
+                    ("errors {{version}}", "cluster_operator_payload_errors"),
                 ],
             ),
             (

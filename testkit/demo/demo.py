@@ -39,6 +39,7 @@ from testkit.harness.clusterversion import completed, condition, progress_count
 from testkit.harness.payload import ClusterVerification, StartProcess, ensure_priority_class
 from testkit.harness.usc import insight_condition, node_condition, nodes_in_phase
 from testkit.objects import smallcluster
+from testkit.objects.payloads import write_operators_payload
 from testkit.objects.smallcluster import OPERATORS, POOL_OF, POOLS
 from testkit.oracles.adm_upgrade import adm_upgrade
 
@@ -163,9 +164,18 @@ class Demo(Story):
             self.cvo.stop()
         self.cvo = StartProcess(self.cluster.kubeconfig, CVO_NAMESPACE, self.work, version,
                                 *self.prom.scrape_flags(CVO_JOB), "--update-service=",  # spec.upstream
-                                node=CVO_NODE, release_image=IMAGES[version])  # fmt: skip
+                                node=CVO_NODE, release_image=IMAGES[version], payload=self.payload(version),
+                                env={"CVO_PY_RECONCILE_INTERVAL": "5"})  # fmt: skip
         self.say(f"cluster-version-operator start (pid {self.cvo.proc.pid}) runs release {version} "
                  f"({IMAGES[version]}), as its Deployment on {CVO_NODE} would; Prometheus scrapes it")  # fmt: skip
+
+    def payload(self, version: str) -> Path:
+        """The release image's root of `version`: its payload holds the cluster's ClusterOperators,
+        which the sync worker waits on (written once)."""
+        root = self.work / f"release-{version}"
+        if not root.exists():
+            write_operators_payload(root, version, OPERATORS)
+        return root
 
     def start_usc(self) -> None:
         assert self.cluster is not None and self.prom is not None
@@ -341,7 +351,8 @@ STAGES_TABLE: list[tuple[str, list[Step]]] = [
         Step(do=lambda d: d.start_cvo(OLD)),
         Step(do=Demo.start_usc),
         Step(do=lambda d: setattr(d, "kubelet", VersionPodKubelet(
-            d.kube, CVO_NAMESPACE, CVO_NODE, d.work / "updatepayloads", {i: v for v, i in IMAGES.items()}).start())),
+            d.kube, CVO_NAMESPACE, CVO_NODE, d.work / "updatepayloads", {i: v for v, i in IMAGES.items()},
+            {IMAGES[v]: d.payload(v) for v in (OLD, NEW)}).start())),
         Step(wait=lambda d: d.cv(lambda c: cond(c, "Available") == "True" and cond(c, "Progressing") == "False"),
              what=f"ClusterVersion status from `start` (Cluster version is {OLD})", timeout=60,
              then=lambda d: f"`start` wrote the ClusterVersion status: {cond(d.got, 'Progressing', 'message')}"),

@@ -87,10 +87,21 @@ class VersionPodKubelet:
     order: records that stay, unlike the Pod, which `start` deletes as soon as it has read the
     outcome (wait on them, never on the Pod being there)."""
 
-    def __init__(self, kube: KubeClient, namespace: str, node: str, payload_dir: Path, versions: dict[str, str]):
+    def __init__(
+        self,
+        kube: KubeClient,
+        namespace: str,
+        node: str,
+        payload_dir: Path,
+        versions: dict[str, str],
+        sources: dict[str, Path] | None = None,
+    ):
+        """`versions`: each image's release version; `sources`: the payload root an image's Pods
+        copy (by default a payload of its version with nothing to apply)."""
         self.kube, self.namespace, self.payload_dir = kube, namespace, payload_dir.resolve()
         self.kubelet = Kubelet(kube, node)
         self.versions = versions
+        self.sources = sources or {}
         self.unsigned: set[str] = set()
         self.unavailable: set[str] = set()
         self.marks: dict[str, float] = {}
@@ -152,7 +163,7 @@ class VersionPodKubelet:
             for entry in mount.iterdir():  # the `cleanup` init container: rm -fR ./*
                 with contextlib.suppress(OSError):
                     shutil.rmtree(entry) if entry.is_dir() else entry.unlink()
-            write_payload(mount, image, self.versions.get(image, "0.0.0"))
+            write_payload(mount, image, self.versions.get(image, "0.0.0"), source=self.sources.get(image))
             self.marks[image] = time.monotonic()
             self.kubelet.succeed(name, self.namespace)
         except (ApiError, OSError, KeyError, IndexError, ValueError, RuntimeError) as exc:

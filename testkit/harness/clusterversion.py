@@ -11,11 +11,15 @@ from typing import TYPE_CHECKING, Any
 from cvo_py.runtime.kube import CLUSTEROPERATORS, CLUSTERVERSIONS, CRDS, FEATUREGATES, ApiError, KubeClient
 from payload.release import Release
 from status.clusterversion import capabilities, upgradeable
+from status.clusterversion.progress import WorkerState
+from syncworker.modes import Mode
+from syncworker.passes import Report
 from testkit.harness.cluster import put_configmap
 from testkit.harness.wait import wait_until
 
 if TYPE_CHECKING:
     from cvo_py.compose.start import ClusterVersionSide
+    from cvo_py.compose.start_syncworker import SyncWorkerSide
 
 IMG_4141 = "quay.io/openshift-release-dev/ocp-release@sha256:" + "1" * 64
 IMG_4142 = "quay.io/openshift-release-dev/ocp-release@sha256:" + "2" * 64
@@ -97,6 +101,21 @@ def status_414(enabled: list[str] | None = None) -> dict[str, Any]:
 RELEASE_ANNOTATIONS = {"include.release.openshift.io/self-managed-high-availability": "true"}
 
 
+def worker_state(
+    release: Release, *, done: int = 0, total: int = 10, completed: bool = False, mode: Mode = Mode.UPDATING
+) -> WorkerState:
+    """What a sync worker applying `release` reported last, for the status computation's tests:
+    `done` of `total` manifests, or a pass that `completed`."""
+    from datetime import UTC, datetime
+
+    at = datetime(2024, 5, 1, tzinfo=UTC)
+    report = Report(
+        release, "hash-of-a-payload=", 1, mode, 0, total, total if completed else done, at,
+        completed=completed, completed_passes=int(completed), started=at,
+    )
+    return WorkerState(report)
+
+
 def release_co(
     name: str,
     version: str,
@@ -130,8 +149,16 @@ def put_co(kube: KubeClient, name: str, version: str, available: str = "True", d
         if not exc.is_already_exists():
             raise
         obj = kube.get(CLUSTEROPERATORS, name)
-    obj["status"] = wanted["status"]
-    kube.replace_status(CLUSTEROPERATORS, obj)
+    for _ in range(10):  # as an operator does: read again when someone else wrote it meanwhile
+        obj["status"] = wanted["status"]
+        try:
+            kube.replace_status(CLUSTEROPERATORS, obj)
+            return
+        except ApiError as exc:
+            if not exc.is_conflict():
+                raise
+        obj = kube.get(CLUSTEROPERATORS, name)
+    raise AssertionError(f"ClusterOperator {name}: 10 conflicts in a row")
 
 
 def put_admin_acks(kube: KubeClient, gates: dict[str, str], acks: dict[str, str]) -> None:
@@ -311,11 +338,84 @@ def enable_feature_gates(kube: KubeClient, version: str, *gates: str) -> None:
 
 
 
-def clusterversion_side(client: KubeClient, release: Release, **options: Any) -> ClusterVersionSide:
-    """The ClusterVersion side as `start` composes it (caches, writer, controller), without payload
-    retrieval, running `release`, with these `ClusterVersionOptions`; not started."""
+def clusterversion_side(
+    client: KubeClient, release: Release, scripted: ScriptedWorker | None = None, **options: Any
+) -> ClusterVersionSide:
+    """The ClusterVersion side as `start` composes it (caches, writer, controller, and a sync worker
+    whose running payload holds nothing to apply: each pass of it completes at once; or the
+    `scripted` one the test plays), without payload retrieval, running `release`, with these
+    `ClusterVersionOptions`; not started."""
     from cvo_py.compose.start import build_caches, build_clusterversion
     from status.clusterversion.controller import ClusterVersionOptions
 
     settings = ClusterVersionOptions(release=release, **options)
-    return build_clusterversion(client, build_caches(client, settings.name), settings)
+    caches = build_caches(client, settings.name)
+    worker = scripted.side(client) if scripted is not None else nothing_to_apply(client, release, caches)
+    return build_clusterversion(client, caches, settings, syncworker=worker)
+
+
+NO_PAYLOAD_ROOT = "/nonexistent/cvo-py-tests/no-release-image"
+
+
+def nothing_to_apply(client: KubeClient, release: Release, caches: Any) -> SyncWorkerSide:
+    """A sync worker for `release` whose payload root is not a release image's: M = 0, so the
+    status side sees its passes complete at once, as on a cluster where the release is applied."""
+    from cvo_py.compose.start_syncworker import build_syncworker
+    from syncworker.passes import Timing
+    from syncworker.select import Selection
+
+    return build_syncworker(
+        client, release, NO_PAYLOAD_ROOT, Selection(), caches.clusteroperators, timing=Timing(interval=5.0)
+    )
+
+
+class ScriptedWorker:
+    """A sync worker the test plays, for tests of the status side: it applies nothing, keeps the
+    work it is handed, and reports what the test says (`report`), at once (no throttle)."""
+
+    def __init__(self, release: Release) -> None:
+        from syncworker.channel import ReportChannel
+
+        self.release = release
+        self.channel = ReportChannel(interval=0.0)
+        self.works: list[Any] = []
+
+    def update(self, work: Any, mode: Any) -> None:
+        self.works.append((work, mode))
+
+    def start(self) -> ScriptedWorker:
+        return self
+
+    def stop(self) -> None:
+        pass
+
+    def report(
+        self,
+        done: int,
+        total: int,
+        *,
+        completed: bool = False,
+        release: Release | None = None,
+        mode: Mode = Mode.UPDATING,
+        generation: int = 1,
+    ) -> None:
+        """A report of a pass of `release` (the running one by default): `done` of `total`."""
+        from datetime import UTC, datetime
+
+        at = datetime.now(UTC)
+        self.channel.publish(
+            Report(
+                release or self.release, "scripted-hash", generation, mode, 0, total, total if completed else done, at,
+                completed=completed, completed_passes=int(completed), started=at,
+            )
+        )
+
+    def side(self, client: KubeClient) -> SyncWorkerSide:
+        """As `build_clusterversion` takes a sync worker."""
+        from cvo_py.compose.start_syncworker import SyncWorkerSide
+        from syncworker.applier import Applier
+        from syncworker.load import Payload, version_hash
+        from syncworker.select import Selection
+
+        local = Payload(NO_PAYLOAD_ROOT, self.release, {}, "", (), version_hash(()))
+        return SyncWorkerSide(self, Applier(client), self.channel, local, Selection(), lambda _d, _i: local)

@@ -51,17 +51,28 @@ def options(namespace: str, payload_dir: Path, **overrides: Any) -> RetrieverOpt
     return RetrieverOptions(**values)
 
 
-def write_payload(payload_dir: Path, image: str, version: str = "4.19.1", arch: str | None = None) -> Path:
-    """What the version Pod's containers would leave on the node."""
+def write_payload(
+    payload_dir: Path, image: str, version: str = "4.19.1", arch: str | None = None, *, source: Path | None = None
+) -> Path:
+    """What the version Pod's containers would leave on the node: a copy of the release image's
+    `/manifests` and `/release-manifests` (`source`, a payload root), or by default a payload of
+    `version` that holds no manifests (the sync worker loads it and has nothing to apply)."""
+    import shutil
+
     final = Path(target_dir(image, str(payload_dir)))
+    if source is not None:
+        final.mkdir(parents=True)
+        for sub in ("manifests", "release-manifests"):
+            shutil.copytree(source / sub, final / sub)
+        return final
     (final / "manifests").mkdir(parents=True)
     (final / "release-manifests").mkdir()
     metadata: dict[str, Any] = {"kind": "cincinnati-metadata-v0", "version": version}
     if arch:
         metadata["metadata"] = {"release.openshift.io/architecture": arch}
     (final / "release-manifests" / "release-metadata").write_text(json.dumps(metadata))
-    (final / "release-manifests" / "image-references").write_text('{"kind": "ImageStream"}')
-    (final / "manifests" / "0000_00_namespace.yaml").write_text("kind: Namespace\n")
+    image_stream = {"apiVersion": "image.openshift.io/v1", "kind": "ImageStream", "metadata": {"name": version}}
+    (final / "release-manifests" / "image-references").write_text(json.dumps(image_stream))
     return final
 
 
@@ -166,10 +177,17 @@ class StartProcess:
         verbosity: int = 2,
         release_image: str = RUNNING_IMAGE,
         service_account: ServiceAccountFiles | None = None,
+        payload: Path | None = None,
+        env: dict[str, str] | None = None,
+        log_name: str = "start.log",
     ) -> None:
         """`extra`: more flags after the manifest's (the last of a repeated flag wins), e.g. another
         `--listen` and serving certificate for a Prometheus to scrape. `service_account`: the
-        Deployment's own Prometheus (see `manifests.start_argv`)."""
+        Deployment's own Prometheus (see `manifests.start_argv`). `payload`: the running release's
+        payload root (`PAYLOAD_OVERRIDE`; by default one holding only release-metadata of
+        `running_version`, with nothing to apply). `env`: more environment, e.g.
+        `CVO_PY_RECONCILE_INTERVAL`. Two processes in one `workdir` share the node's payload
+        directory and need their own `log_name`."""
         import os
         import subprocess
 
@@ -180,9 +198,10 @@ class StartProcess:
         self.workdir = workdir
         self.payload_dir = workdir / "updatepayloads"
         self.payload_dir.mkdir(parents=True, exist_ok=True)
-        local = workdir / "running-release"
-        (local / "release-manifests").mkdir(parents=True, exist_ok=True)
-        (local / "release-manifests" / "release-metadata").write_text(json.dumps({"version": running_version}))
+        local = payload if payload is not None else workdir / "running-release"
+        if payload is None:
+            (local / "release-manifests").mkdir(parents=True, exist_ok=True)
+            (local / "release-manifests" / "release-metadata").write_text(json.dumps({"version": running_version}))
         cert, key = self_signed(workdir)
         self.port = free_port()
         self.argv = start_argv(
@@ -195,13 +214,16 @@ class StartProcess:
             kubeconfig,
             service_account=service_account,
         ) + [f"--v={verbosity}", *extra]
-        env = dict(os.environ)
-        env.update(start_env(node))
+        environment = dict(os.environ)
+        environment.update(start_env(node))
         # Where this machine keeps what a node would: the running release's payload, the host path.
-        env.update(CVO_NAMESPACE=namespace, PAYLOAD_OVERRIDE=str(local), UPDATE_PAYLOADS_DIR=str(self.payload_dir))
-        self.log_path = workdir / "start.log"
+        environment.update(
+            CVO_NAMESPACE=namespace, PAYLOAD_OVERRIDE=str(local), UPDATE_PAYLOADS_DIR=str(self.payload_dir)
+        )
+        environment.update(env or {})
+        self.log_path = workdir / log_name
         self._log = self.log_path.open("ab")  # a restart in the same workdir keeps the earlier log
-        self.proc = subprocess.Popen(self.argv, env=env, stdout=self._log, stderr=subprocess.STDOUT)
+        self.proc = subprocess.Popen(self.argv, env=environment, stdout=self._log, stderr=subprocess.STDOUT)
 
     def log(self) -> str:
         return self.log_path.read_text(errors="replace")
@@ -407,12 +429,14 @@ def status_operator(
     from cvo_py.compose.start import build_caches, build_clusterversion, build_retrieval, build_verifier
     from cvo_py.runtime.kube import connect
     from status.clusterversion.controller import ClusterVersionOptions
-    from testkit.harness.clusterversion import IMG_4141
+    from testkit.harness.clusterversion import IMG_4141, nothing_to_apply
 
     client = connect(kubeconfig, user_agent=agent)
     options = RetrieverOptions(namespace=namespace, node_name=NODE, release_image=IMG_4141)
     metrics = PayloadMetrics()
     caches = build_caches(client, "version")
+    release = Release(version="4.14.1", image=IMG_4141)
+    worker = nothing_to_apply(client, release, caches)
     retrieval = build_retrieval(
         client,
         options,
@@ -422,10 +446,12 @@ def status_operator(
         retry_after=retrieval_retry,
         show_failure_within=show_failure_within,
         verification_namespace=verification_namespace,
+        load_manifests=worker.load,
     )
     return build_clusterversion(
         client,
         caches,
-        ClusterVersionOptions(release=Release(version="4.14.1", image=IMG_4141), namespace=namespace, min_interval=0.0),
+        ClusterVersionOptions(release=release, namespace=namespace, min_interval=0.0),
         retrieval=retrieval,
+        syncworker=worker,
     )

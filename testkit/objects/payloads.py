@@ -13,7 +13,7 @@ Each is a release image's root: `manifests/` (the CVO's own, rendered at load),
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -236,6 +236,19 @@ kind: Job
         "sub/x.yaml": _configmap("in-a-subdirectory", **INCLUDE),
     }
     return manifests, release
+
+
+def write_operators_payload(root: Path, version: str, operators: Sequence[str]) -> Path:
+    """A release that holds only its ClusterOperators, one per name, each a component of its own
+    at run level 50 (so a pass checks them side by side): the sync worker waits until each reports
+    `version`, and "N of M done" counts those that do. Its release-metadata names no channels or
+    URL (the update service's graph fills them in)."""
+    manifests = {
+        f"0000_50_{name}_00_clusteroperator.yaml": _cluster_operator(name, version, f"openshift-{name}")
+        for name in operators
+    }
+    metadata = {"kind": "cincinnati-metadata-v0", "version": version}
+    return write_payload(root, version, {}, manifests, metadata=metadata)
 
 
 def write_section8(root: Path, version: str = SECTION8_VERSION) -> Path:

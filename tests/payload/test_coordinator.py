@@ -76,6 +76,7 @@ class FakeResult:
     local: bool = False
     verification_error: str = ""
     multi_arch: bool = False
+    payload: object | None = None
 
 
 @dataclass

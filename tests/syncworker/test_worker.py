@@ -1,6 +1,7 @@
-"""syncworker.worker, its scheduling alone: the graph runner, a pass's retries, effects, reports
-and cancellation, and the loop's modes, back-off and wake-ups, with an applier that answers as
-each test scripts it (what the API server does is in test_worker_live.py)."""
+"""The sync worker's scheduling alone: the graph runner (syncworker.parallel), a pass's retries,
+effects, reports and cancellation (syncworker.syncpass, syncworker.cancel), and the loop's
+modes, back-off and wake-ups (syncworker.worker), with an applier that answers as each test
+scripts it (what the API server does is in test_worker_live.py)."""
 
 from __future__ import annotations
 
@@ -15,14 +16,17 @@ import pytest
 from cvo_py.runtime.kube import JSON
 from syncworker import errors
 from syncworker.applier import OperatorCache, PayloadErrors, task_ref
+from syncworker.cancel import Cancel
 from syncworker.errors import Effect, TaskError
 from syncworker.graph import Node, TaskGraph, task_graph
 from syncworker.load import Payload
 from syncworker.manifest import Manifest
 from syncworker.modes import Mode
+from syncworker.parallel import NodeResult, run_graph
 from syncworker.passes import TaskBackoff, Timing, Work
 from syncworker.select import Selection
-from syncworker.worker import Cancel, NodeResult, SyncWorker, run_graph, run_pass
+from syncworker.syncpass import run_pass
+from syncworker.worker import SyncWorker
 from testkit.harness.syncworker import Reports
 from testkit.harness.wait import wait_until
 

@@ -104,7 +104,7 @@ def test_status_stays_writable_whatever_the_graph(kube: KubeClient, start: Any, 
             channels = status["desired"]["channels"]
             assert 0 < len(channels) < 150_000 and len(json.dumps(channels)) <= bounds.MAX_CHANNELS_BYTES
 
-        # Status keeps following: a spec change is observed at once.
+        # Status keeps following: a spec change is observed (at the sync worker's next pass, as upstream).
         kube.patch(CLUSTERVERSIONS, "version", {"spec": {"channel": CHANNELS[1]}}, content_type=MERGE_PATCH)
         generation = cluster_version(kube)["metadata"]["generation"]
         wait_until(lambda: cluster_version(kube)["status"]["observedGeneration"] == generation, timeout=60,

@@ -6,12 +6,15 @@ from __future__ import annotations
 import dataclasses
 import gc
 import signal
+import subprocess
+import sys
 import threading
 from collections.abc import Callable, Iterator, Sequence
 
 import pytest
 
 from cvo_py.runtime import process
+from testkit.checkout import REPO
 
 
 @pytest.fixture(autouse=True)
@@ -71,7 +74,8 @@ def test_a_signal_stops_controllers_in_reverse_then_servers_and_exits_0(
     ]
     assert readiness == [False]  # without election the process is ready only once synced
     messages = [r.getMessage() for r in caplog.records]
-    assert messages == [f"Received {signum.name}: shutting down", "Graceful shutdown complete for 4.14.1."]
+    due = {signal.SIGTERM: "terminated", signal.SIGINT: "interrupt"}[signum]  # Go's names, as upstream logs them
+    assert messages == [f"Shutting down due to {due}", "Graceful shutdown complete for 4.14.1."]
 
 
 def test_a_restart_asked_by_a_watch_shuts_down_in_order_and_exits_0() -> None:
@@ -132,3 +136,54 @@ def test_start_up_heap_frozen_on_request_until_the_process_stops() -> None:
     frozen_while_running.clear()
     assert process.run(dataclasses.replace(parts, freeze_startup=False)) == 0
     assert frozen_while_running == [0]
+
+
+# A process whose one controller never finishes stopping (it waits for `release`, which nothing
+# sets): how a shutdown that hangs ends. Its stdout says when it is waiting for the signal.
+HANGING = """
+import logging, sys, threading
+from cvo_py.runtime import process
+logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="%(message)s")
+
+class Hangs:
+    def start(self):
+        print("started", flush=True)
+        return self
+
+    def stop(self):
+        print("stopping", flush=True)
+        threading.Event().wait()
+
+within = float(sys.argv[1]) if len(sys.argv) > 1 else None
+sys.exit(process.run(process.Parts(controllers=(Hangs(),), synced=lambda: True, serve=lambda ready: (),
+                                   shutdown_within=within)))
+"""
+
+
+def _hanging(*args: str) -> subprocess.Popen[str]:
+    proc = subprocess.Popen(
+        [sys.executable, "-c", HANGING, *args], cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    assert proc.stdout is not None and proc.stdout.readline() == "started\n"
+    return proc
+
+
+def test_a_second_signal_during_a_hanging_shutdown_exits_at_once() -> None:
+    proc = _hanging()
+    assert proc.stdout is not None
+    proc.send_signal(signal.SIGTERM)
+    assert proc.stdout.readline() == "stopping\n"
+    proc.send_signal(signal.SIGTERM)
+    _out, err = proc.communicate(timeout=30)
+    assert proc.returncode == 255, err
+    assert "Shutting down due to terminated" in err
+    assert "Received shutdown signal twice, exiting: terminated" in err
+
+
+def test_a_shutdown_past_its_bound_exits() -> None:
+    proc = _hanging("0.5")
+    proc.send_signal(signal.SIGTERM)
+    _out, err = proc.communicate(timeout=30)
+    assert proc.returncode == 1, err
+    assert "Run context completed; beginning 0.5s graceful shutdown period." in err
+    assert "The graceful shutdown did not end within 0.5s: exiting" in err

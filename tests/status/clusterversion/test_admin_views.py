@@ -4,6 +4,7 @@ an operator slow inside and past its grace period. Run with `-s` to see every ou
 
 from __future__ import annotations
 
+import dataclasses
 import subprocess
 import sys
 from datetime import UTC, datetime, timedelta
@@ -17,8 +18,12 @@ from payload.acceptance import payload_loaded, precondition_blocked
 from payload.release import Acceptance, Release
 from status.clusterversion import desired as cs
 from status.clusterversion import preconditions
+from status.clusterversion.progress import WorkerState
 from status.clusterversion.upgradeable import ConfigMapRead
-from testkit.harness.clusterversion import release_co
+from syncworker.errors import TaskRef
+from syncworker.modes import Mode
+from syncworker.operators import check
+from testkit.harness.clusterversion import release_co, worker_state
 from testkit.oracles.adm_upgrade import adm_upgrade, write_snapshot
 from updateservice.poller import UpdatesState, updates_status
 from updateservice.retrieval import succeeded
@@ -61,13 +66,17 @@ UPDATES = updates_status(
 )
 
 
-def inputs(acceptance: Acceptance | None = None, acked: bool = False) -> cs.StatusInputs:
+def inputs(
+    acceptance: Acceptance | None = None, acked: bool = False, worker: WorkerState | None = None
+) -> cs.StatusInputs:
+    """The sync worker has applied the running release, unless `worker` says otherwise."""
     return cs.StatusInputs(
         RUNNING,
         acceptance,
         updates=UPDATES,
         admin_gates=ConfigMapRead({GATE: GATE_TEXT}),
         admin_acks=ConfigMapRead({GATE: "true"} if acked else {}),
+        worker=worker or worker_state(RUNNING, completed=True, mode=Mode.RECONCILING),
     )
 
 
@@ -148,7 +157,9 @@ def test_upgradeable_false_then_a_refused_and_a_forced_minor_update(tmp_path: Pa
     assert not forced_summary.blocked
     accepted = Acceptance(MINOR, payload_loaded(MINOR.version, MINOR.image, "amd64"), True, forced_summary.message)
     forced_cv = cv(blocked, desiredUpdate={"version": MINOR.version, "image": MINOR.image, "force": True})
-    forced = cs.desired_status(forced_cv, operators, inputs(accepted), T + timedelta(minutes=2))
+    forced = cs.desired_status(
+        forced_cv, operators, inputs(accepted, worker=worker_state(MINOR, done=0)), T + timedelta(minutes=2)
+    )
     assert (
         forced["history"][0]["acceptedRisks"] == ("Forced through blocking failures: " + summary.message)
         and forced["history"][0]["version"] == "4.15.0"
@@ -175,13 +186,20 @@ def test_an_operator_slow_inside_and_past_its_grace_period(tmp_path: Path, minut
     before = [release_co("etcd", "4.14.1"), release_co("dns", "4.14.1")]
     accepted = Acceptance(PATCH, payload_loaded(PATCH.version, PATCH.image, "amd64"), True)
     asked = cv(installed(before), desiredUpdate={"version": PATCH.version, "image": PATCH.image})
-    started = cs.desired_status(asked, before, inputs(accepted, acked=True), T)  # the update begins at T
+    # The update begins at T: the worker's first report of 4.14.2.
+    started = cs.desired_status(asked, before, inputs(accepted, acked=True, worker=worker_state(PATCH)), T)
     operators = [
         release_co("etcd", "4.14.2", since=metav1_time(T + timedelta(minutes=5))),
         release_co("dns", "4.14.1", progressing="True", since=metav1_time(T)),
     ]
     now = T + timedelta(minutes=minutes)
-    status = cs.desired_status({**asked, "status": started}, operators, inputs(accepted, acked=True), now)
+    # Its pass stopped at dns, 1 of 2 done, and status has waited on dns since T.
+    dns = {"metadata": {"name": "dns"}, "status": {"versions": [{"name": "operator", "version": "4.14.2"}]}}
+    waiting = check(dns, operators[1], Mode.UPDATING, TaskRef("ClusterOperator", "", "dns", 2, 2))
+    report = worker_state(PATCH, done=1, total=2).report
+    assert report is not None and waiting is not None
+    state = WorkerState(dataclasses.replace(report, failure=waiting), since={"dns": T})
+    status = cs.desired_status({**asked, "status": started}, operators, inputs(accepted, True, state), now)
     out, view = show(f"dns working for {minutes} minutes", {**asked, "status": status}, tmp_path, operators, now)
     working = "Working towards 4.14.2: 1 of 2 done (50% complete), waiting on dns"
     if minutes < 30:

@@ -19,7 +19,7 @@ from status.clusterversion.capabilities import GATED
 from status.clusterversion.controller import ClusterVersionOptions
 from testkit.harness import localcluster
 from testkit.harness.cluster import CLUSTERVERSION_CRDS, LocalCluster
-from testkit.harness.clusterversion import condition, create_cv, status_414, status_rejected
+from testkit.harness.clusterversion import condition, create_cv, nothing_to_apply, status_414, status_rejected
 from testkit.harness.wait import wait_until
 
 pytestmark = pytest.mark.usefixtures("clusterversion_cleanup")
@@ -54,7 +54,9 @@ def test_a_preview_cluster_knows_and_enables_the_gated_capabilities(
                what="the preview enum in effect")
     client = connect(cluster.kubeconfig, user_agent="cvo-py/gated-capabilities")
     settings = ClusterVersionOptions(release=Release(version="4.23.0", image=IMG_4230), feature_gates=PREVIEW_GATES)
-    operators.append(build_clusterversion(client, build_caches(client, "version"), settings).start())
+    caches = build_caches(client, "version")
+    worker = nothing_to_apply(client, settings.release, caches)
+    operators.append(build_clusterversion(client, caches, settings, syncworker=worker).start())
 
     def capabilities() -> dict[str, Any]:
         return dict((kube.get(CLUSTERVERSIONS, "version").get("status") or {}).get("capabilities") or {})

@@ -21,9 +21,9 @@ from testkit.harness.cluster import LocalCluster
 from testkit.harness.clusterversion import (
     IMG_41310,
     AuditLog,
+    ScriptedWorker,
     clusterversion_side,
     condition,
-    put_co,
     roll_back_to_413,
 )
 from testkit.harness.wait import wait_until
@@ -45,13 +45,17 @@ def verbose(monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -
 
 def rolled_back_and_pruned(
     cluster: LocalCluster, kube: KubeClient, crds: Any, operators: list[ClusterVersionSide], agent: str
-) -> tuple[ClusterVersionController, AuditLog]:
+) -> tuple[ClusterVersionController, AuditLog, ScriptedWorker]:
     """A 4.14 cluster rolled back to 4.13.10: the 4.13 CRD is installed and the 4.13 operator has
-    pruned the 4.14 names from status (one 422, then the pruned write)."""
+    pruned the 4.14 names from status (one 422, then the pruned write); its sync worker (played
+    by the test) is half-way through the rollback."""
     roll_back_to_413(kube, crds, ENABLED_414)
     audit = AuditLog(cluster.state["auditLog"])
     client = connect(cluster.kubeconfig, user_agent=agent)
-    side = clusterversion_side(client, Release(version="4.13.10", image=IMG_41310))
+    rollback = Release(version="4.13.10", image=IMG_41310)
+    worker = ScriptedWorker(rollback)
+    worker.report(1, 2, generation=2)
+    side = clusterversion_side(client, rollback, worker)
     operators.append(side.start())
     op = side.controller
     cv = wait_until(
@@ -73,7 +77,7 @@ def rolled_back_and_pruned(
     assert op.writer.pruned_state() == {"enabledCapabilities": tuple(NEWER)}
     # The CRD informer has seen the 4.13 CRD (the revision later changes are compared with).
     wait_until(lambda: op.crd.seen is not None, what="CRD revision seen")
-    return op, audit
+    return op, audit, worker
 
 
 def test_roll_forward_crd_restores_pruned_capabilities(
@@ -84,7 +88,7 @@ def test_roll_forward_crd_restores_pruned_capabilities(
     verbose: pytest.LogCaptureFixture,
 ) -> None:
     agent = f"cvo-py/roll-forward-{uuid.uuid4().hex[:6]}"
-    op, audit = rolled_back_and_pruned(cluster, kube, crds, operators, agent)
+    op, audit, worker = rolled_back_and_pruned(cluster, kube, crds, operators, agent)
     assert not [r for r in verbose.records if FORGET_LOG in r.getMessage()]
 
     # The newer release's CRD is applied again: its enum knows the 4.14 names.
@@ -122,7 +126,7 @@ def test_roll_forward_crd_restores_pruned_capabilities(
     )
 
     # Later syncs keep them and are not rejected.
-    put_co(kube, "dns", "4.13.10")
+    worker.report(2, 2, completed=True, generation=2)
     cv = wait_until(
         lambda: (c := kube.get(CLUSTERVERSIONS, "version"))["status"]["history"][0]["state"] == "Completed" and c,
         what="rollback completed",
@@ -142,7 +146,7 @@ def test_changed_crd_that_still_rejects_prunes_again_within_two_tries(
     verbose: pytest.LogCaptureFixture,
 ) -> None:
     agent = f"cvo-py/still-rejected-{uuid.uuid4().hex[:6]}"
-    op, audit = rolled_back_and_pruned(cluster, kube, crds, operators, agent)
+    op, audit, _worker = rolled_back_and_pruned(cluster, kube, crds, operators, agent)
     before = kube.get(CRDS, CLUSTERVERSION_CRD)["metadata"]["generation"]
     # A new generation of the 4.13 CRD whose enum is unchanged (only a description differs).
     kube.patch(

@@ -17,7 +17,12 @@ from status.clusterversion import rejections
 from status.clusterversion.availableupdates import with_available_updates
 from status.clusterversion.conditions import find_condition, set_condition
 from status.clusterversion.history import merge_history, prune_history
+from status.clusterversion.progress import WorkerState
 from status.clusterversion.spec import requested_update
+from syncworker.errors import TaskError, TaskRef, summarize
+from syncworker.modes import Mode
+from syncworker.operators import check
+from syncworker.passes import Report
 from testkit.checkout import EXAMPLES
 
 T0 = datetime(2024, 5, 1, 12, 0, 0, tzinfo=UTC)
@@ -26,7 +31,6 @@ T2 = T0 + timedelta(minutes=30)
 IMG_A = "quay.io/openshift-release-dev/ocp-release@sha256:" + "a" * 64
 IMG_B = "quay.io/openshift-release-dev/ocp-release@sha256:" + "b" * 64
 RUNNING = Release("4.14.1", IMG_A)
-
 
 
 def cond(status: dict[str, Any], type_: str) -> dict[str, Any]:
@@ -54,9 +58,7 @@ def co(
 CLUSTER_ID = "5a0c8f4e-2f3b-4c7d-9e61-0d4f2b7c9a13"
 
 
-def cv(
-    status: dict[str, Any] | None = None, spec: dict[str, Any] | None = None, generation: int = 1
-) -> dict[str, Any]:
+def cv(status: dict[str, Any] | None = None, spec: dict[str, Any] | None = None, generation: int = 1) -> dict[str, Any]:
     obj: dict[str, Any] = {
         "apiVersion": "config.openshift.io/v1",
         "kind": "ClusterVersion",
@@ -68,9 +70,55 @@ def cv(
     return obj
 
 
+def worker(
+    release: Release = RUNNING,
+    *,
+    done: int = 0,
+    total: int = 20,
+    mode: Mode = Mode.UPDATING,
+    completed: bool = False,
+    failure: TaskError | None = None,
+    generation: int = 1,
+    version_hash: str = "hash-of-a-payload=",
+) -> WorkerState:
+    """What a sync worker applying `release` reported last."""
+    report = Report(
+        release,
+        version_hash,
+        generation,
+        mode,
+        0,
+        total,
+        total if completed else done,
+        T0,
+        failure=failure,
+        completed=completed,
+        completed_passes=int(completed),
+        started=T0,
+    )
+    return WorkerState(report)
+
+
+def co_failure(*operators: dict[str, Any], mode: Mode = Mode.RECONCILING) -> TaskError:
+    """The condensed failure of a pass that checked these ClusterOperators against 4.14.1."""
+    manifest = {"status": {"versions": [{"name": "operator", "version": "4.14.1"}]}}
+    found = [
+        check(
+            {**manifest, "metadata": o["metadata"]},
+            o,
+            mode,
+            TaskRef("ClusterOperator", "", o["metadata"]["name"], 1, 2),
+        )
+        for o in operators
+    ]
+    failure = summarize([f for f in found if f is not None])
+    assert failure is not None
+    return failure
+
+
 def completed_status() -> dict[str, Any]:
-    """4.14.1 installed and done."""
-    return cs.desired_status(cv(), [co("etcd", "4.14.1"), co("dns", "4.14.1")], cs.StatusInputs(RUNNING), T0)
+    """4.14.1 installed and done: the worker completed its pass."""
+    return cs.desired_status(cv(), [], cs.StatusInputs(RUNNING, worker=worker(completed=True)), T0)
 
 
 # -- conditions -------------------------------------------------------------------------------------
@@ -121,9 +169,7 @@ def test_timestamp_needs_aware_time() -> None:
 # -- history ----------------------------------------------------------------------------------------
 
 
-def entry(
-    version: str, image: str, state: str, started: str = "s", completion: str | None = None
-) -> dict[str, Any]:
+def entry(version: str, image: str, state: str, started: str = "s", completion: str | None = None) -> dict[str, Any]:
     return {
         "state": state,
         "startedTime": started,
@@ -251,11 +297,7 @@ def test_prune_protects_the_five_newest_the_newest_completed_and_the_install() -
         ({"desiredUpdate": {"image": IMG_B, "version": "4.14.2"}}, {}, Release("4.14.2", IMG_B)),
         (
             {"desiredUpdate": {"version": "4.14.2"}},
-            {
-                "availableUpdates": [
-                    {"version": "4.14.2", "image": IMG_B, "url": "u", "channels": ["stable-4.14"]}
-                ]
-            },
+            {"availableUpdates": [{"version": "4.14.2", "image": IMG_B, "url": "u", "channels": ["stable-4.14"]}]},
             Release("4.14.2", IMG_B, "u", ("stable-4.14",)),
         ),
         # Valid (found in history) but resolved in availableUpdates only: nothing asked for.
@@ -289,14 +331,15 @@ def test_first_status_seeds_desired_from_the_running_release() -> None:
     assert status["capabilities"]["knownCapabilities"][0] == "Build"
 
 
-def test_completion_when_every_release_operator_reports_the_target() -> None:
-    operators = [co("etcd", "4.14.1"), co("dns", "4.14.0"), co("not-in-release", "1.0", release=False)]
-    partial = cs.desired_status(cv(), operators, cs.StatusInputs(RUNNING), T0)
+def test_completion_when_the_worker_completes_a_pass_of_the_desired_release() -> None:
+    installing = worker(done=10, mode=Mode.INITIALIZING, version_hash="abcdefghijk=")
+    partial = cs.desired_status(cv(), [], cs.StatusInputs(RUNNING, worker=installing), T0)
     assert partial["history"][0]["state"] == "Partial"
-    assert cond(partial, "Progressing")["message"] == "Working towards 4.14.1: 1 of 2 done (50% complete)"
+    assert partial["versionHash"] == "abcdefghijk="
+    assert cond(partial, "Progressing")["message"] == "Working towards 4.14.1: 10 of 20 done (50% complete)"
 
-    operators[1] = co("dns", "4.14.1")
-    done = cs.desired_status(cv(partial), operators, cs.StatusInputs(RUNNING), T1)
+    finished = worker(mode=Mode.INITIALIZING, completed=True)
+    done = cs.desired_status(cv(partial), [], cs.StatusInputs(RUNNING, worker=finished), T1)
     head = done["history"][0]
     assert (head["state"], head["completionTime"], head["startedTime"]) == (
         "Completed",
@@ -314,19 +357,34 @@ def test_completion_when_every_release_operator_reports_the_target() -> None:
     assert progressing["lastTransitionTime"] == "2024-05-01T12:05:00Z"
     # Failing did not flip, so its time is from the first sync.
     assert cond(done, "Failing")["lastTransitionTime"] == "2024-05-01T12:00:00Z"
+    # The next pass, reconciling, keeps saying so while it counts.
+    steady = cs.desired_status(cv(done), [], cs.StatusInputs(RUNNING, worker=worker(done=3, mode=Mode.RECONCILING)), T2)
+    assert cond(steady, "Progressing")["message"] == "Cluster version is 4.14.1"
+    assert steady["history"][0]["state"] == "Completed"
 
 
-def test_no_release_operators_means_no_completion() -> None:
-    status = cs.desired_status(cv(), [co("x", "4.14.1", release=False)], cs.StatusInputs(RUNNING), T0)
+def test_without_a_completed_pass_nothing_completes_and_nothing_reported_keeps_what_was_said() -> None:
+    status = cs.desired_status(cv(), [co("etcd", "4.14.1")], cs.StatusInputs(RUNNING, worker=WorkerState()), T0)
     assert status["history"][0]["state"] == "Partial"
     assert cond(status, "Progressing")["message"] == "Working towards 4.14.1"
+    failing = cs.desired_status(
+        cv(status),
+        [],
+        cs.StatusInputs(
+            RUNNING, worker=worker(failure=co_failure(co("etcd", "4.14.1", available="False"), mode=Mode.UPDATING))
+        ),
+        T1,
+    )
+    assert cond(failing, "Failing")["status"] == "True"
+    # A restarted operator before its worker's first report: Failing and Progressing stay as written.
+    restarted = cs.desired_status(cv(failing), [], cs.StatusInputs(RUNNING, worker=WorkerState()), T2)
+    assert cond(restarted, "Failing") == cond(failing, "Failing")
+    assert cond(restarted, "Progressing") == cond(failing, "Progressing")
 
 
 def test_recomputing_an_unchanged_cluster_is_a_fixed_point() -> None:
     first = completed_status()
-    again = cs.desired_status(
-        cv(first), [co("etcd", "4.14.1"), co("dns", "4.14.1")], cs.StatusInputs(RUNNING), T2
-    )
+    again = cs.desired_status(cv(first), [], cs.StatusInputs(RUNNING, worker=worker(completed=True)), T2)
     assert again == first
 
 
@@ -334,7 +392,6 @@ def test_fields_owned_by_others_are_kept() -> None:
     status = completed_status()
     status["availableUpdates"] = [{"version": "4.14.2", "image": IMG_B}]
     status["conditionalUpdates"] = [{"release": {"version": "4.15.0", "image": "i"}, "risks": []}]
-    status["versionHash"] = "abc="
     status["conditions"].insert(
         0,
         {
@@ -347,9 +404,7 @@ def test_fields_owned_by_others_are_kept() -> None:
     )
     status["conditions"].append({"type": "RetrievedUpdates", "status": "True", "lastTransitionTime": "y"})
     original = copy.deepcopy(status)
-    again = cs.desired_status(
-        cv(status), [co("etcd", "4.14.1"), co("dns", "4.14.1")], cs.StatusInputs(RUNNING), T2
-    )
+    again = cs.desired_status(cv(status), [], cs.StatusInputs(RUNNING, worker=worker(completed=True)), T2)
     assert again == original
     assert status == original  # input not modified
 
@@ -384,11 +439,12 @@ def test_fields_owned_by_others_are_kept() -> None:
         ),
     ],
 )
-def test_failing_from_release_operators(
+def test_failing_while_reconciling_from_the_workers_failure(
     operators: list[dict[str, Any]], reason: str, message: str, summary: str
 ) -> None:
     done = completed_status()
-    status = cs.desired_status(cv(done), operators, cs.StatusInputs(RUNNING), T1)
+    state = worker(done=5, mode=Mode.RECONCILING, failure=co_failure(*operators))
+    status = cs.desired_status(cv(done), [], cs.StatusInputs(RUNNING, worker=state), T1)
     failing = cond(status, "Failing")
     assert (failing["status"], failing["reason"], failing["message"]) == ("True", reason, message)
     assert failing["lastTransitionTime"] == "2024-05-01T12:05:00Z"
@@ -403,11 +459,11 @@ def test_update_flow_retrieving_failed_then_accepted_then_completed() -> None:
     done = completed_status()
     spec = {"clusterID": CLUSTER_ID, "desiredUpdate": {"version": "4.14.2", "image": IMG_B}}
     target = Release("4.14.2", IMG_B)
-    operators = [co("etcd", "4.14.1"), co("dns", "4.14.1")]
+    steady = worker(done=20, mode=Mode.RECONCILING)
 
     # Asked for, retrieval not reported yet: desired, history and Progressing stay at the running
     # release; only ReleaseAccepted names the target (never the state of the release before it).
-    asked = cs.desired_status(cv(done, spec, 2), operators, cs.StatusInputs(RUNNING), T1)
+    asked = cs.desired_status(cv(done, spec, 2), [], cs.StatusInputs(RUNNING, worker=steady), T1)
     assert asked["desired"]["image"] == IMG_A
     accepted = cond(asked, "ReleaseAccepted")
     assert (accepted["status"], accepted["reason"], accepted["message"]) == (
@@ -418,18 +474,18 @@ def test_update_flow_retrieving_failed_then_accepted_then_completed() -> None:
     assert cond(asked, "Progressing")["message"] == "Cluster version is 4.14.1"
     assert cond(asked, "Progressing")["status"] == "False"
     assert asked["history"] == done["history"]
-    assert asked["observedGeneration"] == 2
+    assert asked["observedGeneration"] == 1  # the worker's last report was about generation 1
 
     # Retrieving, then failing.
-    inputs = cs.StatusInputs(RUNNING, Acceptance(target, retrieving("4.14.2", IMG_B)))
-    during = cs.desired_status(cv(asked, spec, 2), operators, inputs, T1)
+    inputs = cs.StatusInputs(RUNNING, Acceptance(target, retrieving("4.14.2", IMG_B)), worker=steady)
+    during = cs.desired_status(cv(asked, spec, 2), [], inputs, T1)
     accepted = cond(during, "ReleaseAccepted")
     assert (accepted["status"], accepted["reason"]) == ("Unknown", "RetrievePayload")
     assert accepted["lastTransitionTime"] == "2024-05-01T12:05:00Z"
     assert len(during["history"]) == 1
     failed_state = retrieval_failed("4.14.2", IMG_B, "Unable to download and prepare the update: boom")
     failed = cs.desired_status(
-        cv(during, spec, 2), operators, cs.StatusInputs(RUNNING, Acceptance(target, failed_state)), T2
+        cv(during, spec, 2), [], cs.StatusInputs(RUNNING, Acceptance(target, failed_state), worker=steady), T2
     )
     accepted = cond(failed, "ReleaseAccepted")
     assert (accepted["status"], accepted["message"]) == ("False", failed_state.message)
@@ -437,26 +493,63 @@ def test_update_flow_retrieving_failed_then_accepted_then_completed() -> None:
     assert cond(failed, "Progressing")["message"] == "Cluster version is 4.14.1"
     assert failed["desired"] == done["desired"] and failed["history"] == done["history"]
 
-    # Accepted: new desired, a Partial entry started now, the old one closed.
+    # Accepted, the worker not yet on it: desired stays with what the worker applies.
     ok = Acceptance(target, payload_loaded("4.14.2", IMG_B, "amd64"), verified=True)
-    moving = cs.desired_status(cv(failed, spec, 2), operators, cs.StatusInputs(RUNNING, ok), T2)
+    loaded = cs.desired_status(cv(failed, spec, 2), [], cs.StatusInputs(RUNNING, ok, worker=steady), T2)
+    assert loaded["desired"]["image"] == IMG_A
+    assert cond(loaded, "ReleaseAccepted")["status"] == "True"
+
+    # The worker's first report of the target: new desired, a Partial entry started now, the old one closed.
+    first = worker(target, done=0, generation=2)
+    moving = cs.desired_status(cv(loaded, spec, 2), [], cs.StatusInputs(RUNNING, ok, worker=first), T2)
     assert moving["desired"] == {"version": "4.14.2", "image": IMG_B}
     assert [h["state"] for h in moving["history"]] == ["Partial", "Completed"]
     assert moving["history"][0]["startedTime"] == "2024-05-01T12:30:00Z"
     assert moving["history"][0]["verified"] is True
+    assert moving["observedGeneration"] == 2
     assert cond(moving, "ReleaseAccepted")["status"] == "True"
     assert cond(moving, "Progressing")["message"] == "Working towards 4.14.2"
     assert cond(moving, "Available")["message"] == "Done applying 4.14.1"
+    counted = cs.desired_status(
+        cv(moving, spec, 2), [], cs.StatusInputs(RUNNING, ok, worker=worker(target, done=15, generation=2)), T2
+    )
+    assert cond(counted, "Progressing")["message"] == "Working towards 4.14.2: 15 of 20 done (75% complete)"
 
-    # Operators reach the target: Completed.
-    operators = [co("etcd", "4.14.2"), co("dns", "4.14.2")]
+    # The worker completes a pass of the target: Completed.
     finished = cs.desired_status(
-        cv(moving, spec, 2), operators, cs.StatusInputs(RUNNING, ok), T2 + timedelta(hours=1)
+        cv(counted, spec, 2),
+        [],
+        cs.StatusInputs(RUNNING, ok, worker=worker(target, completed=True, generation=2)),
+        T2 + timedelta(hours=1),
     )
     assert [h["state"] for h in finished["history"]] == ["Completed", "Completed"]
     assert finished["history"][0]["completionTime"] == "2024-05-01T13:30:00Z"
+    assert finished["history"][0]["verified"] is True
     assert cond(finished, "Available")["message"] == "Done applying 4.14.2"
     assert cond(finished, "Progressing")["message"] == "Cluster version is 4.14.2"
+
+
+def test_a_running_payload_that_cannot_be_loaded_is_one_condition() -> None:
+    refused = WorkerState(refused="Error loading manifests from /payload/manifests: parse x.yaml: broken")
+    status = cs.desired_status(cv(), [], cs.StatusInputs(RUNNING, worker=refused), T0)
+    accepted = cond(status, "ReleaseAccepted")
+    assert (accepted["status"], accepted["reason"]) == ("False", "LoadPayload")
+    assert accepted["message"] == (
+        f'Loading payload failed version="4.14.1" image="{IMG_A}" failure=Error loading manifests from '
+        "/payload/manifests: parse x.yaml: broken"
+    )
+    assert cond(status, "Failing")["status"] == "False"
+
+
+def test_deletions_in_progress_block_minor_updates() -> None:
+    state = WorkerState(worker(completed=True).report, pending_deletions=('deployment "ns/b"', 'Secret "ns/a"'))
+    status = cs.desired_status(cv(completed_status()), [], cs.StatusInputs(RUNNING, worker=state), T1)
+    upgradeable = cond(status, "Upgradeable")
+    assert (upgradeable["status"], upgradeable["reason"]) == ("False", "ResourceDeletionInProgress")
+    assert upgradeable["message"] == (
+        "Cluster minor or major version upgrades are not allowed while resource deletions are in progress; "
+        'resources=Secret "ns/a",deployment "ns/b"'
+    )
 
 
 @pytest.mark.parametrize("gate", [True, False])
@@ -526,9 +619,7 @@ def test_acceptance_for_a_target_no_longer_asked_for_is_ignored() -> None:
 def test_release_accepted_resets_when_the_request_is_withdrawn() -> None:
     done = completed_status()
     set_condition(done["conditions"], "ReleaseAccepted", "False", "RetrievePayload", "failed", T1)
-    status = cs.desired_status(
-        cv(done, {"desiredUpdate": None}), [co("etcd", "4.14.1")], cs.StatusInputs(RUNNING), T2
-    )
+    status = cs.desired_status(cv(done, {"desiredUpdate": None}), [co("etcd", "4.14.1")], cs.StatusInputs(RUNNING), T2)
     accepted = cond(status, "ReleaseAccepted")
     assert (accepted["status"], accepted["reason"]) == ("True", "PayloadLoaded")
     assert accepted["lastTransitionTime"] == "2024-05-01T12:30:00Z"
@@ -570,9 +661,7 @@ def test_capabilities_never_disabled_and_implicit_ones_reported() -> None:
     assert enabled == sorted(enabled)
     implicit = cond(status, "ImplicitlyEnabledCapabilities")
     assert implicit["status"] == "True" and implicit["reason"] == "CapabilitiesImplicitlyEnabled"
-    assert implicit["message"].startswith(
-        "The following capabilities could not be disabled: Build, CSISnapshot"
-    )
+    assert implicit["message"].startswith("The following capabilities could not be disabled: Build, CSISnapshot")
     assert "OperatorLifecycleManager" not in status["capabilities"]["knownCapabilities"]
 
 
@@ -709,8 +798,12 @@ def test_desired_url_and_channels_come_from_the_release_with_its_digest_first_th
     assert desired({"current": other_payload, "availableUpdates": [current]}) == {**current}
     assert desired({"current": other_payload, "conditionalUpdates": [{"release": current, "risks": []}]}) == current
     # No release of that digest: the one of that version.
-    assert desired({"current": other_payload}) == {"version": "4.14.1", "image": IMG_A, "url": "https://e/multi",
-                                                   "channels": ["multi-4.14"]}
+    assert desired({"current": other_payload}) == {
+        "version": "4.14.1",
+        "image": IMG_A,
+        "url": "https://e/multi",
+        "channels": ["multi-4.14"],
+    }
     # What desired has is kept; nothing describes it: unchanged.
     own = {**status, "desired": {"version": "4.14.1", "image": IMG_A, "url": "https://own"}}
     assert desired({"current": current}, own) == {**current, "url": "https://own"}

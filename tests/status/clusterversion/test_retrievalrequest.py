@@ -58,3 +58,16 @@ def test_what_the_checks_read_changes_with_upgradeable_and_the_channel_not_with_
     next(c for c in blocked["status"]["conditions"] if c["type"] == "Upgradeable")["status"] = "False"
     assert checks_inputs(blocked) != checks_inputs(before)
     assert checks_inputs(cv(channel="fast-4.14")) != checks_inputs(before)
+
+
+def test_a_restarted_operator_retrieves_the_release_it_was_updating_to() -> None:
+    """The spec names the release status already names as desired, but the sync worker applies
+    another one (a restarted operator of the older release, mid-update): it is retrieved again, as
+    upstream's worker reloads it; once the worker applies it, nothing is asked."""
+    updating = cv({"version": "4.16.0", "image": IMG_4160})
+    updating["status"]["desired"] = {"version": "4.16.0", "image": IMG_4160}
+    inputs = StatusInputs(RUNNING)
+    assert retrieval_request(updating, updating, [], inputs) is None  # no worker: nothing to resume
+    request = retrieval_request(updating, updating, [], inputs, applied=RUNNING)
+    assert request is not None and request.key == (Release("4.16.0", IMG_4160), False)
+    assert retrieval_request(updating, updating, [], inputs, applied=Release("4.16.0", IMG_4160)) is None

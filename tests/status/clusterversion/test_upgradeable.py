@@ -15,7 +15,7 @@ from status.clusterversion import desired as cs
 from status.clusterversion import upgradeable
 from status.clusterversion.conditions import find_condition
 from status.clusterversion.upgradeable import ConfigMapRead, Risk, Sources
-from testkit.harness.clusterversion import release_co
+from testkit.harness.clusterversion import release_co, worker_state
 
 T0 = datetime(2024, 5, 1, 12, 0, 0, tzinfo=UTC)
 IMG = "quay.io/openshift-release-dev/ocp-release@sha256:" + "a" * 64
@@ -221,8 +221,14 @@ def cv(status: dict[str, Any] | None = None, spec: dict[str, Any] | None = None)
     return obj
 
 
-def inputs(gates: dict[str, str] | None = None) -> cs.StatusInputs:
-    return cs.StatusInputs(RUNNING, admin_gates=ConfigMapRead(gates or {}), admin_acks=ConfigMapRead({}))
+def inputs(gates: dict[str, str] | None = None, *, completed: bool = True) -> cs.StatusInputs:
+    """The running release applied (`completed`), or its install under way."""
+    return cs.StatusInputs(
+        RUNNING,
+        admin_gates=ConfigMapRead(gates or {}),
+        admin_acks=ConfigMapRead({}),
+        worker=worker_state(RUNNING, done=3, completed=completed),
+    )
 
 
 def cond(status: dict[str, Any], type_: str) -> dict[str, Any] | None:
@@ -263,7 +269,7 @@ def test_written_while_blocked_removed_when_not_and_older_wording_cleared() -> N
 
 
 def test_an_update_in_progress_blocks_until_it_completes() -> None:
-    fresh = cs.desired_status(cv(), [release_co("etcd", "4.20.2")], inputs(), T0)  # installing: Progressing=True
+    fresh = cs.desired_status(cv(), [], inputs(completed=False), T0)  # installing: Progressing=True
     found = cond(fresh, "Upgradeable")
     assert found is not None and found["reason"] == "ClusterVersionUpdating"
     done = cs.desired_status(cv(fresh), [release_co("etcd", "4.20.3")], inputs(), T0 + timedelta(minutes=5))

@@ -199,17 +199,17 @@ def test_an_invalid_spec_asks_for_no_release() -> None:
 
 def test_progressing_while_invalid() -> None:
     """Stopped at the current release after completion; "Reconciling" while an update runs."""
-    from testkit.harness.clusterversion import release_co
+    from testkit.harness.clusterversion import worker_state
 
-    done = cs.desired_status(cv(), [release_co("etcd", "4.14.1")], cs.StatusInputs(RUNNING), T0)
+    applied = cs.StatusInputs(RUNNING, worker=worker_state(RUNNING, completed=True))
+    done = cs.desired_status(cv(), [], applied, T0)
     assert done["history"][0]["state"] == "Completed"
-    stopped = cs.desired_status({**cv({"version": "4.14"}), "status": done}, [release_co("etcd", "4.14.1")],
-                                cs.StatusInputs(RUNNING), T0)  # fmt: skip
+    stopped = cs.desired_status({**cv({"version": "4.14"}), "status": done}, [], applied, T0)
     found = find_condition(stopped["conditions"], "Progressing")
     assert found is not None and (found["status"], found.get("reason"), found["message"]) == (
         "False", "InvalidClusterVersion", "Stopped at 4.14.1: the cluster version is invalid")  # fmt: skip
-    installing = cs.desired_status(cv({"version": "4.14"}, history=[]), [release_co("etcd", "4.13.0")],
-                                   cs.StatusInputs(RUNNING), T0)  # fmt: skip
+    installing = cs.desired_status(cv({"version": "4.14"}, history=[]), [],
+                                   cs.StatusInputs(RUNNING, worker=worker_state(RUNNING, done=2)), T0)  # fmt: skip
     found = find_condition(installing["conditions"], "Progressing")
     assert found is not None and (found["status"], found.get("reason"), found["message"]) == (
         "True", "InvalidClusterVersion", "Reconciling 4.14.1: the cluster version is invalid")  # fmt: skip

@@ -14,7 +14,9 @@ from cvo_py.runtime.kube import KubeClient
 from payload.metrics import PayloadMetrics
 from payload.release import Release
 from status.clusterversion.metrics import StatusCollector, WriteCounts
+from status.clusterversion.workermetrics import SyncWorkerCollector
 from status.updatestatus.controller.sync import UpdateStatusController
+from syncworker.channel import PayloadCounts
 from testkit.checkout import REPO
 from testkit.demo import dashboard as gen_dashboard
 
@@ -70,6 +72,7 @@ def exported_sample_names() -> set[str]:
         pruned={"enabledCapabilities": ["MachineAPI"]},
     )
     registry.register(StatusCollector(lambda: (cv, [co], counts), lambda: Release("4.14.1", "img@sha256:1")))
+    registry.register(SyncWorkerCollector(lambda: {"4.14.1": PayloadCounts(3, 1)}, lambda: {"4.14.1": 1}))
     UpdateStatusController(KubeClient(ClientConfig(host="https://127.0.0.1:1")), registry=registry)
     names: set[str] = set()
     for family in registry.collect():
@@ -102,7 +105,7 @@ def test_every_query_names_only_exported_metrics() -> None:
 def test_the_dashboard_covers_every_required_area() -> None:
     text = " ".join(dashboard_queries())
     for needed in (
-        "cluster_version_release_operators",
+        "cluster_version_payload",
         "cluster_version_payload_retrieval_failures_total",
         "cluster_version_status_write_rejections_total",
         "cluster_version_status_pruned_capabilities",
