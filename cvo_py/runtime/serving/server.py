@@ -176,9 +176,13 @@ class MetricsServer:
         except (OSError, TimeoutError, ssl.SSLError, Evicted):
             return
         except asyncio.CancelledError:
-            if connection in self.connections:
-                raise  # the server stops
-            return  # evicted: the loop carries on
+            # The server stops, or the connection was evicted: either way it ends here. It ends as
+            # a task that returned, not one cancelled, because asyncio's client_connected_cb
+            # callback (Python 3.11) asks a cancelled task for its exception and logs a traceback.
+            task = asyncio.current_task()
+            if task is not None:
+                task.uncancel()
+            return
         finally:
             self.connections.forget(connection)
             stream.abort()

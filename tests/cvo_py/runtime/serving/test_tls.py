@@ -3,6 +3,7 @@ errors (exit 2, one line), and what the HTTPS metrics server really negotiates o
 
 from __future__ import annotations
 
+import logging
 import re
 import socket
 import ssl
@@ -324,3 +325,33 @@ def test_plain_http_is_unchanged_without_a_certificate() -> None:
             assert (response.status, response.read()) == (200, b"ok")
     finally:
         server.stop()
+
+
+def test_a_stop_with_connections_in_every_state_logs_no_traceback(
+    certificate: tuple[str, str], caplog: pytest.LogCaptureFixture
+) -> None:
+    """Connections still open when start shuts down (a scraper between requests, a client in the
+    middle of its handshake, one that sent nothing yet) end quietly: no "Exception in callback"
+    from the event loop, and the stop does not wait for them."""
+    server = MetricsServer(
+        "127.0.0.1:0", CollectorRegistry(), cert_file=certificate[0], key_file=certificate[1]
+    ).start()
+    sockets: list[socket.socket] = []
+    try:
+        silent = socket.create_connection(("127.0.0.1", server.port), timeout=5)
+        sockets.append(silent)
+        hello = socket.create_connection(("127.0.0.1", server.port), timeout=5)
+        hello.sendall(b"\x16\x03\x01\x00\xff\x01\x00\x00\xfb\x03\x03")  # the start of a ClientHello
+        sockets.append(hello)
+        context = pinned_client_context(ssl.TLSVersion.TLSv1_3)
+        scraper = context.wrap_socket(socket.create_connection(("127.0.0.1", server.port), timeout=5))
+        scraper.sendall(b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n")
+        assert scraper.recv(12).startswith(b"HTTP/1.1 "), "the scraper's first answer"
+        sockets.append(scraper)
+    finally:
+        with caplog.at_level(logging.DEBUG, logger="asyncio"):
+            server.stop()
+        for s in sockets:
+            s.close()
+    problems = [r.getMessage() for r in caplog.records if r.name == "asyncio" and r.levelno >= logging.ERROR]
+    assert not problems, problems
