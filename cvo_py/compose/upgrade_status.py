@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, NamedTuple, TextIO
 from status.updatestatus.api.names import CONFIGMAP, NAMESPACE
 
 if TYPE_CHECKING:
-    from cvo_py.runtime.kube import KubeClient
+    from cvo_py.runtime.kube import ApiError, KubeClient
     from status.updatestatus.client.cluster import ClusterReads
     from status.updatestatus.client.live import PublishedReads
 
@@ -94,17 +94,14 @@ def _run_published(options: Options, out: TextIO, client: KubeClient, reads: Pub
             insights, warnings = reads.result(now)
         except ReadError:
             if auto:
-                why = f"no update status controller publishes in {options.namespace} (no ConfigMap {CONFIGMAP})"
-                return _run_cluster(options, out, client, because=why)
+                return _run_cluster(options, out, client, because=_not_published(options))
             raise
         except ApiError as exc:
             if auto and exc.status == 403:
-                why = f"the update status controller's ConfigMaps cannot be read ({exc.message})"
-                return _run_cluster(options, out, client, because=why)
+                return _run_cluster(options, out, client, because=_unreadable(exc))
             raise
         if auto and warnings:
-            why = f"the update status controller's insights are not current ({warnings[0]})"
-            return _run_cluster(options, out, client, because=why)
+            return _run_cluster(options, out, client, because=_not_current(warnings))
         text = render(insights, now, options.details, caveat=staleness.health_caveat(warnings))
     except InputError as exc:  # from the cluster's ConfigMap
         return _fail(warnings, str(exc), 2)
@@ -116,8 +113,6 @@ def _run_published(options: Options, out: TextIO, client: KubeClient, reads: Pub
 def _run_cluster(options: Options, out: TextIO, client: KubeClient, because: str = "") -> int:
     """The insights computed from the cluster's objects, as oc computes them, alerts included;
     `because`: why `auto` came here, said in one line on stderr."""
-    import pydantic_core  # noqa: F401 - loaded, the client parses the Node LIST with it, in half json's time
-
     reads = _start_cluster_reads(client)
     try:
         if because:
@@ -146,6 +141,8 @@ def _computed(options: Options, out: TextIO, client: KubeClient, reads: ClusterR
     except ClusterReadError as exc:
         sys.stderr.write(_one_line(exc.line) + "\n")
         return 1
+    except InputError as exc:  # an object whose shape cannot be read at all (the MCO Deployment's)
+        return _fail([], f"the cluster's objects: {exc}", 2)
     now = options.now if options.now is not None else _wall_clock()
     cv = objects.clusterversion
     try:
@@ -221,18 +218,69 @@ def _os_reason(exc: OSError) -> str:
 
 
 def _watch(options: Options, out: TextIO) -> int:
+    """`--watch`: the publication, or the cluster's objects (`cluster`, and `auto` when the
+    publication is absent, unreadable or not current when the watch starts: said on stderr)."""
     from cvo_py.runtime.kube import connect
     from status.updatestatus.client import watch as watching
+    from status.updatestatus.client.cluster import ClusterReadError
 
     client = connect(options.kubeconfig, user_agent="cvo-py (upgrade-status --watch)")
+    objects = options.source == "cluster"
+    if options.source == "auto":
+        why = _publication_unusable(client, options)
+        if why:
+            sys.stderr.write(f"note: {_one_line(why)}: computing the status from the cluster's objects, as oc does\n")
+            objects = True
     try:
         return watching.watch(
-            client, options.details, out, namespace=options.namespace, tty=out.isatty(), size=watching.terminal_size
+            client,
+            options.details,
+            out,
+            namespace=options.namespace,
+            tty=out.isatty(),
+            size=watching.terminal_size,
+            objects=objects,
         )
     except watching.Terminated:
         return TERMINATED
+    except ClusterReadError as exc:
+        sys.stderr.write(_one_line(exc.line) + "\n")
+        return 1
     except OSError as exc:  # BrokenPipeError is handled where frames are written
         return _fail([], f"write /dev/stdout: {_os_reason(exc)}", 1)
+
+
+def _publication_unusable(client: KubeClient, options: Options) -> str:
+    """Why `auto` takes the cluster's objects rather than the publication ("": it takes the
+    publication), as a one-shot run decides it."""
+    from cvo_py.runtime.kube import ApiError
+    from status.updatestatus.client.live import ReadError
+
+    reads = _start_live_reads(client, options)
+    try:
+        _, warnings = reads.result(_wall_clock())
+    except ReadError:
+        return _not_published(options)
+    except ApiError as exc:
+        if exc.status == 403:
+            return _unreadable(exc)
+        raise
+    finally:
+        reads.close()
+    return _not_current(warnings) if warnings else ""
+
+
+# Why `auto` computes from the cluster's objects, said on stderr.
+def _not_published(options: Options) -> str:
+    return f"no update status controller publishes in {options.namespace} (no ConfigMap {CONFIGMAP})"
+
+
+def _unreadable(exc: ApiError) -> str:
+    return f"the update status controller's ConfigMaps cannot be read ({exc.message})"
+
+
+def _not_current(warnings: list[str]) -> str:
+    return f"the update status controller's insights are not current ({warnings[0]})"
 
 
 def _start_live_reads(client: KubeClient, options: Options) -> PublishedReads:

@@ -34,9 +34,10 @@ from cvo_py.runtime.kube import (
     KubeClient,
     Resource,
 )
-from status.updatestatus.client.cluster import DEPLOYMENTS, MCO_DEPLOYMENT, MCO_NAMESPACE
+from status.updatestatus.client.cluster import DEPLOYMENTS
 from status.updatestatus.client.routealerts import MONITORING, ROUTE, ROUTES
 from status.updatestatus.client.snapshot import Snapshot
+from status.updatestatus.insights.inputs import MCO_DEPLOYMENT, MCO_NAMESPACE
 from testkit.checkout import REPO
 from testkit.harness import localcluster
 from testkit.harness.cluster import LocalCluster, delete_all_cluster_scoped_update_objects, ensure_namespace
