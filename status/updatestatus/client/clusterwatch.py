@@ -112,6 +112,7 @@ class ObjectSources:
             informer.add_failing_handler(lambda _why: self.changed.set())
         self.alerts = AlertsRefresh(client, self.changed)
         self._nodes = IncrementalNodes()
+        self._named = NamedConfigs()
         self._memo = RowMemo()
 
     def _on_change(self, event_type: str, obj: JSON, old: JSON | None) -> None:
@@ -164,7 +165,7 @@ class ObjectSources:
         pools = by_name(self.pools.items())
         nodes = by_name(self.nodes.items())
         versions = machineconfig_versions(self.machineconfigs.items())
-        missing = missing_machineconfigs(nodes, {_name(mc) for mc in self.machineconfigs.items()})
+        missing = self._named.missing(nodes, {_name(mc) for mc in self.machineconfigs.items()})
         if missing and self.machineconfigs.has_synced:
             return not_found_line("machineconfigs.machineconfiguration.openshift.io", missing) + "\n", False
         deployment = self.mco.get(MCO_DEPLOYMENT, MCO_NAMESPACE)
@@ -209,16 +210,35 @@ def by_name(objects: list[JSON]) -> list[JSON]:
 
 
 def _name(obj: JSON) -> str:
-    meta = obj.get("metadata") if isinstance(obj, dict) else None
-    name = meta.get("name") if isinstance(meta, dict) else None
+    try:
+        name = obj["metadata"]["name"]  # what the API server gives: one lookup per object of thousands
+    except (KeyError, TypeError, IndexError):
+        return ""
     return name if isinstance(name, str) else ""
 
 
-def missing_machineconfigs(nodes: list[JSON], present: set[str]) -> str:
-    """The first MachineConfig (in the order oc fetches them) that a node names and is not present."""
-    from status.updatestatus.client.cluster import machineconfig_names
+class NamedConfigs:
+    """The MachineConfigs each node names (`cluster.machineconfig_names`), worked out again only for
+    the nodes whose object changed."""
 
-    return next((name for name in machineconfig_names(nodes) if name not in present), "")
+    def __init__(self) -> None:
+        self._by_id: dict[int, tuple[JSON, list[str]]] = {}  # id(node) → (the node, the names it gives)
+
+    def missing(self, nodes: list[JSON], present: set[str]) -> str:
+        """The first MachineConfig (in the order oc fetches them) a node names that is not present."""
+        from status.updatestatus.client.cluster import machineconfig_names
+
+        by_id: dict[int, tuple[JSON, list[str]]] = {}
+        first = ""
+        for node in nodes:
+            known = self._by_id.get(id(node))
+            if known is None or known[0] is not node:
+                known = (node, machineconfig_names([node]))
+            by_id[id(node)] = known
+            if not first:
+                first = next((name for name in known[1] if name not in present), "")
+        self._by_id = by_id
+        return first
 
 
 class AlertsRefresh:

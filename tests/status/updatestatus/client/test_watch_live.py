@@ -118,7 +118,7 @@ def test_a_reader_who_may_not_watch_is_told_in_one_line(
     )
     done = subprocess.run(
         [sys.executable, "-m", "cvo_py", "upgrade-status", "--kubeconfig", kubeconfig, "--watch", "--source", source,
-         "--namespace", namespace],
+         *([] if source == "cluster" else ["--namespace", namespace])],
         capture_output=True,
         text=True,
         timeout=60,
