@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import functools
 import json
+import re
 import threading
 from typing import Any, NamedTuple
 
@@ -39,8 +40,15 @@ from cvo_py.runtime.kube import (
     Resource,
 )
 from status.updatestatus.client.live import Read
-from status.updatestatus.insights.inputs import MCO_DEPLOYMENT, MCO_NAMESPACE, NODE, mco_image
-from status.updatestatus.insights.nodes import CURRENT_CONFIG, DESIRED_CONFIG, RELEASE_IMAGE_VERSION
+from status.updatestatus.insights.inputs import (
+    CURRENT_CONFIG,
+    DESIRED_CONFIG,
+    MCO_DEPLOYMENT,
+    MCO_NAMESPACE,
+    NODE,
+    RELEASE_IMAGE_VERSION,
+    mco_image,
+)
 
 DEPLOYMENTS = Resource("apps/v1", "Deployment", "deployments", True)
 CLUSTERVERSION = "version"
@@ -50,6 +58,17 @@ MACHINECONFIG_READERS = 4  # GETs of MachineConfigs in flight together
 # decodes with `json` in less time than importing that parser takes.
 TRIMMED_FROM = 1 << 20
 _trimmed_nodes = decoder({"metadata": {"resourceVersion": STR, "continue": STR}, "items": [NODE]})
+
+
+NODE_PAGE = 1000  # Nodes per page of the LIST
+HEAD_BYTES = 4096  # where a page's `continue` is looked for, before its items
+_CONTINUE = re.compile(rb'"continue":"([^"\\]+)"')
+
+
+def _continue_of(listed: Any) -> str:
+    meta = listed.get("metadata") if isinstance(listed, dict) else None
+    token = meta.get("continue") if isinstance(meta, dict) else None
+    return token if isinstance(token, str) else ""
 
 
 def decode_nodes(body: bytes) -> Any:
@@ -125,11 +144,43 @@ class ClusterReads:
         return listed
 
     def _list_nodes(self) -> dict[str, Any]:
-        """The Nodes, and the GETs of the MachineConfigs they name not asked for yet."""
-        listed = self._client.list(NODES, decode=decode_nodes, compressed=True)
-        for name in machineconfig_names(items_of(listed)):
+        """The Nodes, and the GETs of the MachineConfigs they name not asked for yet.
+
+        In pages of `NODE_PAGE` (one consistent LIST, as the API server pages it): each page's
+        `continue` is read from the first bytes of its answer and the next page asked for before
+        this one is decoded, so the server writes a page while the last one is decoded here. A
+        `continue` that expired meanwhile (410) lists them again in one page."""
+        try:
+            listed, following = self._node_page(None)
+            items = items_of(listed)
+            while token := _continue_of(listed):
+                if following is None or following[0] != token:
+                    following = (token, Read(functools.partial(self._node_page, token), closed=self._closed))
+                listed, following = following[1].result()
+                items.extend(items_of(listed))
+        except ApiError as exc:
+            if not exc.is_gone():
+                raise
+            listed = self._client.list(NODES, decode=decode_nodes, compressed=True)
+            items = items_of(listed)
+        for name in machineconfig_names(items):
             self._machineconfig(name)
-        return listed
+        return {"items": items}
+
+    def _node_page(self, token: str | None) -> tuple[dict[str, Any], tuple[str, Read] | None]:
+        """One page of the Node LIST, and the read of the next page when it was started early."""
+        following: list[tuple[str, Read]] = []
+
+        def decode(body: bytes) -> Any:
+            end = body.find(b'"items"', 0, HEAD_BYTES)  # the list's metadata comes before its items
+            found = _CONTINUE.search(body, 0, end) if end > 0 else None
+            if found and not following:
+                early = found.group(1).decode()
+                following.append((early, Read(functools.partial(self._node_page, early), closed=self._closed)))
+            return decode_nodes(body)
+
+        listed = self._client.list(NODES, limit=NODE_PAGE, continue_token=token, decode=decode, compressed=True)
+        return listed, following[0] if following else None
 
     def _machineconfig(self, name: str) -> Read:
         """The GET of MachineConfig `name`, sent once. Only those the nodes name are read by

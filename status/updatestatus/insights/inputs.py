@@ -1,12 +1,14 @@
 """What the insights read of the cluster's objects, said once for every reader of them: the
 controller's caches and `upgrade-status --watch` keep each object through these transforms, and a
 one-shot `upgrade-status --source cluster` decodes the Node LIST down to the same fields
-(`cvo_py.runtime.jsonfields`); and the two facts read from the machine-config objects, the
-machine-config-operator's image and each MachineConfig's release version.
+(`cvo_py.runtime.jsonfields`); the annotations that name what is read; and the two facts read
+from the machine-config objects, the machine-config-operator's image and each MachineConfig's
+release version.
 
 At 5,000 nodes the dropped fields (managedFields, images, addresses, capacity, heartbeats) are most
 of a Node's bytes, and a heartbeat-only update compares equal once transformed, so it causes no work.
-Pure functions of the objects.
+Pure functions of the objects; light to import (the one-shot run's reads leave before the insight
+computation is loaded).
 """
 
 from __future__ import annotations
@@ -15,9 +17,14 @@ from collections.abc import Iterable
 from typing import Any
 
 from cvo_py.runtime.jsonfields import ANY, STR, STR_MAP, Fields, Prefixed, trim
-from status.updatestatus.insights.nodes import MCO_PREFIX, RELEASE_IMAGE_VERSION
 from status.updatestatus.insights.objects import JSON, InputError
 
+# The Machine Config Daemon's annotations on a Node, the configurations it names, and a
+# MachineConfig's release version (status.updatestatus.insights.nodes reads the others).
+MCO_PREFIX = "machineconfiguration.openshift.io/"
+CURRENT_CONFIG = MCO_PREFIX + "currentConfig"
+DESIRED_CONFIG = MCO_PREFIX + "desiredConfig"
+RELEASE_IMAGE_VERSION = MCO_PREFIX + "release-image-version"
 MCO_NAMESPACE = "openshift-machine-config-operator"
 MCO_DEPLOYMENT = "machine-config-operator"
 

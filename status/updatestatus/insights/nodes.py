@@ -15,6 +15,7 @@ from typing import Any
 from cvo_py.runtime import gotext
 from cvo_py.runtime.gotext import MINUTE, go_quote
 from status.updatestatus.insights.health import health, health_uid
+from status.updatestatus.insights.inputs import CURRENT_CONFIG, DESIRED_CONFIG, MCO_PREFIX
 from status.updatestatus.insights.kinds import (
     NODE_MESSAGE_MAX,
     ConditionStatus,
@@ -40,16 +41,12 @@ from status.updatestatus.insights.plain import (
 )
 from status.updatestatus.insights.selectors import Selector
 
-MCO_PREFIX = "machineconfiguration.openshift.io/"
-CURRENT_CONFIG = MCO_PREFIX + "currentConfig"
-DESIRED_CONFIG = MCO_PREFIX + "desiredConfig"
 STATE = MCO_PREFIX + "state"
 REASON = MCO_PREFIX + "reason"
 DESIRED_DRAIN = MCO_PREFIX + "desiredDrain"
 LAST_APPLIED_DRAIN = MCO_PREFIX + "lastAppliedDrain"
 CURRENT_IMAGE = MCO_PREFIX + "currentImage"
 DESIRED_IMAGE = MCO_PREFIX + "desiredImage"
-RELEASE_IMAGE_VERSION = MCO_PREFIX + "release-image-version"
 LAYERING_ENABLED = MCO_PREFIX + "layering-enabled"
 NEWEST_IMAGE = MCO_PREFIX + "newestImageEquivalentConfig"
 

@@ -36,7 +36,7 @@ from status.updatestatus.client.dump import archives
 from status.updatestatus.client.snapshot import CV_SUFFIX, JSON, Snapshot, SnapshotError, objects_of, parse_document
 from status.updatestatus.client.snapshot import load as load_snapshot
 from status.updatestatus.insights import alerts as alerts_mod
-from status.updatestatus.insights.nodes import RELEASE_IMAGE_VERSION
+from status.updatestatus.insights.inputs import RELEASE_IMAGE_VERSION
 from status.updatestatus.insights.objects import InputError
 
 MAX_KEPT_BYTES = 256 * archives.MIB  # the documents kept from one dump (MachineConfigs: their metadata only)

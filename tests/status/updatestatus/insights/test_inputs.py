@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from cvo_py.runtime.kube import JSON
+from status.updatestatus.insights.inputs import RELEASE_IMAGE_VERSION as RELEASE_VERSION_ANNOTATION
 from status.updatestatus.insights.inputs import (
     machineconfig_transform,
     machineconfig_versions,
@@ -13,7 +14,6 @@ from status.updatestatus.insights.inputs import (
     node_transform,
     read_alike,
 )
-from status.updatestatus.insights.nodes import RELEASE_IMAGE_VERSION as RELEASE_VERSION_ANNOTATION
 from status.updatestatus.insights.objects import InputError
 
 
