@@ -30,7 +30,7 @@ from __future__ import annotations
 import threading
 from typing import Any, NamedTuple
 
-from cvo_py.runtime import gotext
+from cvo_py.runtime import gcpause, gotext
 from cvo_py.runtime.gotext import SECOND
 from cvo_py.runtime.informer import DELETED, Informer
 from cvo_py.runtime.kube import (
@@ -146,7 +146,8 @@ class ObjectSources:
         ]
         alerts, line = self.alerts.latest()
         try:
-            text, updating = self._compute(now, problems, alerts)
+            with gcpause.paused():  # a burst of short-lived objects beside thousands of cached ones
+                text, updating = self._compute(now, problems, alerts)
         except InputError as exc:  # an object whose shape cannot be read at all (a ClusterVersion's)
             text, updating = f"error: the cluster's objects: {gotext.escape(str(exc))}\n", False
         except RenderError as exc:
@@ -158,19 +159,19 @@ class ObjectSources:
 
     def _compute(self, now: int, problems: list[str], alerts: Any) -> tuple[str, bool]:
         cv = self.cv.get(CLUSTERVERSION)
-        operators = by_name(self.operators.items())
+        operators = self.operators.sorted_items()
         stop = stop_line(cv, operators) if self.cv.has_synced and self.operators.has_synced else ""
         if stop:
-            return stop + "\n", False
-        pools = by_name(self.pools.items())
-        nodes = by_name(self.nodes.items())
+            return _line(stop), False
+        pools = self.pools.sorted_items()
+        nodes = self.nodes.sorted_items()
         versions = machineconfig_versions(self.machineconfigs.items())
         missing = self._named.missing(nodes, {_name(mc) for mc in self.machineconfigs.items()})
         if missing and self.machineconfigs.has_synced:
-            return not_found_line("machineconfigs.machineconfiguration.openshift.io", missing) + "\n", False
+            return _line(not_found_line("machineconfigs.machineconfiguration.openshift.io", missing)), False
         deployment = self.mco.get(MCO_DEPLOYMENT, MCO_NAMESPACE)
         if deployment is None and self.mco.has_synced:
-            return not_found_line("deployments.apps", MCO_DEPLOYMENT) + "\n", False
+            return _line(not_found_line("deployments.apps", MCO_DEPLOYMENT)), False
         if cv is None:  # not listed yet (said among the warnings)
             return "", False
         controlplane = compute.controlplane_insights(cv, operators, now, mco_image=mco_image(deployment))
@@ -183,6 +184,11 @@ class ObjectSources:
         caveat = staleness.health_caveat(problems)
         text = render(insights, now, self.details, caveat=caveat, memo=self._memo)
         return text, text != NOT_UPDATING
+
+
+def _line(text: str) -> str:
+    """What oc stops with, as one escaped line (a name in it is the cluster's)."""
+    return gotext.escape(" ".join(text.split())) + "\n"
 
 
 def check_reads(client: KubeClient) -> None:
@@ -202,11 +208,6 @@ def check_reads(client: KubeClient) -> None:
             client.list(resource, namespace, limit=1)
         except ApiError as exc:
             raise ClusterReadError(api_error_line(exc)) from None
-
-
-def by_name(objects: list[JSON]) -> list[JSON]:
-    """Objects in the order the API server lists them (by name), as a one-shot run reads them."""
-    return sorted(objects, key=_name)
 
 
 def _name(obj: JSON) -> str:

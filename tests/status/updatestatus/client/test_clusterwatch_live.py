@@ -264,3 +264,28 @@ def test_which_source_each_watch_follows(
         "lease released": "Lease has no holder",
     }[state]
     assert why in auto_note
+
+
+@NEEDS_EXAMPLES
+def test_what_oc_stops_at_is_the_frame_until_it_is_resolved(cluster: LocalCluster, kube: KubeClient) -> None:
+    """No machine-config-operator Deployment, then a MachineConfig a node names that does not exist
+    (its name holding an escape sequence): each is oc's one line, escaped, until it is resolved."""
+    snap = snapshot.load(EXAMPLES / f"{EXAMPLE}-cv.yaml")
+    objects = livecluster.load(kube, snap, with_deployment=False)
+    watching = watch(cluster.kubeconfig, "--source", "cluster")
+    no_deployment = 'Error from server (NotFound): deployments.apps "machine-config-operator" not found'
+    try:
+        watching.wait_for("the Deployment's absence", lambda text: no_deployment in last(text))
+        livecluster.create_deployment(kube, objects)
+        watching.wait_for("the status", lambda text: "= Control Plane =" in last(text))
+        node = sorted(n["metadata"]["name"] for n in snap.nodes)[0]
+        kube.patch(NODES, node, {"metadata": {"annotations": {MCO + "desiredConfig": "gone-\x1b[2J"}}})
+        missing = "Error from server (NotFound): machineconfigs.machineconfiguration.openshift.io "
+        shown = last(watching.wait_for("the missing MachineConfig", lambda text: missing in last(text)))
+        assert "\x1b" not in shown.split("\n", 1)[1]
+        assert '"gone-\\x1b[2J" not found' in shown
+        assert watching.interrupt() == 130
+    finally:
+        watching.close()
+        objects.remove()
+    assert b"Traceback" not in watching.err
