@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from cvo_py.runtime.kube import ApiError, KubeClient
     from status.updatestatus.client.cluster import ClusterReads
     from status.updatestatus.client.live import PublishedReads
+    from status.updatestatus.insights.incremental import IncrementalNodes
 
 # The exit code of a command that SIGTERM ended, as a shell reports it (128 + 15).
 TERMINATED = 143
@@ -131,12 +132,16 @@ def _computed(options: Options, out: TextIO, client: KubeClient, reads: ClusterR
     from status.updatestatus.insights import compute
     from status.updatestatus.insights.alerts import alert_insights
     from status.updatestatus.insights.controlplane import update_started_at
+    from status.updatestatus.insights.incremental import IncrementalNodes
     from status.updatestatus.insights.objects import InputError
+    from status.updatestatus.insights.plain import Insight
 
     fetch = None
+    nodes_assessed = IncrementalNodes()
     try:
         if reads.progressing():  # updating, most likely: the alerts are asked for now
             fetch = AlertsFetch(client)
+        _assess_while_listed(reads, nodes_assessed)
         objects = reads.objects()
     except ClusterReadError as exc:
         sys.stderr.write(_one_line(exc.line) + "\n")
@@ -147,7 +152,11 @@ def _computed(options: Options, out: TextIO, client: KubeClient, reads: ClusterR
     cv = objects.clusterversion
     try:
         controlplane = compute.controlplane_insights(cv, objects.operators, now, mco_image=objects.mco_image)
-        nodes = compute.node_insights(objects.nodes, objects.pools, objects.machineconfig_versions, now, cv=cv)
+        # what `compute.node_insights` gives, the nodes assessed while they were listed kept
+        assessor = compute.NodeAssessor(objects.pools, objects.machineconfig_versions, cv)
+        entries = nodes_assessed.update(assessor, objects.nodes)
+        pool_insights, health = assessor.pools_and_health(nodes_assessed.by_pool, now)
+        nodes: list[Insight] = [*pool_insights, *(entry.insight for entry in entries), *health]
         text = render(compute.in_collection_order(controlplane, nodes), now, options.details)
         line = ""
         if text != NOT_UPDATING:  # as oc, the alerts only for a cluster that is updating
@@ -160,6 +169,24 @@ def _computed(options: Options, out: TextIO, client: KubeClient, reads: ClusterR
     except RenderError as exc:
         return _fail([], str(exc).rstrip(), 1)
     return _print([], (escape(line) + "\n" if line else "") + text, out)
+
+
+def _assess_while_listed(reads: ClusterReads, assessed: IncrementalNodes) -> None:
+    """Assess each page of Nodes as it comes, while the API server writes the next: with the pools
+    and MachineConfig versions known by then, which the final assessment (`assessed.update`
+    with every object read) checks, keeping these only where nothing they depend on changed."""
+    from status.updatestatus.insights import compute
+
+    early = reads.early_inputs()
+    seen: list[dict[str, object]] = []
+    for page in reads.node_pages():
+        seen.extend(page)
+        if early is not None:
+            cv, pools, versions = early
+            try:
+                assessed.update(compute.NodeAssessor(pools, versions, cv), seen)
+            except compute.InputError:  # said by the final assessment, from every object
+                early = None
 
 
 def _one_line(text: str) -> str:

@@ -25,6 +25,7 @@ import functools
 import json
 import re
 import threading
+from collections.abc import Iterator
 from typing import Any, NamedTuple
 
 from cvo_py.runtime.jsonfields import STR, decoder
@@ -121,6 +122,9 @@ class ClusterReads:
         self._gate = threading.Semaphore(MACHINECONFIG_READERS)
         self._machineconfigs: dict[str, Read] = {}
         self._lock = threading.Lock()
+        self._pages: list[list[dict[str, Any]]] = []  # the Nodes of each page listed so far
+        self._pages_done = False
+        self._paged = threading.Condition()
 
         def read(call: Any) -> Read:
             return Read(call, closed=self._closed)
@@ -151,21 +155,63 @@ class ClusterReads:
         this one is decoded, so the server writes a page while the last one is decoded here. A
         `continue` that expired meanwhile (410) lists them again in one page."""
         try:
-            listed, following = self._node_page(None)
-            items = items_of(listed)
-            while token := _continue_of(listed):
-                if following is None or following[0] != token:
-                    following = (token, Read(functools.partial(self._node_page, token), closed=self._closed))
-                listed, following = following[1].result()
-                items.extend(items_of(listed))
-        except ApiError as exc:
-            if not exc.is_gone():
-                raise
-            listed = self._client.list(NODES, decode=decode_nodes, compressed=True)
-            items = items_of(listed)
-        for name in machineconfig_names(items):
-            self._machineconfig(name)
-        return {"items": items}
+            try:
+                listed, following = self._node_page(None)
+                items = self._listed(items_of(listed))
+                while token := _continue_of(listed):
+                    if following is None or following[0] != token:
+                        following = (token, Read(functools.partial(self._node_page, token), closed=self._closed))
+                    listed, following = following[1].result()
+                    items.extend(self._listed(items_of(listed)))
+            except ApiError as exc:
+                if not exc.is_gone():
+                    raise
+                listed = self._client.list(NODES, decode=decode_nodes, compressed=True)
+                items = self._listed(items_of(listed))
+            for name in machineconfig_names(items):
+                self._machineconfig(name)
+            return {"items": items}
+        finally:
+            with self._paged:
+                self._pages_done = True
+                self._paged.notify_all()
+
+    def _listed(self, page: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """A page of Nodes, handed to `node_pages()` as it comes."""
+        with self._paged:
+            self._pages.append(page)
+            self._paged.notify_all()
+        return list(page)
+
+    def node_pages(self) -> Iterator[list[dict[str, Any]]]:
+        """The Nodes of each page of the LIST as it comes (for work done while the next is listed);
+        it ends when the LIST does, also when it fails (`objects()` says why)."""
+        taken = 0
+        while True:
+            with self._paged:
+                while len(self._pages) == taken and not self._pages_done and not self._closed.is_set():
+                    self._paged.wait(0.1)
+                pages, done = self._pages[taken:], self._pages_done or self._closed.is_set()
+            taken += len(pages)
+            yield from pages
+            if done and not pages:
+                return
+
+    def early_inputs(self) -> tuple[dict[str, Any], list[dict[str, Any]], dict[str, str]] | None:
+        """(the ClusterVersion, the pools, the release versions of the MachineConfigs the pools
+        name) as soon as they are read, for the nodes' assessments made while they are listed; None
+        when one of them cannot be read (`objects()` then says why)."""
+        try:
+            cv = self.clusterversion.result()
+            pools = items_of(self._pools.result())
+            versions: dict[str, str] = {}
+            for name in pool_configs(pools):
+                version = _annotations(self._machineconfig(name).result()).get(RELEASE_IMAGE_VERSION)
+                if isinstance(version, str) and version:
+                    versions[name] = version
+        except Exception:  # noqa: BLE001 - reported in oc's order by objects()
+            return None
+        return (cv, pools, versions) if isinstance(cv, dict) else None
 
     def _node_page(self, token: str | None) -> tuple[dict[str, Any], tuple[str, Read] | None]:
         """One page of the Node LIST, and the read of the next page when it was started early."""

@@ -212,7 +212,11 @@ CLUSTER_MODULES = sorted(
         "status.updatestatus.api.wire",
         "status.updatestatus.client.snapshot",
     }
-    | {"status.updatestatus.client.cluster", "status.updatestatus.client.routealerts"}
+    | {
+        "status.updatestatus.client.cluster",
+        "status.updatestatus.client.routealerts",
+        "status.updatestatus.insights.incremental",
+    }
 )
 CLUSTER_NOT_LOADED = ["encodings.idna", "logging", "pathlib", "shutil", "tempfile", "msgspec", "pydantic_core"]
 
