@@ -1,7 +1,8 @@
 """What `upgrade-status` builds for each of its sources: live, the cluster's objects (as `oc adm
 upgrade status` reads them) or the update status controller's publication (`--source`: `auto`
 takes the publication when it is there and current, else the objects, and says so on stderr);
-`--watch` on the publication; an oc snapshot (`--mock-clusterversion`) or a dump (`--from`).
+`--watch` on either (`auto` decides when the watch starts); an oc snapshot
+(`--mock-clusterversion`) or a dump (`--from`).
 Whichever it is, the text comes from the insights alone (`status.updatestatus.client.render`),
 computed from objects by the same pure functions the controller runs.
 
@@ -16,8 +17,11 @@ what it loads is declared and held:
 - everything else a live run loads imports at module level, and may not import pydantic, PyYAML,
   urllib3, the kubernetes package or the insight models (import-linter's contract "upgrade-status'
   fast path", whose `ignore_imports` names the few lazy fallbacks that a good run never takes);
-- `tests/status/updatestatus/client/test_imports.py` lists, module by module, what a live run, a
-  snapshot, a must-gather and an Insights archive load, and what they must not.
+- `tests/status/updatestatus/client/test_imports.py` lists, module by module, what a live run
+  (from the publication, and from the cluster's objects), a snapshot, a must-gather and an
+  Insights archive load, and what they must not. A run from the objects loads the insight
+  computation too (with its dataclasses, as an offline run), once its reads have left, and
+  msgspec only for a Node LIST large enough to be worth it (`client.cluster.TRIMMED_FROM`).
 
 What these cost and saved is measured in bench/README.md (`upgrade_status_client.py`).
 """
@@ -117,8 +121,7 @@ def _run_cluster(options: Options, out: TextIO, client: KubeClient, because: str
     reads = _start_cluster_reads(client)
     try:
         if because:
-            said = _one_line(because)
-            sys.stderr.write(f"note: {said}: computing the status from the cluster's objects, as oc does\n")
+            _note(because)
         return _computed(options, out, client, reads)
     finally:
         reads.close()
@@ -256,7 +259,7 @@ def _watch(options: Options, out: TextIO) -> int:
     if options.source == "auto":
         why = _publication_unusable(client, options)
         if why:
-            sys.stderr.write(f"note: {_one_line(why)}: computing the status from the cluster's objects, as oc does\n")
+            _note(why)
             objects = True
     try:
         return watching.watch(
@@ -282,12 +285,15 @@ def _publication_unusable(client: KubeClient, options: Options) -> str:
     publication), as a one-shot run decides it."""
     from cvo_py.runtime.kube import ApiError
     from status.updatestatus.client.live import ReadError
+    from status.updatestatus.insights.objects import InputError
 
     reads = _start_live_reads(client, options)
     try:
         _, warnings = reads.result(_wall_clock())
     except ReadError:
         return _not_published(options)
+    except InputError as exc:  # a one-shot run stops there (exit 2); a watch follows the objects
+        return f"the update status controller's ConfigMap cannot be read ({exc})"
     except ApiError as exc:
         if exc.status == 403:
             return _unreadable(exc)
@@ -297,7 +303,12 @@ def _publication_unusable(client: KubeClient, options: Options) -> str:
     return _not_current(warnings) if warnings else ""
 
 
-# Why `auto` computes from the cluster's objects, said on stderr.
+def _note(why: str) -> None:
+    """Why `auto` computes from the cluster's objects, in one line on stderr (stdout stays oc's)."""
+    sys.stderr.write(f"note: {_one_line(why)}: computing the status from the cluster's objects, as oc does\n")
+
+
+# Why `auto` computes from the cluster's objects.
 def _not_published(options: Options) -> str:
     return f"no update status controller publishes in {options.namespace} (no ConfigMap {CONFIGMAP})"
 
