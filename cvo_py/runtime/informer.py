@@ -37,6 +37,10 @@ def object_key(obj: JSON) -> str:
     return f"{ns}/{meta.get('name')}" if ns else str(meta.get("name"))
 
 
+def _first(pair: tuple[str, JSON]) -> str:
+    return pair[0]
+
+
 class WatchExpired(ClientError):
     """The server no longer has the requested resourceVersion (410 Gone): relist."""
 
@@ -199,6 +203,14 @@ class Informer:
     def items(self) -> list[JSON]:
         with self._lock:
             return list(self._cache.values())
+
+    def sorted_items(self) -> list[JSON]:
+        """The objects in the order the API server lists them: by `namespace/name` (by name for
+        cluster-scoped objects), whatever order the events came in."""
+        with self._lock:
+            pairs = list(self._cache.items())
+        pairs.sort(key=_first)
+        return [obj for _, obj in pairs]
 
     def __len__(self) -> int:
         return len(self._cache)

@@ -131,6 +131,7 @@ OFFLINE_MODULES = sorted(
         "cvo_py.runtime.gotext.messages",
         "cvo_py.runtime.gotext.quoting",
         "cvo_py.runtime.gotext.times",
+        "cvo_py.runtime.jsonfields",
         "cvo_py.runtime.safeload",
         "status",
         "status.updatestatus",
@@ -150,6 +151,7 @@ OFFLINE_MODULES = sorted(
         "status.updatestatus.insights.estimate",
         "status.updatestatus.insights.faults",
         "status.updatestatus.insights.health",
+        "status.updatestatus.insights.inputs",
         "status.updatestatus.insights.kinds",
         "status.updatestatus.insights.mco",
         "status.updatestatus.insights.membership",
@@ -218,6 +220,58 @@ def test_a_live_run_imports_only_the_listed_modules(
     third_party = sorted({m.split(".")[0] for m in modules if not CYTHON.match(m)} - stdlib - set(PROJECT))
     assert third_party == THIRD_PARTY, third_party
     assert sorted(set(NOT_LOADED) & set(modules)) == []
+
+
+# What a live run from the cluster's objects (`--source cluster`, and `auto` without a current
+# publication) imports: the live client's modules, the reads of the objects and of the alerts, and
+# the insight computation an offline run loads (with its dataclasses, as there); no third-party
+# package (msgspec only for a Node LIST over `cluster.TRIMMED_FROM` bytes, about 250 nodes).
+CLUSTER_MODULES = sorted(
+    {*PROJECT_MODULES, *OFFLINE_MODULES}
+    - {
+        "status.updatestatus.api.plain",
+        "status.updatestatus.api.staleness",
+        "status.updatestatus.api.wire",
+        "status.updatestatus.client.snapshot",
+    }
+    | {
+        "status.updatestatus.client.cluster",
+        "status.updatestatus.client.routealerts",
+        "status.updatestatus.insights.incremental",
+    }
+)
+CLUSTER_NOT_LOADED = ["encodings.idna", "logging", "pathlib", "shutil", "tempfile", "msgspec", "pydantic_core"]
+
+
+def test_a_run_from_the_clusters_objects_imports_only_the_listed_modules(
+    cluster: local.LocalCluster, kube: KubeClient, tmp_path: Path
+) -> None:
+    from status.updatestatus.client import snapshot
+    from testkit.checkout import EXAMPLES
+    from testkit.objects import livecluster
+
+    if not EXAMPLES.is_dir():
+        pytest.skip(f"oc examples not found in {EXAMPLES}")
+    loaded = livecluster.load(kube, snapshot.load(EXAMPLES / "4.14.1-degraded-cv.yaml"))
+    listing = tmp_path / "modules"
+    try:
+        done = subprocess.run(
+            [sys.executable, "-c", PROBE, str(listing), "--kubeconfig", cluster.kubeconfig, "--source", "cluster"],
+            capture_output=True,
+            text=True,
+            check=False,
+            timeout=120,
+        )
+    finally:
+        loaded.remove()
+    assert done.returncode == 0, done.stderr
+    assert "= Control Plane =" in done.stdout
+    modules = listing.read_text().split("\n")
+    assert [m for m in modules if m.split(".")[0] in PROJECT] == CLUSTER_MODULES
+    stdlib = set(sys.stdlib_module_names)
+    third_party = sorted({m.split(".")[0] for m in modules if not CYTHON.match(m)} - stdlib - set(PROJECT))
+    assert third_party == [], third_party
+    assert sorted(set(CLUSTER_NOT_LOADED) & set(modules)) == []
 
 
 def offline_cluster() -> Snapshot:
