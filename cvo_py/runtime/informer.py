@@ -100,6 +100,18 @@ def diff_relist(old: dict[str, JSON], items: list[JSON]) -> tuple[dict[str, JSON
     return new, events
 
 
+def apply_event(cache: dict[str, JSON], event_type: str, obj: JSON) -> tuple[str, JSON | None]:
+    """Store a watch event's object in `cache`, or drop it for DELETED; return the event to tell
+    handlers and the object it replaced. An ADDED of an object already cached is a MODIFIED."""
+    key = object_key(obj)
+    old = cache.get(key)
+    if event_type == DELETED:
+        cache.pop(key, None)
+    else:
+        cache[key] = obj
+    return (MODIFIED if event_type == ADDED and old is not None else event_type), old
+
+
 class Informer:
     """Keeps a local cache of one resource in sync and calls handlers on every change.
 
@@ -337,17 +349,10 @@ class Informer:
         obj.setdefault("kind", self.resource.kind)
         if self.transform:
             obj = self.transform(obj)
-        key = object_key(obj)
         with self._lock:
-            old = self._cache.get(key)
-            if event_type == DELETED:
-                self._cache.pop(key, None)
-            else:
-                self._cache[key] = obj
+            event_type, old = apply_event(self._cache, event_type, obj)
         if rv:
             self._resource_version = rv
-        if event_type == ADDED and old is not None:
-            event_type = MODIFIED
         self._dispatch(event_type, obj, old)
 
     def _dispatch(self, event_type: str, obj: JSON, old: JSON | None) -> None:

@@ -260,29 +260,7 @@ class KubeClient:
             if error.retry_after() is None and resp.headers.get("Retry-After", "").isdigit():
                 error.details["retryAfterSeconds"] = int(resp.headers["Retry-After"])
             raise error
-        if not body:
-            return {}
-        if decode is not None:
-            try:
-                return decode(body)
-            except ValueError:
-                pass
-        if len(body) >= LARGE_RESPONSE and "pydantic_core" in sys.modules:
-            # pydantic-core's parser reads a large body (a LIST) in half the time, and shares its
-            # repeated strings; what it refuses (invalid UTF-8, lone surrogates) is read below.
-            # Only where it is loaded already (the controllers): a short-lived client such as
-            # `upgrade-status` would spend more on importing it than it saves on one response.
-            from pydantic_core import from_json
-
-            try:
-                return from_json(body)
-            except ValueError:
-                pass
-        text = body.decode("utf-8", errors="replace")
-        try:
-            return json.loads(text)
-        except ValueError:
-            return text
+        return _decoded(body, decode)
 
     def stream_lines(
         self,
@@ -414,6 +392,34 @@ class KubeClient:
     def server_version(self) -> JSON:
         result: JSON = self.request("GET", "/version")
         return result
+
+
+def _decoded(body: bytes, decode: Callable[[bytes], Any] | None) -> Any:
+    """A successful answer's body read: by `decode` when given (a ValueError from it: read as
+    below after all), as JSON, or as text when it is not JSON; {} when empty."""
+    if not body:
+        return {}
+    if decode is not None:
+        try:
+            return decode(body)
+        except ValueError:
+            pass
+    if len(body) >= LARGE_RESPONSE and "pydantic_core" in sys.modules:
+        # pydantic-core's parser reads a large body (a LIST) in half the time, and shares its
+        # repeated strings; what it refuses (invalid UTF-8, lone surrogates) is read below.
+        # Only where it is loaded already (the controllers): a short-lived client such as
+        # `upgrade-status` would spend more on importing it than it saves on one response.
+        from pydantic_core import from_json
+
+        try:
+            return from_json(body)
+        except ValueError:
+            pass
+    text = body.decode("utf-8", errors="replace")
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text
 
 
 def _gunzip(body: bytes, method: str, path: str) -> bytes:

@@ -394,29 +394,7 @@ def follow(
         source.start()
         while not source.wait_listed(0.1):
             pass  # listed, or what keeps it from listing is shown
-        view: Frame | None = None
-        composed_at: float | None = None  # monotonic
-        due_at: int | None = None  # when time alone next changes the view
-        while True:
-            changed = view is None or source.changed.is_set() or (due_at is not None and clock() >= due_at)
-            if changed:
-                time.sleep(hold(composed_at, time.monotonic()))  # what comes meanwhile is shown with it
-                source.changed.clear()
-                composed_at = time.monotonic()
-                view = source.view(clock())
-            assert view is not None  # composed on the first turn
-            if screen.reader_gone():
-                return 0
-            now = clock()
-            # A terminal's age line moves on every tick; a pipe gets a block only for a change or a due moment.
-            if changed or tty:
-                screen.show(view.body(now), view.computed_at, now, again=resized.is_set(), heading=view.heading)
-                resized.clear()
-                due_at = view.due(now)
-            wait = TICK
-            if due_at is not None:
-                wait = min(wait, max(0.0, (due_at - clock()) / SECOND))
-            source.changed.wait(wait)
+        return show_changes(source, screen, resized, clock)
     except KeyboardInterrupt:
         return INTERRUPTED
     except BrokenPipeError:  # the reader left while a frame was written
@@ -433,6 +411,34 @@ def follow(
             signal.signal(signal.SIGWINCH, previous_winch)
         if previous_term is not None:
             signal.signal(signal.SIGTERM, previous_term)
+
+
+def show_changes(source: Source, screen: Screen, resized: threading.Event, clock: Callable[[], int]) -> int:
+    """Compose `source`'s view at each change (and when time alone changes it) and show it on
+    `screen` (again when `resized` is set), until the screen's reader is gone (0)."""
+    view: Frame | None = None
+    composed_at: float | None = None  # monotonic
+    due_at: int | None = None  # when time alone next changes the view
+    while True:
+        changed = view is None or source.changed.is_set() or (due_at is not None and clock() >= due_at)
+        if changed:
+            time.sleep(hold(composed_at, time.monotonic()))  # what comes meanwhile is shown with it
+            source.changed.clear()
+            composed_at = time.monotonic()
+            view = source.view(clock())
+        assert view is not None  # composed on the first turn
+        if screen.reader_gone():
+            return 0
+        now = clock()
+        # A terminal's age line moves on every tick; a pipe gets a block only for a change or a due moment.
+        if changed or screen.tty:
+            screen.show(view.body(now), view.computed_at, now, again=resized.is_set(), heading=view.heading)
+            resized.clear()
+            due_at = view.due(now)
+        wait = TICK
+        if due_at is not None:
+            wait = min(wait, max(0.0, (due_at - clock()) / SECOND))
+        source.changed.wait(wait)
 
 
 def _on_terminate() -> Any:

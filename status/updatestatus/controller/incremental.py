@@ -72,18 +72,7 @@ class IncrementalInsights:
         """The ConfigMap data for this state: control plane and health first, then pools, nodes."""
         t = to_now(now)
         assessor = compute.NodeAssessor(pools, versions, cv)
-        by_entry: dict[int, _Node] = {}
-        entries: list[_Node] = []
-        self.recomputed_nodes = 0
-        for assessed in self._nodes.update(assessor, nodes):
-            entry = self._by_entry.get(id(assessed))
-            if entry is None or entry.entry is not assessed:
-                entry = self._published(assessed, t)
-            by_entry[id(assessed)] = entry
-            entries.append(entry)
-        self.recomputed_nodes = self._nodes.recomputed
-        self._by_entry, self._by_key = by_entry, {e.key: e for e in entries}
-
+        entries = self._node_entries(assessor, nodes, t)
         pool_insights, health = assessor.pools_and_health(self._nodes.by_pool, t)
         others: list[Insight] = list(compute.controlplane_insights(cv, operators, t, mco_image=mco_image))
         others.extend(health)
@@ -119,6 +108,21 @@ class IncrementalInsights:
         self.node_health = node_health
         self._seeded = {}
         return data
+
+    def _node_entries(self, assessor: compute.NodeAssessor, nodes: list[JSON], now: int) -> list[_Node]:
+        """What is published of each node in a pool, in oc's order; made again only for the nodes
+        assessed again (`IncrementalNodes`)."""
+        by_entry: dict[int, _Node] = {}
+        entries: list[_Node] = []
+        for assessed in self._nodes.update(assessor, nodes):
+            entry = self._by_entry.get(id(assessed))
+            if entry is None or entry.entry is not assessed:
+                entry = self._published(assessed, now)
+            by_entry[id(assessed)] = entry
+            entries.append(entry)
+        self.recomputed_nodes = self._nodes.recomputed
+        self._by_entry, self._by_key = by_entry, {e.key: e for e in entries}
+        return entries
 
     def _previous(self, key: str, others: Mapping[str, tuple[Insight, str]]) -> InsightShape | None:
         cached = others.get(key)
