@@ -1,4 +1,5 @@
-"""Insights → the text `oc adm upgrade status` prints, byte for byte.
+"""Insights → the text `oc adm upgrade status` prints, byte for byte: the whole output, with its
+nodes', pools' and health sections (the control plane's is `render.controlplane`).
 
 Reads only insights (and `now`), so a client reading the ConfigMap API and one computing insights
 from a snapshot print the same. It takes them by their shape (`status.updatestatus.insights.kinds`):
@@ -14,25 +15,20 @@ from typing import NamedTuple
 
 from cvo_py.runtime import gosort
 from cvo_py.runtime.gotext.durations import (
-    MINUTE,
     SECOND,
-    add_durations,
     round_duration,
     short_duration,
     sub_times,
     truncate_duration,
 )
 from cvo_py.runtime.gotext.quoting import escape
-from cvo_py.runtime.gotext.times import ZERO_TIME, format_time
+from cvo_py.runtime.gotext.times import ZERO_TIME
 from status.updatestatus.client.details import DETAILS
+from status.updatestatus.client.render.controlplane import write_control_plane
 from status.updatestatus.client.render.tabwriter import TabWriter, cell
-from status.updatestatus.insights.estimate import time_remaining
 from status.updatestatus.insights.kinds import (
-    ClusterOperatorHealthyReason,
     ClusterOperatorInsightShape,
-    ClusterOperatorUpdatingReason,
     ClusterVersionInsightShape,
-    ConditionShape,
     ConditionStatus,
     ConditionType,
     HealthInsightShape,
@@ -44,8 +40,6 @@ from status.updatestatus.insights.kinds import (
     NodeUpdatingReason,
     PoolInsightShape,
     ResourceRefShape,
-    VersionMetadataKey,
-    VersionShape,
     find_condition,
 )
 
@@ -262,128 +256,6 @@ def write_pools(out: list[str], pools: list[PoolInsightShape]) -> None:
         completion = f"{pool_completion(p):.0f}% ({total - outdated}/{total})"
         tw.write(f"{cell(p.name)}\t{p.assessment.value}\t{completion}\t{status}\n")
     out.append(tw.flush())
-
-
-# --- control plane -----------------------------------------------------------------------------
-
-
-def _round_duration(d: int) -> int:
-    return round_duration(d, MINUTE) if d > 10 * MINUTE else round_duration(d, SECOND)
-
-
-def has_metadata(version: VersionShape, key: VersionMetadataKey) -> bool:
-    return any(m.key == key for m in version.metadata)
-
-
-def target_version_text(cv: ClusterVersionInsightShape) -> str:
-    target, previous = cv.versions.target, cv.versions.previous
-    to, since = escape(target.version), escape(previous.version)
-    if has_metadata(previous, VersionMetadataKey.INSTALLATION):
-        return f"{to} (a new install)"
-    if has_metadata(previous, VersionMetadataKey.PARTIAL):
-        return f"{to} (from incomplete {since})"
-    if has_metadata(target, VersionMetadataKey.ARCHITECTURE):
-        return f"{to} to Multi-Architecture"
-    return f"{to} (from {since})"
-
-
-def _ellipsis(text: str, n: int) -> str:
-    return text[: n - 3] + "..." if len(text) > n else text
-
-
-def write_control_plane(
-    out: list[str],
-    cv: ClusterVersionInsightShape,
-    operators: list[ClusterOperatorInsightShape],
-    now: int,
-    detailed: bool,
-) -> None:
-    def updating_of(co: ClusterOperatorInsightShape) -> ConditionShape | None:
-        return find_condition(co.conditions, ConditionType.UPDATING)
-
-    def is_(co: ClusterOperatorInsightShape, status: ConditionStatus, reason: str) -> bool:
-        c = updating_of(co)
-        return c is not None and c.status == status and c.reason == reason
-
-    total = len(operators)
-    updated = sum(is_(co, ConditionStatus.FALSE, ClusterOperatorUpdatingReason.UPDATED) for co in operators)
-    updating = [co for co in operators if is_(co, ConditionStatus.TRUE, ClusterOperatorUpdatingReason.PROGRESSING)]
-    waiting = sum(is_(co, ConditionStatus.FALSE, ClusterOperatorUpdatingReason.PENDING) for co in operators)
-    unavailable = degraded = 0
-    for co in operators:
-        healthy = find_condition(co.conditions, ConditionType.HEALTHY)
-        if healthy is None or healthy.status == ConditionStatus.TRUE:
-            continue
-        if healthy.reason == ClusterOperatorHealthyReason.DEGRADED:
-            degraded += 1
-        else:
-            unavailable += 1
-
-    has_history = cv.started_at != ZERO_TIME
-    completion_at = cv.completed_at if cv.completed_at is not None else now
-    updating_for = sub_times(completion_at, cv.started_at) if has_history else 0
-    out.append("= Control Plane =\n")
-    # oc leaves a history entry that ends before it starts (or starts after now) unspecified: it is
-    # inconsistent data, said as such instead of a negative duration
-    inconsistent = (
-        "unknown: history[0].completionTime is before its startedTime"
-        if cv.completed_at is not None
-        else "unknown: history[0].startedTime is after now"
-    )
-    if updated == total:
-        stamp = format_time(completion_at, nanos=False)
-        duration = short_duration(_round_duration(updating_for)) if updating_for >= 0 else inconsistent
-        target = escape(cv.versions.target.version)
-        out.append(f"Update to {target} successfully completed at {stamp} (duration: {duration})\n")
-        return
-    est = time_remaining(cv, operators, now)
-    assessment = "Progressing"
-    if est < -10 * MINUTE:
-        assessment = "Stalled"
-    elif est < 0:
-        assessment = "Progressing - Slow"
-    health = f"{total - unavailable - degraded} Healthy"
-    if unavailable:
-        health += f", {unavailable} Unavailable"
-    if degraded:
-        health += f", {degraded} Available but degraded"
-    duration = short_duration(_round_duration(updating_for)) if updating_for >= 0 else inconsistent
-    if est != 0:
-        if has_metadata(cv.versions.target, VersionMetadataKey.ARCHITECTURE):
-            vague = "N/A for Multi-Architecture Migration"
-        elif est < -10 * MINUTE:
-            est_duration = truncate_duration(add_durations(updating_for, est), MINUTE)
-            vague = f"N/A; estimate duration was {short_duration(est_duration)}"
-        elif est < 10 * MINUTE:
-            vague = "<10m"
-        else:
-            vague = short_duration(est)
-        duration += f" (Est. Time Remaining: {vague})"
-    out.append(f"Assessment:      {assessment}\n")
-    out.append(f"Target Version:  {target_version_text(cv)}\n")
-    if updating:
-        out.append(f"Updating:        {', '.join(escape(co.name) for co in updating)}\n")
-    completion = updated / total * 100
-    out.append(
-        f"Completion:      {completion:.0f}% ({updated} operators updated, {len(updating)} updating, "
-        f"{waiting} waiting)\n"
-    )
-    out.append(f"Duration:        {duration}\n")
-    out.append(f"Operator Health: {health}\n")
-    if detailed and updating:
-        out.append("\nUpdating Cluster Operators")
-        tw = TabWriter()
-        tw.write("\nNAME\tSINCE\tREASON\tMESSAGE\n")
-        for co in updating:
-            progressing = find_condition(co.conditions, ConditionType.PROGRESSING) or updating_of(co)
-            assert progressing is not None
-            since = short_duration(sub_times(now, progressing.last_transition_time))
-            reason = cell(_ellipsis(progressing.reason, 20)) or "-"
-            lines = [cell(line) for line in progressing.message.split("\n")]
-            tw.write(f"{cell(co.name)}\t{since}\t{reason}\t{lines[0]}\n")
-            for line in lines[1:]:
-                tw.write(f"\t\t\t{line}\n")
-        out.append(tw.flush())
 
 
 # --- health ------------------------------------------------------------------------------------

@@ -11,6 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from cvo_py.runtime.gotext.times import parse_time
+from status.updatestatus.client.render import controlplane as render_controlplane
 from status.updatestatus.client.render import render
 from status.updatestatus.client.render import text as render_text
 from status.updatestatus.insights import compute
@@ -64,5 +65,6 @@ def test_the_fast_writer_renders_what_the_reference_writer_renders(objects: tupl
     fast = render(insights, NOW, details)
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(render_text, "TabWriter", ReferenceTabWriter)
+        patch.setattr(render_controlplane, "TabWriter", ReferenceTabWriter)
         reference = render(insights, NOW, details)
     assert fast == reference
