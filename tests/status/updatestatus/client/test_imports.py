@@ -180,6 +180,27 @@ OFFLINE_RUNS = {
 }
 
 
+def probe(tmp_path: Path, *args: str) -> tuple[str, list[str]]:
+    """What `upgrade-status --details all` with `args` prints, and the modules it imported (it
+    succeeded)."""
+    listing = tmp_path / "modules"
+    done = subprocess.run(
+        [sys.executable, "-c", PROBE, str(listing), *args],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout, listing.read_text().split("\n")
+
+
+def third_party_packages(modules: list[str]) -> list[str]:
+    """The packages among `modules` that are neither the standard library's nor the project's."""
+    tops = {m.split(".")[0] for m in modules if not CYTHON.match(m)}
+    return sorted(tops - set(sys.stdlib_module_names) - set(PROJECT))
+
+
 @pytest.fixture
 def published(kube: KubeClient) -> Iterator[None]:
     """Insights of every kind and 300 more nodes (a LIST response over 64 KB), as the controller
@@ -206,21 +227,10 @@ def published(kube: KubeClient) -> Iterator[None]:
 def test_a_live_run_imports_only_the_listed_modules(
     cluster: local.LocalCluster, published: None, tmp_path: Path
 ) -> None:
-    listing = tmp_path / "modules"
-    done = subprocess.run(
-        [sys.executable, "-c", PROBE, str(listing), "--kubeconfig", cluster.kubeconfig],
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=120,
-    )
-    assert done.returncode == 0, done.stderr
-    assert "= Control Plane =" in done.stdout
-    modules = listing.read_text().split("\n")
+    stdout, modules = probe(tmp_path, "--kubeconfig", cluster.kubeconfig)
+    assert "= Control Plane =" in stdout
     assert [m for m in modules if m.split(".")[0] in PROJECT] == PROJECT_MODULES
-    stdlib = set(sys.stdlib_module_names)
-    third_party = sorted({m.split(".")[0] for m in modules if not CYTHON.match(m)} - stdlib - set(PROJECT))
-    assert third_party == THIRD_PARTY, third_party
+    assert third_party_packages(modules) == THIRD_PARTY
     assert sorted(set(NOT_LOADED) & set(modules)) == []
 
 
@@ -255,24 +265,13 @@ def test_a_run_from_the_clusters_objects_imports_only_the_listed_modules(
     if not EXAMPLES.is_dir():
         pytest.skip(f"oc examples not found in {EXAMPLES}")
     loaded = livecluster.load(kube, snapshot.load(EXAMPLES / "4.14.1-degraded-cv.yaml"))
-    listing = tmp_path / "modules"
     try:
-        done = subprocess.run(
-            [sys.executable, "-c", PROBE, str(listing), "--kubeconfig", cluster.kubeconfig, "--source", "cluster"],
-            capture_output=True,
-            text=True,
-            check=False,
-            timeout=120,
-        )
+        stdout, modules = probe(tmp_path, "--kubeconfig", cluster.kubeconfig, "--source", "cluster")
     finally:
         loaded.remove()
-    assert done.returncode == 0, done.stderr
-    assert "= Control Plane =" in done.stdout
-    modules = listing.read_text().split("\n")
+    assert "= Control Plane =" in stdout
     assert [m for m in modules if m.split(".")[0] in PROJECT] == CLUSTER_MODULES
-    stdlib = set(sys.stdlib_module_names)
-    third_party = sorted({m.split(".")[0] for m in modules if not CYTHON.match(m)} - stdlib - set(PROJECT))
-    assert third_party == [], third_party
+    assert third_party_packages(modules) == []
     assert sorted(set(CLUSTER_NOT_LOADED) & set(modules)) == []
 
 
@@ -316,26 +315,14 @@ def offline_source(kind: str, snap: Snapshot, directory: Path) -> list[str]:
 
 @pytest.mark.parametrize("kind", sorted(OFFLINE_RUNS))
 def test_an_offline_run_imports_only_the_listed_modules_and_no_pydantic(kind: str, tmp_path: Path) -> None:
-    listing = tmp_path / "modules"
-    args = offline_source(kind, offline_cluster(), tmp_path)
-    done = subprocess.run(
-        [sys.executable, "-c", PROBE, str(listing), *args],
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=120,
-    )
-    assert done.returncode == 0, done.stderr
+    stdout, modules = probe(tmp_path, *offline_source(kind, offline_cluster(), tmp_path))
     # everything was computed and shown: the control plane, the degraded node, the alert (a
     # must-gather holds no alerts)
     for shown in ("= Control Plane =", "= Worker Upgrade =", "w2"):
-        assert shown in done.stdout, (shown, done.stdout)
-    assert ("PodDisruptionBudgetLimit" in done.stdout) is (kind != "must-gather"), done.stdout
-    modules = listing.read_text().split("\n")
+        assert shown in stdout, (shown, stdout)
+    assert ("PodDisruptionBudgetLimit" in stdout) is (kind != "must-gather"), stdout
     assert not [m for m in modules if m.split(".")[0] in ("pydantic", "pydantic_core")]
-    extra_modules, third_party_packages = OFFLINE_RUNS[kind]
+    extra_modules, third_party = OFFLINE_RUNS[kind]
     assert [m for m in modules if m.split(".")[0] in PROJECT] == sorted(OFFLINE_MODULES + extra_modules)
-    stdlib = set(sys.stdlib_module_names)
-    third_party = sorted({m.split(".")[0] for m in modules if not CYTHON.match(m)} - stdlib - set(PROJECT))
-    assert third_party == third_party_packages, third_party
+    assert third_party_packages(modules) == third_party
     assert "logging" not in modules
