@@ -19,12 +19,18 @@ watch holds back only changes that come closer together. Then a burst: 200 renew
 controller's Lease (expired, each naming another holder, so each changes what is shown), from 4
 writers at once: the full frames drawn and the bytes written until the last one is on screen.
 
+With `--source cluster` the watch follows the cluster's objects instead (`upgrade-status --watch
+--source cluster`, what a cluster without the controller gets): the example's objects are loaded
+into the API server (about a minute at 5,000 nodes), and each change is a PATCH of that node's
+Machine Config Daemon reason (shown in its row), from the PATCH's response to the text on the
+terminal; the burst is 200 such PATCHes of one node from 4 writers.
+
 Targets at 5,000 nodes: on screen within 100 ms, a redraw under 50 ms of CPU, RSS flat over 1,000
 changes; a burst drawn in at most one frame per `REDRAW_GAP` while it lasts and one after (and
 the one a second an expired Lease's warning gets as its age moves on).
 
     CVO_PY_CLUSTER_DIR=.local-cluster-bench .venv/bin/python bench/upgrade_status_watch.py \\
-        [--nodes 5000] [--changes 1000]
+        [--nodes 5000] [--changes 1000] [--source controller|cluster]
 """
 
 from __future__ import annotations
@@ -42,21 +48,23 @@ import sys
 import termios
 import threading
 import time
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
 from pathlib import Path
 
 from cvo_py import __version__
 from cvo_py.runtime.gotext.durations import SECOND
-from cvo_py.runtime.kube import CONFIGMAPS, LEASES, ApiError, KubeClient
+from cvo_py.runtime.kube import CONFIGMAPS, LEASES, NODES, ApiError, KubeClient
 from status.updatestatus.api import configmap, metadata
 from status.updatestatus.api.names import LEASE
 from status.updatestatus.client.render import render
 from status.updatestatus.client.watch import REDRAW_GAP, TICK
+from status.updatestatus.insights.kinds import InsightShape
 from testkit.checkout import REPO
 from testkit.harness import cluster as local
 from testkit.harness.terminal import as_typed
-from testkit.objects import scale
+from testkit.objects import livecluster, scale
 
 _SCRIPT = Path(sys.executable).parent / "cluster-version-operator"
 COMMAND = [str(_SCRIPT)] if _SCRIPT.is_file() else [sys.executable, "-m", "cvo_py"]
@@ -143,6 +151,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--nodes", type=int, default=5000)
     parser.add_argument("--changes", type=int, default=1000)
+    parser.add_argument("--source", choices=("controller", "cluster"), default="controller")
     args = parser.parse_args()
     if not scale.EXAMPLES.is_dir():
         print(f"oc examples not found in {scale.EXAMPLES.resolve()}", file=sys.stderr)
@@ -154,27 +163,22 @@ def main() -> int:
     snap = scale.example_at_scale(args.nodes)
     now = time.time_ns()
     insights, _ = snap.insights(now)
-    shards = scale.publish(kube, insights, now)
-    # Fresh for the whole run (a resync of an hour): no staleness warning comes in the middle.
-    meta = metadata.build(now, "watch-bench", __version__, 3600 * SECOND, [])
-    kube.patch(
-        CONFIGMAPS,
-        configmap.CONFIGMAP,
-        {"data": {metadata.META_KEY: metadata.encode(meta)}},
-        namespace=configmap.NAMESPACE,
-    )
     text = render(insights, now, "all")
     lines = text.split("\n")
     first_row = lines[lines.index("Control Plane Nodes") + 2]
     node = first_row.split()[0]
-    key = configmap.node_key(node)
-    holder = where_is(kube, key)
-    print(
-        f"{args.nodes} nodes published in {shards} ConfigMaps; the watch shows {len(lines)} lines of status "
-        f"cut to a {COLUMNS}x{ROWS} terminal; changing {node} (in {holder})"
-    )
-
-    terminal = Terminal([*COMMAND, "upgrade-status", "--kubeconfig", cluster.kubeconfig, "--watch", "--details", "all"])
+    loaded = None
+    if args.source == "cluster":
+        loaded = livecluster.load(kube, snap)
+        change = node_change(kube, node)
+        print(
+            f"{args.nodes} nodes loaded as objects; the watch shows {len(lines)} lines of status cut to a "
+            f"{COLUMNS}x{ROWS} terminal; changing {node}'s Machine Config Daemon reason"
+        )
+    else:
+        change = published_change(kube, insights, now, node, args.nodes, len(lines))
+    argv = [*COMMAND, "upgrade-status", "--kubeconfig", cluster.kubeconfig, "--watch", "--details", "all"]
+    terminal = Terminal([*argv, "--source", args.source])
     latencies: list[float] = []
     cpus: list[float] = []
     rss: list[float] = []
@@ -183,12 +187,10 @@ def main() -> int:
         pid = terminal.proc.pid
         time.sleep(1.0)  # the first frame drawn and settled
         rss.append(rss_mb(pid))
-        value = json.loads(kube.get(CONFIGMAPS, holder, configmap.NAMESPACE)["data"][key])
         for i in range(args.changes):
             marker = f"4.14.0-m{i:05d}"
-            value["version"] = marker
             cpu_before, after = cpu_seconds(pid), terminal.offset()
-            kube.patch(CONFIGMAPS, holder, {"data": {key: json.dumps(value)}}, namespace=configmap.NAMESPACE)
+            change(marker)
             committed = time.monotonic()
             shown = terminal.wait_for(marker.encode(), after)
             latencies.append((shown - committed) * 1000)
@@ -198,15 +200,23 @@ def main() -> int:
             if (i + 1) % 100 == 0:
                 print(f"  {i + 1} changes: p50 {statistics.median(latencies):.0f} ms, RSS {rss[-1]:.1f} MB", flush=True)
             time.sleep(REDRAW_GAP)  # the next one is a single change too
-        frames, written, burst_seconds = burst(kube, terminal)
+        if args.source == "cluster":
+            frames, written, burst_seconds = node_burst(change, terminal)
+        else:
+            frames, written, burst_seconds = burst(kube, terminal)
         code = terminal.stop()
     finally:
         if terminal.proc.poll() is None:
             terminal.proc.kill()
+        if loaded is not None:
+            loaded.remove()
     # what Ctrl-C leaves: the cursor moved below the last frame, attributes reset, the rest cleared
     ending = re.search(rb"\x1b\[[0-9]+;1H\x1b\[0m\x1b\[J$", bytes(terminal.output[-64:]))
 
-    print(f"\nupgrade-status --watch, {args.nodes} nodes, {len(latencies)} node changes, one at a time")
+    print(
+        f"\nupgrade-status --watch --source {args.source}, {args.nodes} nodes, {len(latencies)} node changes, "
+        "one at a time"
+    )
     print(
         f"  published -> on the terminal: p50 {percentile(latencies, 50):.1f} ms, "
         f"p90 {percentile(latencies, 90):.1f} ms, p99 {percentile(latencies, 99):.1f} ms, "
@@ -229,8 +239,9 @@ def main() -> int:
     # composed at least REDRAW_GAP apart from the first renewal until the last is shown, and the
     # one a second that the warning's "expired ... ago" gets as it moves on
     bound = int(1 + burst_seconds / REDRAW_GAP + 1 + burst_seconds / TICK)
+    what = "node changes" if args.source == "cluster" else "Lease renewals"
     print(
-        f"  a burst of {BURST} Lease renewals, the last on the terminal {burst_seconds:.2f} s after the first was "
+        f"  a burst of {BURST} {what}, the last on the terminal {burst_seconds:.2f} s after the first was "
         f"sent: {frames} full frames, {written / 1024:.0f} KiB written — target <= {bound} frames: "
         f"{'met' if frames <= bound else 'NOT met'}"
     )
@@ -238,6 +249,59 @@ def main() -> int:
     print(f"  Ctrl-C: exit {code}; the cursor left below the last frame, attributes reset: {clean}")
     print(f"  load average at the end: {os.getloadavg()[0]:.1f}")
     return 0
+
+
+def published_change(
+    kube: KubeClient, insights: Sequence[InsightShape], now: int, node: str, nodes: int, lines: int
+) -> Callable[[str], None]:
+    """Publish the insights; a change of `node`'s version in its shard, as the controller writes it."""
+    shards = scale.publish(kube, insights, now)
+    # Fresh for the whole run (a resync of an hour): no staleness warning comes in the middle.
+    meta = metadata.build(now, "watch-bench", __version__, 3600 * SECOND, [])
+    kube.patch(
+        CONFIGMAPS,
+        configmap.CONFIGMAP,
+        {"data": {metadata.META_KEY: metadata.encode(meta)}},
+        namespace=configmap.NAMESPACE,
+    )
+    key = configmap.node_key(node)
+    holder = where_is(kube, key)
+    print(
+        f"{nodes} nodes published in {shards} ConfigMaps; the watch shows {lines} lines of status "
+        f"cut to a {COLUMNS}x{ROWS} terminal; changing {node} (in {holder})"
+    )
+    value = json.loads(kube.get(CONFIGMAPS, holder, configmap.NAMESPACE)["data"][key])
+
+    def change(marker: str) -> None:
+        value["version"] = marker
+        kube.patch(CONFIGMAPS, holder, {"data": {key: json.dumps(value)}}, namespace=configmap.NAMESPACE)
+
+    return change
+
+
+def node_change(kube: KubeClient, node: str) -> Callable[[str], None]:
+    """A change of `node`'s Machine Config Daemon reason (its row's message), as the daemon writes it."""
+
+    def change(marker: str) -> None:
+        kube.patch(NODES, node, {"metadata": {"annotations": {scale.MCO + "reason": marker}}})
+
+    return change
+
+
+def node_burst(change: Callable[[str], None], terminal: Terminal) -> tuple[int, int, float]:
+    """BURST changes of the node's reason from 4 writers at once: the full frames drawn and the
+    bytes written until the last is on the terminal, and how long after the first was sent."""
+    time.sleep(1.0)
+    after = terminal.offset()
+    started = time.monotonic()
+    markers = [f"burst-{i:04d}" for i in range(BURST)]
+    with ThreadPoolExecutor(4) as writers:
+        list(writers.map(change, markers[:-1]))
+    change(markers[-1])  # the last, after all others
+    seconds = terminal.wait_for(markers[-1].encode(), after) - started
+    with terminal.read:
+        output = bytes(terminal.output[after:])
+    return output.count(FRAME_END), len(output), seconds
 
 
 def burst(kube: KubeClient, terminal: Terminal) -> tuple[int, int, float]:

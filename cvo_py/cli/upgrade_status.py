@@ -121,10 +121,6 @@ def validate(args: argparse.Namespace) -> Options:
         )
     if args.source == "cluster" and args.namespace is not None:
         raise UsageError("--namespace names where the controller publishes: it cannot be used with --source cluster")
-    if args.watch and args.source == "cluster":
-        raise UsageError(
-            "--watch follows the update status controller's insights: it cannot be used with --source cluster"
-        )
     namespace = checked_namespace(NAMESPACE if args.namespace is None else args.namespace)
     if args.watch and now is not None:
         raise UsageError("--watch shows the insights as time goes by: it cannot be used with --now")

@@ -1,7 +1,8 @@
 """What `upgrade-status` builds for each of its sources: live, the cluster's objects (as `oc adm
 upgrade status` reads them) or the update status controller's publication (`--source`: `auto`
 takes the publication when it is there and current, else the objects, and says so on stderr);
-`--watch` on the publication; an oc snapshot (`--mock-clusterversion`) or a dump (`--from`).
+`--watch` on either (`auto` decides when the watch starts); an oc snapshot
+(`--mock-clusterversion`) or a dump (`--from`).
 Whichever it is, the text comes from the insights alone (`status.updatestatus.client.render`),
 computed from objects by the same pure functions the controller runs.
 
@@ -16,8 +17,11 @@ what it loads is declared and held:
 - everything else a live run loads imports at module level, and may not import pydantic, PyYAML,
   urllib3, the kubernetes package or the insight models (import-linter's contract "upgrade-status'
   fast path", whose `ignore_imports` names the few lazy fallbacks that a good run never takes);
-- `tests/status/updatestatus/client/test_imports.py` lists, module by module, what a live run, a
-  snapshot, a must-gather and an Insights archive load, and what they must not.
+- `tests/status/updatestatus/client/test_imports.py` lists, module by module, what a live run
+  (from the publication, and from the cluster's objects), a snapshot, a must-gather and an
+  Insights archive load, and what they must not. A run from the objects loads the insight
+  computation too (with its dataclasses, as an offline run), once its reads have left, and
+  msgspec only for a Node LIST large enough to be worth it (`client.cluster.TRIMMED_FROM`).
 
 What these cost and saved is measured in bench/README.md (`upgrade_status_client.py`).
 """
@@ -30,9 +34,10 @@ from typing import TYPE_CHECKING, NamedTuple, TextIO
 from status.updatestatus.api.names import CONFIGMAP, NAMESPACE
 
 if TYPE_CHECKING:
-    from cvo_py.runtime.kube import KubeClient
+    from cvo_py.runtime.kube import ApiError, KubeClient
     from status.updatestatus.client.cluster import ClusterReads
     from status.updatestatus.client.live import PublishedReads
+    from status.updatestatus.insights.incremental import IncrementalNodes
 
 # The exit code of a command that SIGTERM ended, as a shell reports it (128 + 15).
 TERMINATED = 143
@@ -94,17 +99,14 @@ def _run_published(options: Options, out: TextIO, client: KubeClient, reads: Pub
             insights, warnings = reads.result(now)
         except ReadError:
             if auto:
-                why = f"no update status controller publishes in {options.namespace} (no ConfigMap {CONFIGMAP})"
-                return _run_cluster(options, out, client, because=why)
+                return _run_cluster(options, out, client, because=_not_published(options))
             raise
         except ApiError as exc:
             if auto and exc.status == 403:
-                why = f"the update status controller's ConfigMaps cannot be read ({exc.message})"
-                return _run_cluster(options, out, client, because=why)
+                return _run_cluster(options, out, client, because=_unreadable(exc))
             raise
         if auto and warnings:
-            why = f"the update status controller's insights are not current ({warnings[0]})"
-            return _run_cluster(options, out, client, because=why)
+            return _run_cluster(options, out, client, because=_not_current(warnings))
         text = render(insights, now, options.details, caveat=staleness.health_caveat(warnings))
     except InputError as exc:  # from the cluster's ConfigMap
         return _fail(warnings, str(exc), 2)
@@ -116,13 +118,10 @@ def _run_published(options: Options, out: TextIO, client: KubeClient, reads: Pub
 def _run_cluster(options: Options, out: TextIO, client: KubeClient, because: str = "") -> int:
     """The insights computed from the cluster's objects, as oc computes them, alerts included;
     `because`: why `auto` came here, said in one line on stderr."""
-    import pydantic_core  # noqa: F401 - loaded, the client parses the Node LIST with it, in half json's time
-
     reads = _start_cluster_reads(client)
     try:
         if because:
-            said = _one_line(because)
-            sys.stderr.write(f"note: {said}: computing the status from the cluster's objects, as oc does\n")
+            _note(because)
         return _computed(options, out, client, reads)
     finally:
         reads.close()
@@ -136,21 +135,31 @@ def _computed(options: Options, out: TextIO, client: KubeClient, reads: ClusterR
     from status.updatestatus.insights import compute
     from status.updatestatus.insights.alerts import alert_insights
     from status.updatestatus.insights.controlplane import update_started_at
+    from status.updatestatus.insights.incremental import IncrementalNodes
     from status.updatestatus.insights.objects import InputError
+    from status.updatestatus.insights.plain import Insight
 
     fetch = None
+    nodes_assessed = IncrementalNodes()
     try:
         if reads.progressing():  # updating, most likely: the alerts are asked for now
             fetch = AlertsFetch(client)
+        _assess_while_listed(reads, nodes_assessed)
         objects = reads.objects()
     except ClusterReadError as exc:
         sys.stderr.write(_one_line(exc.line) + "\n")
         return 1
+    except InputError as exc:  # an object whose shape cannot be read at all (the MCO Deployment's)
+        return _fail([], f"the cluster's objects: {exc}", 2)
     now = options.now if options.now is not None else _wall_clock()
     cv = objects.clusterversion
     try:
         controlplane = compute.controlplane_insights(cv, objects.operators, now, mco_image=objects.mco_image)
-        nodes = compute.node_insights(objects.nodes, objects.pools, objects.machineconfig_versions, now, cv=cv)
+        # what `compute.node_insights` gives, the nodes assessed while they were listed kept
+        assessor = compute.NodeAssessor(objects.pools, objects.machineconfig_versions, cv)
+        entries = nodes_assessed.update(assessor, objects.nodes)
+        pool_insights, health = assessor.pools_and_health(nodes_assessed.by_pool, now)
+        nodes: list[Insight] = [*pool_insights, *(entry.insight for entry in entries), *health]
         text = render(compute.in_collection_order(controlplane, nodes), now, options.details)
         line = ""
         if text != NOT_UPDATING:  # as oc, the alerts only for a cluster that is updating
@@ -163,6 +172,24 @@ def _computed(options: Options, out: TextIO, client: KubeClient, reads: ClusterR
     except RenderError as exc:
         return _fail([], str(exc).rstrip(), 1)
     return _print([], (escape(line) + "\n" if line else "") + text, out)
+
+
+def _assess_while_listed(reads: ClusterReads, assessed: IncrementalNodes) -> None:
+    """Assess each page of Nodes as it comes, while the API server writes the next: with the pools
+    and MachineConfig versions known by then, which the final assessment (`assessed.update`
+    with every object read) checks, keeping these only where nothing they depend on changed."""
+    from status.updatestatus.insights import compute
+
+    early = reads.early_inputs()
+    seen: list[dict[str, object]] = []
+    for page in reads.node_pages():
+        seen.extend(page)
+        if early is not None:
+            cv, pools, versions = early
+            try:
+                assessed.update(compute.NodeAssessor(pools, versions, cv), seen)
+            except compute.InputError:  # said by the final assessment, from every object
+                early = None
 
 
 def _one_line(text: str) -> str:
@@ -221,18 +248,77 @@ def _os_reason(exc: OSError) -> str:
 
 
 def _watch(options: Options, out: TextIO) -> int:
+    """`--watch`: the publication, or the cluster's objects (`cluster`, and `auto` when the
+    publication is absent, unreadable or not current when the watch starts: said on stderr)."""
     from cvo_py.runtime.kube import connect
     from status.updatestatus.client import watch as watching
+    from status.updatestatus.client.cluster import ClusterReadError
 
     client = connect(options.kubeconfig, user_agent="cvo-py (upgrade-status --watch)")
+    objects = options.source == "cluster"
+    if options.source == "auto":
+        why = _publication_unusable(client, options)
+        if why:
+            _note(why)
+            objects = True
     try:
         return watching.watch(
-            client, options.details, out, namespace=options.namespace, tty=out.isatty(), size=watching.terminal_size
+            client,
+            options.details,
+            out,
+            namespace=options.namespace,
+            tty=out.isatty(),
+            size=watching.terminal_size,
+            objects=objects,
         )
     except watching.Terminated:
         return TERMINATED
+    except ClusterReadError as exc:
+        sys.stderr.write(_one_line(exc.line) + "\n")
+        return 1
     except OSError as exc:  # BrokenPipeError is handled where frames are written
         return _fail([], f"write /dev/stdout: {_os_reason(exc)}", 1)
+
+
+def _publication_unusable(client: KubeClient, options: Options) -> str:
+    """Why `auto` takes the cluster's objects rather than the publication ("": it takes the
+    publication), as a one-shot run decides it."""
+    from cvo_py.runtime.kube import ApiError
+    from status.updatestatus.client.live import ReadError
+    from status.updatestatus.insights.objects import InputError
+
+    reads = _start_live_reads(client, options)
+    try:
+        _, warnings = reads.result(_wall_clock())
+    except ReadError:
+        return _not_published(options)
+    except InputError as exc:  # a one-shot run stops there (exit 2); a watch follows the objects
+        return f"the update status controller's ConfigMap cannot be read ({exc})"
+    except ApiError as exc:
+        if exc.status == 403:
+            return _unreadable(exc)
+        raise
+    finally:
+        reads.close()
+    return _not_current(warnings) if warnings else ""
+
+
+def _note(why: str) -> None:
+    """Why `auto` computes from the cluster's objects, in one line on stderr (stdout stays oc's)."""
+    sys.stderr.write(f"note: {_one_line(why)}: computing the status from the cluster's objects, as oc does\n")
+
+
+# Why `auto` computes from the cluster's objects.
+def _not_published(options: Options) -> str:
+    return f"no update status controller publishes in {options.namespace} (no ConfigMap {CONFIGMAP})"
+
+
+def _unreadable(exc: ApiError) -> str:
+    return f"the update status controller's ConfigMaps cannot be read ({exc.message})"
+
+
+def _not_current(warnings: list[str]) -> str:
+    return f"the update status controller's insights are not current ({warnings[0]})"
 
 
 def _start_live_reads(client: KubeClient, options: Options) -> PublishedReads:

@@ -37,6 +37,10 @@ def object_key(obj: JSON) -> str:
     return f"{ns}/{meta.get('name')}" if ns else str(meta.get("name"))
 
 
+def _first(pair: tuple[str, JSON]) -> str:
+    return pair[0]
+
+
 class WatchExpired(ClientError):
     """The server no longer has the requested resourceVersion (410 Gone): relist."""
 
@@ -94,6 +98,18 @@ def diff_relist(old: dict[str, JSON], items: list[JSON]) -> tuple[dict[str, JSON
         elif prev.get("metadata", {}).get("resourceVersion") != obj.get("metadata", {}).get("resourceVersion"):
             events.append((MODIFIED, obj, prev))
     return new, events
+
+
+def apply_event(cache: dict[str, JSON], event_type: str, obj: JSON) -> tuple[str, JSON | None]:
+    """Store a watch event's object in `cache`, or drop it for DELETED; return the event to tell
+    handlers and the object it replaced. An ADDED of an object already cached is a MODIFIED."""
+    key = object_key(obj)
+    old = cache.get(key)
+    if event_type == DELETED:
+        cache.pop(key, None)
+    else:
+        cache[key] = obj
+    return (MODIFIED if event_type == ADDED and old is not None else event_type), old
 
 
 class Informer:
@@ -199,6 +215,14 @@ class Informer:
     def items(self) -> list[JSON]:
         with self._lock:
             return list(self._cache.values())
+
+    def sorted_items(self) -> list[JSON]:
+        """The objects in the order the API server lists them: by `namespace/name` (by name for
+        cluster-scoped objects), whatever order the events came in."""
+        with self._lock:
+            pairs = list(self._cache.items())
+        pairs.sort(key=_first)
+        return [obj for _, obj in pairs]
 
     def __len__(self) -> int:
         return len(self._cache)
@@ -325,17 +349,10 @@ class Informer:
         obj.setdefault("kind", self.resource.kind)
         if self.transform:
             obj = self.transform(obj)
-        key = object_key(obj)
         with self._lock:
-            old = self._cache.get(key)
-            if event_type == DELETED:
-                self._cache.pop(key, None)
-            else:
-                self._cache[key] = obj
+            event_type, old = apply_event(self._cache, event_type, obj)
         if rv:
             self._resource_version = rv
-        if event_type == ADDED and old is not None:
-            event_type = MODIFIED
         self._dispatch(event_type, obj, old)
 
     def _dispatch(self, event_type: str, obj: JSON, old: JSON | None) -> None:

@@ -31,6 +31,8 @@ JSON_PATCH = "application/json-patch+json"
 STRATEGIC_MERGE_PATCH = "application/strategic-merge-patch+json"
 TOO_MANY_REQUESTS_RETRIES = 5
 LARGE_RESPONSE = 1 << 16  # bytes of a response body worth pydantic-core's JSON parser
+# What `get(..., accept=METADATA_ONLY)` asks for: the object's metadata only (a PartialObjectMetadata).
+METADATA_ONLY = "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json"
 
 
 # The records here are NamedTuples, not dataclasses: `upgrade-status` would load dataclasses (with
@@ -198,9 +200,15 @@ class KubeClient:
         timeout: float | None = None,
         busy_retries: int = TOO_MANY_REQUESTS_RETRIES,
         encoded: bytes | None = None,
+        accept: str = "application/json",
+        decode: Callable[[bytes], Any] | None = None,
+        compressed: bool = False,
     ) -> Any:
         """One API request; a 429 is retried `busy_retries` times before the caller gets it.
-        `encoded`: the body already encoded (by `encode_json`), sent in place of `body`."""
+        `encoded`: the body already encoded (by `encode_json`), sent in place of `body`; `decode`:
+        reads a successful answer's body in place of the JSON decoding below (a ValueError from it:
+        that decoding after all); `compressed`: the answer asked for gzipped (the API server
+        compresses those over 128 KiB: a large LIST is read in fewer bytes and less CPU)."""
         target = path
         if query:
             target += "?" + urlencode({k: _query_value(v) for k, v in query.items() if v is not None})
@@ -209,7 +217,9 @@ class KubeClient:
         # Retry-After a few times before giving the error to the caller.
         for attempt in range(busy_retries + 1):
             try:
-                return self._request_once(method, path, target, data, content_type, timeout)
+                return self._request_once(
+                    method, path, target, data, content_type, timeout, accept, decode, compressed
+                )
             except ApiError as exc:
                 if exc.status != 429 or attempt == busy_retries:
                     raise
@@ -217,41 +227,40 @@ class KubeClient:
         raise AssertionError("unreachable")
 
     def _request_once(
-        self, method: str, path: str, target: str, data: bytes | None, content_type: str, timeout: float | None
+        self,
+        method: str,
+        path: str,
+        target: str,
+        data: bytes | None,
+        content_type: str,
+        timeout: float | None,
+        accept: str = "application/json",
+        decode: Callable[[bytes], Any] | None = None,
+        compressed: bool = False,
     ) -> Any:
+        headers = self._headers(content_type if data is not None else None)
+        headers["Accept"] = accept
+        if compressed:
+            headers["Accept-Encoding"] = "gzip"
         try:
             resp = self._pool.request(
                 method,
                 target,
-                self._headers(content_type if data is not None else None),
+                headers,
                 data,
                 read_timeout=timeout or self.timeout,
             )
         except (http.client.HTTPException, OSError) as exc:
             raise ServerUnreachable(self.config.host, exc) from exc
+        body = resp.data
+        if compressed and resp.headers.get("Content-Encoding") == "gzip":
+            body = _gunzip(body, method, path)
         if resp.status >= 300:
-            error = ApiError(resp.status, resp.data.decode("utf-8", errors="replace"), method, path)
+            error = ApiError(resp.status, body.decode("utf-8", errors="replace"), method, path)
             if error.retry_after() is None and resp.headers.get("Retry-After", "").isdigit():
                 error.details["retryAfterSeconds"] = int(resp.headers["Retry-After"])
             raise error
-        if not resp.data:
-            return {}
-        if len(resp.data) >= LARGE_RESPONSE and "pydantic_core" in sys.modules:
-            # pydantic-core's parser reads a large body (a LIST) in half the time, and shares its
-            # repeated strings; what it refuses (invalid UTF-8, lone surrogates) is read below.
-            # Only where it is loaded already (the controllers): a short-lived client such as
-            # `upgrade-status` would spend more on importing it than it saves on one response.
-            from pydantic_core import from_json
-
-            try:
-                return from_json(resp.data)
-            except ValueError:
-                pass
-        text = resp.data.decode("utf-8", errors="replace")
-        try:
-            return json.loads(text)
-        except ValueError:
-            return text
+        return _decoded(body, decode)
 
     def stream_lines(
         self,
@@ -290,8 +299,17 @@ class KubeClient:
 
     # -- verbs ------------------------------------------------------------------------------------
 
-    def get(self, res: Resource, name: str, namespace: str | None = None, subresource: str = "") -> JSON:
-        result: JSON = self.request("GET", res.path(namespace, name, subresource))
+    def get(
+        self,
+        res: Resource,
+        name: str,
+        namespace: str | None = None,
+        subresource: str = "",
+        *,
+        accept: str = "application/json",
+    ) -> JSON:
+        """`accept`: the representation asked for (`METADATA_ONLY`: the object's metadata alone)."""
+        result: JSON = self.request("GET", res.path(namespace, name, subresource), accept=accept)
         return result
 
     def list(
@@ -304,7 +322,10 @@ class KubeClient:
         resource_version: str | None = None,
         limit: int | None = None,
         continue_token: str | None = None,
+        decode: Callable[[bytes], Any] | None = None,
+        compressed: bool = False,
     ) -> JSON:
+        """`decode`, `compressed`: how the answer is read (see `request`)."""
         query = {
             "labelSelector": label_selector,
             "fieldSelector": field_selector,
@@ -312,7 +333,7 @@ class KubeClient:
             "limit": limit,
             "continue": continue_token,
         }
-        result: JSON = self.request("GET", res.path(namespace), query=query)
+        result: JSON = self.request("GET", res.path(namespace), query=query, decode=decode, compressed=compressed)
         return result
 
     def create(self, res: Resource, body: JSON, namespace: str | None = None) -> JSON:
@@ -371,6 +392,45 @@ class KubeClient:
     def server_version(self) -> JSON:
         result: JSON = self.request("GET", "/version")
         return result
+
+
+def _decoded(body: bytes, decode: Callable[[bytes], Any] | None) -> Any:
+    """A successful answer's body read: by `decode` when given (a ValueError from it: read as
+    below after all), as JSON, or as text when it is not JSON; {} when empty."""
+    if not body:
+        return {}
+    if decode is not None:
+        try:
+            return decode(body)
+        except ValueError:
+            pass
+    if len(body) >= LARGE_RESPONSE and "pydantic_core" in sys.modules:
+        # pydantic-core's parser reads a large body (a LIST) in half the time, and shares its
+        # repeated strings; what it refuses (invalid UTF-8, lone surrogates) is read below.
+        # Only where it is loaded already (the controllers): a short-lived client such as
+        # `upgrade-status` would spend more on importing it than it saves on one response.
+        from pydantic_core import from_json
+
+        try:
+            return from_json(body)
+        except ValueError:
+            pass
+    text = body.decode("utf-8", errors="replace")
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text
+
+
+def _gunzip(body: bytes, method: str, path: str) -> bytes:
+    """A gzipped answer's bytes; one that does not decompress is the server's error (a 500 as an
+    ApiError naming the request), as a malformed answer would be."""
+    import zlib
+
+    try:
+        return zlib.decompress(body, 31)
+    except zlib.error as exc:
+        raise ApiError(500, f"the answer's gzip encoding cannot be read: {exc}", method, path) from None
 
 
 def _query_value(value: Any) -> str:

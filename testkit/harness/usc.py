@@ -38,8 +38,8 @@ from status.updatestatus.api.names import CONFIGMAP as CONFIGMAP  # re-exported 
 from status.updatestatus.api.names import LEASE as LEASE
 from status.updatestatus.api.names import NAMESPACE as NAMESPACE
 from status.updatestatus.api.names import SHARDS_KEY
-from status.updatestatus.controller.transforms import machineconfig_versions
 from status.updatestatus.insights import compute
+from status.updatestatus.insights.inputs import machineconfig_versions
 from status.updatestatus.insights.plain import Insight
 from testkit.checkout import REPO
 from testkit.fakes.statuswrite import write_status

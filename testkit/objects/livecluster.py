@@ -34,9 +34,10 @@ from cvo_py.runtime.kube import (
     KubeClient,
     Resource,
 )
-from status.updatestatus.client.cluster import DEPLOYMENTS, MCO_DEPLOYMENT, MCO_NAMESPACE
+from status.updatestatus.client.cluster import DEPLOYMENTS
 from status.updatestatus.client.routealerts import MONITORING, ROUTE, ROUTES
 from status.updatestatus.client.snapshot import Snapshot
+from status.updatestatus.insights.inputs import MCO_DEPLOYMENT, MCO_NAMESPACE
 from testkit.checkout import REPO
 from testkit.harness import localcluster
 from testkit.harness.cluster import LocalCluster, delete_all_cluster_scoped_update_objects, ensure_namespace
@@ -117,13 +118,17 @@ def load(kube: KubeClient, snap: Snapshot, *, with_deployment: bool = True) -> L
         _each(lambda o: _create(kube, MACHINECONFIGS, o, loaded), snap.machineconfigs)
         _each(lambda o: _create(kube, NODES, o, loaded), snap.nodes)
         if with_deployment:
-            ensure_namespace(kube, MCO_NAMESPACE)
-            body = snap.mco_deployment or deployment()
-            _create(kube, DEPLOYMENTS, body, loaded, namespace=MCO_NAMESPACE)
+            create_deployment(kube, loaded, snap.mco_deployment or deployment())
     except BaseException:
         loaded.remove()
         raise
     return loaded
+
+
+def create_deployment(kube: KubeClient, loaded: Loaded, body: dict[str, Any] | None = None) -> None:
+    """The machine-config-operator Deployment (`deployment()` unless `body`), removed with the rest."""
+    ensure_namespace(kube, MCO_NAMESPACE)
+    _create(kube, DEPLOYMENTS, body or deployment(), loaded, namespace=MCO_NAMESPACE)
 
 
 def route(cluster: LocalCluster, host: str, loaded: Loaded | None = None) -> None:

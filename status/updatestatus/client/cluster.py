@@ -22,29 +22,54 @@ Alerts are read afterwards, only when the cluster is updating (`status.updatesta
 from __future__ import annotations
 
 import functools
+import json
+import re
 import threading
+from collections.abc import Iterator
 from typing import Any, NamedTuple
 
+from cvo_py.runtime.jsonfields import STR, decoder
 from cvo_py.runtime.kube import (
     CLUSTEROPERATORS,
     CLUSTERVERSIONS,
     MACHINECONFIGPOOLS,
     MACHINECONFIGS,
+    METADATA_ONLY,
     NODES,
     ApiError,
     KubeClient,
     Resource,
 )
 from status.updatestatus.client.live import Read
+from status.updatestatus.insights.inputs import MCO_DEPLOYMENT, MCO_NAMESPACE, NODE, mco_image
+from status.updatestatus.insights.mco import CURRENT_CONFIG, DESIRED_CONFIG, RELEASE_IMAGE_VERSION
 
 DEPLOYMENTS = Resource("apps/v1", "Deployment", "deployments", True)
-MCO_NAMESPACE = "openshift-machine-config-operator"
-MCO_DEPLOYMENT = "machine-config-operator"
 CLUSTERVERSION = "version"
-CURRENT_CONFIG = "machineconfiguration.openshift.io/currentConfig"
-DESIRED_CONFIG = "machineconfiguration.openshift.io/desiredConfig"
-RELEASE_IMAGE_VERSION = "machineconfiguration.openshift.io/release-image-version"
 MACHINECONFIG_READERS = 4  # GETs of MachineConfigs in flight together
+# A Node LIST of more bytes than this (about 250 nodes) is decoded down to what the insights read
+# (`status.updatestatus.insights.inputs.NODE`), the rest skipped by the parser: a smaller one
+# decodes with `json` in less time than importing that parser takes.
+TRIMMED_FROM = 1 << 20
+_trimmed_nodes = decoder({"metadata": {"resourceVersion": STR, "continue": STR}, "items": [NODE]})
+
+
+NODE_PAGE = 1000  # Nodes per page of the LIST
+HEAD_BYTES = 4096  # where a page's `continue` is looked for, before its items
+_CONTINUE = re.compile(rb'"continue":"([^"\\]+)"')
+
+
+def _continue_of(listed: Any) -> str:
+    meta = listed.get("metadata") if isinstance(listed, dict) else None
+    token = meta.get("continue") if isinstance(meta, dict) else None
+    return token if isinstance(token, str) else ""
+
+
+def decode_nodes(body: bytes) -> Any:
+    """A Node LIST's body, decoded down to what the insights read when it is large."""
+    if len(body) >= TRIMMED_FROM:
+        return _trimmed_nodes(body)
+    return json.loads(body.decode("utf-8", errors="replace"))  # as the API client decodes a body
 
 NO_CLUSTERVERSION = (
     "no cluster version information available - you must be connected to an OpenShift version 4 server to "
@@ -89,13 +114,17 @@ class ClusterReads:
         self._closed = threading.Event()
         self._gate = threading.Semaphore(MACHINECONFIG_READERS)
         self._machineconfigs: dict[str, Read] = {}
+        self._lock = threading.Lock()
+        self._pages: list[list[dict[str, Any]]] = []  # the Nodes of each page listed so far
+        self._pages_done = False
+        self._paged = threading.Condition()
 
         def read(call: Any) -> Read:
             return Read(call, closed=self._closed)
 
         self.clusterversion = read(lambda: client.get(CLUSTERVERSIONS, CLUSTERVERSION))
         self._operators = read(lambda: client.list(CLUSTEROPERATORS))
-        self._pools = read(lambda: client.list(MACHINECONFIGPOOLS))
+        self._pools = read(self._list_pools)
         self._nodes = read(self._list_nodes)
         self._mco = read(lambda: client.get(DEPLOYMENTS, MCO_DEPLOYMENT, namespace=MCO_NAMESPACE))
 
@@ -103,14 +132,105 @@ class ClusterReads:
         """Cancel the reads not started yet; those in flight end on their own."""
         self._closed.set()
 
-    def _list_nodes(self) -> dict[str, Any]:
-        """The Nodes, and the GETs of the MachineConfigs they name sent as soon as they are known."""
-        listed = self._client.list(NODES)
-        for name in machineconfig_names(items_of(listed)):
-            self._machineconfigs[name] = Read(
-                functools.partial(self._client.get, MACHINECONFIGS, name), closed=self._closed, gate=self._gate
-            )
+    def _list_pools(self) -> dict[str, Any]:
+        """The pools, and the GETs of the MachineConfigs they render sent at once: the nodes
+        almost always name those, and the Node LIST takes longer (see `_machineconfig`)."""
+        listed = self._client.list(MACHINECONFIGPOOLS)
+        for name in pool_configs(items_of(listed)):
+            self._machineconfig(name)
         return listed
+
+    def _list_nodes(self) -> dict[str, Any]:
+        """The Nodes, and the GETs of the MachineConfigs they name not asked for yet.
+
+        In pages of `NODE_PAGE` (one consistent LIST, as the API server pages it): each page's
+        `continue` is read from the first bytes of its answer and the next page asked for before
+        this one is decoded, so the server writes a page while the last one is decoded here. A
+        `continue` that expired meanwhile (410) lists them again in one page."""
+        try:
+            try:
+                listed, following = self._node_page(None)
+                items = self._listed(items_of(listed))
+                while token := _continue_of(listed):
+                    if following is None or following[0] != token:
+                        following = (token, Read(functools.partial(self._node_page, token), closed=self._closed))
+                    listed, following = following[1].result()
+                    items.extend(self._listed(items_of(listed)))
+            except ApiError as exc:
+                if not exc.is_gone():
+                    raise
+                listed = self._client.list(NODES, decode=decode_nodes, compressed=True)
+                items = self._listed(items_of(listed))
+            for name in machineconfig_names(items):
+                self._machineconfig(name)
+            return {"items": items}
+        finally:
+            with self._paged:
+                self._pages_done = True
+                self._paged.notify_all()
+
+    def _listed(self, page: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """A page of Nodes, handed to `node_pages()` as it comes."""
+        with self._paged:
+            self._pages.append(page)
+            self._paged.notify_all()
+        return list(page)
+
+    def node_pages(self) -> Iterator[list[dict[str, Any]]]:
+        """The Nodes of each page of the LIST as it comes (for work done while the next is listed);
+        it ends when the LIST does, also when it fails (`objects()` says why)."""
+        taken = 0
+        while True:
+            with self._paged:
+                while len(self._pages) == taken and not self._pages_done and not self._closed.is_set():
+                    self._paged.wait(0.1)
+                pages, done = self._pages[taken:], self._pages_done or self._closed.is_set()
+            taken += len(pages)
+            yield from pages
+            if done and not pages:
+                return
+
+    def early_inputs(self) -> tuple[dict[str, Any], list[dict[str, Any]], dict[str, str]] | None:
+        """(the ClusterVersion, the pools, the release versions of the MachineConfigs the pools
+        name) as soon as they are read, for the nodes' assessments made while they are listed; None
+        when one of them cannot be read (`objects()` then says why)."""
+        try:
+            cv = self.clusterversion.result()
+            pools = items_of(self._pools.result())
+            versions: dict[str, str] = {}
+            for name in pool_configs(pools):
+                version = _annotations(self._machineconfig(name).result()).get(RELEASE_IMAGE_VERSION)
+                if isinstance(version, str) and version:
+                    versions[name] = version
+        except Exception:  # noqa: BLE001 - reported in oc's order by objects()
+            return None
+        return (cv, pools, versions) if isinstance(cv, dict) else None
+
+    def _node_page(self, token: str | None) -> tuple[dict[str, Any], tuple[str, Read] | None]:
+        """One page of the Node LIST, and the read of the next page when it was started early."""
+        following: list[tuple[str, Read]] = []
+
+        def decode(body: bytes) -> Any:
+            end = body.find(b'"items"', 0, HEAD_BYTES)  # the list's metadata comes before its items
+            found = _CONTINUE.search(body, 0, end) if end > 0 else None
+            if found and not following:
+                early = found.group(1).decode()
+                following.append((early, Read(functools.partial(self._node_page, early), closed=self._closed)))
+            return decode_nodes(body)
+
+        listed = self._client.list(NODES, limit=NODE_PAGE, continue_token=token, decode=decode, compressed=True)
+        return listed, following[0] if following else None
+
+    def _machineconfig(self, name: str) -> Read:
+        """The GET of MachineConfig `name`, sent once. Only those the nodes name are read by
+        `objects()`, as oc reads them: one that only a pool names and cannot be read changes nothing."""
+        with self._lock:
+            found = self._machineconfigs.get(name)
+            if found is None:
+                # its metadata only: a rendered MachineConfig's body (every file of the node) can be megabytes
+                get = functools.partial(self._client.get, MACHINECONFIGS, name, accept=METADATA_ONLY)
+                found = self._machineconfigs[name] = Read(get, closed=self._closed, gate=self._gate)
+            return found
 
     def progressing(self) -> bool:
         """Whether the ClusterVersion says Progressing=True (False also when it cannot be read:
@@ -129,19 +249,35 @@ class ClusterReads:
         (in oc's order) that failed; `ServerUnreachable` as the client raises it."""
         cv = _result(self.clusterversion, not_found=NO_CLUSTERVERSION)
         operators = items_of(_result(self._operators))
-        if not operators:
-            raise ClusterReadError(f"error: {NO_OPERATORS}")
-        if not _has_progressing(cv):
-            raise ClusterReadError(f"error: {NO_PROGRESSING}".rstrip("\n"))
+        stop = stop_line(cv, operators)
+        if stop:
+            raise ClusterReadError(stop)
         pools = items_of(_result(self._pools))
         nodes = items_of(_result(self._nodes))
         versions: dict[str, str] = {}
-        for name, mc_read in self._machineconfigs.items():
-            version = _annotations(_result(mc_read)).get(RELEASE_IMAGE_VERSION)
+        for name in machineconfig_names(nodes):
+            version = _annotations(_result(self._machineconfig(name))).get(RELEASE_IMAGE_VERSION)
             if isinstance(version, str) and version:
                 versions[name] = version
         mco = _result(self._mco)
         return ClusterObjects(cv, operators, pools, nodes, versions, mco_image(mco))
+
+
+def stop_line(cv: Any, operators: list[dict[str, Any]]) -> str:
+    """The line oc stops with for this ClusterVersion (None: there is none) and these operators,
+    "" when it goes on."""
+    if cv is None:
+        return f"error: {NO_CLUSTERVERSION}"
+    if not operators:
+        return f"error: {NO_OPERATORS}"
+    if not _has_progressing(cv):
+        return f"error: {NO_PROGRESSING}".rstrip("\n")
+    return ""
+
+
+def not_found_line(resource: str, name: str) -> str:
+    """The line oc prints for a GET of `resource` (plural.group) `name` that is not found."""
+    return f'Error from server (NotFound): {resource} "{name}" not found'
 
 
 def _result(read: Read, not_found: str = "") -> Any:
@@ -177,22 +313,22 @@ def machineconfig_names(nodes: list[dict[str, Any]]) -> list[str]:
     return list(names)
 
 
+def pool_configs(pools: list[dict[str, Any]]) -> list[str]:
+    """The rendered MachineConfigs the pools have and want (`status` then `spec.configuration.name`)."""
+    names: dict[str, None] = {}
+    for pool in pools:
+        for part in ("status", "spec"):
+            section = pool.get(part)
+            configuration = section.get("configuration") if isinstance(section, dict) else None
+            name = configuration.get("name") if isinstance(configuration, dict) else None
+            if isinstance(name, str) and name:
+                names.setdefault(name)
+    return list(names)
+
+
 def _has_progressing(cv: Any) -> bool:
     status = cv.get("status") if isinstance(cv, dict) else None
     conditions = status.get("conditions") if isinstance(status, dict) else None
     if not isinstance(conditions, list):
         return False
     return any(isinstance(c, dict) and c.get("type") == "Progressing" for c in conditions)
-
-
-def mco_image(deployment: Any) -> str:
-    """The image of the Deployment's container named machine-config-operator, as oc reads it ("" when none)."""
-    spec = deployment.get("spec") if isinstance(deployment, dict) else None
-    template = spec.get("template") if isinstance(spec, dict) else None
-    pod = template.get("spec") if isinstance(template, dict) else None
-    containers = pod.get("containers") if isinstance(pod, dict) else None
-    for container in containers if isinstance(containers, list) else []:
-        if isinstance(container, dict) and container.get("name") == MCO_DEPLOYMENT:
-            image = container.get("image")
-            return image if isinstance(image, str) else ""
-    return ""

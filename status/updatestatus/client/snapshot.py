@@ -15,8 +15,7 @@ from typing import Any
 from cvo_py.runtime import safeload
 from cvo_py.runtime.gotext.durations import TimeFormatError
 from cvo_py.runtime.gotext.times import ZERO_TIME, parse_time
-from status.updatestatus.insights import compute
-from status.updatestatus.insights.mco import RELEASE_IMAGE_VERSION
+from status.updatestatus.insights import compute, inputs
 from status.updatestatus.insights.objects import InputError
 from status.updatestatus.insights.plain import Insight
 
@@ -42,31 +41,17 @@ class Snapshot:
     mco_deployment: JSON | None
 
     def machineconfig_versions(self) -> dict[str, str]:
-        out = {}
-        for mc in self.machineconfigs:
-            meta = mc.get("metadata") or {}
-            version = (meta.get("annotations") or {}).get(RELEASE_IMAGE_VERSION)
-            if version:
-                name = meta.get("name")
-                if not isinstance(name, str):
-                    where = paths(Path(self.name))["-mc.yaml"]
-                    raise SnapshotError(f"{where}: MachineConfig metadata.name is {type(name).__name__}, not a string")
-                out[name] = version
-        return out
+        try:
+            return inputs.machineconfig_versions(self.machineconfigs)
+        except InputError as exc:
+            raise SnapshotError(f"{paths(Path(self.name))['-mc.yaml']}: {exc}") from None
 
     def mco_image(self) -> str:
         """The machine-config-operator container's image; "" without a deployment file (as oc)."""
-        if self.mco_deployment is None:
-            return ""
-        spec = ((self.mco_deployment.get("spec") or {}).get("template") or {}).get("spec") or {}
-        for container in spec.get("containers") or []:
-            if isinstance(container, dict) and container.get("name") == "machine-config-operator":
-                image = container.get("image") or ""
-                if not isinstance(image, str):
-                    where = paths(Path(self.name))["-mco-deployment.yaml"]
-                    raise SnapshotError(f"{where}: machine-config-operator container image is not a string")
-                return image
-        return ""
+        try:
+            return inputs.mco_image(self.mco_deployment)
+        except InputError as exc:
+            raise SnapshotError(f"{paths(Path(self.name))['-mco-deployment.yaml']}: {exc}") from None
 
     def insights(self, now: int | None = None, wall_clock: int | None = None) -> tuple[list[Insight], int]:
         """oc's assessment of the snapshot: (insights, the "now" they are assessed at).

@@ -40,7 +40,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, TextIO
+from typing import Any, Protocol, TextIO
 
 from cvo_py.runtime.gotext.durations import SECOND
 from cvo_py.runtime.gotext.quoting import escape
@@ -56,6 +56,7 @@ INTERRUPTED = 130
 TICK = 1.0  # seconds between updates of a terminal frame's age line, and between looks at a pipe's reader
 REDRAW_GAP = 0.2  # seconds: changes closer than this to the previous frame wait for it, and are shown together
 FALLBACK_SIZE = (80, 24)  # what a terminal that reports no size is taken to be, as `shutil.get_terminal_size`
+PUBLISHED = ("Update status insights, as published", "update status insights")  # the age line's subject
 
 
 class Terminated(Exception):
@@ -76,6 +77,7 @@ class View:
     memo: RowMemo
     text: str = ""
     caveat: bool | None = None  # whether `text` says the health is not known (None: not rendered)
+    heading: tuple[str, str] = PUBLISHED  # the age line's subject on a terminal, and in a pipe
 
     @property
     def computed_at(self) -> int | None:
@@ -151,7 +153,7 @@ def due(layout: published.MainLayout, lease: staleness.LeaseState, now: int) -> 
     return min(future) if future else None
 
 
-def age_line(computed_at: int | None, now: int, tty: bool) -> str:
+def age_line(computed_at: int | None, now: int, tty: bool, heading: tuple[str, str] = PUBLISHED) -> str:
     if computed_at is None:
         age = "when they were computed is not known"
     elif computed_at > now:
@@ -159,8 +161,8 @@ def age_line(computed_at: int | None, now: int, tty: bool) -> str:
     else:
         age = f"computed {staleness.ago(now - computed_at)} at {format_time(computed_at, nanos=False)}"
     if tty:
-        return f"Update status insights, as published: {age}. Ctrl-C to stop."
-    return f"--- {format_time(now, nanos=False)}: update status insights {age} ---"
+        return f"{heading[0]}: {age}. Ctrl-C to stop."
+    return f"--- {format_time(now, nanos=False)}: {heading[1]} {age} ---"
 
 
 def hold(last_composed: float | None, now: float) -> float:
@@ -191,19 +193,27 @@ class Screen:
         self.body: str | None = None
         self.drawn = 0  # lines of the frame on the terminal
 
-    def show(self, body: str, computed_at: int | None, now: int, *, again: bool = False) -> bool:
+    def show(
+        self,
+        body: str,
+        computed_at: int | None,
+        now: int,
+        *,
+        again: bool = False,
+        heading: tuple[str, str] = PUBLISHED,
+    ) -> bool:
         """Show `body` under the age line of insights computed at `computed_at` (True when the
         body was drawn: it changed, or `again` on a terminal, whose window changed)."""
         if body == self.body and not (again and self.tty):
             if self.tty:  # only the age moves on
-                self._write("\x1b7\x1b[H" + self._fit([age_line(computed_at, now, True)])[0] + "\x1b[K\x1b8")
+                self._write("\x1b7\x1b[H" + self._fit([age_line(computed_at, now, True, heading)])[0] + "\x1b[K\x1b8")
             return False
         self.body = body
         if not self.tty:
-            self._write(("\n" if self.drawn else "") + age_line(computed_at, now, False) + "\n" + body)
+            self._write(("\n" if self.drawn else "") + age_line(computed_at, now, False, heading) + "\n" + body)
             self.drawn += 1
             return True
-        lines = self._fit([age_line(computed_at, now, True), "", *body.rstrip("\n").split("\n")])
+        lines = self._fit([age_line(computed_at, now, True, heading), "", *body.rstrip("\n").split("\n")])
         # Counted before the write: a frame cut short by Ctrl-C still has the cursor put below it.
         self.drawn = max(self.drawn, len(lines))
         self._write("\x1b[H" + "\n".join(f"{line}\x1b[K" for line in lines) + "\x1b[J")
@@ -258,8 +268,11 @@ class Screen:
 class Sources:
     """The informers of `namespace`'s ConfigMaps and of the Lease there; `changed` is set on every event."""
 
-    def __init__(self, client: KubeClient, namespace: str) -> None:
+    def __init__(self, client: KubeClient, namespace: str, details: str = "none") -> None:
         self.namespace = namespace
+        self.details = details
+        self._cache: wire.Reads = {}
+        self._memo = RowMemo()
         self.changed = threading.Event()
         self.configmaps = Informer(client, CONFIGMAPS, namespace=namespace)
         self.lease = Informer(client, LEASES, namespace=namespace, field_selector=f"metadata.name={LEASE}")
@@ -269,12 +282,22 @@ class Sources:
             informer.add_failing_handler(lambda _why: self.changed.set())
 
     def start(self) -> None:
-        self.configmaps.start()
-        self.lease.start()
+        with published.signals_left_to_main():
+            self.configmaps.start()
+            self.lease.start()
 
     def stop(self) -> None:
         for informer in (self.configmaps, self.lease):
             informer.request_stop()
+
+    def wait_listed(self, timeout: float) -> bool:
+        """Whether the ConfigMaps are listed, or cannot be (then the view says why), within `timeout`."""
+        return self.configmaps.wait_for_sync(timeout) or bool(self.configmaps.failing)
+
+    def view(self, now: int) -> View:
+        """The view of what the caches hold (what did not change is not read or worked out again)."""
+        configmaps, lease, problems = self.snapshot()
+        return compose(self.namespace, configmaps, lease, self.details, self._cache, problems, self._memo)
 
     def snapshot(self) -> tuple[dict[str, Any], staleness.LeaseState, list[str]]:
         """The ConfigMaps by name, the Lease's state and what keeps the watches from working."""
@@ -296,6 +319,27 @@ class Sources:
         return configmaps, lease, problems
 
 
+class Source(Protocol):
+    """What the watch follows: the controller's publication (`Sources`) or the cluster's objects
+    (`status.updatestatus.client.clusterwatch.ObjectSources`)."""
+
+    changed: threading.Event
+
+    def start(self) -> None: ...
+    def stop(self) -> None: ...
+    def wait_listed(self, timeout: float) -> bool: ...
+    def view(self, now: int) -> Frame: ...
+
+
+class Frame(Protocol):
+    @property
+    def computed_at(self) -> int | None: ...
+    @property
+    def heading(self) -> tuple[str, str]: ...
+    def body(self, now: int) -> str: ...
+    def due(self, now: int) -> int | None: ...
+
+
 def watch(
     client: KubeClient,
     details: str,
@@ -305,58 +349,52 @@ def watch(
     tty: bool,
     size: Callable[[], tuple[int, int]],
     clock: Callable[[], int] = time.time_ns,
+    objects: bool = False,
 ) -> int:
-    """Show the insights published in `namespace` until Ctrl-C (exit 130) or until nobody reads
-    them (a pipe's reader gone: exit 0). A reader who may not list ConfigMaps in the namespace,
-    or cannot reach the API server, is told so in one line by the caller (the client's errors,
-    raised before anything is shown)."""
-    client.list(CONFIGMAPS, namespace=namespace, limit=1)  # can we watch at all? (403: one line, exit 1)
+    """Show the insights published in `namespace` (with `objects`, the status computed from the
+    cluster's objects) until Ctrl-C (exit 130) or until nobody reads them (a pipe's reader gone:
+    exit 0). A reader who may not list what is watched, or cannot reach the API server, is told so
+    in one line by the caller (the client's errors, raised before anything is shown)."""
+    source: Source
+    if objects:
+        from status.updatestatus.client import clusterwatch
+
+        clusterwatch.check_reads(client)  # may we list them all? (403: one line, exit 1)
+        source = clusterwatch.ObjectSources(client, details)
+    else:
+        client.list(CONFIGMAPS, namespace=namespace, limit=1)  # can we watch at all? (403: one line, exit 1)
+        source = Sources(client, namespace, details)
+    return follow(source, out, tty=tty, size=size, clock=clock)
+
+
+def follow(
+    source: Source,
+    out: TextIO,
+    *,
+    tty: bool,
+    size: Callable[[], tuple[int, int]],
+    clock: Callable[[], int] = time.time_ns,
+) -> int:
+    """Show `source`'s view, again at each change, until Ctrl-C (130) or a pipe's reader leaves (0)."""
     # Problems of the watches are shown in the frame, where they are current, not logged over it.
     logging.getLogger("cvo_py.runtime.informer").setLevel(logging.ERROR)
-    sources = Sources(client, namespace)
     screen = Screen(out, tty, size)
     resized = threading.Event()
 
     def redraw() -> None:
         resized.set()
-        sources.changed.set()
+        source.changed.set()
 
     previous_winch = None
     previous_term = _on_terminate()
-    cache: wire.Reads = {}
-    memo = RowMemo()
     try:
         if tty:
             previous_winch = _on_resize(redraw)
             out.write("\x1b[H\x1b[2J")
-        with published.signals_left_to_main():
-            sources.start()
-        while not sources.configmaps.wait_for_sync(0.1) and not sources.configmaps.failing:
+        source.start()
+        while not source.wait_listed(0.1):
             pass  # listed, or what keeps it from listing is shown
-        view: View | None = None
-        composed_at: float | None = None  # monotonic
-        due_at: int | None = None  # when time alone next changes the warnings
-        while True:
-            changed = view is None or sources.changed.is_set()
-            if changed:
-                time.sleep(hold(composed_at, time.monotonic()))  # what comes meanwhile is shown with it
-                sources.changed.clear()
-                composed_at = time.monotonic()
-                configmaps, lease, problems = sources.snapshot()
-                view = compose(namespace, configmaps, lease, details, cache, problems, memo)
-            assert view is not None  # composed on the first turn
-            if screen.reader_gone():
-                return 0
-            now = clock()
-            # A terminal's age line moves on every tick; a pipe gets a block only for a change or a due moment.
-            if changed or tty or (due_at is not None and now >= due_at):
-                screen.show(view.body(now), view.computed_at, now, again=resized.is_set())
-                resized.clear()
-                due_at = view.due(now)
-            wait = TICK
-            if due_at is not None:
-                wait = min(wait, max(0.0, (due_at - clock()) / SECOND))
-            sources.changed.wait(wait)
+        return show_changes(source, screen, resized, clock)
     except KeyboardInterrupt:
         return INTERRUPTED
     except BrokenPipeError:  # the reader left while a frame was written
@@ -364,7 +402,7 @@ def watch(
     finally:
         if previous_term is not None:  # a second SIGTERM must not cut the terminal's restoring short
             signal.signal(signal.SIGTERM, signal.SIG_IGN)
-        sources.stop()
+        source.stop()
         try:
             screen.close()
         except OSError:  # nowhere left to write to
@@ -373,6 +411,34 @@ def watch(
             signal.signal(signal.SIGWINCH, previous_winch)
         if previous_term is not None:
             signal.signal(signal.SIGTERM, previous_term)
+
+
+def show_changes(source: Source, screen: Screen, resized: threading.Event, clock: Callable[[], int]) -> int:
+    """Compose `source`'s view at each change (and when time alone changes it) and show it on
+    `screen` (again when `resized` is set), until the screen's reader is gone (0)."""
+    view: Frame | None = None
+    composed_at: float | None = None  # monotonic
+    due_at: int | None = None  # when time alone next changes the view
+    while True:
+        changed = view is None or source.changed.is_set() or (due_at is not None and clock() >= due_at)
+        if changed:
+            time.sleep(hold(composed_at, time.monotonic()))  # what comes meanwhile is shown with it
+            source.changed.clear()
+            composed_at = time.monotonic()
+            view = source.view(clock())
+        assert view is not None  # composed on the first turn
+        if screen.reader_gone():
+            return 0
+        now = clock()
+        # A terminal's age line moves on every tick; a pipe gets a block only for a change or a due moment.
+        if changed or screen.tty:
+            screen.show(view.body(now), view.computed_at, now, again=resized.is_set(), heading=view.heading)
+            resized.clear()
+            due_at = view.due(now)
+        wait = TICK
+        if due_at is not None:
+            wait = min(wait, max(0.0, (due_at - clock()) / SECOND))
+        source.changed.wait(wait)
 
 
 def _on_terminate() -> Any:

@@ -2,11 +2,10 @@
 
 At 5,000 nodes a full `status.updatestatus.insights.compute.all_insights` plus
 `status.updatestatus.api.encoding.encode` takes a second, while one node's change alters one node
-insight, its pool's insight and perhaps a health insight. This module drives
-`compute.NodeAssessor`, the node computation `all_insights` itself uses, one node at a time: it
-keeps each node's assessment, insight, key and encoded value while the node object and the
-assessor's `inputs` (the pools, the MachineConfig versions, the ClusterVersion's target) are
-unchanged; other insights are re-encoded only when they differ from the previous ones. The results
+insight, its pool's insight and perhaps a health insight. The node insights are recomputed only for
+the nodes that changed (`status.updatestatus.insights.incremental`, which `upgrade-status --watch`
+uses too); this module keeps, with each node's entry, its key and encoded value while the entry
+is the same, and re-encodes other insights only when they differ from the previous ones. The results
 equal the full computation's (tests/status/updatestatus/controller/test_incremental.py checks that on
 many states). Shard layout: `status.updatestatus.api.sharding.ShardPlanner`, given `node_health`
 (which health insights travel with their node).
@@ -22,7 +21,7 @@ from status.updatestatus.api.encoding import encode_value
 from status.updatestatus.api.keys import key_of, node_key
 from status.updatestatus.api.sharding import node_of
 from status.updatestatus.insights import compute
-from status.updatestatus.insights import nodes as nodes_mod
+from status.updatestatus.insights.incremental import IncrementalNodes, NodeAssessed
 from status.updatestatus.insights.kinds import (
     ClusterVersionInsightShape,
     HealthInsightShape,
@@ -35,9 +34,8 @@ from status.updatestatus.insights.plain import Insight
 
 @dataclass
 class _Node:
-    obj: JSON
-    assessment: nodes_mod.NodeAssessment
-    insight: Insight
+    entry: NodeAssessed
+    insight: Insight  # the entry's, its transition times stamped
     key: str
     value: str
     label: tuple[str, str]  # (type, assessment) for the metrics
@@ -45,9 +43,9 @@ class _Node:
 
 class IncrementalInsights:
     def __init__(self) -> None:
-        self._by_id: dict[int, _Node] = {}  # id(node object) → entry; the entry holds the object
+        self._nodes = IncrementalNodes()
+        self._by_entry: dict[int, _Node] = {}  # id(node entry) → what is published of it; holds the entry
         self._by_key: dict[str, _Node] = {}
-        self._inputs: tuple[object, ...] | None = None  # `NodeAssessor.inputs` of the cached entries
         self._others: dict[str, tuple[Insight, str]] = {}  # non-node insights: key → (insight, value)
         self._seeded: dict[str, InsightShape] = {}  # published by an earlier process
         self.insights: list[Insight] = []  # the last result
@@ -74,12 +72,8 @@ class IncrementalInsights:
         """The ConfigMap data for this state: control plane and health first, then pools, nodes."""
         t = to_now(now)
         assessor = compute.NodeAssessor(pools, versions, cv)
-        if assessor.inputs != self._inputs:
-            self._by_id = {}  # a pool, a MachineConfig version or the target changed: reassess all
-            self._inputs = assessor.inputs
-        by_pool = assessor.new_groups()
-        entries = self._nodes(assessor, nodes, by_pool, t)
-        pool_insights, health = assessor.pools_and_health(by_pool, t)
+        entries = self._node_entries(assessor, nodes, t)
+        pool_insights, health = assessor.pools_and_health(self._nodes.by_pool, t)
         others: list[Insight] = list(compute.controlplane_insights(cv, operators, t, mco_image=mco_image))
         others.extend(health)
         others.extend(alerts)
@@ -115,30 +109,19 @@ class IncrementalInsights:
         self._seeded = {}
         return data
 
-    def _nodes(
-        self,
-        assessor: compute.NodeAssessor,
-        nodes: list[JSON],
-        by_pool: dict[str, list[nodes_mod.NodeAssessment]],
-        t: int,
-    ) -> list[_Node]:
-        """The nodes' entries in oc's order (by pool, then list order), each node reassessed only
-        when its object changed; each assessment added to its pool's in `by_pool`."""
+    def _node_entries(self, assessor: compute.NodeAssessor, nodes: list[JSON], now: int) -> list[_Node]:
+        """What is published of each node in a pool, in oc's order; made again only for the nodes
+        assessed again (`IncrementalNodes`)."""
+        by_entry: dict[int, _Node] = {}
         entries: list[_Node] = []
-        by_id: dict[int, _Node] = {}
-        self.recomputed_nodes = 0
-        for node in nodes:
-            entry = self._by_id.get(id(node))
-            if entry is None or entry.obj is not node:
-                entry = self._assess(assessor, node, t)
-                if entry is None:
-                    continue  # oc ignores nodes outside every pool
-            by_id[id(node)] = entry
-            by_pool[entry.assessment.pool].append(entry.assessment)
+        for assessed in self._nodes.update(assessor, nodes):
+            entry = self._by_entry.get(id(assessed))
+            if entry is None or entry.entry is not assessed:
+                entry = self._published(assessed, now)
+            by_entry[id(assessed)] = entry
             entries.append(entry)
-        pool_rank = {name: i for i, name in enumerate(by_pool)}
-        entries.sort(key=lambda e: pool_rank[e.assessment.pool])
-        self._by_id, self._by_key = by_id, {e.key: e for e in entries}
+        self.recomputed_nodes = self._nodes.recomputed
+        self._by_entry, self._by_key = by_entry, {e.key: e for e in entries}
         return entries
 
     def _previous(self, key: str, others: Mapping[str, tuple[Insight, str]]) -> InsightShape | None:
@@ -148,19 +131,17 @@ class IncrementalInsights:
         node = self._by_key.get(key)
         return node.insight if node is not None else self._seeded.get(key)
 
-    def _assess(self, assessor: compute.NodeAssessor, node: JSON, now: int) -> _Node | None:
-        assessment = assessor.assess(node)
-        if assessment is None:
-            return None
-        self.recomputed_nodes += 1
-        insight = assessor.insight(assessment)
+    def _published(self, assessed: NodeAssessed, now: int) -> _Node:
+        """What is published of a node assessed again: its insight (the entry's, this cache's own)
+        with transition times carried over from the previous one, its key and value."""
+        insight = assessed.insight
         key = key_of(insight)
         old = self._by_key.get(key)
         previous = old.insight if old is not None else self._seeded.get(key)
         compute.stamp_transition_times([insight], [previous] if previous is not None else [], now)
         value = old.value if old is not None and old.insight == insight else encode_value(insight)
         label = next(iter(count_insights([insight])))
-        return _Node(node, assessment, insight, key, value, label)
+        return _Node(assessed, insight, key, value, label)
 
 
 def count_insights(insights: Iterable[InsightShape]) -> dict[tuple[str, str], int]:

@@ -55,7 +55,10 @@ from status.updatestatus.controller.metrics import Metrics
 from status.updatestatus.controller.publication import Outcome, Publication
 from status.updatestatus.controller.publisher import Publisher
 from status.updatestatus.controller.reports import Reports
-from status.updatestatus.controller.transforms import (
+from status.updatestatus.controller.transforms import owned
+from status.updatestatus.insights.alerts import live_alert_insights
+from status.updatestatus.insights.controlplane import update_started_at
+from status.updatestatus.insights.inputs import (
     MCO_DEPLOYMENT,
     MCO_NAMESPACE,
     deployment_transform,
@@ -63,11 +66,8 @@ from status.updatestatus.controller.transforms import (
     machineconfig_versions,
     mco_image,
     node_transform,
-    owned,
-    without_resource_version,
+    read_alike,
 )
-from status.updatestatus.insights.alerts import live_alert_insights
-from status.updatestatus.insights.controlplane import update_started_at
 
 log = logging.getLogger(__name__)
 
@@ -149,7 +149,7 @@ class UpdateStatusController:
 
     def _on_node(self, event_type: str, obj: JSON, old: JSON | None) -> None:
         # Heartbeat-only updates are equal once transformed: nothing to recompute.
-        if event_type != DELETED and without_resource_version(obj) == without_resource_version(old):
+        if event_type != DELETED and read_alike(obj, old):
             return
         self._mark()
 

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from cvo_py.runtime import klog
-from cvo_py.runtime.informer import ADDED, DELETED, MODIFIED, Backoff, diff_relist, object_key
+from cvo_py.runtime.informer import ADDED, DELETED, MODIFIED, Backoff, apply_event, diff_relist, object_key
 from cvo_py.runtime.kube import ApiError, Resource
 from cvo_py.runtime.leader import lease_free_for
 from cvo_py.runtime.loop import TokenBucket
@@ -40,6 +40,17 @@ def test_relist_diff_reports_only_real_changes() -> None:
     ]
     modified = next(e for e in events if e[0] == MODIFIED)
     assert modified[2] == obj("b", "2")
+
+
+def test_a_watch_event_is_stored_and_an_added_object_already_cached_is_told_as_modified() -> None:
+    cache = {"ns/a": obj("a", "1", "ns")}
+    assert apply_event(cache, ADDED, obj("b", "2", "ns")) == (ADDED, None)
+    assert apply_event(cache, ADDED, obj("a", "3", "ns")) == (MODIFIED, obj("a", "1", "ns"))
+    assert apply_event(cache, MODIFIED, obj("b", "4", "ns")) == (MODIFIED, obj("b", "2", "ns"))
+    assert cache == {"ns/a": obj("a", "3", "ns"), "ns/b": obj("b", "4", "ns")}
+    assert apply_event(cache, DELETED, obj("a", "5", "ns")) == (DELETED, obj("a", "3", "ns"))
+    assert apply_event(cache, DELETED, obj("gone", "6", "ns")) == (DELETED, None)
+    assert cache == {"ns/b": obj("b", "4", "ns")}
 
 
 def test_object_key_is_namespace_slash_name_or_name() -> None:

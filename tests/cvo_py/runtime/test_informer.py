@@ -66,6 +66,24 @@ def test_list_then_watch_delivers_add_update_delete_and_keeps_cache(kube: KubeCl
         informer.stop()
 
 
+def test_sorted_items_are_in_the_api_servers_order_whatever_order_they_came_in(
+    kube: KubeClient, namespace: str
+) -> None:
+    kube.create(CONFIGMAPS, configmap("m", namespace))
+    informer = Informer(kube, CONFIGMAPS, namespace=namespace)
+    informer.start()
+    try:
+        assert informer.wait_for_sync(10)
+        for name in ("z", "a"):  # added after the list: at the end of the cache
+            kube.create(CONFIGMAPS, configmap(name, namespace))
+        wait_until(lambda: len(informer.items()) >= 3, timeout=10, what="both added")
+        listed = [cm["metadata"]["name"] for cm in kube.list(CONFIGMAPS, namespace)["items"]]
+        assert [cm["metadata"]["name"] for cm in informer.sorted_items()] == listed
+        assert [cm["metadata"]["name"] for cm in informer.items()][-2:] == ["z", "a"]
+    finally:
+        informer.stop()
+
+
 def test_custom_resources_are_plain_dicts(kube: KubeClient, clusterversion_cleanup: None) -> None:
     recorder = Recorder()
     informer = Informer(kube, CLUSTEROPERATORS)

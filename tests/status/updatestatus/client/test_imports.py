@@ -135,6 +135,7 @@ OFFLINE_MODULES = sorted(
         "cvo_py.runtime.gotext.messages",
         "cvo_py.runtime.gotext.quoting",
         "cvo_py.runtime.gotext.times",
+        "cvo_py.runtime.jsonfields",
         "cvo_py.runtime.safeload",
         "status",
         "status.updatestatus",
@@ -158,6 +159,7 @@ OFFLINE_MODULES = sorted(
         "status.updatestatus.insights.estimate",
         "status.updatestatus.insights.faults",
         "status.updatestatus.insights.health",
+        "status.updatestatus.insights.inputs",
         "status.updatestatus.insights.kinds",
         "status.updatestatus.insights.mco",
         "status.updatestatus.insights.membership",
@@ -182,6 +184,27 @@ OFFLINE_RUNS = {
     ),
     "insights-archive": (DUMP_MODULES, []),  # JSON files
 }
+
+
+def probe(tmp_path: Path, *args: str) -> tuple[str, list[str]]:
+    """What `upgrade-status --details all` with `args` prints, and the modules it imported (it
+    succeeded)."""
+    listing = tmp_path / "modules"
+    done = subprocess.run(
+        [sys.executable, "-c", PROBE, str(listing), *args],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout, listing.read_text().split("\n")
+
+
+def third_party_packages(modules: list[str]) -> list[str]:
+    """The packages among `modules` that are neither the standard library's nor the project's."""
+    tops = {m.split(".")[0] for m in modules if not CYTHON.match(m)}
+    return sorted(tops - set(sys.stdlib_module_names) - set(PROJECT))
 
 
 @pytest.fixture
@@ -210,22 +233,52 @@ def published(kube: KubeClient) -> Iterator[None]:
 def test_a_live_run_imports_only_the_listed_modules(
     cluster: local.LocalCluster, published: None, tmp_path: Path
 ) -> None:
-    listing = tmp_path / "modules"
-    done = subprocess.run(
-        [sys.executable, "-c", PROBE, str(listing), "--kubeconfig", cluster.kubeconfig],
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=120,
-    )
-    assert done.returncode == 0, done.stderr
-    assert "= Control Plane =" in done.stdout
-    modules = listing.read_text().split("\n")
+    stdout, modules = probe(tmp_path, "--kubeconfig", cluster.kubeconfig)
+    assert "= Control Plane =" in stdout
     assert [m for m in modules if m.split(".")[0] in PROJECT] == PROJECT_MODULES
-    stdlib = set(sys.stdlib_module_names)
-    third_party = sorted({m.split(".")[0] for m in modules if not CYTHON.match(m)} - stdlib - set(PROJECT))
-    assert third_party == THIRD_PARTY, third_party
+    assert third_party_packages(modules) == THIRD_PARTY
     assert sorted(set(NOT_LOADED) & set(modules)) == []
+
+
+# What a live run from the cluster's objects (`--source cluster`, and `auto` without a current
+# publication) imports: the live client's modules, the reads of the objects and of the alerts, and
+# the insight computation an offline run loads (with its dataclasses, as there); no third-party
+# package (msgspec only for a Node LIST over `cluster.TRIMMED_FROM` bytes, about 250 nodes).
+CLUSTER_MODULES = sorted(
+    {*PROJECT_MODULES, *OFFLINE_MODULES}
+    - {
+        "status.updatestatus.api.plain",
+        "status.updatestatus.api.staleness",
+        "status.updatestatus.api.wire",
+        "status.updatestatus.client.snapshot",
+    }
+    | {
+        "status.updatestatus.client.cluster",
+        "status.updatestatus.client.routealerts",
+        "status.updatestatus.insights.incremental",
+    }
+)
+CLUSTER_NOT_LOADED = ["encodings.idna", "logging", "pathlib", "shutil", "tempfile", "msgspec", "pydantic_core"]
+
+
+def test_a_run_from_the_clusters_objects_imports_only_the_listed_modules(
+    cluster: local.LocalCluster, kube: KubeClient, tmp_path: Path
+) -> None:
+    from status.updatestatus.client import snapshot
+    from testkit.checkout import EXAMPLES
+    from testkit.objects import livecluster
+
+    if not EXAMPLES.is_dir():
+        pytest.skip(f"oc examples not found in {EXAMPLES}")
+    loaded = livecluster.load(kube, snapshot.load(EXAMPLES / "4.14.1-degraded-cv.yaml"))
+    try:
+        stdout, modules = probe(tmp_path, "--kubeconfig", cluster.kubeconfig, "--source", "cluster")
+    finally:
+        loaded.remove()
+    assert "= Control Plane =" in stdout
+    assert [m for m in modules if m.split(".")[0] in PROJECT] == CLUSTER_MODULES
+    assert third_party_packages(modules) == []
+    assert sorted(set(CLUSTER_NOT_LOADED) & set(modules)) == []
 
 
 def offline_cluster() -> Snapshot:
@@ -268,26 +321,14 @@ def offline_source(kind: str, snap: Snapshot, directory: Path) -> list[str]:
 
 @pytest.mark.parametrize("kind", sorted(OFFLINE_RUNS))
 def test_an_offline_run_imports_only_the_listed_modules_and_no_pydantic(kind: str, tmp_path: Path) -> None:
-    listing = tmp_path / "modules"
-    args = offline_source(kind, offline_cluster(), tmp_path)
-    done = subprocess.run(
-        [sys.executable, "-c", PROBE, str(listing), *args],
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=120,
-    )
-    assert done.returncode == 0, done.stderr
+    stdout, modules = probe(tmp_path, *offline_source(kind, offline_cluster(), tmp_path))
     # everything was computed and shown: the control plane, the degraded node, the alert (a
     # must-gather holds no alerts)
     for shown in ("= Control Plane =", "= Worker Upgrade =", "w2"):
-        assert shown in done.stdout, (shown, done.stdout)
-    assert ("PodDisruptionBudgetLimit" in done.stdout) is (kind != "must-gather"), done.stdout
-    modules = listing.read_text().split("\n")
+        assert shown in stdout, (shown, stdout)
+    assert ("PodDisruptionBudgetLimit" in stdout) is (kind != "must-gather"), stdout
     assert not [m for m in modules if m.split(".")[0] in ("pydantic", "pydantic_core")]
-    extra_modules, third_party_packages = OFFLINE_RUNS[kind]
+    extra_modules, third_party = OFFLINE_RUNS[kind]
     assert [m for m in modules if m.split(".")[0] in PROJECT] == sorted(OFFLINE_MODULES + extra_modules)
-    stdlib = set(sys.stdlib_module_names)
-    third_party = sorted({m.split(".")[0] for m in modules if not CYTHON.match(m)} - stdlib - set(PROJECT))
-    assert third_party == third_party_packages, third_party
+    assert third_party_packages(modules) == third_party
     assert "logging" not in modules

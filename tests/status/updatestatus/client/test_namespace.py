@@ -148,7 +148,7 @@ def test_watch_follows_a_moved_controller_and_its_lease(
     watch = subprocess.Popen(
         as_typed(
             [sys.executable, "-m", "cvo_py", "upgrade-status", "--kubeconfig", cluster.kubeconfig, "--watch"]
-            + ["--namespace", namespace]
+            + ["--namespace", namespace, "--source", "controller"]  # the publication, also before it is there
         ),
         cwd=h.REPO,
         stdout=subprocess.PIPE,

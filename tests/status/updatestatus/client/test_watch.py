@@ -128,6 +128,21 @@ def test_the_age_line_says_how_old_the_insights_are() -> None:
     assert "after this machine's clock" in age_line(NOW + SECOND, NOW, True)
 
 
+def test_the_age_line_of_a_view_computed_from_the_objects_says_so() -> None:
+    from status.updatestatus.client.clusterwatch import HEADING, REFRESH, ObjectsView
+
+    stamp = format_time(NOW, nanos=False)
+    assert age_line(NOW, NOW + 3 * SECOND, True, HEADING) == (
+        f"Update status from the cluster's objects: computed 3s ago at {stamp}. Ctrl-C to stop."
+    )
+    assert age_line(NOW, NOW, False, HEADING) == (
+        f"--- {stamp}: update status from the cluster's objects computed now at {stamp} ---"
+    )
+    view = ObjectsView("text\n", NOW, True)
+    assert view.due(NOW) == NOW + int(REFRESH * SECOND)  # computed again then, with no change
+    assert view.body(NOW + SECOND) == "text\n"
+
+
 def test_a_terminal_gets_frames_in_place_and_only_the_age_when_nothing_else_changed() -> None:
     out = io.StringIO()
     screen = Screen(out, True, lambda: (80, 10))

@@ -27,7 +27,10 @@ NEEDS_TMUX = pytest.mark.skipif(not HAS_TMUX, reason="tmux is not installed: the
 
 
 def watch_command(kubeconfig: str, namespace: str) -> list[str]:
-    return h.upgrade_status_command(kubeconfig, "--watch", "--namespace", namespace, "--details", "all")
+    # the publication, in every state it is watched in (`auto` would follow the objects while it is not current)
+    return h.upgrade_status_command(
+        kubeconfig, "--watch", "--source", "controller", "--namespace", namespace, "--details", "all"
+    )
 
 
 def assert_clean(watch: Piped) -> None:

@@ -107,21 +107,33 @@ def test_a_watching_terminal_shows_a_node_change_and_the_controller_stopping(
             usc.stop()
 
 
+@pytest.mark.parametrize("source", ["controller", "cluster", "auto"])
 def test_a_reader_who_may_not_watch_is_told_in_one_line(
-    cluster: LocalCluster, namespace: str, tmp_path: Path
+    cluster: LocalCluster, namespace: str, tmp_path: Path, source: str
 ) -> None:
+    """Told in the API's words (the publication's watch) or as kubectl words it (the objects'); `auto`
+    says first, in one more line, why it follows the objects (the ConfigMaps cannot be read)."""
     kubeconfig = cluster.write_kubeconfig(
         tmp_path / "nobody.kubeconfig", cluster.service_account_token(namespace, "nobody")
     )
     done = subprocess.run(
-        [sys.executable, "-m", "cvo_py", "upgrade-status", "--kubeconfig", kubeconfig, "--watch"],
+        [sys.executable, "-m", "cvo_py", "upgrade-status", "--kubeconfig", kubeconfig, "--watch", "--source", source,
+         *([] if source == "cluster" else ["--namespace", namespace])],
         capture_output=True,
         text=True,
         timeout=60,
         check=False,
-    )
+    )  # fmt: skip
     assert (done.returncode, done.stdout) == (1, "")
-    assert "403" in done.stderr and done.stderr.count("\n") == 1, done.stderr
+    lines = done.stderr.splitlines()
+    if source == "controller":
+        assert len(lines) == 1 and "403" in lines[0], done.stderr
+        return
+    if source == "auto":
+        note = lines.pop(0)
+        assert note.startswith("note: the update status controller's ConfigMaps cannot be read ("), note
+    assert len(lines) == 1, done.stderr
+    assert lines[0].startswith("Error from server (Forbidden): clusterversions.config.openshift.io is forbidden: User ")
 
 
 def blocks(text: str) -> list[str]:
@@ -141,7 +153,8 @@ def test_a_piped_watch_says_when_its_watch_fails_after_the_last_change_and_when_
     kubeconfig = cluster.write_kubeconfig(
         tmp_path / "proxied.kubeconfig", cluster.state["adminToken"], server=f"https://127.0.0.1:{proxy.port}"
     )
-    watching = Piped(h.upgrade_status_command(kubeconfig, "--watch", "--namespace", namespace))
+    command = h.upgrade_status_command(kubeconfig, "--watch", "--namespace", namespace, "--source", "controller")
+    watching = Piped(command)
     not_watched = f"watch: ConfigMaps in {namespace} not watched ("
     try:
         watching.wait_for("the first block", lambda text: len(blocks(text)) >= 1)
@@ -199,7 +212,9 @@ def test_a_burst_of_lease_renewals_is_shown_as_a_few_blocks_ending_with_the_last
     h.publish_insights(kube, namespace)
     long_ago = "2024-01-01T10:00:00.000000Z"
     kube.patch(LEASES, LEASE, {"spec": {"renewTime": long_ago, "leaseDurationSeconds": 15}}, namespace)
-    watching = Piped(h.upgrade_status_command(cluster.kubeconfig, "--watch", "--namespace", namespace))
+    watching = Piped(
+        h.upgrade_status_command(cluster.kubeconfig, "--watch", "--namespace", namespace, "--source", "controller")
+    )
     try:
         before = blocks(watching.wait_for("the first block", lambda text: "holder usc-0," in text))
         started = time.monotonic()

@@ -78,8 +78,9 @@ def _delete_machine_objects(kube: KubeClient) -> None:
 def upgrade_status(
     capsys: pytest.CaptureFixture[str], kubeconfig: str, now: int, details: str = "all"
 ) -> tuple[int, str, str]:
-    code = cli.main(
-        ["upgrade-status", "--kubeconfig", kubeconfig, "--now", format_time(now), "--details", details]
+    code = cli.main(  # what the controller published, with the warnings about it
+        ["upgrade-status", "--kubeconfig", kubeconfig, "--source", "controller", "--now", format_time(now)]
+        + ["--details", details]
     )
     out, err = capsys.readouterr()
     return code, out, err

@@ -19,8 +19,8 @@ from status.updatestatus.api import configmap
 from status.updatestatus.api.configmap import ShardPlanner
 from status.updatestatus.client import snapshot
 from status.updatestatus.controller.incremental import IncrementalInsights, count_insights
-from status.updatestatus.controller.transforms import node_transform
 from status.updatestatus.insights import compute
+from status.updatestatus.insights.inputs import node_transform
 from status.updatestatus.insights.objects import JSON
 from testkit.checkout import EXAMPLES
 

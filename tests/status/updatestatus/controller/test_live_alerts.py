@@ -50,7 +50,9 @@ def alert_rules(path: Path) -> str:
 
 def upgrade_status(kubeconfig: str, check: bool = True) -> str:
     result = subprocess.run(
-        [sys.executable, "-m", "cvo_py", "upgrade-status", "--kubeconfig", kubeconfig, "--details=health"],
+        # what the controller publishes (its insights, whether current or not)
+        [sys.executable, "-m", "cvo_py", "upgrade-status", "--kubeconfig", kubeconfig, "--source", "controller",
+         "--details=health"],
         cwd=REPO,
         capture_output=True,
         text=True,

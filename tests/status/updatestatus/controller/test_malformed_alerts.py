@@ -23,7 +23,7 @@ def operator_updating(kube: KubeClient) -> bool:
 
 
 def showing(kubeconfig: str) -> str | None:
-    out = h.upgrade_status(kubeconfig, "--details=health")
+    out = h.upgrade_status(kubeconfig, "--source", "controller", "--details=health")
     return out if "A test workload is degraded." in out else None
 
 

@@ -78,7 +78,7 @@ def test_overflowing_health_insights_leave_a_readable_layout(
                           lambda: (m := published_meta(kube)) and m.omitted.count and m, timeout=120)
         assert meta.omitted.kinds.get("Health", 0) >= 1
         assert listed_shards_exist(kube)
-        out = h.upgrade_status(cluster.kubeconfig, "--details=all")
+        out = h.upgrade_status(cluster.kubeconfig, "--source", "controller", "--details=all")
         assert "(exit" not in out, out[-2000:]  # printed, exit 0
         assert "Control Plane" in out and "Update Health" in out
         assert "insights were omitted by the controller (ConfigMap size limit)" in out, out[:2000]
@@ -131,7 +131,7 @@ def test_twenty_thousand_alerts_never_hide_the_pools_or_nodes(
         assert all(key.startswith("usc-health-alert-") for key in meta.omitted.keys)
         published = h.configmap_data(kube, h.NAMESPACE) or {}
         assert {"usc-mcp-master", "usc-mcp-worker"} <= set(published)
-        out = h.upgrade_status(cluster.kubeconfig, "--details=all")
+        out = h.upgrade_status(cluster.kubeconfig, "--source", "controller", "--details=all")
         assert "= Worker Upgrade =" in out and "Control Plane Nodes" in out, out[-3000:]
         assert "overflow-m0" in out and "overflow-w1" in out
         warning = next(line for line in out.splitlines() if "insights were omitted by the controller" in line)

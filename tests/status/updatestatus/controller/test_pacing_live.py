@@ -180,7 +180,7 @@ def test_a_storm_of_new_nodes_is_published_whole_and_said_to_be_partial_meanwhil
         # As in the test above: a bucket (or the largest layout change) and `rate` a second.
         bound = max(pacer.burst, configmaps) + pacer.rate * (span + 1.0)
         assert 0 < writes <= bound, f"{writes:.0f} writes in {span:.1f} s, bound {bound:.1f}"
-        out = h.upgrade_status(cluster.kubeconfig)
+        out = h.upgrade_status(cluster.kubeconfig, "--source", "controller")
         assert "warning:" not in out and f"0% (0/{len(STORM_NODES)})" in out, out[:3000]
     finally:
         watch.stop()

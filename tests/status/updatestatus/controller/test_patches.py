@@ -1,4 +1,4 @@
-"""The ConfigMap writer's decisions: which keys to patch, what fits, what the caches keep."""
+"""The ConfigMap writer's decisions: which keys to patch, what fits."""
 
 from __future__ import annotations
 
@@ -9,13 +9,6 @@ from hypothesis import strategies as st
 from status.updatestatus.api import configmap, metadata
 from status.updatestatus.api.sharding import by_importance, omission_rank
 from status.updatestatus.controller.patches import apply_patch, data_size, fit_patch, plan_patch, resource_version_newer
-from status.updatestatus.controller.transforms import (
-    RELEASE_VERSION_ANNOTATION,
-    machineconfig_transform,
-    machineconfig_versions,
-    node_transform,
-    without_resource_version,
-)
 
 
 @pytest.mark.parametrize(
@@ -138,75 +131,6 @@ def test_fit_patch_never_exceeds_the_limit(
 )
 def test_resource_version_newer(candidate: str | None, than: str | None, newer: bool) -> None:
     assert resource_version_newer(candidate, than) is newer
-
-
-def test_machineconfig_transform_keeps_only_name_and_release_version() -> None:
-    mc = {
-        "apiVersion": "machineconfiguration.openshift.io/v1",
-        "kind": "MachineConfig",
-        "metadata": {
-            "name": "rendered-worker-1",
-            "resourceVersion": "7",
-            "annotations": {RELEASE_VERSION_ANNOTATION: "4.16.0", "other": "x"},
-            "managedFields": [{"manager": "m"}],
-        },
-        "spec": {"config": {"storage": {"files": ["x" * 10000]}}},
-    }
-    kept = machineconfig_transform(mc)
-    assert kept == {
-        "apiVersion": "machineconfiguration.openshift.io/v1",
-        "kind": "MachineConfig",
-        "metadata": {
-            "name": "rendered-worker-1",
-            "resourceVersion": "7",
-            "annotations": {RELEASE_VERSION_ANNOTATION: "4.16.0"},
-        },
-    }
-    assert machineconfig_versions([kept, machineconfig_transform({"metadata": {"name": "no-version"}})]) == {
-        "rendered-worker-1": "4.16.0"
-    }
-
-
-def test_node_transform_drops_bulk_and_heartbeats() -> None:
-    def node(rv: str, heartbeat: str) -> dict[str, object]:
-        return {
-            "apiVersion": "v1",
-            "kind": "Node",
-            "metadata": {
-                "name": "n1",
-                "resourceVersion": rv,
-                "uid": "u",
-                "creationTimestamp": "2024-01-01T00:00:00Z",
-                "labels": {"node-role.kubernetes.io/worker": ""},
-                "annotations": {
-                    "machineconfiguration.openshift.io/state": "Done",
-                    "volumes.kubernetes.io/x": "y",
-                },
-                "managedFields": [{"manager": "kubelet"}],
-            },
-            "spec": {"unschedulable": True},
-            "status": {
-                "images": [{"names": ["quay.io/x"], "sizeBytes": 1}],
-                "conditions": [
-                    {
-                        "type": "Ready",
-                        "status": "True",
-                        "lastHeartbeatTime": heartbeat,
-                        "lastTransitionTime": "2024-01-01T00:00:00Z",
-                    }
-                ],
-            },
-        }
-
-    a, b = node_transform(node("1", "t1")), node_transform(node("2", "t2"))
-    assert a["metadata"]["annotations"] == {"machineconfiguration.openshift.io/state": "Done"}
-    assert "managedFields" not in a["metadata"] and "images" not in a["status"]
-    assert a["status"]["conditions"] == [
-        {"type": "Ready", "status": "True", "lastTransitionTime": "2024-01-01T00:00:00Z"}
-    ]
-    assert a["spec"] == {"unschedulable": True}
-    # A heartbeat-only update is no change at all for the controller.
-    assert without_resource_version(a) == without_resource_version(b)
 
 
 def test_fit_patch_leaves_out_the_least_important_first() -> None:
