@@ -18,7 +18,7 @@ import pytest
 
 from cvo_py.runtime.kube import CLUSTEROPERATORS, CRDS, LEASES, PODS, KubeClient
 from status.clusterversion.capabilities import crd_enums
-from testkit.harness import localnode, nodecluster, noderelease
+from testkit.harness import localnode, nodecluster, noderelease, usc
 from testkit.harness.arrivals import Arrival, Arrivals
 from testkit.harness.localnode import NodeInfo
 from testkit.harness.nodeconfig import NodePaths
@@ -86,6 +86,15 @@ def update(
         timeout=240,
         after=lease_mark,
     )
+    if operators:
+        # Until its operators report it, the update goes on; the Update Status Controller (deployed
+        # since OTA-1269, and rolled to the target's image by the update) says so.
+        def updating() -> dict[str, str] | None:
+            data = usc.configmap_data(kube, usc.NAMESPACE)
+            now = data and usc.insight_condition(data, "usc-cv-version", "Updating").startswith("True ")
+            return data if now else None
+
+        wait_until(updating, timeout=180, what="the ClusterVersion insight Updating=True", tolerate=(KeyError,))
     wait_until(
         lambda: report_operators(kube, operators, noderelease.clusterversion(kube)["status"]["desired"]["version"])
         and noderelease.history(noderelease.clusterversion(kube))[0][1] == "Completed",
