@@ -70,13 +70,19 @@ def lease_holder(kube: KubeClient) -> str:
 
 
 def settled(kube: KubeClient) -> tuple[JSON, JSON] | None:
-    """(ClusterVersion, `start`'s Pod) once the cluster rests on a release: the newest history
-    entry is the desired release and Completed, `start`'s Deployment has rolled out that release's
-    image, and one Pod runs it, Ready, none other left; None before."""
+    """(ClusterVersion, `start`'s Pod) once the cluster rests on a release: what spec asks for is
+    the desired release (or was refused: ReleaseAccepted=False naming it), the newest history
+    entry is that release and Completed, `start`'s Deployment has rolled out its image, and one
+    Pod runs it, Ready, none other left; None before (a target retrieved, loaded but not yet
+    started on counts as not at rest)."""
     cv = clusterversion(kube)
     desired = (cv.get("status") or {}).get("desired") or {}
     head = ((cv.get("status") or {}).get("history") or [{}])[0]
     if not desired.get("image") or head.get("image") != desired["image"] or head.get("state") != "Completed":
+        return None
+    wanted = ((cv.get("spec") or {}).get("desiredUpdate") or {}).get("image") or desired["image"]
+    refused = condition(cv, "ReleaseAccepted")
+    if wanted != desired["image"] and not (refused.get("status") == "False" and wanted in refused.get("message", "")):
         return None
     deployment = kube.get(DEPLOYMENTS, START_DEPLOYMENT, CVO_NAMESPACE)
     status = deployment.get("status") or {}

@@ -48,7 +48,9 @@ def _seconds(start: str, end: str) -> float:
     return (datetime.fromisoformat(end) - datetime.fromisoformat(start)).total_seconds()
 
 
-def test_start_installs_what_the_installer_left_to_the_release(kube: KubeClient, node: NodeInfo) -> None:
+def test_start_installs_what_the_installer_left_to_the_release(
+    kube: KubeClient, node: NodeInfo, times: dict[str, dict[str, float]]
+) -> None:
     installed = node.release_images[0]
 
     def completed() -> dict[str, Any] | None:
@@ -62,7 +64,9 @@ def test_start_installs_what_the_installer_left_to_the_release(kube: KubeClient,
         what=f"the install of {installed['version']} Completed by start",
     )
     entry = cv["status"]["history"][0]
-    print(f"install of {installed['version']} completed {_seconds(entry['startedTime'], entry['completionTime']):.0f}s")
+    times[f"install of {installed['version']}"] = {
+        "completed after start began it": _seconds(entry["startedTime"], entry["completionTime"])
+    }
     # What only the payload holds, applied by start (its applier in managedFields, ClusterVersion
     # as owner): the rest of install/ and the release's other manifests.
     from_payload = [
@@ -129,7 +133,9 @@ def test_prometheus_scrapes_start_on_the_node(api: localcluster.Cluster, paths: 
         localprometheus.stop(paths.prometheus)
 
 
-def test_update_status_controller_follows_ota_1269(kube: KubeClient, node: NodeInfo, paths: NodePaths) -> None:
+def test_update_status_controller_follows_ota_1269(
+    kube: KubeClient, node: NodeInfo, paths: NodePaths, times: dict[str, dict[str, float]]
+) -> None:
     """"Enable the DevPreviewNoUpgrade feature set. CVO will restart and will deploy all
     functionality gated by this feature set, including the USC.\""""
     cv, before = noderelease.wait_settled(kube)
@@ -190,11 +196,11 @@ def test_update_status_controller_follows_ota_1269(kube: KubeClient, node: NodeI
     )
     assert usc.insight_condition(data, "usc-cv-version", "Updating").startswith("False "), usc.printable(data)
     assert "exists: publishing update status insights" in log()
-    print(
-        f"OTA-1269: start restarted {restarted_after:.1f}s after the feature set changed; the controller "
-        f"Ready {ready_after:.1f}s after it; usc-cv-version published {time.monotonic() - created:.1f}s "
-        "after the ConfigMap was created"
-    )
+    times["OTA-1269"] = {
+        "start restarted after the feature set changed": restarted_after,
+        "the controller Ready after it": ready_after,
+        "usc-cv-version published after the ConfigMap was created": time.monotonic() - created,
+    }
 
 
 def _has_certificate(kube: KubeClient) -> bool:

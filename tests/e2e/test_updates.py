@@ -6,7 +6,7 @@ pass, a component that never becomes ready).
 
 The tests run in this order on one node, each from the release the previous one left (A is the
 4.13 release the earlier tests left the cluster on); each waits for the cluster to rest on a
-release before it starts. The times they measure are printed (`-s`, or in the summary)."""
+release before it starts. The times they measure are printed at the end of the run."""
 
 from __future__ import annotations
 
@@ -28,7 +28,6 @@ from testkit.oracles.adm_upgrade import adm_upgrade
 CVO_NAMESPACE = "openshift-cluster-version"
 # What a 4.14 release enables that the 4.13 ClusterVersion CRD's enum does not list.
 NEW_IN_4_14 = {"MachineAPI", "Build", "DeploymentConfig", "ImageRegistry"}
-TIMES: dict[str, dict[str, float]] = {}
 
 
 @pytest.fixture
@@ -124,13 +123,13 @@ def log_of(kube: KubeClient, pod: dict[str, Any]) -> str:
     return str(kube.request("GET", f"/api/v1/namespaces/{CVO_NAMESPACE}/pods/{name}/log"))
 
 
-def show(title: str, times: dict[str, float]) -> None:
-    TIMES[title] = times
-    print(f"{title}: " + ", ".join(f"{what} {seconds:.1f}s" for what, seconds in times.items()))
+def show(times: dict[str, dict[str, float]], title: str, measured: dict[str, float]) -> None:
+    times[title] = measured
+    print(f"{title}: " + ", ".join(f"{what} {seconds:.1f}s" for what, seconds in measured.items()))
 
 
 def test_update_hands_over_to_the_next_release_and_completes(
-    kube: KubeClient, node: NodeInfo, versions: Arrivals, leases: Arrivals
+    kube: KubeClient, node: NodeInfo, versions: Arrivals, leases: Arrivals, times: dict[str, dict[str, float]]
 ) -> None:
     b = node.release(nodecluster.UPDATE.version)
     seen = update(kube, versions, leases, b, nodecluster.UPDATE.operators)
@@ -155,11 +154,11 @@ def test_update_hands_over_to_the_next_release_and_completes(
     out, err = adm_upgrade(cv)
     assert out.startswith(f"Cluster version is {nodecluster.UPDATE.version}\n"), out + err
     print(out)
-    show(f"update {a['version']} → {nodecluster.UPDATE.version}", seen["times"])
+    show(times, f"update {a['version']} → {nodecluster.UPDATE.version}", seen["times"])
 
 
 def test_rollback_to_the_release_with_the_older_clusterversion_crd(
-    kube: KubeClient, node: NodeInfo, versions: Arrivals, leases: Arrivals
+    kube: KubeClient, node: NodeInfo, versions: Arrivals, leases: Arrivals, times: dict[str, dict[str, float]]
 ) -> None:
     cv, _ = noderelease.wait_settled(kube)
     b = cv["status"]["desired"]
@@ -196,11 +195,16 @@ def test_rollback_to_the_release_with_the_older_clusterversion_crd(
         "after the rollback: "
         + (pruned["message"] if pruned else f"status.capabilities written whole, {sorted(kept & NEW_IN_4_14)} kept")
     )
-    show(f"rollback {b['version']} → {a['version']}", {**seen["times"]})
+    show(times, f"rollback {b['version']} → {a['version']}", {**seen["times"]})
 
 
 def test_start_survives_faults_on_the_way_to_a_release_that_gets_stuck(
-    kube: KubeClient, node: NodeInfo, paths: NodePaths, versions: Arrivals, leases: Arrivals
+    kube: KubeClient,
+    node: NodeInfo,
+    paths: NodePaths,
+    versions: Arrivals,
+    leases: Arrivals,
+    times: dict[str, dict[str, float]],
 ) -> None:
     cv, _ = noderelease.wait_settled(kube)
     target = nodecluster.STUCK_UPDATE
@@ -316,6 +320,7 @@ def test_start_survives_faults_on_the_way_to_a_release_that_gets_stuck(
     assert pod["status"]["containerStatuses"][0].get("restartCount", 0) == 0, pod["status"]["containerStatuses"]
     assert noderelease.lease_holder(kube) == holding, "start lost its Lease"
     show(
+        times,
         f"faults on the way to {target.version}",
         {
             "in the operators' level": in_level,
