@@ -280,6 +280,15 @@ def test_start_survives_faults_on_the_way_to_a_release_that_gets_stuck(
         interval=1.0,
         what="the operators report the target",
     )
+    # The Pod that took over completes the operators' level: it goes on to the next, whose
+    # ClusterOperator it creates (at the start of that level's node).
+    wait_until(
+        lambda: _exists(kube, nodecluster.STUCK),
+        timeout=180,
+        interval=1.0,
+        what=f"the operators' level completed ({nodecluster.STUCK}'s ClusterOperator created next)",
+    )
+    level_completed = time.monotonic() - deleted
 
     # 3. A component that never becomes ready: its operator says so; Failing names it, the level
     # does not complete, and the process goes on.
@@ -325,6 +334,7 @@ def test_start_survives_faults_on_the_way_to_a_release_that_gets_stuck(
         {
             "in the operators' level": in_level,
             "resumed after the Pod was deleted": resumed,
+            "the level completed after the Pod was deleted": level_completed,
             "API server restarted": restarted,
             "Failing names the stuck component": stuck_after,
         },
