@@ -5,10 +5,21 @@ operators would report them (testkit/harness/nodecluster.py builds those release
 
 from __future__ import annotations
 
+import contextlib
+import threading
 from datetime import UTC, datetime
 from typing import Any
 
-from cvo_py.runtime.kube import CLUSTEROPERATORS, CLUSTERVERSIONS, JSON, LEASES, PODS, ApiError, KubeClient
+from cvo_py.runtime.kube import (
+    CLUSTEROPERATORS,
+    CLUSTERVERSIONS,
+    JSON,
+    LEASES,
+    PODS,
+    ApiError,
+    KubeClient,
+    ServerUnreachable,
+)
 from testkit.fakes.statuswrite import write_status
 from testkit.harness.manifests import CVO_NAMESPACE, KINDS
 from testkit.harness.usc import ts
@@ -161,3 +172,44 @@ def report_operator(kube: KubeClient, name: str, version: str) -> bool:
 
     write_status(kube, CLUSTEROPERATORS, name, mutate)
     return available
+
+
+class PodLog:
+    """A Pod's log followed from now until its container ends (or `close`), on a thread: what an
+    outgoing `start` logs while it is TERMed, which is gone with its Pod."""
+
+    def __init__(self, kube: KubeClient, pod: JSON) -> None:
+        meta = pod["metadata"]
+        self._path = f"/api/v1/namespaces/{meta['namespace']}/pods/{meta['name']}/log"
+        self._kube = kube
+        self._lines: list[str] = []
+        self._stream: Any = None
+        self._thread = threading.Thread(target=self._follow, name=f"log of {meta['name']}", daemon=True)
+
+    def _opened(self, stream: Any) -> None:
+        self._stream = stream
+
+    def _follow(self) -> None:
+        try:
+            for line in self._kube.stream_lines(self._path, {"follow": "true"}, read_timeout=600, on_open=self._opened):
+                self._lines.append(line.decode("utf-8", errors="replace"))
+        except (ApiError, ServerUnreachable, OSError):
+            pass  # the container or the connection ended: what was read is kept
+
+    def __enter__(self) -> PodLog:
+        self._thread.start()
+        return self
+
+    def wait_for(self, text: str, timeout: float) -> str:
+        """The whole log once a line holds `text`."""
+        wait_until(lambda: any(text in line for line in self._lines), timeout=timeout, what=f"{text!r} logged")
+        return self.text()
+
+    def text(self) -> str:
+        return "\n".join(self._lines)
+
+    def __exit__(self, *_exc: object) -> None:
+        if self._thread.is_alive() and self._stream is not None:
+            with contextlib.suppress(OSError):
+                self._stream.shutdown()
+        self._thread.join(10)

@@ -65,26 +65,29 @@ def update(
     previous = noderelease.lease_holder(kube)
     assert previous, "start holds its Lease before the update"
     cv_mark, lease_mark = versions.mark(), leases.mark()
-    requested = time.monotonic()
-    noderelease.request_update(kube, target)
-    loaded = versions.wait_for(
-        f"ReleaseAccepted=True PayloadLoaded for {target}",
-        lambda a: noderelease.accepted(a.object, target),
-        timeout=240,
-        after=cv_mark,
-    )
-    released = leases.wait_for(
-        f"the outgoing start ({previous}) hands its Lease back",
-        lambda a: holder(a) == "",
-        timeout=240,
-        after=lease_mark,
-    )
-    taken = leases.wait_for(
-        "the incoming start takes the Lease",
-        lambda a: holder(a) not in (None, "", previous),
-        timeout=240,
-        after=lease_mark,
-    )
+    with noderelease.PodLog(kube, before) as outgoing_log:
+        requested = time.monotonic()
+        noderelease.request_update(kube, target)
+        loaded = versions.wait_for(
+            f"ReleaseAccepted=True PayloadLoaded for {target}",
+            lambda a: noderelease.accepted(a.object, target),
+            timeout=240,
+            after=cv_mark,
+        )
+        released = leases.wait_for(
+            f"the outgoing start ({previous}) hands its Lease back",
+            lambda a: holder(a) == "",
+            timeout=240,
+            after=lease_mark,
+        )
+        taken = leases.wait_for(
+            "the incoming start takes the Lease",
+            lambda a: holder(a) not in (None, "", previous),
+            timeout=240,
+            after=lease_mark,
+        )
+        # What the outgoing start logged as it was TERMed (gone with its Pod once it ended).
+        farewell = outgoing_log.wait_for("Graceful shutdown complete for", timeout=150)
     if operators:
         # Until its operators report it, the update goes on; the Update Status Controller (deployed
         # since OTA-1269, and rolled to the target's image by the update) says so.
@@ -107,6 +110,7 @@ def update(
         "before": cv,
         "after": after,
         "outgoing": before,
+        "outgoing log": farewell,
         "incoming": pod,
         "holder": holder(taken) or "",
         "times": {
@@ -139,6 +143,14 @@ def test_update_hands_over_to_the_next_release_and_completes(
     outgoing, incoming = seen["outgoing"], seen["incoming"]
     assert incoming["metadata"]["uid"] != outgoing["metadata"]["uid"]
     assert incoming["spec"]["containers"][0]["image"] == b
+    # A was TERMed by the Deployment's rollout, cut its pass short and shut down within the bound.
+    farewell = seen["outgoing log"]
+    for line in (
+        "Shutting down due to terminated",
+        "Run context completed; beginning two-minute graceful shutdown period.",
+        f"Graceful shutdown complete for {a['version']}.",
+    ):
+        assert line in farewell, (line, farewell[-3000:])
     # It resumed the update from ClusterVersion status: B Partial at the head, so Updating, with its
     # own payload (no retrieval of its own).
     log = log_of(kube, incoming)
