@@ -315,18 +315,25 @@ def stop(data_dir: Path | None = None) -> None:
         stop_pid(int(state["pid"]))
 
 
+# A real node's state beside the test cluster's data (hack/localnode.py keeps it in the same
+# directory): `make node-down` removes it, never the test cluster's `down`, which would pull a
+# running node's certificates and data from under it.
+NODE_ENTRIES = ("node", "node.json")
+
+
 def down(data_dir: Path | None = None) -> None:
     data_dir = data_dir or default_dir()
     stop(data_dir)
     if data_dir.exists():
         for entry in data_dir.iterdir():
-            if entry.resolve() == BIN_DIR.resolve():
+            if entry.resolve() == BIN_DIR.resolve() or entry.name in NODE_ENTRIES:
                 continue
             if entry.is_dir():
                 shutil.rmtree(entry)
             else:
                 entry.unlink()
-        if data_dir.resolve() != BIN_DIR.parent.resolve():
+        node_beside = any((data_dir / name).exists() for name in NODE_ENTRIES)
+        if data_dir.resolve() != BIN_DIR.parent.resolve() and not node_beside:
             shutil.rmtree(data_dir, ignore_errors=True)
     print(f"local cluster in {data_dir} stopped and its data removed")
 
