@@ -1,6 +1,6 @@
 """A real single-node cluster on this machine, for cvo-py's end-to-end tier (`make node-up`, ...).
 
-    hack/localnode.py up       build what is missing, start the node, push the images, deploy install/
+    hack/localnode.py up       build what is missing, start the node, push the images, install as an installer
     hack/localnode.py down     stop everything, remove its state, and check that nothing is left
     hack/localnode.py status   print node.json and which processes run
     hack/localnode.py build    (re)build kube-node, CRI-O and pinns if their sources changed

@@ -496,7 +496,7 @@ def main(argv: list[str] | None = None) -> int:
         prog="localnode.py", description=localnode.__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("command", choices=["up", "down", "status", "build", "e2e", "leftovers", "restart-agents"])
-    parser.add_argument("--no-deploy", action="store_true", help="up: start the node only (no images, no install/)")
+    parser.add_argument("--no-deploy", action="store_true", help="up: start the node only (no images, no install)")
     parser.add_argument("pytest_args", nargs="*", help="e2e: arguments for pytest (after --)")
     args = parser.parse_args(argv)
     started = time.monotonic()
