@@ -232,13 +232,16 @@ def test_start_survives_faults_on_the_way_to_a_release_that_gets_stuck(
     requested = time.monotonic()
     noderelease.request_update(kube, image)
 
-    # The incoming start is in the operators' level: they exist, and it waits on them.
+    # The incoming start is in the operators' level, waiting on them (they report the release before).
+    waiting = f"waiting on {', '.join(sorted(target.operators))}"
+
     def waiting_on_operators() -> dict[str, Any] | None:
         pods = [p for p in noderelease.start_pods(kube) if p["spec"]["containers"][0]["image"] == image]
-        operators_there = all(_exists(kube, name) for name in target.operators)
-        return pods[0] if pods and noderelease.ready(pods[0]) and operators_there else None
+        progressing = noderelease.condition(noderelease.clusterversion(kube), "Progressing").get("message", "")
+        in_level = progressing.startswith(f"Working towards {target.version}: ") and progressing.endswith(waiting)
+        return pods[0] if pods and noderelease.ready(pods[0]) and in_level else None
 
-    first = wait_until(waiting_on_operators, timeout=300, interval=1.0, what=f"{target.version}'s start at level 50")
+    first = wait_until(waiting_on_operators, timeout=300, interval=0.5, what=f"{target.version}'s start {waiting}")
     in_level = time.monotonic() - requested
 
     # 1. The start Pod deleted in the middle of the level: the Deployment's next Pod resumes.
@@ -346,10 +349,3 @@ def test_start_survives_faults_on_the_way_to_a_release_that_gets_stuck(
         },
     )
 
-
-def _exists(kube: KubeClient, name: str) -> bool:
-    try:
-        kube.get(CLUSTEROPERATORS, name)
-    except Exception:  # noqa: BLE001 - not created yet
-        return False
-    return True
