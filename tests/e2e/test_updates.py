@@ -64,6 +64,10 @@ def update(
     cv, before = noderelease.wait_settled(kube)
     previous = noderelease.lease_holder(kube)
     assert previous, "start holds its Lease before the update"
+    if operators:
+        assert usc.configmap_data(kube, usc.NAMESPACE) is not None, (
+            "the Update Status Controller publishes on this cluster (test_deployments.py's OTA-1269 test runs first)"
+        )
     cv_mark, lease_mark = versions.mark(), leases.mark()
     with noderelease.PodLog(kube, before) as outgoing_log:
         requested = time.monotonic()
