@@ -94,7 +94,8 @@ image: venv
 	else echo "no local node (make node-up): $(IMAGE) not pushed"; fi
 
 # A real single-node cluster on this machine (root): control plane, kubelet, CRI-O, CNI, a local
-# registry; the images pushed there and install/ deployed from them (docs/local-cluster.md "A real node").
+# registry; the images pushed there and start installed from them as an installer does, start
+# applying the rest (docs/local-cluster.md "A real node").
 build-node: venv
 	$(NODE) build
 

@@ -462,31 +462,60 @@ def image_references(version: str, components: Mapping[str, str]) -> str:
 
 
 def write_release_manifests(
-    directory: Path, version: str, previous: Sequence[str], components: Mapping[str, str]
+    directory: Path,
+    version: str,
+    previous: Sequence[str],
+    components: Mapping[str, str],
+    files: Mapping[str, str] | None = None,
 ) -> Path:
+    """`directory`/release-manifests with release-metadata and image-references, and `files`
+    (a path under `directory`, such as `release-manifests/0000_50_x_00_ns.yaml` or
+    `manifests/0000_00_cluster-version-operator_01_x.crd.yaml`, → its text); `directory`/manifests
+    always exists (empty unless `files` puts something there)."""
     manifests = directory / "release-manifests"
     manifests.mkdir(parents=True, exist_ok=True)
+    (directory / "manifests").mkdir(exist_ok=True)
     (manifests / "release-metadata").write_text(release_metadata(version, previous))
     (manifests / "image-references").write_text(image_references(version, components))
+    for name, text in (files or {}).items():
+        path = directory / name
+        if path.resolve().parent not in ((directory / "manifests").resolve(), manifests.resolve()):
+            raise ImageError(f"a release image's file goes in manifests/ or release-manifests/, not {name}")
+        path.write_text(text)
     return manifests
 
 
 def build_release(
-    source: str, tag: str, version: str, previous: Sequence[str] = (), components: Mapping[str, str] | None = None
+    source: str,
+    tag: str,
+    version: str,
+    previous: Sequence[str] = (),
+    components: Mapping[str, str] | None = None,
+    files: Mapping[str, str] | None = None,
 ) -> None:
-    """Dockerfile.release on `source` (the cvo-py image): the release image of `version`; skipped
-    when `tag` was built from the same image, version and manifests."""
+    """Dockerfile.release on `source` (the cvo-py image): the release image of `version`, with
+    `files` added to its payload (see `write_release_manifests`); skipped when `tag` was built from
+    the same image, version and manifests."""
     ensure_tools(["buildah"])
     source_id = buildah("inspect", "--type", "image", "--format", "{{.FromImageID}}", source).stdout.strip()
     inputs = hashlib.sha256(
         json.dumps(
-            [source_id, version, list(previous), dict(components or {}), RELEASE_DOCKERFILE.read_text()]
+            [
+                source_id,
+                version,
+                list(previous),
+                dict(components or {}),
+                dict(files or {}),
+                RELEASE_DOCKERFILE.read_text(),
+            ]
         ).encode()
     ).hexdigest()
     if image_exists(tag) and image_label(tag, INPUTS_LABEL) == inputs:
         return
     with tempfile.TemporaryDirectory() as context:
-        write_release_manifests(Path(context), version, previous, components or {"cluster-version-operator": source})
+        write_release_manifests(
+            Path(context), version, previous, components or {"cluster-version-operator": source}, files
+        )
         buildah(
             "bud", *ISOLATION, "--pull-never", "--quiet", "--label", f"{INPUTS_LABEL}={inputs}",
             "--build-arg", f"CVO_IMAGE={source}", "--build-arg", f"RELEASE_VERSION={version}",

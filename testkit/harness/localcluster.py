@@ -26,6 +26,7 @@ import sys
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -228,9 +229,11 @@ def up(
     timeout: float = 120.0,
     quiet: bool = False,
     apiserver_args: tuple[str, ...] = (),
+    crds: Sequence[str] = DEFAULT_CRDS,
 ) -> Cluster:
     """Start the API server in `data_dir` (or return the one running there); `apiserver_args`
-    (`--name=value`) replace the harness's own kube-apiserver flags of the same name."""
+    (`--name=value`) replace the harness's own kube-apiserver flags of the same name; the `crds`
+    of tests/crds are installed (a real node's come from its installer and release instead)."""
     data_dir = data_dir or default_dir()
     existing = running(data_dir)
     if existing:
@@ -238,7 +241,7 @@ def up(
         if not _runs_replaced_binary(int(existing.state["pid"])):
             if not quiet:
                 print(f"local cluster already running at {existing.server} (kubeconfig {existing.kubeconfig})")
-            install_crds(existing)
+            install_crds(existing, crds)
             return existing
         # The harness sources changed since it started: what tests expect of it may be missing.
         print("the local cluster runs an older harness build: restarting it on the new one", file=sys.stderr)
@@ -276,7 +279,7 @@ def up(
         proc.terminate()
         raise ClusterError(f"the local kube-apiserver was not ready within {timeout:.0f}s:\n{_log_tail(data_dir)}")
     assert cluster is not None
-    install_crds(cluster)
+    install_crds(cluster, crds)
     if not quiet:
         print(
             f"local cluster ready at {cluster.server} "
@@ -312,18 +315,25 @@ def stop(data_dir: Path | None = None) -> None:
         stop_pid(int(state["pid"]))
 
 
+# A real node's state beside the test cluster's data (hack/localnode.py keeps it in the same
+# directory): `make node-down` removes it, never the test cluster's `down`, which would pull a
+# running node's certificates and data from under it.
+NODE_ENTRIES = ("node", "node.json")
+
+
 def down(data_dir: Path | None = None) -> None:
     data_dir = data_dir or default_dir()
     stop(data_dir)
     if data_dir.exists():
         for entry in data_dir.iterdir():
-            if entry.resolve() == BIN_DIR.resolve():
+            if entry.resolve() == BIN_DIR.resolve() or entry.name in NODE_ENTRIES:
                 continue
             if entry.is_dir():
                 shutil.rmtree(entry)
             else:
                 entry.unlink()
-        if data_dir.resolve() != BIN_DIR.parent.resolve():
+        node_beside = any((data_dir / name).exists() for name in NODE_ENTRIES)
+        if data_dir.resolve() != BIN_DIR.parent.resolve() and not node_beside:
             shutil.rmtree(data_dir, ignore_errors=True)
     print(f"local cluster in {data_dir} stopped and its data removed")
 
@@ -385,8 +395,8 @@ def _served(client: Any, crd: dict[str, Any]) -> bool:
         return False
 
 
-def install_crds(cluster: Cluster) -> None:
-    for name in DEFAULT_CRDS:
+def install_crds(cluster: Cluster, names: Sequence[str] = DEFAULT_CRDS) -> None:
+    for name in names:
         path = CRD_DIR / name
         if path.exists():
             apply_crd(cluster, path)

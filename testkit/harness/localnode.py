@@ -1,6 +1,6 @@
 """A real single-node cluster on this machine, for cvo-py's end-to-end tier (`make node-up`, ...).
 
-    hack/localnode.py up       build what is missing, start the node, push the images, deploy install/
+    hack/localnode.py up       build what is missing, start the node, push the images, install as an installer
     hack/localnode.py down     stop everything, remove its state, and check that nothing is left
     hack/localnode.py status   print node.json and which processes run
     hack/localnode.py build    (re)build kube-node, CRI-O and pinns if their sources changed
@@ -202,8 +202,10 @@ def components(paths: NodePaths) -> dict[str, int]:
 
 
 def component_pids() -> list[int]:
-    """The pids of the running node's components (empty without a node)."""
-    return list(_read_pids(NodePaths(data_dir())).values())
+    """The pids of the running node's components, its API server's included (empty without a node)."""
+    paths = NodePaths(data_dir())
+    apiserver = localcluster.running(paths.apiserver)
+    return [*_read_pids(paths).values(), *([int(apiserver.state["pid"])] if apiserver else [])]
 
 
 def _write_pids(paths: NodePaths, pids: dict[str, int]) -> None:
@@ -587,7 +589,10 @@ def start_control_plane(paths: NodePaths, quiet: bool) -> localcluster.Cluster:
     for conflict in (cfg.API_PORT,):
         if port_open("127.0.0.1", conflict) and not localcluster.running(paths.apiserver):
             raise ClusterError(f"port {conflict} on 127.0.0.1 is in use: the node's API server needs it")
-    cluster = localcluster.up(paths.apiserver, port=cfg.API_PORT, quiet=True, apiserver_args=_apiserver_args())
+    # No CRD of tests/crds: the installer and the release's payload bring the node's.
+    cluster = localcluster.up(
+        paths.apiserver, port=cfg.API_PORT, quiet=True, apiserver_args=_apiserver_args(), crds=()
+    )
     kubeconfig, pki = cluster.kubeconfig, paths.apiserver / "pki"
     if "kube-controller-manager" not in _live(paths):
         spawn(
@@ -733,6 +738,14 @@ def start_proxy(paths: NodePaths, cluster: localcluster.Cluster) -> None:
         return
     paths.proxy_config.write_text(cfg.kube_proxy_config(Path(cluster.kubeconfig), free_port(), free_port()))
     spawn(paths, "kube-proxy", [str(KUBE_NODE), "kube-proxy", f"--config={paths.proxy_config}", "--v=1"])
+
+
+def restart_apiserver(paths: NodePaths | None = None) -> localcluster.Cluster:
+    """The node's API server stopped and started again on its port, with its data (etcd's) and
+    its flags: what a control-plane node sees when kube-apiserver restarts."""
+    paths = paths or NodePaths(data_dir())
+    localcluster.stop(paths.apiserver)
+    return localcluster.up(paths.apiserver, port=cfg.API_PORT, quiet=True, apiserver_args=_apiserver_args(), crds=())
 
 
 def restart_agents(paths: NodePaths | None = None, cluster: localcluster.Cluster | None = None) -> None:

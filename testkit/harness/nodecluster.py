@@ -1,10 +1,16 @@
-"""What runs on the local node: its Node object, the images in its registry, install/ deployed
-from them, and the end-to-end run (`make e2e`).
+"""What runs on the local node: its Node object, the images in its registry, the cluster
+bootstrapped from them as an installer bootstraps one, and the end-to-end run (`make e2e`).
 
-`deploy` applies install/ as it is, plus only what a real OpenShift cluster provides and this one
-lacks: the serving-certificate Secrets and the service CA ConfigMap the service CA operator would
-make, the `openshift-user-critical` PriorityClass, the UID the restricted-v2 SCC would assign to
-Pods that ask for it, and `{{.ReleaseImage}}` rendered to the release image in the local registry.
+`deploy` does what an installer does and no more: the ClusterVersion and ClusterOperator CRDs of
+the installed release's API, the FeatureGate `cluster` and the ClusterVersion `version` as the
+installer writes them, and `start`'s rendered Deployment with what it needs to run (its namespace,
+ServiceAccounts and RBAC). `start` applies everything else from the release image's payload: the
+rest of install/ (its Service, the admin-ack ConfigMaps, monitoring, the Update Status Controller
+where the feature set selects it) and the release's other manifests. What a real OpenShift
+cluster provides and this one lacks is played too: the cluster's own namespaces, the
+serving-certificate Secrets and service CA ConfigMap the service CA operator makes
+(`serve_certificates`), the UID the restricted-v2 SCC assigns (a MutatingAdmissionPolicy on Pods),
+the `openshift-user-critical` PriorityClass, a ClusterOperator of the release.
 """
 
 from __future__ import annotations
@@ -16,13 +22,17 @@ import signal
 import subprocess
 import sys
 import time
+import uuid
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from cvo_py.runtime.kube import JSON, ApiError, KubeClient, Resource
+import yaml
+
+from cvo_py.runtime.kube import CLUSTERVERSIONS, FEATUREGATES, JSON, SERVICES, ApiError, KubeClient, Resource
 from syncworker.render import RenderData
-from testkit.checkout import REPO
+from testkit.checkout import INSTALL, REPO
 from testkit.harness import image, localcluster, localnode, localprometheus, usc
 from testkit.harness import manifests as install
 from testkit.harness import nodeconfig as cfg
@@ -35,17 +45,67 @@ BUSYBOX = "/bin/busybox"  # Debian's busybox-static
 SECRETS = Resource("v1", "Secret", "secrets", True)
 CONFIGMAPS = Resource("v1", "ConfigMap", "configmaps", True)
 DEPLOYMENTS = install.KINDS["Deployment"]
+MUTATING_POLICIES = Resource(
+    "admissionregistration.k8s.io/v1", "MutatingAdmissionPolicy", "mutatingadmissionpolicies", False
+)
+MUTATING_BINDINGS = Resource(
+    "admissionregistration.k8s.io/v1", "MutatingAdmissionPolicyBinding", "mutatingadmissionpolicybindings", False
+)
 CVO_IMAGE = "localhost/cvo-py:dev"
-# The releases pushed to the local registry: the node runs the first; the others are updates,
-# each first pulled by one test of tests/e2e (the real retrieval, the stopped registry, the
-# deleted start Pod), since an image the node has is not pulled again.
-RELEASES = ("4.21.0", "4.21.1", "4.21.2", "4.21.3")
 RELEASE_REPOSITORY = "cvo-py-release"
 # restricted-v2 assigns the first UID of the namespace's range (openshift.io/sa.scc.uid-range).
 RESTRICTED_UID = 1000650000
-# A ClusterOperator of the release, as every cluster has: `start` judges an update's progress from
-# the operators' versions, and with none an update would never complete.
+# A ClusterOperator of the release, as every cluster has (the Update Status Controller's insights
+# read the operators' versions); not in the payload, so `start` does not wait for it.
 RELEASE_OPERATOR = "kube-apiserver"
+INCLUDE = {"include.release.openshift.io/self-managed-high-availability": "true"}
+# The ClusterVersion CRD of each release's API (tests/crds): 4.13's capability enum lists only the
+# 4.13 names, so a status written by 4.14 is rejected under it (openshift/release#43984).
+API_4_13 = "clusterversion-4.13.yaml"
+API_CURRENT = "clusterversion.yaml"
+# What `start` installs: install/'s operator side, as the installer applies it. The rest of
+# install/ is the payload's.
+BOOTSTRAP_FILES = (
+    "0000_00_cluster-version-operator_00_namespace.yaml",
+    "0000_00_cluster-version-operator_02_serviceaccount.yaml",
+    "0000_00_cluster-version-operator_03_rbac.yaml",
+    "0000_00_cluster-version-operator_30_deployment.yaml",
+)
+# Synthetic operators of the 4.14 releases: each a Deployment of the local pause image and a
+# ClusterOperator the tests report as its operator would (tests/e2e).
+OPERATORS = ("e2e-alpha", "e2e-beta")
+# The component of 4.14.1 that never becomes ready: a Deployment of an image the registry lacks,
+# and its ClusterOperator.
+STUCK = "e2e-stuck"
+ABSENT_IMAGE_DIGEST = "sha256:" + "e" * 64
+
+
+@dataclass(frozen=True)
+class ReleaseSpec:
+    """One release image the node's registry holds: its version and what its payload carries
+    beside install/ (the ClusterVersion CRD of its API, synthetic operators, a stuck component)."""
+
+    version: str
+    api: str = API_CURRENT
+    operators: tuple[str, ...] = ()
+    stuck: bool = False
+
+
+# The releases pushed to the local registry. The node installs the first; 4.13.1 to 4.13.3 are
+# updates each first pulled by one test of tests/e2e/test_retrieval.py (an image the node has is
+# not pulled again); 4.14.0 is the update with operators and 4.14.1 the one that gets stuck
+# (tests/e2e/test_updates.py).
+INSTALLED = ReleaseSpec("4.13.0", API_4_13)
+UPDATE = ReleaseSpec("4.14.0", API_CURRENT, OPERATORS)
+STUCK_UPDATE = ReleaseSpec("4.14.1", API_CURRENT, OPERATORS, stuck=True)
+RELEASES = (
+    INSTALLED,
+    ReleaseSpec("4.13.1", API_4_13),
+    ReleaseSpec("4.13.2", API_4_13),
+    ReleaseSpec("4.13.3", API_4_13),
+    UPDATE,
+    STUCK_UPDATE,
+)
 
 
 # -- images -----------------------------------------------------------------------------------------
@@ -59,17 +119,110 @@ def push_images(registry: str, quiet: bool = False) -> dict[str, Any]:
     started = time.monotonic()
     image.build(CVO_IMAGE, "local", False)
     cvo = image.by_digest(f"{registry}/cvo-py:dev", image.push(CVO_IMAGE, f"{registry}/cvo-py:dev"))
+    pause = push_pause(registry)
     releases = []
-    for index, version in enumerate(RELEASES):
-        tag = f"localhost/{RELEASE_REPOSITORY}:{version}"
-        image.build_release(CVO_IMAGE, tag, version, RELEASES[:index], {"cluster-version-operator": cvo})
-        destination = f"{registry}/{RELEASE_REPOSITORY}:{version}"
-        releases.append({"version": version, "image": image.by_digest(destination, image.push(tag, destination))})
+    for index, spec in enumerate(RELEASES):
+        tag = f"localhost/{RELEASE_REPOSITORY}:{spec.version}"
+        files = payload_files(spec, pause, f"{registry}/cvo-py-absent@{ABSENT_IMAGE_DIGEST}")
+        previous = [r.version for r in RELEASES[:index]]
+        image.build_release(CVO_IMAGE, tag, spec.version, previous, {"cluster-version-operator": cvo}, files)
+        destination = f"{registry}/{RELEASE_REPOSITORY}:{spec.version}"
+        releases.append({"version": spec.version, "image": image.by_digest(destination, image.push(tag, destination))})
     variants = push_variants(registry, releases[1]["version"])
-    push_pause(registry)
     if not quiet:
         print(f"images pushed to {registry} in {time.monotonic() - started:.0f}s", file=sys.stderr)
-    return {"cvo": cvo, "releases": releases, "variants": variants}
+    return {"cvo": cvo, "pause": pause, "releases": releases, "variants": variants}
+
+
+# -- what a release's payload carries beside install/ ----------------------------------------------
+
+
+def _crd(name: str) -> JSON:
+    """A CRD of tests/crds, annotated to be included as a release's manifests are."""
+    doc: JSON = yaml.safe_load((localcluster.CRD_DIR / name).read_text())
+    annotations = doc["metadata"].setdefault("annotations", {})
+    annotations.update(INCLUDE)
+    return doc
+
+
+def _dump(*docs: JSON) -> str:
+    return yaml.safe_dump_all(list(docs), sort_keys=False)
+
+
+def operator_manifests(name: str, version: str, image_ref: str) -> list[JSON]:
+    """A synthetic operator as a release carries one: its namespace, its Deployment (one replica
+    of `image_ref` on a master) and its ClusterOperator, which expects `operator` at `version`."""
+    meta = {"annotations": dict(INCLUDE)}
+    labels = {"app": name}
+    return [
+        {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name, **meta}},
+        {
+            "apiVersion": "apps/v1",
+            "kind": "Deployment",
+            "metadata": {"name": name, "namespace": name, **meta},
+            "spec": {
+                "replicas": 1,
+                "selector": {"matchLabels": labels},
+                # A rollout that cannot start is said within seconds, not 10 minutes.
+                "progressDeadlineSeconds": 30,
+                "template": {
+                    "metadata": {"labels": labels},
+                    "spec": {
+                        "nodeSelector": {"node-role.kubernetes.io/master": ""},
+                        "tolerations": [
+                            {"key": "node-role.kubernetes.io/master", "operator": "Exists", "effect": "NoSchedule"}
+                        ],
+                        "containers": [
+                            {
+                                "name": "operator",
+                                "image": image_ref,
+                                "env": [{"name": "RELEASE_VERSION", "value": version}],
+                            }
+                        ],
+                    },
+                },
+            },
+        },
+        {
+            "apiVersion": "config.openshift.io/v1",
+            "kind": "ClusterOperator",
+            "metadata": {"name": name, **meta},
+            "spec": {},
+            "status": {
+                "versions": [{"name": "operator", "version": version}],
+                "relatedObjects": [{"group": "", "resource": "namespaces", "name": name}],
+            },
+        },
+    ]
+
+
+def payload_files(spec: ReleaseSpec, pause_image: str, absent_image: str) -> dict[str, str]:
+    """What the release image of `spec` carries beside the cvo-py image's /manifests (install/):
+    in /manifests, the ClusterVersion and ClusterOperator CRDs of its API, where upstream's CVO
+    image keeps them; in /release-manifests, other components' manifests (the FeatureGate,
+    monitoring and MachineConfig CRDs) and its synthetic operators, the stuck one's Deployment
+    pulling `absent_image`."""
+    cvo = "manifests/0000_00_cluster-version-operator_01"
+    files = {
+        f"{cvo}_clusterversions.crd.yaml": _dump(_crd(spec.api)),
+        f"{cvo}_clusteroperators.crd.yaml": _dump(_crd("clusteroperator.yaml")),
+        "release-manifests/0000_03_config-operator_01_featuregates.crd.yaml": _dump(_crd("featuregate.yaml")),
+        "release-manifests/0000_50_cluster-monitoring-operator_00_crds.yaml": _dump(
+            _crd("servicemonitor.yaml"), _crd("prometheusrule.yaml")
+        ),
+        "release-manifests/0000_80_machine-config_01_crds.yaml": _dump(
+            _crd("machineconfig.yaml"), _crd("machineconfigpool.yaml")
+        ),
+    }
+    for name in spec.operators:
+        files[f"release-manifests/0000_50_{name}_00_operator.yaml"] = _dump(
+            *operator_manifests(name, spec.version, pause_image)
+        )
+    if spec.stuck:
+        files[f"release-manifests/0000_60_{STUCK}_00_operator.yaml"] = _dump(
+            *operator_manifests(STUCK, spec.version, absent_image)
+        )
+    return files
 
 
 def push_variants(registry: str, version: str) -> dict[str, str]:
@@ -112,31 +265,95 @@ def push_pause(registry: str) -> str:
     return str(image.by_digest(destination, image.push("localhost/cvo-py-pause:3.10", destination)))
 
 
-# -- install/ ---------------------------------------------------------------------------------------
+# -- the bootstrap ------------------------------------------------------------------------------------
 
 
-def render(release_image: str) -> list[JSON]:
-    """install/ rendered as the CVO renders it for `release_image`, plus the UID restricted-v2 assigns."""
-    rendered = install.load(data=RenderData(release_image=release_image))
-    for doc in rendered:
-        if doc["kind"] != "Deployment":
-            continue
-        template = doc["spec"]["template"]
-        scc = (template["metadata"].get("annotations") or {}).get("openshift.io/required-scc")
-        if scc == "restricted-v2":
-            template["spec"].setdefault("securityContext", {}).setdefault("runAsUser", RESTRICTED_UID)
-    return rendered
+def bootstrap_manifests(release_image: str) -> list[JSON]:
+    """What an installer applies of install/: `start`'s namespace, ServiceAccounts, RBAC and
+    Deployment, rendered as the CVO renders them for `release_image`."""
+    data = RenderData(release_image=release_image)
+    return [doc for name in BOOTSTRAP_FILES for doc in install.documents(install.rendered(INSTALL / name, data))]
 
 
-def serving_secrets(client: KubeClient, paths: NodePaths, docs: list[JSON]) -> None:
+def cluster_namespaces(release_image: str) -> list[str]:
+    """The cluster's own namespaces install/ puts objects in (openshift-config-managed, ...): a
+    real cluster has them before any release is applied."""
+    docs = install.load(data=RenderData(release_image=release_image))
+    named = {d["metadata"]["name"] for d in docs if d["kind"] == "Namespace"}
+    return sorted({d["metadata"].get("namespace") for d in docs} - named - {None})
+
+
+def installer_clusterversion(cluster_id: str) -> JSON:
+    """ClusterVersion `version` as the installer writes it: the cluster's ID, no channel (this
+    machine reaches no update service)."""
+    return {
+        "apiVersion": "config.openshift.io/v1",
+        "kind": "ClusterVersion",
+        "metadata": {"name": "version"},
+        "spec": {"clusterID": cluster_id},
+    }
+
+
+def restricted_uid_policy() -> list[JSON]:
+    """What the restricted-v2 SCC does to the Pods that ask for it, as a MutatingAdmissionPolicy:
+    the first UID of the namespace's range (there is no SCC admission here)."""
+    name = "cvo-py-node-restricted-v2-uid"
+    annotation = "openshift.io/required-scc"
+    return [
+        {
+            "apiVersion": "admissionregistration.k8s.io/v1",
+            "kind": "MutatingAdmissionPolicy",
+            "metadata": {"name": name},
+            "spec": {
+                "matchConstraints": {
+                    "resourceRules": [
+                        {"apiGroups": [""], "apiVersions": ["v1"], "operations": ["CREATE"], "resources": ["pods"]}
+                    ]
+                },
+                "matchConditions": [
+                    {
+                        "name": "restricted-v2",
+                        "expression": (
+                            f"has(object.metadata.annotations) && '{annotation}' in object.metadata.annotations"
+                            f" && object.metadata.annotations['{annotation}'] == 'restricted-v2'"
+                        ),
+                    }
+                ],
+                "failurePolicy": "Fail",
+                "reinvocationPolicy": "Never",
+                "mutations": [
+                    {
+                        "patchType": "ApplyConfiguration",
+                        "applyConfiguration": {
+                            "expression": (
+                                "Object{spec: Object.spec{securityContext: Object.spec.securityContext{"
+                                f"runAsUser: {RESTRICTED_UID}}}}}}}"
+                            )
+                        },
+                    }
+                ],
+            },
+        },
+        {
+            "apiVersion": "admissionregistration.k8s.io/v1",
+            "kind": "MutatingAdmissionPolicyBinding",
+            "metadata": {"name": name},
+            "spec": {"policyName": name},
+        },
+    ]
+
+
+def serving_secrets(client: KubeClient, paths: NodePaths, services: list[JSON]) -> list[str]:
     """What the service CA operator makes for each Service annotated with a serving-cert Secret
-    name, and the CA bundle ConfigMap `openshift-service-ca.crt` in each namespace."""
+    name (absent ones only), and the CA bundle ConfigMap `openshift-service-ca.crt` in each
+    namespace; returns the Secrets made, as `namespace/name`."""
     import base64
 
     jobs = {job.name: job for job in localprometheus.jobs().values()}
     ca_cert, _ = localprometheus.serving_ca(paths.prometheus)
     namespaces = set()
-    for doc in docs:
+    made = []
+    for doc in services:
         secret_name = (doc["metadata"].get("annotations") or {}).get(
             "service.beta.openshift.io/serving-cert-secret-name"
         )
@@ -144,6 +361,9 @@ def serving_secrets(client: KubeClient, paths: NodePaths, docs: list[JSON]) -> N
             continue
         namespace = doc["metadata"]["namespace"]
         namespaces.add(namespace)
+        with contextlib.suppress(ApiError):
+            client.get(SECRETS, secret_name, namespace)
+            continue
         name = doc["metadata"]["name"]
         job = jobs.get(name) or localprometheus.Job(name, namespace, "", "30s", "https", f"{name}.{namespace}.svc")
         cert, key = localprometheus.serving_certificate(paths.prometheus, job)
@@ -156,6 +376,7 @@ def serving_secrets(client: KubeClient, paths: NodePaths, docs: list[JSON]) -> N
             SECRETS,
             {"metadata": {"name": secret_name, "namespace": namespace}, "type": "kubernetes.io/tls", "data": data},
         )
+        made.append(f"{namespace}/{secret_name}")
     for namespace in namespaces:
         install.create_or_replace(
             client,
@@ -165,30 +386,51 @@ def serving_secrets(client: KubeClient, paths: NodePaths, docs: list[JSON]) -> N
                 "data": {"service-ca.crt": Path(ca_cert).read_text()},
             },
         )
+    return made
+
+
+def serve_certificates(client: KubeClient, paths: NodePaths) -> list[str]:
+    """The service CA operator's part for the Services in the cluster now (those `start` applied
+    included): their serving-certificate Secrets, made once."""
+    services = [{**item, "kind": "Service"} for item in client.list(SERVICES)["items"]]  # a list's items name no kind
+    return serving_secrets(client, paths, services)
+
+
+def bootstrap(client: KubeClient, cluster: localcluster.Cluster, paths: NodePaths, release_image: str) -> None:
+    """An installer's part, for the release `release_image` (INSTALLED): the CRDs of its API and
+    the FeatureGate's, FeatureGate `cluster` (Default), ClusterVersion `version`, then `start`'s
+    Deployment and what it needs; with what the cluster provides around them."""
+    for namespace in cluster_namespaces(release_image):
+        ensure_namespace(client, namespace)
+    for crd in (INSTALLED.api, "clusteroperator.yaml", "featuregate.yaml"):
+        localcluster.apply_crd(cluster, localcluster.CRD_DIR / crd)
+    with contextlib.suppress(ApiError):  # exists after a previous deploy
+        client.create(FEATUREGATES, {"metadata": {"name": "cluster"}, "spec": {}})
+    with contextlib.suppress(ApiError):
+        client.create(CLUSTERVERSIONS, installer_clusterversion(str(uuid.uuid4())))
+    policies = {"MutatingAdmissionPolicy": MUTATING_POLICIES, "MutatingAdmissionPolicyBinding": MUTATING_BINDINGS}
+    for doc in restricted_uid_policy():
+        install.create_or_replace(client, policies[doc["kind"]], doc)
+    with contextlib.suppress(ApiError):
+        usc.create_operator(client, RELEASE_OPERATOR, INSTALLED.version, datetime.now(UTC))
+    docs = bootstrap_manifests(release_image)
+    install.apply(client, [d for d in docs if d["kind"] == "Namespace"])
+    # start's serving certificate, which the service CA operator makes for the Service start applies.
+    service = install.load("0000_00_cluster-version-operator_40_service.yaml")
+    serving_secrets(client, paths, service)
+    install.apply(client, [d for d in docs if d["kind"] != "Namespace"])
 
 
 def deploy(cluster: localcluster.Cluster, info: NodeInfo, quiet: bool = False) -> NodeInfo:
-    """Push the images, apply install/ with the first release image, and wait for its Deployments."""
+    """Push the images, bootstrap the cluster with the first release image, and wait for `start`."""
     images = push_images(info.registry, quiet)
     release = images["releases"][0]["image"]
     client = localcluster.admin_client(cluster)
     paths = NodePaths(Path(info.data_dir))
-    docs = render(release)
-    namespaces = [d for d in docs if d["kind"] == "Namespace"]
-    # The cluster's own namespaces install/ puts objects in (openshift-config-managed, ...).
-    named = {d["metadata"]["name"] for d in namespaces}
-    for namespace in sorted({d["metadata"].get("namespace") for d in docs} - named - {None}):
-        ensure_namespace(client, namespace)
-    install.apply(client, namespaces)
-    serving_secrets(client, paths, docs)
-    with contextlib.suppress(ApiError):  # exists after a previous deploy
-        usc.create_operator(client, RELEASE_OPERATOR, RELEASES[0], datetime.now(UTC))
-    install.apply(client, [d for d in docs if d["kind"] != "Namespace"])
+    bootstrap(client, cluster, paths, release)
     info = NodeInfo(**{**info.__dict__, "release_images": images["releases"], "images": images})
     localnode.write_node_json(info)
-    for doc in docs:
-        if doc["kind"] == "Deployment":
-            wait_available(client, doc["metadata"]["namespace"], doc["metadata"]["name"], paths)
+    wait_available(client, install.CVO_NAMESPACE, "cluster-version-operator", paths)
     return info
 
 
@@ -254,7 +496,7 @@ def main(argv: list[str] | None = None) -> int:
         prog="localnode.py", description=localnode.__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("command", choices=["up", "down", "status", "build", "e2e", "leftovers", "restart-agents"])
-    parser.add_argument("--no-deploy", action="store_true", help="up: start the node only (no images, no install/)")
+    parser.add_argument("--no-deploy", action="store_true", help="up: start the node only (no images, no install)")
     parser.add_argument("pytest_args", nargs="*", help="e2e: arguments for pytest (after --)")
     args = parser.parse_args(argv)
     started = time.monotonic()

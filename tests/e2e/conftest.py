@@ -1,6 +1,7 @@
 """The end-to-end tier: the node of `.local-cluster/node.json` (`make e2e` starts it, runs these
-tests and stops it), with cvo-py deployed from install/ as real Pods. Figures measured on the way
-(how soon a failure the kubelet writes reaches the ClusterVersion) are printed at the end."""
+tests and stops it), bootstrapped as an installer does and completed by `start` from its release
+image. Figures measured on the way (how soon a failure the kubelet writes reaches the
+ClusterVersion; when an update was accepted, handed over and completed) are printed at the end."""
 
 from __future__ import annotations
 
@@ -17,6 +18,8 @@ from testkit.harness.localnode import NodeInfo
 from testkit.harness.nodeconfig import NodePaths
 
 FIGURES: list[dict[str, Any]] = []
+# What the update tests measure: title → {what: seconds}.
+TIMES: dict[str, dict[str, float]] = {}
 
 # The node's components belong to the node, also when a test restarts one (the registry, the
 # kubelet and the runtime): they are not the test's leaks.
@@ -56,9 +59,18 @@ def figures(paths: NodePaths) -> Iterator[list[dict[str, Any]]]:
     (paths.root / "e2e-figures.json").write_text(json.dumps(FIGURES, indent=2))
 
 
+@pytest.fixture(scope="session")
+def times() -> dict[str, dict[str, float]]:
+    """Where a test leaves the times it measured (seconds), printed at the end of the run."""
+    return TIMES
+
+
 def pytest_terminal_summary(terminalreporter: Any) -> None:
-    if not FIGURES:
-        return
-    terminalreporter.section("failure reporting on the real node")
-    for figure in FIGURES:
-        terminalreporter.write_line(json.dumps(figure, ensure_ascii=False))
+    if FIGURES:
+        terminalreporter.section("failure reporting on the real node")
+        for figure in FIGURES:
+            terminalreporter.write_line(json.dumps(figure, ensure_ascii=False))
+    if TIMES:
+        terminalreporter.section("times on the real node (seconds)")
+        for title, measured in TIMES.items():
+            terminalreporter.write_line(f"{title}: " + ", ".join(f"{k} {v:.1f}" for k, v in measured.items()))

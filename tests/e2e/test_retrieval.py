@@ -1,7 +1,8 @@
 """Release retrieval on a real node: the version Pod runs real containers that pull from the local
 registry and copy the payload into the node's hostPath; real failures reach `ReleaseAccepted` with
 the container and the runtime's own text; `start` survives losing its Pod mid-retrieval and the
-node's agents restarting.
+node's agents restarting. Each release that loads is applied, as it would be on a cluster: its
+`start` takes over, and the next test waits for the cluster to rest on it.
 
 Each failure is timed from the arrival of the Pod event carrying the kubelet's status write to the
 arrival of the ClusterVersion event carrying it (both watched by this process); the figures are
@@ -21,7 +22,7 @@ import pytest
 from cvo_py.runtime.kube import CLUSTERVERSIONS, PODS, KubeClient
 from payload.podspec import POD_LABEL_SELECTOR, target_dir
 from testkit.fakes import versionpod
-from testkit.harness import localcluster, localnode, nodecluster, usc
+from testkit.harness import localcluster, localnode, nodecluster, noderelease, usc
 from testkit.harness.arrivals import Arrival, Arrivals
 from testkit.harness.localnode import NodeInfo
 from testkit.harness.nodeconfig import NodePaths
@@ -83,26 +84,18 @@ def test_real_retrieval_loads_the_release_by_digest(
     # What the containers copied is on the node, where the operator reads it.
     metadata = Path(target_dir(image, str(paths.payloads))) / "release-manifests" / "release-metadata"
     assert json.loads(metadata.read_text())["version"] == version
-    # OTA-1269: the ClusterVersion insight says Updating while the release operator is behind...
-    def updating(status: str) -> dict[str, str] | None:
-        data = usc.configmap_data(kube, usc.NAMESPACE)
-        return data if data and usc.insight_condition(data, "usc-cv-version", "Updating").startswith(status) else None
-
-    data = wait_until(
-        lambda: updating("True "),
-        timeout=60,
-        what="the ClusterVersion insight's Updating=True during the update",
-    )
-    assert version in usc.printable(data)
-    # ...and not Updating once it reports the new version.
+    # start applies it (its own Deployment among it: the next release's start takes over) and completes.
+    cv, _ = noderelease.wait_settled(kube)
+    assert cv["status"]["history"][0]["version"] == version, cv["status"]["history"][:2]
     usc.set_operator(kube, nodecluster.RELEASE_OPERATOR, version, datetime.now(UTC))
-    wait_until(
-        lambda: updating("False "),
-        timeout=60,
-        what="the ClusterVersion insight's Updating=False after the update",
-    )
-    history = kube.get(CLUSTERVERSIONS, "version")["status"]["history"]
-    assert history[0]["state"] == "Completed" and history[0]["version"] == version, history[:2]
+
+    # OTA-1269: the ClusterVersion insight is not Updating once the update completed.
+    def updated() -> dict[str, str] | None:
+        data = usc.configmap_data(kube, usc.NAMESPACE)
+        done = data and usc.insight_condition(data, "usc-cv-version", "Updating").startswith("False ")
+        return data if done and version in usc.printable(data) else None
+
+    wait_until(updated, timeout=120, what=f"the ClusterVersion insight not Updating at {version}", tolerate=(KeyError,))
 
 
 # mode: (image of node.json's images or a literal, the reasons the kubelet may write, the text the
@@ -167,6 +160,7 @@ def test_real_failure_reaches_release_accepted(
 ) -> None:
     which, reasons, text = MODES[mode]
     image = image_for(which, node)
+    noderelease.wait_settled(kube)  # an update an earlier test started is over
     if which == "stopped":
         localnode.stop_registry(paths)
     try:
@@ -227,7 +221,7 @@ def test_start_pod_deleted_during_a_retrieval_converges(
     kube: KubeClient, node: NodeInfo, pods: Arrivals, versions: Arrivals, paths: NodePaths
 ) -> None:
     image = node.release_images[3]["image"]
-    (start,) = kube.list(PODS, NAMESPACE, label_selector="k8s-app=cluster-version-operator")["items"]
+    _, start = noderelease.wait_settled(kube)  # the update the registry test ended with is over
     mark = pods.mark()
     request(kube, image)
     # The retrieval under way (the previous test's) is superseded first: its Pod deleted and pruned.
@@ -239,10 +233,11 @@ def test_start_pod_deleted_during_a_retrieval_converges(
         timeout=300,
     )
     assert accepted(loaded)["status"] == "True"
-    new = nodecluster.wait_available(kube, NAMESPACE, "cluster-version-operator", paths)
-    assert new["status"]["availableReplicas"] == 1
-    (replacement,) = kube.list(PODS, NAMESPACE, label_selector="k8s-app=cluster-version-operator")["items"]
+    # The release is applied: its start took over (another Pod again) and completed it.
+    cv, replacement = noderelease.wait_settled(kube)
+    assert cv["status"]["history"][0]["image"] == image
     assert replacement["metadata"]["uid"] != start["metadata"]["uid"]
+    assert replacement["spec"]["containers"][0]["image"] == image
     # The first version Pod was pruned or finished, and no version Pod is left behind.
     wait_until(
         lambda: not kube.list(PODS, NAMESPACE, label_selector=POD_LABEL_SELECTOR)["items"],
@@ -254,6 +249,7 @@ def test_start_pod_deleted_during_a_retrieval_converges(
 def test_node_reboot_status_recovers(
     kube: KubeClient, node: NodeInfo, paths: NodePaths, api: localcluster.Cluster, versions: Arrivals
 ) -> None:
+    noderelease.wait_settled(kube)
     localnode.restart_agents(paths, api)
     wait_until(lambda: localnode.node_ready(kube), timeout=120, what="the Node Ready after the restart")
     nodecluster.wait_available(kube, NAMESPACE, "cluster-version-operator", paths)

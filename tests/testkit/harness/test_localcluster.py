@@ -52,3 +52,22 @@ def test_etcd_wal_fsync_histogram_counts_the_writes(cluster: LocalCluster, names
     assert after[float("inf")] > before[float("inf")]  # a write waited for at least one fsync
     counts = [after[le] for le in sorted(after)]
     assert counts == sorted(counts)  # cumulative buckets
+
+
+def test_down_leaves_a_real_nodes_state_beside_it(tmp_path: Path) -> None:
+    """`make node-up` keeps its node in the same directory: the test cluster's `down` (a test
+    session that started its own) must not pull the node's certificates and data from under it."""
+    data = tmp_path / "cluster"
+    (data / "etcd").mkdir(parents=True)
+    (data / "state.json").write_text("{}")
+    (data / "node" / "apiserver" / "pki").mkdir(parents=True)
+    (data / "node" / "apiserver" / "pki" / "ca.crt").write_text("node CA")
+    (data / "node.json").write_text("{}")
+    localcluster.down(data)
+    assert sorted(p.name for p in data.iterdir()) == ["node", "node.json"]
+    assert (data / "node" / "apiserver" / "pki" / "ca.crt").read_text() == "node CA"
+    # Without a node beside it, the directory goes as a whole.
+    alone = tmp_path / "alone"
+    (alone / "etcd").mkdir(parents=True)
+    localcluster.down(alone)
+    assert not alone.exists()

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from status.clusterversion.capabilities import crd_enums
 from syncworker.render import RenderData
 from testkit.harness import image, localnode, nodecluster
 from testkit.harness import manifests as install
@@ -101,21 +102,65 @@ def test_pull_spec_by_digest(destination: str, expected: str) -> None:
     assert image.by_digest(destination, "sha256:ab") == expected
 
 
-def test_install_is_applied_as_is_but_for_what_the_cluster_provides() -> None:
+def test_node_up_applies_what_an_installer_does_and_the_payload_holds_the_rest() -> None:
     release = "127.0.0.1:5000/r@sha256:1"
-    docs = install.load(data=RenderData(release_image=release))
-    rendered = nodecluster.render(release)
-    assert release in json.dumps(rendered)
-    for before, after in zip(docs, rendered, strict=True):
-        if after["kind"] == "Deployment":
-            spec = after["spec"]["template"]["spec"]
-            scc = after["spec"]["template"]["metadata"]["annotations"]["openshift.io/required-scc"]
-            # The UID restricted-v2 would assign; nothing else of the Pod changes.
-            assigned = spec.get("securityContext", {}).pop("runAsUser", None)
-            assert (assigned == nodecluster.RESTRICTED_UID) == (scc == "restricted-v2"), after["metadata"]
-            if not spec.get("securityContext"):
-                spec.pop("securityContext", None)
-        assert before == after
+    everything = install.load(data=RenderData(release_image=release))
+    bootstrap = nodecluster.bootstrap_manifests(release)
+    names = {(d["kind"], d["metadata"].get("namespace"), d["metadata"]["name"]) for d in bootstrap}
+    assert names == {
+        ("Namespace", None, "openshift-cluster-version"),
+        ("ServiceAccount", "openshift-cluster-version", "cluster-version-operator"),
+        ("ServiceAccount", "openshift-cluster-version", "update-payload"),
+        ("ClusterRoleBinding", None, "cvo-py-cluster-version-operator-admin"),
+        ("Deployment", "openshift-cluster-version", "cluster-version-operator"),
+    }
+    # Exactly as install/ renders them, nothing added; the rest of install/ is left to start.
+    assert all(doc in everything for doc in bootstrap)
+    assert len(everything) > len(bootstrap)
+    (deployment,) = [d for d in bootstrap if d["kind"] == "Deployment"]
+    assert deployment["spec"]["template"]["spec"]["containers"][0]["image"] == release
+    assert "openshift-config-managed" in nodecluster.cluster_namespaces(release)
+    assert set(nodecluster.installer_clusterversion("id")["spec"]) == {"clusterID"}  # no channel: no update service
+
+
+def _release_root(tmp_path: Path, spec: nodecluster.ReleaseSpec) -> Path:
+    """The payload a release image of `spec` holds: the cvo-py image's /manifests (install/), and
+    what Dockerfile.release adds."""
+    root = tmp_path / spec.version
+    files = nodecluster.payload_files(spec, "127.0.0.1:5000/pause@sha256:1", "127.0.0.1:5000/absent@sha256:2")
+    image.write_release_manifests(root, spec.version, (), {"cluster-version-operator": "r"}, files)
+    for path in install.files():
+        (root / "manifests" / path.name).write_text(path.read_text())
+    return root
+
+
+@pytest.mark.parametrize("spec", nodecluster.RELEASES, ids=lambda s: s.version)
+def test_release_payloads_load_with_their_crds_and_operators(tmp_path: Path, spec: nodecluster.ReleaseSpec) -> None:
+    from syncworker.load import load_payload
+    from syncworker.select import Selection
+
+    payload = load_payload(str(_release_root(tmp_path, spec)), release_image="r", selection=Selection())
+    assert payload.release.version == spec.version
+    kept = {(m.obj["kind"], m.obj["metadata"]["name"]) for m in payload.manifests}
+    for crd in ("clusterversions", "clusteroperators", "featuregates", "servicemonitors", "machineconfigpools"):
+        assert any(kind == "CustomResourceDefinition" and name.startswith(f"{crd}.") for kind, name in kept), crd
+    # Nothing excluded for want of annotations: what is left out is install/'s feature-set and gated files.
+    assert {e.reason for e in payload.excluded} <= {
+        '"Default" is required, and release.openshift.io/feature-set=DevPreviewNoUpgrade',
+        "feature gate ClusterUpdateAcceptRisks is required but not enabled",
+    }, payload.excluded
+    operators = {name for kind, name in kept if kind == "ClusterOperator"}
+    assert operators == {*spec.operators, *([nodecluster.STUCK] if spec.stuck else [])}
+    for manifest in payload.manifests:
+        if manifest.obj["kind"] == "ClusterOperator":
+            assert manifest.obj["status"]["versions"] == [{"name": "operator", "version": spec.version}]
+    (cvo_crd,) = [m.obj for m in payload.manifests if m.obj["metadata"]["name"].startswith("clusterversions.")]
+    enabled = crd_enums(cvo_crd)["enabledCapabilities"]
+    assert enabled is not None and ("MachineAPI" in enabled) == (spec.api == nodecluster.API_CURRENT)
+    # The CVO's own CRDs are in its level 00, ahead of its Deployment, as upstream's image has them.
+    order = [(m.obj["kind"], m.obj["metadata"]["name"]) for m in payload.manifests]
+    crd = order.index(("CustomResourceDefinition", "clusterversions.config.openshift.io"))
+    assert crd < order.index(("Deployment", "cluster-version-operator"))
 
 
 @pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("mount"), reason="mounting needs root")
