@@ -311,8 +311,9 @@ class Applier:
                 except ApiError as exc:
                     if not exc.is_conflict():
                         raise
-        except (ApiError, ApplyProblem, ServerUnreachable) as exc:
-            klog.v(klog.NORMAL).info("Unable to precreate resource %s: %s", task, escape(str(exc)))
+        except Exception as exc:  # an answer that is not an object included: only logged, as upstream's
+            why = str(exc) or type(exc).__name__
+            klog.v(klog.NORMAL).info("Unable to precreate resource %s: %s", task, escape(why))
             return
         klog.v(klog.NORMAL).info("Precreated resource %s", task)
 

@@ -51,16 +51,19 @@ def run_graph(
                     return
                 index = heapq.heappop(ready)
                 running += 1
-            result = run_node(index)
-            with changed:
-                running -= 1
-                results[index] = result
-                if result is NodeResult.SUCCEEDED:
-                    for after in sorted(successors[index]):
-                        waiting[after] -= 1
-                        if waiting[after] == 0:
-                            heapq.heappush(ready, after)
-                changed.notify_all()
+            result = NodeResult.FAILED  # if run_node raises: the others must not wait for it
+            try:
+                result = run_node(index)
+            finally:
+                with changed:
+                    running -= 1
+                    results[index] = result
+                    if result is NodeResult.SUCCEEDED:
+                        for after in sorted(successors[index]):
+                            waiting[after] -= 1
+                            if waiting[after] == 0:
+                                heapq.heappush(ready, after)
+                    changed.notify_all()
 
     threads = [
         threading.Thread(target=work, name=f"{name}-{i}", daemon=True) for i in range(max(1, min(workers, len(nodes))))

@@ -50,14 +50,6 @@ class TaskApplier(Protocol):
     def precreate(self, manifest: Manifest, owner_uid: str) -> None: ...
 
 
-class _Cut:
-    """What a task's tries end in, besides done (None) and a TaskError: cut short by the pass's
-    cancellation (no error: nothing failed)."""
-
-
-CUT = _Cut()
-
-
 @dataclass(frozen=True)
 class PassOutcome:
     """A pass's end: N done, every task error it recorded (Report ones included), its failure
@@ -88,9 +80,21 @@ class _Pass:
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def run_node(self, index: int) -> NodeResult:
-        """A node's ClusterOperators precreated, then its tasks in order."""
+        """A node's ClusterOperators precreated, then its tasks in order. A bug fails the node with
+        one line, never the pass (whose other workers would wait for it) or the process."""
         manifests = self.work.payload.manifests
         tasks = [manifests[number - 1] for number in self.graph.nodes[index].tasks]
+        try:
+            return self._run_tasks(tasks)
+        except Exception as exc:
+            detail = f"unexpected error: {type(exc).__name__}: {exc}"
+            log.error("error running node %d: %s", index, escape(detail))
+            if tasks:
+                with self.lock:
+                    self.errors.append(errors.from_other(task_ref(tasks[0]), detail))
+            return NodeResult.FAILED
+
+    def _run_tasks(self, tasks: list[Manifest]) -> NodeResult:
         for manifest in tasks:
             if self.cancel.cancelled():
                 return NodeResult.CUT
@@ -119,9 +123,7 @@ class _Pass:
             self.progress(self.done)
         klog.v(self.verbose).info("Running sync for %s", task)
         outcome = self.tries(manifest)
-        if outcome is CUT:
-            return NodeResult.CUT
-        if isinstance(outcome, TaskError):
+        if outcome is not None:
             with self.lock:
                 self.errors.append(outcome)
             if outcome.effect is not Effect.REPORT:
@@ -131,8 +133,9 @@ class _Pass:
         klog.v(self.verbose).info("Done syncing for %s", task)
         return None
 
-    def tries(self, manifest: Manifest) -> TaskError | _Cut | None:
-        """The task's tries within its back-off: done (None), its last error, or cut short."""
+    def tries(self, manifest: Manifest) -> TaskError | None:
+        """The task's tries within its back-off: done (None) or its last error, also when the
+        pass's cancellation cuts the back-off short."""
         task = task_ref(manifest)
         tries, sleeps = self.schedule
         error: TaskError | None = None
@@ -148,7 +151,7 @@ class _Pass:
             if not error.retry:
                 return error
             if index < len(sleeps) and self.cancel.sleep(sleeps[index]):
-                return CUT
+                return error  # as upstream's: a back-off cut short ends with the last error, not none
         return error
 
     def outcome(self, results: list[NodeResult | None]) -> PassOutcome:

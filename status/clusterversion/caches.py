@@ -20,8 +20,18 @@ ADMIN_CONFIGMAPS = (upgradeable.ADMIN_GATES, upgradeable.ADMIN_ACKS)
 
 
 # What the status side, the metrics and the sync worker read of a ClusterOperator's metadata: the
-# worker, reconciling, merges a manifest's metadata into the cached object and writes it back whole.
-_KEPT_METADATA = ("name", "labels", "annotations", "ownerReferences", "resourceVersion", "uid", "generation")
+# worker, reconciling, merges a manifest's metadata into the cached object and writes it back whole,
+# so whatever a PUT would otherwise drop (finalizers) is kept too.
+_KEPT_METADATA = (
+    "name",
+    "labels",
+    "annotations",
+    "ownerReferences",
+    "finalizers",
+    "resourceVersion",
+    "uid",
+    "generation",
+)
 
 
 def slim_clusteroperator(obj: JSON) -> JSON:

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from cvo_py.runtime.kube import CRDS, PROXIES, ApiError, KubeClient, Resource
+from cvo_py.runtime.kube import CRDS, MERGE_PATCH, PROXIES, ApiError, KubeClient, Resource
 from syncworker.applier import TYPED_RESOURCES, USER_AGENT, Applier, Discovery, user_agent
 from syncworker.load import Payload, load_payload
 from syncworker.manifest import Manifest
@@ -290,3 +290,41 @@ def test_the_install_admission_policy_draws_no_write_from_a_second_start(
             except ApiError as exc:
                 if not exc.is_not_found():
                     raise
+
+
+def test_a_reconciled_cluster_operator_keeps_the_finalizers_someone_else_set(
+    kube: KubeClient, applier: Applier, tmp_path: Path
+) -> None:
+    """Reconciling writes a ClusterOperator back whole from start's cache when its manifest's
+    metadata changed: what another party set on it (a finalizer) stays, as upstream keeps it."""
+    from cvo_py.runtime.kube import CLUSTEROPERATORS
+    from status.clusterversion.caches import slim_clusteroperator
+
+    name = f"keeps-{uuid.uuid4().hex[:6]}"
+    kube.create(
+        CLUSTEROPERATORS,
+        {
+            "apiVersion": "config.openshift.io/v1",
+            "kind": "ClusterOperator",
+            "spec": {},
+            "metadata": {"name": name, "finalizers": ["example.com/keep"]},
+        },
+    )
+    try:
+        manifest = {
+            "apiVersion": "config.openshift.io/v1",
+            "kind": "ClusterOperator",
+            "metadata": meta(name, **{"example.com/new": "label-like"}),
+        }
+        payload = manifests(tmp_path, manifest)
+
+        def cached(wanted: str) -> dict[str, Any] | None:
+            return slim_clusteroperator(kube.get(CLUSTEROPERATORS, wanted)) if wanted == name else None
+
+        applier.apply(payload.manifests[0], Mode.RECONCILING, OWNER, cached)
+        written = kube.get(CLUSTEROPERATORS, name)["metadata"]
+        assert written["annotations"].get("example.com/new") == "label-like", "the manifest's metadata was written"
+        assert written.get("finalizers") == ["example.com/keep"]
+    finally:
+        kube.patch(CLUSTEROPERATORS, name, {"metadata": {"finalizers": None}}, content_type=MERGE_PATCH)
+        kube.delete(CLUSTEROPERATORS, name)

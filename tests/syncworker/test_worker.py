@@ -234,7 +234,9 @@ def test_a_pass_cut_short_names_its_incomplete_nodes(section8: Payload) -> None:
     assert outcome.failure.message == '1 incomplete task nodes, beginning with clusteroperator "f-op" (15 of 19)'
 
 
-def test_a_try_cut_short_in_its_back_off_is_no_error(section8: Payload) -> None:
+def test_a_try_cut_short_in_its_back_off_fails_with_its_last_error(section8: Payload) -> None:
+    """As upstream's: the pass's deadline passing during a back-off ends the task with the error
+    it had (what an admin can act on), not with "incomplete task nodes"."""
     cancel = far()
 
     def script(manifest: Manifest, tries: int) -> TaskError | None:
@@ -243,9 +245,35 @@ def test_a_try_cut_short_in_its_back_off_is_no_error(section8: Payload) -> None:
             return retried(manifest)
         return None
 
-    outcome, _ = a_pass(section8, ScriptedApplier(script), Mode.UPDATING, cancel)
-    assert outcome.failure is not None and "incomplete task nodes" in outcome.failure.message
-    assert outcome.errors == ()
+    applier = ScriptedApplier(script)
+    outcome, _ = a_pass(section8, applier, Mode.UPDATING, cancel)
+    assert applier.names().count("plain") == 1, "no try after the cut"
+    assert outcome.cut
+    assert outcome.failure is not None
+    assert outcome.failure.message == (
+        'Could not update configmap "test-b/plain" (5 of 19): someone else is updating this resource'
+    )
+    assert [e.reason for e in outcome.errors] == ["UpdatePayloadResourceConflict"]
+
+
+def test_a_node_whose_run_raises_fails_with_one_line_and_the_pass_ends(section8: Payload) -> None:
+    """A bug outside a task's tries fails its node with an error naming its first task; the
+    other workers do not wait for the node until the pass's deadline."""
+    cancel = Cancel(time.monotonic() + 600)
+    outcome = run_pass(
+        work_of(section8),
+        Mode.UPDATING,
+        0,
+        applier=ScriptedApplier(),
+        operator_cache=no_operators,
+        backoff=FAST,
+        cancel=cancel,
+        progress=lambda done: (_ for _ in ()).throw(RuntimeError("progress broke")) if done == 3 else None,
+    )
+    assert not cancel.cancelled(), "the pass ended before its deadline"
+    assert outcome.failure is not None
+    assert outcome.failure.reason == "UpdatePayloadFailed"
+    assert outcome.failure.message.startswith("Could not update "), outcome.failure.message
 
 
 def test_a_pass_past_its_deadline_is_cut_short(section8: Payload) -> None:
