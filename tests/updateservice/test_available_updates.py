@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 import yaml
 
-from cvo_py.runtime.kube import CLUSTERVERSIONS, CONFIGMAPS, KubeClient
+from cvo_py.runtime.kube import CLUSTERVERSIONS, CONFIGMAPS, MERGE_PATCH, KubeClient
 from cvo_py.runtime.promapi import PrometheusAPI
 from testkit.fakes.update_service import UpdateService, always_risk, graph, image_of, promql_risk
 from testkit.harness.cluster import LocalCluster, free_port
@@ -66,10 +66,14 @@ def retrieved(cv: dict[str, Any]) -> dict[str, Any]:
     return condition(cv, "RetrievedUpdates") or {}
 
 
+def edit_spec(kube: KubeClient, changes: dict[str, Any]) -> None:
+    """Change ClusterVersion's spec as an admin's `oc patch --type merge` does: `start` writes its
+    status meanwhile, so a read-modify-write PUT of the whole object could meet a 409."""
+    kube.patch(CLUSTERVERSIONS, "version", {"spec": changes}, content_type=MERGE_PATCH)
+
+
 def set_channel(kube: KubeClient, channel: str) -> None:
-    cv = cluster_version(kube)
-    cv["spec"]["channel"] = channel
-    kube.replace(CLUSTERVERSIONS, cv)
+    edit_spec(kube, {"channel": channel})
 
 
 def test_start_writes_available_and_conditional_updates_and_follows_the_channel(
@@ -190,9 +194,7 @@ def test_a_promql_risk_matches_and_unmatches_as_the_metric_changes(
                 assert state is not None and state["conditionalUpdates"], state
                 return dict(state["conditionalUpdates"][0]["conditions"][0])
 
-            kube_cv = cluster_version(kube)
-            kube_cv["spec"]["upstream"] = svc.url
-            kube.replace(CLUSTERVERSIONS, kube_cv)
+            edit_spec(kube, {"upstream": svc.url})
             first = recommended()
             assert (first["status"], first["reason"]) == ("True", "NotExposedToRisks")
             put_co(kube, "dns", "4.14.1", degraded="True")
@@ -239,8 +241,7 @@ def test_accepted_risks_with_the_gate_on(
     assert running.metrics()['cluster_version_risk_conditions{condition="Applies",reason="Match",risk="DriverX"}'] == 1
 
     # No longer accepted: not recommended again; the risks are still listed (the gate is on).
-    cv["spec"]["desiredUpdate"] = None
-    kube.replace(CLUSTERVERSIONS, cv)
+    edit_spec(kube, {"desiredUpdate": None})
     wait_until(lambda: recommended(cluster_version(kube)).get("reason") == "DriverX", what="the risk not accepted")
     cv = cluster_version(kube)
     assert "4.14.7" not in versions(cv, "availableUpdates")
@@ -305,8 +306,7 @@ def test_a_firing_critical_alert_guards_every_update_with_the_gate_on(
     metric = 'cluster_version_risk_conditions{condition="Applies",reason="Alert:firing",risk="TestEtcdDown"}'
     wait_until(lambda: running.metrics().get(metric) == 1, what="the alert risk's metric")
 
-    cv["spec"]["desiredUpdate"] = {"acceptRisks": [{"name": "TestEtcdDown"}]}
-    kube.replace(CLUSTERVERSIONS, cv)
+    edit_spec(kube, {"desiredUpdate": {"acceptRisks": [{"name": "TestEtcdDown"}]}})
     wait_until(lambda: versions(cluster_version(kube), "availableUpdates") == ["4.14.5", "4.14.2"],
                what="the updates recommended once the alert's risk is accepted")
     by_version = {u["release"]["version"]: u for u in cluster_version(kube)["status"]["conditionalUpdates"]}
@@ -366,15 +366,12 @@ def test_the_upgradeable_risks_guard_minor_updates_with_the_gate_on(
             "False", "ClusterVersionOverrides")
         assert (condition(cv, "Upgradeable") or {}).get("reason") == "ClusterVersionOverrides"
 
-        cv["spec"]["desiredUpdate"] = {"acceptRisks": [{"name": "ClusterVersionOverrides"}]}
-        kube.replace(CLUSTERVERSIONS, cv)
+        edit_spec(kube, {"desiredUpdate": {"acceptRisks": [{"name": "ClusterVersionOverrides"}]}})
         wait_until(lambda: versions(cluster_version(kube), "availableUpdates") == ["4.15.2", "4.14.5"],
                    what="the minor update recommended once the risk is accepted")
         assert (condition(cluster_version(kube), "Upgradeable") or {}).get("status") == "False"
 
-        cv = cluster_version(kube)
-        cv["spec"]["overrides"] = None
-        kube.replace(CLUSTERVERSIONS, cv)
+        edit_spec(kube, {"overrides": None})
         wait_until(lambda: not cluster_version(kube)["status"].get("conditionalUpdates"),
                    what="no conditional update once nothing blocks Upgradeable")
 
