@@ -268,22 +268,23 @@ def parse() -> None:
 
 # -- endpoints under attack ----------------------------------------------------------------------------
 
-SERVER_CHILD = """
-import asyncio, sys
-sys.path.insert(0, sys.argv[3])
-from prometheus_client import CollectorRegistry
-from cvo_py.runtime.serving import server as served
-from cvo_py.runtime.serving.certificates import ServingContext
-import http_parsers  # both readers' children import the same modules: their RSS compares
-if sys.argv[4] == "h11":
-    import h11
-    served.read_request = http_parsers.h11_read_request
-serving = ServingContext(sys.argv[1], sys.argv[2], client_auth=True) if sys.argv[1] else None
-server = served.MetricsServer("127.0.0.1:0", CollectorRegistry(), serving=serving).start()
-print(server.port, flush=True)
-sys.stdin.read()
-print(server.evicted, flush=True)
-"""
+def serve_child(cert: str, key: str, reader: str) -> None:
+    """The child's side of `server_child` (this file run with `--serve-child`): both readers'
+    children load the same modules, so their RSS compares."""
+    from prometheus_client import CollectorRegistry
+
+    from cvo_py.runtime.serving import server as served
+    from cvo_py.runtime.serving.certificates import ServingContext
+
+    if reader == "h11":
+        import h11  # noqa: F401  (loaded before serving, as the other reader's modules are)
+
+        setattr(served, "read_request", h11_read_request)  # noqa: B010  (the server's one reader)
+    serving = ServingContext(cert, key, client_auth=True) if cert else None
+    server = served.MetricsServer("127.0.0.1:0", CollectorRegistry(), serving=serving).start()
+    print(server.port, flush=True)
+    sys.stdin.read()
+    print(server.evicted, flush=True)
 
 
 @contextmanager
@@ -294,7 +295,7 @@ def server_child(certificate: tuple[str, str] | None, reader: str) -> Iterator[t
 
     cert, key = certificate or ("", "")
     child = subprocess.Popen(
-        [sys.executable, "-c", SERVER_CHILD, cert, key, str(Path(__file__).parent), reader],
+        [sys.executable, __file__, "--serve-child", cert, key, reader],
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
         preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30)),
     )
@@ -361,5 +362,8 @@ def main() -> int:
 
 
 if __name__ == "__main__":
+    if sys.argv[1:2] == ["--serve-child"]:
+        serve_child(*sys.argv[2:5])
+        sys.exit(0)
     sys.exit(main())
 
