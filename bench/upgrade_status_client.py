@@ -26,10 +26,12 @@ local API server, not a measurement of this run). `--sources` picks the rows (de
 (e.g. the commit before a change, installed in a venv of its own), its runs interleaved with
 this one's on the same inputs, so a before and an after meet the same machine.
 
-Another interpreter is measured from a venv made with it, e.g. Debian's (the image's):
+Another interpreter is measured from a venv made with it, e.g. Debian's (the image's), with the
+project installed as the image installs it (a wheel, not editable: an editable install's import
+hook costs every run about 15 ms; reinstall after each change):
 
-    /usr/bin/python3.11 -m venv /tmp/venv-deb && /tmp/venv-deb/bin/pip install -e .
-    /tmp/venv-deb/bin/python bench/upgrade_status_client.py
+    /usr/bin/python3.11 -m venv /tmp/venv-deb && /tmp/venv-deb/bin/pip install .
+    PYTHONPATH=. /tmp/venv-deb/bin/python bench/upgrade_status_client.py
 """
 
 from __future__ import annotations
@@ -93,6 +95,7 @@ def measure(commands: list[list[str]], args: list[str], repeat: int) -> list[tup
             done = subprocess.run(
                 ["/usr/bin/time", "-f", "%M %U %S", *command, "upgrade-status", *args],
                 cwd=REPO,
+                env=_CHILD_ENV,
                 stdout=subprocess.DEVNULL,
                 stderr=subprocess.PIPE,
                 text=True,
@@ -108,6 +111,11 @@ def measure(commands: list[list[str]], args: list[str], repeat: int) -> list[tup
     return [
         (statistics.median(w), max(w), statistics.median(c), p) for w, c, p in zip(walls, cpus, peaks, strict=True)
     ]
+
+
+# The measured process imports the installed package, as in the image: not the checkout that
+# PYTHONPATH may name for this script's own imports (testkit).
+_CHILD_ENV = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
 
 
 def interpreter() -> str:

@@ -256,6 +256,10 @@ class KubeClient:
         if compressed and resp.headers.get("Content-Encoding") == "gzip":
             body = _gunzip(body, method, path)
         if resp.status >= 300:
+            if "protobuf" in accept and body.startswith(b"k8s\x00"):
+                from cvo_py.runtime.kubeproto import status_json  # the error answers in the encoding asked for
+
+                body = status_json(body)
             error = ApiError(resp.status, body.decode("utf-8", errors="replace"), method, path)
             if error.retry_after() is None and resp.headers.get("Retry-After", "").isdigit():
                 error.details["retryAfterSeconds"] = int(resp.headers["Retry-After"])
@@ -324,8 +328,10 @@ class KubeClient:
         continue_token: str | None = None,
         decode: Callable[[bytes], Any] | None = None,
         compressed: bool = False,
+        accept: str = "application/json",
     ) -> JSON:
-        """`decode`, `compressed`: how the answer is read (see `request`)."""
+        """`decode`, `compressed`, `accept`: how the answer is asked for and read (see `request`;
+        an `accept` of protobuf (`cvo_py.runtime.kubeproto`) needs a `decode` that reads it)."""
         query = {
             "labelSelector": label_selector,
             "fieldSelector": field_selector,
@@ -333,7 +339,9 @@ class KubeClient:
             "limit": limit,
             "continue": continue_token,
         }
-        result: JSON = self.request("GET", res.path(namespace), query=query, decode=decode, compressed=compressed)
+        result: JSON = self.request(
+            "GET", res.path(namespace), query=query, decode=decode, compressed=compressed, accept=accept
+        )
         return result
 
     def create(self, res: Resource, body: JSON, namespace: str | None = None) -> JSON:

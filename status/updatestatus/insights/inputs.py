@@ -27,12 +27,12 @@ MCO_DEPLOYMENT = "machine-config-operator"
 _META: Fields = {"name": STR, "namespace": STR, "uid": STR, "resourceVersion": STR}
 
 # A Node: what node insights read (labels for the pools' selectors, the Machine Config Daemon's
-# annotations, spec, the conditions without their heartbeat), and what names it.
+# annotations, whether it is cordoned, the conditions without their heartbeat), and what names it.
 NODE: Fields = {
     "apiVersion": STR,
     "kind": STR,
     "metadata": {**_META, "creationTimestamp": STR, "labels": STR_MAP, "annotations": Prefixed(MCO_PREFIX)},
-    "spec": ANY,
+    "spec": {"unschedulable": ANY},
     "status": {
         "conditions": [{"type": STR, "status": STR, "reason": STR, "message": STR, "lastTransitionTime": STR}],
     },

@@ -3,11 +3,15 @@ field (a kubeconfig's certificate-authority-data)."""
 
 from __future__ import annotations
 
+import base64
 import json
 import random
 from pathlib import Path
 
-from cvo_py.runtime.gotext.base64std import Base64Error, go_base64_decode
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from cvo_py.runtime.gotext.base64std import Base64Error, _decode_quanta, go_base64_decode
 from testkit.oracles import goprogram
 
 # With "kubeconfig": into client-go's kubeconfig types.
@@ -35,3 +39,28 @@ def test_certificate_data_is_base64_exactly_as_go_reads_it(tmp_path: Path) -> No
             assert go == "ok", repr(text)
     assert 100 < decoded < len(texts) - 100
     assert go_base64_decode("YWJj\nZA==") == b"abcd" == go_base64_decode(b"YWJjZA==")
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.binary(max_size=64), st.sampled_from(["", "\n", "\r\n"]), st.integers(0, 64))
+def test_the_usual_text_decodes_as_the_quantum_by_quantum_reading_does(data: bytes, sep: str, at: int) -> None:
+    """The shortcut for text without line breaks gives what Go's reading quantum by quantum
+    gives, and text with line breaks (which skips the shortcut) still decodes to the same bytes."""
+    text = base64.b64encode(data)
+    assert go_base64_decode(text) == _decode_quanta(text) == data
+    broken = text[:at] + sep.encode() + text[at:]
+    assert go_base64_decode(broken) == _decode_quanta(broken) == data
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.text(alphabet="AQB+/=\n", max_size=12))
+def test_any_text_decodes_or_fails_as_the_quantum_by_quantum_reading_does(text: str) -> None:
+    try:
+        want: bytes | str = _decode_quanta(text.encode())
+    except Base64Error as exc:
+        want = str(exc)
+    try:
+        got: bytes | str = go_base64_decode(text)
+    except Base64Error as exc:
+        got = str(exc)
+    assert got == want

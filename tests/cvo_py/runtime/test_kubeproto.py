@@ -1,0 +1,276 @@
+"""Kubernetes' protobuf read down to the fields used, as JSON would give them: bodies written here
+with the reader's own message classes (what the API server writes is compared with its JSON in
+tests/status/updatestatus/client/test_node_pages_live.py), each refusal, an error's Status, and
+the C implementation's own class maker against the public one."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from cvo_py.runtime import kubeproto
+from cvo_py.runtime.jsonfields import STR, trim
+from cvo_py.runtime.kubeproto import Unreadable, read_list, rfc3339, status_json
+from status.updatestatus.insights.inputs import NODE
+
+NODE_LIST = {"metadata": {"resourceVersion": STR, "continue": STR}, "items": [NODE]}
+MCO = "machineconfiguration.openshift.io/"
+
+
+@pytest.fixture(params=["upb", "public"], autouse=True)
+def implementation(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+    """Each test with the classes made by the C implementation's own maker, and by the public
+    message factory (where that implementation is not importable)."""
+    monkeypatch.setattr(kubeproto, "_classes", {})
+    if request.param == "public":
+        import builtins
+
+        real_import = builtins.__import__
+
+        def no_upb(name: str, *args: Any, **kwargs: Any) -> Any:
+            if name == "google._upb":
+                raise ImportError(name)
+            return real_import(name, *args, **kwargs)
+
+        monkeypatch.setattr(builtins, "__import__", no_upb)
+    yield request.param
+
+
+def body(kind: str, message: Any, encoding: str = "") -> bytes:
+    """What the API server sends: the magic, then a runtime.Unknown holding the object."""
+    classes = kubeproto._message_classes()
+    unknown = classes["Unknown"](raw=message.SerializeToString(), contentEncoding=encoding)
+    unknown.typeMeta.apiVersion, unknown.typeMeta.kind = "v1", kind
+    return kubeproto.MAGIC + unknown.SerializeToString()
+
+
+def node_list(nodes: list[dict[str, Any]], continue_token: str = "") -> Any:
+    """A NodeList message from JSON-shaped nodes (times as Unix seconds)."""
+    classes = kubeproto._message_classes()
+    listed = classes["NodeList"]()
+    listed.metadata.resourceVersion = "42"
+    listed.metadata.continue_ = continue_token
+    for node in nodes:
+        item = listed.items.add()
+        meta = node.get("metadata", {})
+        for key in ("name", "namespace", "uid", "resourceVersion"):
+            setattr(item.metadata, key, meta.get(key, ""))
+        item.metadata.creationTimestamp.seconds = meta.get("created", 0)
+        for field in ("labels", "annotations"):
+            for key, value in meta.get(field, {}).items():
+                getattr(item.metadata, field).add(key=key, value=value)
+        item.spec.unschedulable = node.get("unschedulable", False)
+        for cond in node.get("conditions", []):
+            added = item.status.conditions.add(type=cond["type"], status=cond["status"])
+            added.reason, added.message = cond.get("reason", ""), cond.get("message", "")
+            added.lastTransitionTime.seconds = cond.get("since", 0)
+            added.lastHeartbeatTime.seconds = cond.get("since", 0) + 10
+    return listed
+
+
+def test_a_node_list_reads_as_its_json_would_read() -> None:
+    nodes = [
+        {
+            "metadata": {
+                "name": "worker-0",
+                "uid": "u-0",
+                "resourceVersion": "7",
+                "created": 1_700_000_000,
+                "labels": {"a": "", "node-role.kubernetes.io/worker": ""},
+                "annotations": {f"{MCO}state": "Done", "other/x": "dropped", f"{MCO}reason": 'é "q"\n'},
+            },
+            "unschedulable": True,
+            "conditions": [
+                {"type": "Ready", "status": "True", "since": 1_700_000_100},
+                {"type": "MemoryPressure", "status": "False", "reason": "KubeletHasSufficientMemory", "message": "ok"},
+            ],
+        },
+        {"metadata": {"name": "bare"}},
+    ]
+    got = read_list(body("NodeList", node_list(nodes, "next")), NODE_LIST, "NodeList")
+    assert json.dumps(got) == json.dumps(
+        {
+            "metadata": {"resourceVersion": "42", "continue": "next"},
+            "items": [
+                {
+                    "metadata": {
+                        "name": "worker-0",
+                        "uid": "u-0",
+                        "resourceVersion": "7",
+                        "creationTimestamp": "2023-11-14T22:13:20Z",
+                        "labels": {"a": "", "node-role.kubernetes.io/worker": ""},
+                        "annotations": {f"{MCO}state": "Done", f"{MCO}reason": 'é "q"\n'},
+                    },
+                    "spec": {"unschedulable": True},
+                    "status": {
+                        "conditions": [
+                            {"type": "Ready", "status": "True", "lastTransitionTime": "2023-11-14T22:15:00Z"},
+                            {  # in the shape's order, as `trim` gives them
+                                "type": "MemoryPressure",
+                                "status": "False",
+                                "reason": "KubeletHasSufficientMemory",
+                                "message": "ok",
+                                "lastTransitionTime": None,
+                            },
+                        ]
+                    },
+                },
+                # JSON leaves out the empty fields that are `omitempty`, writes a zero time as null
+                {"metadata": {"name": "bare", "creationTimestamp": None}, "spec": {}, "status": {}},
+            ],
+        }
+    )
+
+
+def test_the_lists_metadata_is_handed_over_before_the_items_are_read() -> None:
+    seen: list[dict[str, Any]] = []
+
+    def on_metadata(meta: dict[str, Any]) -> None:
+        seen.append(meta)
+
+    got = read_list(
+        body("NodeList", node_list([{"metadata": {"name": "n"}}], "token")), NODE_LIST, "NodeList", on_metadata
+    )
+    assert seen == [{"resourceVersion": "42", "continue": "token"}]
+    assert [item["metadata"]["name"] for item in got["items"]] == ["n"]
+
+
+def _field(number: int, data: bytes) -> bytes:
+    return kubeproto._bytes_field(number, data)
+
+
+@pytest.mark.parametrize(
+    ("data", "why"),
+    [
+        (b'{"kind":"NodeList"}', "not a Kubernetes protobuf body"),
+        (kubeproto.MAGIC + b"\x0a\x05", "does not parse"),
+        # a name that is not UTF-8: JSON would have replaced its bytes
+        (
+            kubeproto.MAGIC
+            + _field(1, _field(2, b"NodeList"))
+            + _field(2, _field(2, _field(1, _field(1, b"\xff\xfe")))),
+            "does not parse",
+        ),
+    ],
+)
+def test_what_cannot_be_read_as_json_gives_it_is_refused(data: bytes, why: str) -> None:
+    with pytest.raises(Unreadable, match=why):
+        read_list(data, NODE_LIST, "NodeList")
+
+
+def test_another_kind_or_an_encoded_object_is_refused() -> None:
+    with pytest.raises(Unreadable, match="a PodList where a NodeList was asked for"):
+        read_list(body("PodList", node_list([])), NODE_LIST, "NodeList")
+    with pytest.raises(Unreadable, match="where a NodeList was asked for"):
+        read_list(body("NodeList", node_list([]), encoding="gzip"), NODE_LIST, "NodeList")
+
+
+def test_a_time_json_cannot_write_is_refused() -> None:
+    listed = node_list([{"metadata": {"name": "n", "created": 253402300800}}])  # year 10000
+    with pytest.raises(Unreadable, match="JSON does not write"):
+        read_list(body("NodeList", listed), NODE_LIST, "NodeList")
+
+
+@given(st.integers(-62135596800, 253402300799))
+def test_times_are_written_as_go_writes_a_metav1_time(seconds: int) -> None:
+    want = None if seconds == 0 else datetime.fromtimestamp(seconds, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    if want is not None and seconds < -30610224000:  # strftime does not pad years before 1000
+        year = datetime.fromtimestamp(seconds, UTC).year
+        want = f"{year:04d}" + want[want.index("-") :]
+    assert rfc3339(seconds) == want
+
+
+def test_a_shape_naming_a_field_the_reader_does_not_know_is_refused_when_built() -> None:
+    with pytest.raises(ValueError, match=r"NodeSpec\.taints is not read from protobuf"):
+        read_list(body("NodeList", node_list([])), {"items": [{"spec": {"taints": STR}}]}, "NodeList")
+
+
+def test_an_error_status_reads_as_its_json() -> None:
+    classes = kubeproto._message_classes()
+    status = classes["Status"](status="Failure", message='nodes is forbidden: User "u"', reason="Forbidden", code=403)
+    status.details.kind = "nodes"
+    status.details.causes.add(reason="FieldValueInvalid", message="bad", field="spec")
+    status.details.retryAfterSeconds = 3
+    assert json.loads(status_json(body("Status", status))) == {
+        "kind": "Status",
+        "apiVersion": "v1",
+        "metadata": {},
+        "status": "Failure",
+        "message": 'nodes is forbidden: User "u"',
+        "reason": "Forbidden",
+        "details": {
+            "kind": "nodes",
+            "causes": [{"reason": "FieldValueInvalid", "message": "bad", "field": "spec"}],
+            "retryAfterSeconds": 3,
+        },
+        "code": 403,
+    }
+    plain = classes["Status"](status="Failure", reason="NotFound", code=404)
+    assert "details" not in json.loads(status_json(body("Status", plain)))  # a pointer JSON leaves out
+    assert status_json(b"not protobuf") == b"not protobuf"
+
+
+labels = st.dictionaries(
+    st.sampled_from(["a", "b/c", f"{MCO}x", "node-role.kubernetes.io/master"]), st.text(max_size=5)
+)
+conditions = st.lists(
+    st.fixed_dictionaries(
+        {"type": st.sampled_from(["Ready", "DiskPressure"]), "status": st.sampled_from(["True", "False", ""])},
+        optional={"reason": st.text(max_size=4), "message": st.text(max_size=4), "since": st.integers(0, 2**31)},
+    ),
+    max_size=3,
+)
+nodes = st.lists(
+    st.fixed_dictionaries(
+        {
+            "metadata": st.fixed_dictionaries(
+                {"name": st.text(max_size=6)},
+                optional={
+                    "uid": st.text(max_size=3),
+                    "created": st.integers(0, 2**31),
+                    "labels": labels,
+                    "annotations": labels,
+                },
+            )
+        },
+        optional={"unschedulable": st.booleans(), "conditions": conditions},
+    ),
+    max_size=4,
+)
+
+
+@given(nodes)
+def test_random_nodes_read_as_their_json_trimmed_reads(items: list[dict[str, Any]]) -> None:
+    """The reader against the JSON the same nodes encode to (Go's rules written out here:
+    omitempty, null times, maps in key order), trimmed to the shape."""
+    got = read_list(body("NodeList", node_list(items)), NODE_LIST, "NodeList")
+
+    def as_json(node: dict[str, Any]) -> dict[str, Any]:
+        meta = node["metadata"]
+        out: dict[str, Any] = {key: meta[key] for key in ("name", "uid") if meta.get(key)}
+        out["creationTimestamp"] = rfc3339(meta.get("created", 0))
+        for field in ("labels", "annotations"):
+            if meta.get(field):
+                out[field] = meta[field]
+        status: dict[str, Any] = {}
+        if node.get("conditions"):
+            status["conditions"] = [
+                {
+                    "type": c["type"],
+                    "status": c["status"],
+                    "lastHeartbeatTime": rfc3339(c.get("since", 0) + 10),
+                    "lastTransitionTime": rfc3339(c.get("since", 0)),
+                    **{k: c[k] for k in ("reason", "message") if c.get(k)},
+                }
+                for c in node["conditions"]
+            ]
+        return {"metadata": out, "spec": {"unschedulable": True} if node.get("unschedulable") else {}, "status": status}
+
+    want = trim({"metadata": {"resourceVersion": "42"}, "items": [as_json(n) for n in items]}, NODE_LIST)
+    assert json.dumps(got) == json.dumps(want)  # the keys in the same order too
