@@ -37,6 +37,7 @@ if TYPE_CHECKING:
     from cvo_py.runtime.kube import ApiError, KubeClient
     from status.updatestatus.client.cluster import ClusterReads
     from status.updatestatus.client.live import PublishedReads
+    from status.updatestatus.client.routealerts import AlertsFetch
     from status.updatestatus.insights.incremental import IncrementalNodes
 
 # The exit code of a command that SIGTERM ended, as a shell reports it (128 + 15).
@@ -120,14 +121,15 @@ def _run_cluster(options: Options, out: TextIO, client: KubeClient, because: str
     `because`: why `auto` came here, said in one line on stderr."""
     reads = _start_cluster_reads(client)
     try:
+        fetch = _start_alerts(client, reads)
         if because:
             _note(because)
-        return _computed(options, out, client, reads)
+        return _computed(options, out, client, reads, fetch)
     finally:
         reads.close()
 
 
-def _computed(options: Options, out: TextIO, client: KubeClient, reads: ClusterReads) -> int:
+def _computed(options: Options, out: TextIO, client: KubeClient, reads: ClusterReads, fetch: AlertsFetch) -> int:
     from cvo_py.runtime.gotext.quoting import escape
     from status.updatestatus.client.cluster import ClusterReadError
     from status.updatestatus.client.render import NOT_UPDATING, RenderError, render
@@ -139,11 +141,8 @@ def _computed(options: Options, out: TextIO, client: KubeClient, reads: ClusterR
     from status.updatestatus.insights.objects import InputError
     from status.updatestatus.insights.plain import Insight
 
-    fetch = None
     nodes_assessed = IncrementalNodes()
     try:
-        if reads.progressing():  # updating, most likely: the alerts are asked for now
-            fetch = AlertsFetch(client)
         _assess_while_listed(reads, nodes_assessed)
         objects = reads.objects()
     except ClusterReadError as exc:
@@ -163,7 +162,9 @@ def _computed(options: Options, out: TextIO, client: KubeClient, reads: ClusterR
         text = render(compute.in_collection_order(controlplane, nodes), now, options.details)
         line = ""
         if text != NOT_UPDATING:  # as oc, the alerts only for a cluster that is updating
-            response, line = (fetch or AlertsFetch(client)).result()
+            response, line = fetch.result()
+            if not fetch.asked:  # not Progressing, yet updating (its nodes, say): asked for now
+                response, line = AlertsFetch(client).result()
             if response is not None:
                 alerts = alert_insights(response, update_started_at(cv))
                 text = render(compute.in_collection_order(controlplane, nodes, alerts), now, options.details)
@@ -325,6 +326,14 @@ def _start_live_reads(client: KubeClient, options: Options) -> PublishedReads:
     from status.updatestatus.client.live import PublishedReads
 
     return PublishedReads(client, options.namespace)
+
+
+def _start_alerts(client: KubeClient, reads: ClusterReads) -> AlertsFetch:
+    """The alerts, asked for as soon as the ClusterVersion says Progressing (updating, most likely):
+    their reads then overlap the Node LIST instead of following it."""
+    from status.updatestatus.client.routealerts import AlertsFetch
+
+    return AlertsFetch(client, wanted=reads.progressing)
 
 
 def _start_cluster_reads(client: KubeClient) -> ClusterReads:

@@ -259,7 +259,12 @@ class KubeClient:
             if "protobuf" in accept and body.startswith(b"k8s\x00"):
                 from cvo_py.runtime.kubeproto import status_json  # the error answers in the encoding asked for
 
-                body = status_json(body)
+                converted = status_json(body)
+                if converted is None and method == "GET":  # worded by the server in JSON after all
+                    return self._request_once(
+                        method, path, target, data, content_type, timeout, "application/json", decode, compressed
+                    )
+                body = converted if converted is not None else b"the API server's error cannot be read"
             error = ApiError(resp.status, body.decode("utf-8", errors="replace"), method, path)
             if error.retry_after() is None and resp.headers.get("Retry-After", "").isdigit():
                 error.details["retryAfterSeconds"] = int(resp.headers["Retry-After"])

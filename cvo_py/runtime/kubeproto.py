@@ -33,8 +33,10 @@ MAGIC = b"k8s\x00"
 
 # How the JSON encoding writes a field: always, or only when it is not empty (`omitempty`).
 ALWAYS, OMITEMPTY = "always", "omitempty"
-# Field types: a scalar, a `metav1.Time`, a map of strings, or the name of a message (a one-item
-# list of it: a repeated message; "?" after it: a pointer, written only when set).
+# Field types: a scalar, a `metav1.Time` (read as its bytes: Go writes nothing for its zero time,
+# which JSON writes as null, and a Timestamp of 0 s for 1970-01-01, which an implicit-presence field
+# could not tell apart), a map of strings, or the name of a message (a one-item list of it: a
+# repeated message; "?" after it: a pointer, written only when set).
 STRING, BOOL, INT, TIME, MAP = "string", "bool", "int", "time", "map"
 
 # message → JSON key → (field number, type, when JSON writes it)
@@ -49,7 +51,6 @@ _MESSAGES: dict[str, dict[str, tuple[int, Any, str]]] = {
     "ListMeta": {
         "resourceVersion": (2, STRING, OMITEMPTY),
         "continue": (3, STRING, OMITEMPTY),
-        "remainingItemCount": (4, INT, OMITEMPTY),
     },
     "ObjectMeta": {
         "name": (1, STRING, OMITEMPTY),
@@ -58,7 +59,7 @@ _MESSAGES: dict[str, dict[str, tuple[int, Any, str]]] = {
         "uid": (5, STRING, OMITEMPTY),
         "resourceVersion": (6, STRING, OMITEMPTY),
         "generation": (7, INT, OMITEMPTY),
-        "creationTimestamp": (8, TIME, ALWAYS),
+        "creationTimestamp": (8, TIME, OMITEMPTY),  # `omitzero` since k8s.io/apimachinery 0.35
         "labels": (11, MAP, OMITEMPTY),
         "annotations": (12, MAP, OMITEMPTY),
     },
@@ -166,7 +167,9 @@ def file_descriptor() -> bytes:
         encoded = _bytes_field(1, name.encode())
         for key, (number, kind, _) in fields.items():
             label = _REPEATED if isinstance(kind, list) or kind == MAP else _OPTIONAL
-            target = kind[0] if isinstance(kind, list) else "Entry" if kind == MAP else "Time" if kind == TIME else kind
+            target = (
+                kind[0] if isinstance(kind, list) else "Entry" if kind == MAP else "bytes" if kind == TIME else kind
+            )
             if target in _TYPES:
                 encoded += _field(_attr(key), number, label, _TYPES[target])
             else:
@@ -236,13 +239,13 @@ def read_list(
         raise Unreadable(f"a {kind} with a string that is not UTF-8") from None
 
 
-def status_json(body: bytes) -> bytes:
-    """An error answer's protobuf Status as the JSON the API server would have written (a body
-    that is not one is returned as it is, for the caller's error to quote)."""
+def status_json(body: bytes) -> bytes | None:
+    """An error answer's protobuf Status as the JSON the API server would have written; None for
+    one this module does not read so (a message that is not UTF-8: ask for the error as JSON)."""
     try:
         status = _reader("Status", _STATUS_SHAPE)(_object(body, "Status"))
     except (Unreadable, UnicodeDecodeError):
-        return body
+        return None
     return json.dumps({"kind": "Status", "apiVersion": "v1", **status}).encode()
 
 
@@ -259,16 +262,18 @@ def _reader(message: str, shape: Mapping[str, Any]) -> Callable[[Any], dict[str,
 
 
 def _build_reader(message: str, shape: Mapping[str, Any]) -> Callable[[Any], dict[str, Any]]:
-    """The reader's source, one statement per field of `shape`, compiled: a Node is read in about
+    """A shape naming what this module does not read is a TypeError: the caller's mistake, never
+    the body's (not a ValueError, which a reader of bodies would take for a body to read as JSON).
+    The reader's source, one statement per field of `shape`, compiled: a Node is read in about
     half the time a loop over the fields takes (each of 5,000 Nodes has about 40 fields to read)."""
     fields = _MESSAGES[message]
-    names: dict[str, Any] = {"rfc3339": rfc3339}
+    names: dict[str, Any] = {"time_text": time_text}
     lines = ["def read(v):", "    out = {}"]
     for key, sub in shape.items():
         if key not in fields:
             if key in ("apiVersion", "kind"):
                 continue  # a LIST's items carry no type in either encoding
-            raise ValueError(f"{message}.{key} is not read from protobuf (add it to kubeproto._MESSAGES)")
+            raise TypeError(f"{message}.{key} is not read from protobuf (add it to kubeproto._MESSAGES)")
         lines.extend(f"    {line}" for line in _statements(message, key, sub, fields[key], names))
     lines.append("    return out")
     namespace: dict[str, Any] = dict(names)
@@ -284,10 +289,12 @@ def _statements(message: str, key: str, sub: Any, field: tuple[int, Any, str], n
     store = [f"out[{key!r}] = x"] if when == ALWAYS else ["if x:", f"    out[{key!r}] = x"]
     if kind in (STRING, BOOL, INT):
         if isinstance(sub, Mapping | list | Prefixed) or sub == STR_MAP:
-            raise ValueError(f"{message}.{key} is a {kind}, not {sub!r}")
+            raise TypeError(f"{message}.{key} is a {kind}, not {sub!r}")
         return [f"x = {got}", *store]
-    if kind == TIME:
-        return [f"out[{key!r}] = rfc3339({got}.seconds)"]
+    if kind == TIME:  # omitempty: `omitzero`, the zero time left out; else written as null
+        if when == ALWAYS:
+            return [f"out[{key!r}] = time_text({got})"]
+        return [f"x = {got}", "if x:", f"    out[{key!r}] = time_text(x)"]
     if kind == MAP:
         if isinstance(sub, Prefixed):  # as `jsonfields.trim` keeps it: {} when no key has the prefix
             names[f"prefix_{key}"] = sub.prefix
@@ -295,17 +302,17 @@ def _statements(message: str, key: str, sub: Any, field: tuple[int, Any, str], n
         elif sub in (STR_MAP, ANY):
             read = "{e.key: e.value for e in x}"
         else:
-            raise ValueError(f"{message}.{key} is a map of strings, not {sub!r}")
+            raise TypeError(f"{message}.{key} is a map of strings, not {sub!r}")
         if when == ALWAYS:
             return [f"x = {got}", f"out[{key!r}] = {read}"]
         return [f"x = {got}", "if x:", f"    out[{key!r}] = {read}"]
     if isinstance(kind, list):
         if not (isinstance(sub, list) and isinstance(sub[0], Mapping)):
-            raise ValueError(f"{message}.{key} is a list of {kind[0]}, read with a one-item list of its shape")
+            raise TypeError(f"{message}.{key} is a list of {kind[0]}, read with a one-item list of its shape")
         names[f"read_{key}"] = _reader(kind[0], sub[0])
         return [f"x = [read_{key}(i) for i in {got}]", *store]
     if not isinstance(sub, Mapping):
-        raise ValueError(f"{message}.{key} is a {kind.rstrip('?')}, read with a shape of its fields")
+        raise TypeError(f"{message}.{key} is a {kind.rstrip('?')}, read with a shape of its fields")
     names[f"read_{key}"] = _reader(kind.rstrip("?"), sub)
     if kind.endswith("?"):  # a pointer: JSON writes it only when it is set
         return [f"if v.HasField({_attr(key)!r}):", f"    out[{key!r}] = read_{key}({got})"]
@@ -313,20 +320,51 @@ def _statements(message: str, key: str, sub: Any, field: tuple[int, Any, str], n
 
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
-_times: dict[int, str | None] = {0: None}
+_times: dict[bytes, str | None] = {b"": None}
 
 
-def rfc3339(seconds: int) -> str | None:
-    """A `metav1.Time` as JSON writes it: UTC to the second, null when zero (an empty Time on the
-    wire, as the API server writes a zero one)."""
-    found = _times.get(seconds, "")
+def time_text(raw: bytes) -> str | None:
+    """A `metav1.Time` (its encoded Timestamp) as JSON writes it: UTC to the second, null for the
+    zero time (nothing on the wire). Unreadable: a Timestamp this reader does not know."""
+    found = _times.get(raw, "")
     if found != "":
         return found
+    text = rfc3339(_seconds(raw))
+    if len(_times) < 4096:  # a cluster's nodes share few distinct times; a hostile list cannot grow it
+        _times[raw] = text
+    return text
+
+
+def _seconds(raw: bytes) -> int:
+    """The seconds of an encoded google.protobuf.Timestamp-shaped `metav1.Time` (field 1, an int64
+    varint; field 2, the nanoseconds, which JSON does not write)."""
+    seconds, at = 0, 0
+    while at < len(raw):
+        tag, at = _read_varint(raw, at)
+        if tag & 7 != 0 or tag >> 3 not in (1, 2):
+            raise Unreadable(f"a time with field {tag >> 3} of wire type {tag & 7}")
+        value, at = _read_varint(raw, at)
+        if tag >> 3 == 1:
+            seconds = value - (1 << 64) if value >= 1 << 63 else value
+    return seconds
+
+
+def _read_varint(raw: bytes, at: int) -> tuple[int, int]:
+    value, shift = 0, 0
+    while True:
+        if at >= len(raw) or shift > 63:
+            raise Unreadable("a time whose varint is cut short")
+        byte = raw[at]
+        value |= (byte & 0x7F) << shift
+        at, shift = at + 1, shift + 7
+        if byte < 0x80:
+            return value & ((1 << 64) - 1), at
+
+
+def rfc3339(seconds: int) -> str:
+    """Seconds from 1970 as JSON writes a `metav1.Time`: UTC, to the second, a four-digit year."""
     try:
         at = _EPOCH + timedelta(seconds=seconds)
     except OverflowError:
         raise Unreadable(f"a time {seconds} s from 1970 JSON does not write") from None
-    text = f"{at.year:04d}-{at.month:02d}-{at.day:02d}T{at.hour:02d}:{at.minute:02d}:{at.second:02d}Z"
-    if len(_times) < 4096:
-        _times[seconds] = text
-    return text
+    return f"{at.year:04d}-{at.month:02d}-{at.day:02d}T{at.hour:02d}:{at.minute:02d}:{at.second:02d}Z"

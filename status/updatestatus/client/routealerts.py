@@ -26,6 +26,7 @@ import functools
 import json
 import ssl
 import threading
+from collections.abc import Callable
 from typing import Any
 
 from cvo_py.runtime import tlstrust
@@ -56,26 +57,51 @@ NO_TOKEN = "no token is currently in use for this session"
 
 class AlertsFetch:
     """The alerts, fetched on a thread of their own from construction (the Route and CA bundles
-    read first, then the GET); `result()` waits for them."""
+    read first, then the GET); `result()` waits for them. With `wanted`, that thread first asks
+    it (e.g. whether the ClusterVersion says Progressing, read meanwhile) and reads nothing when
+    it says no (`asked` is then False): the fetch starts as soon as the answer is known, not when
+    the caller gets to it."""
 
-    def __init__(self, client: KubeClient, *, timeout: float = TIMEOUT, max_bytes: int = MAX_BYTES) -> None:
+    def __init__(
+        self,
+        client: KubeClient,
+        *,
+        wanted: Callable[[], bool] | None = None,
+        timeout: float = TIMEOUT,
+        max_bytes: int = MAX_BYTES,
+    ) -> None:
         self._client = client
         self._timeout = timeout
         self._max_bytes = max_bytes
-        closed = threading.Event()
-        self._route = Read(lambda: client.get(ROUTES, ROUTE, namespace=MONITORING), closed=closed)
+        self._closed = threading.Event()
+        self._route: Read | None = None
+        self._cas: list[Read] = []
+        self.asked = wanted is None
+        if wanted is None:
+            self._start_reads()
+        self._fetched = Read(functools.partial(self._fetch, wanted), closed=self._closed)
+
+    def _start_reads(self) -> None:
+        client = self._client
+        self._route = Read(lambda: client.get(ROUTES, ROUTE, namespace=MONITORING), closed=self._closed)
         self._cas = [
-            Read(functools.partial(client.get, CONFIGMAPS, name, namespace=ns), closed=closed)
+            Read(functools.partial(client.get, CONFIGMAPS, name, namespace=ns), closed=self._closed)
             for ns, name, _ in CLUSTER_CAS
         ]
-        self._fetched = Read(self._fetch, closed=closed)
 
     def result(self) -> tuple[Any, str]:
-        """(the decoded alerts API answer, "") or (None, the line oc prints in its place)."""
+        """(the decoded alerts API answer, "") or (None, the line oc prints in its place); (None,
+        "") when `wanted` said no (nothing was read)."""
         answer: tuple[Any, str] = self._fetched.result()
         return answer
 
-    def _fetch(self) -> tuple[Any, str]:
+    def _fetch(self, wanted: Callable[[], bool] | None) -> tuple[Any, str]:
+        if wanted is not None:
+            if not wanted():
+                return None, ""
+            self.asked = True
+            self._start_reads()
+        assert self._route is not None
         try:
             route = self._route.result()
         except ApiError as exc:

@@ -24,6 +24,7 @@ PARSING = {
     "cvo_py.runtime.gotext.jsoncodec.NumberRangeError",
     "cvo_py.runtime.gotext.jsoncodec.UnsupportedValue",
     "cvo_py.runtime.gotext.quoting.UnquoteError",
+    "cvo_py.runtime.kubeproto.Unreadable",
 }
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from cvo_py.runtime import kubeproto
 from cvo_py.runtime.jsonfields import STR, trim
-from cvo_py.runtime.kubeproto import Unreadable, read_list, rfc3339, status_json
+from cvo_py.runtime.kubeproto import Unreadable, read_list, status_json
 from status.updatestatus.insights.inputs import NODE
 
 NODE_LIST = {"metadata": {"resourceVersion": STR, "continue": STR}, "items": [NODE]}
@@ -50,8 +50,23 @@ def body(kind: str, message: Any, encoding: str = "") -> bytes:
     return kubeproto.MAGIC + unknown.SerializeToString()
 
 
+def go_time(seconds: int | None) -> bytes:
+    """A `metav1.Time` as Go writes it: nothing for the zero time (None), else both fields."""
+    if seconds is None:
+        return b""
+    return kubeproto._varint_field(1, seconds % (1 << 64)) + kubeproto._varint_field(2, 0)
+
+
+def json_time(seconds: int | None) -> str | None:
+    """The same time as Go's JSON writes it (computed apart from the reader)."""
+    if seconds is None:
+        return None
+    at = datetime(1970, 1, 1, tzinfo=UTC) + timedelta(seconds=seconds)
+    return f"{at.year:04d}" + at.strftime("-%m-%dT%H:%M:%SZ")
+
+
 def node_list(nodes: list[dict[str, Any]], continue_token: str = "") -> Any:
-    """A NodeList message from JSON-shaped nodes (times as Unix seconds)."""
+    """A NodeList message from JSON-shaped nodes (times as Unix seconds, None for the zero time)."""
     classes = kubeproto._message_classes()
     listed = classes["NodeList"]()
     listed.metadata.resourceVersion = "42"
@@ -61,7 +76,7 @@ def node_list(nodes: list[dict[str, Any]], continue_token: str = "") -> Any:
         meta = node.get("metadata", {})
         for key in ("name", "namespace", "uid", "resourceVersion"):
             setattr(item.metadata, key, meta.get(key, ""))
-        item.metadata.creationTimestamp.seconds = meta.get("created", 0)
+        item.metadata.creationTimestamp = go_time(meta.get("created"))
         for field in ("labels", "annotations"):
             for key, value in meta.get(field, {}).items():
                 getattr(item.metadata, field).add(key=key, value=value)
@@ -69,8 +84,8 @@ def node_list(nodes: list[dict[str, Any]], continue_token: str = "") -> Any:
         for cond in node.get("conditions", []):
             added = item.status.conditions.add(type=cond["type"], status=cond["status"])
             added.reason, added.message = cond.get("reason", ""), cond.get("message", "")
-            added.lastTransitionTime.seconds = cond.get("since", 0)
-            added.lastHeartbeatTime.seconds = cond.get("since", 0) + 10
+            added.lastTransitionTime = go_time(cond.get("since"))
+            added.lastHeartbeatTime = go_time(cond.get("heartbeat"))
     return listed
 
 
@@ -121,24 +136,46 @@ def test_a_node_list_reads_as_its_json_would_read() -> None:
                         ]
                     },
                 },
-                # JSON leaves out the empty fields that are `omitempty`, writes a zero time as null
-                {"metadata": {"name": "bare", "creationTimestamp": None}, "spec": {}, "status": {}},
+                # JSON leaves out the empty fields that are `omitempty` (a zero creationTimestamp:
+                # `omitzero`)
+                {"metadata": {"name": "bare"}, "spec": {}, "status": {}},
             ],
         }
     )
 
 
 def test_the_lists_metadata_is_handed_over_before_the_items_are_read() -> None:
+    """Even when an item then cannot be read (a time JSON does not write)."""
     seen: list[dict[str, Any]] = []
 
     def on_metadata(meta: dict[str, Any]) -> None:
         seen.append(meta)
 
-    got = read_list(
-        body("NodeList", node_list([{"metadata": {"name": "n"}}], "token")), NODE_LIST, "NodeList", on_metadata
-    )
+    good = body("NodeList", node_list([{"metadata": {"name": "n"}}], "token"))
+    assert [item["metadata"]["name"] for item in read_list(good, NODE_LIST, "NodeList", on_metadata)["items"]] == ["n"]
     assert seen == [{"resourceVersion": "42", "continue": "token"}]
-    assert [item["metadata"]["name"] for item in got["items"]] == ["n"]
+    bad = body("NodeList", node_list([{"metadata": {"name": "n", "created": 253402300800}}], "next"))
+    with pytest.raises(Unreadable):
+        read_list(bad, NODE_LIST, "NodeList", on_metadata)
+    assert seen[-1] == {"resourceVersion": "42", "continue": "next"}
+
+
+def test_the_epoch_is_a_time_and_the_zero_time_is_null() -> None:
+    """Go writes a Timestamp of 0 s for 1970-01-01 and nothing for its zero time."""
+    listed = node_list(
+        [
+            {
+                "metadata": {"name": "n", "created": 0},
+                "conditions": [
+                    {"type": "Ready", "status": "True", "since": 0},
+                    {"type": "DiskPressure", "status": "False"},
+                ],
+            }
+        ]
+    )
+    got = read_list(body("NodeList", listed), NODE_LIST, "NodeList")["items"][0]
+    assert got["metadata"]["creationTimestamp"] == "1970-01-01T00:00:00Z"
+    assert [c["lastTransitionTime"] for c in got["status"]["conditions"]] == ["1970-01-01T00:00:00Z", None]
 
 
 def _field(number: int, data: bytes) -> bytes:
@@ -179,15 +216,17 @@ def test_a_time_json_cannot_write_is_refused() -> None:
 
 @given(st.integers(-62135596800, 253402300799))
 def test_times_are_written_as_go_writes_a_metav1_time(seconds: int) -> None:
-    want = None if seconds == 0 else datetime.fromtimestamp(seconds, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-    if want is not None and seconds < -30610224000:  # strftime does not pad years before 1000
-        year = datetime.fromtimestamp(seconds, UTC).year
-        want = f"{year:04d}" + want[want.index("-") :]
-    assert rfc3339(seconds) == want
+    assert kubeproto.time_text(go_time(seconds)) == json_time(seconds)
+
+
+def test_a_timestamp_this_reader_does_not_know_is_refused() -> None:
+    for raw in (b"\x08", b"\x1a\x00", b"\x08" + b"\xff" * 11):
+        with pytest.raises(Unreadable):
+            kubeproto.time_text(raw)
 
 
 def test_a_shape_naming_a_field_the_reader_does_not_know_is_refused_when_built() -> None:
-    with pytest.raises(ValueError, match=r"NodeSpec\.taints is not read from protobuf"):
+    with pytest.raises(TypeError, match=r"NodeSpec\.taints is not read from protobuf"):
         read_list(body("NodeList", node_list([])), {"items": [{"spec": {"taints": STR}}]}, "NodeList")
 
 
@@ -213,7 +252,9 @@ def test_an_error_status_reads_as_its_json() -> None:
     }
     plain = classes["Status"](status="Failure", reason="NotFound", code=404)
     assert "details" not in json.loads(status_json(body("Status", plain)))  # a pointer JSON leaves out
-    assert status_json(b"not protobuf") == b"not protobuf"
+    assert status_json(b"not protobuf") is None
+    not_utf8 = kubeproto.MAGIC + _field(1, _field(2, b"Status")) + _field(2, _field(3, b"bad \xff"))
+    assert status_json(not_utf8) is None  # asked for again as JSON, which says how Go replaces it
 
 
 labels = st.dictionaries(
@@ -222,7 +263,12 @@ labels = st.dictionaries(
 conditions = st.lists(
     st.fixed_dictionaries(
         {"type": st.sampled_from(["Ready", "DiskPressure"]), "status": st.sampled_from(["True", "False", ""])},
-        optional={"reason": st.text(max_size=4), "message": st.text(max_size=4), "since": st.integers(0, 2**31)},
+        optional={
+            "reason": st.text(max_size=4),
+            "message": st.text(max_size=4),
+            "since": st.integers(-62135596800, 253402300799),  # years 1 to 9999
+            "heartbeat": st.integers(0, 2**31),
+        },
     ),
     max_size=3,
 )
@@ -254,7 +300,8 @@ def test_random_nodes_read_as_their_json_trimmed_reads(items: list[dict[str, Any
     def as_json(node: dict[str, Any]) -> dict[str, Any]:
         meta = node["metadata"]
         out: dict[str, Any] = {key: meta[key] for key in ("name", "uid") if meta.get(key)}
-        out["creationTimestamp"] = rfc3339(meta.get("created", 0))
+        if meta.get("created") is not None:
+            out["creationTimestamp"] = json_time(meta["created"])
         for field in ("labels", "annotations"):
             if meta.get(field):
                 out[field] = meta[field]
@@ -264,8 +311,8 @@ def test_random_nodes_read_as_their_json_trimmed_reads(items: list[dict[str, Any
                 {
                     "type": c["type"],
                     "status": c["status"],
-                    "lastHeartbeatTime": rfc3339(c.get("since", 0) + 10),
-                    "lastTransitionTime": rfc3339(c.get("since", 0)),
+                    "lastHeartbeatTime": json_time(c.get("heartbeat")),
+                    "lastTransitionTime": json_time(c.get("since")),
                     **{k: c[k] for k in ("reason", "message") if c.get(k)},
                 }
                 for c in node["conditions"]
