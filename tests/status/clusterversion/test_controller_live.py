@@ -10,15 +10,11 @@ from typing import Any
 
 import pytest
 
-from cvo_py.compose.start import build_caches, build_clusterversion, build_retrieval
 from cvo_py.runtime.kube import CLUSTERVERSIONS, PODS, KubeClient, connect
 from payload.coordinator import RetrievalRequest
-from payload.metrics import PayloadMetrics
 from payload.release import Release
-from status.clusterversion.controller import ClusterVersionOptions
 from testkit.harness.cluster import LocalCluster
-from testkit.harness.clusterversion import IMG_4141, ScriptedWorker, condition, create_cv, status_414
-from testkit.harness.payload import options
+from testkit.harness.clusterversion import IMG_4141, ScriptedWorker, condition, create_cv, retrieving_side, status_414
 from testkit.harness.wait import wait_until
 
 pytestmark = pytest.mark.usefixtures("clusterversion_cleanup")
@@ -37,20 +33,12 @@ def test_the_final_sync_writes_status_but_starts_no_retrieval_for_a_desired_upda
     create_cv(kube, {"clusterID": str(uuid.uuid4())}, status_414())
     client = connect(cluster.kubeconfig, user_agent=f"cvo-py/final-sync-{uuid.uuid4().hex[:6]}")
     running = Release(version="4.14.1", image=IMG_4141)
-    caches = build_caches(client, "version")
-    # No payload of IMG_4150 on the node: retrieving it takes a version Pod.
-    retrieval = build_retrieval(
-        client,
-        options(namespace, tmp_path, release_image=IMG_4141),
-        None,
-        PayloadMetrics(),
-        caches.clusterversion,
-        verification_namespace=None,
-    )
     worker = ScriptedWorker(running)
     worker.report(1, 4)
-    settings = ClusterVersionOptions(release=running, namespace=namespace, min_interval=0.0)
-    side = build_clusterversion(client, caches, settings, retrieval=retrieval, syncworker=worker.side(client))
+    # No payload of IMG_4150 in tmp_path (the node's): retrieving it takes a version Pod.
+    side = retrieving_side(client, namespace, tmp_path, running, worker, min_interval=0.0)
+    caches, retrieval = side.caches, side.retrieval
+    assert retrieval is not None
     side.start()
     try:
         wait_until(lambda: "1 of 4 done" in progressing(kube), what="the worker's first report written")
