@@ -6,8 +6,9 @@ pokes one SyncLoop. A sync computes the whole status with `status.desired.desire
 immutable inputs and hands it to the one writer:
 
 - the cached objects, and what the available-updates poller last found;
-- the payload-retrieval snapshot: each sync tells the `RetrievalCoordinator` what
-  `spec.desiredUpdate` asks for (`status.clusterversion.retrievalrequest`), reads the newest
+- the payload-retrieval snapshot: each sync but the final one at shutdown tells the
+  `RetrievalCoordinator` what `spec.desiredUpdate` asks for
+  (`status.clusterversion.retrievalrequest`), reads the newest
   `RetrievalSnapshot` from its channel, and once the status computed from it is written,
   acknowledges it in one call (`payload.channel`); the retrievals that started or ended are then
   recorded as Events (`status.clusterversion.events`), after the status write.
@@ -138,6 +139,8 @@ class ClusterVersionController:
         self._settle_timers = Timers("crd-settle-retry")
         self.crd = CrdFollower(caches.crd, writer, self.loop.poke, self._settle_timers)
         self._stopped = threading.Event()
+        # The last sync at shutdown: status only (no retrieval asked for, no work handed).
+        self._final = False
         self._wait_sync: threading.Thread | None = None
         self._omitted_said = ""  # the last UpdatesOmitted message recorded as an Event
         self._omitted_event: events.EventSpec | None = None
@@ -166,9 +169,12 @@ class ClusterVersionController:
 
     def final_sync(self, timeout: float = FINAL_SYNC_TIMEOUT) -> bool:
         """One last status sync, after `stop()`, within `timeout` seconds (upstream's shutdown
-        context): what the worker did last is written before the process goes. Whether it ended."""
+        context): what the worker did last is written before the process goes, from the retrieval
+        channel's latest snapshot; nothing new is asked of retrieval (a version Pod started now
+        would only be left to remove). Whether it ended."""
         if not self.synced.is_set():
             return True  # never synced (a standby, or caches never listed): nothing to bring up to date
+        self._final = True
         if self.worker is not None:
             self.worker.final = True  # status only: no work is handed any more
         return _final_sync_within(self.sync, timeout)
@@ -248,9 +254,11 @@ class ClusterVersionController:
         return cv
 
     def _ask_retrieval(self, cv: JSON, operators: Sequence[JSON], inputs: StatusInputs) -> RetrievalSnapshot:
-        """Tell the coordinator what the spec asks for; its newest snapshot."""
+        """Tell the coordinator what the spec asks for (not at the final sync); its newest snapshot."""
         if self.retrieval is None:
             return RetrievalSnapshot()
+        if self._final:
+            return self.retrieval.channel.latest()
         stored = self._last_stored
         seen = stored if stored is not None and _newer(stored, cv) else cv  # the cache may lag our write
         applied = self.worker.applied() if self.worker is not None else None

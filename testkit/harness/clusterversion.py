@@ -354,6 +354,38 @@ def clusterversion_side(
     return build_clusterversion(client, caches, settings, syncworker=worker)
 
 
+def retrieving_side(
+    client: KubeClient,
+    namespace: str,
+    payloads: Path,
+    release: Release,
+    scripted: ScriptedWorker | None = None,
+    **settings: Any,
+) -> ClusterVersionSide:
+    """As `clusterversion_side`, with payload retrieval as `start` composes it: version Pods in
+    `namespace`, the payloads already on the node in `payloads` (`testkit.harness.payload.write_payload`),
+    no signature verification, a refused or failed target retried only after a minute; not started."""
+    from cvo_py.compose.start import build_caches, build_clusterversion, build_retrieval
+    from payload.metrics import PayloadMetrics
+    from status.clusterversion.controller import ClusterVersionOptions
+    from testkit.harness.payload import options
+
+    config = ClusterVersionOptions(release=release, namespace=namespace, **settings)
+    caches = build_caches(client, config.name)
+    worker = scripted.side(client) if scripted is not None else nothing_to_apply(client, release, caches)
+    retrieval = build_retrieval(
+        client,
+        options(namespace, payloads, release_image=release.image),
+        None,
+        PayloadMetrics(),
+        caches.clusterversion,
+        retry_after=60.0,
+        verification_namespace=None,
+        load_manifests=worker.load,
+    )
+    return build_clusterversion(client, caches, config, retrieval=retrieval, syncworker=worker)
+
+
 NO_PAYLOAD_ROOT = "/nonexistent/cvo-py-tests/no-release-image"
 
 

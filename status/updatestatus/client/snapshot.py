@@ -44,14 +44,18 @@ class Snapshot:
         try:
             return inputs.machineconfig_versions(self.machineconfigs)
         except InputError as exc:
-            raise SnapshotError(f"{paths(Path(self.name))['-mc.yaml']}: {exc}") from None
+            raise SnapshotError(f"{self._file('-mc.yaml')}: {exc}") from None
 
     def mco_image(self) -> str:
         """The machine-config-operator container's image; "" without a deployment file (as oc)."""
         try:
             return inputs.mco_image(self.mco_deployment)
         except InputError as exc:
-            raise SnapshotError(f"{paths(Path(self.name))['-mco-deployment.yaml']}: {exc}") from None
+            raise SnapshotError(f"{self._file('-mco-deployment.yaml')}: {exc}") from None
+
+    def _file(self, suffix: str) -> Path | str:
+        """The snapshot file with this suffix; a dump read into a snapshot has only its own name."""
+        return paths(Path(self.name))[suffix] if CV_SUFFIX in self.name else self.name
 
     def insights(self, now: int | None = None, wall_clock: int | None = None) -> tuple[list[Insight], int]:
         """oc's assessment of the snapshot: (insights, the "now" they are assessed at).
@@ -238,14 +242,16 @@ _SHAPES: tuple[tuple[tuple[str, ...], type], ...] = tuple(
 )
 
 
-def check_shape(path: Path | str, kind: str, obj: JSON) -> None:
-    """A one-line error naming the file for an object whose structure the assessment cannot walk.
+def check_shape(path: Path | str, kind: str, obj: JSON, index: int | None = None) -> None:
+    """A one-line error naming the file for an object whose structure the assessment cannot walk
+    (`index`: its place in the file's list, for an object that has no usable name).
 
     Runs once per object of a snapshot or dump (5,000 nodes and more): errors are worded only
     when there is one."""
     obj.setdefault("kind", kind)  # <Kind>List items may omit it; errors name objects by it
     if _well_shaped(obj):
         return
+    _check_name(path, kind, obj, index)
     for field_path, want in _SHAPES:
         cur: Any = obj
         for key in field_path:
@@ -270,6 +276,16 @@ def check_shape(path: Path | str, kind: str, obj: JSON) -> None:
             )
 
 
+def _check_name(path: Path | str, kind: str, obj: JSON, index: int | None) -> None:
+    """metadata.name is a string wherever present: oc's decoder refuses the whole file otherwise,
+    and every reader names, keys and looks up objects by it."""
+    meta = obj.get("metadata")
+    name = meta.get("name") if isinstance(meta, dict) else None
+    if name is not None and not isinstance(name, str):
+        which = kind if index is None else f"{kind} in List content at index {index}"
+        raise SnapshotError(f"{path}: {which}: metadata.name is {type(name).__name__}, not a string")
+
+
 _STRINGS_ONLY = {str}
 
 
@@ -279,6 +295,9 @@ def _well_shaped(obj: JSON) -> bool:
     meta = obj.get("metadata")
     if meta is not None:
         if type(meta) is not dict:
+            return False
+        name = meta.get("name")
+        if name is not None and type(name) is not str:
             return False
         for strings in (meta.get("annotations"), meta.get("labels")):
             if strings is not None and (
@@ -327,8 +346,9 @@ def objects_of(where: Path | str, doc: Any, kind: str, *, typed_by_path: bool = 
     Operator writes objects without TypeMeta. A `kind` or apiVersion group that contradicts the
     path is still refused."""
     items = _items(where, doc, kind, typed_by_path)
-    for item in items:
-        check_shape(where, kind, item)
+    listed = not (len(items) == 1 and items[0] is doc)
+    for index, item in enumerate(items):
+        check_shape(where, kind, item, index if listed else None)
     return items
 
 

@@ -99,7 +99,9 @@ def mco_image(deployment: Any) -> str:
 
 def machineconfig_versions(machineconfigs: Iterable[Any]) -> dict[str, str]:
     """MachineConfig name → its release-image-version annotation, for those that have one;
-    InputError for such a MachineConfig whose name is not a string."""
+    InputError for such a MachineConfig whose name is not a string. One without a name (absent,
+    null or "", as Go decodes all three) is left out: oc looks MachineConfigs up by the names the
+    Nodes give, never by an empty one."""
     versions: dict[str, str] = {}
     for mc in machineconfigs:
         meta = mc.get("metadata") if isinstance(mc, dict) else None
@@ -109,6 +111,8 @@ def machineconfig_versions(machineconfigs: Iterable[Any]) -> dict[str, str]:
             continue
         assert isinstance(meta, dict)
         name = meta.get("name")
+        if name is None or name == "":
+            continue
         if not isinstance(name, str):
             raise InputError(f"MachineConfig metadata.name is {type(name).__name__}, not a string")
         versions[name] = str(version)

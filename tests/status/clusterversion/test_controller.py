@@ -116,3 +116,24 @@ def test_a_refused_write_acknowledges_its_snapshot_as_waiting_would_not_show_it(
     built.sync()  # logged once, not retried blindly
     assert coordinator.channel.wait_acknowledged(serial, 0.0)
     assert recorder.recorded == ["RetrievePayload", "RetrievePayloadFailed"]
+
+
+def test_the_final_sync_writes_status_from_the_latest_snapshot_without_asking_for_a_retrieval() -> None:
+    writer = FakeWriter()
+    built, coordinator, recorder = controller(writer)  # no sync worker: the final state is the controller's
+    built.sync()
+    assert coordinator.idle()  # the spec asks for nothing: no retrieval wanted
+    built.stop()
+    # SIGTERM and a new desiredUpdate arrive together: the final sync must not start its retrieval.
+    cv = built.caches.clusterversion.get("version")
+    assert cv is not None
+    cv["spec"] = {"desiredUpdate": {"version": TARGET.version, "image": TARGET.image}}
+    coordinator.channel.publish(Acceptance(TARGET, FAILED), ())
+    latest = coordinator.channel.latest()
+    assert built.final_sync(timeout=10.0)
+    assert coordinator.idle()  # nothing was requested: no version Pod would start
+    assert coordinator.channel.latest().serial == latest.serial  # a request would have published
+    assert len(writer.written) == 2  # the status write still happened, from that snapshot
+    assert coordinator.channel.wait_acknowledged(latest.serial, 0.0)
+    released = [c for c in writer.written[-1]["conditions"] if c["type"] == "ReleaseAccepted"]
+    assert [(c["status"], c["reason"]) for c in released] == [("False", "RetrievePayload")]

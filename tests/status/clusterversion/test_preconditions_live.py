@@ -11,23 +11,21 @@ from typing import Any
 
 import pytest
 
-from cvo_py.compose.start import ClusterVersionSide, build_caches, build_clusterversion, build_retrieval
+from cvo_py.compose.start import ClusterVersionSide
 from cvo_py.runtime.kube import CLUSTEROPERATORS, CLUSTERVERSIONS, CONFIGMAPS, EVENTS, ApiError, KubeClient, connect
-from payload.metrics import PayloadMetrics
 from payload.release import Release
-from status.clusterversion.controller import ClusterVersionOptions
 from testkit.harness.cluster import LocalCluster
 from testkit.harness.clusterversion import (
     IMG_4141,
     condition,
     create_cv,
-    nothing_to_apply,
     put_admin_acks,
     put_co,
     release_co,
+    retrieving_side,
     status_414,
 )
-from testkit.harness.payload import options, release_accepted, write_payload
+from testkit.harness.payload import release_accepted, write_payload
 from testkit.harness.wait import wait_until
 from testkit.oracles.adm_upgrade import adm_upgrade
 
@@ -67,21 +65,8 @@ def start_operator(cluster: LocalCluster, namespace: str, payloads: Path, agent:
     """`start`'s ClusterVersion side at 4.14.1, retrying a refused target only after a minute (so a
     prompt acceptance shows that a change of what the checks read retried it)."""
     client = connect(cluster.kubeconfig, user_agent=agent)
-    caches = build_caches(client, "version")
     running = Release(version="4.14.1", image=IMG_4141)
-    worker = nothing_to_apply(client, running, caches)
-    retrieval = build_retrieval(
-        client,
-        options(namespace, payloads, release_image=IMG_4141),
-        None,
-        PayloadMetrics(),
-        caches.clusterversion,
-        retry_after=60.0,
-        verification_namespace=None,
-        load_manifests=worker.load,
-    )
-    settings = ClusterVersionOptions(release=running, namespace=namespace, min_interval=0.0)
-    return build_clusterversion(client, caches, settings, retrieval=retrieval, syncworker=worker).start()
+    return retrieving_side(client, namespace, payloads, running, min_interval=0.0).start()
 
 
 def events(kube: KubeClient, namespace: str, reason: str) -> list[dict[str, Any]]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 from pathlib import Path
 from typing import Any
 
@@ -12,7 +13,7 @@ from cvo_py.runtime.gotext.durations import SECOND
 from cvo_py.runtime.gotext.times import format_time, parse_time
 from status.updatestatus.client import snapshot
 from testkit.checkout import EXAMPLES
-from testkit.objects.insight_objects import clusterversion, node, operator, write_snapshot
+from testkit.objects.insight_objects import MCO, clusterversion, node, operator, pool, small_cluster, write_snapshot
 
 
 def test_loads_a_snapshot_in_yaml_and_in_json(tmp_path: Path) -> None:
@@ -144,30 +145,83 @@ def test_snapshot_insights_age_nodes_at_the_wall_clock_unless_now_is_given(tmp_p
     assert at_now == mock_now and node_health(explicit) == 0
 
 
-def test_non_string_names_and_images_are_errors_naming_the_file(tmp_path: Path) -> None:
-    mc = {
-        "kind": "List",
-        "items": [
-            {
-                "kind": "MachineConfig",
-                "metadata": {
-                    "name": {"a": "b"},
-                    "annotations": {"machineconfiguration.openshift.io/release-image-version": "4.14.0"},
-                },
-            }
-        ],
-    }
-    (tmp_path / "a").mkdir()
-    snap = snapshot.load(write_snapshot(tmp_path / "a", **{"-mc.yaml": mc}))
-    with pytest.raises(snapshot.SnapshotError, match=r"x-mc\.yaml: MachineConfig metadata\.name is dict, not a string"):
-        snap.insights()
+def test_a_non_string_image_is_an_error_naming_the_file(tmp_path: Path) -> None:
     deployment = {
         "kind": "Deployment",
         "spec": {"template": {"spec": {"containers": [{"name": "machine-config-operator", "image": ["x"]}]}}},
     }
-    (tmp_path / "b").mkdir()
-    snap = snapshot.load(write_snapshot(tmp_path / "b", **{"-mco-deployment.yaml": deployment}))
+    snap = snapshot.load(write_snapshot(tmp_path, **{"-mco-deployment.yaml": deployment}))
     with pytest.raises(
         snapshot.SnapshotError, match=r"x-mco-deployment\.yaml: machine-config-operator container image"
     ):
         snap.insights()
+
+
+def named(obj: dict[str, Any], name: Any) -> dict[str, Any]:
+    obj["metadata"]["name"] = name
+    return obj
+
+
+VERSIONED_MC = {
+    "kind": "MachineConfig",
+    "metadata": {"name": "rendered-worker-old", "annotations": {MCO + "release-image-version": "4.14.0"}},
+}
+
+
+@pytest.mark.parametrize(
+    ("suffix", "objects", "message"),
+    [
+        # Whether or not it carries a release version: oc's decoder refuses the whole file either way.
+        (
+            "-mc.yaml",
+            [named(copy.deepcopy(VERSIONED_MC), {"a": "b"})],
+            "MachineConfig in List content at index 0: metadata.name is dict, not a string",
+        ),
+        (
+            "-mc.yaml",
+            [VERSIONED_MC, {"kind": "MachineConfig", "metadata": {"name": 7}}],
+            "MachineConfig in List content at index 1: metadata.name is int, not a string",
+        ),
+        (
+            "-mcp.yaml",
+            [pool("master"), named(pool("worker"), 7)],
+            "MachineConfigPool in List content at index 1: metadata.name is int, not a string",
+        ),
+        (
+            "-node.yaml",
+            [named(node("w1"), ["w1"])],
+            "Node in List content at index 0: metadata.name is list, not a string",
+        ),
+        (
+            "-co.yaml",
+            [operator("a"), named(operator("b"), True)],
+            "ClusterOperator in List content at index 1: metadata.name is bool, not a string",
+        ),
+        ("-cv.yaml", named(clusterversion(), False), "ClusterVersion: metadata.name is bool, not a string"),
+    ],
+    ids=["machineconfig", "unversioned-machineconfig", "pool", "node", "operator", "clusterversion"],
+)
+def test_a_name_that_is_not_a_string_is_an_error_naming_the_file_and_the_object(
+    tmp_path: Path, suffix: str, objects: Any, message: str
+) -> None:
+    content = objects if isinstance(objects, dict) else {"apiVersion": "v1", "kind": "List", "items": objects}
+    cv = write_snapshot(tmp_path, **{suffix: content})
+    with pytest.raises(snapshot.SnapshotError) as info:
+        snapshot.load(cv)
+    assert str(info.value) == f"{tmp_path / ('x' + suffix)}: {message}"
+
+
+def test_a_versioned_machineconfig_without_a_name_is_left_out_as_oc_never_looks_it_up(tmp_path: Path) -> None:
+    nameless = {"kind": "MachineConfig", "metadata": {"annotations": {MCO + "release-image-version": "4.13.0"}}}
+    null = named(copy.deepcopy(nameless), None)
+    cv = write_snapshot(tmp_path, **{"-mc.yaml": {"kind": "List", "items": [VERSIONED_MC, nameless, null]}})
+    assert snapshot.load(cv).machineconfig_versions() == {"rendered-worker-old": "4.14.0"}
+
+
+def test_a_machineconfig_error_of_a_dump_names_the_dump_not_a_cv_file() -> None:
+    snap = small_cluster()
+    snap.name = "must-gather.local.1"
+    snap.machineconfigs.append(named(copy.deepcopy(VERSIONED_MC), 5))  # not read through a file's checks
+    with pytest.raises(snapshot.SnapshotError) as info:
+        snap.insights()
+    assert str(info.value) == "must-gather.local.1: MachineConfig metadata.name is int, not a string"

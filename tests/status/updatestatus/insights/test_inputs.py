@@ -118,6 +118,13 @@ def test_a_versioned_machineconfig_without_a_string_name_is_an_input_error() -> 
         machineconfig_versions([mc])
 
 
+def test_a_versioned_machineconfig_without_a_name_is_left_out() -> None:
+    versioned = {"annotations": {RELEASE_VERSION_ANNOTATION: "4.16.0"}}
+    nameless = [{"metadata": versioned}, *({"metadata": {**versioned, "name": name}} for name in (None, ""))]
+    named = {"metadata": {**versioned, "name": "rendered-worker-1"}}
+    assert machineconfig_versions([*nameless, named]) == {"rendered-worker-1": "4.16.0"}
+
+
 def test_a_transform_keeps_a_value_of_another_type_for_the_insights_to_judge() -> None:
     odd = {"metadata": ["not", "an", "object"], "status": {"conditions": "none"}}
     assert node_transform(odd) == odd

@@ -352,3 +352,25 @@ def test_an_archive_time_stamp_go_cannot_print_is_no_gather_time(
     preamble, text = from_dump(capsys, archive)
     assert "no gather time in Insights archive" in preamble[0], preamble
     assert text == status_of(snap, snap.mock_now())
+
+
+@pytest.mark.parametrize("layout", ["must-gather", "insights"])
+@pytest.mark.parametrize("kind", ["MachineConfig", "MachineConfigPool", "Node", "ClusterOperator"])
+def test_an_object_whose_name_is_not_a_string_is_one_line_naming_its_member(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], layout: str, kind: str
+) -> None:
+    snap = cluster()
+    objects = {
+        "MachineConfig": snap.machineconfigs,
+        "MachineConfigPool": snap.pools,
+        "Node": snap.nodes,
+        "ClusterOperator": snap.operators,
+    }[kind]
+    objects[0]["metadata"]["name"] = 5  # its file is then named 5.yaml or 5.json
+    files = conv.must_gather_files(snap, GATHERED) if layout == "must-gather" else conv.insights_files(snap)
+    [member] = [path for path in files if path.endswith(("/5.yaml", "/5.json"))]
+    top = conv.write_tree(files, tmp_path / layout)
+    code = cli.main(["upgrade-status", "--from", str(top)])
+    out, err = capsys.readouterr()
+    assert (code, out) == (2, "")
+    assert err == f"error: {top}: {member}: {kind}: metadata.name is int, not a string\n"
