@@ -232,7 +232,8 @@ KUBE_VALUES = st.one_of(
     st.builds(
         str.__add__, st.sampled_from("abcdefXYZ"), st.text(alphabet="abcdefXYZ0123456789-_./:~+=", max_size=40)
     ).filter(lambda s: not s.endswith(":") and s not in TRICKY),
-    st.text(alphabet="0123456789abcdef", min_size=8, max_size=40).filter(lambda s: not s.isdigit()),  # hex tokens
+    # hex tokens; one that starts with 0b (a YAML 1.1 binary number's prefix) is left to the builder
+    st.text(alphabet="0123456789abcdef", min_size=8, max_size=40).filter(lambda s: not s.isdigit() and s[:2] != "0b"),
 )
 KUBECONFIGS = st.fixed_dictionaries(
     {
