@@ -182,15 +182,16 @@ def _assess_while_listed(reads: ClusterReads, assessed: IncrementalNodes) -> Non
     from status.updatestatus.insights import compute
 
     early = reads.early_inputs()
-    seen: list[dict[str, object]] = []
+    assessor = None
     for page in reads.node_pages():
-        seen.extend(page)
-        if early is not None:
-            cv, pools, versions = early
-            try:
-                assessed.update(compute.NodeAssessor(pools, versions, cv), seen)
-            except compute.InputError:  # said by the final assessment, from every object
-                early = None
+        if early is None:
+            continue
+        cv, pools, versions = early
+        try:
+            assessor = assessor or compute.NodeAssessor(pools, versions, cv)
+            assessed.assess_ahead(assessor, page)
+        except compute.InputError:  # said by the final assessment, from every object
+            early = None
 
 
 def _one_line(text: str) -> str:

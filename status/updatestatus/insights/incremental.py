@@ -14,7 +14,8 @@ MachineConfig versions, the ClusterVersion's target) changed; its `NodeAssessed`
 new one, so a caller may keep what it derives from an entry (an encoded value) while the entry is
 the same. Node insights do not depend on the time; the health insights about nodes do, and
 `pools_and_health` computes them from every assessment at the time given. The results equal the
-full computation's (`compute.node_insights`; tests/status/updatestatus/insights/test_incremental.py).
+full computation's (`compute.node_insights`; tests/status/updatestatus/insights/test_incremental.py,
+and the controller's in tests/status/updatestatus/controller/test_incremental.py).
 """
 
 from __future__ import annotations
@@ -40,6 +41,20 @@ class IncrementalNodes:
         self._inputs: tuple[object, ...] | None = None  # `NodeAssessor.inputs` of the cached entries
         self.by_pool: dict[str, list[NodeAssessment]] = {}  # the last update's assessments per pool
         self.recomputed = 0  # nodes assessed again in the last update
+
+    def assess_ahead(self, assessor: compute.NodeAssessor, nodes: Iterable[JSON]) -> None:
+        """Assess `nodes` for a later `update` with equal inputs, keeping every entry already made:
+        the pages of a LIST assessed as they come, each node once (`update` then finds them)."""
+        if assessor.inputs != self._inputs:
+            self._by_id = {}
+            self._inputs = assessor.inputs
+        cached = self._by_id
+        for node in nodes:
+            entry = cached.get(id(node))
+            if entry is None or entry.obj is not node:
+                assessment = assessor.assess(node)
+                if assessment is not None:  # one outside every pool: `update` says what it is
+                    cached[id(node)] = NodeAssessed(node, assessment, assessor.insight(assessment))
 
     def update(self, assessor: compute.NodeAssessor, nodes: Iterable[JSON]) -> list[NodeAssessed]:
         """The entry of every node in a pool, in oc's order (by pool, then in `nodes`' order)."""
