@@ -16,7 +16,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Generator, Mapping
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, cast
 from urllib.parse import quote, urlencode, urlsplit
 
 from cvo_py.runtime.clientconfig import ClientConfig, load_config, ssl_context
@@ -28,6 +28,7 @@ from cvo_py.runtime.jsondata import encode_json
 JSON = dict[str, Any]
 MERGE_PATCH = "application/merge-patch+json"
 JSON_PATCH = "application/json-patch+json"
+AS_JSON = "application/json"
 STRATEGIC_MERGE_PATCH = "application/strategic-merge-patch+json"
 TOO_MANY_REQUESTS_RETRIES = 5
 LARGE_RESPONSE = 1 << 16  # bytes of a response body worth pydantic-core's JSON parser
@@ -256,18 +257,11 @@ class KubeClient:
         if compressed and resp.headers.get("Content-Encoding") == "gzip":
             body = _gunzip(body, method, path)
         if resp.status >= 300:
-            if "protobuf" in accept and body.startswith(b"k8s\x00"):
-                from cvo_py.runtime.kubeproto import status_json  # the error answers in the encoding asked for
-
-                converted = status_json(body)
-                if converted is None and method == "GET":  # worded by the server in JSON after all
-                    return self._request_once(
-                        method, path, target, data, content_type, timeout, "application/json", decode, compressed
-                    )
-                body = converted if converted is not None else b"the API server's error cannot be read"
-            error = ApiError(resp.status, body.decode("utf-8", errors="replace"), method, path)
-            if error.retry_after() is None and resp.headers.get("Retry-After", "").isdigit():
-                error.details["retryAfterSeconds"] = int(resp.headers["Retry-After"])
+            error = _api_error(resp.status, resp.headers.get("Retry-After", ""), body, accept, method, path)
+            if error is None:  # a Status in protobuf not worded as its JSON: asked for in JSON
+                return self._request_once(
+                    method, path, target, data, content_type, timeout, AS_JSON, decode, compressed
+                )
             raise error
         return _decoded(body, decode)
 
@@ -318,8 +312,7 @@ class KubeClient:
         accept: str = "application/json",
     ) -> JSON:
         """`accept`: the representation asked for (`METADATA_ONLY`: the object's metadata alone)."""
-        result: JSON = self.request("GET", res.path(namespace, name, subresource), accept=accept)
-        return result
+        return cast(JSON, self.request("GET", res.path(namespace, name, subresource), accept=accept))
 
     def list(
         self,
@@ -335,8 +328,7 @@ class KubeClient:
         compressed: bool = False,
         accept: str = "application/json",
     ) -> JSON:
-        """`decode`, `compressed`, `accept`: how the answer is asked for and read (see `request`;
-        an `accept` of protobuf (`cvo_py.runtime.kubeproto`) needs a `decode` that reads it)."""
+        """`decode`, `compressed`, `accept`: how the answer is asked for and read (see `request`)."""
         query = {
             "labelSelector": label_selector,
             "fieldSelector": field_selector,
@@ -344,10 +336,8 @@ class KubeClient:
             "limit": limit,
             "continue": continue_token,
         }
-        result: JSON = self.request(
-            "GET", res.path(namespace), query=query, decode=decode, compressed=compressed, accept=accept
-        )
-        return result
+        path = res.path(namespace)
+        return cast(JSON, self.request("GET", path, query=query, decode=decode, compressed=compressed, accept=accept))
 
     def create(self, res: Resource, body: JSON, namespace: str | None = None) -> JSON:
         ns = namespace or body.get("metadata", {}).get("namespace")
@@ -405,6 +395,22 @@ class KubeClient:
     def server_version(self) -> JSON:
         result: JSON = self.request("GET", "/version")
         return result
+
+
+def _api_error(status: int, retry_after: str, body: bytes, accept: str, method: str, path: str) -> ApiError | None:
+    """A non-2xx answer's error; None for a GET's Status in protobuf (an error answers in the
+    encoding asked for) that `cvo_py.runtime.kubeproto` cannot word as its JSON."""
+    if "protobuf" in accept and body.startswith(b"k8s\x00"):
+        from cvo_py.runtime.kubeproto import status_json
+
+        converted = status_json(body)
+        if converted is None and method == "GET":
+            return None
+        body = converted if converted is not None else b"the API server's error cannot be read"
+    error = ApiError(status, body.decode("utf-8", errors="replace"), method, path)
+    if error.retry_after() is None and retry_after.isdigit():
+        error.details["retryAfterSeconds"] = int(retry_after)
+    return error
 
 
 def _decoded(body: bytes, decode: Callable[[bytes], Any] | None) -> Any:

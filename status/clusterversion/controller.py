@@ -139,8 +139,7 @@ class ClusterVersionController:
         self._settle_timers = Timers("crd-settle-retry")
         self.crd = CrdFollower(caches.crd, writer, self.loop.poke, self._settle_timers)
         self._stopped = threading.Event()
-        # The last sync at shutdown: status only (no retrieval asked for, no work handed).
-        self._final = False
+        self._final = False  # the last sync at shutdown: status only (no retrieval asked for, no work handed)
         self._wait_sync: threading.Thread | None = None
         self._omitted_said = ""  # the last UpdatesOmitted message recorded as an Event
         self._omitted_event: events.EventSpec | None = None
