@@ -274,6 +274,15 @@ def probe(url: str, context: ssl.SSLContext | None = None, timeout: float = 30.0
         return Probe(time.monotonic() - start, None, str(exc))
 
 
+def probe_as_kubelet(url: str, context: ssl.SSLContext | None = None, failure_threshold: int = 3) -> list[Probe]:
+    """Probes of `url` until one answers or `failure_threshold` in a row do not (the kubelet's
+    default: a container is restarted only after three failed probes in a row); every attempt."""
+    attempts = [probe(url, context)]
+    while attempts[-1].status is None and len(attempts) < failure_threshold:
+        attempts.append(probe(url, context))
+    return attempts
+
+
 def probe_for(url: str, seconds: float, context: ssl.SSLContext | None = None, every: float = 0.25) -> list[Probe]:
     """Probe `url` every `every` seconds for `seconds`."""
     results: list[Probe] = []

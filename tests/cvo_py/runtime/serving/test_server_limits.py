@@ -16,7 +16,7 @@ from prometheus_client import CollectorRegistry
 from cvo_py.runtime.serving.admission import ServingLimits
 from cvo_py.runtime.serving.certificates import ServingContext
 from cvo_py.runtime.serving.server import MetricsServer
-from testkit.corpus.clients import Attack, metrics_server_child, probe, stuffed_headers
+from testkit.corpus.clients import Attack, metrics_server_child, probe, probe_as_kubelet, stuffed_headers
 from testkit.corpus.files import peak_rss
 from testkit.harness.wait import wait_until
 
@@ -146,9 +146,11 @@ def test_stalled_connections_past_the_cap_make_room_and_probes_answer(
     with Attack("127.0.0.1", server.port, kind, connections=3 * FAST.max_connections, tls=tls, drip=0.2) as attack:
         wait_until(lambda: attack.opened + attack.refused >= 2 * FAST.max_connections, timeout=60,
                    what="the attack's connections")
-        probes = [probe(_url(server, scheme), _context(scheme)) for _ in range(10)]
-    assert all(p.status == 200 for p in probes), probes
-    assert max(p.seconds for p in probes) < PROBE_BOUND, probes
+        # as the kubelet probes: a connection evicted before its request was read (a loaded
+        # machine can leave it unread while the attack's connections churn) fails one attempt only
+        probes = [probe_as_kubelet(_url(server, scheme), _context(scheme)) for _ in range(10)]
+    assert all(attempts[-1].status == 200 for attempts in probes), probes
+    assert max(attempts[-1].seconds for attempts in probes) < PROBE_BOUND, probes
     assert server.evicted > 0 or attack.refused > 0  # the cap held: stalled ones were closed
 
 
