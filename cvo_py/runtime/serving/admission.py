@@ -5,8 +5,9 @@ At most `max_connections`; those still waiting for their request (handshaking, s
 idle) may take all but `reserve` of them, so a probe that connects while others stall gets in:
 the longest-waiting stalled connection makes room. (On a starved machine, a probe whose request is
 not read before an attack's connections have all churned is itself the longest waiting: that
-attempt is closed, and the kubelet's next one, as it retries before it counts a failure, gets in.) The header bytes held across all connections
-are bounded too: past `max_buffered_bytes` the connection holding the most is closed.
+attempt is closed, and the kubelet's next one, as it retries before it counts a failure, gets in.)
+The header bytes held across all connections are bounded too: past `max_buffered_bytes` the
+connection holding the most is closed.
 """
 
 from __future__ import annotations
