@@ -182,16 +182,15 @@ def _assess_while_listed(reads: ClusterReads, assessed: IncrementalNodes) -> Non
     from status.updatestatus.insights import compute
 
     early = reads.early_inputs()
-    assessor = None
-    for page in reads.node_pages():
-        if early is None:
-            continue
-        cv, pools, versions = early
-        try:
-            assessor = assessor or compute.NodeAssessor(pools, versions, cv)
+    if early is None:
+        return
+    cv, pools, versions = early
+    try:
+        assessor = compute.NodeAssessor(pools, versions, cv)
+        for page in reads.node_pages():
             assessed.assess_ahead(assessor, page)
-        except compute.InputError:  # said by the final assessment, from every object
-            early = None
+    except compute.InputError:  # said by the final assessment, from every object
+        return
 
 
 def _one_line(text: str) -> str:

@@ -45,38 +45,47 @@ class IncrementalNodes:
     def assess_ahead(self, assessor: compute.NodeAssessor, nodes: Iterable[JSON]) -> None:
         """Assess `nodes` for a later `update` with equal inputs, keeping every entry already made:
         the pages of a LIST assessed as they come, each node once (`update` then finds them)."""
-        if assessor.inputs != self._inputs:
-            self._by_id = {}
-            self._inputs = assessor.inputs
-        cached = self._by_id
+        cached = self._cache_for(assessor)
         for node in nodes:
-            entry = cached.get(id(node))
-            if entry is None or entry.obj is not node:
-                assessment = assessor.assess(node)
-                if assessment is not None:  # one outside every pool: `update` says what it is
-                    cached[id(node)] = NodeAssessed(node, assessment, assessor.insight(assessment))
+            entry = self._entry(assessor, cached, node)
+            if entry is not None:  # one outside every pool: `update` says what it is
+                cached[id(node)] = entry
 
     def update(self, assessor: compute.NodeAssessor, nodes: Iterable[JSON]) -> list[NodeAssessed]:
         """The entry of every node in a pool, in oc's order (by pool, then in `nodes`' order)."""
-        if assessor.inputs != self._inputs:
-            self._by_id = {}  # a pool, a MachineConfig version or the target changed: reassess all
-            self._inputs = assessor.inputs
+        cached = self._cache_for(assessor)
         by_pool = assessor.new_groups()
         entries: dict[str, list[NodeAssessed]] = {name: [] for name in by_pool}
         by_id: dict[int, NodeAssessed] = {}
-        cached = self._by_id
         self.recomputed = 0
         for node in nodes:
-            entry = cached.get(id(node))
-            if entry is None or entry.obj is not node:
-                assessment = assessor.assess(node)
-                if assessment is None:
-                    continue  # oc ignores nodes outside every pool (or: a health insight stands for it)
-                entry = NodeAssessed(node, assessment, assessor.insight(assessment))
-                self.recomputed += 1
+            entry = self._entry(assessor, cached, node)
+            if entry is None:
+                continue  # oc ignores nodes outside every pool (or: a health insight stands for it)
             by_id[id(node)] = entry
             by_pool[entry.assessment.pool].append(entry.assessment)
             entries[entry.assessment.pool].append(entry)
         self._by_id = by_id
         self.by_pool = by_pool
         return [entry for pool in entries.values() for entry in pool]
+
+    def _cache_for(self, assessor: compute.NodeAssessor) -> dict[int, NodeAssessed]:
+        """The entries still valid for `assessor`: none when a pool, a MachineConfig version or the
+        target changed (every node is assessed again)."""
+        if assessor.inputs != self._inputs:
+            self._by_id = {}
+            self._inputs = assessor.inputs
+        return self._by_id
+
+    def _entry(
+        self, assessor: compute.NodeAssessor, cached: dict[int, NodeAssessed], node: JSON
+    ) -> NodeAssessed | None:
+        """`node`'s cached entry, or a new one (counted in `recomputed`); None outside every pool."""
+        entry = cached.get(id(node))
+        if entry is None or entry.obj is not node:
+            assessment = assessor.assess(node)
+            if assessment is None:
+                return None
+            entry = NodeAssessed(node, assessment, assessor.insight(assessment))
+            self.recomputed += 1
+        return entry
