@@ -20,8 +20,9 @@ what it loads is declared and held:
 - `tests/status/updatestatus/client/test_imports.py` lists, module by module, what a live run
   (from the publication, and from the cluster's objects), a snapshot, a must-gather and an
   Insights archive load, and what they must not. A run from the objects loads the insight
-  computation too (with its dataclasses, as an offline run), once its reads have left, and
-  msgspec only for a Node LIST large enough to be worth it (`client.cluster.TRIMMED_FROM`).
+  computation too (its records NamedTuples and plain classes: no dataclasses), once its reads
+  have left, and msgspec only for a Node LIST large enough to be worth it
+  (`client.cluster.TRIMMED_FROM`).
 
 What these cost and saved is measured in bench/README.md (`upgrade_status_client.py`).
 """

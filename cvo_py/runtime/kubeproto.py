@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -225,18 +225,48 @@ def _object(body: bytes, kind: str) -> Any:
         raise Unreadable(f"a {kind} that does not parse: {exc}") from None
 
 
-def read_list(
-    body: bytes, shape: Mapping[str, Any], kind: str, on_metadata: Callable[[dict[str, Any]], None] | None = None
-) -> Any:
-    """A LIST's body, its `kind` (e.g. NodeList) read down to `shape` as JSON would give it.
-    `on_metadata`: called with the list's metadata (its `continue`) before the items are read."""
+def read_list(body: bytes, shape: Mapping[str, Any], kind: str) -> Any:
+    """A LIST's body, its `kind` (e.g. NodeList) read down to `shape` as JSON would give it."""
     message = _object(body, kind)
     try:
-        if on_metadata is not None and isinstance(shape.get("metadata"), Mapping):
-            on_metadata(_reader("ListMeta", shape["metadata"])(message.metadata))
         return _reader(kind, shape)(message)
     except UnicodeDecodeError:
         raise Unreadable(f"a {kind} with a string that is not UTF-8") from None
+
+
+def list_continue(body: bytes, kind: str) -> str:
+    """The `continue` of a LIST's body of `kind`, read from the bytes before its items without
+    parsing them (a reader of pages asks for the next one first); "" when it has none, or when the
+    body is not plainly such a LIST (`read_list` then says what it is)."""
+    try:
+        fields = dict(_len_fields(body, len(MAGIC), len(body)))  # runtime.Unknown
+        type_meta, raw, encoding = fields.get(1, (0, 0)), fields.get(2), fields.get(3, (0, 0))
+        if raw is None or encoding[1] > encoding[0] or _string(body, 2, *type_meta) != kind:
+            return ""
+        number, meta = next(_len_fields(body, *raw))  # ListMeta is the list's first field
+        return _string(body, 3, *meta) if number == 1 else ""
+    except (Unreadable, StopIteration, UnicodeDecodeError):
+        return ""
+
+
+def _len_fields(buf: bytes, at: int, end: int) -> Iterator[tuple[int, tuple[int, int]]]:
+    """(field number, (start, end) of its bytes) of each length-delimited field of the message in
+    buf[at:end]; Unreadable at another wire type or a length past the end."""
+    while at < end:
+        tag, at = _read_varint(buf, at)
+        size, at = _read_varint(buf, at)
+        if tag & 7 != 2 or at + size > end:
+            raise Unreadable(f"field {tag >> 3} of wire type {tag & 7} where a length-delimited one was expected")
+        yield tag >> 3, (at, at + size)
+        at += size
+
+
+def _string(buf: bytes, number: int, at: int, end: int) -> str:
+    """String field `number` of the message in buf[at:end] ("" when absent)."""
+    for found, (start, stop) in _len_fields(buf, at, end):
+        if found == number:
+            return buf[start:stop].decode()
+    return ""
 
 
 def status_json(body: bytes) -> bytes | None:
@@ -353,7 +383,7 @@ def _read_varint(raw: bytes, at: int) -> tuple[int, int]:
     value, shift = 0, 0
     while True:
         if at >= len(raw) or shift > 63:
-            raise Unreadable("a time whose varint is cut short")
+            raise Unreadable("a varint that is cut short")
         byte = raw[at]
         value |= (byte & 0x7F) << shift
         at, shift = at + 1, shift + 7

@@ -4,7 +4,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import logging
 import threading
@@ -76,8 +75,8 @@ class AlertsPoller:
         with self._lock:
             before = self._reading
             if not error:
-                after = dataclasses.replace(
-                    before, alerts=alerts, read_at=now, error="", failing_since=0, malformed=len(problems)
+                after = before._replace(
+                    alerts=alerts, read_at=now, error="", failing_since=0, malformed=len(problems)
                 )
                 if before.error:
                     log.info("The alerts API can be read again: %s", before.source)
@@ -86,7 +85,7 @@ class AlertsPoller:
             else:
                 # Said once per failure; the last good alerts stay, marked with when they were read.
                 log.warning("Unable to fetch alerts, keeping the last alerts read in 'Update Health': %s", error)
-                after = dataclasses.replace(before, error=error, failing_since=now)
+                after = before._replace(error=error, failing_since=now)
             self._reading = after
         if error:
             klog.v(4).info("Alerts poll failed: %s", error)

@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from cvo_py.runtime.gotext.durations import TimeFormatError
 from cvo_py.runtime.gotext.messages import bounded
@@ -63,8 +62,7 @@ def from_alertmanager(alerts: Any) -> dict[str, Any]:
     return {"status": "success", "data": {"alerts": converted}}
 
 
-@dataclass(frozen=True)
-class Alert:
+class Alert(NamedTuple):
     """One alert as oc reads it from the alerts API."""
 
     name: str  # labels["alertname"]; "" when absent (oc skips such alerts)
@@ -200,8 +198,7 @@ def readable_alerts(alerts: list[Any]) -> tuple[list[Alert], list[str]]:
 UNREADABLE_UID = "alerts-api-unreadable"
 
 
-@dataclass(frozen=True)
-class AlertsReading:
+class AlertsReading(NamedTuple):
     """What the alerts API gave so far: the last good alerts (None: none read yet) and when they
     were read, and the current failure ("" when the last read succeeded) since when."""
 

@@ -8,7 +8,7 @@ operators' insights, counted here, are `operators`'. `assess_control_plane` give
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from cvo_py.runtime.gotext.durations import MINUTE, SECOND, go_percent, sub_times
 from cvo_py.runtime.gotext.times import ZERO_TIME
@@ -79,13 +79,15 @@ def baseline_duration(hist: list[JSON], cv: JSON) -> int:
     return 60 * MINUTE
 
 
-@dataclass
 class ControlPlaneFacts:
     """What oc derives about the control plane before printing it (also used by node insights)."""
 
-    target: str
-    operators: list[tuple[JSON, OperatorState]] = field(default_factory=list)
-    updated: int = 0
+    __slots__ = ("target", "operators", "updated")
+
+    def __init__(self, target: str) -> None:
+        self.target = target
+        self.operators: list[tuple[JSON, OperatorState]] = []
+        self.updated = 0  # operators at the target version
 
     @property
     def total(self) -> int:
@@ -286,8 +288,7 @@ def previous_incomplete_insight(cv: JSON, facts: ControlPlaneFacts) -> HealthIns
     )
 
 
-@dataclass
-class ControlPlaneResult:
+class ControlPlaneResult(NamedTuple):
     clusterversion: ClusterVersionStatusInsight
     operators: list[ClusterOperatorStatusInsight]
     failing: HealthInsight | None

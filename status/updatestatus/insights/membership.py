@@ -4,8 +4,7 @@ worker, each by its node selector), and what node assessment reads from that poo
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from status.updatestatus.insights.mco import LAYERING_ENABLED, MASTER, NEWEST_IMAGE, WORKER
 from status.updatestatus.insights.objects import JSON, InputError, name_of
@@ -47,8 +46,7 @@ def _mapping(value: object) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
-@dataclass(frozen=True)
-class PoolFacts:
+class PoolFacts(NamedTuple):
     """What node assessment reads from a pool, extracted once per pool instead of once per node."""
 
     name: str

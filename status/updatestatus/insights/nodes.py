@@ -9,7 +9,7 @@ from these assessments in `pools`.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from cvo_py.runtime.gotext.durations import MINUTE
 from cvo_py.runtime.gotext.times import ZERO_TIME
@@ -52,8 +52,7 @@ _UPDATING_PHASE_BY_STATE = {STATE_REBOOTING: "Rebooting", STATE_DONE: "Updated"}
 _NO_TIMES: Mapping[str, int] = {}
 
 
-@dataclass(slots=True)
-class NodeAssessment:
+class NodeAssessment(NamedTuple):
     name: str
     pool: str
     version: str

@@ -4,7 +4,7 @@ insight (with oc's thresholds, measured from the injected `now`)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from cvo_py.runtime.gotext.durations import MINUTE
 from cvo_py.runtime.gotext.times import ZERO_TIME
@@ -46,8 +46,7 @@ def is_counted(co: JSON) -> bool:
     )
 
 
-@dataclass
-class OperatorState:
+class OperatorState(NamedTuple):
     name: str
     updated: bool
     progressing: JSON | None

@@ -3,8 +3,6 @@ pool's nodes as oc counts them."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from cvo_py.runtime.gotext.durations import go_percent
 from cvo_py.runtime.gotext.times import ZERO_TIME
 from status.updatestatus.insights.health import health, health_uid
@@ -35,17 +33,15 @@ DOC_PAUSED = (
 )
 
 
-@dataclass
 class PoolCounters:
-    total: int = 0
-    available: int = 0
-    degraded: int = 0
-    excluded: int = 0
-    pending: int = 0
-    outdated: int = 0
-    draining: int = 0
-    progressing: int = 0
-    updated: int = 0
+    """A pool's nodes counted as oc counts them for its insight."""
+
+    __slots__ = ("total", "available", "degraded", "excluded", "pending", "outdated", "draining", "progressing",
+                 "updated")
+
+    def __init__(self) -> None:
+        self.total = self.available = self.degraded = self.excluded = self.pending = 0
+        self.outdated = self.draining = self.progressing = self.updated = 0
 
     def add(self, a: NodeAssessment) -> None:
         self.total += 1

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from status.updatestatus.insights.objects import InputError
 
@@ -15,8 +15,7 @@ class SelectorError(InputError):
     kind = "MachineConfigPool"
 
 
-@dataclass(frozen=True)
-class Selector:
+class Selector(NamedTuple):
     """A parsed metav1.LabelSelector: nil matches nothing, {} matches everything."""
 
     match_labels: tuple[tuple[str, str], ...] = ()

@@ -5,7 +5,6 @@ when that becomes serious enough for a health insight."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 
 from cvo_py.runtime.gotext.durations import MINUTE
 from cvo_py.runtime.gotext.quoting import go_quote
@@ -51,11 +50,19 @@ _SERIOUS_AFTER = {NOT_READY: 5 * MINUTE, DISK_PRESSURE: MINUTE, NETWORK_UNAVAILA
 _NEVER_SERIOUS = {UNSCHEDULABLE, MCD_PROCESSING}
 
 
-@dataclass(slots=True)
 class Unavailability:
     """The Machine Config Operator's ordered list of reasons a node is unavailable."""
 
-    reasons: list[tuple[str, str, int | None]] = field(default_factory=list)  # (reason, cond message, ltt)
+    __slots__ = ("reasons",)
+
+    def __init__(self) -> None:
+        self.reasons: list[tuple[str, str, int | None]] = []  # (reason, cond message, ltt)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Unavailability) and other.reasons == self.reasons
+
+    def __repr__(self) -> str:
+        return f"Unavailability(reasons={self.reasons!r})"
 
     def reason_text(self) -> str:
         return " | ".join(r for r, _, _ in self.reasons)

@@ -144,20 +144,46 @@ def test_a_node_list_reads_as_its_json_would_read() -> None:
     )
 
 
-def test_the_lists_metadata_is_handed_over_before_the_items_are_read() -> None:
-    """Even when an item then cannot be read (a time JSON does not write)."""
-    seen: list[dict[str, Any]] = []
-
-    def on_metadata(meta: dict[str, Any]) -> None:
-        seen.append(meta)
-
-    good = body("NodeList", node_list([{"metadata": {"name": "n"}}], "token"))
-    assert [item["metadata"]["name"] for item in read_list(good, NODE_LIST, "NodeList", on_metadata)["items"]] == ["n"]
-    assert seen == [{"resourceVersion": "42", "continue": "token"}]
-    bad = body("NodeList", node_list([{"metadata": {"name": "n", "created": 253402300800}}], "next"))
+@given(
+    token=st.text(max_size=40),
+    names=st.lists(st.text(min_size=1, max_size=12), max_size=4),
+)
+def test_the_continue_is_read_before_the_items_as_the_whole_read_gives_it(token: str, names: list[str]) -> None:
+    """What the next page is asked for with, read from the first bytes: the same as the whole read's,
+    also when an item then cannot be read (a time JSON does not write)."""
+    listed = body("NodeList", node_list([{"metadata": {"name": n}} for n in names], token))
+    assert kubeproto.list_continue(listed, "NodeList") == token
+    assert read_list(listed, NODE_LIST, "NodeList")["metadata"].get("continue", "") == token
+    bad = body("NodeList", node_list([{"metadata": {"name": "n", "created": 253402300800}}], token))
+    assert kubeproto.list_continue(bad, "NodeList") == token
     with pytest.raises(Unreadable):
-        read_list(bad, NODE_LIST, "NodeList", on_metadata)
-    assert seen[-1] == {"resourceVersion": "42", "continue": "next"}
+        read_list(bad, NODE_LIST, "NodeList")
+
+
+@pytest.mark.parametrize(
+    "what",
+    ["another kind", "an encoded raw", "cut short", "not protobuf", "no metadata first", "a varint wire type"],
+)
+def test_a_continue_that_cannot_be_read_plainly_is_none(what: str) -> None:
+    """The next page is then asked for from the whole read, which says what the body is."""
+    listed = node_list([{"metadata": {"name": "n"}}], "token")
+    good = body("NodeList", listed)
+    # the items before the list's metadata: not how the API server writes a list
+    items_only = node_list([{"metadata": {"name": "n"}}])
+    items_only.ClearField("metadata")
+    items_first = kubeproto._message_classes()["Unknown"](
+        raw=items_only.SerializeToString() + kubeproto._bytes_field(1, listed.metadata.SerializeToString())
+    )
+    items_first.typeMeta.kind = "NodeList"
+    got = {
+        "another kind": body("PodList", listed),
+        "an encoded raw": body("NodeList", listed, encoding="gzip"),
+        "cut short": good[: len(good) // 2],
+        "not protobuf": b'{"kind":"NodeList"}',
+        "no metadata first": kubeproto.MAGIC + items_first.SerializeToString(),
+        "a varint wire type": kubeproto.MAGIC + kubeproto._varint_field(1, 7),
+    }[what]
+    assert kubeproto.list_continue(got, "NodeList") == ""
 
 
 def test_the_epoch_is_a_time_and_the_zero_time_is_null() -> None:

@@ -126,6 +126,7 @@ def test_the_reads_in_pages_give_every_node_as_one_json_list_gives_them(
         read_as_protobuf.append(1)
         return real(*args, **kwargs)
 
+    monkeypatch.setattr(reads, "FIRST_NODE_PAGE", 3)
     monkeypatch.setattr(reads, "NODE_PAGE", 7)
     monkeypatch.setattr(kubeproto, "read_list", counted)
     want = [trim(node, reads.NODE_LIST["items"][0]) for node in kube.list(NODES, label_selector=LABEL)["items"]]
@@ -141,6 +142,7 @@ def test_a_protobuf_page_that_cannot_be_read_is_asked_for_again_as_json(
     def unreadable(*args: Any, **kwargs: Any) -> Any:
         raise kubeproto.Unreadable("a NodeList with a string that is not UTF-8")
 
+    monkeypatch.setattr(reads, "FIRST_NODE_PAGE", 3)
     monkeypatch.setattr(reads, "NODE_PAGE", 7)
     monkeypatch.setattr(kubeproto, "read_list", unreadable)
     want = [trim(node, reads.NODE_LIST["items"][0]) for node in kube.list(NODES, label_selector=LABEL)["items"]]
