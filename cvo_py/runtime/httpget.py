@@ -11,11 +11,12 @@ traceback), sensitive headers dropped when a hop changes host, as Go does. A fai
 that failed and words its cause as Go's client does (`cause`). `environment_proxy` names the
 proxy for a hop as Go's ProxyFromEnvironment does (`proxy_for` for explicit settings).
 
-Two HTTP stacks, each for what it does best: the API server is reached through http.client
-(`cvo_py.runtime.connections`), because its watches are long-lived streams read a line at a time on kept-alive
-connections, where a whole-request deadline would be wrong; every other service is reached here, through
-urllib3 (already installed with the kubernetes client), which brings proxies and pooled connections whose
-sockets the watchdog can shut.
+Two HTTP stacks, each for what it does best: the API server is reached through the project's own
+HTTP/1.1 transport (`cvo_py.runtime.connections`), because its watches are long-lived streams read
+a line at a time on kept-alive connections, where a whole-request deadline would be wrong, and a
+short-lived command starts sooner without `http.client`'s import; every other service is reached
+here, through urllib3 (already installed with the kubernetes client), which brings proxies and
+pooled connections whose sockets the watchdog can shut.
 """
 
 from __future__ import annotations

@@ -9,7 +9,6 @@ builds on `Informer`, for core types and custom resources alike: objects are pla
 from __future__ import annotations
 
 import contextlib
-import http.client
 import json
 import logging
 import random
@@ -20,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from cvo_py.runtime import klog
+from cvo_py.runtime.connections import HTTPError
 from cvo_py.runtime.errors import ClientError
 from cvo_py.runtime.kube import JSON, ApiError, KubeClient, Resource, ServerUnreachable
 
@@ -252,7 +252,7 @@ class Informer:
                 self.stats.expired += 1
                 klog.v(2).info("%s: watch expired (%s); relisting", self.name, exc)
                 self._resource_version = None
-            except (ClientError, http.client.HTTPException, OSError, ValueError) as exc:
+            except (ClientError, HTTPError, OSError, ValueError) as exc:
                 if self._stop.is_set():
                     break
                 self.stats.errors += 1
@@ -315,7 +315,7 @@ class Informer:
                 self._handle_event(json.loads(line))
         except TimeoutError:
             klog.v(2).info("%s: no event for %.0fs; reconnecting", self.name, self.inactivity_timeout)
-        except (http.client.HTTPException, OSError) as exc:
+        except (HTTPError, OSError) as exc:
             if self._stop.is_set() or self._reconnect_requested:
                 return
             raise ServerUnreachable(self.client.server, exc) from exc

@@ -9,7 +9,6 @@ credentials and TLS come from a kubeconfig read directly or from the official cl
 
 from __future__ import annotations
 
-import http.client
 import json
 import random
 import sys
@@ -20,7 +19,7 @@ from typing import Any, NamedTuple, cast
 from urllib.parse import quote, urlencode, urlsplit
 
 from cvo_py.runtime.clientconfig import ClientConfig, load_config, ssl_context
-from cvo_py.runtime.connections import ConnectionPool, Stream, go_cause
+from cvo_py.runtime.connections import ConnectionPool, HTTPError, Stream, go_cause
 from cvo_py.runtime.errors import ClientError, ConfigError
 from cvo_py.runtime.gotext.messages import network_phrase
 from cvo_py.runtime.jsondata import encode_json
@@ -251,13 +250,13 @@ class KubeClient:
                 data,
                 read_timeout=timeout or self.timeout,
             )
-        except (http.client.HTTPException, OSError) as exc:
+        except (HTTPError, OSError) as exc:
             raise ServerUnreachable(self.config.host, exc) from exc
         body = resp.data
         if compressed and resp.headers.get("Content-Encoding") == "gzip":
             body = _gunzip(body, method, path)
         if resp.status >= 300:
-            error = _api_error(resp.status, resp.headers.get("Retry-After", ""), body, accept, method, path)
+            error = _api_error(resp.status, resp.headers.get("Retry-After") or "", body, accept, method, path)
             if error is None:  # a Status in protobuf not worded as its JSON: asked for in JSON
                 return self._request_once(
                     method, path, target, data, content_type, timeout, AS_JSON, decode, compressed
@@ -279,7 +278,7 @@ class KubeClient:
         target = path + "?" + urlencode({k: _query_value(v) for k, v in query.items()})
         try:
             resp = self._pool.stream("GET", target, self._headers(), read_timeout=read_timeout)
-        except (http.client.HTTPException, OSError) as exc:
+        except (HTTPError, OSError) as exc:
             raise ServerUnreachable(self.config.host, exc) from exc
         if on_open is not None:
             on_open(resp)

@@ -18,9 +18,11 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from cvo_py.runtime.clientconfig import ClientConfig
-from cvo_py.runtime.connections import ConnectionPool, Stream
+from cvo_py.runtime.connections import ConnectionPool, HTTPError, Stream
 from cvo_py.runtime.kube import LARGE_RESPONSE, KubeClient, ServerUnreachable
 from testkit.harness.certs import self_signed
 
@@ -101,7 +103,7 @@ def _end_from_another_thread(stream: Stream) -> tuple[bytes, float]:
     try:
         for chunk in chunks:  # blocked until the shutdown
             rest += chunk
-    except (OSError, http.client.HTTPException):  # how a read cut short ends
+    except (OSError, HTTPError):  # how a read cut short ends
         pass
     ender.join()
     return rest, time.monotonic() - started
@@ -285,7 +287,7 @@ class _ClosingStreamHandler(_Handler):
         server: _Server = self.server  # type: ignore[assignment]
         self.send_response(200)
         self.send_header("Transfer-Encoding", "chunked")
-        self.send_header("Connection", "close")  # http.client lets go of the socket for this one
+        self.send_header("Connection", "close")  # a stream that ends its connection
         self.end_headers()
         self.wfile.write(b"5\r\nhello\r\n")
         self.wfile.flush()
@@ -331,3 +333,140 @@ def test_an_api_server_that_answers_badly_is_named_in_go_shaped_words(behaviour:
     text = str(caught.value)
     assert text.startswith(f"cannot reach the Kubernetes API server at {host}: ") and reason in text, text
     assert not PYTHON_WORDING.search(text) and not RAW_CONTROL.search(text), text
+
+
+# -- the answers read as http.client reads them ---------------------------------------------------
+
+_NAMES = ["Content-Length", "Transfer-Encoding", "Connection", "Keep-Alive", "Content-Encoding", "Retry-After", "X-A"]
+
+
+@st.composite
+def _answers(draw: st.DrawFn) -> tuple[str, bytes]:
+    """(method, the bytes a server sends): well-formed heads with random framing, sometimes a 100
+    Continue first, sometimes cut short anywhere."""
+    method = draw(st.sampled_from(["GET", "HEAD", "POST"]))
+    version = draw(st.sampled_from(["HTTP/1.1", "HTTP/1.0"]))
+    status = draw(st.sampled_from([200, 201, 204, 304, 404, 410, 429, 500, 103]))
+    body = draw(st.binary(max_size=300))
+    headers: list[tuple[str, str]] = []
+    framing = draw(st.sampled_from(["length", "short-length", "bad-length", "chunked", "none"]))
+    if framing == "length":
+        headers.append(("Content-Length", str(len(body))))
+    elif framing == "short-length":
+        headers.append(("Content-Length", str(len(body) + draw(st.integers(1, 50)))))
+    elif framing == "bad-length":
+        headers.append(("Content-Length", draw(st.sampled_from(["-1", "x", "1e3", ""]))))
+    elif framing == "chunked":
+        headers.append(("Transfer-Encoding", draw(st.sampled_from(["chunked", "Chunked"]))))
+    value = st.text(st.characters(min_codepoint=0x21, max_codepoint=0xFF), max_size=20)
+    for name in draw(st.lists(st.sampled_from(["Connection", "Keep-Alive", "X-A", "Retry-After", "Content-Encoding"]))):
+        headers.append((name, draw(st.sampled_from(["close", "keep-alive", "Keep-Alive, x"]) | value)))
+    # at and around http.client's bounds: 100 header lines, 65,536 bytes a line
+    headers += [("X-B", "v")] * draw(st.sampled_from([0, 0, 0, 97, 98, 99]))
+    if draw(st.integers(0, 5)) == 0:
+        headers.append(("X-A", "x" * (65536 - len("X-A: \r\n") + draw(st.integers(-1, 1)))))
+    if framing == "chunked":
+        cuts = sorted(draw(st.lists(st.integers(0, len(body)), max_size=4)))
+        pieces = [body[a:b] for a, b in zip([0, *cuts], [*cuts, len(body)], strict=True) if b > a]
+        payload = b"".join(b"%x\r\n%s\r\n" % (len(c), c) for c in pieces) + b"0\r\n"
+        payload += draw(st.sampled_from([b"", b"Trailer: x\r\n"])) + b"\r\n"
+    else:
+        payload = body
+    head = "".join(f"{n}: {v}\r\n" for n, v in headers)
+    data = f"{version} {status} Reason\r\n{head}\r\n".encode("latin-1") + payload
+    if draw(st.booleans()):
+        data = b"HTTP/1.1 100 Continue\r\nX-A: skipped\r\n\r\n" + data
+    if draw(st.integers(0, 4)) == 0:
+        data = data[: draw(st.integers(0, len(data)))]
+    return method, data
+
+
+def _read_with(reader: str, method: str, data: bytes) -> tuple[Any, ...]:
+    """What one reader makes of `data`: (status, headers, body, will_close), or how Go would word
+    its error."""
+    ours, theirs = socket.socketpair()
+    try:
+        theirs.sendall(data)
+        theirs.close()
+        if reader == "http.client":
+            response = http.client.HTTPResponse(ours, method=method)
+            response.begin()
+            return (response.status, [response.headers.get(n) for n in _NAMES], response.read(), response.will_close)
+        from cvo_py.runtime import connections
+
+        answer = connections._Answer(ours.makefile("rb"), method)
+        return (answer.status, [answer.headers.get(n) for n in _NAMES], answer.read(), answer.will_close)
+    except (OSError, http.client.HTTPException, HTTPError) as exc:
+        from cvo_py.runtime.connections import go_cause
+
+        return ("error", go_cause(exc, "127.0.0.1", 1))
+    finally:
+        ours.close()
+
+
+@settings(max_examples=400, deadline=None)
+@given(_answers())
+def test_answers_read_as_http_client_reads_them(answer: tuple[str, bytes]) -> None:
+    """The project's reader against the standard library's, on the same bytes; where they differ
+    by design (a chunk size cut short or not hexadecimal), Go's wording."""
+    method, data = answer
+    expected, got = _read_with("http.client", method, data), _read_with("ours", method, data)
+    if got == ("error", "unexpected EOF") and not _head_is_whole(data):
+        return  # http.client reads a head cut short as if it were whole; Go says it was cut short
+    assert got == expected, data
+
+
+def _head_is_whole(data: bytes) -> bool:
+    """Whether the answer's head (after any 100 Continue's) ends with its blank line."""
+    continued = b"HTTP/1.1 100 Continue\r\nX-A: skipped\r\n\r\n"
+    return b"\r\n\r\n" in data.removeprefix(continued)
+
+
+@pytest.mark.parametrize(
+    ("data", "cause"),
+    [
+        (b"HTTP/1.1 200 OK\r\nbogus\r\nContent-Length: 0\r\n\r\n", "malformed MIME header line: bogus"),
+        (b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n", "invalid byte in chunk length"),
+        (b"HTTP/1.1 2000 OK\r\n\r\n", 'malformed HTTP response "HTTP/1.1 2000 OK"'),
+        (b"HTTP/1.1 099 OK\r\n\r\n", 'malformed HTTP status code "099"'),
+        (b"HTTP/2.0 200 OK\r\n\r\n", 'malformed HTTP version "HTTP/2.0"'),
+        (b"", "EOF"),
+    ],
+)
+def test_malformed_answers_are_named_as_go_names_them(data: bytes, cause: str) -> None:
+    broken = "net/http: HTTP/1.x transport connection broken: "
+    broken = "" if cause in ("EOF", "invalid byte in chunk length") else broken
+    assert _read_with("ours", "GET", data) == ("error", broken + cause)
+
+
+def test_a_folded_header_continues_its_value_as_go_joins_it() -> None:
+    data = b"HTTP/1.1 200 OK\r\nX-A: one\r\n  two\r\nContent-Length: 2\r\n\r\nok"
+    status, headers, body, _ = _read_with("ours", "GET", data)
+    assert (status, headers[_NAMES.index("X-A")], body) == (200, "one two", b"ok")
+
+
+def test_requests_are_written_as_http_client_writes_them(server: _Server) -> None:
+    """The same bytes on the wire for the API client's requests, and the same refusals."""
+    import http.client as stdlib
+
+    pool = ConnectionPool("http://127.0.0.1:8080")
+    for method, target, headers, body in [
+        ("GET", "/api/v1/nodes?limit=100", {"Accept": "application/json", "User-Agent": "cvo-py"}, None),
+        ("POST", "/api/v1/namespaces", {"Content-Type": "application/json"}, b'{"a":1}'),
+        ("PUT", "/x", {"Authorization": "Bearer t\xe9"}, None),
+        ("DELETE", "/x", {"Accept-Encoding": "gzip", "Host": "other"}, None),
+    ]:
+        sent = bytearray()
+        conn = stdlib.HTTPConnection("127.0.0.1", 8080)
+        conn.send = sent.extend  # type: ignore[assignment,method-assign]
+        conn.request(method, target, body=body, headers=headers)
+        assert pool._head(method, target, headers, body) + (body or b"") == bytes(sent)
+    for bad in ({"X": "a\r\nInjected: 1"}, {"Bad:Name": "x"}, {" X": "x"}):
+        refusing = stdlib.HTTPConnection("h")
+        refusing.putrequest("GET", "/")
+        with pytest.raises(ValueError):
+            refusing.putheader(*next(iter(bad.items())))
+        with pytest.raises(ValueError):
+            pool._head("GET", "/", bad, None)
+    with pytest.raises(HTTPError, match="invalid control character in URL"):
+        pool._head("GET", "/a b", {}, None)
