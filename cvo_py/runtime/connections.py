@@ -10,14 +10,16 @@
 
 HTTP/1.1 is written and read here, on the socket: the standard library's `http.client` reads a
 response's headers with the `email` package, whose import was a tenth of a short-lived command's
-start-up (`upgrade-status`, bench/README.md). The reading follows `http.client`'s rules and bounds
-(a line of at most 65,536 bytes, at most 100 headers, 1xx answers skipped, the body framed by
-chunked encoding, Content-Length or the connection's end, and `Connection` deciding reuse), which
-tests/cvo_py/runtime/test_connections.py compares with `http.client` on random answers. Where an
-answer is malformed it follows Go's client instead: a header line without a colon is an error
-(http.client took it for the start of the body, dropping the headers after it), a chunk size that
-is not hexadecimal is `invalid byte in chunk length` (http.client: an incomplete read), a status
-code is three digits, and a header value is trimmed at both ends.
+start-up (`upgrade-status`, bench/README.md). Requests are written byte for byte as http.client
+writes them, and answers read by its rules and bounds (a line of at most 65,536 bytes, at most 100
+header lines, the body framed by chunked encoding, Content-Length or the connection's end,
+`Connection` deciding reuse), each answer from a reader of its own; tests/cvo_py/runtime/
+test_connections.py compares both with http.client on random answers. Where an answer is
+malformed or hostile it is read as Go's client reads it: a header line without a colon, a head
+cut short, a chunk size that is not hexadecimal or over 16 digits, a Content-Length past 2^63, more
+than 5 informational (1xx) heads before the answer are errors worded as Go words them; a 1xx head
+is skipped, a 204 or 304 has no body whatever its head says, a whole body is read in pieces (a
+declared length is not allocated up front), and a stream hands over what has arrived.
 
 Requests are never retried here (the API client decides what to retry); an idle connection the
 server has closed meanwhile is noticed before reuse and replaced, as urllib3 does. Each new
@@ -53,6 +55,11 @@ _BAD_METHOD = re.compile("[\x00-\x1f]")
 _BAD_TARGET = re.compile("[\x00-\x20\x7f]")
 _HEADER_NAME = re.compile(rb"[^:\s][^:\r\n]*")
 _BAD_HEADER_VALUE = re.compile(rb"\n(?![ \t])|\r(?![ \t\n])")
+_STATUS_CODE = re.compile("[0-9]{3}")
+_HEX = re.compile(rb"[0-9a-fA-F]{1,16}")  # a chunk size, at most 16 digits as Go reads one
+MAX_INFORMATIONAL = 5  # 1xx heads skipped before an answer, as Go bounds them
+READ_PIECE = 1 << 20  # what a whole body is read in (a declared length is not allocated up front)
+MAX_LENGTH = (1 << 63) - 1  # a Content-Length Go can hold
 
 
 class HTTPError(ClientError):
@@ -81,30 +88,35 @@ class Response(NamedTuple):
 
 
 class _Answer:
-    """One answer's head, read, and its body, read on demand (whole, or as it arrives)."""
+    """One answer's head, read, and its body, read on demand (whole, or as it arrives), from a
+    reader of its own (what it reads ahead of the answer's end is never taken for the next one)."""
 
     def __init__(self, fp: BinaryIO, method: str) -> None:
         self._fp = fp
-        while True:  # 100 Continue and the like: their heads are skipped, as http.client skips them
+        for _ in range(MAX_INFORMATIONAL + 1):  # 1xx heads before the answer are skipped, as Go skips them
             version, self.status = _status_line(fp)
             fields = _header_fields(fp)
-            if self.status != 100:
+            if not 100 <= self.status < 200 or self.status == 101:
                 break
+        else:
+            raise HTTPError("net/http: too many 1xx informational responses")
         self.headers = Headers(fields)
         self.will_close = _closes(version, self.headers)
         self._chunked = (self.headers.get("Transfer-Encoding") or "").lower() == "chunked"
         self._left: int | None = None if self._chunked else _length(self.headers.get("Content-Length"))
-        if method == "HEAD":
+        if method == "HEAD" or self.status in (101, 204, 304):  # no body, whatever the head says (Go)
             self._chunked, self._left = False, 0
-        elif self.status in (204, 304) or 100 <= self.status < 200:
-            self._left = 0  # no body, unless it says it is chunked (http.client then reads one)
         if not self.will_close and not self._chunked and self._left is None:
             self.will_close = True  # read until the server closes: the connection cannot be reused
         self._chunk_left = 0  # bytes left of the chunk being read
         self._done = False
 
     def read(self) -> bytes:
-        return b"".join(self.pieces(sys.maxsize))
+        """The whole body, read in pieces (a length a server declares is not allocated up front)."""
+        return b"".join(self.pieces(READ_PIECE))
+
+    def close(self) -> None:
+        self._fp.close()
 
     def pieces(self, most: int) -> Iterator[bytes]:
         """The body as it arrives, in pieces of at most `most` bytes, until it ends."""
@@ -121,16 +133,16 @@ class _Answer:
                     _trailer(self._fp)
                     self._done = True
                     return b""
-            piece = _exactly(self._fp, min(self._chunk_left, most))
+            piece = _some(self._fp, min(self._chunk_left, most))
             self._chunk_left -= len(piece)
             if self._chunk_left == 0:
                 _exactly(self._fp, 2)  # the CRLF after the chunk's data
             return piece
         if self._left is None:  # to the connection's end
-            piece = self._fp.read() if most == sys.maxsize else self._fp.read1(most)  # type: ignore[attr-defined]
-            self._done = not piece or most == sys.maxsize
+            piece = bytes(self._fp.read1(most))  # type: ignore[attr-defined]
+            self._done = not piece
             return piece
-        piece = _exactly(self._fp, min(self._left, most))
+        piece = _some(self._fp, min(self._left, most))
         self._left -= len(piece)
         self._done = self._left == 0
         return piece
@@ -142,7 +154,7 @@ def _status_line(fp: BinaryIO) -> tuple[str, int]:
         raise HTTPError("EOF")  # closed before any answer, as Go says it
     text = line.decode("iso-8859-1")
     parts = text.split(None, 2)
-    if len(parts) < 2 or not parts[0].startswith("HTTP/") or not (parts[1].isdigit() and len(parts[1]) == 3):
+    if len(parts) < 2 or not parts[0].startswith("HTTP/") or not _STATUS_CODE.fullmatch(parts[1]):
         raise HTTPError(f"{_BROKEN}malformed HTTP response {go_quote(text.strip()[:100])}")
     status = int(parts[1])
     if status < 100:
@@ -201,9 +213,20 @@ def _chunk_size(fp: BinaryIO) -> int:
     if not line:
         raise HTTPError("unexpected EOF")
     size = line.split(b";", 1)[0].strip()
-    if not size or not re.fullmatch(rb"[0-9a-fA-F]+", size):
+    if re.fullmatch(rb"[0-9a-fA-F]+", size) and not _HEX.fullmatch(size):
+        raise HTTPError("http chunk length too large")
+    if not _HEX.fullmatch(size):
         raise HTTPError("invalid byte in chunk length")
     return int(size, 16)
+
+
+def _some(fp: BinaryIO, most: int) -> bytes:
+    """What has arrived, up to `most` bytes (at least one: the end of the connection here is
+    `unexpected EOF`)."""
+    data = fp.read1(most) if most else b""  # type: ignore[attr-defined]
+    if most and not data:
+        raise HTTPError("unexpected EOF")
+    return bytes(data)
 
 
 def _exactly(fp: BinaryIO, count: int) -> bytes:
@@ -214,12 +237,19 @@ def _exactly(fp: BinaryIO, count: int) -> bytes:
 
 
 def _length(declared: str | None) -> int | None:
-    """Content-Length as http.client takes it: not a number, or negative, is none at all."""
+    """Content-Length as http.client takes it: not a number, or negative, is none at all; one
+    past what Go can hold is refused as Go refuses it."""
+    if declared is None:
+        return None
+    if len(declared) > 64:  # no length Go holds is written this long
+        raise HTTPError(f"{_BROKEN}bad Content-Length {go_quote(declared[:40] + '…')}")
     try:
-        length = int(declared) if declared is not None else None
+        length = int(declared)
     except ValueError:
         return None
-    return length if length is not None and length >= 0 else None
+    if length > MAX_LENGTH:
+        raise HTTPError(f"{_BROKEN}bad Content-Length {go_quote(declared)}")
+    return length if length >= 0 else None
 
 
 def _closes(version: str, headers: Headers) -> bool:
@@ -232,15 +262,13 @@ def _closes(version: str, headers: Headers) -> bool:
 
 
 class _Connection:
-    """One socket to the server, with its buffered reader."""
+    """One socket to the server."""
 
     def __init__(self, sock: socket.socket) -> None:
         self.sock: socket.socket | None = sock
-        self.fp: BinaryIO = sock.makefile("rb")
 
     def close(self) -> None:
         sock, self.sock = self.sock, None
-        self.fp.close()
         if sock is not None:
             sock.close()
 
@@ -271,6 +299,7 @@ class Stream:
                 pass
 
     def close(self) -> None:
+        self._answer.close()
         self._conn.close()
 
 
@@ -306,7 +335,10 @@ class ConnectionPool:
         conn = self._take(read_timeout)
         try:
             answer = self._exchange(conn, method, target, headers, body)
-            data = answer.read()
+            try:
+                data = answer.read()
+            finally:
+                answer.close()
         except BaseException:
             conn.close()
             raise
@@ -339,7 +371,12 @@ class ConnectionPool:
         the answer's head."""
         assert conn.sock is not None
         conn.sock.sendall(self._head(method, self._prefix + target, headers, body) + (body or b""))
-        return _Answer(conn.fp, method)
+        fp = conn.sock.makefile("rb")
+        try:
+            return _Answer(fp, method)
+        except BaseException:
+            fp.close()
+            raise
 
     def _head(self, method: str, target: str, headers: Mapping[str, str], body: bytes | None) -> bytes:
         """The request line and headers as http.client writes them: Host and `Accept-Encoding:
@@ -355,7 +392,8 @@ class ConnectionPool:
             lines.append(b"Host: " + self._host_header())
         if "accept-encoding" not in given:
             lines.append(b"Accept-Encoding: identity")
-        if "content-length" not in given and (body is not None or method.upper() in _EXPECTING_BODY):
+        framed = "content-length" in given or "transfer-encoding" in given
+        if not framed and (body is not None or method.upper() in _EXPECTING_BODY):
             lines.append(b"Content-Length: %d" % len(body or b""))
         for name, value in headers.items():
             encoded_name, encoded_value = name.encode("ascii"), value.encode("latin-1")
@@ -367,7 +405,7 @@ class ConnectionPool:
         return b"\r\n".join(lines) + b"\r\n\r\n"
 
     def _host_header(self) -> bytes:
-        host = f"[{self._host}]" if ":" in self._host else self._host
+        host = f"[{self._host.partition('%')[0]}]" if ":" in self._host else self._host  # no IPv6 zone
         if self._port != (443 if self._https else 80):
             host = f"{host}:{self._port}"
         return host.encode("ascii") if host.isascii() else host.encode("idna")
@@ -475,6 +513,8 @@ def _dropped(sock: socket.socket) -> bool:
     """Whether an idle connection is no longer usable: readable means the server closed it (or
     sent what no request asked for)."""
     try:
+        if isinstance(sock, ssl.SSLSocket) and sock.pending():  # decrypted, not yet read
+            return True
         poller = select.poll()
         poller.register(sock, select.POLLIN)
         return bool(poller.poll(0))

@@ -41,17 +41,17 @@ from cvo_py.runtime.kube import (
     Resource,
 )
 from status.updatestatus.client.live import Read
-from status.updatestatus.insights.inputs import MCO_DEPLOYMENT, MCO_NAMESPACE, NODE, mco_image
+from status.updatestatus.insights.inputs import MCO_DEPLOYMENT, MCO_NAMESPACE, NODE_READ_ONCE, mco_image
 from status.updatestatus.insights.mco import CURRENT_CONFIG, DESIRED_CONFIG, RELEASE_IMAGE_VERSION
 
 DEPLOYMENTS = Resource("apps/v1", "Deployment", "deployments", True)
 CLUSTERVERSION = "version"
 MACHINECONFIG_READERS = 4  # GETs of MachineConfigs in flight together
 # A Node LIST of more bytes than this (about 250 nodes) is decoded down to what the insights read
-# (`status.updatestatus.insights.inputs.NODE`), the rest skipped by the parser: a smaller one
+# (`status.updatestatus.insights.inputs.NODE_READ_ONCE`), the rest skipped by the parser: a smaller one
 # decodes with `json` in less time than importing that parser takes.
 TRIMMED_FROM = 1 << 20
-NODE_LIST: Fields = {"metadata": {"resourceVersion": STR, "continue": STR}, "items": [NODE]}
+NODE_LIST: Fields = {"metadata": {"resourceVersion": STR, "continue": STR}, "items": [NODE_READ_ONCE]}
 _trimmed_nodes = decoder(NODE_LIST)
 
 
