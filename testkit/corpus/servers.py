@@ -41,35 +41,41 @@ def _answer(status: str, body: bytes, *extra: str) -> bytes:
     return ("\r\n".join(head) + "\r\n\r\n").encode("latin-1") + body
 
 
-@dataclass
-class HostileServer:
-    behaviour: str
-    connections: int = 0
-    _sock: socket.socket = field(init=False)
-    _thread: threading.Thread = field(init=False)
-    _stop: threading.Event = field(default_factory=threading.Event)
+class ScriptedServer:
+    """A TCP server on 127.0.0.1 that answers each connection on a thread of its own with
+    `answer(connection, n)` (n: the connection's number, from 1), until the block ends; every
+    thread it started is joined then.
 
-    def __post_init__(self) -> None:
-        if self.behaviour not in BEHAVIOURS and not self.behaviour.startswith("redirect-to:"):
-            raise ValueError(f"unknown behaviour {self.behaviour!r}")
+        with ScriptedServer(lambda conn, n: conn.sendall(b"...")) as server:
+            ... server.port ...
+    """
+
+    def __init__(self, answer: Callable[[socket.socket, int], None], name: str = "scripted") -> None:
+        self._answer = answer
         self._sock = socket.create_server(("127.0.0.1", 0))
         self._sock.settimeout(0.2)
-        self._thread = threading.Thread(target=self._serve, name=f"hostile-{self.behaviour}", daemon=True)
+        self._stop = threading.Event()
+        self._workers: list[threading.Thread] = []
+        self._thread = threading.Thread(target=self._serve, name=name, daemon=True)
 
     @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self._sock.getsockname()[1]}/path"
+    def port(self) -> int:
+        port: int = self._sock.getsockname()[1]
+        return port
 
-    def __enter__(self) -> HostileServer:
+    def __enter__(self) -> ScriptedServer:
         self._thread.start()
         return self
 
     def __exit__(self, *_exc: object) -> None:
         self._stop.set()
         self._thread.join(timeout=30)
+        for worker in self._workers:
+            worker.join(timeout=30)
         self._sock.close()
 
     def _serve(self) -> None:
+        n = 0
         while not self._stop.is_set():
             try:
                 conn, _ = self._sock.accept()
@@ -77,21 +83,54 @@ class HostileServer:
                 continue
             except OSError:
                 return
-            self.connections += 1
-            with conn:
-                conn.settimeout(5)
-                with contextlib.suppress(OSError):
-                    self._read_request(conn)
-                    self._respond(conn)
+            n += 1
+            worker = threading.Thread(target=self._answer_one, args=(conn, n), daemon=True)
+            self._workers.append(worker)
+            worker.start()
 
-    @staticmethod
-    def _read_request(conn: socket.socket) -> None:
-        data = b""
-        while b"\r\n\r\n" not in data:
-            chunk = conn.recv(65536)
-            if not chunk:
-                return
-            data += chunk
+    def _answer_one(self, conn: socket.socket, n: int) -> None:
+        with conn, contextlib.suppress(OSError):
+            conn.settimeout(5)
+            self._answer(conn, n)
+
+
+def read_request_head(conn: socket.socket) -> bytes:
+    """A request's head, read up to its blank line (b"" when the client closed first)."""
+    data = b""
+    while b"\r\n\r\n" not in data:
+        chunk = conn.recv(65536)
+        if not chunk:
+            return b""
+        data += chunk
+    return data
+
+
+@dataclass
+class HostileServer:
+    behaviour: str
+    connections: int = 0
+    _server: ScriptedServer = field(init=False)
+
+    def __post_init__(self) -> None:
+        if self.behaviour not in BEHAVIOURS and not self.behaviour.startswith("redirect-to:"):
+            raise ValueError(f"unknown behaviour {self.behaviour!r}")
+        self._server = ScriptedServer(self._answer_connection, name=f"hostile-{self.behaviour}")
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self._server.port}/path"
+
+    def __enter__(self) -> HostileServer:
+        self._server.__enter__()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._server.__exit__(*exc)
+
+    def _answer_connection(self, conn: socket.socket, n: int) -> None:
+        self.connections = max(self.connections, n)
+        if read_request_head(conn):
+            self._respond(conn)
 
     def _respond(self, conn: socket.socket) -> None:
         kind = self.behaviour

@@ -13,7 +13,7 @@ import socket
 import ssl
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -24,6 +24,7 @@ from hypothesis import strategies as st
 from cvo_py.runtime.clientconfig import ClientConfig
 from cvo_py.runtime.connections import ConnectionPool, HTTPError, Stream
 from cvo_py.runtime.kube import LARGE_RESPONSE, KubeClient, ServerUnreachable
+from testkit.corpus.servers import ScriptedServer, read_request_head
 from testkit.harness.certs import self_signed
 
 
@@ -486,54 +487,6 @@ def test_requests_are_written_as_http_client_writes_them(server: _Server) -> Non
         pool._head("GET", "/a b", {}, None)
 
 
-@contextlib.contextmanager
-def _raw_server(answer: Callable[[socket.socket, int], None]) -> Iterator[int]:
-    """A TCP server on its own thread calling `answer(connection, n)` for the n-th connection
-    (after reading its first request's head); its port. Every thread is joined when the block ends."""
-    listener = socket.create_server(("127.0.0.1", 0))
-    done = threading.Event()
-    threads: list[threading.Thread] = []
-
-    def serve() -> None:
-        listener.settimeout(0.1)
-        n = 0
-        while not done.is_set():
-            try:
-                conn, _ = listener.accept()
-            except TimeoutError:
-                continue
-            n += 1
-            worker = threading.Thread(target=_answer_once, args=(answer, conn, n))
-            threads.append(worker)
-            worker.start()
-
-    def _answer_once(call: Callable[[socket.socket, int], None], conn: socket.socket, n: int) -> None:
-        with conn:
-            conn.settimeout(10)
-            call(conn, n)
-
-    acceptor = threading.Thread(target=serve)
-    acceptor.start()
-    try:
-        yield listener.getsockname()[1]
-    finally:
-        done.set()
-        acceptor.join(10)
-        for worker in threads:
-            worker.join(10)
-        listener.close()
-
-
-def _request_head(conn: socket.socket) -> bytes:
-    head = b""
-    while b"\r\n\r\n" not in head:
-        got = conn.recv(4096)
-        if not got:
-            break
-        head += got
-    return head
-
-
 def test_bytes_after_an_answer_are_never_the_next_requests_answer() -> None:
     """What a server sends past an answer's end (in the same write) is dropped with its
     connection; the next request gets its own answer."""
@@ -541,15 +494,15 @@ def test_bytes_after_an_answer_are_never_the_next_requests_answer() -> None:
 
     def answer(conn: socket.socket, n: int) -> None:
         first = n == 1
-        while _request_head(conn):
+        while read_request_head(conn):
             if first:
                 conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok" + fake)
                 first = False
             else:
                 conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\nreal")
 
-    with _raw_server(answer) as port:
-        pool = ConnectionPool(f"http://127.0.0.1:{port}")
+    with ScriptedServer(answer) as server:
+        pool = ConnectionPool(f"http://127.0.0.1:{server.port}")
         try:
             assert pool.request("GET", "/1", {}, read_timeout=5).data == b"ok"
             assert pool.request("GET", "/2", {}, read_timeout=5).data == b"real"
@@ -563,13 +516,13 @@ def test_a_stream_gives_what_has_arrived_without_waiting_for_the_rest_of_its_chu
     first_seen = threading.Event()
 
     def answer(conn: socket.socket, _: int) -> None:
-        _request_head(conn)
+        read_request_head(conn)
         conn.sendall(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n14\r\n0123456789")
         first_seen.wait(10)
         conn.sendall(b"abcdefghij\r\n0\r\n\r\n")
 
-    with _raw_server(answer) as port:
-        pool = ConnectionPool(f"http://127.0.0.1:{port}")
+    with ScriptedServer(answer) as server:
+        pool = ConnectionPool(f"http://127.0.0.1:{server.port}")
         stream = pool.stream("GET", "/watch", {}, read_timeout=5)
         try:
             pieces = stream.chunks()
