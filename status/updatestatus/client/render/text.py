@@ -21,6 +21,7 @@ from status.updatestatus.client.render.pools import pool_completion, summary_cou
 from status.updatestatus.insights.kinds import (
     ClusterOperatorInsightShape,
     ClusterVersionInsightShape,
+    ConditionShape,
     ConditionStatus,
     ConditionType,
     HealthInsightShape,
@@ -45,6 +46,23 @@ def detail_flags(details: str) -> tuple[bool, bool, bool]:
             f"invalid value for --details: {details} (must be one of none, all, nodes, health, operators)"
         )
     return (details in ("all", "operators"), details in ("all", "nodes"), details in ("all", "health"))
+
+
+def shows_update(insights: Sequence[InsightShape]) -> bool:
+    """Whether `render` shows an update for these insights (not NOT_UPDATING, nor an error): what
+    oc decides before it reads the alerts, decided without rendering."""
+    cv = next((i for i in insights if isinstance(i, ClusterVersionInsightShape)), None)
+    progressing = find_condition(cv.conditions, ConditionType.PROGRESSING) if cv is not None else None
+    if progressing is None or not any(isinstance(i, ClusterOperatorInsightShape) for i in insights):
+        return False
+    workers = [i for i in insights if isinstance(i, PoolInsightShape) and i.name != "master"]
+    return _updating(progressing, workers)
+
+
+def _updating(progressing: ConditionShape, workers: Sequence[PoolInsightShape]) -> bool:
+    """oc's rule: the ClusterVersion is Progressing, or a worker pool with nodes is not complete."""
+    worker_outdated = any(summary_count(p, NodeSummaryType.TOTAL) > 0 and pool_completion(p) != 100 for p in workers)
+    return progressing.status == ConditionStatus.TRUE or worker_outdated
 
 
 def render(
@@ -85,8 +103,7 @@ def render(
 
     master = next((p for p in pools if p.name == "master"), None)
     workers = [p for p in pools if p.name != "master"]
-    worker_outdated = any(summary_count(p, NodeSummaryType.TOTAL) > 0 and pool_completion(p) != 100 for p in workers)
-    if progressing.status != ConditionStatus.TRUE and not worker_outdated:
+    if not _updating(progressing, workers):
         return NOT_UPDATING
 
     started = cv.started_at if cv.started_at != ZERO_TIME else progressing.last_transition_time

@@ -11,7 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from cvo_py.runtime.gotext.times import parse_time
-from status.updatestatus.client.render import controlplane, health, render
+from status.updatestatus.client.render import NOT_UPDATING, RenderError, controlplane, health, render, shows_update
 from status.updatestatus.client.render import nodes as node_tables
 from status.updatestatus.client.render import pools as pool_table
 from status.updatestatus.insights import compute
@@ -30,7 +30,7 @@ STATES = ["Done", "Working", "Degraded", "Unavailable"]
 
 @st.composite
 def cluster(draw: st.DrawFn) -> tuple[Any, ...]:
-    cv = clusterversion()
+    cv = clusterversion(progressing=draw(st.sampled_from(["True", "True", "False", None])))
     ops = [
         operator(f"op-{i}", version=draw(st.sampled_from(["4.14.0", "4.14.1"])),
                  progressing=draw(st.sampled_from(["True", "False"])), reason=draw(messages),
@@ -62,9 +62,30 @@ def cluster(draw: st.DrawFn) -> tuple[Any, ...]:
 def test_the_fast_writer_renders_what_the_reference_writer_renders(objects: tuple[Any, ...], details: str) -> None:
     cv, ops, nodes, pools, alerts = objects
     insights = compute.all_insights(cv, ops, nodes, pools, VERSIONS, NOW, alerts=alerts)
-    fast = render(insights, NOW, details)
+    fast = _rendered(insights, details)
     with pytest.MonkeyPatch.context() as patch:
         for writer in (controlplane, health, node_tables, pool_table):  # every module that writes a table
             patch.setattr(writer, "TabWriter", ReferenceTabWriter)
-        reference = render(insights, NOW, details)
+        reference = _rendered(insights, details)
     assert fast == reference
+
+
+def _rendered(insights: Any, details: str) -> str:
+    """The text, or the error the renderer stops with (a ClusterVersion without Progressing)."""
+    try:
+        return render(insights, NOW, details)
+    except RenderError as exc:
+        return f"error: {exc}"
+
+
+@given(cluster())
+def test_whether_an_update_is_shown_is_decided_as_the_renderer_decides_it(objects: tuple[Any, ...]) -> None:
+    """`shows_update` (whether the alerts are read) against what `render` prints: the update, the
+    line that the cluster is not updating, or an error (no Progressing condition)."""
+    cv, ops, nodes, pools, _ = objects
+    insights = compute.all_insights(cv, ops, nodes, pools, VERSIONS, NOW)
+    try:
+        shown = render(insights, NOW, "none") != NOT_UPDATING
+    except RenderError:
+        shown = False
+    assert shows_update(insights) is shown
