@@ -39,10 +39,12 @@ NODE: Fields = {
 }
 # A Node read once (`upgrade-status --source cluster`): what node insights read, and its name. No
 # cache keeps it, so not what keys and versions it in one (namespace, uid, resourceVersion, the
-# creation time): at 5,000 nodes, decoding those is a few ms.
+# creation time), nor its conditions' reasons (which only a cache's equality would see): at 5,000
+# nodes, decoding those is a few ms.
 NODE_READ_ONCE: Fields = {
     **NODE,
     "metadata": {k: v for k, v in NODE["metadata"].items() if k in ("name", "labels", "annotations")},
+    "status": {"conditions": [{k: v for k, v in NODE["status"]["conditions"][0].items() if k != "reason"}]},
 }
 # A MachineConfig: its name and release version (its body can be megabytes).
 MACHINECONFIG: Fields = {
