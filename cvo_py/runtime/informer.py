@@ -19,8 +19,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from cvo_py.runtime import klog
-from cvo_py.runtime.connections import HTTPError
 from cvo_py.runtime.errors import ClientError
+from cvo_py.runtime.httpwire import HTTPError
 from cvo_py.runtime.kube import JSON, ApiError, KubeClient, Resource, ServerUnreachable
 
 log = logging.getLogger(__name__)

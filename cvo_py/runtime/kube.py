@@ -19,9 +19,10 @@ from typing import Any, NamedTuple, cast
 from urllib.parse import quote, urlencode, urlsplit
 
 from cvo_py.runtime.clientconfig import ClientConfig, load_config, ssl_context
-from cvo_py.runtime.connections import ConnectionPool, HTTPError, Stream, go_cause
+from cvo_py.runtime.connections import ConnectionPool, Stream, go_cause
 from cvo_py.runtime.errors import ClientError, ConfigError
 from cvo_py.runtime.gotext.messages import network_phrase
+from cvo_py.runtime.httpwire import HTTPError
 from cvo_py.runtime.jsondata import encode_json
 
 JSON = dict[str, Any]

@@ -22,7 +22,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from cvo_py.runtime.clientconfig import ClientConfig
-from cvo_py.runtime.connections import ConnectionPool, HTTPError, Stream
+from cvo_py.runtime.connections import ConnectionPool, Stream
+from cvo_py.runtime.httpwire import Answer, HTTPError, host_header, request_head
 from cvo_py.runtime.kube import LARGE_RESPONSE, KubeClient, ServerUnreachable
 from testkit.corpus.servers import ScriptedServer, read_request_head
 from testkit.harness.certs import self_signed
@@ -394,9 +395,7 @@ def _read_with(reader: str, method: str, data: bytes) -> tuple[Any, ...]:
             response = http.client.HTTPResponse(ours, method=method)
             response.begin()
             return (response.status, [response.headers.get(n) for n in _NAMES], response.read(), response.will_close)
-        from cvo_py.runtime import connections
-
-        answer = connections._Answer(ours.makefile("rb"), method)
+        answer = Answer(ours.makefile("rb"), method)
         return (answer.status, [answer.headers.get(n) for n in _NAMES], answer.read(), answer.will_close)
     except (OSError, http.client.HTTPException, HTTPError) as exc:
         from cvo_py.runtime.connections import go_cause
@@ -460,11 +459,11 @@ def test_a_folded_header_continues_its_value_as_go_joins_it() -> None:
     assert (status, headers[_NAMES.index("X-A")], body) == (200, "one two", b"ok")
 
 
-def test_requests_are_written_as_http_client_writes_them(server: _Server) -> None:
+def test_requests_are_written_as_http_client_writes_them() -> None:
     """The same bytes on the wire for the API client's requests, and the same refusals."""
     import http.client as stdlib
 
-    pool = ConnectionPool("http://127.0.0.1:8080")
+    host = host_header("127.0.0.1", 8080, https=False)
     for method, target, headers, body in [
         ("GET", "/api/v1/nodes?limit=100", {"Accept": "application/json", "User-Agent": "cvo-py"}, None),
         ("POST", "/api/v1/namespaces", {"Content-Type": "application/json"}, b'{"a":1}'),
@@ -475,16 +474,32 @@ def test_requests_are_written_as_http_client_writes_them(server: _Server) -> Non
         conn = stdlib.HTTPConnection("127.0.0.1", 8080)
         conn.send = sent.extend  # type: ignore[assignment,method-assign]
         conn.request(method, target, body=body, headers=headers)
-        assert pool._head(method, target, headers, body) + (body or b"") == bytes(sent)
+        assert request_head(method, target, headers, body, host) + (body or b"") == bytes(sent)
     for bad in ({"X": "a\r\nInjected: 1"}, {"Bad:Name": "x"}, {" X": "x"}):
         refusing = stdlib.HTTPConnection("h")
         refusing.putrequest("GET", "/")
         with pytest.raises(ValueError):
             refusing.putheader(*next(iter(bad.items())))
         with pytest.raises(ValueError):
-            pool._head("GET", "/", bad, None)
+            request_head("GET", "/", bad, None, host)
     with pytest.raises(HTTPError, match="invalid control character in URL"):
-        pool._head("GET", "/a b", {}, None)
+        request_head("GET", "/a b", {}, None, host)
+
+
+@pytest.mark.parametrize(
+    ("host", "port", "https", "value"),
+    [("127.0.0.1", 6443, True, b"127.0.0.1:6443"), ("api.example", 443, True, b"api.example"),
+     ("fe80::1%eth0", 80, False, b"[fe80::1]"), ("bücher.example", 8080, False, b"xn--bcher-kva.example:8080")],
+)  # fmt: skip
+def test_the_host_header_is_written_as_http_client_writes_it(host: str, port: int, https: bool, value: bytes) -> None:
+    import http.client as stdlib
+
+    sent = bytearray()
+    conn = (stdlib.HTTPSConnection if https else stdlib.HTTPConnection)(host, port)
+    conn.send = sent.extend  # type: ignore[assignment,method-assign]
+    conn.request("GET", "/")
+    assert host_header(host, port, https) == value
+    assert b"\r\nHost: " + value + b"\r\n" in bytes(sent)
 
 
 def test_bytes_after_an_answer_are_never_the_next_requests_answer() -> None:

@@ -60,6 +60,7 @@ PROJECT_MODULES = sorted(
         "cvo_py.runtime.gotext.messages",
         "cvo_py.runtime.gotext.quoting",
         "cvo_py.runtime.gotext.times",
+        "cvo_py.runtime.httpwire",
         "cvo_py.runtime.jsondata",
         "cvo_py.runtime.kube",
         "cvo_py.runtime.kubeconfig",
