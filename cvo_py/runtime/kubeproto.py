@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -235,38 +235,58 @@ def read_list(body: bytes, shape: Mapping[str, Any], kind: str) -> Any:
 
 
 def list_continue(body: bytes, kind: str) -> str:
-    """The `continue` of a LIST's body of `kind`, read from the bytes before its items without
-    parsing them (a reader of pages asks for the next one first); "" when it has none, or when the
-    body is not plainly such a LIST (`read_list` then says what it is)."""
+    """The `continue` of a LIST's body of `kind`, read before its items are parsed (a reader of
+    pages asks for the next one first); "" when it has none, or when the body is not plainly such
+    a LIST (`read_list` then says what it is). A repeated field counts by its last value, as the
+    parser takes it; a message of more than `PEEKED_FIELDS` fields is not read (a server's filler)."""
     try:
-        fields = dict(_len_fields(body, len(MAGIC), len(body)))  # runtime.Unknown
-        type_meta, raw, encoding = fields.get(1, (0, 0)), fields.get(2), fields.get(3, (0, 0))
-        if raw is None or encoding[1] > encoding[0] or _string(body, 2, *type_meta) != kind:
+        envelope = _fields(body, len(MAGIC), len(body))  # runtime.Unknown
+        type_meta, raw, encoding = envelope.get(1, (0, 0)), envelope.get(2), envelope.get(3, (0, 0))
+        if raw is None or encoding[1] > encoding[0] or _text(body, _fields(body, *type_meta), 2) != kind:
             return ""
-        number, meta = next(_len_fields(body, *raw))  # ListMeta is the list's first field
-        return _string(body, 3, *meta) if number == 1 else ""
-    except (Unreadable, StopIteration, UnicodeDecodeError):
+        tag, at = _read_varint(body, raw[0])  # ListMeta is the list's first field
+        if tag != (1 << 3 | 2):
+            return ""
+        size, at = _read_varint(body, at)
+        return _text(body, _fields(body, at, min(at + size, raw[1])), 3)
+    except (Unreadable, UnicodeDecodeError):
         return ""
 
 
-def _len_fields(buf: bytes, at: int, end: int) -> Iterator[tuple[int, tuple[int, int]]]:
-    """(field number, (start, end) of its bytes) of each length-delimited field of the message in
-    buf[at:end]; Unreadable at another wire type or a length past the end."""
-    while at < end:
+PEEKED_FIELDS = 8  # fields of the envelope, TypeMeta or ListMeta that `list_continue` reads at most
+
+
+def _fields(buf: bytes, at: int, end: int) -> dict[int, tuple[int, int]]:
+    """Field number → (start, end) of its bytes, for the length-delimited fields of the message in
+    buf[at:end] (the last of a repeated one); numbers and fixed-size fields skipped; Unreadable for
+    another wire type, a length past the end, or more than PEEKED_FIELDS fields."""
+    found: dict[int, tuple[int, int]] = {}
+    for _ in range(PEEKED_FIELDS):
+        if at >= end:
+            return found
         tag, at = _read_varint(buf, at)
-        size, at = _read_varint(buf, at)
-        if tag & 7 != 2 or at + size > end:
-            raise Unreadable(f"field {tag >> 3} of wire type {tag & 7} where a length-delimited one was expected")
-        yield tag >> 3, (at, at + size)
+        wire = tag & 7
+        if wire == 0:
+            _, at = _read_varint(buf, at)
+            continue
+        size = {1: 8, 5: 4}.get(wire)
+        if size is None:
+            if wire != 2:
+                raise Unreadable(f"field {tag >> 3} of wire type {wire}")
+            size, at = _read_varint(buf, at)
+            found[tag >> 3] = (at, at + size)
+        if at + size > end:
+            raise Unreadable(f"field {tag >> 3} past the end of its message")
         at += size
+    if at < end:
+        raise Unreadable(f"a message of more than {PEEKED_FIELDS} fields")
+    return found
 
 
-def _string(buf: bytes, number: int, at: int, end: int) -> str:
-    """String field `number` of the message in buf[at:end] ("" when absent)."""
-    for found, (start, stop) in _len_fields(buf, at, end):
-        if found == number:
-            return buf[start:stop].decode()
-    return ""
+def _text(buf: bytes, fields: dict[int, tuple[int, int]], number: int) -> str:
+    """String field `number` of those `_fields` found ("" when absent)."""
+    start, stop = fields.get(number, (0, 0))
+    return buf[start:stop].decode()
 
 
 def status_json(body: bytes) -> bytes | None:

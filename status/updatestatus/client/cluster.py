@@ -155,8 +155,8 @@ class ClusterReads:
         """The Nodes, and the GETs of the MachineConfigs they name not asked for yet.
 
         In pages (one consistent LIST, as the API server pages it): `FIRST_NODE_PAGE` Nodes,
-        then `NODE_PAGE` at a time. Each page's `continue` is read from the first bytes of its
-        answer and the next page asked for before this one is decoded, so the server writes a
+        then `NODE_PAGE` at a time. Each page's `continue` is read as soon as its answer is in
+        and the next page asked for before this one is decoded, so the server writes a
         page while the last one is decoded here. A
         `continue` that expired meanwhile (410) lists them again in one page."""
         try:

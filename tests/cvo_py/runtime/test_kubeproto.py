@@ -149,7 +149,7 @@ def test_a_node_list_reads_as_its_json_would_read() -> None:
     names=st.lists(st.text(min_size=1, max_size=12), max_size=4),
 )
 def test_the_continue_is_read_before_the_items_as_the_whole_read_gives_it(token: str, names: list[str]) -> None:
-    """What the next page is asked for with, read from the first bytes: the same as the whole read's,
+    """What the next page is asked for with, read before the items: the same as the whole read's,
     also when an item then cannot be read (a time JSON does not write)."""
     listed = body("NodeList", node_list([{"metadata": {"name": n}} for n in names], token))
     assert kubeproto.list_continue(listed, "NodeList") == token
@@ -184,6 +184,36 @@ def test_a_continue_that_cannot_be_read_plainly_is_none(what: str) -> None:
         "a varint wire type": kubeproto.MAGIC + kubeproto._varint_field(1, 7),
     }[what]
     assert kubeproto.list_continue(got, "NodeList") == ""
+
+
+def _list_body(list_meta: bytes, kind: str = "NodeList", envelope_filler: bytes = b"") -> bytes:
+    """A LIST body whose ListMeta is written byte by byte (fields the reader's classes lack)."""
+    raw = kubeproto._bytes_field(1, list_meta) + kubeproto._bytes_field(2, b"")  # the metadata, one empty item
+    type_meta = kubeproto._bytes_field(2, kind.encode())
+    return kubeproto.MAGIC + envelope_filler + kubeproto._bytes_field(1, type_meta) + kubeproto._bytes_field(2, raw)
+
+
+def test_the_continue_is_read_as_the_parser_reads_it() -> None:
+    """The API server's paged ListMeta (remainingItemCount, a number, after the continue), and a
+    repeated field, whose last value the parser keeps."""
+    field = kubeproto._bytes_field
+    paged = field(2, b"42") + field(3, b"token") + kubeproto._varint_field(4, 5)
+    assert kubeproto.list_continue(_list_body(paged), "NodeList") == "token"
+    twice = field(3, b"first") + field(3, b"second")
+    assert kubeproto.list_continue(_list_body(twice), "NodeList") == "second"
+    assert read_list(_list_body(twice), NODE_LIST, "NodeList")["metadata"] == {"continue": "second"}
+    # the kind written twice: the last one is the body's
+    kinds = field(1, field(2, b"NodeList")) + field(1, field(2, b"PodList"))
+    listed = kubeproto.MAGIC + kinds + field(2, field(1, field(3, b"token")))
+    assert kubeproto.list_continue(listed, "NodeList") == ""
+
+
+def test_a_body_of_filler_fields_is_not_read_for_its_continue() -> None:
+    """A server's 10 MB of empty fields before the list: given up after a few fields, not walked."""
+    meta = kubeproto._bytes_field(3, b"token")
+    filler = kubeproto._bytes_field(9, b"") * 5_000_000
+    assert kubeproto.list_continue(_list_body(meta, envelope_filler=filler), "NodeList") == ""
+    assert kubeproto.list_continue(_list_body(meta), "NodeList") == "token"
 
 
 def test_the_epoch_is_a_time_and_the_zero_time_is_null() -> None:

@@ -120,20 +120,28 @@ def test_the_reads_in_pages_give_every_node_as_one_json_list_gives_them(
     kube: KubeClient, random_nodes: list[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     read_as_protobuf = []
-    real = kubeproto.read_list
+    real, real_continue = kubeproto.read_list, kubeproto.list_continue
+    early: list[str] = []  # each protobuf page's continue, as read before its items
 
     def counted(*args: Any, **kwargs: Any) -> Any:
         read_as_protobuf.append(1)
         return real(*args, **kwargs)
 
+    def peeked(body: bytes, kind: str) -> str:
+        early.append(real_continue(body, kind))
+        return early[-1]
+
     monkeypatch.setattr(reads, "FIRST_NODE_PAGE", 3)
     monkeypatch.setattr(reads, "NODE_PAGE", 7)
     monkeypatch.setattr(kubeproto, "read_list", counted)
+    monkeypatch.setattr(kubeproto, "list_continue", peeked)
     want = [trim(node, reads.NODE_LIST["items"][0]) for node in kube.list(NODES, label_selector=LABEL)["items"]]
     assert len(want) == len(random_nodes)
     got = _nodes_read(kube, random_nodes)
     assert json.dumps(got) == json.dumps(want)
     assert len(read_as_protobuf) >= 5  # the pages after the first
+    # the API server's paged ListMeta (with remainingItemCount) read early: every page but the last
+    assert len(early) == len(read_as_protobuf) and all(early[:-1]) and not early[-1], early
 
 
 def test_a_protobuf_page_that_cannot_be_read_is_asked_for_again_as_json(
