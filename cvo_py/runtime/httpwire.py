@@ -40,7 +40,7 @@ _BAD_TARGET = re.compile("[\x00-\x20\x7f]")
 _HEADER_NAME = re.compile(rb"[^:\s][^:\r\n]*")
 _BAD_HEADER_VALUE = re.compile(rb"\n(?![ \t])|\r(?![ \t\n])")
 _STATUS_CODE = re.compile("[0-9]{3}")
-_HEX = re.compile(rb"[0-9a-fA-F]{1,16}")  # a chunk size, at most 16 digits as Go reads one
+_HEX = re.compile(rb"[0-9a-fA-F]+")  # a chunk size
 MAX_INFORMATIONAL = 5  # 1xx heads skipped before an answer, as Go bounds them
 READ_PIECE = 1 << 20  # what a whole body is read in (a declared length is not allocated up front)
 MAX_LENGTH = (1 << 63) - 1  # a Content-Length Go can hold
@@ -147,7 +147,7 @@ def _header_fields(fp: BinaryIO) -> list[tuple[str, str]]:
     before it, joined with a space, as Go joins it."""
     fields: list[tuple[str, str]] = []
     for count in range(1, sys.maxsize):
-        line = _line(fp)
+        line = _line(fp)  # read first: an over-long 101st line is said as http.client says it
         if count > MAX_HEADERS:  # the blank line counted too, as http.client counts it
             raise HTTPError(f"{BROKEN}more than {MAX_HEADERS} response headers")
         if not line:
@@ -191,10 +191,10 @@ def _chunk_size(fp: BinaryIO) -> int:
     if not line:
         raise HTTPError("unexpected EOF")
     size = line.split(b";", 1)[0].strip()
-    if re.fullmatch(rb"[0-9a-fA-F]+", size) and not _HEX.fullmatch(size):
-        raise HTTPError("http chunk length too large")
     if not _HEX.fullmatch(size):
         raise HTTPError("invalid byte in chunk length")
+    if len(size) > 16:  # as Go reads one
+        raise HTTPError("http chunk length too large")
     return int(size, 16)
 
 
