@@ -45,6 +45,11 @@ if TYPE_CHECKING:
 TERMINATED = 143
 SOURCES = ("auto", "controller", "cluster")  # --source
 USER_AGENT = "cvo-py (upgrade-status)"
+# Requests a one-shot run has in flight at once, each on its own connection. oc sends all its reads
+# on one HTTP/2 connection; here each connection is a TLS handshake of 1-2 ms on the one core a
+# short run has (measured in bench/README.md), and three keep the Node LIST's pages going while
+# the other reads are answered.
+ONE_SHOT_CONNECTIONS = 3
 
 
 class Options(NamedTuple):
@@ -73,7 +78,7 @@ def run(options: Options) -> int:
             return _run_files(options, out)
         from cvo_py.runtime.kube import connect
 
-        client = connect(options.kubeconfig, user_agent=USER_AGENT)
+        client = connect(options.kubeconfig, user_agent=USER_AGENT, max_requests=ONE_SHOT_CONNECTIONS)
         if options.source == "cluster":
             return _run_cluster(options, out, client)
         # the requests leave first: the server answers while the models and the renderer load

@@ -96,7 +96,10 @@ class Stream:
 
 class ConnectionPool:
     """Thread-safe: each request takes an idle connection (or opens one) and gives it back when
-    its response has been read, keeping at most `maxsize` idle ones."""
+    its response has been read, keeping at most `maxsize` idle ones. With `max_requests`, at most
+    that many requests are in flight at once (the others wait for one to end), so requests never
+    hold more connections than that, as Go's `Transport.MaxConnsPerHost` bounds them; streams
+    (watches, held for minutes) are not counted."""
 
     def __init__(
         self,
@@ -104,6 +107,7 @@ class ConnectionPool:
         tls: Callable[[], ssl.SSLContext] | None = None,
         maxsize: int = 16,
         connect_timeout: float = CONNECT_TIMEOUT,
+        max_requests: int | None = None,
     ) -> None:
         url = urlsplit(base_url)
         if url.scheme not in ("http", "https") or not url.hostname:
@@ -117,12 +121,21 @@ class ConnectionPool:
         self._connect_timeout = connect_timeout
         self._idle: list[_Connection] = []
         self._lock = threading.Lock()
+        self._slots = threading.BoundedSemaphore(max_requests) if max_requests else None
 
     def request(
         self, method: str, target: str, headers: Mapping[str, str], body: bytes | None = None, *, read_timeout: float
     ) -> Response:
         """Send one request and read its whole response; `target` is the path (under the base
         URL's) and the query."""
+        if self._slots is None:
+            return self._request(method, target, headers, body, read_timeout)
+        with self._slots:
+            return self._request(method, target, headers, body, read_timeout)
+
+    def _request(
+        self, method: str, target: str, headers: Mapping[str, str], body: bytes | None, read_timeout: float
+    ) -> Response:
         conn = self._take(read_timeout)
         try:
             answer = self._exchange(conn, method, target, headers, body)

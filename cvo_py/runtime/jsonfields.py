@@ -5,15 +5,18 @@
     decoder(NODE)(body)      # the same read straight from the JSON bytes, the rest skipped unbuilt
 
 A description maps each kept key to its shape: `STR` (a string), `ANY` (kept whole), `STR_MAP` (an
-object of strings), `Prefixed(p)` (an object of strings, only the keys starting with `p` kept), a
-description of its own (an object: only its keys kept) or a one-item list of one (a list of such
-objects). Keys that are absent stay absent. `trim` keeps a value whose type differs from its
+object of strings), `Prefixed(p)` (an object of strings, only the keys starting with `p` kept),
+`Only(keys)` (an object of strings, only those keys kept), a description of its own (an object:
+only its keys kept), a one-item list of one (a list of such objects) or `Typed(types, item)` (a
+list of such objects, only those whose "type" is one of `types` kept: the conditions a reader
+looks at). Keys that are absent stay absent. `trim` keeps a value whose type differs from its
 description as it is, so the reader of the object judges it.
 
 `decoder` reads the bytes with msgspec, typed from the description: the fields it does not name
 are skipped by the parser without building them (a Node LIST of 5,000 nodes decodes in a sixth of
 `json.loads`' time, and takes a fraction of its memory). It keeps every key of a `Prefixed`
-object (`trim` removes the others where a cache keeps the result). A body it cannot type (a value
+object, of an `Only` object and of a `Typed` list (`trim` removes the others where a cache keeps
+the result). A body it cannot type (a value
 of another type than described, invalid UTF-8) is decoded by `json.loads` instead, as the API
 client decodes every body, and trimmed: the result is the same either way
 (tests/cvo_py/runtime/test_jsonfields.py compares the two on random documents). msgspec is
@@ -37,7 +40,20 @@ class Prefixed(NamedTuple):
     prefix: str
 
 
-Fields = Mapping[str, Any]  # key → STR | ANY | STR_MAP | Prefixed | Fields | [Fields]
+class Only(NamedTuple):
+    """An object of strings of which only these keys are kept."""
+
+    keys: frozenset[str]
+
+
+class Typed(NamedTuple):
+    """A list of objects of which only those whose "type" is one of `types` are kept, read as `item`."""
+
+    types: frozenset[str]
+    item: Mapping[str, Any]
+
+
+Fields = Mapping[str, Any]  # key → STR | ANY | STR_MAP | Prefixed | Only | Fields | [Fields] | Typed
 
 
 def trim(value: Any, shape: Any) -> Any:
@@ -54,12 +70,29 @@ def trim(value: Any, shape: Any) -> Any:
         if not isinstance(value, dict):
             return value
         return {k: v for k, v in value.items() if isinstance(k, str) and k.startswith(shape.prefix)}
+    if isinstance(shape, Only):
+        if not isinstance(value, dict):
+            return value
+        return {k: v for k, v in value.items() if k in shape.keys}
+    if isinstance(shape, Typed):
+        if not isinstance(value, list):
+            return value
+        return [trim(item, shape.item) for item in value if _typed(item, shape.types)]
     return value
+
+
+def _typed(item: Any, types: frozenset[str]) -> bool:
+    """Whether a `Typed` list keeps `item`: one of `types`, or not an object (kept as it is, for
+    its reader to judge)."""
+    if not isinstance(item, dict):
+        return True
+    kind = item.get("type")
+    return isinstance(kind, str) and kind in types
 
 
 def decoder(shape: Fields) -> Callable[[bytes], Any]:
     """A function of JSON bytes giving what `trim(json.loads(body), shape)` gives, but for
-    `Prefixed` objects, which it keeps whole (see the module's docstring)."""
+    `Prefixed` and `Only` objects and `Typed` lists, which it keeps whole (see the module's docstring)."""
     typed: Any = None
 
     def decode(body: bytes) -> Any:
@@ -83,10 +116,10 @@ def _type_of(shape: Any, name: str) -> Any:
     if isinstance(shape, Mapping):
         fields = {key: _type_of(sub, f"{name}_{i}") for i, (key, sub) in enumerate(shape.items())}
         return TypedDict(name, fields, total=False)  # type: ignore[operator]
-    if isinstance(shape, list):
-        return list[_type_of(shape[0], name)]  # type: ignore[misc]
+    if isinstance(shape, list | Typed):
+        return list[_type_of(shape[0] if isinstance(shape, list) else shape.item, name)]  # type: ignore[misc]
     if shape == STR:
         return str
-    if shape == STR_MAP or isinstance(shape, Prefixed):
+    if shape == STR_MAP or isinstance(shape, Prefixed | Only):
         return dict[str, str]
     return Any

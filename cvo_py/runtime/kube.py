@@ -10,7 +10,6 @@ credentials and TLS come from a kubeconfig read directly or from the official cl
 from __future__ import annotations
 
 import json
-import random
 import sys
 import threading
 import time
@@ -149,12 +148,16 @@ class ServerUnreachable(ClientError):
 class KubeClient:
     """Thread-safe REST client returning plain dicts."""
 
-    def __init__(self, config: ClientConfig, user_agent: str = "cvo-py", timeout: float = 30.0) -> None:
+    def __init__(
+        self, config: ClientConfig, user_agent: str = "cvo-py", timeout: float = 30.0, max_requests: int | None = None
+    ) -> None:
+        """`max_requests`: at most that many requests in flight at once, on as many connections
+        (`ConnectionPool`); None: as many as the callers send."""
         self.config = config
         self.timeout = timeout
         try:
             # TLS files are read for each new connection (a rotated CA or client certificate is used)
-            self._pool = ConnectionPool(config.host, lambda: ssl_context(config))
+            self._pool = ConnectionPool(config.host, lambda: ssl_context(config), max_requests=max_requests)
         except ValueError as exc:  # not an http(s) URL
             raise ConfigError(f"cannot use the Kubernetes API server at {config.host}: {exc}") from exc
         self._user_agent = user_agent
@@ -224,6 +227,8 @@ class KubeClient:
             except ApiError as exc:
                 if exc.status != 429 or attempt == busy_retries:
                     raise
+                import random  # here: a run that is never told to wait does without its import
+
                 time.sleep(min(exc.retry_after() or 1.0, 5.0) * (0.5 + random.random() / 2))
         raise AssertionError("unreachable")
 
@@ -464,5 +469,5 @@ def _with_type(res: Resource, body: JSON) -> JSON:
     return {"apiVersion": res.api_version, "kind": res.kind, **body}
 
 
-def connect(kubeconfig: str | None = None, user_agent: str = "cvo-py") -> KubeClient:
-    return KubeClient(load_config(kubeconfig), user_agent=user_agent)
+def connect(kubeconfig: str | None = None, user_agent: str = "cvo-py", max_requests: int | None = None) -> KubeClient:
+    return KubeClient(load_config(kubeconfig), user_agent=user_agent, max_requests=max_requests)

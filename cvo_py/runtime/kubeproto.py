@@ -23,10 +23,11 @@ from __future__ import annotations
 import json
 import threading
 from collections.abc import Callable, Mapping
-from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from cvo_py.runtime.jsonfields import ANY, STR, STR_MAP, Prefixed
+from cvo_py.runtime.gotext.durations import SECOND
+from cvo_py.runtime.gotext.times import MAX_TIME, ZERO_TIME, format_time
+from cvo_py.runtime.jsonfields import ANY, STR, STR_MAP, Only, Prefixed, Typed
 
 PROTOBUF = "application/vnd.kubernetes.protobuf"
 MAGIC = b"k8s\x00"
@@ -135,7 +136,7 @@ _MESSAGE_TYPE = 11
 def _message_classes() -> dict[str, Any]:
     """The message classes of `_MESSAGES`, made at the first use from a descriptor written here
     (no generated code). proto3, so that the parser refuses a string that is not UTF-8; a map is
-    read as its repeated entries (the same on the wire), which iterate in C."""
+    a map field, whose keys a shape's `Only` looks up in C, building none of the others."""
     with _lock:
         if not _classes:
             try:
@@ -154,30 +155,42 @@ def _message_classes() -> dict[str, Any]:
 
                 make, pool = message_factory.GetMessageClass, descriptor_pool.DescriptorPool()
             pool.AddSerializedFile(file_descriptor())
-            for name in ("Entry", *_MESSAGES):
+            for name in _MESSAGES:
                 _classes[name] = make(pool.FindMessageTypeByName(f"{_PACKAGE}.{name}"))
         return _classes
 
 
 def file_descriptor() -> bytes:
-    """A FileDescriptorProto of `_MESSAGES`, encoded (and an `Entry` of a map: key 1, value 2)."""
-    entry = _field("key", 1, _OPTIONAL, _TYPES[STRING]) + _field("value", 2, _OPTIONAL, _TYPES[STRING])
-    messages = [_bytes_field(1, b"Entry") + entry]
+    """A FileDescriptorProto of `_MESSAGES`, encoded. A map is a map field (its entry a nested
+    message, `map_entry` set: key 1, value 2), read by key in C (`Only`)."""
+    messages = []
     for name, fields in _MESSAGES.items():
         encoded = _bytes_field(1, name.encode())
         for key, (number, kind, _) in fields.items():
-            label = _REPEATED if isinstance(kind, list) or kind == MAP else _OPTIONAL
-            target = (
-                kind[0] if isinstance(kind, list) else "Entry" if kind == MAP else "bytes" if kind == TIME else kind
-            )
+            if kind == MAP:
+                entry_name = _map_entry(key)
+                encoded += _field(_attr(key), number, _REPEATED, _MESSAGE_TYPE, f".{_PACKAGE}.{name}.{entry_name}")
+                continue
+            label = _REPEATED if isinstance(kind, list) else _OPTIONAL
+            target = kind[0] if isinstance(kind, list) else "bytes" if kind == TIME else kind
             if target in _TYPES:
                 encoded += _field(_attr(key), number, label, _TYPES[target])
             else:
                 encoded += _field(_attr(key), number, label, _MESSAGE_TYPE, f".{_PACKAGE}.{target.rstrip('?')}")
+        for key, (_, kind, _) in fields.items():
+            if kind == MAP:  # DescriptorProto.nested_type, with MessageOptions.map_entry (7) set
+                pair = _field("key", 1, _OPTIONAL, _TYPES[STRING]) + _field("value", 2, _OPTIONAL, _TYPES[STRING])
+                options = _bytes_field(7, _varint_field(7, 1))
+                encoded += _bytes_field(3, _bytes_field(1, _map_entry(key).encode()) + pair + options)
         messages.append(encoded)
     file = _bytes_field(1, b"cvo_py/runtime/kubeproto.proto") + _bytes_field(2, _PACKAGE.encode())
     file += b"".join(_bytes_field(4, message) for message in messages)
     return file + _bytes_field(12, b"proto3")
+
+
+def _map_entry(key: str) -> str:
+    """The name of a map field's entry message, as protoc names it (`labels` → `LabelsEntry`)."""
+    return f"{key[0].upper()}{key[1:]}Entry"
 
 
 def _field(name: str, number: int, label: int, kind: int, type_name: str = "") -> bytes:
@@ -338,24 +351,35 @@ def _statements(message: str, key: str, sub: Any, field: tuple[int, Any, str], n
     got = f"v.{_attr(key)}"
     store = [f"out[{key!r}] = x"] if when == ALWAYS else ["if x:", f"    out[{key!r}] = x"]
     if kind in (STRING, BOOL, INT):
-        if isinstance(sub, Mapping | list | Prefixed) or sub == STR_MAP:
+        if isinstance(sub, Mapping | list | Prefixed | Only | Typed) or sub == STR_MAP:
             raise TypeError(f"{message}.{key} is a {kind}, not {sub!r}")
         return [f"x = {got}", *store]
     if kind == TIME:  # omitempty: `omitzero`, the zero time left out; else written as null
         if when == ALWAYS:
             return [f"out[{key!r}] = time_text({got})"]
         return [f"x = {got}", "if x:", f"    out[{key!r}] = time_text(x)"]
-    if kind == MAP:
+    if kind == MAP:  # in key order, as Go's JSON writes a map
         if isinstance(sub, Prefixed):  # as `jsonfields.trim` keeps it: {} when no key has the prefix
             names[f"prefix_{key}"] = sub.prefix
-            read = f"{{k: e.value for e in x if (k := e.key).startswith(prefix_{key})}}"
+            read = f"{{k: v for k, v in sorted(x.items()) if k.startswith(prefix_{key})}}"
+        elif isinstance(sub, Only):  # looked up in C: the others are never built
+            names[f"keys_{key}"] = tuple(sorted(sub.keys))
+            read = f"{{k: x[k] for k in keys_{key} if k in x}}"
         elif sub in (STR_MAP, ANY):
-            read = "{e.key: e.value for e in x}"
+            read = "dict(sorted(x.items()))"
         else:
             raise TypeError(f"{message}.{key} is a map of strings, not {sub!r}")
         if when == ALWAYS:
             return [f"x = {got}", f"out[{key!r}] = {read}"]
         return [f"x = {got}", "if x:", f"    out[{key!r}] = {read}"]
+    if isinstance(kind, list) and isinstance(sub, Typed) and isinstance(sub.item, Mapping):
+        if "type" not in _MESSAGES[kind[0]]:
+            raise TypeError(f"{message}.{key} is a list of {kind[0]}, which has no type to keep items by")
+        names[f"read_{key}"], names[f"types_{key}"] = _reader(kind[0], sub.item), sub.types
+        read = f"[read_{key}(i) for i in x if i.type in types_{key}]"
+        if when == ALWAYS:
+            return [f"x = {got}", f"out[{key!r}] = {read}"]
+        return [f"x = {got}", "if x:", f"    out[{key!r}] = {read}"]  # as `trim` keeps a list of none kept
     if isinstance(kind, list):
         if not (isinstance(sub, list) and isinstance(sub[0], Mapping)):
             raise TypeError(f"{message}.{key} is a list of {kind[0]}, read with a one-item list of its shape")
@@ -369,7 +393,6 @@ def _statements(message: str, key: str, sub: Any, field: tuple[int, Any, str], n
     return [f"out[{key!r}] = read_{key}({got})"]
 
 
-_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _times: dict[bytes, str | None] = {b"": None}
 
 
@@ -412,9 +435,8 @@ def _read_varint(raw: bytes, at: int) -> tuple[int, int]:
 
 
 def rfc3339(seconds: int) -> str:
-    """Seconds from 1970 as JSON writes a `metav1.Time`: UTC, to the second, a four-digit year."""
-    try:
-        at = _EPOCH + timedelta(seconds=seconds)
-    except OverflowError:
-        raise Unreadable(f"a time {seconds} s from 1970 JSON does not write") from None
-    return f"{at.year:04d}-{at.month:02d}-{at.day:02d}T{at.hour:02d}:{at.minute:02d}:{at.second:02d}Z"
+    """Seconds from 1970 as JSON writes a `metav1.Time`: UTC, to the second, a four-digit year
+    (years 1 to 9999; a time outside them is Unreadable, its answer read as JSON instead)."""
+    if not ZERO_TIME <= seconds * SECOND <= MAX_TIME:
+        raise Unreadable(f"a time {seconds} s from 1970 JSON does not write")
+    return format_time(seconds * SECOND, nanos=False)

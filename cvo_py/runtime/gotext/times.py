@@ -14,10 +14,16 @@ from __future__ import annotations
 
 import functools
 import re
-from datetime import UTC, datetime
+from typing import TYPE_CHECKING
 
 from cvo_py.runtime.gotext.durations import MICROSECOND, SECOND, TimeFormatError
 from cvo_py.runtime.gotext.quoting import go_quote
+
+if TYPE_CHECKING:
+    from datetime import datetime
+
+# `datetime` is imported only by the functions that take or make one: what reads and writes
+# instants as ints (every `upgrade-status` run) does without its import.
 
 # Go's zero time.Time (0001-01-01T00:00:00Z) in nanoseconds since the Unix epoch.
 ZERO_TIME = -62_135_596_800 * SECOND
@@ -101,19 +107,14 @@ def parse_time(text: str) -> int:
     return (seconds - offset) * SECOND + ns
 
 
-_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
-
-
-def _epoch_seconds(dt: datetime) -> int:
-    delta = dt - _EPOCH
-    return delta.days * 86400 + delta.seconds
-
-
 def from_datetime(dt: datetime) -> int:
     """An aware datetime → ns since the epoch (naive datetimes are rejected: ambiguous)."""
+    from datetime import UTC, datetime
+
     if dt.tzinfo is None:
         raise TimeFormatError(f"naive datetime {dt!r}: give a timezone-aware value")
-    return _epoch_seconds(dt.astimezone(UTC)) * SECOND + dt.microsecond * MICROSECOND
+    delta = dt.astimezone(UTC) - datetime(1970, 1, 1, tzinfo=UTC)
+    return (delta.days * 86400 + delta.seconds) * SECOND + dt.microsecond * MICROSECOND
 
 
 def to_now(value: datetime | int) -> int:
@@ -122,6 +123,8 @@ def to_now(value: datetime | int) -> int:
         raise TypeError("now must be a datetime or an int of nanoseconds, not bool")
     if isinstance(value, int):
         return value
+    from datetime import datetime
+
     if isinstance(value, datetime):
         return from_datetime(value)
     raise TypeError(f"now must be a datetime or an int of nanoseconds, not {type(value).__name__}")
@@ -162,6 +165,8 @@ def epoch_seconds(value: object) -> float | None:
 
 def metav1_time(now: datetime) -> str:
     """metav1.Time: RFC 3339 in UTC with second precision."""
+    from datetime import UTC
+
     if now.tzinfo is None:
         raise ValueError("now must be timezone-aware")
     return now.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
@@ -169,6 +174,8 @@ def metav1_time(now: datetime) -> str:
 
 def micro_time(now: datetime) -> str:
     """metav1.MicroTime (a Lease's acquire and renew times): RFC 3339 in UTC with microseconds."""
+    from datetime import UTC
+
     if now.tzinfo is None:
         raise ValueError("now must be timezone-aware")
     return now.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
@@ -176,4 +183,6 @@ def micro_time(now: datetime) -> str:
 
 def rfc3339_seconds(seconds: int) -> str:
     """Unix seconds as metav1.Time."""
+    from datetime import UTC, datetime
+
     return metav1_time(datetime.fromtimestamp(seconds, UTC))

@@ -19,8 +19,7 @@ those times are Go's zero time, so repeated computations give identical insights
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cvo_py.runtime import gcpause
 from cvo_py.runtime.gotext.times import ZERO_TIME, to_now
@@ -50,10 +49,12 @@ from status.updatestatus.insights.plain import (
     ResourceRef,
 )
 
-Now = datetime | int
+if TYPE_CHECKING:
+    from datetime import datetime
+
+    Now = datetime | int  # as `to_now` takes it (no `datetime` import at run time: see gotext.times)
 
 __all__ = [
-    "Now",
     "NodeAssessor",
     "all_insights",
     "controlplane_insights",

@@ -16,8 +16,19 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from cvo_py.runtime.jsonfields import ANY, STR, STR_MAP, Fields, Prefixed, trim
-from status.updatestatus.insights.mco import MCO_PREFIX, RELEASE_IMAGE_VERSION
+from cvo_py.runtime.jsonfields import ANY, STR, STR_MAP, Fields, Only, Prefixed, Typed, trim
+from status.updatestatus.insights.mco import (
+    CURRENT_CONFIG,
+    CURRENT_IMAGE,
+    DESIRED_CONFIG,
+    DESIRED_DRAIN,
+    DESIRED_IMAGE,
+    LAST_APPLIED_DRAIN,
+    MCO_PREFIX,
+    REASON,
+    RELEASE_IMAGE_VERSION,
+    STATE,
+)
 from status.updatestatus.insights.objects import JSON, InputError
 
 # Where the machine-config-operator's Deployment is, whose image tells a multi-arch migration.
@@ -37,14 +48,25 @@ NODE: Fields = {
         "conditions": [{"type": STR, "status": STR, "reason": STR, "message": STR, "lastTransitionTime": STR}],
     },
 }
+# The Machine Config Daemon's annotations and the conditions of a node its insights read
+# (`nodes`, `unavailability`; tests/status/updatestatus/insights/test_inputs.py holds the insights
+# of nodes read down to these equal to those of whole nodes).
+NODE_ANNOTATIONS_READ = frozenset(
+    {CURRENT_CONFIG, DESIRED_CONFIG, STATE, REASON, DESIRED_DRAIN, LAST_APPLIED_DRAIN, CURRENT_IMAGE, DESIRED_IMAGE}
+)
+NODE_CONDITIONS_READ = frozenset({"Ready", "DiskPressure", "NetworkUnavailable"})
 # A Node read once (`upgrade-status --source cluster`): what node insights read, and its name. No
 # cache keeps it, so not what keys and versions it in one (namespace, uid, resourceVersion, the
-# creation time), nor its conditions' reasons (which only a cache's equality would see): at 5,000
-# nodes, decoding those is a few ms.
+# creation time), nor its conditions' reasons (which only a cache's equality would see), nor the
+# annotations and conditions its insights do not read: at 5,000 nodes, decoding those is tens of ms.
 NODE_READ_ONCE: Fields = {
     **NODE,
-    "metadata": {k: v for k, v in NODE["metadata"].items() if k in ("name", "labels", "annotations")},
-    "status": {"conditions": [{k: v for k, v in NODE["status"]["conditions"][0].items() if k != "reason"}]},
+    "metadata": {"name": STR, "labels": STR_MAP, "annotations": Only(NODE_ANNOTATIONS_READ)},
+    "status": {
+        "conditions": Typed(
+            NODE_CONDITIONS_READ, {k: v for k, v in NODE["status"]["conditions"][0].items() if k != "reason"}
+        )
+    },
 }
 # A MachineConfig: its name and release version (its body can be megabytes).
 MACHINECONFIG: Fields = {

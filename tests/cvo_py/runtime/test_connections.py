@@ -126,6 +126,49 @@ def test_requests_share_one_kept_alive_connection(server: _Server) -> None:
         pool.clear()
 
 
+class _CountingHandler(_Handler):
+    """Answers after a moment, counting the requests the server holds at once."""
+
+    def do_GET(self) -> None:  # noqa: N802 (the standard library's name)
+        server: _CountingServer = self.server  # type: ignore[assignment]
+        with server.lock:
+            server.active += 1
+            server.most = max(server.most, server.active)
+        server.release.wait(0.05)
+        with server.lock:
+            server.active -= 1
+        super().do_GET()
+
+
+class _CountingServer(_Server):
+    def __init__(self) -> None:
+        super().__init__()
+        self.RequestHandlerClass = _CountingHandler
+        self.lock = threading.Lock()
+        self.active = self.most = 0
+
+
+def test_max_requests_bounds_the_requests_in_flight_and_their_connections() -> None:
+    with _serving(_CountingServer()) as srv:
+        pool = ConnectionPool(_url(srv), max_requests=2)
+        answers: dict[int, bytes] = {}
+
+        def ask(i: int) -> None:
+            answers[i] = pool.request("GET", f"/{i}", {}, read_timeout=10).data
+
+        threads = [threading.Thread(target=ask, args=(i,)) for i in range(6)]
+        try:
+            for thread in threads:
+                thread.start()
+            for thread in threads:
+                thread.join(20)
+        finally:
+            pool.clear()
+        assert answers == {i: f"you asked for /{i}".encode() for i in range(6)}
+        assert 1 <= srv.most <= 2, srv.most
+        assert 1 <= len(srv.peers) <= 2, srv.peers
+
+
 def test_a_connection_the_server_closes_is_not_reused(server: _Server) -> None:
     pool = ConnectionPool(_url(server))
     try:

@@ -100,9 +100,10 @@ THIRD_PARTY: list[str] = []
 # Standard modules a live run does without, each a few ms of every start-up: dataclasses (with
 # inspect, ast, dis), pathlib, shutil, tempfile (the kubeconfig's CA data is kept in memory), the
 # IDNA codec (an ASCII host name is given as bytes), logging (klog is set up only with -v or
-# --watch), and http.client with the email package (HTTP/1.1 is read by `runtime.connections`).
+# --watch), http.client with the email package (HTTP/1.1 is read by `runtime.connections`),
+# datetime (instants are ints: `gotext.times`) and random (only a request told to wait jitters).
 NOT_LOADED = ["dataclasses", "encodings.idna", "inspect", "logging", "pathlib", "shutil", "tempfile"]
-NOT_LOADED += ["email", "http.client"]
+NOT_LOADED += ["email", "http.client", "datetime", "random"]
 CYTHON = re.compile(r"^(_cython_[0-9_]+|cython_runtime)$")
 PROJECT = PRODUCT
 
@@ -263,7 +264,7 @@ CLUSTER_MODULES = sorted(
     }
 )
 CLUSTER_NOT_LOADED = ["dataclasses", "encodings.idna", "inspect", "logging", "pathlib", "shutil", "tempfile"]
-CLUSTER_NOT_LOADED += ["email", "http.client", "msgspec", "pydantic_core"]
+CLUSTER_NOT_LOADED += ["email", "http.client", "datetime", "random", "msgspec", "pydantic_core"]
 CLUSTER_NOT_LOADED += ["google.protobuf", "cvo_py.runtime.kubeproto"]
 
 
