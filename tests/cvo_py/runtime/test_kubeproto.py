@@ -11,7 +11,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from cvo_py.runtime import kubeproto
@@ -392,3 +392,74 @@ def test_random_nodes_read_as_their_json_trimmed_reads(shape: dict[str, Any], it
 
     want = trim({"metadata": {"resourceVersion": "42"}, "items": [as_json(n) for n in items]}, shape)
     assert json.dumps(got) == json.dumps(want)  # the keys in the same order too
+
+
+def _parsed_whole(body: bytes, kind: str) -> Any:
+    """The object as the parser alone reads the envelope (what `kubeproto._object` gave before it
+    found `raw` itself): the reference the envelope's own reader is held to."""
+    from google.protobuf.message import DecodeError
+
+    classes = kubeproto._message_classes()
+    try:
+        unknown = classes["Unknown"].FromString(body[len(kubeproto.MAGIC) :])
+        if unknown.typeMeta.kind != kind or unknown.contentEncoding:
+            raise Unreadable(f"a {unknown.typeMeta.kind or 'object'} where a {kind} was asked for")
+        return classes[kind].FromString(unknown.raw)
+    except DecodeError as exc:
+        raise Unreadable(f"a {kind} that does not parse: {exc}") from None
+
+
+_texts = st.sampled_from([b"", b"NodeList", b"PodList", b"v1", b"\xff\xfe", b"gzip"])
+_type_metas = st.lists(st.tuples(st.sampled_from([1, 2, 3]), _texts).map(lambda f: _field(f[0], f[1])), max_size=3).map(
+    b"".join
+)
+_raws = st.sampled_from([b"", b"\x0a\x05", b"junk"]) | st.lists(st.text(max_size=4), max_size=2).map(
+    lambda names: node_list([{"metadata": {"name": n}} for n in names], "t").SerializeToString()
+)
+_envelope_fields = st.one_of(
+    _type_metas.map(lambda meta: _field(1, meta)),
+    _raws.map(lambda raw: _field(2, raw)),
+    _texts.map(lambda text: _field(3, text)),
+    _texts.map(lambda text: _field(4, text)),  # contentType: not declared here
+    st.integers(0, 300).map(lambda n: kubeproto._varint_field(st_field_number(n), n)),
+    st.just(b"\x15\x00\x00\x00\x00"),  # a fixed32 field 2
+)
+
+
+def st_field_number(n: int) -> int:
+    return 1 + n % 5
+
+
+_good_envelope = st.tuples(_texts, _raws).map(
+    lambda version_and_raw: [
+        _field(1, _field(1, version_and_raw[0]) + _field(2, b"NodeList")),
+        _field(2, version_and_raw[1]),
+    ]
+)
+
+
+@given(
+    st.tuples(_good_envelope, st.lists(_envelope_fields, max_size=4))
+    .flatmap(lambda parts: st.permutations(parts[0] + parts[1]))
+    .map(b"".join),
+    st.booleans(),
+)
+# given twice: a TypeMeta whose apiVersion is not UTF-8, then one that names the kind; a
+# contentEncoding that is not UTF-8, then an empty one (the parser refuses both)
+@example(b"\n\x0e\n\x02\xff\xfe\x12\x08NodeList\x12\x00\n\n\x12\x08NodeList", False)
+@example(b"\n\x0c\n\x00\x12\x08NodeList\x12\x00\x1a\x02\xff\xfe\x1a\x00", False)
+def test_the_envelope_is_read_as_the_parser_reads_it(envelope: bytes, cut: bool) -> None:
+    """Where `raw` lies is found without the parser copying it out; whatever the envelope holds
+    (fields given twice, another kind, an encoding, a string that is not UTF-8, bytes cut short),
+    the object or the refusal is the parser's."""
+    data = kubeproto.MAGIC + envelope
+    if cut and len(data) > len(kubeproto.MAGIC) + 1:
+        data = data[:-1]
+
+    def outcome(read: Any) -> Any:
+        try:
+            return read(data, "NodeList")
+        except Unreadable as exc:
+            return f"Unreadable: {exc}"
+
+    assert outcome(kubeproto._object) == outcome(_parsed_whole)
