@@ -121,6 +121,8 @@ class ConnectionPool:
         self._connect_timeout = connect_timeout
         self._idle: list[_Connection] = []
         self._lock = threading.Lock()
+        if max_requests is not None and max_requests < 1:
+            raise ValueError(f"max_requests must be at least 1, not {max_requests}")
         self._slots = threading.BoundedSemaphore(max_requests) if max_requests else None
 
     def request(

@@ -16,9 +16,9 @@ description as it is, so the reader of the object judges it.
 are skipped by the parser without building them (a Node LIST of 5,000 nodes decodes in a sixth of
 `json.loads`' time, and takes a fraction of its memory). It keeps every key of a `Prefixed`
 object, of an `Only` object and of a `Typed` list (`trim` removes the others where a cache keeps
-the result). A body it cannot type (a value
-of another type than described, invalid UTF-8) is decoded by `json.loads` instead, as the API
-client decodes every body, and trimmed: the result is the same either way
+the result). A body it cannot type (a value of another type than described, invalid UTF-8) is
+decoded by `json.loads` instead, as the API client decodes every body, and trimmed: the result is
+the same either way
 (tests/cvo_py/runtime/test_jsonfields.py compares the two on random documents). msgspec is
 imported when the first decoder is used, not with this module.
 """

@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from datetime import datetime
 
 # `datetime` is imported only by the functions that take or make one: what reads and writes
-# instants as ints (every `upgrade-status` run) does without its import.
+# instants as ints (an `upgrade-status` run whose Node LIST is one JSON page) does without its import.
 
 # Go's zero time.Time (0001-01-01T00:00:00Z) in nanoseconds since the Unix epoch.
 ZERO_TIME = -62_135_596_800 * SECOND

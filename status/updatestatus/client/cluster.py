@@ -2,7 +2,7 @@
 cluster`, and `auto` where no controller publishes): the insights are then computed here, by the
 same pure functions the controller runs (`status.updatestatus.insights.compute`).
 
-    reads = ClusterReads(client)      # the requests leave now, in parallel
+    reads = ClusterReads(client)      # the requests leave now, in parallel (as many at once as the client allows)
     ...                               # load the insight functions and the renderer meanwhile
     objects = reads.objects()         # or ClusterReadError: oc's line, in oc's order
 
@@ -14,7 +14,8 @@ name (fetched by name, as oc does: a reader who may get MachineConfigs need not 
 Deployment openshift-machine-config-operator/machine-config-operator. Any failed read, NotFound
 and Forbidden included, stops it with the API's error as oc (kubectl's error printer) words it:
 `Error from server (Forbidden): nodes is forbidden: User "…" cannot list resource …`. The reads
-leave together; their errors are reported in oc's order, so the first line is the one oc prints.
+leave together (as many at once as the client allows: three on a one-shot run); their errors are
+reported in oc's order, so the first line is the one oc prints.
 
 Alerts are read afterwards, only when the cluster is updating (`status.updatestatus.client.routealerts`).
 """
@@ -46,7 +47,7 @@ from status.updatestatus.insights.mco import CURRENT_CONFIG, DESIRED_CONFIG, REL
 
 DEPLOYMENTS = Resource("apps/v1", "Deployment", "deployments", True)
 CLUSTERVERSION = "version"
-MACHINECONFIG_READERS = 4  # GETs of MachineConfigs in flight together
+MACHINECONFIG_READERS = 4  # GETs of MachineConfigs in flight together, at most (the client may allow fewer)
 # A Node LIST of more bytes than this (about 250 nodes) is decoded down to what the insights read
 # (`status.updatestatus.insights.inputs.NODE_READ_ONCE`), the rest skipped by the parser: a smaller one
 # decodes with `json` in less time than importing that parser takes.

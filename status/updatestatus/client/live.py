@@ -41,7 +41,7 @@ if TYPE_CHECKING:
 # One page holds the main ConfigMap, every shard (at most 32) and the namespace's few others
 # (its CA bundles); a busier namespace is read by name for what the page lacks.
 LIST_PAGE = 64
-SHARD_READERS = 4  # GETs in flight together when ConfigMaps are read by name
+SHARD_READERS = 4  # GETs in flight together when ConfigMaps are read by name, at most (the client may allow fewer)
 
 
 MISSING_SHARD = "(a listed shard) does not exist"

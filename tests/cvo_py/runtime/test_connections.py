@@ -167,6 +167,8 @@ def test_max_requests_bounds_the_requests_in_flight_and_their_connections() -> N
         assert answers == {i: f"you asked for /{i}".encode() for i in range(6)}
         assert 1 <= srv.most <= 2, srv.most
         assert 1 <= len(srv.peers) <= 2, srv.peers
+    with pytest.raises(ValueError, match="max_requests must be at least 1, not 0"):
+        ConnectionPool(_url(srv), max_requests=0)
 
 
 def test_a_connection_the_server_closes_is_not_reused(server: _Server) -> None:

@@ -79,7 +79,8 @@ def node_list(nodes: list[dict[str, Any]], continue_token: str = "") -> Any:
             setattr(item.metadata, key, meta.get(key, ""))
         item.metadata.creationTimestamp = go_time(meta.get("created"))
         for field in ("labels", "annotations"):
-            getattr(item.metadata, field).update(meta.get(field, {}))
+            for key, value in meta.get(field, {}).items():
+                getattr(item.metadata, field).add(key=key, value=value)
         item.spec.unschedulable = node.get("unschedulable", False)
         for cond in node.get("conditions", []):
             added = item.status.conditions.add(type=cond["type"], status=cond["status"])
@@ -120,8 +121,7 @@ def test_a_node_list_reads_as_its_json_would_read() -> None:
                         "resourceVersion": "7",
                         "creationTimestamp": "2023-11-14T22:13:20Z",
                         "labels": {"a": "", "node-role.kubernetes.io/worker": ""},
-                        # in key order, as Go's JSON writes a map
-                        "annotations": {f"{MCO}reason": 'é "q"\n', f"{MCO}state": "Done"},
+                        "annotations": {f"{MCO}state": "Done", f"{MCO}reason": 'é "q"\n'},
                     },
                     "spec": {"unschedulable": True},
                     "status": {
@@ -215,6 +215,22 @@ def test_a_body_of_filler_fields_is_not_read_for_its_continue() -> None:
     filler = kubeproto._bytes_field(9, b"") * 5_000_000
     assert kubeproto.list_continue(_list_body(meta, envelope_filler=filler), "NodeList") == ""
     assert kubeproto.list_continue(_list_body(meta), "NodeList") == "token"
+
+
+@pytest.mark.parametrize("shape", [NODE_LIST, NODE_LIST_READ_ONCE], ids=["cached", "read once"])
+def test_a_map_entry_with_another_field_is_kept_as_gos_reader_keeps_it(shape: dict[str, Any]) -> None:
+    """An annotation or label entry carrying a field besides key and value (a varint, a string):
+    Go's reader skips the field and keeps the entry, so JSON has it."""
+    state = f"{MCO}state".encode()
+    entries = [
+        _field(1, state) + _field(2, b"Done") + kubeproto._varint_field(3, 7),
+        _field(1, b"node-role.kubernetes.io/worker") + _field(2, b"") + _field(4, b"extra"),
+    ]
+    meta = _field(1, b"n") + _field(12, entries[0]) + _field(11, entries[1])
+    listed = kubeproto.MAGIC + _field(1, _field(2, b"NodeList")) + _field(2, _field(2, _field(1, meta)))
+    got = read_list(listed, shape, "NodeList")["items"][0]["metadata"]
+    assert got["annotations"] == {f"{MCO}state": "Done"}
+    assert got["labels"] == {"node-role.kubernetes.io/worker": ""}
 
 
 def test_the_epoch_is_a_time_and_the_zero_time_is_null() -> None:
@@ -375,7 +391,7 @@ def test_random_nodes_read_as_their_json_trimmed_reads(shape: dict[str, Any], it
             out["creationTimestamp"] = json_time(meta["created"])
         for field in ("labels", "annotations"):
             if meta.get(field):
-                out[field] = dict(sorted(meta[field].items()))
+                out[field] = meta[field]
         status: dict[str, Any] = {}
         if node.get("conditions"):
             status["conditions"] = [
@@ -409,7 +425,7 @@ def _parsed_whole(body: bytes, kind: str) -> Any:
         raise Unreadable(f"a {kind} that does not parse: {exc}") from None
 
 
-_texts = st.sampled_from([b"", b"NodeList", b"PodList", b"v1", b"\xff\xfe", b"gzip"])
+_texts = st.sampled_from([b"", b"NodeList", b"PodList", b"v1", b"\xff\xfe", b"gzip", b"Node\xed\xa0\x80List"])
 _type_metas = st.lists(st.tuples(st.sampled_from([1, 2, 3]), _texts).map(lambda f: _field(f[0], f[1])), max_size=3).map(
     b"".join
 )
@@ -423,6 +439,22 @@ _envelope_fields = st.one_of(
     _texts.map(lambda text: _field(4, text)),  # contentType: not declared here
     st.integers(0, 300).map(lambda n: kubeproto._varint_field(st_field_number(n), n)),
     st.just(b"\x15\x00\x00\x00\x00"),  # a fixed32 field 2
+    # what the parser refuses, or reads only so far: field number 0, one past 29 bits, tags of 6
+    # bytes, varints of 10 bytes, a length of 10 bytes, groups
+    st.sampled_from(
+        [
+            b"\x00\x00",
+            b"\x02\x00",
+            b"\xf8\xff\xff\xff\x7f\x00",
+            b"\x80\x80\x80\x80\x80\x10\x00",
+            b"\xa0\x80\x80\x80\x80\x00\x00",
+            b"\x08" + b"\xff" * 9 + b"\x7f",
+            b"\x08" + b"\xff" * 9 + b"\x01",
+            b"\x22\x80\x80\x80\x80\x80\x80\x80\x80\x80\x00",
+            b"\x0c",
+            b"\x0b\x08\x01\x0c",
+        ]
+    ),
 )
 
 
