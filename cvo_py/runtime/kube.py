@@ -151,10 +151,7 @@ class KubeClient:
     def __init__(
         self, config: ClientConfig, user_agent: str = "cvo-py", timeout: float = 30.0, max_requests: int | None = None
     ) -> None:
-        """`max_requests`: at most that many requests in flight at once, on as many connections
-        (`ConnectionPool`); None: as many as the callers send."""
-        self.config = config
-        self.timeout = timeout
+        self.config, self.timeout = config, timeout
         try:
             # TLS files are read for each new connection (a rotated CA or client certificate is used)
             self._pool = ConnectionPool(config.host, lambda: ssl_context(config), max_requests=max_requests)
@@ -227,9 +224,7 @@ class KubeClient:
             except ApiError as exc:
                 if exc.status != 429 or attempt == busy_retries:
                     raise
-                import random  # here: a run that is never told to wait does without its import
-
-                time.sleep(min(exc.retry_after() or 1.0, 5.0) * (0.5 + random.random() / 2))
+                _wait_as_told(exc)
         raise AssertionError("unreachable")
 
     def _request_once(
@@ -470,4 +465,13 @@ def _with_type(res: Resource, body: JSON) -> JSON:
 
 
 def connect(kubeconfig: str | None = None, user_agent: str = "cvo-py", max_requests: int | None = None) -> KubeClient:
+    """A client of the kubeconfig's server; `max_requests`: at most that many requests in flight at
+    once, on as many connections (`ConnectionPool`); None: as many as the callers send."""
     return KubeClient(load_config(kubeconfig), user_agent=user_agent, max_requests=max_requests)
+
+
+def _wait_as_told(exc: ApiError) -> None:
+    """A 429's wait: its Retry-After (1 s without one, 5 s at most), jittered down to half."""
+    import random  # here: a run that is never told to wait does without its import
+
+    time.sleep(min(exc.retry_after() or 1.0, 5.0) * (0.5 + random.random() / 2))
