@@ -222,14 +222,15 @@ def _object(body: bytes, kind: str) -> Any:
     try:
         try:
             found, raw, encoded = _envelope(body)
-            if found != kind or encoded:
-                raise Unreadable(found)  # the parser's word on it, below
+        except (Unreadable, UnicodeDecodeError):
+            found, raw, encoded = "", None, True
+        if found == kind and not encoded:
             data: Any = memoryview(body)[raw[0] : raw[1]] if raw else b""  # parsed where it lies
-        except (Unreadable, UnicodeDecodeError):  # not plainly such an envelope: the parser says what it is
+        else:  # not plainly such an envelope: the parser says what it is
             unknown = classes["Unknown"].FromString(memoryview(body)[len(MAGIC) :])
-            found, data, encoded = unknown.typeMeta.kind, unknown.raw, bool(unknown.contentEncoding)
-        if found != kind or encoded:
-            raise Unreadable(f"a {found or 'object'} where a {kind} was asked for")
+            if unknown.typeMeta.kind != kind or unknown.contentEncoding:
+                raise Unreadable(f"a {unknown.typeMeta.kind or 'object'} where a {kind} was asked for")
+            data = unknown.raw
         return classes[kind].FromString(data)
     except DecodeError as exc:
         raise Unreadable(f"a {kind} that does not parse: {exc}") from None
@@ -396,17 +397,13 @@ def _statements(message: str, key: str, sub: Any, field: tuple[int, Any, str], n
             read = "{e.key: e.value for e in x}"
         else:
             raise TypeError(f"{message}.{key} is a map of strings, not {sub!r}")
-        if when == ALWAYS:
-            return [f"x = {got}", f"out[{key!r}] = {read}"]
-        return [f"x = {got}", "if x:", f"    out[{key!r}] = {read}"]
+        return _stored(key, got, read, when)
     if isinstance(kind, list) and isinstance(sub, Typed) and isinstance(sub.item, Mapping):
         if "type" not in _MESSAGES[kind[0]]:
             raise TypeError(f"{message}.{key} is a list of {kind[0]}, which has no type to keep items by")
         names[f"read_{key}"], names[f"types_{key}"] = _reader(kind[0], sub.item), sub.types
-        read = f"[read_{key}(i) for i in x if i.type in types_{key}]"
-        if when == ALWAYS:
-            return [f"x = {got}", f"out[{key!r}] = {read}"]
-        return [f"x = {got}", "if x:", f"    out[{key!r}] = {read}"]  # as `trim` keeps a list of none kept
+        # omitempty on the list as sent: `trim` keeps a list of which no item is kept
+        return _stored(key, got, f"[read_{key}(i) for i in x if i.type in types_{key}]", when)
     if isinstance(kind, list):
         if not (isinstance(sub, list) and isinstance(sub[0], Mapping)):
             raise TypeError(f"{message}.{key} is a list of {kind[0]}, read with a one-item list of its shape")
@@ -418,6 +415,14 @@ def _statements(message: str, key: str, sub: Any, field: tuple[int, Any, str], n
     if kind.endswith("?"):  # a pointer: JSON writes it only when it is set
         return [f"if v.HasField({_attr(key)!r}):", f"    out[{key!r}] = read_{key}({got})"]
     return [f"out[{key!r}] = read_{key}({got})"]
+
+
+def _stored(key: str, got: str, read: str, when: str) -> list[str]:
+    """The statements that set `out[key]` to `read` of `x` (the field `got`), always, or only when
+    the field is not empty (`omitempty`)."""
+    if when == ALWAYS:
+        return [f"x = {got}", f"out[{key!r}] = {read}"]
+    return [f"x = {got}", "if x:", f"    out[{key!r}] = {read}"]
 
 
 _times: dict[bytes, str | None] = {b"": None}
