@@ -9,6 +9,10 @@
 
 Images live in buildah's `vfs` storage (as root: /var/lib/containers/storage) and RUN steps use
 `chroot` isolation, so the build works where no overlay filesystem or user namespace is available.
+In `vfs` every layer is a whole copy of the file system (about 300 MB here), so nothing is kept that
+no name refers to: builds keep no intermediate layers and remove their containers even when they
+fail, and after each build the images of this project that lost their name to a newer one (they
+carry its labels) are removed. A build first checks that its storage has room for it.
 
 The base image (the Dockerfile's BASE_IMAGE) is, without --base, the Dockerfile's default: a local
 image made from Debian packages (no image registry is contacted):
@@ -66,6 +70,9 @@ PIP_CONFIG_FILES = ("/etc/xdg/pip/pip.conf", "/etc/pip.conf", "~/.pip/pip.conf",
 # pip settings that name files or directories of this machine: mounted into the build as well.
 PIP_PATH_KEYS = ("cert", "client-cert", "find-links")
 TOOL_PACKAGES = {"buildah": "buildah", "debootstrap": "debootstrap"}
+# The free space a build needs in buildah's storage: the build stage's container, the runtime
+# stage's and the committed image are each a whole copy of the file system in `vfs`.
+BUILD_SPACE = 2 * 1024**3
 
 
 class ImageError(Exception):
@@ -215,6 +222,41 @@ def image_label(ref: str, label: str) -> str:
     return result.stdout.strip()
 
 
+def unnamed_images() -> list[str]:
+    """The images this project made that no name refers to any more, such as the previous image of
+    a tag just built again. Its images carry its labels; other images in the storage are not listed."""
+    unnamed: set[str] = set()
+    for label in (INPUTS_LABEL, RECIPE_LABEL):
+        listed = buildah("images", "--quiet", "--no-trunc", "--filter", "dangling=true", "--filter", f"label={label}")
+        unnamed.update(listed.stdout.split())
+    return sorted(unnamed)
+
+
+def remove_unnamed() -> None:
+    # One at a time: an image another image still builds on is kept (and removed with it later).
+    for image in unnamed_images():
+        buildah("rmi", image, check=False)
+
+
+def storage_free() -> tuple[str, int]:
+    """buildah's storage directory and the bytes free on its file system."""
+    result = buildah("info", "--format", "{{.store.GraphRoot}}", check=False)
+    root = result.stdout.strip() or "/var/lib/containers/storage"
+    probe = Path(root)
+    while not probe.exists() and probe != probe.parent:
+        probe = probe.parent
+    return root, shutil.disk_usage(probe).free
+
+
+def require_space(needed: int = BUILD_SPACE) -> None:
+    root, free = storage_free()
+    if free < needed:
+        raise ImageError(
+            f"{free / 1024**3:.1f} GiB free for buildah's storage {root}; a build needs {needed / 1024**3:.0f} GiB"
+            " (`buildah images` lists what it holds, `buildah rmi` removes an image)"
+        )
+
+
 def image_size(ref: str) -> str:
     """The image's size as `buildah images` shows it (uncompressed layers, e.g. "241 MB")."""
     result = buildah("images", "--json", ref)
@@ -265,6 +307,7 @@ def build_local_base(rebuild: bool = False) -> str:
         print(f"base: reusing {LOCAL_BASE} (image.py base --rebuild makes it again)", flush=True)
         return LOCAL_BASE
     ensure_tools(["debootstrap"])
+    require_space()
     mirror = os.environ.get("DEBIAN_MIRROR") or debian_mirror(apt_sources()) or DEFAULT_MIRROR
     started = time.monotonic()
     print(f"base: debootstrap {SUITE} ({', '.join(BASE_PACKAGES)}) from {mirror}", flush=True)
@@ -316,6 +359,8 @@ def build_local_base(rebuild: bool = False) -> str:
         except BaseException:
             buildah("rm", container, check=False)
             raise
+        finally:
+            remove_unnamed()
     print(f"base: {LOCAL_BASE} made in {time.monotonic() - started:.0f} s", flush=True)
     return LOCAL_BASE
 
@@ -368,7 +413,7 @@ def build(tag: str, requested_base: str, rebuild: bool = False) -> None:
     if not rebuild and image_exists(tag) and image_label(tag, INPUTS_LABEL) == inputs:
         print(f"{tag} is up to date (nothing it is built from changed; --rebuild builds it anyway): {image_size(tag)}")
         return
-    # A fixed path: the mounts are part of what buildah compares to reuse cached layers.
+    require_space()
     settings = pip_build_settings()
     pip_conf = Path(tempfile.gettempdir()) / f"cvo-py-image-pip-{os.geteuid()}.conf"
     pip_conf.unlink(missing_ok=True)
@@ -388,7 +433,8 @@ def build(tag: str, requested_base: str, rebuild: bool = False) -> None:
         *STORAGE,
         "bud",
         *ISOLATION,
-        "--layers",
+        "--layers=false",
+        "--force-rm",
         "--pull-never" if base == LOCAL_BASE else "--pull",
         "--label",
         f"{INPUTS_LABEL}={inputs}",
@@ -408,6 +454,7 @@ def build(tag: str, requested_base: str, rebuild: bool = False) -> None:
         result = subprocess.run(cmd, check=False)
     finally:
         pip_conf.unlink(missing_ok=True)
+        remove_unnamed()
     if result.returncode != 0:
         raise ImageError(f"buildah bud failed (exit {result.returncode}); its output is above")
     print(f"built {tag} on {base}: {image_size(tag)}, in {time.monotonic() - started:.0f} s", flush=True)
@@ -512,16 +559,20 @@ def build_release(
     ).hexdigest()
     if image_exists(tag) and image_label(tag, INPUTS_LABEL) == inputs:
         return
+    require_space()
     with tempfile.TemporaryDirectory() as context:
         write_release_manifests(
             Path(context), version, previous, components or {"cluster-version-operator": source}, files
         )
-        buildah(
-            "bud", *ISOLATION, "--pull-never", "--quiet", "--label", f"{INPUTS_LABEL}={inputs}",
-            "--build-arg", f"CVO_IMAGE={source}", "--build-arg", f"RELEASE_VERSION={version}",
-            "-f", str(RELEASE_DOCKERFILE), "-t", tag, context,
-            timeout=PULL_TIMEOUT,
-        )  # fmt: skip
+        try:
+            buildah(
+                "bud", *ISOLATION, "--pull-never", "--quiet", "--force-rm", "--label", f"{INPUTS_LABEL}={inputs}",
+                "--build-arg", f"CVO_IMAGE={source}", "--build-arg", f"RELEASE_VERSION={version}",
+                "-f", str(RELEASE_DOCKERFILE), "-t", tag, context,
+                timeout=PULL_TIMEOUT,
+            )  # fmt: skip
+        finally:
+            remove_unnamed()
 
 
 def build_variant(
@@ -547,6 +598,7 @@ def build_variant(
     inputs = hashlib.sha256(json.dumps([source_id, user, contents, list(entrypoint)]).encode()).hexdigest()
     if image_exists(tag) and image_label(tag, INPUTS_LABEL) == inputs:
         return
+    require_space()
     container = buildah("from", "--pull-never", "--quiet", source or "scratch").stdout.strip()
     try:
         for src, dest in copies:
@@ -556,9 +608,11 @@ def build_variant(
             config += ["--entrypoint", json.dumps(list(entrypoint))]
         buildah("config", *config, container)
         buildah("commit", "--quiet", "--rm", container, tag)
-    except ImageError:
+    except BaseException:
         buildah("rm", container, check=False)
         raise
+    finally:
+        remove_unnamed()
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -213,3 +213,9 @@ def test_size(image: ImageContainer) -> None:
     size = image.size()
     print(f"\n  {image.ref}: {size} (uncompressed layers, as buildah images shows it)")
     assert size_bytes(size) < 400e6, size
+
+
+def test_the_build_leaves_no_image_without_a_name() -> None:
+    """In vfs storage each layer is a whole copy of the file system: an image of the project that
+    lost its name to a newer build and stayed would fill the disk over repeated builds."""
+    assert runner.build.unnamed_images() == []
