@@ -98,8 +98,10 @@ class SyncLoop:
     def _wait(self) -> None:
         """Until poked or stopped, `resync` seconds have passed, or the `poke_in` deadline came."""
         resync_at = None if self.resync is None else time.monotonic() + self.resync
-        while not self._stop.is_set():
-            self._wake.clear()  # before looking: a poke from now on sets it again
+        while True:
+            self._wake.clear()  # before looking: a poke or a stop from now on sets it again
+            if self._stop.is_set():  # after clearing: a stop that came just before is not lost
+                return
             now = time.monotonic()
             with self._due_lock:
                 due = self._due

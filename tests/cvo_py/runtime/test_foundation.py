@@ -262,6 +262,30 @@ def test_sync_loop_under_a_storm_of_pokes_stays_within_the_bucket() -> None:
     assert len(runs) <= 3 + elapsed / 0.05 + 1
 
 
+def test_a_stop_that_comes_just_before_the_loop_clears_its_wake_ends_the_loop() -> None:
+    """`stop()` between the loop's look at its stop flag and its clearing of the wake-up: the
+    loop must still see the stop, not wait for a poke that never comes."""
+    from cvo_py.runtime.loop import SyncLoop
+
+    loop = SyncLoop("racing-stop", lambda: None)
+
+    class StopLandsFirst(threading.Event):
+        def clear(self) -> None:
+            if not loop._stop.is_set():  # what stop() does, just before this clear
+                loop._stop.set()
+                self.set()
+            super().clear()
+
+    loop._wake = StopLandsFirst()
+    loop.start()
+    assert loop._thread is not None
+    loop._thread.join(5)
+    alive = loop._thread.is_alive()
+    loop.poke()  # lets a loop that missed the stop end, so that no thread outlives the test
+    loop._thread.join(5)
+    assert not alive
+
+
 @pytest.mark.parametrize(("error", "traceback"), [(ConnectionError("API server away"), False), (KeyError("bug"), True)])
 def test_sync_loop_logs_expected_failures_in_one_line(
     error: Exception, traceback: bool, caplog: pytest.LogCaptureFixture
