@@ -35,6 +35,7 @@ from cvo_py.runtime.httpwire import (
     BROKEN,
     MAX_HEADERS,
     MAX_LINE,
+    READ_PIECE,
     Answer,
     Headers,
     HTTPError,
@@ -50,6 +51,18 @@ class Response(NamedTuple):
     status: int
     headers: Headers
     data: bytes
+
+
+# (status, head) → None, or what is given each piece of the body as it arrives
+OnAnswer = Callable[[int, Headers], Callable[[bytes], None] | None]
+
+
+def _read_giving(answer: Answer, give: Callable[[bytes], None]) -> bytes:
+    pieces = []
+    for piece in answer.pieces(READ_PIECE):
+        pieces.append(piece)
+        give(piece)
+    return b"".join(pieces)
 
 
 class _Connection:
@@ -126,23 +139,39 @@ class ConnectionPool:
         self._slots = threading.BoundedSemaphore(max_requests) if max_requests else None
 
     def request(
-        self, method: str, target: str, headers: Mapping[str, str], body: bytes | None = None, *, read_timeout: float
+        self,
+        method: str,
+        target: str,
+        headers: Mapping[str, str],
+        body: bytes | None = None,
+        *,
+        read_timeout: float,
+        on_answer: OnAnswer | None = None,
     ) -> Response:
         """Send one request and read its whole response; `target` is the path (under the base
-        URL's) and the query."""
+        URL's) and the query. `on_answer`, given the answer's status and head before its body is
+        read, may return a function that is then given each piece of the body as it arrives (the
+        whole body is still in the Response); what it raises ends the request, as a read would."""
         if self._slots is None:
-            return self._request(method, target, headers, body, read_timeout)
+            return self._request(method, target, headers, body, read_timeout, on_answer)
         with self._slots:
-            return self._request(method, target, headers, body, read_timeout)
+            return self._request(method, target, headers, body, read_timeout, on_answer)
 
     def _request(
-        self, method: str, target: str, headers: Mapping[str, str], body: bytes | None, read_timeout: float
+        self,
+        method: str,
+        target: str,
+        headers: Mapping[str, str],
+        body: bytes | None,
+        read_timeout: float,
+        on_answer: OnAnswer | None,
     ) -> Response:
         conn = self._take(read_timeout)
         try:
             answer = self._exchange(conn, method, target, headers, body)
             try:
-                data = answer.read()
+                given = on_answer(answer.status, answer.headers) if on_answer is not None else None
+                data = answer.read() if given is None else _read_giving(answer, given)
             finally:
                 answer.close()
         except BaseException:

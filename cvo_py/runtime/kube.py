@@ -14,14 +14,14 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Generator, Mapping
-from typing import Any, NamedTuple, cast
+from typing import Any, NamedTuple, Protocol, cast
 from urllib.parse import quote, urlencode, urlsplit
 
 from cvo_py.runtime.clientconfig import ClientConfig, load_config, ssl_context
 from cvo_py.runtime.connections import ConnectionPool, Stream, go_cause
 from cvo_py.runtime.errors import ClientError, ConfigError
 from cvo_py.runtime.gotext.messages import network_phrase
-from cvo_py.runtime.httpwire import HTTPError
+from cvo_py.runtime.httpwire import Headers, HTTPError
 from cvo_py.runtime.jsondata import encode_json
 
 JSON = dict[str, Any]
@@ -204,12 +204,17 @@ class KubeClient:
         accept: str = "application/json",
         decode: Callable[[bytes], Any] | None = None,
         compressed: bool = False,
+        progress: Callable[[], BodyReader] | None = None,
     ) -> Any:
         """One API request; a 429 is retried `busy_retries` times before the caller gets it.
         `encoded`: the body already encoded (by `encode_json`), sent in place of `body`; `decode`:
         reads a successful answer's body in place of the JSON decoding below (a ValueError from it:
         that decoding after all); `compressed`: the answer asked for gzipped (the API server
-        compresses those over 128 KiB: a large LIST is read in fewer bytes and less CPU)."""
+        compresses those over 128 KiB: a large LIST is read in fewer bytes and less CPU);
+        `progress`: called when a successful answer begins, for a `BodyReader` then fed each piece
+        of its body (decompressed) as it arrives, whose `result()` is the answer read, or None
+        when `decode` is to read the whole body after all (a long LIST's items are read while the
+        server still writes them, and never joined into one body)."""
         target = path
         if query:
             target += "?" + urlencode({k: _query_value(v) for k, v in query.items() if v is not None})
@@ -219,7 +224,7 @@ class KubeClient:
         for attempt in range(busy_retries + 1):
             try:
                 return self._request_once(
-                    method, path, target, data, content_type, timeout, accept, decode, compressed
+                    method, path, target, data, content_type, timeout, accept, decode, compressed, progress
                 )
             except ApiError as exc:
                 if exc.status != 429 or attempt == busy_retries:
@@ -238,11 +243,22 @@ class KubeClient:
         accept: str = "application/json",
         decode: Callable[[bytes], Any] | None = None,
         compressed: bool = False,
+        progress: Callable[[], BodyReader] | None = None,
     ) -> Any:
         headers = self._headers(content_type if data is not None else None)
         headers["Accept"] = accept
         if compressed:
             headers["Accept-Encoding"] = "gzip"
+        streamed: list[tuple[BodyReader, _Gunzip | None]] = []
+
+        def on_answer(status: int, head: Headers) -> Callable[[bytes], None] | None:
+            if status >= 300 or progress is None:
+                return None
+            reader = progress()
+            gzipped = _Gunzip(reader.feed) if compressed and head.get("Content-Encoding") == "gzip" else None
+            streamed.append((reader, gzipped))
+            return gzipped.feed if gzipped is not None else reader.feed
+
         try:
             resp = self._pool.request(
                 method,
@@ -250,17 +266,26 @@ class KubeClient:
                 headers,
                 data,
                 read_timeout=timeout or self.timeout,
+                on_answer=on_answer if progress is not None else None,
             )
         except (HTTPError, OSError) as exc:
             raise ServerUnreachable(self.config.host, exc) from exc
         body = resp.data
-        if compressed and resp.headers.get("Content-Encoding") == "gzip":
+        if streamed:
+            reader, gzipped = streamed[0]
+            if gzipped is None or gzipped.whole_given():
+                read = reader.result()
+                if read is not None:
+                    return read
+            if gzipped is not None:
+                body = gzipped.whole(body, method, path)
+        elif compressed and resp.headers.get("Content-Encoding") == "gzip":
             body = _gunzip(body, method, path)
         if resp.status >= 300:
             error = _api_error(resp.status, resp.headers.get("Retry-After") or "", body, accept, method, path)
             if error is None:  # a Status in protobuf not worded as its JSON: asked for in JSON
                 return self._request_once(
-                    method, path, target, data, content_type, timeout, AS_JSON, decode, compressed
+                    method, path, target, data, content_type, timeout, AS_JSON, decode, compressed, progress
                 )
             raise error
         return _decoded(body, decode)
@@ -327,8 +352,9 @@ class KubeClient:
         decode: Callable[[bytes], Any] | None = None,
         compressed: bool = False,
         accept: str = "application/json",
+        progress: Callable[[], BodyReader] | None = None,
     ) -> JSON:
-        """`decode`, `compressed`, `accept`: how the answer is asked for and read (see `request`)."""
+        """`decode`, `compressed`, `accept`, `progress`: how the answer is asked for and read (see `request`)."""
         query = {
             "labelSelector": label_selector,
             "fieldSelector": field_selector,
@@ -337,7 +363,12 @@ class KubeClient:
             "continue": continue_token,
         }
         path = res.path(namespace)
-        return cast(JSON, self.request("GET", path, query=query, decode=decode, compressed=compressed, accept=accept))
+        return cast(
+            JSON,
+            self.request(
+                "GET", path, query=query, decode=decode, compressed=compressed, accept=accept, progress=progress
+            ),
+        )
 
     def create(self, res: Resource, body: JSON, namespace: str | None = None) -> JSON:
         ns = namespace or body.get("metadata", {}).get("namespace")
@@ -450,6 +481,47 @@ def _gunzip(body: bytes, method: str, path: str) -> bytes:
         return zlib.decompress(body, 31)
     except zlib.error as exc:
         raise ApiError(500, f"the answer's gzip encoding cannot be read: {exc}", method, path) from None
+
+
+class BodyReader(Protocol):
+    """What reads an answer's body as it arrives (`KubeClient.request`'s `progress`)."""
+
+    def feed(self, piece: bytes) -> None: ...
+
+    def result(self) -> Any:
+        """The answer read from the pieces fed (all of the body); None: decode the whole body."""
+
+
+class _Gunzip:
+    """A gzipped body decompressed as it arrives, each piece given on (nothing kept)."""
+
+    def __init__(self, give: Callable[[bytes], None]) -> None:
+        import zlib
+
+        self._give = give
+        self._inflate = zlib.decompressobj(31)
+        self._failed = False
+
+    def feed(self, piece: bytes) -> None:
+        if self._failed or self._inflate.eof:
+            return  # decided: `whole` says what it is
+        try:
+            out = self._inflate.decompress(piece)
+        except Exception:  # noqa: BLE001 - zlib.error, worded by `whole`
+            self._failed = True
+            return
+        if out:
+            self._give(out)
+
+    def whole_given(self) -> bool:
+        """Whether the pieces given are the whole body decompressed: a gzip member read to its
+        end, what `_gunzip` gives of the body (it reads the first member)."""
+        return not self._failed and self._inflate.eof
+
+    @staticmethod
+    def whole(raw: bytes, method: str, path: str) -> bytes:
+        """The body decompressed, or the error: `raw` (all of it as it came) read again whole."""
+        return _gunzip(raw, method, path)
 
 
 def _query_value(value: Any) -> str:

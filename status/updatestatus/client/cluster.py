@@ -27,7 +27,7 @@ import json
 import re
 import threading
 from collections.abc import Iterator
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, cast
 
 from cvo_py.runtime.jsonfields import STR, Fields, decoder
 from cvo_py.runtime.kube import (
@@ -38,6 +38,7 @@ from cvo_py.runtime.kube import (
     METADATA_ONLY,
     NODES,
     ApiError,
+    BodyReader,
     KubeClient,
     Resource,
 )
@@ -56,17 +57,17 @@ NODE_LIST: Fields = {"metadata": {"resourceVersion": STR, "continue": STR}, "ite
 _trimmed_nodes = decoder(NODE_LIST)
 
 
-NODE_PAGE = 1000  # Nodes per page of the LIST after the first
 # The first page is small and JSON: a cluster of up to this many Nodes is read in one page without
-# loading the protobuf reader, and a larger one has the rest asked for in protobuf after a few
-# milliseconds, not after the 40-60 ms the API server takes to write 1,000 Nodes as JSON.
+# loading the protobuf reader. A larger one is listed again whole, in one LIST in protobuf read as
+# it arrives (`kubeproto.StreamedList`), asked for as soon as the first page's `continue` is seen:
+# the API server answers a LIST without a `continue` from its watch cache and writes its items as
+# it goes, so they are decoded and assessed here meanwhile; the rest of a paged LIST is read from
+# etcd before a byte of it is written (bench/README.md).
 FIRST_NODE_PAGE = 100
 HEAD_BYTES = 4096  # where a JSON page's `continue` is looked for, before its items
 _CONTINUE = re.compile(rb'"continue":"([^"\\]+)"')
-# The pages after the first are asked for in protobuf, as oc's client asks (JSON where the server
-# has none): the API server writes 1,000 Nodes in protobuf in about a third of its time for JSON.
-# The first is JSON: on a cluster of one page, loading the protobuf reader would cost more than
-# the server saves (bench/README.md).
+# The whole LIST is asked for in protobuf, as oc's client asks (JSON where the server has none):
+# the API server writes Nodes in protobuf in about a third of its time for JSON.
 NODE_PAGES_ACCEPT = "application/vnd.kubernetes.protobuf, application/json"
 
 
@@ -155,25 +156,20 @@ class ClusterReads:
     def _list_nodes(self) -> dict[str, Any]:
         """The Nodes, and the GETs of the MachineConfigs they name not asked for yet.
 
-        In pages (one consistent LIST, as the API server pages it): `FIRST_NODE_PAGE` Nodes,
-        then `NODE_PAGE` at a time. Each page's `continue` is read as soon as its answer is in
-        and the next page asked for before this one is decoded, so the server writes a
-        page while the last one is decoded here. A
-        `continue` that expired meanwhile (410) lists them again in one page."""
+        A first page of `FIRST_NODE_PAGE` Nodes in JSON: a cluster that fits is read whole
+        without loading the protobuf reader. A larger one is listed again, whole, in one LIST
+        asked for as soon as the first page's `continue` is read, before its items would be
+        decoded (they are not): the API server answers a LIST without a `continue` from its
+        watch cache, writing the items as it goes, where the rest of a paged LIST is read from
+        etcd at the first page's revision before a byte of it is written (bench/README.md)."""
         try:
-            try:
-                listed, following = self._node_page(None)
+            listed, whole = self._first_node_page()
+            if whole is None and _continue_of(listed):  # a `continue` not found before the items
+                whole = Read(self._all_nodes, closed=self._closed)
+            if whole is None:
                 items = self._listed(items_of(listed))
-                while token := _continue_of(listed):
-                    if following is None or following[0] != token:
-                        following = (token, Read(functools.partial(self._node_page, token), closed=self._closed))
-                    listed, following = following[1].result()
-                    items.extend(self._listed(items_of(listed)))
-            except ApiError as exc:
-                if not exc.is_gone():
-                    raise
-                listed = self._client.list(NODES, decode=decode_nodes, compressed=True)
-                items = self._listed(items_of(listed))
+            else:
+                items = items_of(whole.result())
             self._named = machineconfig_names(items)
             for name in self._named:
                 self._machineconfig(name)
@@ -191,8 +187,10 @@ class ClusterReads:
         return list(page)
 
     def node_pages(self) -> Iterator[list[dict[str, Any]]]:
-        """The Nodes of each page of the LIST as it comes (for work done while the next is listed);
-        it ends when the LIST does, also when it fails (`objects()` says why)."""
+        """The Nodes of each part of the LIST as it is decoded (for work done while the rest is
+        listed); it ends when the LIST does, also when it fails (`objects()` says why). A part read
+        as it arrived that turns out not to be what the whole answer reads as (`StreamedList`) is
+        followed by the Nodes the answer does read as: `objects()` has each Node once."""
         taken = 0
         while True:
             with self._paged:
@@ -220,40 +218,49 @@ class ClusterReads:
             return None
         return (cv, pools, versions) if isinstance(cv, dict) else None
 
-    def _node_page(self, token: str | None) -> tuple[dict[str, Any], tuple[str, Read] | None]:
-        """One page of the Node LIST, and the read of the next page when it was started early
-        (from the page's `continue`, read before its items are)."""
-        following: list[tuple[str, Read]] = []
-
-        def start_next(early: str) -> None:
-            if early and not following:
-                following.append((early, Read(functools.partial(self._node_page, early), closed=self._closed)))
+    def _first_node_page(self) -> tuple[dict[str, Any], Read | None]:
+        """The first page of the Node LIST, or, when it has a `continue` (found before its items),
+        the read of every Node in one LIST, started then, with the page's items left undecoded."""
+        whole: list[Read] = []
 
         def decode(body: bytes) -> Any:
-            if body.startswith(b"k8s\x00"):
-                from cvo_py.runtime import kubeproto
-
-                start_next(kubeproto.list_continue(body, "NodeList"))
-                try:
-                    return kubeproto.read_list(body, NODE_LIST, "NodeList")
-                except kubeproto.Unreadable:
-                    return None  # asked for again as JSON
             end = body.find(b'"items"', 0, HEAD_BYTES)  # the list's metadata comes before its items
             found = _CONTINUE.search(body, 0, end) if end > 0 else None
             if found:
-                start_next(found.group(1).decode())
+                whole.append(Read(self._all_nodes, closed=self._closed))
+                return {"metadata": {"continue": found.group(1).decode()}}
             return decode_nodes(body)
 
-        def page(accept: str) -> Any:
-            limit = NODE_PAGE if token else FIRST_NODE_PAGE
-            return self._client.list(
-                NODES, limit=limit, continue_token=token, decode=decode, compressed=True, accept=accept
-            )
+        listed = self._client.list(NODES, limit=FIRST_NODE_PAGE, decode=decode, compressed=True)
+        return listed, whole[0] if whole else None
 
-        listed = page(NODE_PAGES_ACCEPT if token else "application/json")
+    def _all_nodes(self) -> dict[str, Any]:
+        """Every Node in one LIST, in protobuf, its items handed to `node_pages()` as they arrive
+        (`kubeproto.StreamedList`); in JSON, once it is whole."""
+        streamed: list[Any] = []
+
+        def progress() -> BodyReader:
+            from cvo_py.runtime import kubeproto
+
+            streamed[:] = [kubeproto.StreamedList(NODE_LIST, "NodeList", self._listed)]
+            return cast(BodyReader, streamed[0])
+
+        def decode(body: bytes) -> Any:  # what was not read as it arrived
+            if not body.startswith(b"k8s\x00"):
+                return decode_nodes(body)
+            from cvo_py.runtime import kubeproto
+
+            try:
+                return kubeproto.read_list(body, NODE_LIST, "NodeList")
+            except kubeproto.Unreadable:
+                return None  # asked for again as JSON
+
+        listed = self._client.list(NODES, decode=decode, compressed=True, accept=NODE_PAGES_ACCEPT, progress=progress)
         if listed is None:
-            listed = page("application/json")
-        return listed, following[0] if following else None
+            listed = self._client.list(NODES, decode=decode_nodes, compressed=True)
+        if not (streamed and streamed[0].reused):
+            self._listed(items_of(listed))
+        return listed
 
     def _machineconfig(self, name: str) -> Read:
         """The GET of MachineConfig `name`, sent once. Only those the nodes name are read by

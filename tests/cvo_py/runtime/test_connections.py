@@ -21,10 +21,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from cvo_py.runtime import kubeproto
 from cvo_py.runtime.clientconfig import ClientConfig
-from cvo_py.runtime.connections import ConnectionPool, Stream
+from cvo_py.runtime.connections import ConnectionPool, Stream, _read_giving
 from cvo_py.runtime.httpwire import Answer, HTTPError, host_header, request_head
-from cvo_py.runtime.kube import LARGE_RESPONSE, KubeClient, ServerUnreachable
+from cvo_py.runtime.kube import LARGE_RESPONSE, ApiError, KubeClient, ServerUnreachable, _Gunzip, _gunzip
 from testkit.corpus.servers import ScriptedServer, read_request_head
 from testkit.harness.certs import self_signed
 
@@ -441,6 +442,11 @@ def _read_with(reader: str, method: str, data: bytes) -> tuple[Any, ...]:
             response.begin()
             return (response.status, [response.headers.get(n) for n in _NAMES], response.read(), response.will_close)
         answer = Answer(ours.makefile("rb"), method)
+        if reader == "ours, piece by piece":
+            pieces: list[bytes] = []
+            whole = _read_giving(answer, pieces.append)
+            assert b"".join(pieces) == whole and all(pieces)
+            return (answer.status, [answer.headers.get(n) for n in _NAMES], whole, answer.will_close)
         return (answer.status, [answer.headers.get(n) for n in _NAMES], answer.read(), answer.will_close)
     except (OSError, http.client.HTTPException, HTTPError) as exc:
         from cvo_py.runtime.connections import go_cause
@@ -458,6 +464,7 @@ def test_answers_read_as_http_client_reads_them(answer: tuple[str, bytes]) -> No
     chunked body, and malformed answers, are read as Go reads them: the tests below.)"""
     method, data = answer
     expected, got = _read_with("http.client", method, data), _read_with("ours", method, data)
+    assert _read_with("ours, piece by piece", method, data) == got  # the body given as it arrives
     if got == ("error", "unexpected EOF") and not _head_is_whole(data):
         return  # http.client reads a head cut short as if it were whole; Go says it was cut short
     assert got == expected, data
@@ -592,3 +599,113 @@ def test_a_stream_gives_what_has_arrived_without_waiting_for_the_rest_of_its_chu
         finally:
             first_seen.set()
             stream.close()
+
+
+# -- a body given as it arrives, gzipped or not ------------------------------------------------------
+
+
+def _gzipped_answers(conn: socket.socket, _n: int) -> None:
+    """Answers each request on the connection by its path: /gzip/<hex> a gzipped chunked body,
+    /plain/<hex> the bytes as they are, /missing a 404 Status; in chunks of 7 bytes."""
+    import gzip
+
+    with contextlib.suppress(OSError):
+        while True:
+            head = read_request_head(conn)
+            if not head:
+                return
+            path = head.split(b" ", 2)[1].decode()
+            kind, _, payload = path.lstrip("/").partition("/")
+            data = bytes.fromhex(payload)
+            status, extra = "200 OK", ""
+            if kind == "gzip":
+                data, extra = gzip.compress(data), "Content-Encoding: gzip\r\n"
+            elif kind == "broken-gzip":
+                data, extra = gzip.compress(data)[:-5], "Content-Encoding: gzip\r\n"
+            elif kind == "missing":
+                status, data = "404 Not Found", b'{"kind":"Status","reason":"NotFound","message":"gone","code":404}'
+                extra = "Content-Type: application/json\r\n"
+            framed = b"".join(b"%x\r\n%s\r\n" % (len(c), c) for c in (data[i : i + 7] for i in range(0, len(data), 7)))
+            head_out = f"HTTP/1.1 {status}\r\nTransfer-Encoding: chunked\r\n{extra}\r\n".encode()
+            conn.sendall(head_out + framed + b"0\r\n\r\n")
+
+
+@pytest.mark.parametrize("kind", ["gzip", "plain"])
+def test_a_body_is_given_as_it_arrives_decompressed_and_read_whole_as_before(kind: str) -> None:
+    payload = json.dumps({"items": [{"n": i} for i in range(200)]}).encode()
+    with ScriptedServer(_gzipped_answers) as server:
+        client = KubeClient(ClientConfig(host=f"http://127.0.0.1:{server.port}"))
+        try:
+            given: list[bytes] = []
+            started: list[int] = []
+
+            class Collect:
+                def __init__(self, read: Any) -> None:
+                    self.read = read
+
+                def feed(self, piece: bytes) -> None:
+                    given.append(piece)
+
+                def result(self) -> Any:
+                    return self.read
+
+            def progress() -> Any:
+                started.append(1)
+                return Collect({"read": "as it arrived"} if len(started) == 1 else None)
+
+            path = f"/{kind}/{payload.hex()}"
+            # what the reader makes of the body is the answer; None: the body decoded whole
+            assert client.request("GET", path, compressed=True, progress=progress) == {"read": "as it arrived"}
+            assert b"".join(given) == payload and len(given) > 1 and started == [1]
+            got = client.request("GET", path, compressed=True, progress=progress)
+            assert got == client.request("GET", path, compressed=True) == json.loads(payload)
+            # an error's body is not given: it is the error's
+            with pytest.raises(ApiError) as missing:
+                client.request("GET", "/missing/", compressed=True, progress=progress)
+            assert missing.value.reason == "NotFound" and len(started) == 2
+        finally:
+            client.close()
+
+
+def test_a_gzipped_body_cut_short_is_the_same_error_given_as_it_arrives_or_not() -> None:
+    with ScriptedServer(_gzipped_answers) as server:
+        client = KubeClient(ClientConfig(host=f"http://127.0.0.1:{server.port}"))
+        try:
+            errors = []
+            for progress in (None, lambda: kubeproto.StreamedList({}, "NodeList", print)):
+                with pytest.raises(ApiError) as refused:
+                    client.request("GET", "/broken-gzip/" + (b"x" * 500).hex(), compressed=True, progress=progress)
+                errors.append((refused.value.status, str(refused.value)))
+            assert errors[0] == errors[1] and errors[0][0] == 500
+        finally:
+            client.close()
+
+
+def _gzip_bodies() -> st.SearchStrategy[bytes]:
+    import gzip
+
+    members = st.binary(max_size=300).map(gzip.compress)
+    return st.one_of(
+        members,
+        st.tuples(members, members).map(b"".join),  # two members: the first is read, as zlib reads one
+        st.tuples(members, st.binary(min_size=1, max_size=20)).map(b"".join),  # bytes after it
+        st.tuples(members, st.integers(1, 30)).map(lambda m: m[0][: -m[1]]),  # cut short
+        st.binary(max_size=40),  # not gzip at all
+    )
+
+
+@given(_gzip_bodies(), st.lists(st.integers(0, 400), max_size=6))
+def test_a_body_decompressed_as_it_arrives_is_what_decompressing_it_whole_gives(raw: bytes, cuts: list[int]) -> None:
+    """Given whole exactly when the whole body decompresses (its first gzip member, as zlib reads
+    it), and then the same bytes."""
+    given: list[bytes] = []
+    streamed = _Gunzip(given.append)
+    bounds = sorted({0, *(c for c in cuts if c < len(raw)), len(raw)})
+    for start, end in zip(bounds, bounds[1:], strict=False):
+        streamed.feed(raw[start:end])
+    try:
+        whole = _gunzip(raw, "GET", "/x")
+    except ApiError:
+        assert not streamed.whole_given()
+    else:
+        assert streamed.whole_given() and b"".join(given) == whole

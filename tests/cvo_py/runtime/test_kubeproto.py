@@ -145,46 +145,13 @@ def test_a_node_list_reads_as_its_json_would_read() -> None:
     )
 
 
-@given(
-    token=st.text(max_size=40),
-    names=st.lists(st.text(min_size=1, max_size=12), max_size=4),
-)
-def test_the_continue_is_read_before_the_items_as_the_whole_read_gives_it(token: str, names: list[str]) -> None:
-    """What the next page is asked for with, read before the items: the same as the whole read's,
-    also when an item then cannot be read (a time JSON does not write)."""
-    listed = body("NodeList", node_list([{"metadata": {"name": n}} for n in names], token))
-    assert kubeproto.list_continue(listed, "NodeList") == token
-    assert read_list(listed, NODE_LIST, "NodeList")["metadata"].get("continue", "") == token
-    bad = body("NodeList", node_list([{"metadata": {"name": "n", "created": 253402300800}}], token))
-    assert kubeproto.list_continue(bad, "NodeList") == token
+def test_a_time_json_does_not_write_in_an_item_refuses_the_list() -> None:
+    bad = body("NodeList", node_list([{"metadata": {"name": "n", "created": 253402300800}}], "token"))
     with pytest.raises(Unreadable):
         read_list(bad, NODE_LIST, "NodeList")
-
-
-@pytest.mark.parametrize(
-    "what",
-    ["another kind", "an encoded raw", "cut short", "not protobuf", "no metadata first", "a varint wire type"],
-)
-def test_a_continue_that_cannot_be_read_plainly_is_none(what: str) -> None:
-    """The next page is then asked for from the whole read, which says what the body is."""
-    listed = node_list([{"metadata": {"name": "n"}}], "token")
-    good = body("NodeList", listed)
-    # the items before the list's metadata: not how the API server writes a list
-    items_only = node_list([{"metadata": {"name": "n"}}])
-    items_only.ClearField("metadata")
-    items_first = kubeproto._message_classes()["Unknown"](
-        raw=items_only.SerializeToString() + kubeproto._bytes_field(1, listed.metadata.SerializeToString())
-    )
-    items_first.typeMeta.kind = "NodeList"
-    got = {
-        "another kind": body("PodList", listed),
-        "an encoded raw": body("NodeList", listed, encoding="gzip"),
-        "cut short": good[: len(good) // 2],
-        "not protobuf": b'{"kind":"NodeList"}',
-        "no metadata first": kubeproto.MAGIC + items_first.SerializeToString(),
-        "a varint wire type": kubeproto.MAGIC + kubeproto._varint_field(1, 7),
-    }[what]
-    assert kubeproto.list_continue(got, "NodeList") == ""
+    streamed = kubeproto.StreamedList(NODE_LIST, "NodeList", lambda items: None)
+    streamed.feed(bad)
+    assert streamed.result() is None  # read whole, which says what it is
 
 
 def _list_body(list_meta: bytes, kind: str = "NodeList", envelope_filler: bytes = b"") -> bytes:
@@ -194,27 +161,36 @@ def _list_body(list_meta: bytes, kind: str = "NodeList", envelope_filler: bytes 
     return kubeproto.MAGIC + envelope_filler + kubeproto._bytes_field(1, type_meta) + kubeproto._bytes_field(2, raw)
 
 
-def test_the_continue_is_read_as_the_parser_reads_it() -> None:
-    """The API server's paged ListMeta (remainingItemCount, a number, after the continue), and a
+def test_the_list_meta_is_read_as_it_arrives_as_the_parser_reads_it() -> None:
+    """The API server's ListMeta (remainingItemCount, a number, after the continue), and a
     repeated field, whose last value the parser keeps."""
     field = kubeproto._bytes_field
     paged = field(2, b"42") + field(3, b"token") + kubeproto._varint_field(4, 5)
-    assert kubeproto.list_continue(_list_body(paged), "NodeList") == "token"
     twice = field(3, b"first") + field(3, b"second")
-    assert kubeproto.list_continue(_list_body(twice), "NodeList") == "second"
-    assert read_list(_list_body(twice), NODE_LIST, "NodeList")["metadata"] == {"continue": "second"}
-    # the kind written twice: the last one is the body's
-    kinds = field(1, field(2, b"NodeList")) + field(1, field(2, b"PodList"))
-    listed = kubeproto.MAGIC + kinds + field(2, field(1, field(3, b"token")))
-    assert kubeproto.list_continue(listed, "NodeList") == ""
+    for meta, want in ((paged, {"resourceVersion": "42", "continue": "token"}), (twice, {"continue": "second"})):
+        got, given, reused = _fed(_list_body(meta), [3, 9], NODE_LIST)
+        assert got == read_list(_list_body(meta), NODE_LIST, "NodeList")
+        assert got["metadata"] == want and reused and given == got["items"]
 
 
-def test_a_body_of_filler_fields_is_not_read_for_its_continue() -> None:
-    """A server's 10 MB of empty fields before the list: given up after a few fields, not walked."""
-    meta = kubeproto._bytes_field(3, b"token")
+def test_items_before_the_list_meta_or_filler_before_the_envelope_are_read_whole() -> None:
+    """Not how the API server writes a LIST: read whole, which says what it is; a server's 10 MB
+    of empty fields before the envelope is not walked as it arrives."""
+    listed = node_list([{"metadata": {"name": "n"}}], "token")
+    items_only = node_list([{"metadata": {"name": "n"}}])
+    items_only.ClearField("metadata")
+    items_first = kubeproto._message_classes()["Unknown"](
+        raw=items_only.SerializeToString() + kubeproto._bytes_field(1, listed.metadata.SerializeToString())
+    )
+    items_first.typeMeta.kind = "NodeList"
+    data = kubeproto.MAGIC + items_first.SerializeToString()
+    got, given, reused = _fed(data, [], NODE_LIST)
+    assert got == read_list(data, NODE_LIST, "NodeList") and not reused and given == []
     filler = kubeproto._bytes_field(9, b"") * 5_000_000
-    assert kubeproto.list_continue(_list_body(meta, envelope_filler=filler), "NodeList") == ""
-    assert kubeproto.list_continue(_list_body(meta), "NodeList") == "token"
+    streamed = kubeproto.StreamedList(NODE_LIST, "NodeList", lambda items: None)
+    for start in range(0, len(filler), 1 << 16):
+        streamed.feed(filler[start : start + (1 << 16)])
+    assert streamed.result() is None
 
 
 @pytest.mark.parametrize("shape", [NODE_LIST, NODE_LIST_READ_ONCE], ids=["cached", "read once"])
@@ -495,3 +471,91 @@ def test_the_envelope_is_read_as_the_parser_reads_it(envelope: bytes, cut: bool)
             return f"Unreadable: {exc}"
 
     assert outcome(kubeproto._object) == outcome(_parsed_whole)
+
+
+# -- a LIST read as it arrives ---------------------------------------------------------------------
+
+
+# an envelope holding a LIST of two Nodes, as the API server writes one
+_LISTED = _field(1, _field(1, b"v1") + _field(2, b"NodeList")) + _field(
+    2, node_list([{"metadata": {"name": "a"}}, {"metadata": {"name": "b"}}], "t").SerializeToString()
+)
+
+
+def _fed(data: bytes, cuts: list[int], shape: dict[str, Any], batch: int = 2) -> tuple[Any, list[Any], bool]:
+    """(what `StreamedList.result` gives of `data` fed in pieces cut at `cuts`, or its refusal,
+    the items given to `on_items` in order, whether the result is made of them)."""
+    given: list[Any] = []
+    streamed = kubeproto.StreamedList(shape, "NodeList", given.extend, batch)
+    bounds = sorted({0, *cuts, len(data)})
+    for start, end in zip(bounds, bounds[1:], strict=False):
+        streamed.feed(data[start:end])
+    read = streamed.result()
+    if read is None:  # not plainly a LIST: read whole
+        assert not streamed.reused
+        return _read_whole(data, shape), given, False
+    return read, given, streamed.reused
+
+
+def _read_whole(data: bytes, shape: dict[str, Any]) -> Any:
+    try:
+        return read_list(data, shape, "NodeList")
+    except Unreadable as exc:
+        return f"Unreadable: {exc}"
+
+
+@pytest.mark.parametrize("shape", [NODE_LIST, NODE_LIST_READ_ONCE], ids=["cached", "read once"])
+@given(items=st.lists(nodes, max_size=4).map(lambda lists: [n for ns in lists for n in ns]), data=st.data())
+def test_a_list_read_as_it_arrives_is_read_as_the_whole_of_it(
+    shape: dict[str, Any], items: list[dict[str, Any]], data: st.DataObject
+) -> None:
+    """Whatever pieces the body arrives in and however many items a batch holds, the items given
+    as they arrive are the LIST's, in its order, and the result is the whole body's."""
+    whole = body("NodeList", node_list(items, data.draw(st.sampled_from(["", "token"]))))
+    cuts = data.draw(st.lists(st.integers(0, len(whole)), max_size=8))
+    got, given, reused = _fed(whole, cuts, shape, data.draw(st.integers(1, 5)))
+    assert json.dumps(got) == json.dumps(_read_whole(whole, shape))
+    assert reused and given == got["items"]
+
+
+@given(
+    st.tuples(_good_envelope, st.lists(_envelope_fields, max_size=4))
+    .flatmap(lambda parts: st.permutations(parts[0] + parts[1]))
+    .map(b"".join),
+    st.lists(st.integers(0, 200), max_size=6),
+)
+@example(b"\n\x0c\n\x00\x12\x08NodeList\x12\x00\x1a\x02\xff\xfe\x1a\x00", [])
+# after a LIST read as it arrived: an encoding, the TypeMeta again, `raw` again (the parser merges them)
+@example(_LISTED + _field(3, b"gzip"), [7])
+@example(_LISTED + _field(1, _field(2, b"PodList")), [])
+@example(_LISTED + _field(2, _field(2, b"")), [30])
+def test_any_envelope_read_as_it_arrives_is_read_as_the_whole_of_it(envelope: bytes, cuts: list[int]) -> None:
+    """Fields given twice or out of order, another kind, an encoding, strings that are not UTF-8,
+    bytes the parser refuses, a body cut short: the result, object or refusal, is the whole
+    body's; the batches make it only when the body is plainly a LIST."""
+    data = kubeproto.MAGIC + envelope
+    got, given, reused = _fed(data, cuts, NODE_LIST)
+    assert got == _read_whole(data, NODE_LIST)
+    if reused:
+        assert given == got["items"]
+
+
+def test_a_list_cut_short_is_not_read_as_it_arrived() -> None:
+    data = body("NodeList", node_list([{"metadata": {"name": "a"}}, {"metadata": {"name": "b"}}]))
+    for cut in range(len(data)):
+        streamed = kubeproto.StreamedList(NODE_LIST, "NodeList", lambda items: None, batch=1)
+        streamed.feed(data[:cut])
+        assert streamed.result() is None, cut
+
+
+def test_a_list_stops_being_read_as_it_arrives_at_the_first_field_out_of_place() -> None:
+    """A second ListMeta after the items (the parser merges it into the first): nothing more is
+    given, and the result is the whole body's, with the merged metadata."""
+    listed = node_list([{"metadata": {"name": "a"}}], "first")
+    raw = listed.SerializeToString() + _field(1, _field(3, b"second"))
+    classes = kubeproto._message_classes()
+    unknown = classes["Unknown"](raw=raw)
+    unknown.typeMeta.apiVersion, unknown.typeMeta.kind = "v1", "NodeList"
+    data = kubeproto.MAGIC + unknown.SerializeToString()
+    got, given, reused = _fed(data, [], NODE_LIST)
+    assert got["metadata"] == {"resourceVersion": "42", "continue": "second"} and not reused

@@ -248,7 +248,7 @@ def test_a_live_run_imports_only_the_listed_modules(
 # the insight computation an offline run loads, whose records are NamedTuples and plain classes
 # (no dataclasses: with inspect, about 8 ms of every run); no third-party package (msgspec only for
 # a Node LIST over `cluster.TRIMMED_FROM` bytes, about 250 nodes; the protobuf reader and google's
-# protobuf only for the pages after the first, over `cluster.FIRST_NODE_PAGE` nodes).
+# protobuf only for the Nodes after the first page, over `cluster.FIRST_NODE_PAGE` nodes).
 CLUSTER_MODULES = sorted(
     {*PROJECT_MODULES, *OFFLINE_MODULES}
     - {

@@ -1,8 +1,9 @@
 """The Node LIST as `upgrade-status --source cluster` reads it, on the real API server: each page in
 protobuf reads as the same page in JSON reads once trimmed (random Nodes written through the API:
 labels, Machine Config Daemon annotations with any text, conditions with and without their
-optional fields), an error answered in protobuf is the same error, and the reads in pages give
-every Node, also when a protobuf page cannot be read and is asked for again as JSON."""
+optional fields), also when read as it arrives, an error answered in protobuf is the same error,
+and the reads give every Node, also when a protobuf LIST cannot be read and is asked for again as
+JSON."""
 
 from __future__ import annotations
 
@@ -97,6 +98,13 @@ def test_each_protobuf_page_reads_as_the_same_page_in_json(kube: KubeClient, ran
         as_json = raw_page(kube, "application/json", token)
         assert as_protobuf.startswith(kubeproto.MAGIC)
         got = kubeproto.read_list(as_protobuf, reads.NODE_LIST, "NodeList")
+        # read as it arrives, in pieces: the API server's LIST is plainly one, read from its batches
+        given: list[Any] = []
+        streamed = kubeproto.StreamedList(reads.NODE_LIST, "NodeList", given.extend, batch=2)
+        for start in range(0, len(as_protobuf), 333):
+            streamed.feed(as_protobuf[start : start + 333])
+        assert json.dumps(streamed.result()) == json.dumps(got)
+        assert streamed.reused and given == got["items"]
         want = trim(json.loads(as_json), reads.NODE_LIST)
         assert json.dumps(got) == json.dumps(want)  # the same keys, values and order
         compared += len(got["items"])
@@ -116,43 +124,36 @@ def test_an_error_answered_in_protobuf_is_the_error_json_gives(kube: KubeClient)
     assert errors[0][0] == 400 and errors[0][2]
 
 
-def test_the_reads_in_pages_give_every_node_as_one_json_list_gives_them(
+def test_the_reads_give_every_node_as_one_json_list_gives_them(
     kube: KubeClient, random_nodes: list[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    read_as_protobuf = []
-    real, real_continue = kubeproto.read_list, kubeproto.list_continue
-    early: list[str] = []  # each protobuf page's continue, as read before its items
+    """A first page in JSON, then the rest in one protobuf LIST read as it arrives, in batches."""
+    batches = []
+    real = kubeproto.read_list_part
 
     def counted(*args: Any, **kwargs: Any) -> Any:
-        read_as_protobuf.append(1)
+        batches.append(1)
         return real(*args, **kwargs)
 
-    def peeked(body: bytes, kind: str) -> str:
-        early.append(real_continue(body, kind))
-        return early[-1]
-
     monkeypatch.setattr(reads, "FIRST_NODE_PAGE", 3)
-    monkeypatch.setattr(reads, "NODE_PAGE", 7)
-    monkeypatch.setattr(kubeproto, "read_list", counted)
-    monkeypatch.setattr(kubeproto, "list_continue", peeked)
+    monkeypatch.setattr(kubeproto, "STREAMED_BATCH", 7)
+    monkeypatch.setattr(kubeproto, "read_list_part", counted)
     want = [trim(node, reads.NODE_LIST["items"][0]) for node in kube.list(NODES, label_selector=LABEL)["items"]]
     assert len(want) == len(random_nodes)
     got = _nodes_read(kube, random_nodes)
     assert json.dumps(got) == json.dumps(want)
-    assert len(read_as_protobuf) >= 5  # the pages after the first
-    # the API server's paged ListMeta (with remainingItemCount) read early: every page but the last
-    assert len(early) == len(read_as_protobuf) and all(early[:-1]) and not early[-1], early
+    assert len(batches) >= 5  # the items after the first page, 7 at a time, and the ListMeta
 
 
-def test_a_protobuf_page_that_cannot_be_read_is_asked_for_again_as_json(
+def test_a_protobuf_list_that_cannot_be_read_is_asked_for_again_as_json(
     kube: KubeClient, random_nodes: list[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     def unreadable(*args: Any, **kwargs: Any) -> Any:
         raise kubeproto.Unreadable("a NodeList with a string that is not UTF-8")
 
     monkeypatch.setattr(reads, "FIRST_NODE_PAGE", 3)
-    monkeypatch.setattr(reads, "NODE_PAGE", 7)
     monkeypatch.setattr(kubeproto, "read_list", unreadable)
+    monkeypatch.setattr(kubeproto, "read_list_part", unreadable)
     want = [trim(node, reads.NODE_LIST["items"][0]) for node in kube.list(NODES, label_selector=LABEL)["items"]]
     assert json.dumps(_nodes_read(kube, random_nodes)) == json.dumps(want)
 
