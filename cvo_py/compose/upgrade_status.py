@@ -47,8 +47,8 @@ SOURCES = ("auto", "controller", "cluster")  # --source
 USER_AGENT = "cvo-py (upgrade-status)"
 # Requests a one-shot run has in flight at once, each on its own connection. oc sends all its reads
 # on one HTTP/2 connection; here each connection is a TLS handshake of 1-2 ms on the one core a
-# short run has (measured in bench/README.md), and three keep the Node LIST's pages going while
-# the other reads are answered.
+# short run has (measured in bench/README.md), and three keep the Node LIST going while the other
+# reads are answered.
 ONE_SHOT_CONNECTIONS = 3
 
 
@@ -183,7 +183,7 @@ def _computed(options: Options, out: TextIO, client: KubeClient, reads: ClusterR
 
 
 def _assess_while_listed(reads: ClusterReads, assessed: IncrementalNodes) -> None:
-    """Assess each page of Nodes as it comes, while the API server writes the next: with the pools
+    """Assess each batch of Nodes as it is decoded, while the API server writes the rest: with the pools
     and MachineConfig versions known by then, which the final assessment (`assessed.update`
     with every object read) checks, keeping these only where nothing they depend on changed."""
     from status.updatestatus.insights import compute
@@ -194,8 +194,8 @@ def _assess_while_listed(reads: ClusterReads, assessed: IncrementalNodes) -> Non
     cv, pools, versions = early
     try:
         assessor = compute.NodeAssessor(pools, versions, cv)
-        for page in reads.node_pages():
-            assessed.assess_ahead(assessor, page)
+        for batch in reads.node_batches():
+            assessed.assess_ahead(assessor, batch)
     except compute.InputError:  # said by the final assessment, from every object
         return
 

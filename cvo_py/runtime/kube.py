@@ -214,7 +214,7 @@ class KubeClient:
         `progress`: called when a successful answer begins, for a `BodyReader` then fed each piece
         of its body (decompressed) as it arrives, whose `result()` is the answer read, or None
         when `decode` is to read the whole body after all (a long LIST's items are read while the
-        server still writes them, and never joined into one body)."""
+        server still writes them; a gzipped body is then never decompressed whole)."""
         target = path
         if query:
             target += "?" + urlencode({k: _query_value(v) for k, v in query.items() if v is not None})

@@ -288,7 +288,7 @@ class StreamedList:
         self._at = 0  # where the next field of the envelope or the list begins, in the body
         self._head = b""  # the body up to `raw`'s bytes
         self._raw: tuple[int, int] | None = None  # where the envelope's `raw` lies, once its head is read
-        self._meta = b""  # the ListMeta, as a part of `raw` (its field with its tag)
+        self._listed: dict[str, Any] | None = None  # the list read from its ListMeta alone, once it is whole
         self._items = 0  # whole items not given yet
         self._batches: list[list[Any]] = []
         self._stopped = False
@@ -297,32 +297,32 @@ class StreamedList:
     def feed(self, piece: bytes) -> None:
         if self._stopped:
             return
-        from google.protobuf.message import DecodeError
-
         self._work += piece
         try:
             self._read()
-        except (Unreadable, UnicodeDecodeError, DecodeError):  # `read_list` will say what it is
-            self._stopped, self._work, self._batches = True, bytearray(), []
+        except (Unreadable, UnicodeDecodeError):  # `read_list` will say what it is
+            self._stop()
 
     def result(self) -> Any:
         """`read_list` of the body fed, from the batches; None when it is not plainly a LIST."""
-        raw = self._raw
-        if self._stopped or raw is None or self._at != raw[1] or self._items:
+        raw, listed = self._raw, self._listed
+        if self._stopped or raw is None or listed is None or self._at != raw[1] or self._items:
+            self._stop()
             return None
         body = _Spliced(self._head, raw[1] - raw[0], bytes(self._work))
         try:
             found, where, encoded = _envelope(body)
         except (Unreadable, UnicodeDecodeError):
-            return None
+            found, where, encoded = "", None, True
         if found != self._kind or where != raw or encoded:
+            self._stop()
             return None
-        head = read_list_part(self._meta, self._shape, self._kind)
-        if "items" not in head:
-            return None
-        head["items"] = [item for batch in self._batches for item in batch]
+        listed["items"] = [item for batch in self._batches for item in batch]
         self.reused = True
-        return head
+        return listed
+
+    def _stop(self) -> None:
+        self._stopped, self._work, self._batches = True, bytearray(), []
 
     def _read(self) -> None:
         if self._raw is None:
@@ -343,12 +343,15 @@ class StreamedList:
             self._raw, self._head, self._at = (begins, begins + size), bytes(self._work[:begins]), begins
             self._drop(begins)
         end = self._raw[1]
-        if not self._meta:
-            meta = self._whole_field(self._at, 1, end)  # the ListMeta
+        if self._listed is None:
+            meta = self._whole_field(self._at, 1, end)  # the ListMeta, read as the parser reads it
             if meta is None:
                 return
-            self._meta = bytes(self._work[self._at - self._base : meta[1] - self._base])
-            self._at = meta[1]
+            with memoryview(self._work) as view:
+                listed = read_list_part(view[: meta[1] - self._base], self._shape, self._kind)
+            if "items" not in listed:  # a shape without the items: read whole
+                raise Unreadable(f"a shape of {self._kind} without its items")
+            self._listed, self._at = listed, meta[1]
             self._drop(self._at)
         while self._at < end:
             item = self._whole_field(self._at, 2, end)
@@ -449,11 +452,17 @@ _Buffer = bytes | bytearray | _Spliced  # what the wire reader reads from
 
 
 def read_list_part(data: Any, shape: Mapping[str, Any], kind: str) -> Any:
-    """Part of a LIST's `raw` (whole fields of it) read down to `shape`."""
+    """Part of a LIST's `raw` (whole fields of it) read down to `shape`; Unreadable as `read_list`
+    refuses a body."""
+    from google.protobuf.message import DecodeError
+
+    classes = _message_classes()
     try:
-        return _reader(kind, shape)(_message_classes()[kind].FromString(data))
+        return _reader(kind, shape)(classes[kind].FromString(data))
     except UnicodeDecodeError:
         raise Unreadable(f"a {kind} with a string that is not UTF-8") from None
+    except DecodeError as exc:
+        raise Unreadable(f"a {kind} that does not parse: {exc}") from None
 
 
 PEEKED_FIELDS = 8  # fields of the envelope or its TypeMeta that `_envelope` reads at most

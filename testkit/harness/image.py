@@ -222,20 +222,30 @@ def image_label(ref: str, label: str) -> str:
     return result.stdout.strip()
 
 
-def unnamed_images() -> list[str]:
+def unnamed_images(check: bool = True) -> list[str]:
     """The images this project made that no name refers to any more, such as the previous image of
-    a tag just built again. Its images carry its labels; other images in the storage are not listed."""
+    a tag just built again. Its images carry its labels; other images in the storage are not listed.
+    Without `check`, a listing that fails lists nothing."""
     unnamed: set[str] = set()
     for label in (INPUTS_LABEL, RECIPE_LABEL):
-        listed = buildah("images", "--quiet", "--no-trunc", "--filter", "dangling=true", "--filter", f"label={label}")
-        unnamed.update(listed.stdout.split())
+        listed = buildah(
+            "images", "--quiet", "--no-trunc", "--filter", "dangling=true", "--filter", f"label={label}", check=check
+        )
+        unnamed.update(listed.stdout.split() if listed.returncode == 0 else [])
     return sorted(unnamed)
 
 
 def remove_unnamed() -> None:
-    # One at a time: an image another image still builds on is kept (and removed with it later).
-    for image in unnamed_images():
-        buildah("rmi", image, check=False)
+    """Remove them, until none is left that can be: one at a time, as an image another image still
+    builds on is kept until that one is gone. Never raises (it runs after builds that may have)."""
+    left = unnamed_images(check=False)
+    while left:
+        for image in left:
+            buildah("rmi", image, check=False)
+        still = unnamed_images(check=False)
+        if set(still) >= set(left):  # none of them could be removed: give up until the next build
+            return
+        left = still
 
 
 def storage_free() -> tuple[str, int]:

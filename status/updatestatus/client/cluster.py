@@ -68,7 +68,7 @@ HEAD_BYTES = 4096  # where a JSON page's `continue` is looked for, before its it
 _CONTINUE = re.compile(rb'"continue":"([^"\\]+)"')
 # The whole LIST is asked for in protobuf, as oc's client asks (JSON where the server has none):
 # the API server writes Nodes in protobuf in about a third of its time for JSON.
-NODE_PAGES_ACCEPT = "application/vnd.kubernetes.protobuf, application/json"
+NODES_ACCEPT = "application/vnd.kubernetes.protobuf, application/json"
 
 
 def _continue_of(listed: Any) -> str:
@@ -127,15 +127,15 @@ class ClusterReads:
         self._gate = threading.Semaphore(MACHINECONFIG_READERS)
         self._machineconfigs: dict[str, Read] = {}
         self._lock = threading.Lock()
-        self._pages: list[list[dict[str, Any]]] = []  # the Nodes of each page listed so far
-        self._pages_done = False
-        self._paged = threading.Condition()
+        self._batches: list[list[dict[str, Any]]] = []  # the Nodes of each batch decoded so far
+        self._all_listed = False  # no batch will follow
+        self._batched = threading.Condition()
         self._named: list[str] = []  # the MachineConfigs the listed Nodes name, once they are listed
 
         def read(call: Any) -> Read:
             return Read(call, closed=self._closed)
 
-        self._nodes = read(self._list_nodes)  # first: on a large cluster, its pages take the longest
+        self._nodes = read(self._list_nodes)  # first: on a large cluster, it takes the longest
         self.clusterversion = read(lambda: client.get(CLUSTERVERSIONS, CLUSTERVERSION))
         self._operators = read(lambda: client.list(CLUSTEROPERATORS))
         self._pools = read(self._list_pools)
@@ -175,31 +175,33 @@ class ClusterReads:
                 self._machineconfig(name)
             return {"items": items}
         finally:
-            with self._paged:
-                self._pages_done = True
-                self._paged.notify_all()
+            with self._batched:
+                self._all_listed = True
+                self._batched.notify_all()
 
-    def _listed(self, page: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        """A page of Nodes, handed to `node_pages()` as it comes."""
-        with self._paged:
-            self._pages.append(page)
-            self._paged.notify_all()
-        return list(page)
+    def _listed(self, batch: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """A batch of Nodes (a page, or a part of a LIST read as it arrives), handed to
+        `node_batches()` as it comes."""
+        with self._batched:
+            self._batches.append(batch)
+            self._batched.notify_all()
+        return list(batch)
 
-    def node_pages(self) -> Iterator[list[dict[str, Any]]]:
-        """The Nodes of each part of the LIST as it is decoded (for work done while the rest is
-        listed); it ends when the LIST does, also when it fails (`objects()` says why). A part read
-        as it arrived that turns out not to be what the whole answer reads as (`StreamedList`) is
-        followed by the Nodes the answer does read as: `objects()` has each Node once."""
+    def node_batches(self) -> Iterator[list[dict[str, Any]]]:
+        """The Nodes of each batch of the LIST as it is decoded (for work done while the rest is
+        listed); it ends when the LIST does, also when it fails (`objects()` says why). Batches
+        read as the answer arrived that turn out not to be what the whole answer reads as
+        (`StreamedList`) are followed by the Nodes the answer does read as: `objects()` has each
+        Node once."""
         taken = 0
         while True:
-            with self._paged:
-                while len(self._pages) == taken and not self._pages_done and not self._closed.is_set():
-                    self._paged.wait(0.1)
-                pages, done = self._pages[taken:], self._pages_done or self._closed.is_set()
-            taken += len(pages)
-            yield from pages
-            if done and not pages:
+            with self._batched:
+                while len(self._batches) == taken and not self._all_listed and not self._closed.is_set():
+                    self._batched.wait(0.1)
+                batches, done = self._batches[taken:], self._all_listed or self._closed.is_set()
+            taken += len(batches)
+            yield from batches
+            if done and not batches:
                 return
 
     def early_inputs(self) -> tuple[dict[str, Any], list[dict[str, Any]], dict[str, str]] | None:
@@ -235,7 +237,7 @@ class ClusterReads:
         return listed, whole[0] if whole else None
 
     def _all_nodes(self) -> dict[str, Any]:
-        """Every Node in one LIST, in protobuf, its items handed to `node_pages()` as they arrive
+        """Every Node in one LIST, in protobuf, its items handed to `node_batches()` as they arrive
         (`kubeproto.StreamedList`); in JSON, once it is whole."""
         streamed: list[Any] = []
 
@@ -255,7 +257,7 @@ class ClusterReads:
             except kubeproto.Unreadable:
                 return None  # asked for again as JSON
 
-        listed = self._client.list(NODES, decode=decode, compressed=True, accept=NODE_PAGES_ACCEPT, progress=progress)
+        listed = self._client.list(NODES, decode=decode, compressed=True, accept=NODES_ACCEPT, progress=progress)
         if listed is None:
             listed = self._client.list(NODES, decode=decode_nodes, compressed=True)
         if not (streamed and streamed[0].reused):

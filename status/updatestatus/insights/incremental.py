@@ -44,7 +44,7 @@ class IncrementalNodes:
 
     def assess_ahead(self, assessor: compute.NodeAssessor, nodes: Iterable[JSON]) -> None:
         """Assess `nodes` for a later `update` with equal inputs, keeping every entry already made:
-        the pages of a LIST assessed as they come, each node once (`update` then finds them)."""
+        the parts of a LIST assessed as they come, each node once (`update` then finds them)."""
         cached = self._cache_for(assessor)
         for node in nodes:
             entry = self._entry(assessor, cached, node)

@@ -21,7 +21,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cvo_py.runtime import kubeproto
 from cvo_py.runtime.clientconfig import ClientConfig
 from cvo_py.runtime.connections import ConnectionPool, Stream, _read_giving
 from cvo_py.runtime.httpwire import Answer, HTTPError, host_header, request_head
@@ -622,6 +621,10 @@ def _gzipped_answers(conn: socket.socket, _n: int) -> None:
                 data, extra = gzip.compress(data), "Content-Encoding: gzip\r\n"
             elif kind == "broken-gzip":
                 data, extra = gzip.compress(data)[:-5], "Content-Encoding: gzip\r\n"
+            elif kind == "bad-checksum":  # whole, its CRC-32 wrong
+                packed = bytearray(gzip.compress(data))
+                packed[-8] ^= 0xFF
+                data, extra = bytes(packed), "Content-Encoding: gzip\r\n"
             elif kind == "missing":
                 status, data = "404 Not Found", b'{"kind":"Status","reason":"NotFound","message":"gone","code":404}'
                 extra = "Content-Type: application/json\r\n"
@@ -636,45 +639,50 @@ def test_a_body_is_given_as_it_arrives_decompressed_and_read_whole_as_before(kin
     with ScriptedServer(_gzipped_answers) as server:
         client = KubeClient(ClientConfig(host=f"http://127.0.0.1:{server.port}"))
         try:
-            given: list[bytes] = []
-            started: list[int] = []
-
-            class Collect:
-                def __init__(self, read: Any) -> None:
-                    self.read = read
-
-                def feed(self, piece: bytes) -> None:
-                    given.append(piece)
-
-                def result(self) -> Any:
-                    return self.read
+            readers: list[_Reading] = []
 
             def progress() -> Any:
-                started.append(1)
-                return Collect({"read": "as it arrived"} if len(started) == 1 else None)
+                readers.append(_Reading({"read": "as it arrived"} if not readers else None))
+                return readers[-1]
 
             path = f"/{kind}/{payload.hex()}"
             # what the reader makes of the body is the answer; None: the body decoded whole
             assert client.request("GET", path, compressed=True, progress=progress) == {"read": "as it arrived"}
-            assert b"".join(given) == payload and len(given) > 1 and started == [1]
+            assert readers[0].fed == payload and len(readers) == 1
             got = client.request("GET", path, compressed=True, progress=progress)
             assert got == client.request("GET", path, compressed=True) == json.loads(payload)
             # an error's body is not given: it is the error's
             with pytest.raises(ApiError) as missing:
                 client.request("GET", "/missing/", compressed=True, progress=progress)
-            assert missing.value.reason == "NotFound" and len(started) == 2
+            assert missing.value.reason == "NotFound" and len(readers) == 2
         finally:
             client.close()
 
 
-def test_a_gzipped_body_cut_short_is_the_same_error_given_as_it_arrives_or_not() -> None:
+class _Reading:
+    """A BodyReader that has read all it was fed as the answer `read`."""
+
+    def __init__(self, read: Any) -> None:
+        self.read, self.fed = read, b""
+
+    def feed(self, piece: bytes) -> None:
+        self.fed += piece
+
+    def result(self) -> Any:
+        return self.read
+
+
+@pytest.mark.parametrize("kind", ["broken-gzip", "bad-checksum"])
+def test_a_gzipped_body_cut_short_or_corrupt_is_the_same_error_given_as_it_arrives_or_not(kind: str) -> None:
+    """Whatever the reader made of the pieces, a body that does not decompress whole is the
+    error the whole body's decompression gives."""
     with ScriptedServer(_gzipped_answers) as server:
         client = KubeClient(ClientConfig(host=f"http://127.0.0.1:{server.port}"))
         try:
             errors = []
-            for progress in (None, lambda: kubeproto.StreamedList({}, "NodeList", print)):
+            for progress in (None, lambda: _Reading({"read": "as it arrived"})):
                 with pytest.raises(ApiError) as refused:
-                    client.request("GET", "/broken-gzip/" + (b"x" * 500).hex(), compressed=True, progress=progress)
+                    client.request("GET", f"/{kind}/" + (b"x" * 500).hex(), compressed=True, progress=progress)
                 errors.append((refused.value.status, str(refused.value)))
             assert errors[0] == errors[1] and errors[0][0] == 500
         finally:

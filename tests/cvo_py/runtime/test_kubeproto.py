@@ -1,6 +1,6 @@
 """Kubernetes' protobuf read down to the fields used, as JSON would give them: bodies written here
 with the reader's own message classes (what the API server writes is compared with its JSON in
-tests/status/updatestatus/client/test_node_pages_live.py), each refusal, an error's Status, and
+tests/status/updatestatus/client/test_node_list_live.py), each refusal, an error's Status, and
 the C implementation's own class maker against the public one."""
 
 from __future__ import annotations
@@ -185,11 +185,13 @@ def test_items_before_the_list_meta_or_filler_before_the_envelope_are_read_whole
     items_first.typeMeta.kind = "NodeList"
     data = kubeproto.MAGIC + items_first.SerializeToString()
     got, given, reused = _fed(data, [], NODE_LIST)
-    assert got == read_list(data, NODE_LIST, "NodeList") and not reused and given == []
+    assert got is None and given == []
+    assert read_list(data, NODE_LIST, "NodeList")["items"] == [{"metadata": {"name": "n"}, "spec": {}, "status": {}}]
     filler = kubeproto._bytes_field(9, b"") * 5_000_000
+    padded = _list_body(kubeproto._bytes_field(3, b"token"), envelope_filler=filler)
     streamed = kubeproto.StreamedList(NODE_LIST, "NodeList", lambda items: None)
-    for start in range(0, len(filler), 1 << 16):
-        streamed.feed(filler[start : start + (1 << 16)])
+    for start in range(0, len(padded), 1 << 16):
+        streamed.feed(padded[start : start + (1 << 16)])
     assert streamed.result() is None
 
 
@@ -483,17 +485,15 @@ _LISTED = _field(1, _field(1, b"v1") + _field(2, b"NodeList")) + _field(
 
 
 def _fed(data: bytes, cuts: list[int], shape: dict[str, Any], batch: int = 2) -> tuple[Any, list[Any], bool]:
-    """(what `StreamedList.result` gives of `data` fed in pieces cut at `cuts`, or its refusal,
-    the items given to `on_items` in order, whether the result is made of them)."""
+    """(what `StreamedList.result` gives of `data` fed in pieces cut at `cuts`, None when it is not
+    read so, the items given to `on_items` in order, whether the result is made of them)."""
     given: list[Any] = []
     streamed = kubeproto.StreamedList(shape, "NodeList", given.extend, batch)
     bounds = sorted({0, *cuts, len(data)})
     for start, end in zip(bounds, bounds[1:], strict=False):
         streamed.feed(data[start:end])
     read = streamed.result()
-    if read is None:  # not plainly a LIST: read whole
-        assert not streamed.reused
-        return _read_whole(data, shape), given, False
+    assert (read is not None) == streamed.reused
     return read, given, streamed.reused
 
 
@@ -514,8 +514,8 @@ def test_a_list_read_as_it_arrives_is_read_as_the_whole_of_it(
     whole = body("NodeList", node_list(items, data.draw(st.sampled_from(["", "token"]))))
     cuts = data.draw(st.lists(st.integers(0, len(whole)), max_size=8))
     got, given, reused = _fed(whole, cuts, shape, data.draw(st.integers(1, 5)))
-    assert json.dumps(got) == json.dumps(_read_whole(whole, shape))
-    assert reused and given == got["items"]
+    assert reused and json.dumps(got) == json.dumps(_read_whole(whole, shape))
+    assert given == got["items"]
 
 
 @given(
@@ -529,15 +529,24 @@ def test_a_list_read_as_it_arrives_is_read_as_the_whole_of_it(
 @example(_LISTED + _field(3, b"gzip"), [7])
 @example(_LISTED + _field(1, _field(2, b"PodList")), [])
 @example(_LISTED + _field(2, _field(2, b"")), [30])
+@example(_LISTED, [5, 40])
+@example(_field(1, _field(2, b"\xff\xfe")) + _field(2, b""), [])  # a kind that is not UTF-8
+# a ListMeta whose continue is not UTF-8, one of a wire type the parser refuses, one cut short;
+# an item whose name is not UTF-8
+@example(_field(1, _field(2, b"NodeList")) + _field(2, _field(1, _field(3, b"\xff\xfe")) + _field(2, b"")), [])
+@example(_field(1, _field(2, b"NodeList")) + _field(2, _field(1, b"\x0f") + _field(2, b"")), [20])
+@example(_field(1, _field(2, b"NodeList")) + _field(2, _field(1, b"\x12\x05ab")), [])
+@example(_field(1, _field(2, b"NodeList")) + _field(2, _field(1, b"") + _field(2, _field(1, _field(1, b"\xff")))), [])
 def test_any_envelope_read_as_it_arrives_is_read_as_the_whole_of_it(envelope: bytes, cuts: list[int]) -> None:
     """Fields given twice or out of order, another kind, an encoding, strings that are not UTF-8,
     bytes the parser refuses, a body cut short: the result, object or refusal, is the whole
     body's; the batches make it only when the body is plainly a LIST."""
     data = kubeproto.MAGIC + envelope
     got, given, reused = _fed(data, cuts, NODE_LIST)
-    assert got == _read_whole(data, NODE_LIST)
-    if reused:
-        assert given == got["items"]
+    if reused:  # never a LIST the whole read refuses or reads otherwise
+        assert got == _read_whole(data, NODE_LIST) and given == got["items"]
+    plainly = data.startswith(_LISTED) and len(data) == len(_LISTED)
+    assert reused or not plainly
 
 
 def test_a_list_cut_short_is_not_read_as_it_arrived() -> None:
@@ -549,13 +558,28 @@ def test_a_list_cut_short_is_not_read_as_it_arrived() -> None:
 
 
 def test_a_list_stops_being_read_as_it_arrives_at_the_first_field_out_of_place() -> None:
-    """A second ListMeta after the items (the parser merges it into the first): nothing more is
-    given, and the result is the whole body's, with the merged metadata."""
-    listed = node_list([{"metadata": {"name": "a"}}], "first")
-    raw = listed.SerializeToString() + _field(1, _field(3, b"second"))
+    """A second ListMeta after the items (the parser merges it into the first): the batch before
+    it is given, nothing after, and the list is read whole, with the merged metadata."""
+    listed = node_list([{"metadata": {"name": "a"}}, {"metadata": {"name": "b"}}], "first")
+    raw = listed.SerializeToString() + _field(1, _field(3, b"second")) + _field(2, b"")
     classes = kubeproto._message_classes()
     unknown = classes["Unknown"](raw=raw)
     unknown.typeMeta.apiVersion, unknown.typeMeta.kind = "v1", "NodeList"
     data = kubeproto.MAGIC + unknown.SerializeToString()
-    got, given, reused = _fed(data, [], NODE_LIST)
-    assert got["metadata"] == {"resourceVersion": "42", "continue": "second"} and not reused
+    got, given, reused = _fed(data, [], NODE_LIST, batch=2)
+    assert got is None and not reused
+    assert [item["metadata"]["name"] for item in given] == ["a", "b"]
+    assert read_list(data, NODE_LIST, "NodeList")["metadata"] == {"resourceVersion": "42", "continue": "second"}
+
+
+def test_an_item_the_parser_refuses_stops_the_reading_as_it_arrives() -> None:
+    """A Node whose name is not UTF-8, in the second batch: the first is given, then nothing; the
+    whole read refuses the list (it is then asked for as JSON)."""
+    good = node_list([{"metadata": {"name": "a"}}]).SerializeToString()
+    bad_item = _field(2, _field(1, _field(1, b"\xff")))
+    data = _field(1, _field(1, b"v1") + _field(2, b"NodeList")) + _field(2, good + bad_item)
+    data = kubeproto.MAGIC + data
+    got, given, _ = _fed(data, [], NODE_LIST, batch=1)
+    assert got is None and [item["metadata"]["name"] for item in given] == ["a"]
+    with pytest.raises(Unreadable):
+        read_list(data, NODE_LIST, "NodeList")

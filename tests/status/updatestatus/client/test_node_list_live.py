@@ -163,7 +163,7 @@ def _nodes_read(kube: KubeClient, names: list[str]) -> list[dict[str, Any]]:
     is decoded whole)."""
     listing = reads.ClusterReads(kube)
     try:
-        nodes = [node for page in listing.node_pages() for node in page]
+        nodes = [node for page in listing.node_batches() for node in page]
     finally:
         listing.close()
     return [trim(node, reads.NODE_LIST["items"][0]) for node in nodes if node["metadata"]["name"] in names]
