@@ -11,18 +11,18 @@ from __future__ import annotations
 
 import json
 import sys
-import threading
 import time
-from collections.abc import Callable, Generator, Mapping
-from typing import Any, NamedTuple, Protocol, cast
+from collections.abc import Callable, Generator, Iterable, Iterator, Mapping
+from typing import Any, NamedTuple, cast
 from urllib.parse import quote, urlencode, urlsplit
 
 from cvo_py.runtime.clientconfig import ClientConfig, load_config, ssl_context
 from cvo_py.runtime.connections import ConnectionPool, Stream, go_cause
 from cvo_py.runtime.errors import ClientError, ConfigError
 from cvo_py.runtime.gotext.messages import network_phrase
-from cvo_py.runtime.httpwire import Headers, HTTPError
+from cvo_py.runtime.httpwire import HTTPError
 from cvo_py.runtime.jsondata import encode_json
+from cvo_py.runtime.streamedbody import BodyReader, StreamedBody
 
 JSON = dict[str, Any]
 MERGE_PATCH = "application/merge-patch+json"
@@ -158,7 +158,6 @@ class KubeClient:
         except ValueError as exc:  # not an http(s) URL
             raise ConfigError(f"cannot use the Kubernetes API server at {config.host}: {exc}") from exc
         self._user_agent = user_agent
-        self._lock = threading.Lock()
 
     @property
     def server(self) -> str:
@@ -170,13 +169,8 @@ class KubeClient:
 
     def with_token(self, token: str) -> KubeClient:
         """The same server and TLS trust, authenticated as someone else (e.g. a ServiceAccount)."""
-        cfg = ClientConfig(
-            host=self.config.host,
-            ca_file=self.config.ca_file,
-            ca_data=self.config.ca_data,
-            verify=self.config.verify,
-            token=token,
-        )
+        at = self.config
+        cfg = ClientConfig(host=at.host, ca_file=at.ca_file, ca_data=at.ca_data, verify=at.verify, token=token)
         return KubeClient(cfg, user_agent=self._user_agent, timeout=self.timeout)
 
     # -- raw requests -----------------------------------------------------------------------------
@@ -211,10 +205,8 @@ class KubeClient:
         reads a successful answer's body in place of the JSON decoding below (a ValueError from it:
         that decoding after all); `compressed`: the answer asked for gzipped (the API server
         compresses those over 128 KiB: a large LIST is read in fewer bytes and less CPU);
-        `progress`: called when a successful answer begins, for a `BodyReader` then fed each piece
-        of its body (decompressed) as it arrives, whose `result()` is the answer read, or None
-        when `decode` is to read the whole body after all (a long LIST's items are read while the
-        server still writes them; a gzipped body is then never decompressed whole)."""
+        `progress`: makes the `BodyReader` a successful answer's body is fed to as it arrives
+        (`cvo_py.runtime.streamedbody`), whose result, unless None, is the answer read."""
         target = path
         if query:
             target += "?" + urlencode({k: _query_value(v) for k, v in query.items() if v is not None})
@@ -249,37 +241,19 @@ class KubeClient:
         headers["Accept"] = accept
         if compressed:
             headers["Accept-Encoding"] = "gzip"
-        streamed: list[tuple[BodyReader, _Gunzip | None]] = []
-
-        def on_answer(status: int, head: Headers) -> Callable[[bytes], None] | None:
-            if status >= 300 or progress is None:
-                return None
-            reader = progress()
-            gzipped = _Gunzip(reader.feed) if compressed and head.get("Content-Encoding") == "gzip" else None
-            streamed.append((reader, gzipped))
-            return gzipped.feed if gzipped is not None else reader.feed
-
+        streamed = StreamedBody(progress, compressed) if progress is not None else None
+        on_answer = streamed.on_answer if streamed is not None else None
         try:
             resp = self._pool.request(
-                method,
-                target,
-                headers,
-                data,
-                read_timeout=timeout or self.timeout,
-                on_answer=on_answer if progress is not None else None,
+                method, target, headers, data, read_timeout=timeout or self.timeout, on_answer=on_answer
             )
         except (HTTPError, OSError) as exc:
             raise ServerUnreachable(self.config.host, exc) from exc
+        read = streamed.read() if streamed is not None else None
+        if read is not None:
+            return read
         body = resp.data
-        if streamed:
-            reader, gzipped = streamed[0]
-            if gzipped is None or gzipped.whole_given():
-                read = reader.result()
-                if read is not None:
-                    return read
-            if gzipped is not None:
-                body = gzipped.whole(body, method, path)
-        elif compressed and resp.headers.get("Content-Encoding") == "gzip":
+        if compressed and resp.headers.get("Content-Encoding") == "gzip":
             body = _gunzip(body, method, path)
         if resp.status >= 300:
             error = _api_error(resp.status, resp.headers.get("Retry-After") or "", body, accept, method, path)
@@ -311,15 +285,7 @@ class KubeClient:
         try:
             if resp.status >= 300:
                 raise ApiError(resp.status, resp.read().decode("utf-8", errors="replace"), "WATCH", path)
-            buffer = b""
-            for chunk in resp.chunks():
-                buffer += chunk
-                while b"\n" in buffer:
-                    line, buffer = buffer.split(b"\n", 1)
-                    if line.strip():
-                        yield line
-            if buffer.strip():
-                yield buffer
+            yield from _lines(resp.chunks())
         finally:
             # Close, never release: a connection with an unread watch body must not go back
             # to the pool that other requests share.
@@ -483,45 +449,17 @@ def _gunzip(body: bytes, method: str, path: str) -> bytes:
         raise ApiError(500, f"the answer's gzip encoding cannot be read: {exc}", method, path) from None
 
 
-class BodyReader(Protocol):
-    """What reads an answer's body as it arrives (`KubeClient.request`'s `progress`)."""
-
-    def feed(self, piece: bytes) -> None: ...
-
-    def result(self) -> Any:
-        """The answer read from the pieces fed (all of the body); None: decode the whole body."""
-
-
-class _Gunzip:
-    """A gzipped body decompressed as it arrives, each piece given on (nothing kept)."""
-
-    def __init__(self, give: Callable[[bytes], None]) -> None:
-        import zlib
-
-        self._give = give
-        self._inflate = zlib.decompressobj(31)
-        self._failed = False
-
-    def feed(self, piece: bytes) -> None:
-        if self._failed or self._inflate.eof:
-            return  # decided: `whole` says what it is
-        try:
-            out = self._inflate.decompress(piece)
-        except Exception:  # noqa: BLE001 - zlib.error, worded by `whole`
-            self._failed = True
-            return
-        if out:
-            self._give(out)
-
-    def whole_given(self) -> bool:
-        """Whether the pieces given are the whole body decompressed: a gzip member read to its
-        end, what `_gunzip` gives of the body (it reads the first member)."""
-        return not self._failed and self._inflate.eof
-
-    @staticmethod
-    def whole(raw: bytes, method: str, path: str) -> bytes:
-        """The body decompressed, or the error: `raw` (all of it as it came) read again whole."""
-        return _gunzip(raw, method, path)
+def _lines(chunks: Iterable[bytes]) -> Iterator[bytes]:
+    """The non-blank lines of a body arriving in chunks (a watch's events)."""
+    buffer = b""
+    for chunk in chunks:
+        buffer += chunk
+        while b"\n" in buffer:
+            line, buffer = buffer.split(b"\n", 1)
+            if line.strip():
+                yield line
+    if buffer.strip():
+        yield buffer
 
 
 def _query_value(value: Any) -> str:

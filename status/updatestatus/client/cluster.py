@@ -38,10 +38,10 @@ from cvo_py.runtime.kube import (
     METADATA_ONLY,
     NODES,
     ApiError,
-    BodyReader,
     KubeClient,
     Resource,
 )
+from cvo_py.runtime.streamedbody import BodyReader
 from status.updatestatus.client.live import Read
 from status.updatestatus.insights.inputs import MCO_DEPLOYMENT, MCO_NAMESPACE, NODE_READ_ONCE, mco_image
 from status.updatestatus.insights.mco import CURRENT_CONFIG, DESIRED_CONFIG, RELEASE_IMAGE_VERSION
@@ -59,7 +59,7 @@ _trimmed_nodes = decoder(NODE_LIST)
 
 # The first page is small and JSON: a cluster of up to this many Nodes is read in one page without
 # loading the protobuf reader. A larger one is listed again whole, in one LIST in protobuf read as
-# it arrives (`kubeproto.StreamedList`), asked for as soon as the first page's `continue` is seen:
+# it arrives (`liststream.StreamedList`), asked for as soon as the first page's `continue` is seen:
 # the API server answers a LIST without a `continue` from its watch cache and writes its items as
 # it goes, so they are decoded and assessed here meanwhile; the rest of a paged LIST is read from
 # etcd before a byte of it is written (bench/README.md).
@@ -238,13 +238,13 @@ class ClusterReads:
 
     def _all_nodes(self) -> dict[str, Any]:
         """Every Node in one LIST, in protobuf, its items handed to `node_batches()` as they arrive
-        (`kubeproto.StreamedList`); in JSON, once it is whole."""
+        (`liststream.StreamedList`); in JSON, once it is whole."""
         streamed: list[Any] = []
 
         def progress() -> BodyReader:
-            from cvo_py.runtime import kubeproto
+            from cvo_py.runtime import liststream
 
-            streamed[:] = [kubeproto.StreamedList(NODE_LIST, "NodeList", self._listed)]
+            streamed[:] = [liststream.StreamedList(NODE_LIST, "NodeList", self._listed)]
             return cast(BodyReader, streamed[0])
 
         def decode(body: bytes) -> Any:  # what was not read as it arrived

@@ -14,7 +14,7 @@ import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from cvo_py.runtime import kubeproto
+from cvo_py.runtime import kubeproto, liststream
 from cvo_py.runtime.jsonfields import STR, trim
 from cvo_py.runtime.kubeproto import Unreadable, read_list, status_json
 from status.updatestatus.insights.inputs import NODE, NODE_READ_ONCE
@@ -149,7 +149,7 @@ def test_a_time_json_does_not_write_in_an_item_refuses_the_list() -> None:
     bad = body("NodeList", node_list([{"metadata": {"name": "n", "created": 253402300800}}], "token"))
     with pytest.raises(Unreadable):
         read_list(bad, NODE_LIST, "NodeList")
-    streamed = kubeproto.StreamedList(NODE_LIST, "NodeList", lambda items: None)
+    streamed = liststream.StreamedList(NODE_LIST, "NodeList", lambda items: None)
     streamed.feed(bad)
     assert streamed.result() is None  # read whole, which says what it is
 
@@ -189,7 +189,7 @@ def test_items_before_the_list_meta_or_filler_before_the_envelope_are_read_whole
     assert read_list(data, NODE_LIST, "NodeList")["items"] == [{"metadata": {"name": "n"}, "spec": {}, "status": {}}]
     filler = kubeproto._bytes_field(9, b"") * 5_000_000
     padded = _list_body(kubeproto._bytes_field(3, b"token"), envelope_filler=filler)
-    streamed = kubeproto.StreamedList(NODE_LIST, "NodeList", lambda items: None)
+    streamed = liststream.StreamedList(NODE_LIST, "NodeList", lambda items: None)
     for start in range(0, len(padded), 1 << 16):
         streamed.feed(padded[start : start + (1 << 16)])
     assert streamed.result() is None
@@ -488,7 +488,7 @@ def _fed(data: bytes, cuts: list[int], shape: dict[str, Any], batch: int = 2) ->
     """(what `StreamedList.result` gives of `data` fed in pieces cut at `cuts`, None when it is not
     read so, the items given to `on_items` in order, whether the result is made of them)."""
     given: list[Any] = []
-    streamed = kubeproto.StreamedList(shape, "NodeList", given.extend, batch)
+    streamed = liststream.StreamedList(shape, "NodeList", given.extend, batch)
     bounds = sorted({0, *cuts, len(data)})
     for start, end in zip(bounds, bounds[1:], strict=False):
         streamed.feed(data[start:end])
@@ -552,7 +552,7 @@ def test_any_envelope_read_as_it_arrives_is_read_as_the_whole_of_it(envelope: by
 def test_a_list_cut_short_is_not_read_as_it_arrived() -> None:
     data = body("NodeList", node_list([{"metadata": {"name": "a"}}, {"metadata": {"name": "b"}}]))
     for cut in range(len(data)):
-        streamed = kubeproto.StreamedList(NODE_LIST, "NodeList", lambda items: None, batch=1)
+        streamed = liststream.StreamedList(NODE_LIST, "NodeList", lambda items: None, batch=1)
         streamed.feed(data[:cut])
         assert streamed.result() is None, cut
 

@@ -66,6 +66,7 @@ PROJECT_MODULES = sorted(
         "cvo_py.runtime.kubeconfig",
         "cvo_py.runtime.plainyaml",
         "cvo_py.runtime.safeload",
+        "cvo_py.runtime.streamedbody",
         "cvo_py.runtime.tlstrust",
         "cvo_py.runtime.urls",
         "status",
@@ -265,7 +266,7 @@ CLUSTER_MODULES = sorted(
 )
 CLUSTER_NOT_LOADED = ["dataclasses", "encodings.idna", "inspect", "logging", "pathlib", "shutil", "tempfile"]
 CLUSTER_NOT_LOADED += ["email", "http.client", "datetime", "random", "msgspec", "pydantic_core"]
-CLUSTER_NOT_LOADED += ["google.protobuf", "cvo_py.runtime.kubeproto"]
+CLUSTER_NOT_LOADED += ["google.protobuf", "cvo_py.runtime.kubeproto", "cvo_py.runtime.liststream"]
 
 
 def test_a_run_from_the_clusters_objects_imports_only_the_listed_modules(

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from cvo_py.runtime import kubeproto
+from cvo_py.runtime import kubeproto, liststream
 from cvo_py.runtime.gotext.times import format_time
 from cvo_py.runtime.jsonfields import trim
 from cvo_py.runtime.kube import NODES, ApiError, KubeClient
@@ -100,7 +100,7 @@ def test_each_protobuf_page_reads_as_the_same_page_in_json(kube: KubeClient, ran
         got = kubeproto.read_list(as_protobuf, reads.NODE_LIST, "NodeList")
         # read as it arrives, in pieces: the API server's LIST is plainly one, read from its batches
         given: list[Any] = []
-        streamed = kubeproto.StreamedList(reads.NODE_LIST, "NodeList", given.extend, batch=2)
+        streamed = liststream.StreamedList(reads.NODE_LIST, "NodeList", given.extend, batch=2)
         for start in range(0, len(as_protobuf), 333):
             streamed.feed(as_protobuf[start : start + 333])
         assert json.dumps(streamed.result()) == json.dumps(got)
@@ -129,15 +129,15 @@ def test_the_reads_give_every_node_as_one_json_list_gives_them(
 ) -> None:
     """A first page in JSON, then the rest in one protobuf LIST read as it arrives, in batches."""
     batches = []
-    real = kubeproto.read_list_part
+    real = liststream.read_list_part
 
     def counted(*args: Any, **kwargs: Any) -> Any:
         batches.append(1)
         return real(*args, **kwargs)
 
     monkeypatch.setattr(reads, "FIRST_NODE_PAGE", 3)
-    monkeypatch.setattr(kubeproto, "STREAMED_BATCH", 7)
-    monkeypatch.setattr(kubeproto, "read_list_part", counted)
+    monkeypatch.setattr(liststream, "STREAMED_BATCH", 7)
+    monkeypatch.setattr(liststream, "read_list_part", counted)
     want = [trim(node, reads.NODE_LIST["items"][0]) for node in kube.list(NODES, label_selector=LABEL)["items"]]
     assert len(want) == len(random_nodes)
     got = _nodes_read(kube, random_nodes)
@@ -153,7 +153,7 @@ def test_a_protobuf_list_that_cannot_be_read_is_asked_for_again_as_json(
 
     monkeypatch.setattr(reads, "FIRST_NODE_PAGE", 3)
     monkeypatch.setattr(kubeproto, "read_list", unreadable)
-    monkeypatch.setattr(kubeproto, "read_list_part", unreadable)
+    monkeypatch.setattr(liststream, "read_list_part", unreadable)
     want = [trim(node, reads.NODE_LIST["items"][0]) for node in kube.list(NODES, label_selector=LABEL)["items"]]
     assert json.dumps(_nodes_read(kube, random_nodes)) == json.dumps(want)
 
