@@ -576,7 +576,8 @@ def build_release(
         )
         try:
             buildah(
-                "bud", *ISOLATION, "--pull-never", "--quiet", "--force-rm", "--label", f"{INPUTS_LABEL}={inputs}",
+                "bud", *ISOLATION, "--pull-never", "--quiet", "--layers=false", "--force-rm",
+                "--label", f"{INPUTS_LABEL}={inputs}",
                 "--build-arg", f"CVO_IMAGE={source}", "--build-arg", f"RELEASE_VERSION={version}",
                 "-f", str(RELEASE_DOCKERFILE), "-t", tag, context,
                 timeout=PULL_TIMEOUT,
